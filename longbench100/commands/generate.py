@@ -1,0 +1,52 @@
+"""``longbench100 generate``: build the benchmark at exact whole-prompt token budgets."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from ..lengths import PAPER_LABELS, parse_length_list
+from ..task_info import parse_task_list
+from ..tokenization import DEFAULT_TOKENIZER
+from .sources import SOURCES_HELP
+
+
+@click.command()
+@click.option("--tasks", default="all", show_default=True, help="'all' or a comma-separated list of tasks (kv_retrieval, counting_stars, passage_retrieval, passage_count, single_doc_qa, multi_doc_qa, single_doc_sum, multi_doc_sum).")
+@click.option("--lengths", default=",".join(PAPER_LABELS), show_default=True, help="Comma-separated budgets: Nk = N x 1024 tokens, or plain token counts.")
+@click.option("--rows", default=100, show_default=True, type=int, help="Samples per task and length.")
+@click.option("--seed", default=42, show_default=True, type=int, help="Run seed; every sample derives its own RNG from (seed, task, length, row).")
+@click.option("--tokenizer", "tokenizer_spec", default=DEFAULT_TOKENIZER, show_default=True, help="tiktoken encoding name, or hf:<model id | folder | tokenizer.json>.")
+@click.option("--sources", "sources_option", metavar="DIR|demo|hub", help=SOURCES_HELP)
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder: OUT/<task>/<label>.jsonl and OUT/manifest.json.")
+@click.option("--workers", default=min(2, os.cpu_count() or 1), show_default=True, type=click.IntRange(1, 64), help="Worker processes (the output does not depend on it).")
+@click.option("--templates", "templates_dir", type=click.Path(file_okay=False, path_type=Path), help="Folder of <task>.j2 templates that replace the packaged ones.")
+@click.option("--resume", is_flag=True, help="Continue an interrupted run in OUT (same options required).")
+@click.option("--whole-documents", is_flag=True, help="Pad with whole documents only: no cut-off filler (prompts then fill less of the budget).")
+@click.option("--chat-template", is_flag=True, help="Count the budget on the prompt with the model's chat template applied (hf: tokenizers only).")
+@click.option("--reserve-output", default=0, show_default=True, type=int, help="Keep this many tokens of each budget free for the answer.")
+@click.option("--unpaired", is_flag=True, help="Sample each length independently instead of asking row r the same question at every length.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+def generate(tasks: str, lengths: str, rows: int, seed: int, tokenizer_spec: str, sources_option: str | None, out: Path,
+             workers: int, templates_dir: Path | None, resume: bool, whole_documents: bool, chat_template: bool,
+             reserve_output: int, unpaired: bool, quiet: bool) -> None:
+    """Generate benchmark samples whose whole prompt fits an exact token budget.
+
+    Each sample hides its ground truth among real distractor documents of the same kind, pads with
+    whole documents and closes the last gap with the opening of one more document cut at a sentence
+    boundary, then counts the rendered prompt exactly: prompt_tokens <= budget, always.
+
+    \b
+    Example (the paper's suite from a local mirror):
+      longbench100 generate --sources ../shared/sources --out data/ --rows 100
+    """
+    from ..generate.runner import GenerateOptions, run_generate
+
+    options = GenerateOptions(
+        tasks=tuple(parse_task_list(tasks)), lengths=tuple(parse_length_list(lengths)), rows=rows, seed=seed,
+        tokenizer=tokenizer_spec, out=out, sources=sources_option, templates=templates_dir, workers=workers, resume=resume,
+        whole_documents=whole_documents, chat_template=chat_template, reserve_output=reserve_output, unpaired=unpaired,
+    )
+    run_generate(options, echo=click.echo, progress=not quiet)

@@ -1,0 +1,112 @@
+"""``longbench100 sources``: list and verify the registered upstream datasets."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import click
+
+from ..errors import HubUnreachable, UserError
+from ..loader import load_source
+from ..locations import SOURCES_ENV, SourceLocation, active_entries, resolve_location
+from ..registry import SourceEntry
+from ..token_cache import attach_token_counts
+from ..tokenization import DEFAULT_TOKENIZER, load_tokenizer
+
+SOURCES_HELP = f"Where to read sources: 'hub' (default), 'demo' (built-in demo pack), or a local mirror folder DIR/<repo id>/<path>. Default: ${SOURCES_ENV}, else hub."
+
+
+@click.group()
+def sources() -> None:
+    """Inspect the registry of upstream datasets (list, verify)."""
+
+
+@sources.command("list")
+@click.option("--sources", "sources_option", metavar="DIR|demo|hub", help=SOURCES_HELP)
+@click.option("--counts", is_flag=True, help="Also load each available source and show its document and item counts.")
+def list_sources(sources_option: str | None, counts: bool) -> None:
+    """One line per registered source: name, task roles, availability (and record counts with --counts)."""
+    location = resolve_location(sources_option)
+    registry = location.registry()
+    active = active_entries(location, registry)
+    click.echo(f"registry: {location.registry_dir}  ({len(registry)} entries; reading from {location.describe()})")
+    for name, entry in registry.items():
+        status = _availability(location, entry, registry, active)
+        line = f"{_label(entry):<28} {status:<34} {_roles(entry)}"
+        if counts and name in active:
+            data = load_source(location, entry)
+            line += f"  [{len(data.documents)} docs, {len(data.items)} items]"
+        click.echo(line)
+
+
+@sources.command("verify")
+@click.option("--sources", "sources_option", metavar="DIR|demo|hub", help=SOURCES_HELP)
+@click.option("--tokenizer", "tokenizer_spec", default=DEFAULT_TOKENIZER, show_default=True, help="Tokenizer for the length statistics (tiktoken name or hf:<id|path>).")
+@click.option("--strict", is_flag=True, help="Also fail when any registered source is absent.")
+def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool) -> None:
+    """Load every available source and print record counts and token lengths (min/median/max).
+
+    Exits with status 1 when a present source is malformed, or (with --strict) when a registered
+    source is absent. Token counts are cached, so a second run is fast.
+    """
+    location = resolve_location(sources_option)
+    tokenizer = load_tokenizer(tokenizer_spec)
+    registry = location.registry()
+    active = active_entries(location, registry)
+    click.echo(f"sources: {location.describe()}   tokenizer: {tokenizer.spec}")
+    click.echo(f"{'source':<28} {'docs':>7} {'items':>6} {'empty':>5} {'tok min':>8} {'median':>8} {'max':>8}  cache")
+    failures, absent = [], []
+    started = time.perf_counter()
+    for name, entry in registry.items():
+        if name not in active:
+            if not entry.stand_in_for or entry.stand_in_for not in active:
+                absent.append(name)
+                click.echo(f"{_label(entry):<28} missing")
+            continue
+        try:
+            data = load_source(location, entry)
+            hit = attach_token_counts(tokenizer, entry, data)
+        except HubUnreachable:
+            raise
+        except UserError as error:
+            failures.append(name)
+            click.echo(f"{_label(entry):<28} MALFORMED: {error}")
+            continue
+        lengths = sorted(document.tokens for document in data.documents.values()) or [0]
+        click.echo(
+            f"{_label(entry):<28} {len(data.documents):>7} {len(data.items):>6} {data.skipped_empty:>5} "
+            f"{lengths[0]:>8} {int(statistics.median(lengths)):>8} {lengths[-1]:>8}  {'hit' if hit else 'counted'}"
+        )
+    if tokenizer.loaded:
+        click.echo(f"tokenizer {tokenizer.spec} loaded from {tokenizer.origin}")
+    click.echo(f"{len(active)} sources loaded, {len(absent)} missing, {len(failures)} malformed in {time.perf_counter() - started:.1f}s")
+    if failures or (strict and absent):
+        sys.exit(1)
+
+
+def _label(entry: SourceEntry) -> str:
+    """``9 cnn_dailymail`` style label (stand-ins have no number)."""
+    return f"{entry.number if entry.number is not None else '-':>2} {entry.name}"
+
+
+def _roles(entry: SourceEntry) -> str:
+    """Compact roles: ``single_doc_qa(real,noisy) kv_retrieval(noisy)``."""
+    by_task: dict[str, list[str]] = {}
+    for role in entry.roles:
+        task, _, kind = role.partition(":")
+        by_task.setdefault(task, []).append(kind)
+    return " ".join(f"{task}({','.join(kinds)})" for task, kinds in by_task.items())
+
+
+def _availability(location: SourceLocation, entry: SourceEntry, registry: dict, active: dict) -> str:
+    """Where the entry's files are, or why it is not used."""
+    if location.kind == "hub":
+        state = "cached" if location.is_available(entry) else "hub (download on use)"
+    else:
+        state = "available" if location.is_available(entry) else "missing"
+    if entry.stand_in_for:
+        used = "used" if entry.name in active else "unused"
+        state = f"{state}, stand-in for {entry.stand_in_for} ({used})"
+    return state

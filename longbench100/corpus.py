@@ -1,0 +1,54 @@
+"""Load every active source once, with token counts, into one in-memory corpus for the builders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tqdm import tqdm
+
+from .locations import SourceLocation, active_entries
+from .loader import load_source
+from .records import Document, Item, SourceData
+from .registry import SourceEntry
+from .token_cache import attach_token_counts
+from .tokenization import Tokenizer
+
+
+@dataclass
+class Corpus:
+    """All loaded sources, their registry entries, and lookups by id."""
+
+    entries: dict[str, SourceEntry]
+    sources: dict[str, SourceData]
+    missing: list[str] = field(default_factory=list)
+    documents: dict[str, Document] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for data in self.sources.values():
+            self.documents.update(data.documents)
+
+    def sources_with_role(self, task: str, kind: str) -> list[str]:
+        """Names of loaded sources that play ``kind`` ("real" or "noisy") in ``task``, in registry order."""
+        return [name for name in self.sources if self.entries[name].has_role(task, kind)]
+
+    def documents_of(self, source_names: list[str]) -> list[Document]:
+        """All documents of the named sources, in a stable order."""
+        return [doc for name in source_names for doc in self.sources[name].documents.values()]
+
+    def items_of(self, source_names: list[str]) -> list[Item]:
+        """All items of the named sources, in a stable order."""
+        return [item for name in source_names for item in self.sources[name].items]
+
+
+def load_corpus(location: SourceLocation, tokenizer: Tokenizer, *, only: set[str] | None = None, progress: bool = True) -> Corpus:
+    """Load the active sources at ``location`` (optionally only those named) and attach token counts."""
+    registry = location.registry()
+    active = active_entries(location, registry)
+    missing = [name for name, entry in registry.items() if name not in active and not entry.stand_in_for]
+    chosen = {name: entry for name, entry in active.items() if only is None or name in only}
+    sources: dict[str, SourceData] = {}
+    for name, entry in tqdm(chosen.items(), desc="loading sources", unit="source", disable=not progress, leave=False):
+        data = load_source(location, entry)
+        attach_token_counts(tokenizer, entry, data)
+        sources[name] = data
+    return Corpus(registry, sources, missing)

@@ -1,0 +1,59 @@
+"""Output files: one JSONL per task and length, appended through a ``.partial`` file and renamed when complete.
+
+A crash leaves the ``.partial`` file with whole lines (a torn last line is cut off on resume), so
+``--resume`` continues after the last row written without losing or duplicating rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+
+def data_file(out: Path, task: str, label: str) -> Path:
+    """``OUT/<task>/<label>.jsonl``."""
+    return out / task / f"{label}.jsonl"
+
+
+def partial_file(final: Path) -> Path:
+    """The in-progress twin of a data file."""
+    return final.with_name(final.name + ".partial")
+
+
+def completed_rows(partial: Path) -> int:
+    """The row number after the last complete line of ``partial`` (0 when absent); cuts a torn last line off."""
+    if not partial.exists():
+        return 0
+    data = partial.read_bytes()
+    complete = data[: data.rfind(b"\n") + 1]
+    if len(complete) != len(data):
+        with open(partial, "r+b") as handle:
+            handle.truncate(len(complete))
+    lines = complete.splitlines()
+    return json.loads(lines[-1])["row"] + 1 if lines else 0
+
+
+class LineAppender:
+    """Appends complete JSON lines to a ``.partial`` file, flushing each one to the operating system."""
+
+    def __init__(self, partial: Path) -> None:
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(partial, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self.path = partial
+
+    def write(self, line: str) -> None:
+        """Append one line (``line`` has no newline); a torn line from a crash is cut off on resume."""
+        view = memoryview((line + "\n").encode("utf-8"))
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    def finish(self, final: Path) -> None:
+        """Sync, close and atomically rename the partial file to its final name."""
+        os.fsync(self._fd)
+        os.close(self._fd)
+        os.replace(self.path, final)
+
+    def close(self) -> None:
+        """Close without renaming (the run was interrupted)."""
+        os.close(self._fd)

@@ -1,0 +1,99 @@
+"""Choosing padding: whole documents by first fit over a shuffled pool, then one cut-off filler.
+
+The filler is the opening part of one more pool document, cut at a sentence boundary so that the
+padding closes the remaining gap as tightly as the text allows.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Callable, Sequence
+
+from ..records import Document
+from ..tokenization import Tokenizer
+from .pieces import Piece
+
+_SENTENCE_END = re.compile(r"""[.!?。！？]["'”’)\]]*(?=\s)|\n""")
+FILLER_CANDIDATES = 4
+
+
+def first_fit(
+    pool: Sequence[Document],
+    rng: random.Random,
+    room: int,
+    per_passage: int,
+    excluded: Callable[[Document], bool],
+    copies: Callable[[], int] | None = None,
+) -> list[tuple[Document, int]]:
+    """Pick whole documents in a random order, each only if it still fits in ``room`` tokens.
+
+    Each pick costs its tokens plus ``per_passage`` (the passage heading and separators), times its
+    number of copies (``copies`` draws 1 unless given). Returns ``(document, copies)`` pairs.
+    """
+    if not pool:
+        return []
+    smallest = min(document.tokens for document in pool) + per_passage
+    chosen: list[tuple[Document, int]] = []
+    for index in rng.sample(range(len(pool)), len(pool)):
+        if room < smallest:
+            break
+        document = pool[index]
+        cost = document.tokens + per_passage
+        if cost > room or excluded(document):
+            continue
+        count = min(copies() if copies else 1, room // cost)
+        chosen.append((document, count))
+        room -= cost * count
+    return chosen
+
+
+def cut_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, int] | None:
+    """The longest opening of ``text`` that ends at a sentence boundary and has at most ``max_tokens`` tokens."""
+    if max_tokens <= 0:
+        return None
+    window = text[: max_tokens * 8]
+    ids = tokenizer.encode(window)
+    if len(ids) > max_tokens:
+        window = tokenizer.decode(ids[:max_tokens]).rstrip("\ufffd")
+        window = window if text.startswith(window) else window[:-1]
+    ends = [match.end() for match in _SENTENCE_END.finditer(window)]
+    if len(window) == len(text) and len(ids) <= max_tokens:
+        ends.append(len(text))
+    for end in reversed(ends):
+        prefix = text[:end].rstrip()
+        if not prefix:
+            return None
+        tokens = tokenizer.count(prefix)
+        if tokens <= max_tokens:
+            return prefix, tokens
+    return None
+
+
+def choose_filler(
+    tokenizer: Tokenizer,
+    pool: Sequence[Document],
+    rng: random.Random,
+    max_tokens: int,
+    excluded: Callable[[Document], bool],
+    good_enough: int,
+) -> Piece | None:
+    """The best cut-off opening among a few random unused pool documents, or ``None`` when none fits.
+
+    Stops early once a cut wastes at most ``good_enough`` tokens of ``max_tokens``.
+    """
+    best: Piece | None = None
+    tried = 0
+    for index in rng.sample(range(len(pool)), len(pool)):
+        document = pool[index]
+        if excluded(document):
+            continue
+        cut = cut_prefix(tokenizer, document.text, max_tokens)
+        tried += 1
+        if cut is not None and (best is None or cut[1] > best.tokens):
+            best = Piece("filler" if cut[0] != document.text else "distractor", cut[0], cut[1], document)
+            if max_tokens - cut[1] <= good_enough:
+                break
+        if tried >= FILLER_CANDIDATES:
+            break
+    return best

@@ -1,0 +1,231 @@
+"""The ``generate`` job: plan rows, build samples (in parallel when asked), stream them to disk, write the manifest."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from tqdm import tqdm
+
+from ..corpus import Corpus, load_corpus
+from ..errors import UserError
+from ..locations import resolve_location
+from ..task_info import TASKS
+from ..tasks import BUILDERS
+from ..tasks.base import TaskBuilder
+from ..tokenization import load_tokenizer
+from .fitting import BuildContext
+from .manifest import build_manifest, check_run_state
+from .output import LineAppender, completed_rows, data_file, partial_file
+from .planner import LengthPlan, RowPlan, plan_rows
+from .rng import derive_rng
+from .templates import PromptTemplates
+
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    """Every option of a generation run; the ones that shape the output are recorded in the manifest."""
+
+    tasks: tuple[str, ...]
+    lengths: tuple[tuple[str, int], ...]
+    rows: int
+    seed: int
+    tokenizer: str
+    out: Path
+    sources: str | None = None
+    templates: Path | None = None
+    workers: int = 1
+    resume: bool = False
+    whole_documents: bool = False
+    chat_template: bool = False
+    reserve_output: int = 0
+    unpaired: bool = False
+
+    def shaping(self) -> dict:
+        """The options that determine the output bytes (not where it goes or how fast it is made)."""
+        return {
+            "tasks": list(self.tasks), "lengths": [label for label, _ in self.lengths], "rows": self.rows, "seed": self.seed,
+            "tokenizer": self.tokenizer, "whole_documents": self.whole_documents, "chat_template": self.chat_template,
+            "reserve_output": self.reserve_output, "paired": not self.unpaired,
+            "templates": "user folder" if self.templates else "packaged",
+        }
+
+
+@dataclass
+class LengthResult:
+    """What was written for one task and length."""
+
+    rows: int
+    eligible: int
+    paired_rows: int
+    reused: int
+    failed_rows: list[int]
+
+
+# Builders and contexts for worker processes; set before the pool forks so workers inherit them.
+_STATE: dict[str, object] = {}
+
+
+def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, progress: bool = True) -> dict:
+    """Run a whole generation job and return the manifest it wrote."""
+    if options.rows < 1:
+        raise UserError("--rows must be at least 1")
+    if options.reserve_output < 0 or options.reserve_output >= min(budget for _, budget in options.lengths):
+        raise UserError(f"--reserve-output {options.reserve_output} must be >= 0 and smaller than the shortest length")
+    location = resolve_location(options.sources)
+    templates = PromptTemplates(options.templates)
+    for task in options.tasks:
+        templates.get(task)
+    tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
+    check_run_state(options.out, options.shaping(), options.resume)
+    registry = location.registry()
+    needed = {name for name, entry in registry.items() if any(role.split(":")[0] in options.tasks for role in entry.roles)}
+    corpus = load_corpus(location, tokenizer, only=needed, progress=progress)
+    _check_pools(corpus, options.tasks, location.describe())
+    echo(f"tokenizer {tokenizer.spec} ({tokenizer.origin}); sources: {location.describe()} ({len(corpus.sources)} loaded)")
+
+    budgets = dict(options.lengths)
+    builders: dict[str, TaskBuilder] = {task: BUILDERS[task](corpus, templates) for task in options.tasks}
+    plans: dict[str, dict[str, LengthPlan]] = {}
+    for task, builder in builders.items():
+        probe = _context(options, tokenizer, task, options.lengths[0][0], options.lengths[0][1])
+        plans[task] = plan_rows(builder.candidates(probe), budgets, options.rows, options.seed, task, paired=not options.unpaired)
+
+    _STATE.update(builders=builders, options=options, tokenizer=tokenizer)
+    results: dict[str, dict[str, LengthResult]] = {}
+    with _executor(options.workers) as executor:
+        for task in options.tasks:
+            for label, budget in options.lengths:
+                plan = plans[task][label]
+                results.setdefault(task, {})[label] = _write_length(options, task, label, budget, plan, executor, progress)
+                _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
+    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, options))
+    echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
+    return manifest
+
+
+def _context(options: GenerateOptions, tokenizer, task: str, label: str, budget: int) -> BuildContext:
+    """The build context of one task and length."""
+    return BuildContext(tokenizer, task, label, budget - options.reserve_output, options.seed, options.whole_documents, options.chat_template)
+
+
+def _check_pools(corpus: Corpus, tasks: tuple[str, ...], where: str) -> None:
+    """Fail before any work when a task has no usable real or noisy source."""
+    for task in tasks:
+        builder_needs_real = task not in ("kv_retrieval", "counting_stars")
+        builder_needs_noisy = task != "passage_count"
+        for kind, needed in (("real", builder_needs_real), ("noisy", builder_needs_noisy)):
+            if needed and not corpus.sources_with_role(task, kind):
+                wanted = [name for name, entry in corpus.entries.items() if entry.has_role(task, kind)]
+                raise UserError(f"task {task}: none of its {kind} sources ({', '.join(wanted)}) is available in {where}")
+
+
+class _SerialExecutor:
+    """An in-process stand-in for a process pool (``--workers 1``)."""
+
+    def map(self, function, jobs, chunksize: int = 1) -> Iterator:
+        return map(function, jobs)
+
+    def __enter__(self) -> "_SerialExecutor":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _executor(workers: int):
+    """A forked process pool sharing the loaded corpus, or the serial stand-in."""
+    if workers <= 1:
+        return _SerialExecutor()
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+
+
+def _write_length(options: GenerateOptions, task: str, label: str, budget: int, plan: LengthPlan, executor, progress: bool) -> LengthResult:
+    """Build and append every row of one task and length not already written, then finalise the file."""
+    final = data_file(options.out, task, label)
+    result = LengthResult(0, plan.eligible, sum(r.paired for r in plan.rows), sum(r.reused for r in plan.rows), [])
+    if final.exists():
+        result.rows = sum(1 for _ in open(final, "rb"))
+        result.failed_rows = _failed_rows_from(final, plan)
+        return result
+    partial = partial_file(final)
+    start = completed_rows(partial)
+    result.rows = sum(1 for _ in open(partial, "rb")) if partial.exists() else 0
+    jobs = [(task, label, budget, row_plan) for row_plan in plan.rows if row_plan.row >= start]
+    appender = LineAppender(partial)
+    bar = tqdm(total=len(plan.rows), initial=len(plan.rows) - len(jobs), desc=f"{task} {label}", unit="row", disable=not progress, leave=False)
+    try:
+        for row, line in executor.map(_build_line, jobs, chunksize=1):
+            if line is None:
+                result.failed_rows.append(row)
+            else:
+                appender.write(line)
+                result.rows += 1
+            bar.update(1)
+    except BaseException:
+        appender.close()
+        raise
+    finally:
+        bar.close()
+    appender.finish(final)
+    return result
+
+
+def _failed_rows_from(final: Path, plan: LengthPlan) -> list[int]:
+    """Rows of ``plan`` missing from a finished file (from an earlier, resumed run)."""
+    written = {json.loads(line)["row"] for line in open(final, "rb")}
+    return [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
+
+
+def _build_line(job: tuple[str, str, int, RowPlan]) -> tuple[int, str | None]:
+    """Build one sample and serialise it as a JSON line (runs in a worker process when ``--workers`` > 1)."""
+    task, label, budget, row_plan = job
+    options: GenerateOptions = _STATE["options"]
+    builder: TaskBuilder = _STATE["builders"][task]
+    ctx = _context(options, _STATE["tokenizer"], task, label, budget)
+    rng = derive_rng(options.seed, task, budget, row_plan.row)
+    sample = builder.build(ctx, row_plan.row, row_plan.candidate, rng)
+    if sample is None:
+        return row_plan.row, None
+    gold = {**sample.gold, "paired": row_plan.paired, "reused": row_plan.reused}
+    record = {
+        "id": f"{task}-{label}-{row_plan.row:04d}",
+        "task": task,
+        "length": budget,
+        "label": label,
+        "row": row_plan.row,
+        "prompt": sample.fitted.prompt,
+        "prompt_tokens": sample.fitted.tokens,
+        "answers": sample.answers,
+        "closed_book_prompt": sample.closed_book_prompt,
+        "metric": TASKS[task].metric,
+        "question": sample.question,
+        "gold": gold,
+        "distractors": [piece.provenance() for piece in sample.fitted.pieces if piece.role in ("distractor", "filler")],
+        "seed": options.seed,
+    }
+    return row_plan.row, json.dumps(record, ensure_ascii=False)
+
+
+def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: LengthPlan, result: LengthResult, rows: int) -> None:
+    """Say on screen when a length got fewer rows than asked, or reused items."""
+    if result.rows < rows:
+        reason = "no ground-truth item fits this length" if not plan.rows else f"{len(result.failed_rows)} rows could not fit the budget"
+        echo(f"shortfall: {task} {label}: {result.rows} of {rows} rows ({reason})")
+    if result.reused:
+        echo(f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item")
+
+
+def _paired_all(plans: dict[str, dict[str, LengthPlan]], options: GenerateOptions) -> dict[str, int]:
+    """Per task: rows that ask about the same item at every requested length."""
+    paired = {}
+    for task, by_label in plans.items():
+        per_row = [all(len(p.rows) > row and p.rows[row].paired for p in by_label.values()) for row in range(options.rows)]
+        paired[task] = sum(per_row)
+    return paired

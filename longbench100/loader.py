@@ -1,0 +1,155 @@
+"""Read one registered source into normalised records by applying its declarative field mapping."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import re
+from pathlib import Path
+from typing import Any
+
+from .atomic import write_bytes_atomic
+from .errors import UserError
+from .locations import SourceLocation
+from .readers import iter_rows
+from .records import Document, Item, SourceData
+from .paths import cache_dir
+from .registry import DocumentMapping, FileSpec, ItemMapping, SourceEntry
+
+RECORDS_FORMAT = 1  # bump when the mapping code changes what records it produces
+_PASSAGE_HEADING = re.compile(r"^Passage \d+:[ \t]*\n", re.MULTILINE)
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
+    """Read every file of ``entry`` from ``location`` and map its rows to documents and items.
+
+    The mapped records are cached per (entry fingerprint, file checksums), so an unchanged source is
+    parsed only once; a changed file or mapping is parsed afresh.
+    """
+    paths = {spec.display: location.fetch(entry, spec) for spec in entry.files}
+    checksums = {display: file_sha256(path) for display, path in paths.items()}
+    key = json.dumps([RECORDS_FORMAT, entry.name, entry.fingerprint(), sorted(checksums.items())])
+    cached_file = cache_dir() / "records" / f"{entry.name}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle"
+    cached = _read_pickle(cached_file)
+    if isinstance(cached, SourceData) and cached.files == checksums:
+        return cached
+    data = SourceData(entry.name, files=checksums)
+    for spec in entry.files:
+        path = paths[spec.display]
+        where = f"{path}:{spec.member}" if spec.member else str(path)
+        for number, row in iter_rows(path, spec):
+            _map_row(entry, spec, row, f"{where} line {number}", number, data)
+    _make_item_ids_unique(data)
+    write_bytes_atomic(cached_file, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
+    return data
+
+
+def _read_pickle(path: Path) -> object:
+    """The cached object at ``path``, or ``None`` when it is absent or unreadable."""
+    try:
+        with open(path, "rb") as handle:
+            return pickle.load(handle)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return None
+
+
+def _map_row(entry: SourceEntry, spec: FileSpec, row: dict, where: str, number: int, data: SourceData) -> None:
+    """Add the documents and items of one row to ``data``."""
+    doc_ids: list[str] = []
+    if spec.document is not None:
+        for document in _documents(entry, spec.document, row, where):
+            if not document.text.strip():
+                data.skipped_empty += 1
+                continue
+            data.documents.setdefault(document.id, document)
+            doc_ids.append(document.id)
+    if spec.item is None:
+        return
+    if spec.item.doc_ids is not None:
+        referenced = _field(row, spec.item.doc_ids, entry, where)
+        referenced = referenced if isinstance(referenced, (list, tuple)) else [referenced]
+        doc_ids = [f"{entry.name}/{value}" for value in referenced if f"{entry.name}/{value}" in data.documents]
+    for item in _items(entry, spec.item, row, where, number, tuple(doc_ids)):
+        if not item.doc_ids or not (item.summary or item.answers) or (item.kind == "qa" and not item.question):
+            data.skipped_empty += 1
+            continue
+        data.items.append(item)
+
+
+def _documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str) -> list[Document]:
+    """The documents a row yields: one, or one per ``Passage N:`` block when the mapping splits."""
+    text = _text(_field(row, mapping.text, entry, where)).strip()
+    title = _text(_field(row, mapping.title, entry, where)) if mapping.title else None
+    if mapping.split is None:
+        local_id = str(_field(row, mapping.id, entry, where)) if mapping.id else _content_id(text)
+        return [Document(f"{entry.name}/{local_id}", entry.name, text, title or None)]
+    documents = []
+    for block in _PASSAGE_HEADING.split(text):
+        block = block.strip()
+        if not block:
+            continue
+        block_title = block.split("\n", 1)[0].strip() if mapping.split == "titled_passages" else None
+        documents.append(Document(f"{entry.name}/{_content_id(block)}", entry.name, block, block_title))
+    return documents
+
+
+def _items(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, number: int, doc_ids: tuple[str, ...]) -> list[Item]:
+    """The items a row yields: one, or one per pair of parallel lists."""
+    base = str(_field(row, mapping.id, entry, where)) if mapping.id else f"row{number}"
+    question = _field(row, mapping.question, entry, where) if mapping.question else None
+    target_field = mapping.summary if mapping.kind == "summary" else mapping.answers
+    target = _field(row, target_field, entry, where)
+    if not mapping.parallel:
+        return [_item(entry, mapping, f"{entry.name}/{base}", doc_ids, question, target)]
+    questions = question if isinstance(question, list) else [question] * len(target or [])
+    if not isinstance(target, list) or len(questions) != len(target):
+        raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: fields {mapping.question!r} and {target_field!r} must be lists of equal length")
+    return [_item(entry, mapping, f"{entry.name}/{base}#{k}", doc_ids, q, t) for k, (q, t) in enumerate(zip(questions, target))]
+
+
+def _item(entry: SourceEntry, mapping: ItemMapping, item_id: str, doc_ids: tuple[str, ...], question: Any, target: Any) -> Item:
+    """Build one item from raw field values."""
+    question_text = _text(question).strip() or None if question is not None else None
+    if mapping.kind == "summary":
+        summary = _text(target[0] if isinstance(target, list) and target else target).strip()
+        return Item(item_id, entry.name, doc_ids, question_text, (summary,) if summary else (), summary or None)
+    values = target if isinstance(target, list) else [target]
+    answers = tuple(answer for answer in (_text(value).strip() for value in values) if answer)
+    return Item(item_id, entry.name, doc_ids, question_text, answers)
+
+
+def _field(row: dict, name: str, entry: SourceEntry, where: str) -> Any:
+    """``row[name]``, or a one-line error naming the field, the registry entry and the line."""
+    if name not in row:
+        raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: missing field {name!r}")
+    return row[name]
+
+
+def _text(value: Any) -> str:
+    """A field value as text (``None`` becomes empty)."""
+    return "" if value is None else str(value)
+
+
+def _content_id(text: str) -> str:
+    """A stable id derived from the text itself, so identical passages are one document."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _make_item_ids_unique(data: SourceData) -> None:
+    """Suffix repeated item ids (``~2``, ``~3``) so every item id is unique within its source."""
+    seen: dict[str, int] = {}
+    for index, item in enumerate(data.items):
+        count = seen.get(item.id, 0) + 1
+        seen[item.id] = count
+        if count > 1:
+            data.items[index] = Item(f"{item.id}~{count}", item.source, item.doc_ids, item.question, item.answers, item.summary)

@@ -1,0 +1,111 @@
+"""Where source files come from: the Hugging Face hub, a local mirror in hub layout, or the demo pack.
+
+A mirror folder holds a file that lives at ``<path>`` inside hub repo ``<owner>/<name>`` at
+``DIR/<owner>/<name>/<path>``. ``--sources`` (or ``LONGBENCH100_SOURCES``) picks the location:
+``demo``, ``hub``, or a folder.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import HubUnreachable, UserError
+from .paths import DEMO_DIR, packaged_dir
+from .registry import FileSpec, SourceEntry, load_registry
+
+SOURCES_ENV = "LONGBENCH100_SOURCES"
+MIRROR_HINT = f"point --sources (or {SOURCES_ENV}) at a local mirror folder laid out as DIR/<repo id>/<path in repo>"
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A place to read source files from, with the registry that describes them."""
+
+    kind: str  # "hub" | "mirror" | "demo"
+    root: Path | None
+    registry_dir: Path
+
+    def describe(self) -> str:
+        """A short human description (``mirror /data/sources``)."""
+        return self.kind if self.root is None else f"{self.kind} {self.root}"
+
+    def registry(self) -> dict[str, SourceEntry]:
+        """The registered sources for this location."""
+        return load_registry(self.registry_dir)
+
+    def local_path(self, entry: SourceEntry, spec: FileSpec) -> Path | None:
+        """The file on disk if it is already there (mirror, demo, or the hub's local cache), else ``None``."""
+        if self.root is not None:
+            path = self.root / entry.repo_id / spec.path
+            return path if path.is_file() else None
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(entry.repo_id, spec.path, revision=entry.revision, repo_type="dataset")
+        return Path(cached) if isinstance(cached, str) else None
+
+    def fetch(self, entry: SourceEntry, spec: FileSpec) -> Path:
+        """Return a local path to ``spec``'s file, downloading it from the hub when that is the location."""
+        local = self.local_path(entry, spec)
+        if local is not None:
+            return local
+        if self.root is not None:
+            raise UserError(f"source {entry.name}: {self.root / entry.repo_id / spec.path} is missing from the mirror")
+        return _download(entry, spec)
+
+    def is_available(self, entry: SourceEntry) -> bool:
+        """Whether every file (and zip member) of ``entry`` can be read here without a download."""
+        for spec in entry.files:
+            path = self.local_path(entry, spec)
+            if path is None or (spec.member is not None and not _zip_has_member(path, spec.member)):
+                return False
+        return True
+
+
+def _zip_has_member(path: Path, member: str) -> bool:
+    """Whether the zip archive at ``path`` holds ``member`` (an unreadable archive counts as present, to fail loudly later)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return member in archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return True
+
+
+def _download(entry: SourceEntry, spec: FileSpec) -> Path:
+    """Download one file with huggingface_hub (datasets' loading scripts are deliberately not used)."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+
+    try:
+        return Path(hf_hub_download(entry.repo_id, spec.path, repo_type="dataset", revision=entry.revision))
+    except (EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError) as error:
+        raise UserError(f"source {entry.name}: {entry.repo_id}@{entry.revision} has no file {spec.path} ({type(error).__name__})") from None
+    except Exception as error:  # connection failures surface as several exception types
+        raise HubUnreachable(
+            f"source {entry.name}: the Hugging Face hub is unreachable ({type(error).__name__}); {MIRROR_HINT}"
+        ) from None
+
+
+def resolve_location(option: str | None) -> SourceLocation:
+    """Turn a ``--sources`` value (or the environment variable, or the hub default) into a location."""
+    value = option or os.environ.get(SOURCES_ENV) or "hub"
+    if value == "demo":
+        return SourceLocation("demo", DEMO_DIR / "data", DEMO_DIR / "sources")
+    if value == "hub":
+        return SourceLocation("hub", None, packaged_dir("sources"))
+    root = Path(value).expanduser()
+    if not root.is_dir():
+        raise UserError(f"--sources {value}: no such folder (use 'demo', 'hub', or a mirror folder)")
+    return SourceLocation("mirror", root.resolve(), packaged_dir("sources"))
+
+
+def active_entries(location: SourceLocation, entries: dict[str, SourceEntry]) -> dict[str, SourceEntry]:
+    """The entries to use: every available entry, with stand-ins only where their primary is unavailable."""
+    available = {name: entry for name, entry in entries.items() if location.kind == "hub" or location.is_available(entry)}
+    return {
+        name: entry
+        for name, entry in available.items()
+        if not entry.stand_in_for or entry.stand_in_for not in available
+    }

@@ -1,0 +1,89 @@
+"""Row readers for the registry's file formats, yielding ``(row number, row dict)`` pairs.
+
+Every parse error names the file (and zip member) and the line or row number.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Iterator
+
+from .errors import UserError
+from .registry import FileSpec
+
+
+def iter_rows(path: Path, spec: FileSpec) -> Iterator[tuple[int, dict]]:
+    """Yield the rows of ``path`` read as ``spec.format`` (inside ``spec.member`` for zip archives)."""
+    where = f"{path}:{spec.member}" if spec.member else str(path)
+    if spec.member:
+        try:
+            with zipfile.ZipFile(path) as archive:
+                data = archive.read(spec.member)
+        except KeyError:
+            raise UserError(f"{path}: zip archive has no member {spec.member}") from None
+        except (OSError, zipfile.BadZipFile) as error:
+            raise UserError(f"{path}: cannot read zip archive ({error})") from None
+        return _parse(data, spec.format, where)
+    if spec.format == "parquet":
+        return _parquet_rows(path, where)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UserError(f"{where}: cannot read ({error.strerror})") from None
+    return _parse(data, spec.format, where)
+
+
+def _parse(data: bytes, file_format: str, where: str) -> Iterator[tuple[int, dict]]:
+    """Parse in-memory bytes in one of the row formats."""
+    if file_format == "jsonl":
+        return _jsonl_rows(data, where)
+    if file_format == "json":
+        return _json_rows(data, where)
+    return _parquet_rows(io.BytesIO(data), where)
+
+
+def _jsonl_rows(data: bytes, where: str) -> Iterator[tuple[int, dict]]:
+    """One JSON object per line; blank lines are allowed."""
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise UserError(f"{where} line {number}: malformed JSON ({error.args[0].split(':')[0]})") from None
+        if not isinstance(row, dict):
+            raise UserError(f"{where} line {number}: expected a JSON object, got {type(row).__name__}")
+        yield number, row
+
+
+def _json_rows(data: bytes, where: str) -> Iterator[tuple[int, dict]]:
+    """A JSON array of objects."""
+    try:
+        rows = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise UserError(f"{where}: malformed JSON ({error})") from None
+    if not isinstance(rows, list):
+        raise UserError(f"{where}: expected a JSON array of objects")
+    for number, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            raise UserError(f"{where} row {number}: expected a JSON object")
+        yield number, row
+
+
+def _parquet_rows(source, where: str) -> Iterator[tuple[int, dict]]:
+    """Rows of a Parquet file, read batch by batch."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(source)
+    except (OSError, pa.ArrowException) as error:
+        raise UserError(f"{where}: not a readable Parquet file ({error})") from None
+    number = 0
+    for batch in parquet.iter_batches(batch_size=2048):
+        for row in batch.to_pylist():
+            number += 1
+            yield number, row

@@ -1,0 +1,50 @@
+"""The normalised records every source is read into: documents and the items (questions or summaries) about them."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Document:
+    """One passage of real text that can be placed in a prompt.
+
+    ``id`` is unique across all sources (``<source>/<local id>``); ``tokens`` is filled in from the
+    token-count cache for the tokenizer in use (``-1`` until counted).
+    """
+
+    id: str
+    source: str
+    text: str
+    title: str | None = None
+    tokens: int = -1
+
+
+@dataclass(frozen=True)
+class Item:
+    """Ground truth about one or more documents: a question with answers, or a reference summary.
+
+    ``doc_ids`` names the supporting documents in order (one for single-document items, several for
+    multi-hop questions and multi-document summaries).
+    """
+
+    id: str
+    source: str
+    doc_ids: tuple[str, ...]
+    question: str | None = None
+    answers: tuple[str, ...] = ()
+    summary: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """``"summary"`` when the item carries a reference summary, else ``"qa"``."""
+        return "summary" if self.summary is not None else "qa"
+
+
+@dataclass
+class SourceData:
+    """Everything read from one registered source."""
+
+    name: str
+    documents: dict[str, Document] = field(default_factory=dict)
+    items: list[Item] = field(default_factory=list)
+    skipped_empty: int = 0
+    files: dict[str, str] = field(default_factory=dict)  # path in repo -> sha256 of the file read

@@ -1,0 +1,181 @@
+"""The declarative source registry: one TOML entry per upstream dataset, read into :class:`SourceEntry`.
+
+An entry names the hub repository, a revision, the files inside it, their format and the mapping of
+their fields into :class:`~longbench100.records.Document` and :class:`~longbench100.records.Item`
+records, and the task roles the source plays (``<task>:real`` for ground truth, ``<task>:noisy`` for
+distractors). Adding a dataset means adding a file; see ``sources/README.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .errors import UserError
+from .task_info import TASKS
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+FORMATS = ("jsonl", "json", "parquet")
+ROLE_KINDS = ("real", "noisy")
+
+
+@dataclass(frozen=True)
+class DocumentMapping:
+    """How a row yields documents: the text field, optional title and id fields, optional passage split."""
+
+    text: str
+    title: str | None = None
+    id: str | None = None
+    split: str | None = None  # "passages" / "titled_passages": split LongBench "Passage N:" contexts
+
+
+@dataclass(frozen=True)
+class ItemMapping:
+    """How a row yields items (questions with answers, or reference summaries)."""
+
+    kind: str  # "qa" | "summary"
+    id: str | None = None
+    question: str | None = None
+    answers: str | None = None
+    summary: str | None = None
+    parallel: bool = False  # question/answer (or summary) fields are parallel lists: one item per pair
+    doc_ids: str | None = None  # items refer to documents of an earlier file of this entry by id
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """One file inside the hub repository and the mapping of its rows."""
+
+    path: str
+    format: str
+    member: str | None = None  # a member inside a zip archive
+    document: DocumentMapping | None = None
+    item: ItemMapping | None = None
+
+    @property
+    def display(self) -> str:
+        """The file as a user would name it (``data.zip:data/qmsum.jsonl``)."""
+        return f"{self.path}:{self.member}" if self.member else self.path
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """A registered upstream dataset."""
+
+    name: str
+    repo_id: str
+    revision: str
+    files: tuple[FileSpec, ...]
+    roles: tuple[str, ...]
+    number: int | None = None
+    title: str = ""
+    license: str = ""
+    stand_in_for: str | None = None
+    entry_file: str = ""
+
+    def has_role(self, task: str, kind: str) -> bool:
+        """Whether this source plays ``kind`` ("real" or "noisy") in ``task``."""
+        return f"{task}:{kind}" in self.roles
+
+    def fingerprint(self) -> str:
+        """A digest of the entry's data-shaping fields; part of every token-count cache key."""
+        shaping = {"repo_id": self.repo_id, "revision": self.revision, "files": [asdict(f) for f in self.files]}
+        return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def load_registry(folder: Path) -> dict[str, SourceEntry]:
+    """Read every ``*.toml`` entry in ``folder``; raise :class:`UserError` naming the file and field at fault."""
+    entries: dict[str, SourceEntry] = {}
+    for path in sorted(folder.glob("*.toml")):
+        entry = parse_entry(path)
+        if entry.name in entries:
+            raise UserError(f"{path}: source name {entry.name!r} is already used by {entries[entry.name].entry_file}")
+        entries[entry.name] = entry
+    if not entries:
+        raise UserError(f"no source entries (*.toml) in {folder}")
+    for entry in entries.values():
+        if entry.stand_in_for and entry.stand_in_for not in entries:
+            raise UserError(f"{entry.entry_file}: stand_in_for names unknown source {entry.stand_in_for!r}")
+    return entries
+
+
+def parse_entry(path: Path) -> SourceEntry:
+    """Parse and validate one TOML registry entry."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise UserError(f"{path}: cannot read registry entry ({error})") from None
+    where = str(path)
+    name = _required(raw, "name", str, where)
+    hub = _required(raw, "hub", dict, where)
+    files_raw = _required(raw, "files", list, where)
+    if not files_raw:
+        raise UserError(f"{where}: 'files' is empty")
+    roles = tuple(raw.get("roles", []))
+    for role in roles:
+        task, _, kind = role.partition(":")
+        if task not in TASKS or kind not in ROLE_KINDS:
+            raise UserError(f"{where}: bad role {role!r}: use <task>:real or <task>:noisy with a task of {', '.join(TASKS)}")
+    files = tuple(_parse_file(spec, f"{where} files[{index}]") for index, spec in enumerate(files_raw))
+    return SourceEntry(
+        name=name,
+        repo_id=_required(hub, "repo_id", str, f"{where} [hub]"),
+        revision=str(hub.get("revision", "main")),
+        files=files,
+        roles=roles,
+        number=raw.get("number"),
+        title=str(raw.get("title", "")),
+        license=str(raw.get("license", "")),
+        stand_in_for=raw.get("stand_in_for"),
+        entry_file=where,
+    )
+
+
+def _parse_file(raw: dict, where: str) -> FileSpec:
+    """Parse one ``[[files]]`` table."""
+    file_format = _required(raw, "format", str, where)
+    if file_format not in FORMATS:
+        raise UserError(f"{where}: format {file_format!r} is not one of {', '.join(FORMATS)}")
+    document = item = None
+    if "document" in raw:
+        doc = raw["document"]
+        document = DocumentMapping(
+            text=_required(doc, "text", str, f"{where}.document"),
+            title=doc.get("title"), id=doc.get("id"), split=doc.get("split"),
+        )
+        if document.split not in (None, "passages", "titled_passages"):
+            raise UserError(f"{where}.document: split must be 'passages' or 'titled_passages', not {document.split!r}")
+    if "item" in raw:
+        it = raw["item"]
+        kind = _required(it, "kind", str, f"{where}.item")
+        if kind not in ("qa", "summary"):
+            raise UserError(f"{where}.item: kind must be 'qa' or 'summary', not {kind!r}")
+        item = ItemMapping(
+            kind=kind, id=it.get("id"), question=it.get("question"), answers=it.get("answers"),
+            summary=it.get("summary"), parallel=bool(it.get("parallel", False)), doc_ids=it.get("doc_ids"),
+        )
+        needed = "summary" if kind == "summary" else "answers"
+        if getattr(item, needed) is None or (kind == "qa" and item.question is None):
+            raise UserError(f"{where}.item: a {kind} item needs the field mapping '{needed}'" + ("" if kind == "summary" else " and 'question'"))
+        if document is None and item.doc_ids is None:
+            raise UserError(f"{where}.item: needs a [document] mapping in the same file or 'doc_ids' referring to one")
+    if document is None and item is None:
+        raise UserError(f"{where}: needs a 'document' or an 'item' mapping")
+    return FileSpec(path=_required(raw, "path", str, where), format=file_format, member=raw.get("member"), document=document, item=item)
+
+
+def _required(table: dict, key: str, kind: type, where: str):
+    """Return ``table[key]`` checked against ``kind``, or raise a one-line :class:`UserError`."""
+    if key not in table:
+        raise UserError(f"{where}: missing field {key!r}")
+    value = table[key]
+    if not isinstance(value, kind):
+        raise UserError(f"{where}: field {key!r} must be a {kind.__name__}")
+    return value

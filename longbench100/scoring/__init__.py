@@ -1,0 +1,1 @@
+"""Scoring: metrics, the QA filter, Base Ability and LongScore aggregates."""

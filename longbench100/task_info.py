@@ -1,0 +1,46 @@
+"""What every component needs to know about the eight tasks: type, metric family, closed-book use.
+
+The construction logic of each task lives in its own builder module; this table is the shared,
+read-only description that the predictor, the scorer and the report rely on.
+"""
+
+from dataclasses import dataclass
+
+from .errors import UserError
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """Static facts about one task."""
+
+    name: str
+    task_type: str  # "key_retrieval" | "information_retrieval" | "comprehension" | "summarization"
+    metric: str  # "accuracy" | "qa_judge" | "summary_judge"
+    closed_book: bool  # QA tasks also get a closed-book prompt for the QA filter
+    max_new_tokens: int  # a sensible default answer length for prediction
+
+
+TASKS: dict[str, TaskInfo] = {
+    info.name: info
+    for info in (
+        TaskInfo("kv_retrieval", "key_retrieval", "accuracy", False, 64),
+        TaskInfo("counting_stars", "key_retrieval", "accuracy", False, 32),
+        TaskInfo("passage_retrieval", "information_retrieval", "accuracy", False, 32),
+        TaskInfo("passage_count", "information_retrieval", "accuracy", False, 32),
+        TaskInfo("single_doc_qa", "comprehension", "qa_judge", True, 128),
+        TaskInfo("multi_doc_qa", "comprehension", "qa_judge", True, 128),
+        TaskInfo("single_doc_sum", "summarization", "summary_judge", False, 512),
+        TaskInfo("multi_doc_sum", "summarization", "summary_judge", False, 512),
+    )
+}
+
+
+def parse_task_list(text: str) -> list[str]:
+    """Parse ``all`` or a comma-separated list of task names, in the canonical task order."""
+    if text.strip() == "all":
+        return list(TASKS)
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in TASKS]
+    if unknown or not names:
+        raise UserError(f"unknown task {', '.join(unknown) or repr(text)}: choose from all, {', '.join(TASKS)}")
+    return [name for name in TASKS if name in names]

@@ -1,0 +1,15 @@
+"""The eight task builders, one module each; ``BUILDERS`` maps task names to their classes."""
+
+from .counting_stars import CountingStars
+from .kv_retrieval import KvRetrieval
+from .multi_doc_qa import MultiDocQa
+from .multi_doc_sum import MultiDocSum
+from .passage_count import PassageCount
+from .passage_retrieval import PassageRetrieval
+from .single_doc_qa import SingleDocQa
+from .single_doc_sum import SingleDocSum
+
+BUILDERS = {
+    builder.name: builder
+    for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum)
+}

@@ -1,0 +1,140 @@
+"""What every task builder shares: the builder interface, passage numbering, and provenance records."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..corpus import Corpus
+from ..generate.fitting import BuildContext, Fitted, fit_prompt, minimum_tokens
+from ..generate.pieces import Piece, gold_piece
+from ..generate.templates import PromptTemplates
+from ..records import Document, Item
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A ground-truth item a row can ask about, with the fewest tokens any prompt about it needs."""
+
+    item: Item
+    min_tokens: int
+
+
+@dataclass
+class Sample:
+    """What a builder returns for one row at one length; the runner adds ids and bookkeeping."""
+
+    fitted: Fitted
+    answers: list[str]
+    question: str | None
+    gold: dict
+    closed_book_prompt: str | None = None
+
+
+class TaskBuilder:
+    """Base class: subclasses set ``name`` and implement :meth:`build` (and :meth:`candidates` when they use real items)."""
+
+    name: ClassVar[str]
+
+    def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
+        self.corpus = corpus
+        self.templates = templates
+        self.noisy_pool: list[Document] = corpus.documents_of(corpus.sources_with_role(self.name, "noisy"))
+
+    def candidates(self, ctx: BuildContext) -> list[Candidate] | None:
+        """Ground-truth candidates, or ``None`` for synthetic tasks whose rows need no real item."""
+        return None
+
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+        """Build one sample, or ``None`` when it cannot fit the budget."""
+        raise NotImplementedError
+
+    def render(self, pieces: list[Piece], **variables: object) -> str:
+        """Number the passages in order and render this task's template around them."""
+        blocks, gold_numbers = number_blocks(pieces)
+        return self.templates.render(self.name, {"blocks": blocks, "gold_numbers": gold_numbers, **variables})
+
+
+def number_blocks(pieces: list[Piece]) -> tuple[list[dict], list[int]]:
+    """Template blocks (passages numbered from 1 in prompt order) and the numbers of the gold passages."""
+    blocks: list[dict] = []
+    gold_numbers: list[int] = []
+    number = 0
+    for piece in pieces:
+        if piece.is_passage:
+            number += 1
+            blocks.append({"kind": "passage", "number": number, "text": piece.text, "title": piece.doc.title if piece.doc else None})
+            if piece.role == "gold":
+                gold_numbers.append(number)
+        else:
+            blocks.append({"kind": "record", "text": piece.text, **piece.fields})
+    return blocks, gold_numbers
+
+
+def depth_of(pieces: list[Piece], index: int, per_passage: int) -> float:
+    """Relative position (0-1) of the start of ``pieces[index]`` within the context."""
+    sizes = [piece.tokens + per_passage for piece in pieces]
+    total = sum(sizes)
+    return round(sum(sizes[:index]) / total, 4) if total else 0.0
+
+
+def distractor_provenance(pieces: list[Piece]) -> list[dict]:
+    """Source, id and truncation of every padding passage, in prompt order."""
+    return [piece.provenance() for piece in pieces if piece.role in ("distractor", "filler")]
+
+
+class GoldAmongDistractors(TaskBuilder):
+    """Tasks that hide an item's supporting documents among distractors from the task's noisy sources."""
+
+    closed_book: ClassVar[bool] = False
+
+    def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
+        super().__init__(corpus, templates)
+        self.items = [item for item in corpus.items_of(corpus.sources_with_role(self.name, "real")) if self.accepts(item)]
+
+    def accepts(self, item: Item) -> bool:
+        """Whether ``item`` can serve as this task's ground truth."""
+        return True
+
+    def variables(self, item: Item) -> dict:
+        """Template variables besides the blocks and gold passage numbers."""
+        return {}
+
+    def answers(self, item: Item) -> list[str]:
+        """Acceptable answers, canonical first."""
+        return list(item.answers)
+
+    def gold_documents(self, item: Item) -> list[Document]:
+        """The item's supporting documents."""
+        return [self.corpus.documents[doc_id] for doc_id in item.doc_ids]
+
+    def _render_for(self, item: Item):
+        variables = self.variables(item)
+        return lambda pieces: self.render(pieces, **variables)
+
+    def candidates(self, ctx: BuildContext) -> list[Candidate]:
+        """Every accepted item, with the tokens of its prompt without padding."""
+        return [
+            Candidate(item, minimum_tokens(ctx, self._render_for(item), [gold_piece(doc) for doc in self.gold_documents(item)]))
+            for item in self.items
+        ]
+
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+        """Place the item's documents at random positions among whole distractors and a cut-off filler."""
+        item = candidate.item
+        render = self._render_for(item)
+        fitted = fit_prompt(ctx, rng, render, [gold_piece(doc) for doc in self.gold_documents(item)], self.noisy_pool)
+        if fitted is None:
+            return None
+        _, gold_numbers = number_blocks(fitted.pieces)
+        first_gold = next(index for index, piece in enumerate(fitted.pieces) if piece.role == "gold")
+        gold = {
+            "sources": [item.source],
+            "item_ids": [item.id],
+            "doc_ids": list(item.doc_ids),
+            "passages": gold_numbers,
+            "depth": depth_of(fitted.pieces, first_gold, fitted.per_passage),
+        }
+        closed = self.templates.render(self.name, {**self.variables(item), "blocks": [], "gold_numbers": [], "closed_book": True}) if self.closed_book else None
+        return Sample(fitted, self.answers(item), item.question, gold, closed)

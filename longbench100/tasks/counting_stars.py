@@ -1,0 +1,130 @@
+"""counting_stars: four sentences about a penguin counting stars, hidden in passages; pick the list of counts."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from ..generate.fitting import BuildContext, fit_prompt
+from ..generate.pieces import Piece
+from ..generate.rng import derive_rng
+from .base import Sample, TaskBuilder
+
+STARS = 4
+SENTENCE = "The little penguin counted {count} stars."
+UNANSWERABLE = "The passages do not give enough information to tell."
+_BOUNDARY = re.compile(r"""[.!?]["'”’)\]]*(?=\s)|\n""")
+
+
+def counts_for_row(seed: int, row: int) -> tuple[list[int], list[str], int]:
+    """The row's star counts, its answer options and the 1-based number of the right option."""
+    rng = derive_rng(seed, "counting_stars", "row", row)
+    counts = [rng.randint(1, 100) for _ in range(STARS)]
+    right = counts_text(counts)
+    wrong: list[str] = []
+    makers = [_swapped, _modified, _reordered]
+    attempts = 0
+    while len(wrong) < len(makers):
+        option = counts_text(makers[len(wrong)](counts, rng))
+        attempts += 1
+        if option != right and option not in wrong:
+            wrong.append(option)
+        elif attempts > 50:  # every count equal: swapping and reordering cannot differ, so modify instead
+            makers[len(wrong)] = _modified
+    options = [right] + wrong
+    rng.shuffle(options)
+    return counts, options + [UNANSWERABLE], options.index(right) + 1
+
+
+def counts_text(counts: list[int]) -> str:
+    """``[12, 5, 88, 40]`` as the option text."""
+    return "[" + ", ".join(str(count) for count in counts) + "]"
+
+
+def _swapped(counts: list[int], rng: random.Random) -> list[int]:
+    changed = list(counts)
+    i = rng.randrange(len(changed) - 1)
+    changed[i], changed[i + 1] = changed[i + 1], changed[i]
+    return changed
+
+
+def _modified(counts: list[int], rng: random.Random) -> list[int]:
+    changed = list(counts)
+    i = rng.randrange(len(changed))
+    changed[i] = rng.choice([value for value in range(1, 101) if value != changed[i]])
+    return changed
+
+
+def _reordered(counts: list[int], rng: random.Random) -> list[int]:
+    changed = list(counts)
+    rng.shuffle(changed)
+    return changed if changed != counts else list(reversed(counts))
+
+
+def insertion_points(pieces: list[Piece], rng: random.Random) -> list[tuple[int, int]]:
+    """``(piece index, character offset)`` for each star sentence, in prompt order.
+
+    Four different passages when there are at least four, each at a random sentence boundary.
+    """
+    passages = [index for index, piece in enumerate(pieces) if piece.is_passage]
+    if not passages:
+        return []
+    chosen = sorted(rng.sample(passages, STARS)) if len(passages) >= STARS else sorted(rng.choices(passages, k=STARS))
+    points: list[tuple[int, int]] = []
+    for index in chosen:
+        text = pieces[index].text
+        boundaries = [0] + [match.end() for match in _BOUNDARY.finditer(text)] + [len(text)]
+        points.append((index, rng.choice(boundaries)))
+    points.sort()
+    return points
+
+
+class CountingStars(TaskBuilder):
+    """Sentences giving the row's star counts are inserted, in order, into passages of sources 1-9."""
+
+    name = "counting_stars"
+
+    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+        """One sample: padding first, then the star sentences placed into it at sentence boundaries."""
+        counts, options, answer = counts_for_row(ctx.seed, row)
+        sentences = [SENTENCE.format(count=count) for count in counts]
+        extra = sum(ctx.tokenizer.count(" " + sentence + " ") for sentence in sentences)
+        placement_seed = (ctx.seed, self.name, ctx.label, row, "placement")
+
+        def render(pieces: list[Piece]) -> str:
+            return self.render(self._with_stars(pieces, sentences, derive_rng(*placement_seed)), options=options)
+
+        fitted = fit_prompt(ctx, rng, render, [], self.noisy_pool, extra_tokens=extra)
+        if fitted is None or not any(piece.is_passage for piece in fitted.pieces):
+            return None
+        points = insertion_points(fitted.pieces, derive_rng(*placement_seed))
+        passage_numbers = {index: number for number, index in enumerate((i for i, p in enumerate(fitted.pieces) if p.is_passage), start=1)}
+        gold = {
+            "sources": [],
+            "item_ids": [],
+            "passages": [passage_numbers[index] for index, _ in points],
+            "counts": counts,
+            "options": options,
+            "depth": round(fitted.prompt.index(sentences[0]) / len(fitted.prompt), 4),
+        }
+        return Sample(fitted, [str(answer)], "Which list gives the star counts in order of appearance?", gold)
+
+    @staticmethod
+    def _with_stars(pieces: list[Piece], sentences: list[str], rng: random.Random) -> list[Piece]:
+        """Copies of ``pieces`` with the star sentences inserted at their insertion points, in order."""
+        result = list(pieces)
+        by_piece: dict[int, list[int]] = {}
+        for index, offset in insertion_points(pieces, rng):
+            by_piece.setdefault(index, []).append(offset)
+        queue = iter(sentences)
+        for index in sorted(by_piece):
+            text = pieces[index].text
+            out, last = [], 0
+            for offset in by_piece[index]:
+                out.append(text[last:offset])
+                out.append((" " if offset and not text[offset - 1].isspace() else "") + next(queue) + (" " if offset < len(text) and not text[offset].isspace() else ""))
+                last = offset
+            out.append(text[last:])
+            piece = pieces[index]
+            result[index] = Piece(piece.role, "".join(out), piece.tokens, piece.doc, piece.fields)
+        return result

@@ -1,0 +1,40 @@
+"""passage_count: passages appear one to three times each; the answer is the number of distinct passages."""
+
+from __future__ import annotations
+
+import random
+
+from ..corpus import Corpus
+from ..generate.fitting import BuildContext, fit_prompt
+from ..generate.templates import PromptTemplates
+from .base import Sample, TaskBuilder
+
+MAX_COPIES = 3
+
+
+class PassageCount(TaskBuilder):
+    """Documents of sources 1-9, each repeated 1-3 times and shuffled; the filler counts as one more distinct passage."""
+
+    name = "passage_count"
+
+    def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
+        super().__init__(corpus, templates)
+        self.noisy_pool = corpus.documents_of(corpus.sources_with_role(self.name, "real"))
+
+    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+        """One sample: repeated whole documents plus a filler, shuffled together."""
+        fitted = fit_prompt(ctx, rng, self.render, [], self.noisy_pool, copies=lambda: rng.randint(1, MAX_COPIES))
+        if fitted is None:
+            return None
+        passages = [piece for piece in fitted.pieces if piece.is_passage]
+        distinct = len({piece.text for piece in passages})
+        gold = {
+            "sources": sorted({piece.doc.source for piece in passages if piece.doc}),
+            "item_ids": [],
+            "passages": [],
+            "distinct": distinct,
+            "total": len(passages),
+            "depth": None,
+        }
+        return Sample(fitted, [str(distinct)], "How many distinct paragraphs are there?", gold)
+

@@ -1,0 +1,49 @@
+"""Per-tokenizer token counts of source documents, cached on disk so a second run never re-tokenizes.
+
+The cache key joins the tokenizer identity, the registry entry's data-shaping fingerprint and the
+sha256 of every source file read: a changed file or mapping invalidates its cache. Files are written
+atomically (temporary file, then rename), so a crash never leaves a half-written cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from .atomic import write_json_atomic
+from .paths import cache_dir
+from .records import SourceData
+from .registry import SourceEntry
+from .tokenization import Tokenizer
+
+
+def cache_path(tokenizer: Tokenizer, entry: SourceEntry, data: SourceData) -> Path:
+    """The cache file for ``data`` read from ``entry`` and counted with ``tokenizer``."""
+    key = json.dumps([tokenizer.identity, entry.fingerprint(), sorted(data.files.items())])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+    return cache_dir() / "token_counts" / f"{entry.name}-{digest}.json"
+
+
+def attach_token_counts(tokenizer: Tokenizer, entry: SourceEntry, data: SourceData) -> bool:
+    """Fill in ``tokens`` on every document of ``data``; return whether the counts came from the cache."""
+    path = cache_path(tokenizer, entry, data)
+    counts = _read(path)
+    hit = counts is not None and all(doc_id in counts for doc_id in data.documents)
+    if not hit:
+        ids = list(data.documents)
+        counts = dict(zip(ids, tokenizer.count_batch([data.documents[doc_id].text for doc_id in ids])))
+        write_json_atomic(path, counts)
+    data.documents = {doc_id: replace(document, tokens=counts[doc_id]) for doc_id, document in data.documents.items()}
+    return hit
+
+
+def _read(path: Path) -> dict[str, int] | None:
+    """The cached counts, or ``None`` when the file is absent or unreadable."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            counts = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return counts if isinstance(counts, dict) else None
