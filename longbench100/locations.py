@@ -76,10 +76,15 @@ def _zip_has_member(path: Path, member: str) -> bool:
 def _download(entry: SourceEntry, spec: FileSpec) -> Path:
     """Download one file with huggingface_hub (datasets' loading scripts are deliberately not used)."""
     from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
+    from huggingface_hub.utils import logging as hub_logging
+
+    hub_logging.set_verbosity_error()  # our one-line message replaces its retry chatter
     try:
         return Path(hf_hub_download(entry.repo_id, spec.path, repo_type="dataset", revision=entry.revision))
+    except LocalEntryNotFoundError:  # offline mode, or no connection and nothing cached
+        raise HubUnreachable(f"source {entry.name}: the Hugging Face hub is unreachable (offline, nothing cached); {MIRROR_HINT}") from None
     except (EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError) as error:
         raise UserError(f"source {entry.name}: {entry.repo_id}@{entry.revision} has no file {spec.path} ({type(error).__name__})") from None
     except Exception as error:  # connection failures surface as several exception types

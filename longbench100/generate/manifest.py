@@ -40,11 +40,12 @@ def check_run_state(out: Path, shaping: dict, resume: bool) -> None:
 
 
 def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates: "PromptTemplates", corpus: "Corpus",
-                   results: dict[str, dict[str, "LengthResult"]], paired_all: dict[str, int]) -> dict:
+                   results: dict[str, dict[str, "LengthResult"]], paired_all: dict[str, dict]) -> dict:
     """Describe the finished output folder and write ``OUT/manifest.json`` atomically."""
     files, tasks, shortfalls = {}, {}, []
     for task, by_label in results.items():
-        tasks[task] = {"paired_rows_all_lengths": paired_all[task], "template_sha256": templates.fingerprint(task)["sha256"], "lengths": {}}
+        tasks[task] = {"paired_rows_all_lengths": paired_all[task]["rows"], "paired_over_lengths": paired_all[task]["lengths"],
+                       "template_sha256": templates.fingerprint(task)["sha256"], "lengths": {}}
         for label, result in by_label.items():
             path = data_file(options.out, task, label)
             relative = path.relative_to(options.out).as_posix()

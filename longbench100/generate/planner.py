@@ -30,13 +30,13 @@ class LengthPlan:
     """The rows of one task at one length, with the statistics ``inspect`` reports."""
 
     rows: list[RowPlan]
-    eligible: int  # items that fit this length (-1 for synthetic tasks)
+    eligible: int | None  # items that fit this length (None for synthetic tasks)
 
 
 def plan_rows(candidates: list[Candidate] | None, budgets: dict[str, int], rows: int, seed: int, task: str, *, paired: bool = True) -> dict[str, LengthPlan]:
     """Plan every requested length of one task; lengths where no item fits get no rows."""
     if candidates is None:
-        return {label: LengthPlan([RowPlan(row, None, True) for row in range(rows)], -1) for label in budgets}
+        return {label: LengthPlan([RowPlan(row, None, True) for row in range(rows)], None) for label in budgets}
     order = list(candidates)
     derive_rng(seed, task, "plan").shuffle(order)
     if paired:

