@@ -204,7 +204,8 @@ def test_chat_template_and_reserved_output_are_counted(mirror: Path, tmp_path: P
     run_generate(_options(mirror, out, tasks=("kv_retrieval",), tokenizer=spec, chat_template=True, reserve_output=100), echo=lambda _: None, progress=False)
     tokenizer = load_tokenizer(spec, chat=True)
     for record in _records(out, "kv_retrieval", "2k"):
-        assert tokenizer.count_rendered(tokenizer.apply_chat_template(record["prompt"])) == record["prompt_tokens"] <= 2048 - 100
+        assert record["prompt"].startswith("[BOS] user: ") and record["prompt"].endswith("[BOS] assistant:")
+        assert tokenizer.count_rendered(record["prompt"]) == record["prompt_tokens"] <= 2048 - 100
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["tokenizer"]["chat_template"] is True and manifest["tokenizer"]["reserve_output"] == 100
 

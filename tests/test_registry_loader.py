@@ -143,8 +143,18 @@ def test_zip_member_and_stand_ins(tmp_path: Path) -> None:
 def test_missing_mirror_folder_and_offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(UserError, match="no such folder"):
         resolve_location(str(tmp_path / "absent"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    from huggingface_hub import constants
+
+    from longbench100 import locations
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there: refused at once
+    locations._hub_reachable.cache_clear()
     location = resolve_location("hub")
-    with pytest.raises(UserError, match="hub is unreachable.*local mirror"):
+    with pytest.raises(UserError, match=r"hub is unreachable \(127\.0\.0\.1: Connection refused\).*local mirror"):
         load_source(location, location.registry()["qasper"])
+    locations._hub_reachable.cache_clear()
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(UserError, match="hub is unreachable \\(HF_HUB_OFFLINE is set\\)"):
+        load_source(location, location.registry()["qasper"])
+    locations._hub_reachable.cache_clear()

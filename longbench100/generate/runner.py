@@ -194,16 +194,20 @@ def _build_line(job: tuple[str, str, int, RowPlan]) -> tuple[int, str | None]:
     if sample is None:
         return row_plan.row, None
     gold = {**sample.gold, "paired": row_plan.paired, "reused": row_plan.reused}
+    prompt, closed_book_prompt = sample.fitted.prompt, sample.closed_book_prompt
+    if options.chat_template:  # store exactly what the model receives: send these with --mode completion
+        prompt = ctx.tokenizer.apply_chat_template(prompt)
+        closed_book_prompt = ctx.tokenizer.apply_chat_template(closed_book_prompt) if closed_book_prompt else None
     record = {
         "id": f"{task}-{label}-{row_plan.row:04d}",
         "task": task,
         "length": budget,
         "label": label,
         "row": row_plan.row,
-        "prompt": sample.fitted.prompt,
+        "prompt": prompt,
         "prompt_tokens": sample.fitted.tokens,
         "answers": sample.answers,
-        "closed_book_prompt": sample.closed_book_prompt,
+        "closed_book_prompt": closed_book_prompt,
         "metric": TASKS[task].metric,
         "question": sample.question,
         "gold": gold,

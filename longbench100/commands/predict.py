@@ -1,0 +1,130 @@
+"""``longbench100 predict``: query an OpenAI-compatible server for every generated sample, resumably."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import UserError
+from ..lengths import parse_length_list
+from ..task_info import parse_task_list
+
+
+def _max_new_tokens(text: str) -> int | None:
+    """Parse ``auto`` (``None``: each task's default) or a positive token count."""
+    if text.strip().lower() == "auto":
+        return None
+    if not text.strip().isdigit() or int(text) < 1:
+        raise UserError(f"bad --max-new-tokens {text!r}: use auto or a positive number of tokens")
+    return int(text)
+
+
+def _api_key(variable: str | None) -> str | None:
+    """Read the API key from the named environment variable; none when no variable is named."""
+    if variable is None:
+        return None
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        raise UserError(f"--api-key-env {variable}: environment variable {variable} is not set or empty")
+    return value
+
+
+@click.command(context_settings={"show_default": True})
+@click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path), help="Folder from `generate`.")
+@click.option("--model", required=True, help="Model name as the server knows it (vLLM: as given to `vllm serve`).")
+@click.option("--base-url", required=True, help="API root, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Prediction folder (per model).")
+@click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key (default: send none).")
+@click.option(
+    "--mode",
+    type=click.Choice(["chat", "completion"]),
+    default="chat",
+    help="chat: the server applies the model's chat template; completion: prompts are sent verbatim "
+    "(use it for data generated with --chat-template or for base models).",
+)
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, help="Most requests in flight at once.")
+@click.option("--temperature", type=click.FloatRange(min=0), default=0.0, help="Sampling temperature.")
+@click.option(
+    "--max-new-tokens",
+    "max_new_tokens_text",
+    default="auto",
+    help="Answer length limit: auto (per task: 32-64 retrieval, 128 QA, 512 summaries) or a number.",
+)
+@click.option("--tasks", default="all", help="Comma-separated task names, or all.")
+@click.option("--lengths", default=None, help="Comma-separated length labels, e.g. 2k,4k,8k  [default: all in --data]")
+@click.option(
+    "--closed-book/--no-closed-book",
+    default=True,
+    help="Also ask QA questions without their passages (needed for the QA filter at scoring).",
+)
+@click.option("--retry-failed", is_flag=True, help="Redo samples recorded with an error by an earlier run.")
+@click.option(
+    "--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=600.0, help="Seconds per request."
+)
+@click.option(
+    "--max-retries", type=click.IntRange(min=0), default=6, help="Retries on 429, 5xx, timeouts, connection errors."
+)
+@click.option("--progress/--no-progress", default=None, show_default=False, help="Progress bar [default: if a tty]")
+def predict(
+    data_dir: Path,
+    model: str,
+    base_url: str,
+    out_dir: Path,
+    api_key_env: str | None,
+    mode: str,
+    concurrency: int,
+    temperature: float,
+    max_new_tokens_text: str,
+    tasks: str,
+    lengths: str | None,
+    closed_book: bool,
+    retry_failed: bool,
+    timeout_s: float,
+    max_retries: int,
+    progress: bool | None,
+) -> None:
+    """Send every sample's prompt to an OpenAI-compatible server and write PRED/<task>/<label>.jsonl.
+
+    Works with vLLM, SGLang and hosted APIs. Answers are appended as they arrive; rerunning the same
+    command resumes where it stopped (even after kill -9) and never duplicates a sample. Failed
+    requests are retried with backoff; a prompt the server rejects (e.g. longer than its context) is
+    recorded with the error and the run goes on. See docs/predict.md.
+
+    \b
+    Example:
+      vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 34000 &
+      longbench100 predict --data out --model Qwen/Qwen2.5-7B-Instruct \\
+          --base-url http://127.0.0.1:8000/v1 --lengths 2k,4k,6k,8k,16k,32k --out preds/qwen7b
+    """
+    from ..predict.runner import PredictConfig, run_predictions
+
+    if not base_url.startswith(("http://", "https://")):
+        raise UserError(f"bad --base-url {base_url!r}: expected http(s)://HOST[:PORT]/v1")
+    config = PredictConfig(
+        data_dir=data_dir,
+        out_dir=out_dir,
+        model=model,
+        base_url=base_url,
+        api_key=_api_key(api_key_env),
+        mode=mode,
+        concurrency=concurrency,
+        temperature=temperature,
+        max_new_tokens=_max_new_tokens(max_new_tokens_text),
+        tasks=None if tasks.strip() == "all" else parse_task_list(tasks),
+        labels=None if lengths is None else [label for label, _ in parse_length_list(lengths)],
+        closed_book=closed_book,
+        retry_failed=retry_failed,
+        timeout_s=timeout_s,
+        max_retries=max_retries,
+        progress=progress,
+    )
+    try:
+        summary = run_predictions(config)
+    except KeyboardInterrupt:
+        click.echo("interrupted: finished samples are saved; rerun the same command to resume", err=True)
+        sys.exit(130)
+    for line in summary.lines():
+        click.echo(line)

@@ -1,0 +1,227 @@
+"""An asynchronous client for OpenAI-compatible servers (vLLM, SGLang, hosted APIs).
+
+One :class:`LLMClient` sends prompts to ``{base_url}/chat/completions`` (one user message) or
+``{base_url}/completions``, with at most ``concurrency`` requests in flight. Transient failures
+(HTTP 408/409/425/429, any 5xx, connection errors, timeouts) are retried with exponential backoff and
+full jitter, honouring ``Retry-After``; other 4xx answers (for example HTTP 400 when the prompt does
+not fit the model's context) fail at once. :meth:`LLMClient.complete` never raises for HTTP or
+network failures: it returns a :class:`CompletionResult` whose ``error`` says what went wrong.
+
+Error texts start with a short reason followed by a colon (``HTTP 400: ...``, ``ConnectError: ...``,
+``bad response: ...``); :func:`error_reason` extracts it, for summaries that count failures by reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import functools
+import random
+import ssl
+import time
+from dataclasses import dataclass
+
+import httpx
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+MAX_BACKOFF_S = 60.0
+MAX_RETRY_AFTER_S = 300.0
+_MESSAGE_LIMIT = 500
+
+
+@dataclass
+class CompletionResult:
+    """The outcome of one prompt.
+
+    ``text`` is the model's answer, or ``None`` when the request failed for good (then ``error`` holds
+    the reason and the server's message). Token counts are the server's ``usage`` figures (``None``
+    when it reports none). ``latency_s`` is the duration of the last attempt, from sending the request
+    to reading the whole answer (backoff sleeps and waiting for a concurrency slot are excluded);
+    ``attempts`` counts every request sent, retries included.
+    """
+
+    text: str | None
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float
+    attempts: int
+    error: str | None
+
+
+@functools.cache
+def shared_ssl_context() -> ssl.SSLContext:
+    """Return one verifying SSL context for the whole process (loading the CA bundle takes ~0.1 s)."""
+    return httpx.create_ssl_context()
+
+
+def error_reason(error: str) -> str:
+    """Return the reason part of an error text: ``"HTTP 400"`` for ``"HTTP 400: context too long"``."""
+    return error.split(":", 1)[0].strip()
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Return the delay in seconds that a ``Retry-After`` header asks for, or ``None`` if absent or unreadable.
+
+    Accepts delta-seconds (``"3"``, ``"0.5"``) and HTTP dates; the result is clamped to
+    ``[0, MAX_RETRY_AFTER_S]``.
+    """
+    if value is None or not value.strip():
+        return None
+    try:
+        delay = float(value)
+    except ValueError:
+        try:
+            moment = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        delay = moment.timestamp() - (time.time() if now is None else now)
+    if delay != delay:  # NaN
+        return None
+    return min(max(delay, 0.0), MAX_RETRY_AFTER_S)
+
+
+def _server_message(response: httpx.Response) -> str:
+    """Return the error message an OpenAI-compatible server put in its answer (``error.message``), else its text."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    message = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict):
+            message = error.get("message")
+        elif isinstance(error, str):
+            message = error
+        message = message or data.get("message") or data.get("detail")
+    text = str(message) if message else response.text.strip()
+    text = " ".join(text.split())
+    return text[:_MESSAGE_LIMIT] or response.reason_phrase or "no message"
+
+
+class LLMClient:
+    """Send prompts to one model on an OpenAI-compatible server, with bounded concurrency and retries.
+
+    ``base_url`` is the API root, e.g. ``http://127.0.0.1:8000/v1``. ``mode`` is ``"chat"`` (the
+    server applies the model's chat template to one user message) or ``"completion"`` (the prompt is
+    sent verbatim). A request is tried at most ``max_retries + 1`` times; retry ``n`` (from 0) waits a
+    random time in ``[0, min(60, backoff_base_s * 2**n)]`` unless the server sent ``Retry-After``.
+    Use as ``async with LLMClient(...) as client`` or call :meth:`aclose` when done.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        mode: str = "chat",
+        concurrency: int = 8,
+        timeout_s: float = 600.0,
+        max_retries: int = 6,
+        backoff_base_s: float = 1.0,
+    ) -> None:
+        if mode not in ("chat", "completion"):
+            raise ValueError(f"mode must be 'chat' or 'completion', not {mode!r}")
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        if max_retries < 0:
+            raise ValueError("max_retries must be 0 or more")
+        self.model = model
+        self.mode = mode
+        self.max_retries = max_retries
+        self.backoff_base_s = backoff_base_s
+        self.url = base_url.rstrip("/") + ("/chat/completions" if mode == "chat" else "/completions")
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._semaphore = asyncio.Semaphore(concurrency)
+        self._http = httpx.AsyncClient(
+            headers=headers,
+            verify=shared_ssl_context(),
+            timeout=httpx.Timeout(timeout_s),
+            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
+        )
+
+    async def __aenter__(self) -> LLMClient:
+        """Return the client itself."""
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Close the connection pool."""
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the underlying connection pool; the client cannot be used afterwards."""
+        await self._http.aclose()
+
+    def _body(self, prompt: str, max_tokens: int, temperature: float) -> dict:
+        """Return the JSON request body for one prompt."""
+        body: dict = {"model": self.model, "max_tokens": max_tokens, "temperature": temperature}
+        if self.mode == "chat":
+            body["messages"] = [{"role": "user", "content": prompt}]
+        else:
+            body["prompt"] = prompt
+        return body
+
+    def _parse(self, response: httpx.Response, latency_s: float, attempts: int) -> CompletionResult:
+        """Turn a 200 answer into a result; a body without a usable first choice becomes an error result."""
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            text = choice["message"].get("content") if self.mode == "chat" else choice["text"]
+            finish_reason = choice.get("finish_reason")
+            usage = data.get("usage") or {}
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            snippet = " ".join(response.text.split())[:200]
+            return self._failure(f"bad response: {type(exc).__name__} reading {snippet!r}", latency_s, attempts)
+        return CompletionResult(
+            text="" if text is None else str(text),
+            finish_reason=finish_reason,
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            latency_s=latency_s,
+            attempts=attempts,
+            error=None,
+        )
+
+    @staticmethod
+    def _failure(error: str, latency_s: float, attempts: int) -> CompletionResult:
+        """Return a failed-for-good result."""
+        return CompletionResult(None, None, None, None, latency_s, attempts, error)
+
+    def _backoff(self, retry: int, retry_after: float | None) -> float:
+        """Return how long to wait before retry number ``retry`` (0-based): Retry-After, else full jitter."""
+        if retry_after is not None:
+            return retry_after
+        return random.uniform(0.0, min(MAX_BACKOFF_S, self.backoff_base_s * 2**retry))
+
+    async def complete(self, prompt: str, *, max_tokens: int, temperature: float = 0.0) -> CompletionResult:
+        """Send one prompt and return the answer, or a result with ``error`` set if it failed for good."""
+        body = self._body(prompt, max_tokens, temperature)
+        attempts = 0
+        while True:
+            attempts += 1
+            retry_after: float | None = None
+            async with self._semaphore:
+                started = time.perf_counter()
+                try:
+                    response = await self._http.post(self.url, json=body)
+                except httpx.TransportError as exc:  # connection errors and timeouts, but not a bad URL scheme
+                    error = f"{type(exc).__name__}: {str(exc) or 'no detail'}"
+                    retryable = not isinstance(exc, httpx.UnsupportedProtocol)
+                except (httpx.HTTPError, httpx.InvalidURL) as exc:  # retrying cannot help
+                    error = f"{type(exc).__name__}: {str(exc) or 'no detail'}"
+                    retryable = False
+                else:
+                    latency_s = time.perf_counter() - started
+                    if response.status_code == 200:
+                        return self._parse(response, latency_s, attempts)
+                    error = f"HTTP {response.status_code}: {_server_message(response)}"
+                    retryable = response.status_code in RETRYABLE_STATUS or response.status_code >= 500
+                    retry_after = parse_retry_after(response.headers.get("retry-after"))
+            latency_s = time.perf_counter() - started
+            if not retryable:
+                return self._failure(error, latency_s, attempts)
+            if attempts > self.max_retries:
+                return self._failure(f"{error} (gave up after {attempts} attempts)", latency_s, attempts)
+            await asyncio.sleep(self._backoff(attempts - 1, retry_after))

@@ -1,0 +1,125 @@
+"""Index a generated data folder (``OUT/<task>/<label>.jsonl``) and read samples back one at a time.
+
+Indexing reads and checks every line once but keeps only ids and byte offsets, so memory stays
+small even for 256k-token prompts; :func:`load_sample` re-reads one line when its turn comes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UserError
+from ..lengths import canonical_label, parse_length
+from ..task_info import TASKS
+
+
+@dataclass(frozen=True)
+class SampleRef:
+    """Where one data record lives: its file and the byte offset of its line."""
+
+    id: str
+    task: str
+    label: str
+    path: Path
+    offset: int
+    has_closed_book: bool
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The parts of a data record the predictor sends."""
+
+    id: str
+    prompt: str
+    closed_book_prompt: str | None
+
+
+def _canonical(label: str) -> str | None:
+    """Return the canonical form of a length label (``8192`` -> ``8k``), or ``None`` if it is not one."""
+    try:
+        return canonical_label(parse_length(label))
+    except UserError:
+        return None
+
+
+def _check_record(record: object, path: Path, line_no: int, task: str, label: str) -> dict:
+    """Return the record if it has what the predictor needs, else raise UserError naming file and line."""
+    where = f"{path}:{line_no}"
+    if not isinstance(record, dict):
+        raise UserError(f"{where}: expected a JSON object per line")
+    for key in ("id", "prompt"):
+        if not isinstance(record.get(key), str) or not record[key]:
+            raise UserError(f"{where}: missing or empty string {key!r}")
+    if not isinstance(record.get("closed_book_prompt"), (str, type(None))):
+        raise UserError(f"{where}: 'closed_book_prompt' must be a string or null")
+    if record.get("task", task) != task:
+        raise UserError(f"{where}: record has task {record['task']!r} but lies in the {task!r} folder")
+    if "label" in record and _canonical(str(record["label"])) != _canonical(label):
+        raise UserError(f"{where}: record has label {record['label']!r} but lies in {path.name}")
+    return record
+
+
+def _index_file(path: Path, task: str, label: str) -> list[SampleRef]:
+    """Read and check one data file, returning a reference per record."""
+    refs = []
+    offset = 0
+    with path.open("rb") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            start, offset = offset, offset + len(line)
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise UserError(f"{path}:{line_no}: not valid JSON ({exc})") from None
+            record = _check_record(record, path, line_no, task, label)
+            refs.append(SampleRef(record["id"], task, label, path, start, record.get("closed_book_prompt") is not None))
+    return refs
+
+
+def index_data(data_dir: Path, tasks: list[str] | None = None, labels: list[str] | None = None) -> list[SampleRef]:
+    """Return references to the selected samples, in task order, then length order, then file order.
+
+    ``tasks`` / ``labels`` of ``None`` take whatever the folder holds; a task or length named
+    explicitly must have data. Raises UserError for a missing folder, unreadable lines (naming file
+    and line), duplicate ids or an empty selection.
+    """
+    if not data_dir.is_dir():
+        raise UserError(f"data folder {data_dir} does not exist (create it with `longbench100 generate --out`)")
+    wanted_labels = None if labels is None else {_canonical(label) for label in labels}
+    files: list[tuple[str, int, str, Path]] = []
+    for task in tasks if tasks is not None else list(TASKS):
+        task_dir = data_dir / task
+        found = [] if not task_dir.is_dir() else sorted(task_dir.glob("*.jsonl"))
+        for path in found:
+            canonical = _canonical(path.stem)
+            if canonical is not None and (wanted_labels is None or canonical in wanted_labels):
+                files.append((task, parse_length(path.stem), canonical, path))
+        if tasks is not None and not any(entry[0] == task for entry in files):
+            raise UserError(f"no data for task {task} under {data_dir} (looked for {task_dir}/<length>.jsonl)")
+    if wanted_labels is not None:
+        missing = sorted(wanted_labels - {entry[2] for entry in files}, key=parse_length)
+        if missing:
+            raise UserError(f"no data at length {', '.join(missing)} under {data_dir} for the selected tasks")
+    if not files:
+        raise UserError(f"no data files under {data_dir}: expected <task>/<length>.jsonl, e.g. kv_retrieval/8k.jsonl")
+    files.sort(key=lambda entry: (list(TASKS).index(entry[0]), entry[1]))
+    refs: list[SampleRef] = []
+    seen: dict[str, Path] = {}
+    for task, _, _, path in files:
+        for ref in _index_file(path, task, path.stem):
+            if ref.id in seen:
+                raise UserError(f"duplicate id {ref.id!r} in {path} (also in {seen[ref.id]})")
+            seen[ref.id] = path
+            refs.append(ref)
+    return refs
+
+
+def load_sample(ref: SampleRef) -> Sample:
+    """Read the record that ``ref`` points to."""
+    with ref.path.open("rb") as handle:
+        handle.seek(ref.offset)
+        record = json.loads(handle.readline())
+    return Sample(record["id"], record["prompt"], record.get("closed_book_prompt"))

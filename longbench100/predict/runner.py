@@ -1,0 +1,243 @@
+"""Run a prediction job: pick the samples still to do, send them with bounded concurrency, store answers.
+
+A sample's record is appended once its prompt and (for QA samples, unless disabled) its closed-book
+prompt have both been answered or have failed for good. Rerunning the same job skips samples that
+already have a record; ``retry_failed`` redoes the ones that failed, and a record without the
+closed-book answer that this run asks for is redone too (both are first dropped from the file).
+A request that still cannot connect after its retries means the server is gone, not that the sample
+is bad: the run stops (:class:`ServerLost`) without recording that sample, so a rerun picks it up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from tqdm import tqdm
+
+from ..errors import UserError
+from ..llm_client import CompletionResult, LLMClient, error_reason, shared_ssl_context
+from ..task_info import TASKS
+from .data import SampleRef, index_data, load_sample
+from .store import PredictionStore
+from .summary import RunSummary
+
+
+@dataclass(frozen=True)
+class PredictConfig:
+    """Everything one prediction run needs.
+
+    ``max_new_tokens`` of ``None`` means each task's default; ``tasks`` / ``labels`` of ``None`` mean
+    everything in the data folder.
+    """
+
+    data_dir: Path
+    out_dir: Path
+    model: str
+    base_url: str
+    api_key: str | None = None
+    mode: str = "chat"
+    concurrency: int = 8
+    temperature: float = 0.0
+    max_new_tokens: int | None = None
+    tasks: list[str] | None = None
+    labels: list[str] | None = None
+    closed_book: bool = True
+    retry_failed: bool = False
+    timeout_s: float = 600.0
+    max_retries: int = 6
+    backoff_base_s: float = 1.0
+    progress: bool | None = None  # tqdm's convention: None shows the bar only on a terminal
+
+
+def check_server(config: PredictConfig) -> None:
+    """Fail early, with a UserError, when the server is unreachable, refuses the key or lacks the model.
+
+    Asks ``GET {base_url}/models``; a server that does not implement it passes unchecked.
+    """
+    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+    url = config.base_url.rstrip("/") + "/models"
+    try:
+        response = httpx.get(url, headers=headers, timeout=min(config.timeout_s, 30.0), verify=shared_ssl_context())
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise UserError(f"cannot reach the server at {config.base_url} ({type(exc).__name__}: {exc})") from None
+    if response.status_code in (401, 403):
+        raise UserError(f"the server at {config.base_url} refused the API key (HTTP {response.status_code})")
+    if response.status_code != 200:
+        return
+    try:
+        served = [entry["id"] for entry in response.json()["data"]]
+    except (ValueError, KeyError, TypeError):
+        return
+    if served and config.model not in served:
+        raise UserError(f"model {config.model!r} is not served at {config.base_url}; it serves: {', '.join(served)}")
+
+
+class ServerLost(Exception):
+    """The server stopped accepting connections: nothing more can be done in this run."""
+
+
+def _is_finished(record: dict, ref: SampleRef, config: PredictConfig) -> bool:
+    """Whether an existing record settles its sample for this run."""
+    if record.get("error") is not None:
+        return not config.retry_failed
+    return not (config.closed_book and ref.has_closed_book and record.get("closed_book_prediction") is None)
+
+
+def plan(refs: list[SampleRef], store: PredictionStore, config: PredictConfig, summary: RunSummary) -> list[SampleRef]:
+    """Return the samples still to do, dropping from the output any record that is to be redone.
+
+    Also removes duplicate records (the last one wins) and counts skipped samples in ``summary``.
+    """
+    by_file: dict[tuple[str, str], list[SampleRef]] = {}
+    for ref in refs:
+        by_file.setdefault((ref.task, ref.label), []).append(ref)
+    todo: list[SampleRef] = []
+    for (task, label), file_refs in by_file.items():
+        records = store.load(task, label)
+        latest = {record["id"]: record for record in records}
+        for record in latest.values():
+            if record.get("model") not in (None, config.model):
+                raise UserError(
+                    f"{store.path(task, label)} holds predictions of model {record['model']!r}, not "
+                    f"{config.model!r}: choose another --out for each model"
+                )
+        redo = set()
+        for ref in file_refs:
+            record = latest.get(ref.id)
+            if record is not None and _is_finished(record, ref, config):
+                summary.skipped += 1
+                summary.skipped_failed += record.get("error") is not None
+                continue
+            if record is not None:
+                redo.add(ref.id)
+            todo.append(ref)
+        kept = [record for record in latest.values() if record["id"] not in redo]
+        if len(kept) != len(records):
+            store.rewrite(task, label, kept)
+    return todo
+
+
+def make_record(ref: SampleRef, model: str, answer: CompletionResult, closed: CompletionResult | None) -> dict:
+    """Build the prediction record (docs/schema.md keys first, then run details) for one sample."""
+    error = answer.error
+    if error is None and closed is not None and closed.error is not None:
+        error = f"closed book {closed.error}"
+    return {
+        "id": ref.id,
+        "prediction": answer.text,
+        "closed_book_prediction": None if closed is None else closed.text,
+        "error": error,
+        "task": ref.task,
+        "label": ref.label,
+        "model": model,
+        "finish_reason": answer.finish_reason,
+        "prompt_tokens": answer.prompt_tokens,
+        "completion_tokens": answer.completion_tokens,
+        "latency_s": round(answer.latency_s, 4),
+        "attempts": answer.attempts,
+        "closed_book_finish_reason": None if closed is None else closed.finish_reason,
+        "closed_book_prompt_tokens": None if closed is None else closed.prompt_tokens,
+        "closed_book_completion_tokens": None if closed is None else closed.completion_tokens,
+        "closed_book_latency_s": None if closed is None else round(closed.latency_s, 4),
+        "closed_book_attempts": None if closed is None else closed.attempts,
+        "closed_book_error": None if closed is None else closed.error,
+    }
+
+
+def _count(summary: RunSummary, record: dict, results: list[CompletionResult]) -> None:
+    """Add one finished sample to the summary."""
+    for result in results:
+        summary.requests += result.attempts
+        summary.prompt_tokens += result.prompt_tokens or 0
+        summary.completion_tokens += result.completion_tokens or 0
+    if record["error"] is None:
+        summary.done += 1
+    else:
+        summary.failed[error_reason(record["error"])] += 1
+
+
+async def _predict_one(client: LLMClient, ref: SampleRef, config: PredictConfig) -> tuple[dict, list[CompletionResult]]:
+    """Send one sample's prompt (and closed-book prompt) and return its record and the raw results."""
+    sample = load_sample(ref)
+    max_tokens = config.max_new_tokens or TASKS[ref.task].max_new_tokens
+    requests = [client.complete(sample.prompt, max_tokens=max_tokens, temperature=config.temperature)]
+    if config.closed_book and sample.closed_book_prompt is not None:
+        requests.append(
+            client.complete(sample.closed_book_prompt, max_tokens=max_tokens, temperature=config.temperature)
+        )
+    results = list(await asyncio.gather(*requests))
+    record = make_record(ref, config.model, results[0], results[1] if len(results) > 1 else None)
+    return record, results
+
+
+async def _run_all(todo: list[SampleRef], store: PredictionStore, config: PredictConfig, summary: RunSummary) -> None:
+    """Send every sample in ``todo`` with at most ``config.concurrency`` requests in flight."""
+    next_refs: Iterator[SampleRef] = iter(todo)
+    disable = None if config.progress is None else not config.progress
+    bar = tqdm(total=len(todo), unit="sample", desc="predict", disable=disable, dynamic_ncols=True)
+
+    async def worker(client: LLMClient) -> None:
+        for ref in next_refs:
+            record, results = await _predict_one(client, ref, config)
+            for result in results:  # a server that refuses connections says nothing about the sample
+                if result.error is not None and error_reason(result.error) == "ConnectError":
+                    raise ServerLost(result.error)
+            store.append(ref.task, ref.label, record)
+            _count(summary, record, results)
+            bar.update(1)
+            if summary.failed:
+                bar.set_postfix(failed=sum(summary.failed.values()), refresh=False)
+
+    try:
+        async with LLMClient(
+            config.base_url,
+            config.model,
+            config.api_key,
+            mode=config.mode,
+            concurrency=config.concurrency,
+            timeout_s=config.timeout_s,
+            max_retries=config.max_retries,
+            backoff_base_s=config.backoff_base_s,
+        ) as client:
+            workers = [asyncio.create_task(worker(client)) for _ in range(min(config.concurrency, len(todo)))]
+            finished, unfinished = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+            for task in unfinished:  # only after a failure: stop the others, losing just their requests
+                task.cancel()
+            await asyncio.gather(*unfinished, return_exceptions=True)
+            for task in finished:
+                task.result()
+    finally:
+        bar.close()
+
+
+def run_predictions(config: PredictConfig) -> RunSummary:
+    """Run the whole job described by ``config`` and return its summary.
+
+    The output stays consistent whenever the run stops (interrupt, crash, lost server): rerun the
+    same job to resume.
+    """
+    started = time.perf_counter()
+    summary = RunSummary()
+    refs = index_data(config.data_dir, config.tasks, config.labels)
+    summary.total = len(refs)
+    store = PredictionStore(config.out_dir)
+    try:
+        todo = plan(refs, store, config, summary)
+        if todo:
+            check_server(config)
+            asyncio.run(_run_all(todo, store, config, summary))
+    except ServerLost as lost:
+        saved = summary.done + sum(summary.failed.values())
+        raise UserError(
+            f"lost the server at {config.base_url} ({lost}); {saved} samples were saved by this run: "
+            "rerun the same command to resume"
+        ) from None
+    finally:
+        store.close()
+        summary.wall_s = time.perf_counter() - started
+    return summary

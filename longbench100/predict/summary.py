@@ -1,0 +1,41 @@
+"""What a prediction run did: samples answered, failed (by reason) and skipped, tokens and wall time."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RunSummary:
+    """Counts for one run of ``predict``; ``failed`` maps an error reason (``HTTP 400``) to a count."""
+
+    total: int = 0
+    done: int = 0
+    failed: Counter[str] = field(default_factory=Counter)
+    skipped: int = 0
+    skipped_failed: int = 0
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    wall_s: float = 0.0
+
+    def lines(self) -> list[str]:
+        """Return the human-readable summary printed at the end of a run."""
+        failed = sum(self.failed.values())
+        reasons = ", ".join(f"{reason}: {count}" for reason, count in self.failed.most_common())
+        rate = self.requests / self.wall_s if self.wall_s > 0 else 0.0
+        lines = [
+            f"samples:  {self.total} selected, {self.done} done, {failed} failed, "
+            f"{self.skipped} skipped (finished earlier)",
+            f"tokens:   {self.prompt_tokens + self.completion_tokens} "
+            f"({self.prompt_tokens} prompt + {self.completion_tokens} completion, as reported by the server)",
+            f"time:     {self.wall_s:.1f} s wall, {self.requests} requests ({rate:.1f}/s)",
+        ]
+        if failed:
+            lines.append(f"failed:   {reasons}")
+        if any(reason.endswith("HTTP 400") for reason in self.failed):
+            lines.append("          HTTP 400 mostly means prompt + answer exceed the context (vLLM: --max-model-len)")
+        if self.skipped_failed:
+            lines.append(f"note:     {self.skipped_failed} skipped samples had failed; redo them with --retry-failed")
+        return lines

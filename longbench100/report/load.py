@@ -1,0 +1,63 @@
+"""Read results.json files written by ``longbench100 score``."""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UserError
+from ..scoring.samples import ScoredSample
+
+REQUIRED_KEYS = ("model", "samples", "aggregates")
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """One model's results: its name, scored samples and stored aggregates (see docs/aggregates.md)."""
+
+    model: str
+    path: Path
+    samples: list[ScoredSample]
+    aggregates: dict
+
+
+def load_results(paths: list[Path]) -> list[ModelResult]:
+    """Load results.json files, refusing missing or malformed files and repeated model names."""
+    if not paths:
+        raise UserError("no results files given: pass e.g. results/*.json")
+    results: list[ModelResult] = []
+    for path in paths:
+        result = load_result(path)
+        clash = next((other for other in results if other.model == result.model), None)
+        if clash is not None:
+            raise UserError(
+                f"model {result.model!r} appears in both {clash.path} and {path}: give each model one results file"
+            )
+        results.append(result)
+    base_labels = {tuple(result.aggregates["base_labels"]) for result in results}
+    if len(base_labels) > 1:
+        raise UserError(
+            "the results use different base lengths ("
+            + "; ".join(",".join(labels) for labels in sorted(base_labels))
+            + "): score every model with the same --base-lengths"
+        )
+    return results
+
+
+def load_result(path: Path) -> ModelResult:
+    """Load one results.json file."""
+    if not path.is_file():
+        raise UserError(f"results file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise UserError(f"{path} is not a results.json: invalid JSON ({error})") from None
+    if not isinstance(data, dict) or any(key not in data for key in REQUIRED_KEYS):
+        raise UserError(f"{path} is not a results.json: it needs the keys {', '.join(REQUIRED_KEYS)}")
+    aggregates = data["aggregates"]
+    if not isinstance(aggregates, dict) or any(key not in aggregates for key in ("base_labels", "overall", "tasks")):
+        raise UserError(f"{path} is not a results.json: 'aggregates' lacks base_labels/overall/tasks")
+    try:
+        samples = [ScoredSample.from_json(sample) for sample in data["samples"]]
+    except TypeError as error:
+        raise UserError(f"{path} is not a results.json: bad sample record ({error})") from None
+    return ModelResult(str(data["model"]), path, samples, aggregates)

@@ -1,0 +1,93 @@
+"""Paired bootstrap comparison of two models' average LC."""
+
+import numpy as np
+import pytest
+
+from longbench100.errors import UserError
+from longbench100.lengths import parse_length
+from longbench100.scoring.aggregate import aggregate
+from longbench100.scoring.compare import compare_avg_lc
+from longbench100.scoring.samples import ScoredSample
+
+LABELS = ["2k", "4k", "8k", "16k"]
+BASE = ["2k", "4k"]
+TASKS = ["kv_retrieval", "single_doc_qa"]
+
+
+def model_samples(long_mean: float, seed: int, n: int = 40, base_mean: float = 0.8) -> list[ScoredSample]:
+    """Random 0-1 samples with the same ids for every model: ``base_mean`` at base lengths, ``long_mean`` beyond."""
+    rng = np.random.default_rng(seed)
+    samples = []
+    for task in TASKS:
+        for label in LABELS:
+            mean = base_mean if label in BASE else long_mean
+            for row in range(n):
+                score = float(np.clip(rng.normal(mean, 0.15), 0.0, 1.0))
+                samples.append(ScoredSample(f"{task}-{label}-{row:04d}", task, label, parse_length(label), row, score))
+    return samples
+
+
+def test_clearly_better_model_is_significant():
+    good, bad = model_samples(0.75, seed=1), model_samples(0.3, seed=2)
+    comparison = compare_avg_lc("good", good, "bad", bad, BASE, n_boot=500)
+    assert comparison.significant
+    assert comparison.diff > 40
+    assert comparison.ci[0] > 0
+    assert comparison.p_value < 0.01
+    assert comparison.n_shared == len(good)
+    reverse = compare_avg_lc("bad", bad, "good", good, BASE, n_boot=500)
+    assert reverse.significant and reverse.diff == pytest.approx(-comparison.diff)
+
+
+def test_identical_models_are_not_flagged():
+    samples = model_samples(0.5, seed=3)
+    comparison = compare_avg_lc("a", samples, "b", list(samples), BASE, n_boot=300)
+    assert comparison.diff == 0.0
+    assert comparison.ci == (0.0, 0.0)
+    assert comparison.p_value == 1.0
+    assert not comparison.significant
+
+
+def test_same_quality_models_are_not_flagged():
+    comparison = compare_avg_lc("a", model_samples(0.5, seed=4), "b", model_samples(0.5, seed=5), BASE, n_boot=500)
+    assert comparison.ci[0] < 0 < comparison.ci[1]
+    assert not comparison.significant
+
+
+def test_point_difference_matches_aggregates_on_full_overlap():
+    a, b = model_samples(0.6, seed=6), model_samples(0.4, seed=7)
+    comparison = compare_avg_lc("a", a, "b", b, BASE, n_boot=0)
+    expected = aggregate(a, BASE, n_boot=0)["overall"]["avg_lc"] - aggregate(b, BASE, n_boot=0)["overall"]["avg_lc"]
+    assert comparison.diff == pytest.approx(expected)
+    assert comparison.ci is None and not comparison.significant
+
+
+def test_only_ids_counted_for_both_models_are_used():
+    a = model_samples(0.6, seed=8)
+    b = model_samples(0.6, seed=9)
+    b = [
+        ScoredSample(s.id, s.task, s.label, s.length, s.row, None if s.row == 0 else s.score, filtered=s.row == 1)
+        for s in b[: len(b) // 2]
+    ]
+    comparison = compare_avg_lc("a", a, "b", b, BASE, n_boot=100)
+    # b keeps the first task only, minus one ungraded and one filtered row per length.
+    assert comparison.n_shared == len(LABELS) * 38
+
+
+def test_seeded_and_deterministic():
+    a, b = model_samples(0.6, seed=10), model_samples(0.5, seed=11)
+    first = compare_avg_lc("a", a, "b", b, BASE, n_boot=200, seed=3)
+    assert first == compare_avg_lc("a", a, "b", b, BASE, n_boot=200, seed=3)
+    assert first.ci != compare_avg_lc("a", a, "b", b, BASE, n_boot=200, seed=4).ci
+
+
+def test_no_shared_base_gives_null_difference():
+    a = [s for s in model_samples(0.6, seed=12) if s.label != "2k"]
+    comparison = compare_avg_lc("a", a, "b", model_samples(0.6, seed=13), BASE, n_boot=50)
+    assert comparison.diff is None and comparison.ci is None and not comparison.significant
+
+
+def test_repeated_id_is_an_error():
+    samples = model_samples(0.6, seed=14)
+    with pytest.raises(UserError, match="appears twice"):
+        compare_avg_lc("a", samples + samples[:1], "b", samples, BASE)
