@@ -150,6 +150,13 @@ def test_same_options_give_identical_bytes_whatever_the_workers(generated: Path,
             assert path.read_bytes() == (again / path.relative_to(generated)).read_bytes(), path
 
 
+def test_each_row_is_rebuilt_alone_whatever_the_row_count(generated: Path, mirror: Path, tmp_path: Path) -> None:
+    fewer = tmp_path / "fewer"
+    run_generate(_options(mirror, fewer, rows=2), echo=lambda _: None, progress=False)
+    for path in sorted(fewer.glob("*/*.jsonl")):
+        assert path.read_text().splitlines() == (generated / path.relative_to(fewer)).read_text().splitlines()[:2], path
+
+
 def test_resume_after_a_crash_loses_and_duplicates_nothing(generated: Path, mirror: Path, tmp_path: Path) -> None:
     crashed = tmp_path / "crashed"
     shutil.copytree(generated, crashed)

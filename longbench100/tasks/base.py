@@ -40,7 +40,7 @@ class TaskBuilder:
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         self.corpus = corpus
         self.templates = templates
-        self.noisy_pool: list[Document] = corpus.documents_of(corpus.sources_with_role(self.name, "noisy"))
+        self.noisy_pool = distinct_texts(corpus.documents_of(corpus.sources_with_role(self.name, "noisy")))
 
     def candidates(self, ctx: BuildContext) -> list[Candidate] | None:
         """Ground-truth candidates, or ``None`` for synthetic tasks whose rows need no real item."""
@@ -54,6 +54,17 @@ class TaskBuilder:
         """Number the passages in order and render this task's template around them."""
         blocks, gold_numbers = number_blocks(pieces)
         return self.templates.render(self.name, {"blocks": blocks, "gold_numbers": gold_numbers, **variables})
+
+
+def distinct_texts(documents: list[Document]) -> list[Document]:
+    """The documents with repeated texts dropped (the first of each text is kept), so no prompt holds a text twice."""
+    seen: set[str] = set()
+    kept = []
+    for document in documents:
+        if document.text not in seen:
+            seen.add(document.text)
+            kept.append(document)
+    return kept
 
 
 def number_blocks(pieces: list[Piece]) -> tuple[list[dict], list[int]]:

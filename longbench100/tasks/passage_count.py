@@ -7,7 +7,7 @@ import random
 from ..corpus import Corpus
 from ..generate.fitting import BuildContext, fit_prompt
 from ..generate.templates import PromptTemplates
-from .base import Sample, TaskBuilder
+from .base import Sample, TaskBuilder, distinct_texts
 
 MAX_COPIES = 3
 
@@ -19,7 +19,7 @@ class PassageCount(TaskBuilder):
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
-        self.noisy_pool = corpus.documents_of(corpus.sources_with_role(self.name, "real"))
+        self.noisy_pool = distinct_texts(corpus.documents_of(corpus.sources_with_role(self.name, "real")))
 
     def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
         """One sample: repeated whole documents plus a filler, shuffled together."""
