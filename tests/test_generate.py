@@ -249,3 +249,13 @@ def test_inspect_reports_fill_depth_and_pairing(generated: Path) -> None:
     line = next(line for line in result.output.splitlines() if line.startswith("single_doc_qa") and " 2k " in line)
     assert line.split()[2] == "4"
     assert "rows asking the same item at every length with rows (2k, 3000): 4" in result.output
+
+
+def test_a_task_without_its_sources_fails_before_any_work(tmp_path: Path) -> None:
+    from tests.fixture_mirror import write_mirror
+
+    mirror = write_mirror(tmp_path / "m", only={"cnn_dailymail"})
+    result = CliRunner().invoke(main, ["generate", "--sources", str(mirror), "--tasks", "single_doc_qa", "--out", str(tmp_path / "o"), "--quiet"])
+    assert result.exit_code == 2
+    assert "task single_doc_qa: none of its real sources (" in result.output and "qasper" in result.output
+    assert not (tmp_path / "o").exists()

@@ -24,7 +24,10 @@ MANIFEST = "manifest.json"
 
 
 def check_run_state(out: Path, shaping: dict, resume: bool) -> None:
-    """Refuse to mix runs: a folder holding another run needs ``--resume`` with the very same options."""
+    """Refuse to mix runs: a folder holding another run needs ``--resume`` with the very same options.
+
+    Writes nothing: see :func:`write_run_state`.
+    """
     state_file = out / RUN_STATE
     if state_file.exists():
         previous = json.loads(state_file.read_text(encoding="utf-8"))
@@ -36,7 +39,11 @@ def check_run_state(out: Path, shaping: dict, resume: bool) -> None:
         return
     if out.exists() and any(out.iterdir()):
         raise UserError(f"--out {out} is not empty and holds no longbench100 run; choose an empty or new folder")
-    write_json_atomic(state_file, shaping, indent=2)
+
+
+def write_run_state(out: Path, shaping: dict) -> None:
+    """Record the run's options in ``out`` (once the run is known to be able to start)."""
+    write_json_atomic(out / RUN_STATE, shaping, indent=2)
 
 
 def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates: "PromptTemplates", corpus: "Corpus",

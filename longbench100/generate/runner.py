@@ -20,7 +20,7 @@ from ..tasks import BUILDERS
 from ..tasks.base import TaskBuilder
 from ..tokenization import load_tokenizer
 from .fitting import BuildContext
-from .manifest import build_manifest, check_run_state
+from .manifest import build_manifest, check_run_state, write_run_state
 from .output import LineAppender, completed_rows, data_file, partial_file
 from .planner import LengthPlan, RowPlan, plan_rows
 from .rng import derive_rng
@@ -87,6 +87,7 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
     needed = {name for name, entry in registry.items() if any(role.split(":")[0] in options.tasks for role in entry.roles)}
     corpus = load_corpus(location, tokenizer, only=needed, progress=progress)
     _check_pools(corpus, options.tasks, location.describe())
+    write_run_state(options.out, options.shaping())
     echo(f"tokenizer {tokenizer.spec} ({tokenizer.origin}); sources: {location.describe()} ({len(corpus.sources)} loaded)")
 
     budgets = dict(options.lengths)
@@ -115,12 +116,10 @@ def _context(options: GenerateOptions, tokenizer, task: str, label: str, budget:
 
 
 def _check_pools(corpus: Corpus, tasks: tuple[str, ...], where: str) -> None:
-    """Fail before any work when a task has no usable real or noisy source."""
+    """Fail before any work when a task lacks every source of a role it needs."""
     for task in tasks:
-        builder_needs_real = task not in ("kv_retrieval", "counting_stars")
-        builder_needs_noisy = task != "passage_count"
-        for kind, needed in (("real", builder_needs_real), ("noisy", builder_needs_noisy)):
-            if needed and not corpus.sources_with_role(task, kind):
+        for kind in BUILDERS[task].required_roles:
+            if not corpus.sources_with_role(task, kind):
                 wanted = [name for name, entry in corpus.entries.items() if entry.has_role(task, kind)]
                 raise UserError(f"task {task}: none of its {kind} sources ({', '.join(wanted)}) is available in {where}")
 

@@ -36,6 +36,7 @@ class TaskBuilder:
     """Base class: subclasses set ``name`` and implement :meth:`build` (and :meth:`candidates` when they use real items)."""
 
     name: ClassVar[str]
+    required_roles: ClassVar[tuple[str, ...]] = ("noisy",)  # source roles the task cannot do without
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         self.corpus = corpus
@@ -99,6 +100,7 @@ class GoldAmongDistractors(TaskBuilder):
     """Tasks that hide an item's supporting documents among distractors from the task's noisy sources."""
 
     closed_book: ClassVar[bool] = False
+    required_roles = ("real", "noisy")
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)

@@ -16,6 +16,7 @@ class PassageCount(TaskBuilder):
     """Documents of sources 1-9, each repeated 1-3 times and shuffled; the filler counts as one more distinct passage."""
 
     name = "passage_count"
+    required_roles = ("real",)
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)

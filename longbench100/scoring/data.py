@@ -1,0 +1,125 @@
+"""Read a generated data folder (``OUT/<task>/<label>.jsonl`` plus ``manifest.json``) for scoring."""
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UserError
+from ..lengths import parse_length
+from ..task_info import TASKS
+
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class DataRecord:
+    """The fields of one data record that scoring needs (see docs/schema.md)."""
+
+    id: str
+    task: str
+    label: str
+    length: int
+    row: int
+    answers: tuple[str, ...]
+    question: str | None
+    closed_book_prompt: str | None
+    options: tuple[str, ...] | None = None  # counting_stars: gold.options, the answer options in order
+
+
+_FIELDS: dict[str, tuple[type, ...]] = {
+    "id": (str,),
+    "task": (str,),
+    "label": (str,),
+    "length": (int,),
+    "row": (int,),
+    "answers": (list,),
+    "question": (str, type(None)),
+    "closed_book_prompt": (str, type(None)),
+}
+
+
+def data_files(data_dir: Path) -> list[Path]:
+    """Return the data files ``<task>/<label>.jsonl`` under ``data_dir``, in task order then by length."""
+    if not data_dir.is_dir():
+        raise UserError(f"--data {data_dir}: no such folder")
+    files = [path for task in TASKS for path in sorted((data_dir / task).glob("*.jsonl"), key=_length_of) if _length_of(path)]
+    if not files:
+        raise UserError(f"--data {data_dir}: no <task>/<label>.jsonl files (tasks: {', '.join(TASKS)})")
+    return files
+
+
+def _length_of(path: Path) -> int:
+    """The token length a data file's name stands for (``8k.jsonl`` -> 8192), 0 when it names none."""
+    try:
+        return parse_length(path.stem)
+    except UserError:
+        return 0
+
+
+def parse_record(data: object, where: str) -> DataRecord:
+    """Validate one decoded JSON line and keep the scoring fields; ``where`` is ``file:line`` for errors."""
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: expected a JSON object")
+    for key, types in _FIELDS.items():
+        if key not in data:
+            raise UserError(f"{where}: field {key!r} is missing")
+        if not isinstance(data[key], types) or isinstance(data[key], bool):
+            raise UserError(f"{where}: field {key!r} has type {type(data[key]).__name__}")
+    if data["task"] not in TASKS:
+        raise UserError(f"{where}: field 'task' is {data['task']!r}, not one of the eight tasks")
+    if not data["answers"] or not all(isinstance(answer, str) for answer in data["answers"]):
+        raise UserError(f"{where}: field 'answers' must be a non-empty list of strings")
+    return DataRecord(
+        id=data["id"],
+        task=data["task"],
+        label=data["label"],
+        length=data["length"],
+        row=data["row"],
+        answers=tuple(data["answers"]),
+        question=data["question"],
+        closed_book_prompt=data["closed_book_prompt"],
+        options=_options(data.get("gold")),
+    )
+
+
+def _options(gold: object) -> tuple[str, ...] | None:
+    """``gold.options`` when it is a list of strings (counting_stars), else ``None``."""
+    options = gold.get("options") if isinstance(gold, dict) else None
+    if isinstance(options, list) and options and all(isinstance(option, str) for option in options):
+        return tuple(options)
+    return None
+
+
+def read_jsonl(path: Path) -> list[tuple[str, object]]:
+    """Decode every non-blank line of a JSONL file, returning ``(file:line, value)`` pairs."""
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append((f"{path}:{number}", json.loads(line)))
+            except json.JSONDecodeError as error:
+                raise UserError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+    return rows
+
+
+def load_data(data_dir: Path) -> list[DataRecord]:
+    """Read every record of a data folder; ids must be unique across the folder."""
+    records: list[DataRecord] = []
+    seen: dict[str, str] = {}
+    for path in data_files(data_dir):
+        for where, value in read_jsonl(path):
+            record = parse_record(value, where)
+            if record.id in seen:
+                raise UserError(f"{where}: duplicate id {record.id!r} (first at {seen[record.id]})")
+            seen[record.id] = where
+            records.append(record)
+    return records
+
+
+def manifest_sha256(data_dir: Path) -> str | None:
+    """Return the sha256 of ``data_dir/manifest.json``, or ``None`` when the folder has none."""
+    path = data_dir / MANIFEST
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None

@@ -1,0 +1,96 @@
+"""Choose the metric of each task and grade answers with it (accuracy, classic or LLM judge)."""
+
+from dataclasses import dataclass
+
+from ..errors import UserError
+from ..task_info import TASKS
+from .classic import qa_f1, rouge_l_many
+from .data import DataRecord
+from .judge import Judge
+from .judge_prompts import JudgePrompt, qa_prompt, summary_prompt
+from .parsers import accuracy
+
+METRIC_MODES = ("auto", "classic", "judge")
+CLASSIC_METRICS = {"qa_judge": "qa_f1", "summary_judge": "rouge_l"}
+JUDGE_METRICS = frozenset(CLASSIC_METRICS)
+
+
+def choose_metrics(tasks: list[str], mode: str, judge_configured: bool) -> dict[str, str]:
+    """Map each task to the metric that grades it.
+
+    Accuracy tasks always use ``accuracy``. Judge tasks (SPEC.md: LLM judge) use ``qa_judge`` /
+    ``summary_judge`` in mode ``judge``, and in mode ``auto`` when a judge is configured; otherwise the
+    classic ``qa_f1`` / ``rouge_l``. Mode ``judge`` without a judge model is an error.
+    """
+    if mode not in METRIC_MODES:
+        raise UserError(f"--metric {mode}: choose from {', '.join(METRIC_MODES)}")
+    if mode == "judge" and not judge_configured:
+        raise UserError("--metric judge needs --judge-model (and --judge-base-url for a non-OpenAI server)")
+    use_judge = mode == "judge" or (mode == "auto" and judge_configured)
+    chosen = {}
+    for task in tasks:
+        family = TASKS[task].metric
+        if family in JUDGE_METRICS and not use_judge:
+            chosen[task] = CLASSIC_METRICS[family]
+        else:
+            chosen[task] = family
+    return chosen
+
+
+@dataclass(frozen=True)
+class GradeJob:
+    """One answer to grade: the data record, the metric, and the answer text."""
+
+    record: DataRecord
+    metric: str
+    text: str
+
+
+def judge_prompt(job: GradeJob) -> JudgePrompt | None:
+    """The judge prompt for a judge-metric job, or ``None`` when the answer is empty (scored 0)."""
+    answers = list(job.record.answers)
+    if job.metric == "qa_judge":
+        return qa_prompt(job.record.question, answers, job.text)
+    return summary_prompt(job.record.question, answers[0], job.text)
+
+
+def judge_prompts(jobs: list[GradeJob]) -> list[JudgePrompt]:
+    """All judge prompts that grading ``jobs`` needs (duplicates included; the judge sends each once)."""
+    prompts = (judge_prompt(job) for job in jobs if job.metric in JUDGE_METRICS)
+    return [prompt for prompt in prompts if prompt is not None]
+
+
+def grade_jobs(jobs: list[GradeJob], judge: Judge | None, *, progress: bool = True) -> list[float | None]:
+    """Grade every job, in order: 0-1 scores, ``None`` where the judge could not grade.
+
+    ROUGE-L jobs run as one batch (on several processes when there are many); judge prompts are
+    sent as one batch (deduplicated, cached); empty answers to the judge score 0 without a call.
+    """
+    scores: list[float | None] = [None] * len(jobs)
+    rouge: list[int] = []
+    pending: list[tuple[int, JudgePrompt]] = []
+    for index, job in enumerate(jobs):
+        answers = list(job.record.answers)
+        if job.metric == "accuracy":
+            options = list(job.record.options) if job.record.options else None
+            scores[index] = accuracy(job.record.task, job.text, answers, options)
+        elif job.metric == "qa_f1":
+            scores[index] = qa_f1(job.text, answers)
+        elif job.metric == "rouge_l":
+            rouge.append(index)
+        elif job.metric in JUDGE_METRICS:
+            prompt = judge_prompt(job)
+            if prompt is None:
+                scores[index] = 0.0
+            else:
+                pending.append((index, prompt))
+        else:
+            raise ValueError(f"unknown metric {job.metric!r}")
+    for index, score in zip(rouge, rouge_l_many([(jobs[i].text, list(jobs[i].record.answers)) for i in rouge])):
+        scores[index] = score
+    if pending:
+        if judge is None:
+            raise ValueError("judge metrics need a Judge")
+        for (index, _), score in zip(pending, judge.grade([prompt for _, prompt in pending], progress=progress)):
+            scores[index] = score
+    return scores

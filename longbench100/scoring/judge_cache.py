@@ -1,0 +1,48 @@
+"""On-disk cache of judge replies, keyed by judge model and the sha256 of the prompt.
+
+Layout: ``<cache>/judge/<model slug>-<8 hex of sha256(model)>/<2 hex>/<sha256(prompt)>.json``,
+each file a JSON object with the model, the prompt hash, the reply text and its token usage.
+Writes are atomic (temporary file in the same folder, then rename), so an interrupted run never
+leaves a half-written entry; unreadable entries count as misses.
+"""
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from ..atomic import write_json_atomic
+from ..paths import cache_dir
+
+
+def prompt_hash(prompt: str) -> str:
+    """The sha256 hex digest of a prompt (UTF-8)."""
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+
+
+class JudgeCache:
+    """Replies of one judge model, stored under ``root`` (default: the user cache folder + ``judge/``)."""
+
+    def __init__(self, model: str, root: Path | None = None) -> None:
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("._")[:64] or "model"
+        digest = hashlib.sha256(model.encode("utf-8")).hexdigest()[:8]
+        self.model = model
+        self.folder = (root or cache_dir() / "judge") / f"{slug}-{digest}"
+
+    def _path(self, prompt: str) -> Path:
+        """Where the reply to ``prompt`` is stored."""
+        digest = prompt_hash(prompt)
+        return self.folder / digest[:2] / f"{digest}.json"
+
+    def get(self, prompt: str) -> dict | None:
+        """The cached entry for ``prompt`` (with its ``text``), or ``None`` when absent or unreadable."""
+        try:
+            entry = json.loads(self._path(prompt).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return entry if isinstance(entry, dict) and isinstance(entry.get("text"), str) else None
+
+    def put(self, prompt: str, text: str, **usage: object) -> None:
+        """Store a reply atomically; ``usage`` adds fields such as token counts and finish reason."""
+        entry = {"model": self.model, "prompt_sha256": prompt_hash(prompt), "text": text, **usage}
+        write_json_atomic(self._path(prompt), entry)

@@ -1,0 +1,50 @@
+"""Text helpers shared by the metrics: reasoning removal, LongBench answer normalisation, sentences."""
+
+import re
+import string
+
+_REASONING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_OPEN_REASONING = re.compile(r"^.*</think>", re.DOTALL | re.IGNORECASE)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_SENTENCE_BREAK = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'(\[]?[A-Z0-9])")
+_LAST_WORD = re.compile(r"(\S+)\.[\"')\]]?$")
+_ABBREVIATIONS = frozenset("mr mrs ms dr prof st jr sr vs etc fig e.g i.e u.s u.k inc corp co ltd".split())
+
+
+def strip_reasoning(text: str) -> str:
+    """Remove ``<think>...</think>`` blocks (and a dangling reasoning prefix ending in ``</think>``)."""
+    text = _REASONING.sub("", text)
+    return _OPEN_REASONING.sub("", text).strip()
+
+
+def normalize_answer(text: str) -> str:
+    """LongBench/SQuAD normalisation: lower case, drop punctuation and articles, squeeze whitespace."""
+    text = text.lower().translate(_PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a summary into sentences: at line breaks and after ``.``, ``!`` or ``?`` before a capital or digit.
+
+    Bullet markers are kept with their sentence; empty pieces are dropped.
+    """
+    sentences: list[str] = []
+    for line in text.splitlines():
+        start = 0
+        for match in _SENTENCE_BREAK.finditer(line):
+            if _is_abbreviation(line[start : match.start()]):
+                continue
+            sentences.append(line[start : match.start()].strip())
+            start = match.end()
+        sentences.append(line[start:].strip())
+    return [sentence for sentence in sentences if sentence]
+
+
+def _is_abbreviation(piece: str) -> bool:
+    """True when ``piece`` ends in a title, common abbreviation or single-letter initial plus a period."""
+    match = _LAST_WORD.search(piece)
+    if not match:
+        return False
+    word = match.group(1).lower().lstrip("\"'([")
+    return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())
