@@ -1,0 +1,92 @@
+"""``longbench100 publish`` and ``longbench100 verify-snapshot``: dataset snapshots for ``datasets`` and the hub."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .. import __version__
+from ..errors import UserError
+
+
+@click.command()
+@click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path),
+              help="Data folder written by `generate` (or `filter`): OUT/manifest.json and OUT/<task>/<label>.jsonl.")
+@click.option("--out", "snapshot", required=True, type=click.Path(path_type=Path),
+              help="Snapshot folder to write: a new or empty folder.")
+@click.option("--name", help="Dataset title in the card [default: the NAME of --repo-id, else 'longbench100'].")
+@click.option("--repo-id", metavar="ORG/NAME", help="Hub dataset repository; named in the card's loading examples.")
+@click.option("--push", is_flag=True, help="Upload the snapshot to --repo-id (needs a hub token; checked before anything is written).")
+@click.option("--private", is_flag=True, help="With --push: create the repository as private.")
+@click.option("--quiet", is_flag=True, help="Print only the final summary.")
+def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | None, push: bool, private: bool, quiet: bool) -> None:
+    """Write a dataset snapshot that `datasets.load_dataset` and the Hugging Face hub can use.
+
+    The snapshot holds one Parquet file per task and length (data/<task>/<label>.parquet), a dataset
+    card (README.md) whose YAML header declares one config per task and one split per length label,
+    and manifest.json with the sha256 of every file plus the generation manifest. The same data
+    always gives byte-identical files.
+
+    \b
+    Examples:
+      longbench100 publish --data out --out snapshot
+      python -c 'import datasets; print(datasets.load_dataset("snapshot", "single_doc_qa", split="8k"))'
+      longbench100 publish --data out --out snapshot --repo-id my-org/longbench100-snapshot --push
+    """
+    from ..publish.hub import check_push_access, check_repo_id, push_snapshot
+    from ..publish.snapshot import publish_snapshot
+    from ..publish.staging import check_empty_target
+
+    if repo_id:
+        check_repo_id(repo_id)
+    if push and not repo_id:
+        raise UserError("--push needs --repo-id ORG/NAME")
+    if private and not push:
+        raise UserError("--private only applies with --push")
+    check_empty_target(snapshot, "--out")
+    token = check_push_access() if push else None
+    result = publish_snapshot(data_dir, snapshot, name=name, repo_id=repo_id, echo=(lambda _: None) if quiet else click.echo)
+    rows = sum(split.rows for split in result.splits)
+    tasks = len({split.task for split in result.splits})
+    skipped = f"; {len(result.empty)} empty data files left out" if result.empty else ""
+    click.echo(f"snapshot {snapshot}: {rows} rows in {len(result.splits)} Parquet files ({tasks} configs){skipped}")
+    if token is not None and repo_id is not None:
+        url = push_snapshot(snapshot, repo_id, token, private, f"Publish {result.manifest['name']} (longbench100 {__version__})")
+        click.echo(f"pushed to {repo_id}: {url}")
+
+
+@click.command("verify-snapshot")
+@click.argument("snapshot", type=click.Path(path_type=Path))
+@click.option("--unpack-to", "unpack_to", type=click.Path(path_type=Path),
+              help="After verifying, rebuild the original data folder here (for `predict` and `score`).")
+def verify_snapshot(snapshot: Path, unpack_to: Path | None) -> None:
+    """Recompute the sha256 of every file listed in SNAPSHOT/manifest.json.
+
+    Exits with status 1 naming the first file that changed or is missing, 0 when all match.
+    With --unpack-to, also writes <task>/<label>.jsonl and manifest.json byte-identical to the
+    data folder that was published (each file is checked against the generation manifest).
+
+    \b
+    Example (a snapshot downloaded from the hub):
+      hf download my-org/longbench100-snapshot --repo-type dataset --local-dir snapshot
+      longbench100 verify-snapshot snapshot --unpack-to data
+    """
+    from ..publish.checksums import SnapshotChanged
+    from ..publish.checksums import verify_snapshot as verify
+    from ..publish.staging import check_empty_target
+    from ..publish.unpack import unpack_snapshot
+
+    if unpack_to is not None:
+        check_empty_target(unpack_to, "--unpack-to")
+    try:
+        manifest = verify(snapshot)
+        files = len(manifest["files"])
+        click.echo(f"{snapshot}: all {files} files match manifest.json")
+        if unpack_to is not None:
+            records = unpack_snapshot(snapshot, manifest, unpack_to)
+            click.echo(f"rebuilt {unpack_to}: {records} records, checksums match the generation manifest")
+    except SnapshotChanged as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(1)

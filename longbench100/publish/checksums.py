@@ -1,0 +1,54 @@
+"""The snapshot manifest (``SNAPSHOT/manifest.json``): sha256 of every snapshot file, and checking them again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import UserError
+from ..loader import file_sha256
+
+MANIFEST = "manifest.json"
+FORMAT = "longbench100-snapshot/1"
+
+
+class SnapshotChanged(UserError):
+    """A file listed in the snapshot manifest is missing or no longer has its recorded sha256."""
+
+
+def write_snapshot_manifest(snapshot: Path, header: dict, files: dict[str, dict], generation: dict) -> dict:
+    """Write ``manifest.json``: ``header`` keys, then ``files`` (each given a ``sha256``), then the generation manifest."""
+    entries = {relative: {"sha256": file_sha256(snapshot / relative), **extra} for relative, extra in files.items()}
+    manifest = {"format": FORMAT, **header, "files": entries, "generation": generation}
+    text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+    (snapshot / MANIFEST).write_text(text, encoding="utf-8")
+    return manifest
+
+
+def read_snapshot_manifest(snapshot: Path) -> dict:
+    """Read and sanity-check ``SNAPSHOT/manifest.json``."""
+    if not snapshot.is_dir():
+        raise UserError(f"{snapshot}: no such folder")
+    path = snapshot / MANIFEST
+    if not path.is_file():
+        raise SnapshotChanged(f"{path}: missing (not a longbench100 snapshot?)")
+    try:
+        manifest = json.loads(path.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise SnapshotChanged(f"{path}: not valid JSON") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or not isinstance(manifest.get("files"), dict):
+        raise UserError(f"{path}: not a {FORMAT} manifest")
+    return manifest
+
+
+def verify_snapshot(snapshot: Path) -> dict:
+    """Recompute the sha256 of every file the manifest lists; raise :class:`SnapshotChanged` at the first
+    missing or changed one. Returns the manifest."""
+    manifest = read_snapshot_manifest(snapshot)
+    for relative, entry in manifest["files"].items():
+        path = snapshot / relative
+        if not path.is_file():
+            raise SnapshotChanged(f"{relative}: missing from {snapshot}")
+        if file_sha256(path) != entry.get("sha256"):
+            raise SnapshotChanged(f"{relative}: changed (sha256 differs from {MANIFEST})")
+    return manifest

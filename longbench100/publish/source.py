@@ -1,0 +1,83 @@
+"""Read a generated data folder for publishing: its manifest and the data files it lists, checked by sha256."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UserError
+from ..lengths import canonical_label, parse_length
+from ..loader import file_sha256
+from ..task_info import TASKS
+
+MANIFEST = "manifest.json"
+REQUIRED_KEYS = ("version", "options", "tokenizer", "sources", "files")
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One ``<task>/<label>.jsonl`` file listed in the manifest."""
+
+    task: str
+    label: str
+    path: Path
+    relative: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class DataFolder:
+    """A generated data folder: the manifest (parsed and as bytes) and its data files in task, then length order."""
+
+    root: Path
+    manifest: dict
+    manifest_bytes: bytes
+    files: list[DataFile]
+
+
+def read_data_folder(root: Path) -> DataFolder:
+    """Read ``root/manifest.json`` and check that every data file it lists exists with the recorded sha256."""
+    if not root.is_dir():
+        raise UserError(f"--data {root}: no such folder")
+    manifest_path = root / MANIFEST
+    if not manifest_path.is_file():
+        raise UserError(f"--data {root}: no {MANIFEST} (publish needs a folder written by `longbench100 generate`)")
+    manifest_bytes = manifest_path.read_bytes()
+    try:
+        manifest = json.loads(manifest_bytes)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise UserError(f"{manifest_path}: not valid JSON") from None
+    missing = [key for key in REQUIRED_KEYS if not isinstance(manifest, dict) or key not in manifest]
+    if missing:
+        raise UserError(f"{manifest_path}: not a longbench100 generation manifest (missing {', '.join(missing)})")
+    if not isinstance(manifest["files"], dict) or not manifest["files"]:
+        raise UserError(f"{manifest_path}: 'files' lists no data files")
+    files = [_data_file(root, relative, entry, manifest_path) for relative, entry in manifest["files"].items()]
+    files.sort(key=lambda item: (list(TASKS).index(item.task), parse_length(item.label)))
+    for item in files:
+        if not item.path.is_file():
+            raise UserError(f"{item.path}: listed in {MANIFEST} but missing")
+        if file_sha256(item.path) != item.sha256:
+            raise UserError(f"{item.path}: sha256 differs from {MANIFEST} (changed after generation?)")
+    return DataFolder(root, manifest, manifest_bytes, files)
+
+
+def _data_file(root: Path, relative: str, entry: object, manifest_path: Path) -> DataFile:
+    """Parse one ``files`` entry (``<task>/<label>.jsonl`` -> ``{"sha256": ...}``)."""
+    parts = relative.split("/")
+    task, name = parts if len(parts) == 2 else ("", "")
+    label = name.removesuffix(".jsonl")
+    if task not in TASKS or not name.endswith(".jsonl") or not _is_label(label):
+        raise UserError(f"{manifest_path}: file {relative!r} is not <task>/<label>.jsonl")
+    if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
+        raise UserError(f"{manifest_path}: file {relative!r} has no sha256")
+    return DataFile(task, label, root / task / name, relative, entry["sha256"])
+
+
+def _is_label(label: str) -> bool:
+    """Whether ``label`` is a canonical length label (``8k``, ``5000``), as the generator names its files."""
+    try:
+        return canonical_label(parse_length(label)) == label
+    except UserError:
+        return False
