@@ -1,0 +1,142 @@
+"""``longbench100 filter``: drop the QA items that filter models answer closed-book, into a new data folder."""
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import UserError
+from ..scoring.data import DataRecord, load_data, manifest_sha256
+from ..scoring.dataset_filter import FilterModel, drops, flag, qa_records
+from ..scoring.grading import JUDGE_METRICS, GradeJob, choose_metrics, grade_jobs, judge_prompts
+from ..scoring.predictions import load_predictions, match_predictions
+from ..scoring.qa_filter import DEFAULT_THRESHOLD, parse_threshold
+from ..scoring.filtered_folder import write_filtered
+from .score import default_model_name, judge_options, make_judge, print_plan
+
+
+def _load_models(paths: list[Path], records: list[DataRecord], qa: list[DataRecord], allow_missing: bool) -> list[FilterModel]:
+    """Read each filter model's predictions, checked against the QA ids (unknown ids are an error)."""
+    known = {record.id for record in records}
+    names = [default_model_name(path) for path in paths]
+    models = []
+    for path, name in zip(paths, names):
+        unique = name if names.count(name) == 1 else str(path)
+        by_id, _ = match_predictions(
+            load_predictions(path), [record.id for record in qa], known, allow_missing=allow_missing, source=path
+        )
+        models.append(FilterModel(unique, path, by_id))
+    return models
+
+
+@click.command("filter")
+@click.option("--data", "data_dir", type=click.Path(path_type=Path), required=True, help="Generated data folder (OUT).")
+@click.option("--predictions", "first_predictions", type=click.Path(path_type=Path), required=True, multiple=True,
+              help="Filter models' predictions (file or folder); give several after one --predictions.")
+@click.argument("more_predictions", nargs=-1, type=click.Path(path_type=Path), metavar="[P2 ...]")
+@click.option("--qa-filter", "qa_filter", default=DEFAULT_THRESHOLD, show_default=True,
+              help="Drop a QA item when any filter model's closed-book score is at or above this (0-1).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="New data folder to write.")
+@click.option("--allow-missing", is_flag=True, help="Accept QA records a filter model has no prediction for (not dropped).")
+@judge_options
+def filter_command(
+    data_dir: Path,
+    first_predictions: tuple[Path, ...],
+    more_predictions: tuple[Path, ...],
+    qa_filter: str,
+    out_dir: Path,
+    allow_missing: bool,
+    metric_mode: str,
+    judge_model: str | None,
+    judge_base_url: str,
+    judge_api_key_env: str,
+    judge_concurrency: int,
+    judge_max_tokens: int,
+    dry_run: bool,
+) -> None:
+    """Write a copy of a data folder without the QA items that any filter model answers closed-book.
+
+    \b
+    Usage: longbench100 filter --data OUT --predictions P1 [P2 ...] --out OUT_FILTERED
+    A flagged question is dropped at every length. Non-QA files are copied unchanged; manifest.json
+    gets the new files' sha256 and row counts, the filter's record, and the original manifest.
+    """
+    threshold = parse_threshold(qa_filter)
+    if threshold is None:
+        raise UserError("--qa-filter off makes filter a copy; give a threshold from 0 to 1")
+    records = load_data(data_dir)
+    qa = qa_records(records)
+    if not qa:
+        raise UserError(f"--data {data_dir}: no QA records (tasks with closed-book prompts) to filter")
+    models = _load_models(list(first_predictions + more_predictions), records, qa, allow_missing)
+    judge = make_judge(judge_model, judge_base_url, judge_api_key_env, judge_concurrency, judge_max_tokens)
+    metrics = choose_metrics(list(dict.fromkeys(record.task for record in qa)), metric_mode, judge is not None)
+    jobs_per_model = [model.jobs(qa, metrics) for model in models]
+    all_jobs = [job for jobs in jobs_per_model for job in jobs]
+    uses_judge = any(metric in JUDGE_METRICS for metric in metrics.values())
+    if dry_run:
+        if uses_judge:
+            print_plan(judge.plan(judge_prompts(all_jobs)))
+        else:
+            click.echo("dry run: no judge calls needed (no task uses the judge); nothing was sent")
+        return
+    scores = grade_jobs(all_jobs, judge if uses_judge else None, progress=sys.stderr.isatty())
+    model_entries = _flag_all(models, jobs_per_model, scores, threshold, qa)
+    dropped = drops(qa, models)
+    record = {
+        "threshold": threshold,
+        "metric_mode": metric_mode,
+        "metrics": metrics,
+        "judge": judge.describe() if uses_judge else None,
+        "source": {"path": str(data_dir), "manifest_sha256": manifest_sha256(data_dir)},
+        "models": model_entries,
+        "counts": _counts(qa, dropped),
+        "dropped_ids": dropped,
+    }
+    write_filtered(data_dir, out_dir, set(dropped), record)
+    _print_summary(record, out_dir)
+
+
+def _flag_all(models: list[FilterModel], jobs_per_model: list[list[GradeJob]], scores: list[float | None],
+              threshold: float, qa: list[DataRecord]) -> list[dict]:
+    """Flag each model's records from its slice of ``scores``; return one manifest entry per model."""
+    entries = []
+    start = 0
+    for model, jobs in zip(models, jobs_per_model):
+        model_scores = scores[start : start + len(jobs)]
+        start += len(jobs)
+        flag(model, jobs, model_scores, threshold)
+        entries.append({
+            "name": model.name,
+            "predictions": str(model.path),
+            "flagged": len(model.flagged),
+            "without_closed_book": model.without_closed_book(qa),
+            "ungraded": sum(score is None for score in model_scores),
+        })
+    return entries
+
+
+def _counts(qa: list[DataRecord], dropped: dict[str, list[str]]) -> dict[str, dict[str, dict[str, int]]]:
+    """QA records and dropped records per task and length label, in data order."""
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    for record in qa:
+        cell = counts.setdefault(record.task, {}).setdefault(record.label, {"n": 0, "dropped": 0})
+        cell["n"] += 1
+        cell["dropped"] += record.id in dropped
+    return counts
+
+
+def _print_summary(record: dict, out_dir: Path) -> None:
+    """Say what each model flagged and what was dropped per task and length."""
+    for model in record["models"]:
+        notes = []
+        if model["without_closed_book"]:
+            notes.append(f"{model['without_closed_book']} QA records without a closed-book answer")
+        if model["ungraded"]:
+            notes.append(f"{model['ungraded']} closed-book answers the judge could not grade")
+        extra = f" ({'; '.join(notes)})" if notes else ""
+        click.echo(f"{model['name']}: flagged {model['flagged']} QA records (closed-book >= {record['threshold']}){extra}")
+    for task, labels in record["counts"].items():
+        cells = ", ".join(f"{label} {cell['dropped']}/{cell['n']}" for label, cell in labels.items())
+        click.echo(f"{task}: dropped {cells}")
+    click.echo(f"wrote {out_dir} ({len(record['dropped_ids'])} QA records dropped)")

@@ -1,0 +1,172 @@
+"""The LLM-judge path end to end against a fake OpenAI-compatible server on 127.0.0.1."""
+
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from longbench100.cli import main
+from longbench100.scoring.data import parse_record
+from longbench100.scoring.grading import GradeJob, grade_jobs
+from longbench100.scoring.judge import Judge, JudgeConfig
+from longbench100.scoring.judge_cache import JudgeCache
+from longbench100.scoring.judge_prompts import qa_prompt
+from tests.openai_stub import OpenAIStub, prompt_text
+from tests.test_score_inputs import make_record, write_dataset, write_predictions
+
+TASKS = ("kv_retrieval", "single_doc_qa", "single_doc_sum")
+LABELS = ("2k", "4k", "6k", "8k")
+
+
+def good_judge(body: dict) -> str:
+    """Grade like a careful judge: right QA answers 2 x 3, unknown answers 2 x 0, summaries fully supported."""
+    prompt = prompt_text(body)
+    if "impartial grader" in prompt:
+        answer = prompt.split("<<<ANSWER\n", 1)[1].split("\nANSWER>>>", 1)[0]
+        correctness = 3 if "2018" in answer else 0
+        return f'The answer is judged.\n```json\n{{"fluency": 2, "correctness": {correctness}}}\n```'
+    numbers = re.findall(r"^\[(\d+)\] ", prompt, re.MULTILINE)
+    return "Each sentence is backed.\n" + json.dumps({"fluency": 1, "supported": [int(n) for n in numbers]})
+
+
+@pytest.fixture
+def setup(tmp_path, monkeypatch):
+    """A small data folder, a model's predictions (one closed-book answer right at row 1), an empty cache."""
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    data = write_dataset(tmp_path / "data", tasks=TASKS, labels=LABELS, rows=2)
+    predictions = write_predictions(
+        tmp_path / "model-a", data, closed_book=lambda record: "2018" if record["row"] == 1 else "I do not know."
+    )
+    return tmp_path, data, predictions
+
+
+def run_score(tmp_path: Path, data: Path, predictions: Path, server: OpenAIStub, *extra: str) -> tuple[str, dict | None]:
+    """Run ``longbench100 score`` with the stub as judge; return its output and results.json (if written)."""
+    out = tmp_path / "results.json"
+    out.unlink(missing_ok=True)
+    result = CliRunner().invoke(
+        main,
+        ["score", "--data", str(data), "--predictions", str(predictions), "--out", str(out), "--n-boot", "20",
+         "--judge-model", "judge-x", "--judge-base-url", server.base_url, "--judge-concurrency", "2", *extra],
+    )
+    assert result.exit_code == 0, result.output
+    return result.output, json.loads(out.read_text()) if out.exists() else None
+
+
+def scores_by_id(results: dict) -> dict[str, dict]:
+    return {sample["id"]: sample for sample in results["samples"]}
+
+
+def test_judge_grades_good_answers_and_applies_the_filter(setup):
+    tmp_path, data, predictions = setup
+    with OpenAIStub(good_judge) as server:
+        output, results = run_score(tmp_path, data, predictions, server)
+        bodies = server.bodies
+    assert results["metrics"] == {"kv_retrieval": "accuracy", "single_doc_qa": "qa_judge", "single_doc_sum": "summary_judge"}
+    samples = scores_by_id(results)
+    assert samples["single_doc_qa-8k-0000"]["score"] == 1.0
+    assert samples["single_doc_qa-8k-0000"]["closed_book_score"] == 0.0
+    assert samples["single_doc_qa-8k-0001"]["closed_book_score"] == 1.0 and samples["single_doc_qa-8k-0001"]["filtered"]
+    assert samples["single_doc_sum-2k-0000"]["score"] == 1.0
+    assert results["qa_filter"]["tasks"]["single_doc_qa"]["8k"] == {
+        "n": 2, "dropped": 1, "no_closed_book": 0, "closed_book_ungraded": 0
+    }
+    # identical prompts (the same answer to the same question at several lengths) are sent once
+    distinct = {prompt_text(body) for body in bodies}
+    assert len(distinct) == len(bodies) == results["judge"]["calls"]
+    assert all(body["temperature"] == 0 and body["model"] == "judge-x" for body in bodies)
+    assert server.peak_concurrency <= 2
+    assert results["aggregates"]["tasks"]["single_doc_qa"]["n_filtered"] == 4
+    assert "single_doc_qa dropped 2k 1/2, 4k 1/2, 6k 1/2, 8k 1/2" in output
+
+
+def test_rerun_hits_the_cache_and_sends_nothing(setup):
+    tmp_path, data, predictions = setup
+    with OpenAIStub(good_judge) as server:
+        _, first = run_score(tmp_path, data, predictions, server)
+        sent = len(server.requests)
+        output, second = run_score(tmp_path, data, predictions, server)
+        dry, _ = run_score(tmp_path, data, predictions, server, "--dry-run")
+        assert len(server.requests) == sent
+    assert second["judge"]["calls"] == 0 and second["judge"]["cache_hits"] == sent
+    assert [s["score"] for s in second["samples"]] == [s["score"] for s in first["samples"]]
+    assert "dry run: 0 judge calls needed" in dry
+    cache_files = list((tmp_path / "cache" / "judge").glob("judge-x-*/*/*.json"))
+    assert len(cache_files) == sent
+
+
+def test_dry_run_counts_calls_and_tokens_without_sending(setup):
+    tmp_path, data, predictions = setup
+    with OpenAIStub(good_judge) as server:
+        output, results = run_score(tmp_path, data, predictions, server, "--dry-run")
+        assert server.requests == [] and results is None
+        match = re.search(r"dry run: (\d+) judge calls needed .* carrying (\d+) prompt tokens", output)
+        assert match and int(match.group(2)) > 100 * int(match.group(1)) > 0
+        run_score(tmp_path, data, predictions, server)
+        assert len(server.requests) == int(match.group(1))
+
+
+def test_malformed_judge_output_leaves_samples_ungraded_not_zero(setup):
+    tmp_path, data, predictions = setup
+
+    def sloppy(body: dict) -> str:
+        prompt = prompt_text(body)
+        if "impartial grader" in prompt and "<<<ANSWER\nApril 25, 2018\nANSWER>>>" in prompt:
+            return "This answer looks great, top marks!"  # no verdict at all
+        return good_judge(body)
+
+    with OpenAIStub(sloppy) as server:
+        output, results = run_score(tmp_path, data, predictions, server)
+    samples = scores_by_id(results)
+    assert samples["single_doc_qa-4k-0000"]["score"] is None
+    assert samples["single_doc_qa-4k-0000"]["filtered"] is False
+    assert results["ungraded"] == 4  # row 0 at four lengths; row 1 is filtered, so not counted
+    assert results["judge"]["invalid_replies"] == 8
+    assert results["aggregates"]["tasks"]["single_doc_qa"]["n_ungraded"] == 4
+    assert "could not be graded by the judge" in output
+
+
+def test_429_then_success_is_retried(setup):
+    tmp_path, data, predictions = setup
+    seen: set[str] = set()
+    lock = threading.Lock()
+
+    def busy_first(body: dict):
+        prompt = prompt_text(body)
+        with lock:
+            first = prompt not in seen
+            seen.add(prompt)
+        if first:
+            return 429, {"error": {"message": "rate limited", "type": "rate_limit"}}, {"Retry-After": "0"}
+        return good_judge(body)
+
+    with OpenAIStub(busy_first) as server:
+        _, results = run_score(tmp_path, data, predictions, server)
+        assert len(server.requests) == 2 * len(seen)
+    assert results["ungraded"] == 0 and results["judge"]["failed_calls"] == 0
+    assert scores_by_id(results)["single_doc_qa-2k-0000"]["score"] == 1.0
+
+
+def test_a_judge_that_keeps_failing_grades_none_and_caches_nothing(tmp_path):
+    def broken(body: dict):
+        return 503, {"error": {"message": "overloaded"}}, {"Retry-After": "0"}
+
+    prompt = qa_prompt("When?", ["2018"], "In 2018.")
+    with OpenAIStub(broken) as server:
+        judge = Judge(JudgeConfig("judge-y", server.base_url, max_retries=2), JudgeCache("judge-y", tmp_path))
+        assert judge.grade([prompt, prompt], progress=False) == [None, None]
+        assert len(server.requests) == 3  # one distinct prompt, tried 1 + 2 times
+    assert judge.stats.failed == {"HTTP 503": 1}
+    assert judge.cache.get(prompt.text) is None
+
+
+def test_empty_answers_score_zero_without_a_judge_call(tmp_path):
+    with OpenAIStub(good_judge) as server:
+        judge = Judge(JudgeConfig("judge-z", server.base_url), JudgeCache("judge-z", tmp_path))
+        record = parse_record(make_record("single_doc_sum", "8k", 0), "x:1")
+        assert grade_jobs([GradeJob(record, "summary_judge", "  \n")], judge, progress=False) == [0.0]
+        assert server.requests == []

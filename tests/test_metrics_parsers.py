@@ -1,0 +1,114 @@
+"""Accuracy-task parsers on messy, real-looking answers (expected values worked out by hand)."""
+
+import pytest
+
+from longbench100.scoring.parsers import accuracy, parse_count, parse_option, parse_passage_number, parse_uuid
+
+KEY = "9f8e7d6c-5b4a-4c3d-8e2f-1a0b9c8d7e6f"
+VALUE = "3f2b8c1e-9d4a-4e6b-8f1a-2c3d4e5f6a7b"
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        (VALUE, VALUE),
+        (f"The value associated with the key {KEY} is {VALUE}.", VALUE),
+        (f"```json\n{{\"{KEY}\": \"{VALUE.upper()}\"}}\n```", VALUE),
+        (f"<think>maybe {VALUE}</think>The answer is {KEY}", KEY),
+        (f"{VALUE} is the value of {KEY}", KEY),  # the last UUID counts, as SPEC.md says
+        ("I could not find the key.", None),
+        ("3f2b8c1e-9d4a-4e6b-8f1a", None),  # a truncated UUID is no UUID
+    ],
+)
+def test_parse_uuid_takes_the_last_uuid(answer, expected):
+    assert parse_uuid(answer) == expected
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("3", 3),
+        ("Option 2", 2),
+        ("The answer is 4", 4),
+        ("The correct option is (4): [12, 5, 7, 9]", 4),
+        ("**Answer:** 1", 1),
+        ("Answer: [3]", 3),
+        ("I think it's choice #2 because the penguin counted 12 first.", 2),
+        ("\\boxed{5}", 5),
+        ("2. [31, 8, 77, 14]", 2),
+        ("None of the options", None),
+    ],
+)
+def test_parse_option(answer, expected):
+    assert parse_option(answer) == expected
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("Passage 3.", 3),
+        ("The answer is 4", 4),
+        ("passage3", 3),
+        ("Passage #12 matches the summary.", 12),
+        ("The summary describes Passage 12, which covers the 2019 floods.", 12),
+        ("The answer is Passage 7. Passage 3 is about something else.", 7),
+        ("<think>Passage 2? No, the dates fit passage 9.</think>\n\nPassage 9", 9),
+        ("7", 7),
+        ("It is paragraph 15", 15),
+        ("I cannot tell.", None),
+    ],
+)
+def test_parse_passage_number(answer, expected):
+    assert parse_passage_number(answer) == expected
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("12", 12),
+        ("There are 12 unique paragraphs.", 12),
+        ("The answer is: 14", 14),
+        ("Paragraphs 3 and 7 are duplicates, so the count is 10", 10),
+        ("After reviewing the 30 paragraphs, I count 25 unique ones.", 25),
+        ("There are twelve distinct passages.", 12),
+        ("Paragraph 1 repeats paragraph 4; in total 9.", 9),  # no cue: the last number
+        ("I am not sure.", None),
+    ],
+)
+def test_parse_count(answer, expected):
+    assert parse_count(answer) == expected
+
+
+def test_accuracy_is_one_only_for_the_gold_answer():
+    assert accuracy("kv_retrieval", f"It is {VALUE}", [VALUE]) == 1.0
+    assert accuracy("kv_retrieval", f"It is {VALUE}", [KEY]) == 0.0
+    assert accuracy("counting_stars", "Option 03", ["3"]) == 1.0
+    assert accuracy("passage_retrieval", "Passage 17", ["7"]) == 0.0
+    assert accuracy("passage_count", "There are 12 unique paragraphs.", ["12"]) == 1.0
+    assert accuracy("passage_count", "", ["12"]) == 0.0
+
+
+OPTIONS = ["[36, 18, 89, 53]", "[36, 29, 89, 53]", "[89, 36, 53, 29]", "[29, 36, 89, 53]",
+           "The passages do not give enough information to tell."]
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("[36, 29, 89, 53]", 2),  # the list itself instead of its option number
+        ("The penguin counted [89,36,53,29] stars in order.", 3),
+        ("Answer: [36, 29, 89, 53]", 2),
+        ("Option 4: [29, 36, 89, 53]", 4),
+        ("The passages do not give enough information to tell.", 5),
+        ("[12, 45, 3, 8]", None),  # a list that is no option names no option
+        ("[12, 45, 3, 8], so option 1", 1),
+        ("2", 2),
+    ],
+)
+def test_parse_option_with_known_options(answer, expected):
+    assert parse_option(answer, OPTIONS) == expected
+
+
+def test_counting_stars_accuracy_uses_the_options():
+    assert accuracy("counting_stars", "[36, 29, 89, 53]", ["2"], OPTIONS) == 1.0
+    assert accuracy("counting_stars", "[36, 29, 89, 53]", ["2"]) == 0.0  # without options: the first integer, 36

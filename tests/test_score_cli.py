@@ -1,0 +1,176 @@
+"""``longbench100 score`` end to end with classic metrics (no judge, no network)."""
+
+import hashlib
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from longbench100.cli import main
+from tests.test_score_inputs import RIGHT, write_dataset, write_predictions
+
+TASKS = ("kv_retrieval", "passage_count", "single_doc_qa", "single_doc_sum")
+
+
+def score(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["score", "--n-boot", "20", *args])
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def data(tmp_path):
+    return write_dataset(tmp_path / "data", tasks=TASKS, labels=("2k", "4k", "6k", "8k"), rows=2)
+
+
+def answers(record: dict) -> str:
+    """Right answers, except passage_count at 8k and a partly right QA answer at 8k."""
+    if record["label"] == "8k" and record["task"] == "passage_count":
+        return "After checking, 30 paragraphs with 11 unique ones."
+    if record["label"] == "8k" and record["task"] == "single_doc_qa":
+        return "It started on April 25, 2018."  # 6 tokens vs 3: P 3/6, R 1 -> F1 2/3
+    return RIGHT[record["task"]]
+
+
+def test_score_writes_results_with_every_documented_key(tmp_path, data):
+    predictions = write_predictions(tmp_path / "my-model", data, answer=answers)
+    out = tmp_path / "results.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out))
+    assert code == 0, output
+    results = json.loads(out.read_text())
+    assert list(results) == [
+        "schema", "model", "created", "longbench100_version", "data", "predictions", "metric_mode", "metrics",
+        "judge", "missing_predictions", "failed_predictions", "ungraded", "qa_filter", "base_labels", "samples",
+        "aggregates",
+    ]
+    assert results["model"] == "my-model"
+    assert results["data"]["manifest_sha256"] == hashlib.sha256((data / "manifest.json").read_bytes()).hexdigest()
+    assert results["metrics"] == {
+        "kv_retrieval": "accuracy", "passage_count": "accuracy", "single_doc_qa": "qa_f1", "single_doc_sum": "rouge_l"
+    }
+    assert results["judge"] is None and results["base_labels"] == ["2k", "4k", "6k"]
+    samples = {sample["id"]: sample for sample in results["samples"]}
+    assert len(samples) == 4 * 4 * 2
+    assert samples["passage_count-8k-0000"]["score"] == 0.0
+    assert samples["single_doc_qa-8k-0001"]["score"] == pytest.approx(2 / 3)
+    assert samples["single_doc_qa-8k-0001"]["closed_book_score"] == 0.0  # "I do not know."
+    assert samples["single_doc_sum-2k-0000"] == {
+        "id": "single_doc_sum-2k-0000", "task": "single_doc_sum", "label": "2k", "length": 2048, "row": 0,
+        "score": 1.0, "filtered": False, "closed_book_score": None, "metric": "rouge_l",
+    }
+    tasks = results["aggregates"]["tasks"]
+    assert tasks["passage_count"]["lengths"]["8k"]["score"] == 0.0
+    assert tasks["passage_count"]["base_ability"] == 100.0
+    assert tasks["single_doc_qa"]["lengths"]["8k"]["score"] == pytest.approx(200 / 3)
+    assert "passage_count" in output and "overall" in output and f"wrote {out}" in output
+
+
+def test_model_name_option_and_missing_manifest(tmp_path, data):
+    (data / "manifest.json").unlink()
+    predictions = write_predictions(tmp_path / "p", data)
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out), "--model-name", "M")
+    assert code == 0, output
+    results = json.loads(out.read_text())
+    assert results["model"] == "M" and results["data"]["manifest_sha256"] is None
+    assert "no manifest.json" in output
+
+
+def test_qa_filter_threshold_and_off(tmp_path, data):
+    # closed-book answer "April 2018": 2 of 2 tokens shared with 3 -> P 1, R 2/3 -> F1 0.8
+    predictions = write_predictions(tmp_path / "p", data, closed_book=lambda record: "April 2018")
+    out = tmp_path / "r.json"
+    for threshold, dropped in (("0.8", 8), ("0.81", 0), ("off", 0)):
+        code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out),
+                             "--qa-filter", threshold)
+        assert code == 0, output
+        results = json.loads(out.read_text())
+        qa = [s for s in results["samples"] if s["task"] == "single_doc_qa"]
+        assert sum(s["filtered"] for s in qa) == dropped
+        if threshold == "off":
+            assert results["qa_filter"] == {"threshold": None, "tasks": {}}
+            assert all(s["closed_book_score"] is None for s in qa) and "QA filter: off" in output
+        else:
+            assert all(s["closed_book_score"] == pytest.approx(0.8) for s in qa)
+            assert results["qa_filter"]["tasks"]["single_doc_qa"]["2k"]["dropped"] == dropped // 4
+
+
+def test_missing_closed_book_answers_are_counted_not_filtered(tmp_path, data):
+    predictions = write_predictions(tmp_path / "p", data, closed_book=lambda record: None)
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out))
+    assert code == 0, output
+    cell = json.loads(out.read_text())["qa_filter"]["tasks"]["single_doc_qa"]["6k"]
+    assert cell == {"n": 2, "dropped": 0, "no_closed_book": 2, "closed_book_ungraded": 0}
+    assert "without a closed-book answer" in output
+
+
+def test_missing_predictions_error_unless_allowed(tmp_path, data):
+    predictions = write_predictions(tmp_path / "p", data)
+    (predictions / "kv_retrieval" / "8k.jsonl").unlink()
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out))
+    assert code == 2 and "2 missing (e.g. kv_retrieval-8k-0000, kv_retrieval-8k-0001" in output
+    assert "Traceback" not in output and not out.exists()
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out), "--allow-missing")
+    assert code == 0, output
+    assert "2 data records had no prediction and were scored 0" in output
+    results = json.loads(out.read_text())
+    assert results["missing_predictions"] == 2
+    assert {s["score"] for s in results["samples"] if s["id"].startswith("kv_retrieval-8k")} == {0.0}
+
+
+def test_unknown_and_duplicate_ids_are_errors(tmp_path, data):
+    predictions = write_predictions(tmp_path / "p", data)
+    path = predictions / "kv_retrieval" / "2k.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines + [lines[0], json.dumps({"id": "nope-1", "prediction": "x"})]) + "\n")
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(tmp_path / "r.json"))
+    assert code == 2
+    assert "1 unknown (e.g. nope-1" in output and "1 duplicate (e.g. kv_retrieval-2k-0000" in output
+
+
+def test_failed_predictions_score_zero_and_are_counted(tmp_path, data):
+    predictions = write_predictions(
+        tmp_path / "p", data, answer=lambda record: None if record["row"] == 0 else RIGHT[record["task"]]
+    )
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out))
+    assert code == 0, output
+    results = json.loads(out.read_text())
+    assert results["failed_predictions"] == 16
+    assert {s["score"] for s in results["samples"] if s["row"] == 0} == {0.0}
+    assert "16 predictions were null" in output
+
+
+def test_single_predictions_file_and_custom_base_lengths(tmp_path, data):
+    folder = write_predictions(tmp_path / "p", data)
+    single = tmp_path / "preds.jsonl"
+    single.write_text("".join(path.read_text() for path in sorted(folder.glob("*/*.jsonl"))))
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(single), "--out", str(out), "--base-lengths", "2k")
+    assert code == 0, output
+    results = json.loads(out.read_text())
+    assert results["model"] == "preds" and results["base_labels"] == ["2k"]
+    assert results["aggregates"]["long_labels"] == ["4k", "6k", "8k"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--qa-filter", "high"], "--qa-filter high: give a number from 0 to 1, or off"),
+        (["--qa-filter", "1.5"], "--qa-filter 1.5"),
+        (["--metric", "judge"], "--metric judge needs --judge-model"),
+        (["--base-lengths", "2q"], "bad length label"),
+    ],
+)
+def test_bad_options_are_one_line_errors(tmp_path, data, extra, message):
+    predictions = write_predictions(tmp_path / "p", data)
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(tmp_path / "r.json"), *extra)
+    assert code == 2 and message in output and "Traceback" not in output
+
+
+def test_dry_run_without_judge_sends_and_writes_nothing(tmp_path, data):
+    predictions = write_predictions(tmp_path / "p", data)
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out), "--dry-run")
+    assert code == 0 and "no judge calls needed" in output and not out.exists()
