@@ -14,7 +14,7 @@ from tests.predict_helpers import data_record, write_data
 
 
 def test_index_orders_and_selects(tmp_path):
-    data = write_data(tmp_path, {("single_doc_sum", "2k"): 1, ("kv_retrieval", "16k"): 1,
+    write_data(tmp_path, {("single_doc_sum", "2k"): 1, ("kv_retrieval", "16k"): 1,
                                  ("kv_retrieval", "2k"): 2, ("single_doc_qa", "4k"): 1})
     (tmp_path / "manifest.json").write_text("{}")
     (tmp_path / "kv_retrieval" / "notes.jsonl").write_text("not data\n")

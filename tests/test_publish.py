@@ -123,7 +123,7 @@ def test_card_declares_configs_and_describes_provenance(generated: Path, snapsho
     assert "--lengths 2k,4k --rows 3 --seed 7 --tokenizer cl100k_base" in body
     assert "longbench100 predict --data data" in body and "longbench100 score --data data" in body
     assert "| `gold` | string (JSON object) |" in body and "`json.loads`" in body
-    assert f'load_dataset("path/to/snapshot", "kv_retrieval", split="2k")' in body
+    assert 'load_dataset("path/to/snapshot", "kv_retrieval", split="2k")' in body
 
 
 def test_manifest_holds_generation_manifest_and_checksums(generated: Path, snapshot: Path):

@@ -6,9 +6,13 @@ A crash leaves the ``.partial`` file with whole lines (a torn last line is cut o
 
 from __future__ import annotations
 
-import json
 import os
+import re
 from pathlib import Path
+
+from ..errors import UserError
+
+_ROW = re.compile(rb'"row": (\d+)')
 
 
 def data_file(out: Path, task: str, label: str) -> Path:
@@ -30,8 +34,20 @@ def completed_rows(partial: Path) -> int:
     if len(complete) != len(data):
         with open(partial, "r+b") as handle:
             handle.truncate(len(complete))
-    lines = complete.splitlines()
-    return json.loads(lines[-1])["row"] + 1 if lines else 0
+    rows = written_rows(partial)
+    return rows[-1] + 1 if rows else 0
+
+
+def written_rows(path: Path) -> list[int]:
+    """The ``row`` of every line of a data file, read from the head of each line (prompts are not parsed)."""
+    rows = []
+    with open(path, "rb") as handle:
+        for line in handle:
+            match = _ROW.search(line, 0, 400)
+            if match is None:
+                raise UserError(f"{path}: line {len(rows) + 1} is not a longbench100 record")
+            rows.append(int(match.group(1)))
+    return rows
 
 
 class LineAppender:

@@ -21,7 +21,7 @@ from ..tasks.base import TaskBuilder
 from ..tokenization import load_tokenizer
 from .fitting import BuildContext
 from .manifest import build_manifest, check_run_state, write_run_state
-from .output import LineAppender, completed_rows, data_file, partial_file
+from .output import LineAppender, completed_rows, data_file, partial_file, written_rows
 from .planner import LengthPlan, RowPlan, plan_rows
 from .rng import derive_rng
 from .templates import PromptTemplates
@@ -148,41 +148,29 @@ def _executor(workers: int):
 def _write_length(options: GenerateOptions, task: str, label: str, budget: int, plan: LengthPlan, executor, progress: bool) -> LengthResult:
     """Build and append every row of one task and length not already written, then finalise the file."""
     final = data_file(options.out, task, label)
-    result = LengthResult(0, plan.eligible, sum(r.paired for r in plan.rows), sum(r.reused for r in plan.rows), [])
-    if final.exists():
-        result.rows = sum(1 for _ in open(final, "rb"))
-        result.failed_rows = _failed_rows_from(final, plan)
-        return result
-    partial = partial_file(final)
-    start = completed_rows(partial)
-    result.rows = sum(1 for _ in open(partial, "rb")) if partial.exists() else 0
-    jobs = [(task, label, budget, row_plan) for row_plan in plan.rows if row_plan.row >= start]
-    appender = LineAppender(partial)
-    bar = tqdm(total=len(plan.rows), initial=len(plan.rows) - len(jobs), desc=f"{task} {label}", unit="row", disable=not progress, leave=False)
-    try:
-        for row, line in executor.map(_build_line, jobs, chunksize=1):
-            if line is None:
-                result.failed_rows.append(row)
-            else:
-                appender.write(line)
-                result.rows += 1
-            bar.update(1)
-    except BaseException:
-        appender.close()
-        raise
-    finally:
-        bar.close()
-    appender.finish(final)
-    return result
+    if not final.exists():
+        partial = partial_file(final)
+        start = completed_rows(partial)
+        jobs = [(task, label, budget, row_plan) for row_plan in plan.rows if row_plan.row >= start]
+        appender = LineAppender(partial)
+        bar = tqdm(total=len(plan.rows), initial=len(plan.rows) - len(jobs), desc=f"{task} {label}", unit="row", disable=not progress, leave=False)
+        try:
+            for line in executor.map(_build_line, jobs, chunksize=1):
+                if line is not None:
+                    appender.write(line)
+                bar.update(1)
+        except BaseException:
+            appender.close()
+            raise
+        finally:
+            bar.close()
+        appender.finish(final)
+    written = set(written_rows(final))
+    failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
+    return LengthResult(len(written), plan.eligible, sum(r.paired for r in plan.rows), sum(r.reused for r in plan.rows), failed)
 
 
-def _failed_rows_from(final: Path, plan: LengthPlan) -> list[int]:
-    """Rows of ``plan`` missing from a finished file (from an earlier, resumed run)."""
-    written = {json.loads(line)["row"] for line in open(final, "rb")}
-    return [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
-
-
-def _build_line(job: tuple[str, str, int, RowPlan]) -> tuple[int, str | None]:
+def _build_line(job: tuple[str, str, int, RowPlan]) -> str | None:
     """Build one sample and serialise it as a JSON line (runs in a worker process when ``--workers`` > 1)."""
     task, label, budget, row_plan = job
     options: GenerateOptions = _STATE["options"]
@@ -191,7 +179,7 @@ def _build_line(job: tuple[str, str, int, RowPlan]) -> tuple[int, str | None]:
     rng = derive_rng(options.seed, task, budget, row_plan.row)
     sample = builder.build(ctx, row_plan.row, row_plan.candidate, rng)
     if sample is None:
-        return row_plan.row, None
+        return None
     gold = {**sample.gold, "paired": row_plan.paired, "reused": row_plan.reused}
     prompt, closed_book_prompt = sample.fitted.prompt, sample.closed_book_prompt
     if options.chat_template:  # store exactly what the model receives: send these with --mode completion
@@ -213,7 +201,7 @@ def _build_line(job: tuple[str, str, int, RowPlan]) -> tuple[int, str | None]:
         "distractors": [piece.provenance() for piece in sample.fitted.pieces if piece.role in ("distractor", "filler")],
         "seed": options.seed,
     }
-    return row_plan.row, json.dumps(record, ensure_ascii=False)
+    return json.dumps(record, ensure_ascii=False)
 
 
 def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: LengthPlan, result: LengthResult, rows: int) -> None:
