@@ -9,12 +9,14 @@ from pathlib import Path
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, creating the parent folder when needed."""
+    """Write ``data`` to ``path`` atomically and durably (fsync before the rename), creating the parent folder when needed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False)
     try:
         with handle:
             handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(handle.name, path)
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)

@@ -13,6 +13,7 @@ import json
 import os
 from pathlib import Path
 
+from ..atomic import write_bytes_atomic
 from ..errors import UserError
 
 
@@ -58,12 +59,7 @@ class PredictionStore:
         """Replace the file's contents with ``records`` atomically (temporary file, fsync, rename)."""
         path = self.path(task, label)
         self._close_fd(path)
-        temporary = path.with_name(path.name + ".tmp")
-        with temporary.open("wb") as handle:
-            handle.writelines(_encode(record) for record in records)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        write_bytes_atomic(path, b"".join(_encode(record) for record in records))
 
     def append(self, task: str, label: str, record: dict) -> None:
         """Append one record as one line, with one write to an ``O_APPEND`` descriptor."""
