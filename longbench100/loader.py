@@ -12,12 +12,12 @@ from typing import Any
 from .atomic import write_bytes_atomic
 from .errors import UserError
 from .locations import SourceLocation
-from .readers import iter_rows
+from .readers import iter_rows, row_unit
 from .records import Document, Item, SourceData
 from .paths import cache_dir
 from .registry import DocumentMapping, FileSpec, ItemMapping, SourceEntry
 
-RECORDS_FORMAT = 1  # bump when the mapping code changes what records it produces
+RECORDS_FORMAT = 2  # bump when the mapping code changes what records it produces
 _PASSAGE_HEADING = re.compile(r"^Passage \d+:[ \t]*\n", re.MULTILINE)
 
 
@@ -47,8 +47,9 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     for spec in entry.files:
         path = paths[spec.display]
         where = f"{path}:{spec.member}" if spec.member else str(path)
+        unit = row_unit(spec)
         for number, row in iter_rows(path, spec):
-            _map_row(entry, spec, row, f"{where} line {number}", number, data)
+            _map_row(entry, spec, row, f"{where} {unit} {number}", number, data)
     _make_item_ids_unique(data)
     write_bytes_atomic(cached_file, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
     return data
@@ -59,19 +60,29 @@ def _read_pickle(path: Path) -> object:
     try:
         with open(path, "rb") as handle:
             return pickle.load(handle)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+    except Exception:  # a damaged or outdated cache file is simply rebuilt
         return None
 
 
 def _map_row(entry: SourceEntry, spec: FileSpec, row: dict, where: str, number: int, data: SourceData) -> None:
     """Add the documents and items of one row to ``data``."""
+    try:
+        _map_fields(entry, spec, row, where, number, data)
+    except UnicodeEncodeError:
+        raise UserError(f"source {entry.name}: {where}: text holds an invalid unicode escape (a lone surrogate)") from None
+
+
+def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, number: int, data: SourceData) -> None:
+    """The body of :func:`_map_row`."""
     doc_ids: list[str] = []
     if spec.document is not None:
         for document in _documents(entry, spec.document, row, where):
             if not document.text.strip():
                 data.skipped_empty += 1
                 continue
-            data.documents.setdefault(document.id, document)
+            known = data.documents.setdefault(document.id, document)
+            if known.text != document.text:
+                raise UserError(f"source {entry.name}: {where}: document id {document.id!r} repeats with a different text")
             doc_ids.append(document.id)
     if spec.item is None:
         return
@@ -136,8 +147,11 @@ def _field(row: dict, name: str, entry: SourceEntry, where: str) -> Any:
 
 
 def _text(value: Any) -> str:
-    """A field value as text (``None`` becomes empty)."""
-    return "" if value is None else str(value)
+    """A field value as text (``None`` becomes empty); text that cannot be UTF-8 encoded is refused."""
+    text = "" if value is None else str(value)
+    if not text.isascii():
+        text.encode("utf-8")  # raises UnicodeEncodeError on lone surrogates such as "\ud800"
+    return text
 
 
 def _content_id(text: str) -> str:

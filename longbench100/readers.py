@@ -15,6 +15,11 @@ from .errors import UserError
 from .registry import FileSpec
 
 
+def row_unit(spec: FileSpec) -> str:
+    """How positions in ``spec``'s file are named in messages: ``line`` for JSONL, ``row`` otherwise."""
+    return "line" if spec.format == "jsonl" else "row"
+
+
 def iter_rows(path: Path, spec: FileSpec) -> Iterator[tuple[int, dict]]:
     """Yield the rows of ``path`` read as ``spec.format`` (inside ``spec.member`` for zip archives)."""
     where = f"{path}:{spec.member}" if spec.member else str(path)
@@ -52,8 +57,10 @@ def _jsonl_rows(data: bytes, where: str) -> Iterator[tuple[int, dict]]:
             continue
         try:
             row = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise UserError(f"{where} line {number}: malformed JSON ({error.args[0].split(':')[0]})") from None
+        except UnicodeDecodeError as error:
+            raise UserError(f"{where} line {number}: not valid UTF-8 (byte {error.start})") from None
+        except json.JSONDecodeError as error:
+            raise UserError(f"{where} line {number}: malformed JSON ({error.msg} at column {error.colno})") from None
         if not isinstance(row, dict):
             raise UserError(f"{where} line {number}: expected a JSON object, got {type(row).__name__}")
         yield number, row
@@ -83,7 +90,10 @@ def _parquet_rows(source, where: str) -> Iterator[tuple[int, dict]]:
     except (OSError, pa.ArrowException) as error:
         raise UserError(f"{where}: not a readable Parquet file ({error})") from None
     number = 0
-    for batch in parquet.iter_batches(batch_size=2048):
-        for row in batch.to_pylist():
-            number += 1
-            yield number, row
+    try:
+        for batch in parquet.iter_batches(batch_size=2048):
+            for row in batch.to_pylist():
+                number += 1
+                yield number, row
+    except pa.ArrowException as error:
+        raise UserError(f"{where}: unreadable Parquet data after row {number} ({error})") from None

@@ -171,6 +171,8 @@ def _load_hf(spec: str, target: str, chat: bool) -> Tokenizer:
             f"cannot load tokenizer {spec!r} ({first_line[:160]}); "
             f"offline, pass a local folder or tokenizer.json; accepted: {ACCEPTED_FORMS}"
         ) from None
+    if chat and not backend.chat_template:
+        raise UserError(f"tokenizer {spec} has no chat template; drop --chat-template or use the chat model's tokenizer")
     vocab = json.dumps(sorted(backend.get_vocab().items(), key=lambda pair: pair[1]))
     digest = hashlib.sha256((vocab + str(backend.chat_template or "")).encode()).hexdigest()[:16]
     return Tokenizer(spec, f"hf:{digest}", "transformers", lambda: (backend, f"transformers ({target})"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 import shutil
 import statistics
@@ -259,3 +260,57 @@ def test_a_task_without_its_sources_fails_before_any_work(tmp_path: Path) -> Non
     assert result.exit_code == 2
     assert "task single_doc_qa: none of its real sources (" in result.output and "qasper" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_reserved_output_is_respected_when_choosing_items(mirror: Path, tmp_path: Path) -> None:
+    out = tmp_path / "reserve"
+    manifest = run_generate(_options(mirror, out, tasks=("single_doc_sum",), lengths=(("2k", 2048),), reserve_output=1500),
+                            echo=lambda _: None, progress=False)
+    facts = manifest["tasks"]["single_doc_sum"]["lengths"]["2k"]
+    assert facts["rows"] == 4 and facts["failed_rows"] == []
+    assert all(record["prompt_tokens"] <= 2048 - 1500 for record in _records(out, "single_doc_sum", "2k"))
+
+
+def test_resume_refuses_other_source_files(mirror: Path, tmp_path: Path) -> None:
+    from tests.fixture_mirror import write_mirror
+
+    out = tmp_path / "run"
+    run_generate(_options(mirror, out, tasks=("passage_count",)), echo=lambda _: None, progress=False)
+    other = write_mirror(tmp_path / "other", seed=99)
+    with pytest.raises(Exception, match="different options or inputs .*source_files"):
+        run_generate(_options(other, out, tasks=("passage_count",), resume=True), echo=lambda _: None, progress=False)
+
+
+def test_a_passage_given_two_ids_appears_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from longbench100.generate import runner
+    from longbench100.locations import SourceLocation
+    from tests.fixture_mirror import paragraph
+
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    (registry / "qa.toml").write_text(
+        'name = "qa"\nroles = ["multi_doc_qa:real"]\n[hub]\nrepo_id = "me/qa"\n'
+        '[[files]]\npath = "corpus.parquet"\nformat = "parquet"\n[files.document]\ntext = "passage"\nid = "id"\n'
+        '[[files]]\npath = "questions.parquet"\nformat = "parquet"\n[files.item]\nkind = "qa"\nquestion = "q"\nanswers = "a"\ndoc_ids = "ids"\n'
+    )
+    (registry / "pad.toml").write_text(
+        'name = "pad"\nroles = ["multi_doc_qa:noisy"]\n[hub]\nrepo_id = "me/pad"\n'
+        '[[files]]\npath = "docs.jsonl"\nformat = "jsonl"\n[files.document]\ntext = "text"\n'
+    )
+    root = tmp_path / "mirror"
+    (root / "me" / "qa").mkdir(parents=True)
+    (root / "me" / "pad").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist([{"id": 1, "passage": "The mill stands by the river."}, {"id": 2, "passage": "The mill stands by the river."},
+                                         {"id": 3, "passage": "The river runs north."}]), root / "me" / "qa" / "corpus.parquet")
+    pq.write_table(pa.Table.from_pylist([{"q": "Where is the mill?", "a": "by the river", "ids": [1, 2, 3]}]), root / "me" / "qa" / "questions.parquet")
+    rng = random.Random(3)
+    (root / "me" / "pad" / "docs.jsonl").write_text("".join(json.dumps({"text": paragraph(rng, 8)}) + "\n" for _ in range(40)))
+    monkeypatch.setattr(runner, "resolve_location", lambda _: SourceLocation("mirror", root, registry))
+    out = tmp_path / "out"
+    run_generate(_options(root, out, tasks=("multi_doc_qa",), lengths=(("1000", 1000),), rows=1), echo=lambda _: None, progress=False)
+    record = _records(out, "multi_doc_qa", "1000")[0]
+    assert record["prompt"].count("The mill stands by the river.") == 1
+    assert len(record["gold"]["passages"]) == 2

@@ -158,3 +158,27 @@ def test_missing_mirror_folder_and_offline_hub(tmp_path: Path, monkeypatch: pyte
     with pytest.raises(UserError, match="hub is unreachable \\(HF_HUB_OFFLINE is set\\)"):
         load_source(location, location.registry()["qasper"])
     locations._hub_reachable.cache_clear()
+
+
+def test_invalid_text_is_a_one_line_error(tmp_path: Path) -> None:
+    location = _single_entry(tmp_path, QA_FILE)
+    _write(tmp_path, [json.dumps({"text": "fine", "q": "Q?", "a": "A"}), '{"text": "bad \\ud800 text", "q": "Q?", "a": "A"}'])
+    with pytest.raises(UserError, match=r"qa\.jsonl line 2: text holds an invalid unicode escape"):
+        load_source(location, location.registry()["mine"])
+    folder = tmp_path / "mirror" / "me" / "data"
+    (folder / "qa.jsonl").write_bytes(b'{"text": "caf\xe9", "q": "Q?", "a": "A"}\n')
+    with pytest.raises(UserError, match=r"qa\.jsonl line 1: not valid UTF-8 \(byte 13\)"):
+        load_source(location, location.registry()["mine"])
+
+
+def test_parquet_positions_are_rows_and_repeated_ids_must_agree(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    body = '[[files]]\npath = "docs.parquet"\nformat = "parquet"\n[files.document]\ntext = "text"\nid = "id"\n'
+    location = _single_entry(tmp_path, body)
+    folder = tmp_path / "mirror" / "me" / "data"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist([{"id": 1, "text": "one"}, {"id": 2, "text": "two"}, {"id": 1, "text": "other"}]), folder / "docs.parquet")
+    with pytest.raises(UserError, match=r"docs\.parquet row 3: document id 'mine/1' repeats with a different text"):
+        load_source(location, location.registry()["mine"])

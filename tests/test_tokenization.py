@@ -68,3 +68,12 @@ def test_hf_chat_template_is_applied_and_counted(tmp_path: Path) -> None:
     assert tokenizer.count_rendered(rendered) == 5
     with pytest.raises(UserError, match="chat"):
         load_tokenizer("cl100k_base", chat=True)
+
+
+def test_chat_template_flag_needs_a_template(tmp_path: Path) -> None:
+    from transformers import PreTrainedTokenizerFast
+
+    path = _train_tiny_tokenizer(tmp_path)
+    PreTrainedTokenizerFast(tokenizer_file=str(path), unk_token="[UNK]").save_pretrained(tmp_path / "plain")
+    with pytest.raises(UserError, match="has no chat template"):
+        load_tokenizer(f"hf:{tmp_path / 'plain'}", chat=True)

@@ -23,27 +23,32 @@ RUN_STATE = ".longbench100-run.json"
 MANIFEST = "manifest.json"
 
 
-def check_run_state(out: Path, shaping: dict, resume: bool) -> None:
-    """Refuse to mix runs: a folder holding another run needs ``--resume`` with the very same options.
-
-    Writes nothing: see :func:`write_run_state`.
-    """
-    state_file = out / RUN_STATE
-    if state_file.exists():
-        previous = json.loads(state_file.read_text(encoding="utf-8"))
+def check_out_folder(out: Path, resume: bool) -> None:
+    """Before any work: a folder holding a run needs ``--resume``; any other non-empty folder is refused."""
+    if (out / RUN_STATE).exists():
         if not resume:
             raise UserError(f"{out} already holds a generation run: pass --resume to continue it, or choose an empty --out folder")
-        if previous != shaping:
-            changed = sorted(key for key in set(previous) | set(shaping) if previous.get(key) != shaping.get(key))
-            raise UserError(f"--resume with different options than the run in {out} (changed: {', '.join(changed)})")
-        return
-    if out.exists() and any(out.iterdir()):
+    elif out.exists() and any(out.iterdir()):
         raise UserError(f"--out {out} is not empty and holds no longbench100 run; choose an empty or new folder")
 
 
-def write_run_state(out: Path, shaping: dict) -> None:
-    """Record the run's options in ``out`` (once the run is known to be able to start)."""
-    write_json_atomic(out / RUN_STATE, shaping, indent=2)
+def claim_out_folder(out: Path, state: dict) -> None:
+    """Record the run's options and inputs in ``out``, or, when resuming, refuse any difference from the recorded run.
+
+    ``state`` holds everything that shapes the output, including the tokenizer identity, the template
+    checksums and the source file checksums, so a resumed run cannot mix corpora, templates or vocabularies.
+    """
+    state_file = out / RUN_STATE
+    if not state_file.exists():
+        write_json_atomic(state_file, state, indent=2)
+        return
+    try:
+        previous = json.loads(state_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise UserError(f"{state_file}: unreadable run state ({error}); start again in an empty folder") from None
+    if previous != state:
+        changed = sorted(key for key in set(previous) | set(state) if previous.get(key) != state.get(key))
+        raise UserError(f"--resume with different options or inputs than the run in {out} (changed: {', '.join(changed)})")
 
 
 def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates: "PromptTemplates", corpus: "Corpus",

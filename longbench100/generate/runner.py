@@ -20,7 +20,7 @@ from ..tasks import BUILDERS
 from ..tasks.base import TaskBuilder
 from ..tokenization import load_tokenizer
 from .fitting import BuildContext
-from .manifest import build_manifest, check_run_state, write_run_state
+from .manifest import build_manifest, check_out_folder, claim_out_folder
 from .output import LineAppender, completed_rows, data_file, partial_file, written_rows
 from .planner import LengthPlan, RowPlan, plan_rows
 from .rng import derive_rng
@@ -82,15 +82,20 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
     for task in options.tasks:
         templates.get(task)
     tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
-    check_run_state(options.out, options.shaping(), options.resume)
+    check_out_folder(options.out, options.resume)
     registry = location.registry()
     needed = {name for name, entry in registry.items() if any(role.split(":")[0] in options.tasks for role in entry.roles)}
     corpus = load_corpus(location, tokenizer, only=needed, progress=progress)
     _check_pools(corpus, options.tasks, location.describe())
-    write_run_state(options.out, options.shaping())
+    claim_out_folder(options.out, {
+        **options.shaping(),
+        "tokenizer_identity": tokenizer.identity,
+        "template_sha256": {task: templates.fingerprint(task)["sha256"] for task in options.tasks},
+        "source_files": {name: data.files for name, data in corpus.sources.items()},
+    })
     echo(f"tokenizer {tokenizer.spec} ({tokenizer.origin}); sources: {location.describe()} ({len(corpus.sources)} loaded)")
 
-    budgets = dict(options.lengths)
+    budgets = {label: budget - options.reserve_output for label, budget in options.lengths}  # what a prompt may use
     builders: dict[str, TaskBuilder] = {task: BUILDERS[task](corpus, templates) for task in options.tasks}
     plans: dict[str, dict[str, LengthPlan]] = {}
     for task, builder in builders.items():
@@ -166,8 +171,9 @@ def _write_length(options: GenerateOptions, task: str, label: str, budget: int, 
             bar.close()
         appender.finish(final)
     written = set(written_rows(final))
+    built = [row_plan for row_plan in plan.rows if row_plan.row in written]
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
-    return LengthResult(len(written), plan.eligible, sum(r.paired for r in plan.rows), sum(r.reused for r in plan.rows), failed)
+    return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed)
 
 
 def _build_line(job: tuple[str, str, int, RowPlan]) -> str | None:

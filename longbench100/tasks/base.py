@@ -119,8 +119,8 @@ class GoldAmongDistractors(TaskBuilder):
         return list(item.answers)
 
     def gold_documents(self, item: Item) -> list[Document]:
-        """The item's supporting documents."""
-        return [self.corpus.documents[doc_id] for doc_id in item.doc_ids]
+        """The item's supporting documents, each text once (some sources give one passage several ids)."""
+        return distinct_texts([self.corpus.documents[doc_id] for doc_id in item.doc_ids])
 
     def _render_for(self, item: Item):
         variables = self.variables(item)
