@@ -7,15 +7,13 @@ A mirror folder holds a file that lives at ``<path>`` inside hub repo ``<owner>/
 
 from __future__ import annotations
 
-import functools
 import os
-import socket
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from .errors import HubUnreachable, UserError
+from .hub import hub_problem
 from .paths import DEMO_DIR, packaged_dir
 from .registry import FileSpec, SourceEntry, load_registry
 
@@ -76,28 +74,9 @@ def _zip_has_member(path: Path, member: str) -> bool:
         return True
 
 
-@functools.cache
-def _hub_reachable() -> str | None:
-    """``None`` when the hub's host accepts a connection within a few seconds, else why not.
-
-    Checked once per process, so an offline machine fails at once instead of after the hub
-    client's retries.
-    """
-    from huggingface_hub import constants
-
-    if constants.HF_HUB_OFFLINE:
-        return "HF_HUB_OFFLINE is set"
-    url = urlsplit(constants.ENDPOINT)
-    try:
-        socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)), timeout=5).close()
-    except OSError as error:
-        return f"{url.hostname}: {error.strerror or type(error).__name__}"
-    return None
-
-
 def _download(entry: SourceEntry, spec: FileSpec) -> Path:
     """Download one file with huggingface_hub (datasets' loading scripts are deliberately not used)."""
-    problem = _hub_reachable()
+    problem = hub_problem()
     if problem:
         raise HubUnreachable(f"source {entry.name}: the Hugging Face hub is unreachable ({problem}); {MIRROR_HINT}")
     from huggingface_hub import hf_hub_download

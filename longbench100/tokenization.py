@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .errors import UserError
+from .hub import hub_problem
 
 DEFAULT_TOKENIZER = "cl100k_base"
 ACCEPTED_FORMS = "a tiktoken encoding (cl100k_base, o200k_base, ...) or hf:<model id | folder | tokenizer.json>"
@@ -161,6 +162,9 @@ def _load_hf(spec: str, target: str, chat: bool) -> Tokenizer:
             raise UserError(f"cannot load tokenizer {json_file}: {error}") from None
         digest = hashlib.sha256(json_file.read_bytes()).hexdigest()[:16]
         return Tokenizer(spec, f"hf:{digest}", "tokenizers", lambda: (backend, f"tokenizers ({json_file})"))
+    if not path.exists() and hub_problem():
+        raise UserError(f"cannot load tokenizer {spec!r}: not a local path and the Hugging Face hub is unreachable "
+                        f"({hub_problem()}); pass a local folder or tokenizer.json")
     try:
         from transformers import AutoTokenizer
 

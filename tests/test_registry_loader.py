@@ -145,19 +145,19 @@ def test_missing_mirror_folder_and_offline_hub(tmp_path: Path, monkeypatch: pyte
         resolve_location(str(tmp_path / "absent"))
     from huggingface_hub import constants
 
-    from longbench100 import locations
+    from longbench100 import hub
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
     monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there: refused at once
-    locations._hub_reachable.cache_clear()
+    hub.hub_problem.cache_clear()
     location = resolve_location("hub")
     with pytest.raises(UserError, match=r"hub is unreachable \(127\.0\.0\.1: Connection refused\).*local mirror"):
         load_source(location, location.registry()["qasper"])
-    locations._hub_reachable.cache_clear()
+    hub.hub_problem.cache_clear()
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(UserError, match="hub is unreachable \\(HF_HUB_OFFLINE is set\\)"):
         load_source(location, location.registry()["qasper"])
-    locations._hub_reachable.cache_clear()
+    hub.hub_problem.cache_clear()
 
 
 def test_invalid_text_is_a_one_line_error(tmp_path: Path) -> None:

@@ -77,3 +77,17 @@ def test_chat_template_flag_needs_a_template(tmp_path: Path) -> None:
     PreTrainedTokenizerFast(tokenizer_file=str(path), unk_token="[UNK]").save_pretrained(tmp_path / "plain")
     with pytest.raises(UserError, match="has no chat template"):
         load_tokenizer(f"hf:{tmp_path / 'plain'}", chat=True)
+
+
+def test_hub_tokenizer_offline_fails_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from huggingface_hub import constants
+
+    from longbench100 import hub
+
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
+    hub.hub_problem.cache_clear()
+    try:
+        with pytest.raises(UserError, match=r"not a local path and the Hugging Face hub is unreachable \(127\.0\.0\.1"):
+            load_tokenizer("hf:some-org/some-model")
+    finally:
+        hub.hub_problem.cache_clear()
