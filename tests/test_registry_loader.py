@@ -149,6 +149,7 @@ def test_missing_mirror_folder_and_offline_hub(tmp_path: Path, monkeypatch: pyte
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
     monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there: refused at once
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)  # another test's environment may have set it at import
     hub.hub_problem.cache_clear()
     location = resolve_location("hub")
     with pytest.raises(UserError, match=r"hub is unreachable \(127\.0\.0\.1: Connection refused\).*local mirror"):

