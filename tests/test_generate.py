@@ -129,6 +129,8 @@ def test_gold_passages_hold_the_ground_truth_and_instructions_name_them(generate
             }.get(task)
             if instruction:
                 assert instruction in record["prompt"], (task, instruction)
+            if task.endswith("_sum"):
+                assert record["question"].startswith("Summarise") and named in record["question"]
             if TASKS[task].closed_book:
                 assert item.question in record["closed_book_prompt"] and "Passage 1:" not in record["closed_book_prompt"]
                 assert record["answers"] == list(item.answers)

@@ -118,6 +118,10 @@ class GoldAmongDistractors(TaskBuilder):
         """Acceptable answers, canonical first."""
         return list(item.answers)
 
+    def question(self, item: Item, gold_numbers: list[int]) -> str | None:
+        """The bare question or instruction recorded with the sample (for judges and readers)."""
+        return item.question
+
     def gold_documents(self, item: Item) -> list[Document]:
         """The item's supporting documents, each text once (some sources give one passage several ids)."""
         return distinct_texts([self.corpus.documents[doc_id] for doc_id in item.doc_ids])
@@ -150,4 +154,4 @@ class GoldAmongDistractors(TaskBuilder):
             "depth": depth_of(fitted.pieces, first_gold, fitted.per_passage),
         }
         closed = self.templates.render(self.name, {**self.variables(item), "blocks": [], "gold_numbers": [], "closed_book": True}) if self.closed_book else None
-        return Sample(fitted, self.answers(item), item.question, gold, closed)
+        return Sample(fitted, self.answers(item), self.question(item, gold_numbers), gold, closed)

@@ -13,6 +13,10 @@ class MultiDocSum(GoldAmongDistractors):
         """Items with a reference summary."""
         return item.kind == "summary"
 
+    def question(self, item: Item, gold_numbers: list[int]) -> str:
+        """What the prompt asks for: one summary of the named news passages."""
+        return f"Summarise the news in Passages {', '.join(map(str, gold_numbers))} together."
+
     def answers(self, item: Item) -> list[str]:
         """The reference summary."""
         return [item.summary]

@@ -22,6 +22,11 @@ class SingleDocSum(GoldAmongDistractors):
         request = item.question or ""
         return {"request": "" if _GENERIC_REQUEST.match(request) or request.lower().startswith("summarize the whole") else request}
 
+    def question(self, item: Item, gold_numbers: list[int]) -> str:
+        """What the prompt asks for: a summary of the named passage, with the source's request when specific."""
+        request = self.variables(item)["request"]
+        return f"Summarise Passage {gold_numbers[0]}." + (f" {request}" if request else "")
+
     def answers(self, item: Item) -> list[str]:
         """The reference summary."""
         return [item.summary]
