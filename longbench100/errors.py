@@ -7,3 +7,7 @@ class UserError(Exception):
 
 class HubUnreachable(UserError):
     """The Hugging Face hub could not be reached; no later download will succeed either."""
+
+
+class SourceAbsent(UserError):
+    """A registered source's file (or zip member, repository or revision) does not exist where it is read from."""

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import write_bytes_atomic
-from .errors import UserError
-from .locations import SourceLocation
+from .errors import SourceAbsent, UserError
+from .locations import SourceLocation, zip_has_member
 from .readers import iter_rows, row_unit
 from .records import Document, Item, SourceData
 from .paths import cache_dir
@@ -37,6 +37,9 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     parsed only once; a changed file or mapping is parsed afresh.
     """
     paths = {spec.display: location.fetch(entry, spec) for spec in entry.files}
+    for spec in entry.files:
+        if spec.member is not None and not zip_has_member(paths[spec.display], spec.member):
+            raise SourceAbsent(f"source {entry.name}: {spec.path} has no member {spec.member}")
     checksums = {display: file_sha256(path) for display, path in paths.items()}
     key = json.dumps([RECORDS_FORMAT, entry.name, entry.fingerprint(), sorted(checksums.items())])
     cached_file = cache_dir() / "records" / f"{entry.name}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle"

@@ -12,7 +12,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import HubUnreachable, UserError
+from .errors import HubUnreachable, SourceAbsent, UserError
 from .hub import hub_problem
 from .paths import DEMO_DIR, packaged_dir
 from .registry import FileSpec, SourceEntry, load_registry
@@ -60,12 +60,12 @@ class SourceLocation:
         """Whether every file (and zip member) of ``entry`` can be read here without a download."""
         for spec in entry.files:
             path = self.local_path(entry, spec)
-            if path is None or (spec.member is not None and not _zip_has_member(path, spec.member)):
+            if path is None or (spec.member is not None and not zip_has_member(path, spec.member)):
                 return False
         return True
 
 
-def _zip_has_member(path: Path, member: str) -> bool:
+def zip_has_member(path: Path, member: str) -> bool:
     """Whether the zip archive at ``path`` holds ``member`` (an unreadable archive counts as present, to fail loudly later)."""
     try:
         with zipfile.ZipFile(path) as archive:
@@ -80,17 +80,33 @@ def _download(entry: SourceEntry, spec: FileSpec) -> Path:
     if problem:
         raise HubUnreachable(f"source {entry.name}: the Hugging Face hub is unreachable ({problem}); {MIRROR_HINT}")
     from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
-
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
     from huggingface_hub.utils import logging as hub_logging
 
     hub_logging.set_verbosity_error()  # our one-line message replaces its retry chatter
+    where = f"source {entry.name}: {entry.repo_id}@{entry.revision}"
     try:
         return Path(hf_hub_download(entry.repo_id, spec.path, repo_type="dataset", revision=entry.revision))
     except LocalEntryNotFoundError:  # offline mode, or no connection and nothing cached
         raise HubUnreachable(f"source {entry.name}: the Hugging Face hub is unreachable (offline, nothing cached); {MIRROR_HINT}") from None
-    except (EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError) as error:
-        raise UserError(f"source {entry.name}: {entry.repo_id}@{entry.revision} has no file {spec.path} ({type(error).__name__})") from None
+    except GatedRepoError:
+        raise UserError(f"{where}: the repository is gated: accept its terms on the hub and log in (HF_TOKEN or `hf auth login`)") from None
+    except RepositoryNotFoundError:
+        raise SourceAbsent(f"{where}: repository not found (or private: log in with HF_TOKEN) for {spec.path}") from None
+    except RevisionNotFoundError:
+        raise SourceAbsent(f"{where}: no such revision") from None
+    except EntryNotFoundError:
+        raise SourceAbsent(f"{where}: no file {spec.path}") from None
+    except HfHubHTTPError as error:
+        status = error.response.status_code if error.response is not None else "?"
+        raise UserError(f"{where}: the hub refused {spec.path} (HTTP {status})") from None
     except Exception as error:  # connection failures surface as several exception types
         raise HubUnreachable(
             f"source {entry.name}: the Hugging Face hub is unreachable ({type(error).__name__}); {MIRROR_HINT}"

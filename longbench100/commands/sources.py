@@ -8,7 +8,7 @@ import time
 
 import click
 
-from ..errors import HubUnreachable, UserError
+from ..errors import HubUnreachable, SourceAbsent, UserError
 from ..loader import load_source
 from ..locations import SOURCES_ENV, SourceLocation, active_entries, resolve_location
 from ..registry import SourceEntry
@@ -57,11 +57,13 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
     active = active_entries(location, registry)
     click.echo(f"sources: {location.describe()}   tokenizer: {tokenizer.spec}")
     click.echo(f"{'source':<28} {'docs':>7} {'items':>6} {'empty':>5} {'tok min':>8} {'median':>8} {'max':>8}  cache")
-    failures, absent = [], []
+    failures, absent, loaded = [], [], 0
     started = time.perf_counter()
     for name, entry in registry.items():
         if name not in active:
-            if not entry.stand_in_for or entry.stand_in_for not in active:
+            if entry.stand_in_for and entry.stand_in_for in active:
+                click.echo(f"{_label(entry):<28} stand-in, unused ({entry.stand_in_for} is available)")
+            else:
                 absent.append(name)
                 click.echo(f"{_label(entry):<28} missing")
             continue
@@ -70,10 +72,15 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
             hit = attach_token_counts(tokenizer, entry, data)
         except HubUnreachable:
             raise
+        except SourceAbsent as error:
+            absent.append(name)
+            click.echo(f"{_label(entry):<28} missing: {error}")
+            continue
         except UserError as error:
             failures.append(name)
             click.echo(f"{_label(entry):<28} MALFORMED: {error}")
             continue
+        loaded += 1
         lengths = sorted(document.tokens for document in data.documents.values()) or [0]
         click.echo(
             f"{_label(entry):<28} {len(data.documents):>7} {len(data.items):>6} {data.skipped_empty:>5} "
@@ -81,7 +88,7 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
         )
     if tokenizer.loaded:
         click.echo(f"tokenizer {tokenizer.spec} loaded from {tokenizer.origin}")
-    click.echo(f"{len(active)} sources loaded, {len(absent)} missing, {len(failures)} malformed in {time.perf_counter() - started:.1f}s")
+    click.echo(f"{loaded} sources loaded, {len(absent)} missing, {len(failures)} malformed in {time.perf_counter() - started:.1f}s")
     if failures or (strict and absent):
         sys.exit(1)
 
