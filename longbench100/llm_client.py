@@ -34,9 +34,12 @@ class CompletionResult:
     """The outcome of one prompt.
 
     ``text`` is the model's answer, or ``None`` when the request failed for good (then ``error`` holds
-    the reason and the server's message). Token counts are the server's ``usage`` figures (``None``
-    when it reports none). ``latency_s`` is the duration of the last attempt, from sending the request
-    to reading the whole answer (backoff sleeps and waiting for a concurrency slot are excluded);
+    the reason and the server's message). An answer whose content the server sent as ``null`` or ``""``
+    (e.g. a reasoning model that spent ``max_tokens`` on its reasoning) is a success with ``text`` ``""``
+    and the server's ``finish_reason``; callers that care (``predict`` counts them) check for it.
+    Token counts are the server's ``usage`` figures (``None`` when it reports none). ``latency_s`` is
+    the duration of the last attempt, from sending the request to reading the whole answer (backoff
+    sleeps and waiting for a concurrency slot are excluded);
     ``attempts`` counts every request sent, retries included.
     """
 

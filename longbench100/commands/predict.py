@@ -89,9 +89,10 @@ def predict(
     """Send every sample's prompt to an OpenAI-compatible server and write PRED/<task>/<label>.jsonl.
 
     Works with vLLM, SGLang and hosted APIs. Answers are appended as they arrive; rerunning the same
-    command resumes where it stopped (even after kill -9) and never duplicates a sample. Failed
-    requests are retried with backoff; a prompt the server rejects (e.g. longer than its context) is
-    recorded with the error and the run goes on. See docs/predict.md.
+    command resumes where it stopped (even after kill -9); a sample that is redone keeps its old
+    record until the new one is written. Failed requests are retried with backoff; a prompt the
+    server rejects (e.g. longer than its context) is recorded with the error and the run goes on,
+    while a server that stops answering stops the run. See docs/predict.md.
 
     \b
     Example:

@@ -3,9 +3,16 @@
 A sample's record is appended once its prompt and (for QA samples, unless disabled) its closed-book
 prompt have both been answered or have failed for good. Rerunning the same job skips samples that
 already have a record; ``retry_failed`` redoes the ones that failed, and a record without the
-closed-book answer that this run asks for is redone too (both are first dropped from the file).
-A request that still cannot connect after its retries means the server is gone, not that the sample
-is bad: the run stops (:class:`ServerLost`) without recording that sample, so a rerun picks it up.
+closed-book answer that this run asks for is redone too. A redone sample's old record stays in the
+file until its new record has been appended (the last record of an id wins); superseded records are
+compacted away, atomically, when the run ends, so a failed or interrupted rerun never loses a record.
+
+A request that never reached the server (``ConnectError``, ``ConnectTimeout`` after its retries)
+means the server is gone, not that the sample is bad: the run stops (:class:`ServerLost`) without
+recording that sample, so a rerun picks it up. A connection the server dropped (``RemoteProtocolError``,
+``ReadError``, ``WriteError`` after the retries) may be the sample's fault, so such a sample is held
+back until the server answers another one, and then recorded as failed; :data:`LOST_AFTER_DROPS`
+such samples in a row mean the server has stopped answering: the run stops, recording none of them.
 """
 
 from __future__ import annotations
@@ -81,6 +88,14 @@ class ServerLost(Exception):
     """The server stopped accepting connections: nothing more can be done in this run."""
 
 
+CONNECT_ERRORS = frozenset({"ConnectError", "ConnectTimeout"})
+"""Error reasons of a request that never reached the server: the server is gone at once."""
+DROP_ERRORS = frozenset({"RemoteProtocolError", "ReadError", "WriteError"})
+"""Error reasons of a connection the server dropped without answering."""
+LOST_AFTER_DROPS = 3
+"""Samples in a row (in completion order) whose connections were dropped that mean the server is gone."""
+
+
 def _is_finished(record: dict, ref: SampleRef, config: PredictConfig) -> bool:
     """Whether an existing record settles its sample for this run."""
     if record.get("error") is not None:
@@ -89,36 +104,35 @@ def _is_finished(record: dict, ref: SampleRef, config: PredictConfig) -> bool:
 
 
 def plan(refs: list[SampleRef], store: PredictionStore, config: PredictConfig, summary: RunSummary) -> list[SampleRef]:
-    """Return the samples still to do, dropping from the output any record that is to be redone.
+    """Return the samples still to do and count skipped samples in ``summary``; change no file.
 
-    Also removes duplicate records (the last one wins) and counts skipped samples in ``summary``.
+    Every file is read before anything is decided, so a folder holding another model's predictions is
+    refused (UserError) with all its files untouched. The records of samples to redo stay where they
+    are: their replacements are appended and win (see :meth:`PredictionStore.compact`).
     """
     by_file: dict[tuple[str, str], list[SampleRef]] = {}
     for ref in refs:
         by_file.setdefault((ref.task, ref.label), []).append(ref)
-    todo: list[SampleRef] = []
-    for (task, label), file_refs in by_file.items():
-        records = store.load(task, label)
-        latest = {record["id"]: record for record in records}
+    latest_by_file: dict[tuple[str, str], dict[str, dict]] = {}
+    for (task, label) in by_file:
+        latest = {record["id"]: record for record in store.load(task, label)}
         for record in latest.values():
             if record.get("model") not in (None, config.model):
                 raise UserError(
                     f"{store.path(task, label)} holds predictions of model {record['model']!r}, not "
                     f"{config.model!r}: choose another --out for each model"
                 )
-        redo = set()
+        latest_by_file[(task, label)] = latest
+    todo: list[SampleRef] = []
+    for key, file_refs in by_file.items():
+        latest = latest_by_file[key]
         for ref in file_refs:
             record = latest.get(ref.id)
             if record is not None and _is_finished(record, ref, config):
                 summary.skipped += 1
                 summary.skipped_failed += record.get("error") is not None
                 continue
-            if record is not None:
-                redo.add(ref.id)
             todo.append(ref)
-        kept = [record for record in latest.values() if record["id"] not in redo]
-        if len(kept) != len(records):
-            store.rewrite(task, label, kept)
     return todo
 
 
@@ -155,6 +169,8 @@ def _count(summary: RunSummary, record: dict, results: list[CompletionResult]) -
         summary.requests += result.attempts
         summary.prompt_tokens += result.prompt_tokens or 0
         summary.completion_tokens += result.completion_tokens or 0
+        if result.error is None and not (result.text or "").strip():
+            summary.empty[result.finish_reason or "none"] += 1
     if record["error"] is None:
         summary.done += 1
     else:
@@ -181,17 +197,34 @@ async def _run_all(todo: list[SampleRef], store: PredictionStore, config: Predic
     disable = None if config.progress is None else not config.progress
     bar = tqdm(total=len(todo), unit="sample", desc="predict", disable=disable, dynamic_ncols=True)
 
+    held: list[tuple[SampleRef, dict, list[CompletionResult]]] = []  # dropped connections, in a row
+
+    def save(ref: SampleRef, record: dict, results: list[CompletionResult]) -> None:
+        store.append(ref.task, ref.label, record)
+        _count(summary, record, results)
+        bar.update(1)
+        if summary.failed:
+            bar.set_postfix(failed=sum(summary.failed.values()), refresh=False)
+
+    def save_held() -> None:
+        while held:
+            save(*held.pop(0))
+
     async def worker(client: LLMClient) -> None:
         for ref in next_refs:
             record, results = await _predict_one(client, ref, config)
-            for result in results:  # a server that refuses connections says nothing about the sample
-                if result.error is not None and error_reason(result.error) == "ConnectError":
-                    raise ServerLost(result.error)
-            store.append(ref.task, ref.label, record)
-            _count(summary, record, results)
-            bar.update(1)
-            if summary.failed:
-                bar.set_postfix(failed=sum(summary.failed.values()), refresh=False)
+            errors = [result.error for result in results if result.error is not None]
+            for error in errors:  # a request that never reached the server says nothing about the sample
+                if error_reason(error) in CONNECT_ERRORS:
+                    raise ServerLost(error)
+            dropped = [error for error in errors if error_reason(error) in DROP_ERRORS]
+            if dropped:
+                held.append((ref, record, results))
+                if len(held) >= LOST_AFTER_DROPS:
+                    raise ServerLost(f"{len(held)} samples in a row got no answer, the last: {dropped[0]}")
+                continue
+            save_held()  # the server answers: the dropped connections were those samples' own failures
+            save(ref, record, results)
 
     try:
         async with LLMClient(
@@ -211,6 +244,7 @@ async def _run_all(todo: list[SampleRef], store: PredictionStore, config: Predic
             await asyncio.gather(*unfinished, return_exceptions=True)
             for task in finished:
                 task.result()
+        save_held()  # fewer than LOST_AFTER_DROPS at the very end: record them as failed
     finally:
         bar.close()
 
@@ -226,11 +260,15 @@ def run_predictions(config: PredictConfig) -> RunSummary:
     refs = index_data(config.data_dir, config.tasks, config.labels)
     summary.total = len(refs)
     store = PredictionStore(config.out_dir)
+    files: list[tuple[str, str]] = []
+    completed = False
     try:
         todo = plan(refs, store, config, summary)
+        files = list(dict.fromkeys((ref.task, ref.label) for ref in refs))
         if todo:
             check_server(config)
             asyncio.run(_run_all(todo, store, config, summary))
+        completed = True
     except ServerLost as lost:
         saved = summary.done + sum(summary.failed.values())
         raise UserError(
@@ -239,5 +277,11 @@ def run_predictions(config: PredictConfig) -> RunSummary:
         ) from None
     finally:
         store.close()
+        try:  # drop records superseded by this run (or by an earlier one killed before it compacted)
+            for task, label in files:
+                store.compact(task, label)
+        except (OSError, UserError):
+            if completed:
+                raise
         summary.wall_s = time.perf_counter() - started
     return summary

@@ -8,13 +8,18 @@ from dataclasses import dataclass, field
 
 @dataclass
 class RunSummary:
-    """Counts for one run of ``predict``; ``failed`` maps an error reason (``HTTP 400``) to a count."""
+    """Counts for one run of ``predict``; ``failed`` maps an error reason (``HTTP 400``) to a count.
+
+    ``empty`` counts the answers (closed-book ones included) that the server returned empty or blank
+    (``content`` null or ``""``), by ``finish_reason``; they are recorded as ``""`` without an error.
+    """
 
     total: int = 0
     done: int = 0
     failed: Counter[str] = field(default_factory=Counter)
     skipped: int = 0
     skipped_failed: int = 0
+    empty: Counter[str] = field(default_factory=Counter)
     requests: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -36,6 +41,13 @@ class RunSummary:
             lines.append(f"failed:   {reasons}")
         if any(reason.endswith("HTTP 400") for reason in self.failed):
             lines.append("          HTTP 400 mostly means prompt + answer exceed the context (vLLM: --max-model-len)")
+        empty = sum(self.empty.values())
+        if empty:
+            by_reason = ", ".join(f"finish_reason {reason}: {count}" for reason, count in self.empty.most_common())
+            lines.append(f"empty:    {empty} answers were empty ({by_reason}); recorded as \"\", they score 0")
+            if "length" in self.empty:
+                lines.append("          an empty answer cut at max_tokens mostly means a reasoning model ran out of "
+                             "tokens: raise --max-new-tokens")
         if self.skipped_failed:
             lines.append(f"note:     {self.skipped_failed} skipped samples had failed; redo them with --retry-failed")
         return lines
