@@ -82,6 +82,26 @@ def test_filter_manifest_records_files_models_and_original(setup):
     assert record["source"]["manifest_sha256"] == hashlib.sha256(original_bytes).hexdigest()
 
 
+def test_original_manifest_is_kept_verbatim_when_row_counts_change(setup):
+    tmp_path, data, model_a, _ = setup
+    generator_manifest = {
+        "seed": 1,
+        "tasks": {task: {"lengths": {label: {"rows": 3, "tokens": 123} for label in LABELS}} for task in TASKS},
+    }
+    (data / "manifest.json").write_text(json.dumps(generator_manifest, indent=2), encoding="utf-8")
+    original_bytes = (data / "manifest.json").read_bytes()
+    out = tmp_path / "filtered"
+    code, output = run_filter("--data", str(data), "--predictions", str(model_a), "--out", str(out))
+    assert code == 0, output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["tasks"]["single_doc_qa"]["lengths"]["8k"] == {"rows": 2, "tokens": 123}
+    assert manifest["tasks"]["kv_retrieval"]["lengths"]["8k"] == {"rows": 3, "tokens": 123}
+    assert manifest["original_manifest"] == {
+        "sha256": hashlib.sha256(original_bytes).hexdigest(), "manifest": generator_manifest
+    }
+    assert (data / "manifest.json").read_bytes() == original_bytes
+
+
 def test_filtered_folder_scores_cleanly(setup):
     tmp_path, data, model_a, model_b = setup
     out = tmp_path / "filtered"

@@ -170,3 +170,78 @@ def test_empty_answers_score_zero_without_a_judge_call(tmp_path):
         record = parse_record(make_record("single_doc_sum", "8k", 0), "x:1")
         assert grade_jobs([GradeJob(record, "summary_judge", "  \n")], judge, progress=False) == [0.0]
         assert server.requests == []
+
+
+def chatty_judge(body: dict) -> str:
+    """A judge that reasons for 40 words before its verdict: cut off below 40 + a few tokens."""
+    return " ".join(["thinking"] * 40) + "\n" + good_judge(body)
+
+
+def test_truncated_replies_are_ungraded_not_cached_and_max_tokens_is_part_of_the_key(setup):
+    tmp_path, data, predictions = setup
+    with OpenAIStub(chatty_judge) as server:
+        output, cut = run_score(tmp_path, data, predictions, server, "--judge-max-tokens", "16")
+        sent = len(server.requests)
+        assert all(body["max_tokens"] == 16 for body in server.bodies)
+        assert cut["judge"]["truncated_replies"] > 0 and cut["ungraded"] > 0
+        assert "cut off at --judge-max-tokens" in output
+        assert not list((tmp_path / "cache" / "judge").rglob("*.json"))  # nothing cut off was cached
+        # a larger budget asks again (nothing stale is reused) and grades everything
+        _, full = run_score(tmp_path, data, predictions, server, "--judge-max-tokens", "1024")
+        assert len(server.requests) == 2 * sent and full["judge"]["cache_hits"] == 0
+        assert full["ungraded"] == 0 and full["judge"]["truncated_replies"] == 0
+        # the same budget again is all cache hits; another budget is a separate cache
+        _, again = run_score(tmp_path, data, predictions, server, "--judge-max-tokens", "1024")
+        assert len(server.requests) == 2 * sent and again["judge"]["cache_hits"] == sent
+        run_score(tmp_path, data, predictions, server, "--judge-max-tokens", "2048")
+        assert len(server.requests) == 3 * sent
+
+
+def test_another_base_url_is_another_cache(setup):
+    tmp_path, data, predictions = setup
+    with OpenAIStub(good_judge) as first, OpenAIStub(good_judge) as second:
+        run_score(tmp_path, data, predictions, first)
+        _, results = run_score(tmp_path, data, predictions, second)
+        assert len(second.requests) == len(first.requests) > 0
+        assert results["judge"]["cache_hits"] == 0 and results["judge"]["base_url"] == second.base_url
+        run_score(tmp_path, data, predictions, first)
+        assert len(first.requests) == len(second.requests)  # first's replies are still cached
+
+
+def test_unparsable_replies_are_not_cached(tmp_path):
+    prompt = qa_prompt("When?", ["2018"], "In 2018.")
+    replies = iter(["Looks right to me!", '{"fluency": 2, "correctness": 3}'])
+    with OpenAIStub(lambda body: next(replies)) as server:
+        judge = Judge(JudgeConfig("judge-u", server.base_url), JudgeCache("judge-u", tmp_path))
+        assert judge.grade([prompt], progress=False) == [None]
+        assert judge.cache.get(prompt.text) is None and judge.stats.invalid_replies == 1
+        assert judge.grade([prompt], progress=False) == [1.0]  # asked again, not served the bad reply
+        assert len(server.requests) == 2 and judge.cache.get(prompt.text) is not None
+        assert judge.grade([prompt], progress=False) == [1.0] and len(server.requests) == 2
+
+
+def test_cache_folder_depends_on_model_base_url_and_max_tokens(tmp_path):
+    folders = {
+        JudgeCache("m", tmp_path, base_url="http://a/v1", max_tokens=1024).folder,
+        JudgeCache("m", tmp_path, base_url="http://b/v1", max_tokens=1024).folder,
+        JudgeCache("m", tmp_path, base_url="http://a/v1", max_tokens=2048).folder,
+        JudgeCache("n", tmp_path, base_url="http://a/v1", max_tokens=1024).folder,
+    }
+    assert len(folders) == 4
+    assert JudgeCache("m", tmp_path, base_url="http://a/v1/", max_tokens=1024).folder == JudgeCache(
+        "m", tmp_path, base_url="http://a/v1", max_tokens=1024
+    ).folder
+
+
+def test_ungraded_closed_book_answers_are_reported_in_the_terminal(setup):
+    tmp_path, data, predictions = setup
+
+    def no_verdict_for_closed_book(body: dict) -> str:
+        if "<<<ANSWER\nI do not know.\nANSWER>>>" in prompt_text(body):
+            return "Hard to say."
+        return good_judge(body)
+
+    with OpenAIStub(no_verdict_for_closed_book) as server:
+        output, results = run_score(tmp_path, data, predictions, server)
+    assert results["qa_filter"]["tasks"]["single_doc_qa"]["2k"]["closed_book_ungraded"] == 1
+    assert "4 whose closed-book answer the judge could not grade" in output

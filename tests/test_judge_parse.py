@@ -75,3 +75,34 @@ def test_summary_verdicts(reply, n, expected):
 )
 def test_invalid_summary_verdicts_are_none(reply, n):
     assert parse_summary_verdict(reply, n) is None
+
+
+@pytest.mark.parametrize(
+    ("reply", "n", "expected"),
+    [
+        # a "Not supported: [...]" list is no "Supported" list, and a list never spans lines
+        ("Fluency: 1\nSupported: [1]\nNot supported: [2, 3]", 3, 1 / 3),
+        ("[1] supported\n[2] not supported\n[3] Supported\nFluency: 1", 3, 2 / 3),
+        ("Fluency: 1\nUnsupported sentences: [2]\nSupported sentences: [1, 3]", 3, 2 / 3),
+        ("Fluency: 1\n1. Supported\n2) is not fully supported by the reference", 2, 1 / 2),
+        ("**Sentence 1**: Supported\n**Sentence 2**: Not supported\nSupported: [1]\nFluency: 1", 2, 1 / 2),
+    ],
+)
+def test_summary_fallback_lines_read_negations_per_line(reply, n, expected):
+    assert parse_summary_verdict(reply, n) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("reply", "n"),
+    [
+        ("Fluency: 1\nSupported: [1]\nSupported: [1, 2]", 2),  # two lists that differ
+        ("Fluency: 1\nSupported: [1, 2]\nNot supported: [2]", 2),  # one sentence in both lists
+        ("Fluency: 1\n[1] supported\n[2] supported\nSupported: [1]", 2),  # lines contradict the list
+        ("Fluency: 1\n[1] supported\n[1] not supported\n[2] supported", 2),  # one sentence, two verdicts
+        ("Fluency: 1\n[1] partially supported\n[2] supported", 2),  # a hedge is no verdict
+        ("Fluency: 1\n[1] not supported, although the date is supported\n[2] supported", 2),  # mixed line
+        ("Fluency: 1\nThese are supported\n[2]", 2),  # the list is not on the "supported" line
+    ],
+)
+def test_ambiguous_summary_fallbacks_are_none(reply, n):
+    assert parse_summary_verdict(reply, n) is None

@@ -37,6 +37,9 @@ def test_parse_uuid_takes_the_last_uuid(answer, expected):
         ("\\boxed{5}", 5),
         ("2. [31, 8, 77, 14]", 2),
         ("None of the options", None),
+        ("I considered option 1 but the answer is option 2", 2),  # the last explicit cue
+        ("The answer is option 2. Option 1 is wrong.", 2),  # "the answer is" beats a later mention
+        ("To answer this, I counted 4 stars per list; option 3", 3),
     ],
 )
 def test_parse_option(answer, expected):
@@ -72,6 +75,11 @@ def test_parse_passage_number(answer, expected):
         ("After reviewing the 30 paragraphs, I count 25 unique ones.", 25),
         ("There are twelve distinct passages.", 12),
         ("Paragraph 1 repeats paragraph 4; in total 9.", 9),  # no cue: the last number
+        ("There are 14 paragraphs in total, but only 11 are unique.", 11),  # the unique cue beats "there are"
+        ("There are 3 duplicated paragraphs; the number of distinct paragraphs is 9.", 9),
+        ("The answer: paragraphs 3 and 5 are duplicates, so 11 unique", 11),  # ... and beats "answer:"
+        ("14 paragraphs, 11 of which are unique.", 11),
+        ("Paragraphs 3 and 5 are unique; the rest repeat. In total 9 unique paragraphs.", 9),
         ("I am not sure.", None),
     ],
 )
@@ -103,6 +111,14 @@ OPTIONS = ["[36, 18, 89, 53]", "[36, 29, 89, 53]", "[89, 36, 53, 29]", "[29, 36,
         ("[12, 45, 3, 8]", None),  # a list that is no option names no option
         ("[12, 45, 3, 8], so option 1", 1),
         ("2", 2),
+        # an explicit final choice beats lists quoted in the reasoning
+        ("Counts found: [36, 29, 89, 53]. Option 1 is [36, 18, 89, 53], which is wrong. Answer: 2", 2),
+        ("Option 1 is [36, 18, 89, 53]. The answer is option 4.", 4),
+        ("The answer is [36, 29, 89, 53], which is option 2", 2),
+        ("Option 1 does not fit; the counts are [36, 29, 89, 53].", 2),  # the list comes after the cue
+        ("The counts [36, 18, 89, 53] do not match, so option 2.", 2),  # the cue comes after the list
+        ("[36, 18, 89, 53] or [36, 29, 89, 53]? Hard to say.", None),  # several options quoted, no cue
+        ("[36, 18, 89, 53] or [36, 29, 89, 53]? I pick option 2.", 2),
     ],
 )
 def test_parse_option_with_known_options(answer, expected):

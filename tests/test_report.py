@@ -32,9 +32,12 @@ def model_samples(points: dict[str, float], n: int = 20, tasks: list[str] = TASK
     return samples
 
 
-def write_results(path: Path, model: str, samples: list[ScoredSample], base: list[str] = BASE) -> Path:
-    """Write a results.json the way ``score`` does."""
+def write_results(path: Path, model: str, samples: list[ScoredSample], base: list[str] = BASE,
+                  manifest_sha256: str | None = None) -> Path:
+    """Write a results.json the way ``score`` does (with a ``data`` block when ``manifest_sha256`` is given)."""
     data = {"model": model, "samples": [s.to_json() for s in samples], "aggregates": aggregate(samples, base, n_boot=100)}
+    if manifest_sha256 is not None:
+        data["data"] = {"path": "out", "manifest_sha256": manifest_sha256}
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
 
@@ -148,3 +151,34 @@ def test_ranks_and_formatting():
     assert fmt(-0.04) == "0.0"
     assert fmt(-0.725) == "-0.7"
     assert fmt(None) == "—"
+
+
+def test_results_scored_on_different_data_are_flagged(tmp_path: Path):
+    a = write_results(tmp_path / "a.json", "a", model_samples(GOOD), manifest_sha256="a" * 64)
+    b = write_results(tmp_path / "b.json", "b", model_samples(BAD), manifest_sha256="b" * 64)
+    result = run(str(a), str(b), "--out", str(tmp_path / "out"), "--n-boot", "20")
+    assert result.exit_code == 0, result.output
+    assert "warning: the models were scored on different data" in result.output
+    assert "a: aaaaaaaaaaaa, b: bbbbbbbbbbbb" in result.output
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "**Warning:** The models were scored on different data" in report
+    assert "- **Data**: the models were scored on different data" in report
+    assert "only uses the sample ids they share" in report
+
+
+def test_results_on_the_same_data_are_not_flagged(tmp_path: Path):
+    a = write_results(tmp_path / "a.json", "a", model_samples(GOOD), manifest_sha256="c" * 64)
+    b = write_results(tmp_path / "b.json", "b", model_samples(BAD), manifest_sha256="c" * 64)
+    result = run(str(a), str(b), "--out", str(tmp_path / "out"), "--n-boot", "20")
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.output
+    assert "data manifest sha256" not in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_result_without_a_manifest_hash_cannot_be_checked(tmp_path: Path):
+    a = write_results(tmp_path / "a.json", "a", model_samples(GOOD), manifest_sha256="c" * 64)
+    b = write_results(tmp_path / "b.json", "b", model_samples(BAD))
+    result = run(str(a), str(b), "--out", str(tmp_path / "out"), "--n-boot", "20")
+    assert result.exit_code == 0, result.output
+    assert "warning: the models were scored on data that cannot be checked to be the same" in result.output
+    assert "b: unknown" in result.output

@@ -161,6 +161,7 @@ def test_single_predictions_file_and_custom_base_lengths(tmp_path, data):
         (["--qa-filter", "1.5"], "--qa-filter 1.5"),
         (["--metric", "judge"], "--metric judge needs --judge-model"),
         (["--base-lengths", "2q"], "bad length label"),
+        (["--seed", "-1"], "Invalid value for '--seed'"),  # was a numpy traceback
     ],
 )
 def test_bad_options_are_one_line_errors(tmp_path, data, extra, message):

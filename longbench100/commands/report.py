@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from ..report.load import load_results
+from ..report.load import data_mismatch, load_results
 from ..report.write import write_report
 
 
@@ -22,8 +22,13 @@ def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int) -> None
     \b
     Writes OUT/report.md (overall and per-task tables like the paper's, 95% intervals, paired
     comparisons of average LC between models, warnings) and OUT/*.png (score and LC vs length,
-    LC vs length per task). The numbers are the aggregates stored by `longbench100 score`.
+    LC vs length per task). The numbers are the aggregates stored by `longbench100 score`. Warns
+    when the results record different data manifests (the models were scored on different data).
     """
-    written = write_report(load_results(list(results)), out, n_boot=n_boot, seed=seed)
+    loaded = load_results(list(results))
+    mismatch = data_mismatch(loaded)
+    if mismatch is not None:
+        click.echo(f"warning: {mismatch}", err=True)
+    written = write_report(loaded, out, n_boot=n_boot, seed=seed)
     for path in written:
         click.echo(f"wrote {path}")

@@ -72,7 +72,13 @@ def _filter_lines(qa_filter: dict) -> list[str]:
     for task, labels in qa_filter["tasks"].items():
         cells = ", ".join(f"{label} {cell['dropped']}/{cell['n']}" for label, cell in labels.items())
         no_closed = sum(cell["no_closed_book"] for cell in labels.values())
-        note = f" ({no_closed} without a closed-book answer, not filtered)" if no_closed else ""
+        ungraded = sum(cell.get("closed_book_ungraded", 0) for cell in labels.values())
+        notes = []
+        if no_closed:
+            notes.append(f"{no_closed} without a closed-book answer")
+        if ungraded:
+            notes.append(f"{ungraded} whose closed-book answer the judge could not grade")
+        note = f" ({'; '.join(notes)}: not filtered)" if notes else ""
         lines.append(f"QA filter (closed-book score >= {qa_filter['threshold']}): {task} dropped {cells}{note}")
     return lines
 
@@ -88,7 +94,7 @@ def _filter_lines(qa_filter: dict) -> list[str]:
 @click.option("--base-lengths", default="2k,4k,6k", show_default=True, help="Lengths whose mean is the Base Ability.")
 @click.option("--allow-missing", is_flag=True, help="Score data records without a prediction as 0 (and say how many).")
 @click.option("--n-boot", type=click.IntRange(0), default=1000, show_default=True, help="Bootstrap replicates for the intervals.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap seed.")
 @judge_options
 def score(
     data_dir: Path,
@@ -174,6 +180,9 @@ def _print_summary(results: dict, outcome: ScoreOutcome, missing: int, out: Path
         stats = results["judge"]
         click.echo(f"judge {stats['model']}: {stats['calls']} calls, {stats['cache_hits']} cache hits, "
                    f"{stats['failed_calls']} failed calls, {stats['invalid_replies']} unparsable replies")
+        if stats.get("truncated_replies"):
+            click.echo(f"{stats['truncated_replies']} judge replies were cut off at --judge-max-tokens and left "
+                       "ungraded (not cached); raise --judge-max-tokens and rerun")
     if results["ungraded"]:
         click.echo(f"{results['ungraded']} samples could not be graded by the judge (score null, left out of the means)")
     aggregates = results["aggregates"]

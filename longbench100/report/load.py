@@ -18,6 +18,8 @@ class ModelResult:
     path: Path
     samples: list[ScoredSample]
     aggregates: dict
+    manifest_sha256: str | None = None
+    """sha256 of the data folder's manifest.json the model was scored on (``data.manifest_sha256``), if known."""
 
 
 def load_results(paths: list[Path]) -> list[ModelResult]:
@@ -60,4 +62,27 @@ def load_result(path: Path) -> ModelResult:
         samples = [ScoredSample.from_json(sample) for sample in data["samples"]]
     except TypeError as error:
         raise UserError(f"{path} is not a results.json: bad sample record ({error})") from None
-    return ModelResult(str(data["model"]), path, samples, aggregates)
+    block = data.get("data")
+    sha = block.get("manifest_sha256") if isinstance(block, dict) else None
+    return ModelResult(str(data["model"]), path, samples, aggregates, sha if isinstance(sha, str) and sha else None)
+
+
+def data_mismatch(results: list[ModelResult]) -> str | None:
+    """A warning when the models were not (provably) scored on the same data, else ``None``.
+
+    Compares the data manifests' sha256 stored in the results: different hashes mean different data
+    (another generation, a filtered copy); a missing hash next to a known one cannot be checked.
+    Results that all lack the hash are not flagged.
+    """
+    known = {result.manifest_sha256 for result in results if result.manifest_sha256 is not None}
+    unknown = [result.model for result in results if result.manifest_sha256 is None]
+    if len(known) <= 1 and (not known or not unknown):
+        return None
+    by_hash = ", ".join(
+        f"{result.model}: {result.manifest_sha256[:12] if result.manifest_sha256 else 'unknown'}" for result in results
+    )
+    what = "on different data" if len(known) > 1 else "on data that cannot be checked to be the same"
+    return (
+        f"the models were scored {what} (data manifest sha256 {by_hash}): their scores are not directly "
+        "comparable, and the paired comparison only uses the sample ids they share"
+    )

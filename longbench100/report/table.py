@@ -2,7 +2,7 @@
 
 from ..scoring.aggregate import MIN_BASE_ABILITY
 from ..scoring.compare import Comparison
-from .load import ModelResult
+from .load import ModelResult, data_mismatch
 
 MISSING = "—"
 
@@ -105,8 +105,10 @@ def comparison_table(comparisons: list[Comparison]) -> str:
 
 
 def warning_list(results: list[ModelResult]) -> str:
-    """Every aggregate warning as a bullet: model, scope (overall or task), message."""
-    bullets = []
+    """Every warning as a bullet: first a data mismatch between the models, then each aggregate warning
+    (model, scope (overall or task), message)."""
+    mismatch = data_mismatch(results)
+    bullets = [] if mismatch is None else [f"- **Data**: {mismatch}."]
     for result in results:
         scopes = [("overall", result.aggregates["overall"])] + list(result.aggregates["tasks"].items())
         for scope, block in scopes:
@@ -121,9 +123,11 @@ def render_report(results: list[ModelResult], comparisons: list[Comparison], plo
     """
     base, long = label_order(results)
     tasks = list(dict.fromkeys(task for result in results for task in result.aggregates["tasks"]))
+    mismatch = data_mismatch(results)
     parts = [
         "# LongBench100 report",
         f"Models: {len(results)}. Base lengths: {', '.join(base)}. Long lengths: {', '.join(long) or MISSING}.",
+        *([] if mismatch is None else [f"**Warning:** {mismatch[0].upper()}{mismatch[1:]}."]),
         "Scores S_l are 0-100 (overall: mean over tasks). Base = mean of S_l over the base lengths. "
         "LC_l = (S_l − Base) / Base in percent; averages are over the long lengths. "
         f"LongScore is unstable when Base Ability is small: bases below {MIN_BASE_ABILITY:g} points are "

@@ -7,6 +7,7 @@ original one with the row counts and sha256 of every data file updated (``files`
 under ``qa_filter``, and the original manifest (with its sha256) under ``original_manifest``.
 """
 
+import copy
 import hashlib
 import json
 import shutil
@@ -78,7 +79,7 @@ def write_filtered(data_dir: Path, out_dir: Path, dropped: set[str], filter_reco
     entries = {path.relative_to(out_dir).as_posix(): _file_entry(path) for path in data_files(out_dir)}
     manifest_path = data_dir / MANIFEST
     original = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else None
-    manifest = dict(original) if isinstance(original, dict) else {}
+    manifest = copy.deepcopy(original) if isinstance(original, dict) else {}  # the original stays verbatim
     manifest["files"] = _updated_files(manifest.get("files"), entries)
     _update_task_rows(manifest.get("tasks"), entries)
     manifest["qa_filter"] = filter_record

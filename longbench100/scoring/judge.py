@@ -2,8 +2,10 @@
 
 Identical prompts are sent once; cached replies are never re-requested. Calls use temperature 0 and
 the shared :class:`~longbench100.llm_client.LLMClient` (bounded concurrency, retries with backoff
-on 429, 5xx and timeouts). A prompt whose request failed for good, or whose reply holds no valid
-verdict, grades as ``None`` (ungraded), never 0.
+on 429, 5xx and timeouts). A prompt whose request failed for good, whose reply was cut off at the
+reply budget (``finish_reason`` ``"length"``), or whose reply holds no valid verdict, grades as
+``None`` (ungraded), never 0. Only replies with a valid verdict are cached, so such prompts are
+asked again on the next run (for instance with a larger ``--judge-max-tokens``).
 """
 
 import asyncio
@@ -46,12 +48,13 @@ class JudgePlan:
 
 @dataclass
 class JudgeStats:
-    """What one grading run did: cache hits, calls sent, calls that failed (by reason), invalid replies."""
+    """What one grading run did: cache hits, calls sent, calls that failed (by reason), invalid and cut-off replies."""
 
     cache_hits: int = 0
     calls: int = 0
     failed: Counter = field(default_factory=Counter)
     invalid_replies: int = 0
+    truncated_replies: int = 0
 
     def to_json(self) -> dict:
         """A plain dict for results.json."""
@@ -61,6 +64,7 @@ class JudgeStats:
             "failed_calls": sum(self.failed.values()),
             "failed_by_reason": dict(self.failed),
             "invalid_replies": self.invalid_replies,
+            "truncated_replies": self.truncated_replies,
         }
 
 
@@ -84,7 +88,7 @@ class Judge:
 
     def __init__(self, config: JudgeConfig, cache: JudgeCache | None = None) -> None:
         self.config = config
-        self.cache = cache or JudgeCache(config.model)
+        self.cache = cache or JudgeCache(config.model, base_url=config.base_url, max_tokens=config.max_tokens)
         self.stats = JudgeStats()
 
     def describe(self) -> dict:
@@ -114,19 +118,27 @@ class Judge:
         """Grade every prompt (0-1, or ``None`` when ungraded), asking the judge only for uncached ones."""
         to_send, replies = self._uncached(prompts)
         self.stats.cache_hits += len(replies)
+        truncated: set[str] = set()
         if to_send:
-            replies.update(asyncio.run(self._request_all(to_send, progress)))
+            first = {}
+            for prompt in prompts:
+                first.setdefault(prompt.text, prompt)
+            sent, truncated = asyncio.run(self._request_all([first[text] for text in to_send], progress))
+            replies.update(sent)
         scores = []
         for prompt in prompts:
             reply = replies.get(prompt.text)
-            score = None if reply is None else parse_verdict(prompt, reply)
-            if reply is not None and score is None:
+            score = None if reply is None or prompt.text in truncated else parse_verdict(prompt, reply)
+            if prompt.text in truncated:
+                self.stats.truncated_replies += 1
+            elif reply is not None and score is None:
                 self.stats.invalid_replies += 1
             scores.append(score)
         return scores
 
-    async def _request_all(self, texts: list[str], progress: bool) -> dict[str, str]:
-        """Send every prompt (bounded concurrency), cache each reply, return the replies that arrived."""
+    async def _request_all(self, prompts: list[JudgePrompt], progress: bool) -> tuple[dict[str, str], set[str]]:
+        """Send every prompt (bounded concurrency); return the replies that arrived and the prompts whose reply
+        was cut off at ``max_tokens``. Only complete replies with a valid verdict are cached."""
         config = self.config
         client = LLMClient(
             config.base_url,
@@ -138,12 +150,20 @@ class Judge:
             backoff_base_s=config.backoff_base_s,
         )
         replies: dict[str, str] = {}
+        truncated: set[str] = set()
 
-        async def one(text: str) -> None:
+        async def one(prompt: JudgePrompt) -> None:
+            text = prompt.text
             result = await client.complete(text, max_tokens=config.max_tokens, temperature=0.0)
             self.stats.calls += 1
             if result.text is None:
                 self.stats.failed[error_reason(result.error or "unknown")] += 1
+                return
+            replies[text] = result.text
+            if result.finish_reason == "length":
+                truncated.add(text)
+                return
+            if parse_verdict(prompt, result.text) is None:
                 return
             self.cache.put(
                 text,
@@ -152,13 +172,12 @@ class Judge:
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,
             )
-            replies[text] = result.text
 
         try:
-            with tqdm(total=len(texts), desc="judge", unit="call", disable=not progress) as bar:
-                for finished in asyncio.as_completed([one(text) for text in texts]):
+            with tqdm(total=len(prompts), desc="judge", unit="call", disable=not progress) as bar:
+                for finished in asyncio.as_completed([one(prompt) for prompt in prompts]):
                     await finished
                     bar.update()
         finally:
             await client.aclose()
-        return replies
+        return replies, truncated

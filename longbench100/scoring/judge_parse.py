@@ -2,8 +2,9 @@
 
 The rubrics ask for a final JSON object; replies are read leniently: the last JSON object with the
 expected keys anywhere in the text (prose or code fences around it are fine), else ``Fluency: 2``
-style lines, else per-sentence ``[3] supported`` lines for summaries. Values out of range make the
-reply invalid rather than being clipped.
+style lines and, for summaries, one ``[3] supported`` line per sentence, else a ``Supported: [1, 3]``
+line. Values out of range make the reply invalid rather than being clipped, and an ambiguous
+fallback (a hedged or mixed verdict, verdicts or lists that contradict each other) gives ``None``.
 """
 
 import json
@@ -11,11 +12,20 @@ import re
 
 _DECODER = json.JSONDecoder()
 _SCALE = r"(?:\W{0,4}?[(\[]\s*\d\s*(?:-|–|to|/)\s*\d\s*[)\]])?"
-_SENTENCE_VERDICT = re.compile(
-    r"^\W*(?:sentence\s*)?\[?(\d+)\]?\W.*?\b(not\s+supported|unsupported|supported)\b",
-    re.IGNORECASE | re.MULTILINE,
+_NUMBERED_LINE = re.compile(r"^[^\w\n]*(?:sentence\s*#?\s*(\d+)\b|\[\s*(\d+)\s*\]|(\d+)\s*[.):\u2013-])", re.IGNORECASE)
+_VERDICT_WORD = re.compile(r"\b(?:(not[\s_-]+)|(un))?supported\b", re.IGNORECASE)
+_SUPPORTED_LIST = re.compile(
+    r"\b(?:(not[\s_-]+)|(un))?supported\b(?:\s+sentences?)?[^\w\[]{0,6}\[([\d,\s]*)\]", re.IGNORECASE
 )
-_SUPPORTED_LIST = re.compile(r"\bsupported\b\W{0,6}\[([\d,\s]*)\]", re.IGNORECASE)
+# a bare "supported" right after a negation ("is not fully supported", "can't be supported") is a "no"
+_NEGATED = re.compile(
+    r"\b(?:not|never|hardly|cannot|\w+n't)"
+    r"(?:[\s_-]+(?:be|been|being|fully|directly|entirely|explicitly|really|clearly|actually|at\s+all))*[\s_-]+$",
+    re.IGNORECASE,
+)
+# "partially supported" is no yes/no verdict
+_HEDGED = re.compile(r"\b(?:partially|partly|mostly|largely|somewhat|half)[\s_-]+$", re.IGNORECASE)
+_AMBIGUOUS = object()
 
 
 def _json_objects(text: str) -> list[dict]:
@@ -83,15 +93,86 @@ def _supported_from_json(value: object, n_sentences: int) -> int | None:
     return count if count is not None and 0 <= count <= n_sentences else None
 
 
-def _supported_from_lines(reply: str, n_sentences: int) -> int | None:
-    """The number of supported sentences from ``supported: [1, 3]`` or one verdict line per sentence."""
-    listed = _SUPPORTED_LIST.findall(reply)
-    if listed:
-        return _supported_from_json([item for item in listed[-1].replace(",", " ").split()], n_sentences)
-    verdicts = {int(number): verdict.lower() == "supported" for number, verdict in _SENTENCE_VERDICT.findall(reply)}
-    if set(verdicts) != set(range(1, n_sentences + 1)):
+def _polarity(match: re.Match, before: str) -> object:
+    """True for a "supported" verdict, False for "not supported"/"unsupported", ``_AMBIGUOUS`` for a hedge."""
+    if match.group(1) or match.group(2):
+        return False
+    if _HEDGED.search(before):
+        return _AMBIGUOUS
+    return not _NEGATED.search(before)
+
+
+def _line_verdict(line: str) -> object:
+    """The one verdict a per-sentence line gives (True/False), ``None`` without one, ``_AMBIGUOUS`` when mixed."""
+    verdicts = {_polarity(match, line[: match.start()]) for match in _VERDICT_WORD.finditer(line)}
+    if not verdicts:
         return None
-    return sum(verdicts.values())
+    return verdicts.pop() if len(verdicts) == 1 else _AMBIGUOUS
+
+
+def _sentence_verdicts(lines: list[str]) -> dict[int, bool] | object:
+    """Sentence number -> supported, from ``[3] supported`` / ``Sentence 2: not supported`` lines (one line each).
+
+    ``_AMBIGUOUS`` when a line mixes or hedges its verdict, or two lines give one sentence different verdicts.
+    """
+    verdicts: dict[int, bool] = {}
+    for line in lines:
+        numbered = _NUMBERED_LINE.match(line)
+        if numbered is None:
+            continue
+        number = int(next(group for group in numbered.groups() if group is not None))
+        verdict = _line_verdict(line[numbered.end():])
+        if verdict is None:
+            continue
+        if verdict is _AMBIGUOUS or verdicts.get(number, verdict) != verdict:
+            return _AMBIGUOUS
+        verdicts[number] = verdict
+    return verdicts
+
+
+def _listed(lines: list[str], n_sentences: int) -> tuple[set[int] | None, set[int] | None] | object:
+    """The sets from ``Supported: [1, 3]`` and ``Not supported: [2]`` lines (``None`` when absent).
+
+    ``_AMBIGUOUS`` when a list holds a number outside 1..n, is hedged, or two lists of one kind differ.
+    """
+    found: dict[bool, set[frozenset[int]]] = {True: set(), False: set()}
+    for line in lines:
+        if _NUMBERED_LINE.match(line):
+            continue
+        for match in _SUPPORTED_LIST.finditer(line):
+            polarity = _polarity(match, line[: match.start()])
+            numbers = [_integer(item) for item in match.group(3).replace(",", " ").split()]
+            if polarity is _AMBIGUOUS or any(number is None or not 1 <= number <= n_sentences for number in numbers):
+                return _AMBIGUOUS
+            found[polarity].add(frozenset(numbers))
+    if len(found[True]) > 1 or len(found[False]) > 1:
+        return _AMBIGUOUS
+    supported, unsupported = (set(next(iter(found[key]))) if found[key] else None for key in (True, False))
+    return supported, unsupported
+
+
+def _supported_from_lines(reply: str, n_sentences: int) -> int | None:
+    """The number of supported sentences from one verdict line per sentence, else a ``supported: [1, 3]`` line.
+
+    Every verdict must be on one line and agree with the others; anything ambiguous (a hedged or
+    mixed verdict, lists that contradict each other or the per-sentence lines, sentences without any
+    verdict) gives ``None``, never a guess.
+    """
+    lines = reply.splitlines()
+    verdicts, listed = _sentence_verdicts(lines), _listed(lines, n_sentences)
+    if verdicts is _AMBIGUOUS or listed is _AMBIGUOUS:
+        return None
+    supported, unsupported = listed
+    if supported is not None and unsupported is not None and supported & unsupported:
+        return None
+    for number, verdict in verdicts.items():
+        if (supported is not None and (number in supported) != verdict) or (
+            unsupported is not None and (number in unsupported) == verdict
+        ):
+            return None
+    if set(verdicts) == set(range(1, n_sentences + 1)):
+        return sum(verdicts.values())
+    return None if supported is None else len(supported)
 
 
 def parse_summary_verdict(reply: str, n_sentences: int) -> float | None:

@@ -2,7 +2,9 @@
 
 Each parser returns the value the answer commits to (a UUID or an integer), or ``None`` when it
 names none. Explicit cues win over bare numbers: ``\\boxed{7}``, "the answer is 7", "option 7",
-"Passage 7", "7 unique paragraphs". Reasoning blocks (``<think>...</think>``) are ignored.
+"Passage 7", "7 unique paragraphs"; where an answer states its choice more than once (reasoning,
+then a conclusion), the last explicit answer cue counts. Reasoning blocks (``<think>...</think>``)
+are ignored.
 """
 
 import re
@@ -14,13 +16,22 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _INTEGER = re.compile(r"(?<![\d.])\d+(?![\d])")
 _NUMBER_LIST = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)+\s*\]")
 _BOXED = re.compile(r"\\boxed\{\s*(?:\\text\{)?\s*(?:option|passage|paragraph)?\s*(\d+)", re.IGNORECASE)
+# "the answer is 2", "**Answer:** 2", "the answer would be option 2": an explicit statement of the answer
+_FINAL_CUE = re.compile(
+    r"\banswer\b[\s*_]*(?:is\b|:|=|would\s+be\b|should\s+be\b|will\s+be\b)[^\d\n]{0,25}?(\d+)", re.IGNORECASE
+)
+# any "answer/option/choice ... N", a mention that may be part of the reasoning
 _ANSWER_CUE = re.compile(r"\b(?:answer|option|choice)\b[^\d\n]{0,25}?(\d+)", re.IGNORECASE)
 _PASSAGE_CUE = re.compile(r"\b(?:passage|paragraph)s?\s*(?:#|no\.?|number)?\s*(\d+)", re.IGNORECASE)
-_COUNT_CUE = re.compile(
-    r"(\d+)\s+(?:unique|distinct|different|non-?repeat\w*|non-?duplicate\w*)"
-    r"|\b(?:total(?:\s+of)?|count\s+is|there\s+are)\s*:?\s*(\d+)",
+_UNIQUE = r"(?:unique|distinct|different|non-?repeat\w*|non-?duplicate\w*)"
+# "11 unique", "only 11 are unique", "the number of distinct paragraphs is 9", "unique paragraphs: 9"
+_UNIQUE_CUE = re.compile(
+    r"(?<!paragraph )(?<!paragraphs )(?<!passage )(?<!passages )(?<!and )(?<!, )(?<!#)"
+    rf"\b(\d+)\s+(?:of\s+(?:which|them|these)\s+)?(?:are\s+)?{_UNIQUE}"
+    rf"|\b{_UNIQUE}\s+(?:paragraphs?|passages?|ones?)?\s*(?:is|are|:|=|count(?:\s+is)?)\s*(\d+)",
     re.IGNORECASE,
 )
+_COUNT_CUE = re.compile(r"\b(?:total(?:\s+of)?|count\s+is|there\s+are)\s*:?\s*(\d+)", re.IGNORECASE)
 _NUMBER_WORDS = {
     word: str(value)
     for value, word in enumerate(
@@ -40,55 +51,74 @@ def parse_uuid(answer: str) -> str | None:
 def parse_option(answer: str, options: list[str] | None = None) -> int | None:
     """Return the option number the answer picks (counting_stars).
 
-    With the options known (``gold.options``), an answer that repeats an option's list of counts
+    ``\\boxed{N}`` and an explicit "the answer is N" / "Answer: N" (the last one) come first. With the
+    options known (``gold.options``), an answer that repeats one option's list of counts
     ("[36, 29, 89, 53]") or the text of a count-free option ("not enough information") picks that
-    option; lists that match no option are ignored. Otherwise a cue, else the first integer.
+    option, unless an "option/choice N" cue follows it; lists that match no option are ignored, and
+    an answer that quotes several options' lists picks none by content. Otherwise the last
+    "answer/option/choice N" cue, else the first integer.
     """
     text = strip_reasoning(answer)
     boxed = _BOXED.search(text)
     if boxed:
         return int(boxed.group(1))
-    if options:
-        chosen = _option_by_content(text, options)
-        if chosen is not None:
-            return chosen
-        text = _NUMBER_LIST.sub(" ", text)
-    return _cued_or_bare(text, (_ANSWER_CUE,), 0)
+    if not options:
+        return _cued_or_bare(text, ((_FINAL_CUE, -1), (_ANSWER_CUE, -1)), 0)
+    final = _FINAL_CUE.findall(_NUMBER_LIST.sub(" ", text))
+    if final:
+        return int(final[-1])
+    chosen = _option_by_content(text, options)
+    if chosen is not None:
+        number, end = chosen
+        later = _ANSWER_CUE.findall(_NUMBER_LIST.sub(" ", text[end:]))
+        return int(later[-1]) if later else number
+    return _cued_or_bare(_NUMBER_LIST.sub(" ", text), ((_ANSWER_CUE, -1),), 0)
 
 
-def _option_by_content(text: str, options: list[str]) -> int | None:
-    """The number of the option whose count list (or whole text, for an option without counts) the answer repeats."""
-    lists = [tuple(map(int, _INTEGER.findall(found))) for found in _NUMBER_LIST.findall(text)]
+def _option_by_content(text: str, options: list[str]) -> tuple[int, int] | None:
+    """The option whose count list (or whole text, for an option without counts) the answer repeats, and the
+    end of its last mention in ``text``; ``None`` when no option, or several different options, are repeated."""
+    lists = [(tuple(map(int, _INTEGER.findall(found.group()))), found.end()) for found in _NUMBER_LIST.finditer(text)]
     normalized = normalize_answer(text)
+    mentioned: dict[int, int] = {}
     for number, option in enumerate(options, start=1):
         counts = tuple(map(int, _INTEGER.findall(option)))
-        if (counts and counts in lists) or (not counts and normalize_answer(option) in normalized):
-            return number
-    return None
+        if counts:
+            ends = [end for found, end in lists if found == counts]
+            if ends:
+                mentioned[number] = ends[-1]
+        elif normalize_answer(option) and normalize_answer(option) in normalized:
+            mentioned[number] = len(text)
+    return next(iter(mentioned.items())) if len(mentioned) == 1 else None
 
 
 def parse_passage_number(answer: str) -> int | None:
-    """Return the passage number the answer names (passage_retrieval): a cue, else the first integer."""
+    """Return the passage number the answer names (passage_retrieval): the last explicit answer cue, else the
+    first passage cue, else the first integer."""
     text = strip_reasoning(answer)
-    return _cued_or_bare(text, (_BOXED, _ANSWER_CUE, _PASSAGE_CUE), 0)
+    return _cued_or_bare(text, ((_BOXED, 0), (_FINAL_CUE, -1), (_ANSWER_CUE, -1), (_PASSAGE_CUE, 0)), 0)
 
 
 def parse_count(answer: str) -> int | None:
     """Return the count the answer states (passage_count): a cue, else the last integer.
 
-    Number words up to twenty count as numbers ("there are twelve unique paragraphs").
+    The "N unique/distinct" cue comes first (an answer often names the total and the duplicates
+    too), then the explicit answer cues, then "total of N" / "there are N"; the last match of a cue
+    counts. Number words up to twenty count as numbers ("there are twelve unique paragraphs").
     """
     text = _NUMBER_WORD.sub(lambda match: _NUMBER_WORDS[match.group(1).lower()], strip_reasoning(answer))
-    return _cued_or_bare(text, (_BOXED, _ANSWER_CUE, _COUNT_CUE), -1)
+    cues = ((_BOXED, -1), (_UNIQUE_CUE, -1), (_FINAL_CUE, -1), (_ANSWER_CUE, -1), (_COUNT_CUE, -1))
+    return _cued_or_bare(text, cues, -1)
 
 
-def _cued_or_bare(text: str, cues: tuple[re.Pattern, ...], index: int) -> int | None:
-    """Return the number captured by the first cue (in priority order) that matches anywhere in ``text``;
-    without any cue, the bare integer at ``index`` (0 first, -1 last), or ``None`` when there is none."""
-    for cue in cues:
-        match = cue.search(text)
-        if match:
-            return int(next(group for group in match.groups() if group is not None))
+def _cued_or_bare(text: str, cues: tuple[tuple[re.Pattern, int], ...], index: int) -> int | None:
+    """Return the number captured by the first cue (in priority order) that matches anywhere in ``text``,
+    taking that cue's match at the paired index (0 first, -1 last); without any cue, the bare integer at
+    ``index``, or ``None`` when there is none."""
+    for cue, which in cues:
+        matches = list(cue.finditer(text))
+        if matches:
+            return int(next(group for group in matches[which].groups() if group is not None))
     found = _INTEGER.findall(text)
     return int(found[index]) if found else None
 
