@@ -7,6 +7,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..datafolder import list_data_files
 from ..errors import UserError
 from ..lengths import parse_length
 from .manifest import MANIFEST
@@ -46,11 +47,11 @@ def summarise_folder(out: Path) -> FolderSummary:
     """Read every data file under ``out`` (and its manifest when present)."""
     manifest = _read_manifest(out)
     summary = FolderSummary()
-    files = sorted(out.glob("*/*.jsonl"), key=lambda path: (path.parent.name, parse_length(path.stem)))
+    files = list_data_files(out)
     if not files:
         raise UserError(f"{out}: no <task>/<label>.jsonl files")
-    for path in files:
-        task, label = path.parent.name, path.stem
+    for ref in files:
+        task, label, path = ref.task, ref.label, ref.path
         length_summary = summarise_file(path)
         facts = manifest.get("tasks", {}).get(task, {}).get("lengths", {}).get(label)
         if facts:

@@ -11,7 +11,7 @@ from .. import __version__
 from ..atomic import write_json_atomic
 from ..errors import UserError
 from ..loader import file_sha256
-from .output import data_file
+from ..datafolder import data_file_path
 
 if TYPE_CHECKING:
     from ..corpus import Corpus
@@ -59,7 +59,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
         tasks[task] = {"paired_rows_all_lengths": paired_all[task]["rows"], "paired_over_lengths": paired_all[task]["lengths"],
                        "template_sha256": templates.fingerprint(task)["sha256"], "lengths": {}}
         for label, result in by_label.items():
-            path = data_file(options.out, task, label)
+            path = data_file_path(options.out, task, label)
             relative = path.relative_to(options.out).as_posix()
             files[relative] = {"sha256": file_sha256(path), "rows": result.rows}
             tasks[task]["lengths"][label] = {

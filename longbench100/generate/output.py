@@ -15,11 +15,6 @@ from ..errors import UserError
 _ROW = re.compile(rb'"row": (\d+)')
 
 
-def data_file(out: Path, task: str, label: str) -> Path:
-    """``OUT/<task>/<label>.jsonl``."""
-    return out / task / f"{label}.jsonl"
-
-
 def partial_file(final: Path) -> Path:
     """The in-progress twin of a data file."""
     return final.with_name(final.name + ".partial")

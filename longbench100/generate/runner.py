@@ -13,6 +13,7 @@ from typing import Callable, Iterator
 from tqdm import tqdm
 
 from ..corpus import Corpus, load_corpus
+from ..datafolder import data_file_path
 from ..errors import UserError
 from ..locations import resolve_location
 from ..task_info import TASKS
@@ -21,7 +22,7 @@ from ..tasks.base import TaskBuilder
 from ..tokenization import load_tokenizer
 from .fitting import BuildContext
 from .manifest import build_manifest, check_out_folder, claim_out_folder
-from .output import LineAppender, completed_rows, data_file, partial_file, written_rows
+from .output import LineAppender, completed_rows, partial_file, written_rows
 from .planner import LengthPlan, RowPlan, plan_rows
 from .rng import derive_rng
 from .templates import PromptTemplates
@@ -152,7 +153,7 @@ def _executor(workers: int):
 
 def _write_length(options: GenerateOptions, task: str, label: str, budget: int, plan: LengthPlan, executor, progress: bool) -> LengthResult:
     """Build and append every row of one task and length not already written, then finalise the file."""
-    final = data_file(options.out, task, label)
+    final = data_file_path(options.out, task, label)
     if not final.exists():
         partial = partial_file(final)
         start = completed_rows(partial)

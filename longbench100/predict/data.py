@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UserError
+from ..datafolder import list_data_files
 from ..lengths import canonical_label, parse_length
-from ..task_info import TASKS
 
 
 @dataclass(frozen=True)
@@ -89,26 +89,20 @@ def index_data(data_dir: Path, tasks: list[str] | None = None, labels: list[str]
     if not data_dir.is_dir():
         raise UserError(f"data folder {data_dir} does not exist (create it with `longbench100 generate --out`)")
     wanted_labels = None if labels is None else {_canonical(label) for label in labels}
-    files: list[tuple[str, int, str, Path]] = []
-    for task in tasks if tasks is not None else list(TASKS):
-        task_dir = data_dir / task
-        found = [] if not task_dir.is_dir() else sorted(task_dir.glob("*.jsonl"))
-        for path in found:
-            canonical = _canonical(path.stem)
-            if canonical is not None and (wanted_labels is None or canonical in wanted_labels):
-                files.append((task, parse_length(path.stem), canonical, path))
-        if tasks is not None and not any(entry[0] == task for entry in files):
-            raise UserError(f"no data for task {task} under {data_dir} (looked for {task_dir}/<length>.jsonl)")
+    files = [ref for ref in list_data_files(data_dir, tasks) if wanted_labels is None or ref.label in wanted_labels]
+    for task in tasks or []:
+        if not any(ref.task == task for ref in files):
+            raise UserError(f"no data for task {task} under {data_dir} (looked for {data_dir / task}/<length>.jsonl)")
     if wanted_labels is not None:
-        missing = sorted(wanted_labels - {entry[2] for entry in files}, key=parse_length)
+        missing = sorted(wanted_labels - {ref.label for ref in files}, key=parse_length)
         if missing:
             raise UserError(f"no data at length {', '.join(missing)} under {data_dir} for the selected tasks")
     if not files:
         raise UserError(f"no data files under {data_dir}: expected <task>/<length>.jsonl, e.g. kv_retrieval/8k.jsonl")
-    files.sort(key=lambda entry: (list(TASKS).index(entry[0]), entry[1]))
     refs: list[SampleRef] = []
     seen: dict[str, Path] = {}
-    for task, _, _, path in files:
+    for file in files:
+        task, path = file.task, file.path
         for ref in _index_file(path, task, path.stem):
             if ref.id in seen:
                 raise UserError(f"duplicate id {ref.id!r} in {path} (also in {seen[ref.id]})")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UserError
-from ..lengths import parse_length
+from ..datafolder import list_data_files
 from ..task_info import TASKS
 
 MANIFEST = "manifest.json"
@@ -43,18 +43,10 @@ def data_files(data_dir: Path) -> list[Path]:
     """Return the data files ``<task>/<label>.jsonl`` under ``data_dir``, in task order then by length."""
     if not data_dir.is_dir():
         raise UserError(f"--data {data_dir}: no such folder")
-    files = [path for task in TASKS for path in sorted((data_dir / task).glob("*.jsonl"), key=_length_of) if _length_of(path)]
+    files = [ref.path for ref in list_data_files(data_dir)]
     if not files:
         raise UserError(f"--data {data_dir}: no <task>/<label>.jsonl files (tasks: {', '.join(TASKS)})")
     return files
-
-
-def _length_of(path: Path) -> int:
-    """The token length a data file's name stands for (``8k.jsonl`` -> 8192), 0 when it names none."""
-    try:
-        return parse_length(path.stem)
-    except UserError:
-        return 0
 
 
 def parse_record(data: object, where: str) -> DataRecord:

@@ -1,0 +1,43 @@
+"""The layout of a generated data folder: ``<task>/<label>.jsonl`` files, listed in one canonical order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from .errors import UserError
+from .lengths import canonical_label, parse_length
+from .task_info import TASKS
+
+
+@dataclass(frozen=True)
+class DataFileRef:
+    """One data file: its task, canonical length label, budget in tokens and path."""
+
+    task: str
+    label: str
+    length: int
+    path: Path
+
+
+def data_file_path(folder: Path, task: str, label: str) -> Path:
+    """``folder/<task>/<label>.jsonl``."""
+    return folder / task / f"{label}.jsonl"
+
+
+def list_data_files(folder: Path, tasks: Iterable[str] | None = None) -> list[DataFileRef]:
+    """The data files under ``folder`` (of ``tasks``, default all), in task order and then by length.
+
+    Files whose name is not a length label (``notes.jsonl``) and unknown task folders are ignored.
+    """
+    refs = []
+    for task in tasks if tasks is not None else TASKS:
+        for path in (folder / task).glob("*.jsonl"):
+            try:
+                length = parse_length(path.stem)
+            except UserError:
+                continue
+            refs.append(DataFileRef(task, canonical_label(length), length, path))
+    order = list(TASKS)
+    return sorted(refs, key=lambda ref: (order.index(ref.task), ref.length))
