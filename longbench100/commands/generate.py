@@ -21,7 +21,7 @@ from .sources import SOURCES_HELP
 @click.option("--tokenizer", "tokenizer_spec", default=DEFAULT_TOKENIZER, show_default=True, help="tiktoken encoding name, or hf:<model id | folder | tokenizer.json>.")
 @click.option("--sources", "sources_option", metavar="DIR|demo|hub", help=SOURCES_HELP)
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder: OUT/<task>/<label>.jsonl and OUT/manifest.json.")
-@click.option("--workers", default=min(2, os.cpu_count() or 1), show_default=True, type=click.IntRange(1, 64), help="Worker processes (the output does not depend on it).")
+@click.option("--workers", default=min(8, os.cpu_count() or 1), show_default="CPU count, at most 8", type=click.IntRange(1, 64), help="Worker processes (the output does not depend on it).")
 @click.option("--templates", "templates_dir", type=click.Path(file_okay=False, path_type=Path), help="Folder of <task>.j2 templates that replace the packaged ones.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in OUT (same options required).")
 @click.option("--whole-documents", is_flag=True, help="Pad with whole documents only: no cut-off filler (prompts then fill less of the budget).")
