@@ -81,13 +81,12 @@ def fit_prompt(
     text that ``render`` adds inside passages (counting_stars' sentences).
     """
     stand_ins = [placeholder_copy(piece) for piece in gold] + list(records)
-    bare_prompt_tokens = ctx.count_prompt(render(stand_ins))
     # The marginal cost of a second padding passage: measured past the first one, so that text which
     # render() adds to the first passage only (counting_stars' sentences) is not charged per passage.
     one_more = ctx.count_prompt(render(stand_ins + [Piece("distractor", PLACEHOLDER, 1)]))
     two_more = ctx.count_prompt(render(stand_ins + [Piece("distractor", PLACEHOLDER, 1)] * 2))
     per_passage = max(0, two_more - one_more - 1)
-    fixed = bare_prompt_tokens - len(gold) + sum(piece.tokens for piece in gold) + extra_tokens
+    fixed = minimum_tokens(ctx, render, gold, records) + extra_tokens
     room = ctx.budget - fixed
     if room < 0:
         return None
