@@ -20,6 +20,7 @@ import random
 import ssl
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 import httpx
 
@@ -103,6 +104,18 @@ def _server_message(response: httpx.Response) -> str:
     return text[:_MESSAGE_LIMIT] or response.reason_phrase or "no message"
 
 
+class ClientSettings(Protocol):
+    """What a run's config carries about its endpoint (the predictor's and the judge's configs both do)."""
+
+    base_url: str
+    model: str
+    api_key: str | None
+    concurrency: int
+    timeout_s: float
+    max_retries: int
+    backoff_base_s: float
+
+
 class LLMClient:
     """Send prompts to one model on an OpenAI-compatible server, with bounded concurrency and retries.
 
@@ -143,6 +156,20 @@ class LLMClient:
             verify=shared_ssl_context(),
             timeout=httpx.Timeout(timeout_s),
             limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
+        )
+
+    @classmethod
+    def from_settings(cls, settings: ClientSettings, *, mode: str = "chat") -> LLMClient:
+        """A client for the endpoint, model, key, concurrency, timeout and retry settings of a run's config."""
+        return cls(
+            settings.base_url,
+            settings.model,
+            settings.api_key,
+            mode=mode,
+            concurrency=settings.concurrency,
+            timeout_s=settings.timeout_s,
+            max_retries=settings.max_retries,
+            backoff_base_s=settings.backoff_base_s,
         )
 
     async def __aenter__(self) -> LLMClient:

@@ -227,16 +227,7 @@ async def _run_all(todo: list[SampleRef], store: PredictionStore, config: Predic
             save(ref, record, results)
 
     try:
-        async with LLMClient(
-            config.base_url,
-            config.model,
-            config.api_key,
-            mode=config.mode,
-            concurrency=config.concurrency,
-            timeout_s=config.timeout_s,
-            max_retries=config.max_retries,
-            backoff_base_s=config.backoff_base_s,
-        ) as client:
+        async with LLMClient.from_settings(config, mode=config.mode) as client:
             workers = [asyncio.create_task(worker(client)) for _ in range(min(config.concurrency, len(todo)))]
             finished, unfinished = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
             for task in unfinished:  # only after a failure: stop the others, losing just their requests

@@ -140,15 +140,7 @@ class Judge:
         """Send every prompt (bounded concurrency); return the replies that arrived and the prompts whose reply
         was cut off at ``max_tokens``. Only complete replies with a valid verdict are cached."""
         config = self.config
-        client = LLMClient(
-            config.base_url,
-            config.model,
-            config.api_key,
-            concurrency=config.concurrency,
-            timeout_s=config.timeout_s,
-            max_retries=config.max_retries,
-            backoff_base_s=config.backoff_base_s,
-        )
+        client = LLMClient.from_settings(config)
         replies: dict[str, str] = {}
         truncated: set[str] = set()
 
