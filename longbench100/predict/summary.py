@@ -28,7 +28,7 @@ class RunSummary:
     def lines(self) -> list[str]:
         """Return the human-readable summary printed at the end of a run."""
         failed = sum(self.failed.values())
-        reasons = ", ".join(f"{reason}: {count}" for reason, count in self.failed.most_common())
+        reasons = ", ".join(f"{reason}: {count}" for reason, count in _by_count(self.failed))
         rate = self.requests / self.wall_s if self.wall_s > 0 else 0.0
         lines = [
             f"samples:  {self.total} selected, {self.done} done, {failed} failed, "
@@ -43,7 +43,7 @@ class RunSummary:
             lines.append("          HTTP 400 mostly means prompt + answer exceed the context (vLLM: --max-model-len)")
         empty = sum(self.empty.values())
         if empty:
-            by_reason = ", ".join(f"finish_reason {reason}: {count}" for reason, count in self.empty.most_common())
+            by_reason = ", ".join(f"finish_reason {reason}: {count}" for reason, count in _by_count(self.empty))
             lines.append(f"empty:    {empty} answers were empty ({by_reason}); recorded as \"\", they score 0")
             if "length" in self.empty:
                 lines.append("          an empty answer cut at max_tokens mostly means a reasoning model ran out of "
@@ -51,3 +51,8 @@ class RunSummary:
         if self.skipped_failed:
             lines.append(f"note:     {self.skipped_failed} skipped samples had failed; redo them with --retry-failed")
         return lines
+
+
+def _by_count(counter: Counter[str]) -> list[tuple[str, int]]:
+    """Counts, largest first, ties by name: the same summary whatever order the requests finished in."""
+    return sorted(counter.items(), key=lambda pair: (-pair[1], pair[0]))
