@@ -120,17 +120,23 @@ def test_gold_passages_hold_the_ground_truth_and_instructions_name_them(generate
                     assert record["prompt"].count(corpus.documents[d["id"]].text) == 1
             if task == "passage_retrieval":
                 assert record["answers"] == [str(record["gold"]["passages"][0])] and record["question"] == item.summary
-            named = ", ".join(str(n) for n in record["gold"]["passages"])
+            numbers = record["gold"]["passages"]
+            named = f"Passage {numbers[0]}" if len(numbers) == 1 else f"Passages {', '.join(map(str, numbers[:-1]))} and {numbers[-1]}"
+            query_focused = bool(item.question) and not item.question.startswith("Please summarize")  # the mirror's generic request
             instruction = {
-                "single_doc_qa": f"Using only Passage {named}, answer the question",
-                "single_doc_sum": f"Write a concise summary of Passage {named},",
-                "multi_doc_qa": f"Combine what Passages {named} say",
-                "multi_doc_sum": f"combines the news in Passages {named},",
+                "single_doc_qa": f"Using only {named}, answer the question",
+                "single_doc_sum": f"Using only {named}, respond to this request: {item.question}" if query_focused else f"Write a concise summary of {named},",
+                "multi_doc_qa": f"Combine what {named} say" if len(numbers) > 1 else f"Using only {named}, answer the question",
+                "multi_doc_sum": f"Using only {named}, respond to this request: {item.question}" if query_focused
+                else f"combines the news in {named}," if len(numbers) > 1 else f"summary of the news in {named},",
             }.get(task)
             if instruction:
                 assert instruction in record["prompt"], (task, instruction)
             if task.endswith("_sum"):
-                assert record["question"].startswith("Summarise") and named in record["question"]
+                assert record["question"] == item.question if query_focused else record["question"].startswith(f"Summarise") and named in record["question"]
+                assert "address this request" not in record["prompt"]
+            if task == "single_doc_sum":
+                assert ("covering its main points" in record["prompt"]) != query_focused
             if TASKS[task].closed_book:
                 assert item.question in record["closed_book_prompt"] and "Passage 1:" not in record["closed_book_prompt"]
                 assert record["answers"] == list(item.answers)
@@ -143,6 +149,39 @@ def test_rows_are_paired_across_lengths(generated: Path) -> None:
             assert a["gold"]["paired"] and a["gold"]["item_ids"] == b["gold"]["item_ids"]
     kv_short, kv_long = _records(generated, "kv_retrieval", "2k"), _records(generated, "kv_retrieval", "3000")
     assert [r["gold"]["chain"] for r in kv_short] == [r["gold"]["chain"] for r in kv_long]
+
+
+def test_manifest_counts_rows_per_source_and_every_source_gets_its_share(generated: Path) -> None:
+    manifest = json.loads((generated / "manifest.json").read_text())
+    for task in TASKS:
+        for label, _ in LENGTHS:
+            facts = manifest["tasks"][task]["lengths"][label]
+            records = _records(generated, task, label)
+            if facts["eligible_items"] is None:
+                assert facts["sources"] is None
+                continue
+            counted = {name: 0 for name in facts["sources"]}
+            for record in records:
+                counted[record["gold"]["sources"][0]] += 1
+            assert facts["sources"] == counted and sum(counted.values()) == facts["rows"], (task, label)
+    # multi_doc_qa has four real sources on the mirror and every item fits: one row each of the four rows
+    assert manifest["tasks"]["multi_doc_qa"]["lengths"]["2k"]["sources"] == {"2wikimqa": 1, "hotpotqa": 1, "musique": 1, "rag_mini_bioasq": 1}
+
+
+def test_inspect_shows_sources_gold_passages_and_warns_about_a_base_length_without_rows(generated: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["inspect", str(generated)])
+    assert result.exit_code == 0, result.output
+    assert "rows per source (2k/3000): 2wikimqa 1/1, hotpotqa 1/1, musique 1/1, rag_mini_bioasq 1/1" in result.output
+    assert "warning:" not in result.output
+    gold = {line.split()[0]: line.split()[9] for line in result.output.splitlines() if line.startswith("multi_doc_qa") or line.startswith("kv_retrieval")}
+    assert gold["kv_retrieval"] == "0/0/0" and int(gold["multi_doc_qa"].split("/")[0]) >= 1
+    emptied = tmp_path / "emptied"
+    shutil.copytree(generated, emptied)
+    (emptied / "single_doc_qa" / "2k.jsonl").write_text("")
+    result = CliRunner().invoke(main, ["inspect", str(emptied)])
+    assert result.exit_code == 0, result.output
+    assert ("warning: single_doc_qa has no rows at any base length (2k), so it gets no Base Ability or LongScore: "
+            "score it with --base-lengths 3000, or generate a length its items fit") in result.output
 
 
 def test_same_options_give_identical_bytes_whatever_the_workers(generated: Path, mirror: Path, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Summaries of a generated folder: token statistics, fill, gold depth and pairing per task and length."""
+"""Summaries of a generated folder: token statistics, fill, gold depth and passages, pairing and sources per task and length."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from ..datafolder import list_data_files
 from ..errors import UserError
 from ..lengths import parse_length
+from .base_lengths import base_length_warnings
 from .manifest import MANIFEST
 
 
@@ -29,9 +30,13 @@ class LengthSummary:
     depth_min: float | None
     depth_median: float | None
     depth_max: float | None
+    gold_min: int | None = None  # gold passages per sample (None when the task's records name none)
+    gold_median: float | None = None
+    gold_max: int | None = None
     eligible: int | None = None
     paired_rows: int | None = None
     reused_rows: int | None = None
+    sources: dict[str, int] | None = None  # rows per ground-truth source, from the manifest
 
 
 @dataclass
@@ -41,6 +46,7 @@ class FolderSummary:
     tasks: dict[str, dict[str, LengthSummary]] = field(default_factory=dict)
     paired_all_lengths: dict[str, tuple[int, list[str]]] = field(default_factory=dict)
     shortfalls: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def summarise_folder(out: Path) -> FolderSummary:
@@ -58,16 +64,18 @@ def summarise_folder(out: Path) -> FolderSummary:
             length_summary.eligible = facts["eligible_items"]
             length_summary.paired_rows = facts["paired_rows"]
             length_summary.reused_rows = facts["reused_rows"]
+            length_summary.sources = facts.get("sources")
         summary.tasks.setdefault(task, {})[label] = length_summary
     for task, facts in manifest.get("tasks", {}).items():
         summary.paired_all_lengths[task] = (facts["paired_rows_all_lengths"], facts["paired_over_lengths"])
+    summary.warnings = base_length_warnings({task: {label: s.rows for label, s in by_label.items()} for task, by_label in summary.tasks.items()})
     summary.shortfalls = [f"{s['task']} {s['label']}: {s['rows']} of {s['requested']} rows ({s['reason']})" for s in manifest.get("shortfalls", [])]
     return summary
 
 
 def summarise_file(path: Path) -> LengthSummary:
-    """Token, fill and depth statistics of one data file."""
-    tokens, fills, depths, budget = [], [], [], 0
+    """Token, fill, depth and gold-passage statistics of one data file."""
+    tokens, fills, depths, golds, budget = [], [], [], [], 0
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             try:
@@ -75,11 +83,14 @@ def summarise_file(path: Path) -> LengthSummary:
                 budget = record["length"]
                 tokens.append(record["prompt_tokens"])
                 depth = record["gold"].get("depth")
+                passages = record["gold"].get("passages")
             except (ValueError, KeyError, AttributeError) as error:
                 raise UserError(f"{path} line {number}: not a longbench100 record ({error})") from None
             fills.append(record["prompt_tokens"] / budget)
             if depth is not None:
                 depths.append(depth)
+            if passages is not None:
+                golds.append(len(passages))
     if not tokens:
         budget = parse_length(path.stem)
         return LengthSummary(0, budget, 0, 0, 0, 0.0, 0.0, 0.0, 0, None, None, None)
@@ -90,6 +101,8 @@ def summarise_file(path: Path) -> LengthSummary:
         over_budget=sum(count > budget for count in tokens),
         depth_min=min(depths) if depths else None, depth_median=statistics.median(depths) if depths else None,
         depth_max=max(depths) if depths else None,
+        gold_min=min(golds) if golds else None, gold_median=statistics.median(golds) if golds else None,
+        gold_max=max(golds) if golds else None,
     )
 
 

@@ -64,7 +64,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
             files[relative] = {"sha256": file_sha256(path), "rows": result.rows}
             tasks[task]["lengths"][label] = {
                 "rows": result.rows, "eligible_items": result.eligible, "paired_rows": result.paired_rows,
-                "reused_rows": result.reused, "failed_rows": result.failed_rows,
+                "reused_rows": result.reused, "failed_rows": result.failed_rows, "sources": result.sources,
             }
             if result.rows < options.rows:
                 shortfalls.append({"task": task, "label": label, "rows": result.rows, "requested": options.rows,

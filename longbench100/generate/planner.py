@@ -1,14 +1,22 @@
 """Which ground-truth item each row asks about at each length.
 
-Paired (the default): row r asks about the same item at every length where that item fits, so scores
-at different lengths compare the same questions. Items that fit the most requested lengths are drawn
-first; where a row's item does not fit, an unused item that fits takes its place (that row is then
-not paired), and once every eligible item is in use, items are reused. Unpaired: each length draws
-its own rows independently.
+Stratified: at every length, the rows are shared out over the task's sources that have an item fitting
+that length, so a source whose items are short cannot crowd out the others. Each row has a home source
+(round-robin over the sources, in registry order) and keeps it wherever that source has a fitting item
+left; rows whose home source has none move to the source with the fewest rows at that length that still
+has unused fitting items (registry order breaks ties). Only when every fitting item is in use are items
+reused.
+
+Paired (the default): each row also has its own item from its home source, and asks about it at every
+length where it fits, so scores at different lengths compare the same questions. Within a source, items
+that fit the most requested lengths come first. Where the row's item does not fit, an unused fitting
+item takes its place, from the same source when it has one (that row is then not paired at that
+length). Unpaired: each length draws its items independently (its own shuffle of every source).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from ..tasks.base import Candidate
@@ -31,39 +39,104 @@ class LengthPlan:
 
     rows: list[RowPlan]
     eligible: int | None  # items that fit this length (None for synthetic tasks)
+    sources: tuple[str, ...] = ()  # the task's ground-truth sources, in registry order (empty for synthetic tasks)
 
 
 def plan_rows(candidates: list[Candidate] | None, budgets: dict[str, int], rows: int, seed: int, task: str, *, paired: bool = True) -> dict[str, LengthPlan]:
     """Plan every requested length of one task; lengths where no item fits get no rows."""
     if candidates is None:
         return {label: LengthPlan([RowPlan(row, None, True) for row in range(rows)], None) for label in budgets}
-    order = list(candidates)
-    derive_rng(seed, task, "plan").shuffle(order)
-    if paired:
-        order.sort(key=lambda candidate: -sum(candidate.min_tokens <= budget for budget in budgets.values()))
+    sources = tuple(dict.fromkeys(candidate.item.source for candidate in candidates))
+    homes = _home_sources(candidates, sources, budgets, rows)
     plans = {}
-    for label, budget in budgets.items():
-        pool = order if paired else derive_rng(seed, task, "plan", label).sample(order, len(order))
-        plans[label] = _plan_length(pool, budget, rows, paired)
+    if paired:
+        pools = _source_pools(candidates, sources, budgets, derive_rng(seed, task, "plan"), by_fit=True)
+        own = _own_items(pools, homes)
+        for label, budget in budgets.items():
+            plans[label] = _plan_length(pools, homes, own, budget, sources)
+    else:
+        for label, budget in budgets.items():
+            pools = _source_pools(candidates, sources, budgets, derive_rng(seed, task, "plan", label), by_fit=False)
+            plans[label] = _plan_length(pools, homes, [None] * rows, budget, sources)
     return plans
 
 
-def _plan_length(order: list[Candidate], budget: int, rows: int, paired: bool) -> LengthPlan:
-    """Rows for one length: the row's own item when it fits, else the next unused fitting item, else reuse."""
-    eligible = [candidate for candidate in order if candidate.min_tokens <= budget]
+def _home_sources(candidates: list[Candidate], sources: tuple[str, ...], budgets: dict[str, int], rows: int) -> list[str | None]:
+    """Each row's home source: round-robin over the sources with an item that fits some requested length."""
+    longest = max(budgets.values(), default=0)
+    usable = [source for source in sources if any(c.item.source == source and c.min_tokens <= longest for c in candidates)]
+    return [usable[row % len(usable)] if usable else None for row in range(rows)]
+
+
+def _source_pools(candidates: list[Candidate], sources: tuple[str, ...], budgets: dict[str, int], rng, *, by_fit: bool) -> dict[str, list[Candidate]]:
+    """Each source's candidates in a seeded random order; with ``by_fit``, those fitting the most lengths first."""
+    pools = {}
+    for source in sources:
+        pool = [candidate for candidate in candidates if candidate.item.source == source]
+        rng.shuffle(pool)
+        if by_fit:
+            pool.sort(key=lambda candidate: -sum(candidate.min_tokens <= budget for budget in budgets.values()))
+        pools[source] = pool
+    return pools
+
+
+def _own_items(pools: dict[str, list[Candidate]], homes: list[str | None]) -> list[Candidate | None]:
+    """Row r's own item: the next item of its home source's pool (``None`` once that pool runs out)."""
+    taken: Counter[str] = Counter()
+    own: list[Candidate | None] = []
+    for home in homes:
+        pool = pools.get(home, []) if home else []
+        own.append(pool[taken[home]] if taken[home] < len(pool) else None)
+        taken[home] += 1
+    return own
+
+
+def _plan_length(pools: dict[str, list[Candidate]], homes: list[str | None], own: list[Candidate | None], budget: int,
+                 sources: tuple[str, ...]) -> LengthPlan:
+    """Rows for one length: share the rows out over the sources that fit, then give each row an item of its source."""
+    eligible = {source: [c for c in pool if c.min_tokens <= budget] for source, pool in pools.items()}
+    eligible = {source: pool for source, pool in eligible.items() if pool}
     if not eligible:
-        return LengthPlan([], 0)
-    in_use = {id(order[row]) for row in range(min(rows, len(order))) if order[row].min_tokens <= budget} if paired else set()
-    spares = iter([candidate for candidate in eligible if id(candidate) not in in_use])
+        return LengthPlan([], 0, sources)
+    rows = len(homes)
+    kept = [own[row] is not None and own[row].min_tokens <= budget for row in range(rows)]
+    assigned: dict[int, str] = {row: homes[row] for row in range(rows) if kept[row]}
+    load = Counter(assigned.values())
+    for row in range(rows):  # rows whose own item does not fit stay with their home source while it has items left
+        home = homes[row]
+        if not kept[row] and home in eligible and load[home] < len(eligible[home]):
+            assigned[row] = home
+            load[home] += 1
+    for row in range(rows):  # the rest go to the least-loaded source with items left (or, when all are used, to the least loaded)
+        if row not in assigned:
+            open_sources = [source for source in eligible if load[source] < len(eligible[source])]
+            source = min(open_sources or eligible, key=lambda name: load[name])
+            assigned[row] = source
+            load[source] += 1
+    in_use = {id(own[row]) for row in range(rows) if kept[row]}
+    spares = {source: iter([c for c in pool if id(c) not in in_use]) for source, pool in eligible.items()}
+    reuses: Counter[str] = Counter()
     plan: list[RowPlan] = []
     for row in range(rows):
-        own = order[row] if paired and row < len(order) and order[row].min_tokens <= budget else None
-        if own is not None:
-            plan.append(RowPlan(row, own, True))
+        source = assigned[row]
+        if kept[row]:
+            plan.append(RowPlan(row, own[row], True))
             continue
-        spare = next(spares, None)
+        spare = next(spares[source], None)
         if spare is not None:
             plan.append(RowPlan(row, spare, False))
         else:
-            plan.append(RowPlan(row, eligible[row % len(eligible)], False, reused=True))
-    return LengthPlan(plan, len(eligible))
+            pool = eligible[source]
+            plan.append(RowPlan(row, pool[reuses[source] % len(pool)], False, reused=True))
+            reuses[source] += 1
+    return LengthPlan(plan, sum(len(pool) for pool in eligible.values()), sources)
+
+
+def rows_per_source(plan: LengthPlan, rows: list[RowPlan]) -> dict[str, int] | None:
+    """How many of ``rows`` ask about an item of each of the task's sources (``None`` for synthetic tasks)."""
+    if plan.eligible is None:
+        return None
+    counts = dict.fromkeys(plan.sources, 0)
+    for row in rows:
+        counts[row.candidate.item.source] += 1
+    return counts

@@ -20,10 +20,11 @@ from ..task_info import TASKS
 from ..tasks import BUILDERS
 from ..tasks.base import TaskBuilder
 from ..tokenization import load_tokenizer
+from .base_lengths import base_length_warnings
 from .fitting import BuildContext
 from .manifest import build_manifest, check_out_folder, claim_out_folder
 from .output import LineAppender, completed_rows, partial_file, written_rows
-from .planner import LengthPlan, RowPlan, plan_rows
+from .planner import LengthPlan, RowPlan, plan_rows, rows_per_source
 from .rng import derive_rng
 from .templates import PromptTemplates
 
@@ -66,6 +67,7 @@ class LengthResult:
     paired_rows: int
     reused: int
     failed_rows: list[int]
+    sources: dict[str, int] | None = None  # written rows per ground-truth source (None for synthetic tasks)
 
 
 # Builders and contexts for worker processes; set before the pool forks so workers inherit them.
@@ -111,6 +113,8 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
                 plan = plans[task][label]
                 results.setdefault(task, {})[label] = _write_length(options, task, label, budget, plan, executor, progress)
                 _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
+    for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()}):
+        echo(f"warning: {line}")
     manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, options))
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
     return manifest
@@ -174,7 +178,7 @@ def _write_length(options: GenerateOptions, task: str, label: str, budget: int, 
     written = set(written_rows(final))
     built = [row_plan for row_plan in plan.rows if row_plan.row in written]
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
-    return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed)
+    return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed, rows_per_source(plan, built))
 
 
 def _build_line(job: tuple[str, str, int, RowPlan]) -> str | None:

@@ -1,11 +1,12 @@
-"""multi_doc_sum: summarise several named news passages together into one summary."""
+"""multi_doc_sum: summarise the named passages of one item together, or answer the item's narrower request from them."""
 
 from ..records import Item
-from .base import GoldAmongDistractors
+from .base import GoldAmongDistractors, passage_phrase
+from .summary_requests import specific_request
 
 
 class MultiDocSum(GoldAmongDistractors):
-    """Ground truth: multi-document news summaries (source 20); distractors: documents of sources 10-15."""
+    """Ground truth: multi-document summaries (source 20 and its stand-ins); distractors: documents of sources 10-15."""
 
     name = "multi_doc_sum"
 
@@ -13,9 +14,13 @@ class MultiDocSum(GoldAmongDistractors):
         """Items with a reference summary."""
         return item.kind == "summary"
 
+    def variables(self, item: Item) -> dict:
+        """The item's request when it is query-focused (empty for a generic summary of the news passages)."""
+        return {"request": specific_request(item)}
+
     def question(self, item: Item, gold_numbers: list[int]) -> str:
-        """What the prompt asks for: one summary of the named news passages."""
-        return f"Summarise the news in Passages {', '.join(map(str, gold_numbers))} together."
+        """What the prompt asks for: the query-focused request, else one summary of the named passages."""
+        return specific_request(item) or f"Summarise the news in {passage_phrase(gold_numbers)}" + (" together." if len(gold_numbers) > 1 else ".")
 
     def answers(self, item: Item) -> list[str]:
         """The reference summary."""

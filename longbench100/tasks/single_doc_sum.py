@@ -1,11 +1,8 @@
-"""single_doc_sum: summarise one named passage hidden among distractors."""
-
-import re
+"""single_doc_sum: summarise one named passage hidden among distractors, or answer the item's narrower request about it."""
 
 from ..records import Item
 from .base import GoldAmongDistractors
-
-_GENERIC_REQUEST = re.compile(r"^(please\s+)?(help me\s+)?(write|give|generate|summari[sz]e|provide)\b.*\bsummar", re.IGNORECASE | re.DOTALL)
+from .summary_requests import specific_request
 
 
 class SingleDocSum(GoldAmongDistractors):
@@ -18,14 +15,12 @@ class SingleDocSum(GoldAmongDistractors):
         return item.kind == "summary" and len(item.doc_ids) == 1
 
     def variables(self, item: Item) -> dict:
-        """The source's own request when it asks for something specific (a query-focused summary)."""
-        request = item.question or ""
-        return {"request": "" if _GENERIC_REQUEST.match(request) or request.lower().startswith("summarize the whole") else request}
+        """The item's request when it is query-focused (empty for a generic summary, which the template words itself)."""
+        return {"request": specific_request(item)}
 
     def question(self, item: Item, gold_numbers: list[int]) -> str:
-        """What the prompt asks for: a summary of the named passage, with the source's request when specific."""
-        request = self.variables(item)["request"]
-        return f"Summarise Passage {gold_numbers[0]}." + (f" {request}" if request else "")
+        """What the prompt asks for: the query-focused request, else a summary of the named passage."""
+        return specific_request(item) or f"Summarise Passage {gold_numbers[0]}."
 
     def answers(self, item: Item) -> list[str]:
         """The reference summary."""

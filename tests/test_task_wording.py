@@ -1,0 +1,111 @@
+"""Prompt wording says exactly what the reference answers: passage counts, query-focused summaries, reply format."""
+
+from __future__ import annotations
+
+import pytest
+
+from longbench100.corpus import Corpus
+from longbench100.generate.base_lengths import base_length_warnings
+from longbench100.generate.pieces import distractor_piece, gold_piece
+from longbench100.generate.templates import PromptTemplates
+from longbench100.records import Document, Item
+from longbench100.scoring.parsers import parse_passage_number
+from longbench100.tasks.base import passage_phrase
+from longbench100.tasks.multi_doc_qa import MultiDocQa
+from longbench100.tasks.multi_doc_sum import MultiDocSum
+from longbench100.tasks.passage_retrieval import PassageRetrieval
+from longbench100.tasks.single_doc_sum import SingleDocSum
+from longbench100.tasks.summary_requests import specific_request
+
+GOLD = [Document(f"s/gold-{n}", "s", f"Gold text number {n} about the harbour ferry.", tokens=10) for n in range(3)]
+OTHER = Document("s/other", "s", "An unrelated note about a village bakery.", tokens=10)
+
+
+def _prompt(builder_class, item: Item, golds: list[Document]) -> str:
+    """Render a builder's template with the gold passages first and one distractor last."""
+    builder = builder_class(Corpus({}, {}), PromptTemplates())
+    pieces = [gold_piece(doc) for doc in golds] + [distractor_piece(OTHER)]
+    return builder.render(pieces, **builder.variables(item))
+
+
+def _item(question: str | None = None, summary: str | None = "A ferry got a new timetable.", docs: int = 1) -> Item:
+    return Item("s/item", "s", tuple(doc.id for doc in GOLD[:docs]), question=question, answers=("ferry",) if summary is None else (), summary=summary)
+
+
+@pytest.mark.parametrize(("numbers", "phrase"), [([4], "Passage 4"), ([3, 7], "Passages 3 and 7"), ([1, 2, 5], "Passages 1, 2 and 5")])
+def test_passages_are_named_in_the_singular_or_plural(numbers: list[int], phrase: str) -> None:
+    assert passage_phrase(numbers) == phrase
+
+
+@pytest.mark.parametrize("request_text", [
+    "Please summarise this report.", "You are an editor. Please write a summary of this article.", "Summarize the whole transcript",
+    "Write a brief summary for the episode.", "Summarize these press releases.", "", None,
+])
+def test_requests_for_a_summary_of_the_whole_text_are_generic(request_text: str | None) -> None:
+    assert specific_request(_item(request_text)) == ""
+
+
+@pytest.mark.parametrize("request_text", [
+    "What did the treasurer propose about the budget?", "Summarize the discussion about the new logo and its colours.",
+    "How do visitors describe the museum's cafe?",
+])
+def test_narrower_requests_are_query_focused(request_text: str) -> None:
+    assert specific_request(_item(request_text)) == request_text
+
+
+def test_multi_doc_qa_with_one_gold_passage_uses_single_passage_wording() -> None:
+    prompt = _prompt(MultiDocQa, _item("Which ferry?", None), GOLD[:1])
+    assert "is in Passage 1;" in prompt and "Using only Passage 1, answer" in prompt
+    assert "spread over" not in prompt and "Passages" not in prompt
+
+
+def test_multi_doc_qa_with_several_gold_passages_says_they_combine() -> None:
+    prompt = _prompt(MultiDocQa, _item("Which ferry?", None, docs=2), GOLD[:2])
+    assert "spread over Passages 1 and 2;" in prompt and "Combine what Passages 1 and 2 say" in prompt
+
+
+def test_multi_doc_sum_says_same_story_only_for_two_or_more_passages() -> None:
+    one = _prompt(MultiDocSum, _item(), GOLD[:1])
+    assert "Passage 1 is a news report;" in one and "summary of the news in Passage 1," in one
+    assert "same story" not in one and "Passages 1" not in one
+    three = _prompt(MultiDocSum, _item(docs=3), GOLD)
+    assert "Passages 1, 2 and 3 are news reports about the same story" in three and "combines the news in Passages 1, 2 and 3," in three
+
+
+def test_query_focused_summaries_get_the_query_as_the_task() -> None:
+    query = "What did the harbour master say about the ferry timetable?"
+    single = _prompt(SingleDocSum, _item(query), GOLD[:1])
+    assert single.endswith(f"Using only Passage 1, respond to this request: {query}\n\nAnswer:")
+    assert "concise summary" not in single and "main points" not in single
+    multi = _prompt(MultiDocSum, _item(query, docs=2), GOLD[:2])
+    assert "Passages 1 and 2 hold what the request at the end needs" in multi
+    assert multi.endswith(f"Using only Passages 1 and 2, respond to this request: {query}\n\nAnswer:") and "news" not in multi
+    builder = SingleDocSum(Corpus({}, {}), PromptTemplates())
+    assert builder.question(_item(query), [1]) == query
+
+
+def test_generic_summaries_keep_the_summary_wording() -> None:
+    prompt = _prompt(SingleDocSum, _item("Please summarise this report."), GOLD[:1])
+    assert prompt.endswith("Write a concise summary of Passage 1, covering its main points and nothing from the other passages.\n\nSummary:")
+    assert "request" not in prompt
+
+
+def test_passage_retrieval_asks_for_a_number_the_parser_reads() -> None:
+    prompt = _prompt(PassageRetrieval, _item(), GOLD[:1])
+    assert "Reply with the number of that passage only, for example 5." in prompt and '"Passage 5"' not in prompt
+    assert prompt.startswith("Below are 2 numbered passages")
+    for reply in ("5", " 5", "5.", "Passage 5"):  # what the prompt asks for, alone or after its closing "Answer: Passage"
+        assert parse_passage_number(reply) == 5
+
+
+def test_base_length_warnings_name_the_task_and_the_fix() -> None:
+    rows = {"kv_retrieval": {"2k": 3, "4k": 3, "6k": 3, "8k": 3},
+            "single_doc_qa": {"2k": 0, "4k": 3, "6k": 3, "8k": 3},
+            "multi_doc_sum": {"2k": 0, "4k": 0, "6k": 0, "8k": 3, "16k": 3}}
+    assert base_length_warnings(rows) == [
+        "single_doc_qa has no rows at base length 2k; its Base Ability will rest on 4k, 6k only",
+        "multi_doc_sum has no rows at any base length (2k, 4k, 6k), so it gets no Base Ability or LongScore: "
+        "score it with --base-lengths 8k,16k, or generate a length its items fit",
+    ]
+    assert base_length_warnings({"kv_retrieval": {"8k": 3}})[0].startswith("none of the base lengths (2k, 4k, 6k) was generated")
+    assert base_length_warnings({"kv_retrieval": {"2k": 3}}) == []
