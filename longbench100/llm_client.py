@@ -1,14 +1,15 @@
 """An asynchronous client for OpenAI-compatible servers (vLLM, SGLang, hosted APIs).
 
 One :class:`LLMClient` sends prompts to ``{base_url}/chat/completions`` (one user message, after an
-optional system message) or ``{base_url}/completions``, with at most ``concurrency`` requests in flight. Transient failures
-(HTTP 408/409/425/429, any 5xx, connection errors, timeouts) are retried with exponential backoff and
-full jitter, honouring ``Retry-After``; other 4xx answers (for example HTTP 400 when the prompt does
-not fit the model's context) fail at once. :meth:`LLMClient.complete` never raises for HTTP or
+optional system message) or ``{base_url}/completions``, with at most ``concurrency`` requests in
+flight. Transient failures (HTTP 408/409/425/429, any 5xx, connection errors, timeouts) are retried
+with exponential backoff and full jitter, honouring ``Retry-After``; other 4xx answers (for example
+HTTP 400 when the prompt does not fit the model's context) fail at once. :meth:`LLMClient.complete` never raises for HTTP or
 network failures: it returns a :class:`CompletionResult` whose ``error`` says what went wrong.
 
 Error texts start with a short reason followed by a colon (``HTTP 400: ...``, ``ConnectError: ...``,
-``bad response: ...``, ``HTML reply: ...``); :func:`error_reason` extracts it, for summaries that count failures by reason.
+``bad response: ...``, ``HTML reply: ...``); :func:`error_reason` extracts it, for summaries that
+count failures by reason.
 """
 
 from __future__ import annotations
@@ -151,8 +152,9 @@ class LLMClient:
     ``base_url`` is the API root, e.g. ``http://127.0.0.1:8000/v1``. ``mode`` is ``"chat"`` (the
     server applies the model's chat template to one user message) or ``"completion"`` (the prompt is
     sent verbatim). ``extras`` adds a system prompt, ``top_p``, ``stop`` or other body fields to every
-    request (a system prompt needs chat mode). A request is tried at most ``max_retries + 1`` times; retry ``n`` (from 0) waits a
-    random time in ``[0, min(60, backoff_base_s * 2**n)]`` unless the server sent ``Retry-After``.
+    request (a system prompt needs chat mode). A request is tried at most ``max_retries + 1`` times;
+    retry ``n`` (from 0) waits a random time in ``[0, min(60, backoff_base_s * 2**n)]`` unless the
+    server sent ``Retry-After``.
     Use as ``async with LLMClient(...) as client`` or call :meth:`aclose` when done.
     """
 

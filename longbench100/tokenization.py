@@ -164,7 +164,8 @@ def _bundled_ranks(blobpath: str, expected_hash: str | None = None) -> dict[byte
     contents = gzip.decompress(path.read_bytes())
     if expected_hash is not None and hashlib.sha256(contents).hexdigest() != expected_hash:
         raise UserError(f"bundled ranks {path} do not match tiktoken's checksum; reinstall {RANKS_PACKAGE}")
-    return {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in contents.splitlines() if line)}
+    pairs = (line.split() for line in contents.splitlines() if line)
+    return {base64.b64decode(token): int(rank) for token, rank in pairs}
 
 
 def _not_bundled(*args: object, **kwargs: object) -> dict[bytes, int]:
@@ -210,7 +211,8 @@ def _tiktoken_backend(name: str) -> tuple[Any, str]:
     import tiktoken
 
     try:
-        return tiktoken.Encoding(**_with_bundled_ranks(name, _bundled_ranks)), f"tiktoken ({RANKS_PACKAGE} ranks, no network)"
+        encoding = tiktoken.Encoding(**_with_bundled_ranks(name, _bundled_ranks))
+        return encoding, f"tiktoken ({RANKS_PACKAGE} ranks, no network)"
     except RanksNotBundled:
         pass
     try:

@@ -115,10 +115,8 @@ LOST_AFTER_DROPS = 3
 
 def _data_changed(record: dict, ref: SampleRef) -> bool:
     """Whether a record answers other prompts than the data now holds (records without fingerprints never do)."""
-    return any(
-        key in record and record[key] != value
-        for key, value in (("prompt_sha256", ref.prompt_sha256), ("closed_book_prompt_sha256", ref.closed_book_prompt_sha256))
-    )
+    current = {"prompt_sha256": ref.prompt_sha256, "closed_book_prompt_sha256": ref.closed_book_prompt_sha256}
+    return any(key in record and record[key] != value for key, value in current.items())
 
 
 def _is_finished(record: dict, ref: SampleRef, options: PredictOptions) -> bool:
@@ -128,7 +126,9 @@ def _is_finished(record: dict, ref: SampleRef, options: PredictOptions) -> bool:
     return not (options.closed_book and ref.has_closed_book and record.get("closed_book_prediction") is None)
 
 
-def plan(refs: list[SampleRef], store: PredictionStore, options: PredictOptions, summary: RunSummary) -> list[SampleRef]:
+def plan(
+    refs: list[SampleRef], store: PredictionStore, options: PredictOptions, summary: RunSummary
+) -> list[SampleRef]:
     """Return the samples still to do and count skipped samples in ``summary``; change no file.
 
     Every file is read before anything is decided, so a folder holding another model's predictions,
@@ -173,9 +173,7 @@ def plan(refs: list[SampleRef], store: PredictionStore, options: PredictOptions,
     return todo
 
 
-def make_record(
-    ref: SampleRef, run: dict, answer: CompletionResult, closed: CompletionResult | None
-) -> dict:
+def make_record(ref: SampleRef, run: dict, answer: CompletionResult, closed: CompletionResult | None) -> dict:
     """Build the prediction record (docs/schema.md keys first, then run details) for one sample.
 
     ``run`` holds what every record of the run shares: ``model``, ``data_manifest_sha256`` and
