@@ -4,8 +4,8 @@ One :class:`LLMClient` sends prompts to ``{base_url}/chat/completions`` (one use
 optional system message) or ``{base_url}/completions``, with at most ``concurrency`` requests in
 flight. Transient failures (HTTP 408/409/425/429, any 5xx, connection errors, timeouts) are retried
 with exponential backoff and full jitter, honouring ``Retry-After``; other 4xx answers (for example
-HTTP 400 when the prompt does not fit the model's context) fail at once. :meth:`LLMClient.complete` never raises for HTTP or
-network failures: it returns a :class:`CompletionResult` whose ``error`` says what went wrong.
+HTTP 400 when the prompt does not fit the model's context) fail at once. :meth:`LLMClient.complete`
+never raises for HTTP or network failures: it returns a :class:`CompletionResult` whose ``error`` says what went wrong.
 
 Error texts start with a short reason followed by a colon (``HTTP 400: ...``, ``ConnectError: ...``,
 ``bad response: ...``, ``HTML reply: ...``); :func:`error_reason` extracts it, for summaries that
