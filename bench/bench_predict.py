@@ -28,7 +28,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from longbench100.llm_client import LLMClient  # noqa: E402
-from longbench100.predict.runner import PredictConfig, run_predictions  # noqa: E402
+from longbench100.predict.options import PredictOptions  # noqa: E402
+from longbench100.predict.runner import run_predictions  # noqa: E402
 from tests.predict_helpers import write_data  # noqa: E402
 
 
@@ -89,7 +90,7 @@ def main() -> None:
                     lambda: asyncio.run(_client_run(base_url, args.requests, level)), args.requests, server.pid
                 )
                 out = Path(tmp) / f"pred-{level}"
-                config = PredictConfig(data_dir=data, out_dir=out, model="stub-model", base_url=base_url,
+                config = PredictOptions(data_dir=data, out_dir=out, model="stub-model", base_url=base_url,
                                        concurrency=level, progress=False)
                 runner = measure(lambda: run_predictions(config), args.requests, server.pid)
                 rows.append((level, client, runner))

@@ -1,14 +1,15 @@
 """An asynchronous client for OpenAI-compatible servers (vLLM, SGLang, hosted APIs).
 
-One :class:`LLMClient` sends prompts to ``{base_url}/chat/completions`` (one user message) or
-``{base_url}/completions``, with at most ``concurrency`` requests in flight. Transient failures
-(HTTP 408/409/425/429, any 5xx, connection errors, timeouts) are retried with exponential backoff and
-full jitter, honouring ``Retry-After``; other 4xx answers (for example HTTP 400 when the prompt does
-not fit the model's context) fail at once. :meth:`LLMClient.complete` never raises for HTTP or
-network failures: it returns a :class:`CompletionResult` whose ``error`` says what went wrong.
+One :class:`LLMClient` sends prompts to ``{base_url}/chat/completions`` (one user message, after an
+optional system message) or ``{base_url}/completions``, with at most ``concurrency`` requests in
+flight. Transient failures (HTTP 408/409/425/429, any 5xx, connection errors, timeouts) are retried
+with exponential backoff and full jitter, honouring ``Retry-After``; other 4xx answers (for example
+HTTP 400 when the prompt does not fit the model's context) fail at once. :meth:`LLMClient.complete`
+never raises for HTTP or network failures: it returns a :class:`CompletionResult` whose ``error`` says what went wrong.
 
 Error texts start with a short reason followed by a colon (``HTTP 400: ...``, ``ConnectError: ...``,
-``bad response: ...``); :func:`error_reason` extracts it, for summaries that count failures by reason.
+``bad response: ...``, ``HTML reply: ...``); :func:`error_reason` extracts it, for summaries that
+count failures by reason.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import functools
 import random
 import ssl
 import time
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import httpx
 
@@ -104,6 +105,35 @@ def _server_message(response: httpx.Response) -> str:
     return text[:_MESSAGE_LIMIT] or response.reason_phrase or "no message"
 
 
+@dataclass(frozen=True)
+class RequestExtras:
+    """Request fields beyond model, prompt, ``max_tokens`` and ``temperature``, sent with every prompt.
+
+    ``system_prompt`` (chat mode only) becomes a system message before the user message; ``top_p``
+    and ``stop`` are sent when set; ``extra_body`` is merged into the body last (its keys must not be
+    ones the client sets itself, see :data:`OWN_KEYS`).
+    """
+
+    system_prompt: str | None = None
+    top_p: float | None = None
+    stop: tuple[str, ...] = ()
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+    def apply(self, body: dict) -> dict:
+        """Return ``body`` with these fields added (a system message goes first in ``messages``)."""
+        if self.system_prompt is not None:
+            body["messages"] = [{"role": "system", "content": self.system_prompt}, *body["messages"]]
+        if self.top_p is not None:
+            body["top_p"] = self.top_p
+        if self.stop:
+            body["stop"] = list(self.stop)
+        return {**body, **self.extra_body}
+
+
+OWN_KEYS = frozenset({"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "stop"})
+"""Request-body keys the client sets itself (from its own settings), which ``extra_body`` may not override."""
+
+
 class ClientSettings(Protocol):
     """What a run's config carries about its endpoint (the predictor's and the judge's configs both do)."""
 
@@ -121,8 +151,10 @@ class LLMClient:
 
     ``base_url`` is the API root, e.g. ``http://127.0.0.1:8000/v1``. ``mode`` is ``"chat"`` (the
     server applies the model's chat template to one user message) or ``"completion"`` (the prompt is
-    sent verbatim). A request is tried at most ``max_retries + 1`` times; retry ``n`` (from 0) waits a
-    random time in ``[0, min(60, backoff_base_s * 2**n)]`` unless the server sent ``Retry-After``.
+    sent verbatim). ``extras`` adds a system prompt, ``top_p``, ``stop`` or other body fields to every
+    request (a system prompt needs chat mode). A request is tried at most ``max_retries + 1`` times;
+    retry ``n`` (from 0) waits a random time in ``[0, min(60, backoff_base_s * 2**n)]`` unless the
+    server sent ``Retry-After``.
     Use as ``async with LLMClient(...) as client`` or call :meth:`aclose` when done.
     """
 
@@ -137,9 +169,14 @@ class LLMClient:
         timeout_s: float = 600.0,
         max_retries: int = 6,
         backoff_base_s: float = 1.0,
+        extras: RequestExtras = RequestExtras(),
     ) -> None:
         if mode not in ("chat", "completion"):
             raise ValueError(f"mode must be 'chat' or 'completion', not {mode!r}")
+        if extras.system_prompt is not None and mode != "chat":
+            raise ValueError("a system prompt needs chat mode")
+        if OWN_KEYS & set(extras.extra_body):
+            raise ValueError(f"extra_body may not set {', '.join(sorted(OWN_KEYS & set(extras.extra_body)))}")
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if max_retries < 0:
@@ -148,6 +185,7 @@ class LLMClient:
         self.mode = mode
         self.max_retries = max_retries
         self.backoff_base_s = backoff_base_s
+        self.extras = extras
         self.url = base_url.rstrip("/") + ("/chat/completions" if mode == "chat" else "/completions")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._semaphore = asyncio.Semaphore(concurrency)
@@ -159,7 +197,9 @@ class LLMClient:
         )
 
     @classmethod
-    def from_settings(cls, settings: ClientSettings, *, mode: str = "chat") -> LLMClient:
+    def from_settings(
+        cls, settings: ClientSettings, *, mode: str = "chat", extras: RequestExtras = RequestExtras()
+    ) -> LLMClient:
         """A client for the endpoint, model, key, concurrency, timeout and retry settings of a run's config."""
         return cls(
             settings.base_url,
@@ -170,6 +210,7 @@ class LLMClient:
             timeout_s=settings.timeout_s,
             max_retries=settings.max_retries,
             backoff_base_s=settings.backoff_base_s,
+            extras=extras,
         )
 
     async def __aenter__(self) -> LLMClient:
@@ -191,7 +232,7 @@ class LLMClient:
             body["messages"] = [{"role": "user", "content": prompt}]
         else:
             body["prompt"] = prompt
-        return body
+        return self.extras.apply(body)
 
     def _parse(self, response: httpx.Response, latency_s: float, attempts: int) -> CompletionResult:
         """Turn a 200 answer into a result; a body without a usable first choice becomes an error result."""
@@ -203,6 +244,8 @@ class LLMClient:
             usage = data.get("usage") or {}
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             snippet = " ".join(response.text.split())[:200]
+            if snippet.startswith("<"):  # a web page (a proxy, a login wall, the wrong port), not an API answer
+                return self._failure(f"HTML reply: {snippet!r}", latency_s, attempts)
             return self._failure(f"bad response: {type(exc).__name__} reading {snippet!r}", latency_s, attempts)
         return CompletionResult(
             text="" if text is None else str(text),

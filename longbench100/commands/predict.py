@@ -62,6 +62,16 @@ def _api_key(variable: str | None) -> str | None:
 )
 @click.option("--retry-failed", is_flag=True, help="Redo samples recorded with an error by an earlier run.")
 @click.option(
+    "--limit", type=click.IntRange(min=1), default=None, help="Only the first N rows (by row number) of each task and "
+    "length, for smoke runs; a later run without it does the rest.  [default: all]"
+)
+@click.option("--system-prompt", default=None, help="A system message sent before each prompt (chat mode only).")
+@click.option("--top-p", type=click.FloatRange(min=0, max=1, min_open=True), default=None,
+              help="Nucleus sampling top_p sent to the server.  [default: the server's]")
+@click.option("--stop", multiple=True, help="A stop sequence sent to the server; repeat for several.")
+@click.option("--extra-body", "extra_body_text", metavar="JSON", default=None,
+              help="A JSON object merged into every request body, e.g. '{\"top_k\": 20}' (vLLM sampling extras).")
+@click.option(
     "--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=600.0, help="Seconds per request."
 )
 @click.option(
@@ -82,6 +92,11 @@ def predict(
     lengths: str | None,
     closed_book: bool,
     retry_failed: bool,
+    limit: int | None,
+    system_prompt: str | None,
+    top_p: float | None,
+    stop: tuple[str, ...],
+    extra_body_text: str | None,
     timeout_s: float,
     max_retries: int,
     progress: bool | None,
@@ -92,7 +107,10 @@ def predict(
     command resumes where it stopped (even after kill -9); a sample that is redone keeps its old
     record until the new one is written. Failed requests are retried with backoff; a prompt the
     server rejects (e.g. longer than its context) is recorded with the error and the run goes on,
-    while a server that stops answering stops the run. See docs/predict.md.
+    while a server that stops answering stops the run. Exits 1 when any sample stays failed
+    (rerun with --retry-failed), 2 on a usage error. The request settings (--mode, --temperature,
+    --max-new-tokens, --top-p, --stop, --system-prompt, --extra-body) are recorded with each answer,
+    and a rerun into the same --out must use the same ones. See docs/predict.md.
 
     \b
     Example:
@@ -100,11 +118,10 @@ def predict(
       longbench100 predict --data out --model Qwen/Qwen2.5-7B-Instruct \\
           --base-url http://127.0.0.1:8000/v1 --lengths 2k,4k,6k,8k,16k,32k --out preds/qwen7b
     """
-    from ..predict.runner import PredictConfig, run_predictions
+    from ..predict.options import PredictOptions, parse_extra_body
+    from ..predict.runner import failure_message, run_predict
 
-    if not base_url.startswith(("http://", "https://")):
-        raise UserError(f"bad --base-url {base_url!r}: expected http(s)://HOST[:PORT]/v1")
-    config = PredictConfig(
+    options = PredictOptions(
         data_dir=data_dir,
         out_dir=out_dir,
         model=model,
@@ -116,16 +133,23 @@ def predict(
         max_new_tokens=_max_new_tokens(max_new_tokens_text),
         tasks=None if tasks.strip() == "all" else parse_task_list(tasks),
         labels=None if lengths is None else [label for label, _ in parse_length_list(lengths)],
+        limit=limit,
         closed_book=closed_book,
         retry_failed=retry_failed,
+        system_prompt=system_prompt,
+        top_p=top_p,
+        stop=stop,
+        extra_body=parse_extra_body(extra_body_text),
         timeout_s=timeout_s,
         max_retries=max_retries,
         progress=progress,
     )
     try:
-        summary = run_predictions(config)
+        summary = run_predict(options, echo=click.echo)
     except KeyboardInterrupt:
         click.echo("interrupted: finished samples are saved; rerun the same command to resume", err=True)
         sys.exit(130)
-    for line in summary.lines():
-        click.echo(line)
+    failure = failure_message(summary, options)
+    if failure is not None:
+        click.echo(f"error: {failure}", err=True)
+        sys.exit(1)

@@ -12,19 +12,32 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..datafolder import list_data_files
+from ..fingerprint import prompt_sha256
 from ..lengths import canonical_label, parse_length
 
 
 @dataclass(frozen=True)
 class SampleRef:
-    """Where one data record lives: its file and the byte offset of its line."""
+    """Where one data record lives (its file and the byte offset of its line), its row and prompt fingerprints.
+
+    ``row`` is the record's ``row`` number (its position in the file when it has none);
+    ``prompt_sha256`` / ``closed_book_prompt_sha256`` fingerprint the prompts as stored
+    (:func:`longbench100.fingerprint.prompt_sha256`; ``None`` when there is no closed-book prompt).
+    """
 
     id: str
     task: str
     label: str
     path: Path
     offset: int
-    has_closed_book: bool
+    row: int
+    prompt_sha256: str
+    closed_book_prompt_sha256: str | None
+
+    @property
+    def has_closed_book(self) -> bool:
+        """Whether the record has a closed-book prompt."""
+        return self.closed_book_prompt_sha256 is not None
 
 
 @dataclass(frozen=True)
@@ -75,8 +88,20 @@ def _index_file(path: Path, task: str, label: str) -> list[SampleRef]:
             except ValueError as exc:
                 raise UserError(f"{path}:{line_no}: not valid JSON ({exc})") from None
             record = _check_record(record, path, line_no, task, label)
-            refs.append(SampleRef(record["id"], task, label, path, start, record.get("closed_book_prompt") is not None))
+            row = record["row"] if isinstance(record.get("row"), int) else len(refs)
+            closed = record.get("closed_book_prompt")
+            fingerprints = prompt_sha256(record["prompt"]), None if closed is None else prompt_sha256(closed)
+            refs.append(SampleRef(record["id"], task, label, path, start, row, *fingerprints))
     return refs
+
+
+def first_rows(refs: list[SampleRef], limit: int) -> list[SampleRef]:
+    """Keep the ``limit`` lowest-numbered rows of each task and length, in their original order."""
+    by_file: dict[tuple[str, str], list[SampleRef]] = {}
+    for ref in refs:
+        by_file.setdefault((ref.task, ref.label), []).append(ref)
+    kept = {ref for file_refs in by_file.values() for ref in sorted(file_refs, key=lambda r: r.row)[:limit]}
+    return [ref for ref in refs if ref in kept]
 
 
 def index_data(data_dir: Path, tasks: list[str] | None = None, labels: list[str] | None = None) -> list[SampleRef]:

@@ -3,7 +3,10 @@
 A sample's record is appended once its prompt and (for QA samples, unless disabled) its closed-book
 prompt have both been answered or have failed for good. Rerunning the same job skips samples that
 already have a record; ``retry_failed`` redoes the ones that failed, and a record without the
-closed-book answer that this run asks for is redone too. A redone sample's old record stays in the
+closed-book answer that this run asks for is redone too, and so is a record whose prompt fingerprints
+(``prompt_sha256``, ``closed_book_prompt_sha256``) differ from the data's: the data was regenerated,
+so the old answer belongs to another question. A record made with other request settings (see
+:mod:`.options`) is refused rather than mixed. A redone sample's old record stays in the
 file until its new record has been appended (the last record of an id wins); superseded records are
 compacted away, atomically, when the run ends, so a failed or interrupted rerun never loses a record.
 
@@ -19,69 +22,83 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
 import httpx
 from tqdm import tqdm
 
 from ..errors import UserError
 from ..llm_client import CompletionResult, LLMClient, error_reason, shared_ssl_context
+from ..scoring.data import manifest_sha256
 from ..task_info import TASKS
-from .data import SampleRef, index_data, load_sample
+from .data import SampleRef, first_rows, index_data, load_sample
+from .options import PredictOptions, changed_settings, check_options, request_settings
 from .store import PredictionStore
-from .summary import RunSummary
+from .summary import RunSummary, by_count
 
 
-@dataclass(frozen=True)
-class PredictConfig:
-    """Everything one prediction run needs.
-
-    ``max_new_tokens`` of ``None`` means each task's default; ``tasks`` / ``labels`` of ``None`` mean
-    everything in the data folder.
-    """
-
-    data_dir: Path
-    out_dir: Path
-    model: str
-    base_url: str
-    api_key: str | None = None
-    mode: str = "chat"
-    concurrency: int = 8
-    temperature: float = 0.0
-    max_new_tokens: int | None = None
-    tasks: list[str] | None = None
-    labels: list[str] | None = None
-    closed_book: bool = True
-    retry_failed: bool = False
-    timeout_s: float = 600.0
-    max_retries: int = 6
-    backoff_base_s: float = 1.0
-    progress: bool | None = None  # tqdm's convention: None shows the bar only on a terminal
-
-
-def check_server(config: PredictConfig) -> None:
+def check_server(options: PredictOptions) -> None:
     """Fail early, with a UserError, when the server is unreachable, refuses the key or lacks the model.
 
-    Asks ``GET {base_url}/models``; a server that does not implement it passes unchecked.
+    Asks ``GET {base_url}/models``; a server that does not implement it passes unchecked, unless the
+    base URL lacks its ``/v1`` and ``{base_url}/v1/models`` answers: then the error suggests it.
     """
-    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
-    url = config.base_url.rstrip("/") + "/models"
+    headers = {"Authorization": f"Bearer {options.api_key}"} if options.api_key else {}
+    url = options.base_url.rstrip("/") + "/models"
     try:
-        response = httpx.get(url, headers=headers, timeout=min(config.timeout_s, 30.0), verify=shared_ssl_context())
+        response = httpx.get(url, headers=headers, timeout=min(options.timeout_s, 30.0), verify=shared_ssl_context())
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise UserError(f"cannot reach the server at {config.base_url} ({type(exc).__name__}: {exc})") from None
+        raise UserError(f"cannot reach the server at {options.base_url} ({type(exc).__name__}: {exc})") from None
     if response.status_code in (401, 403):
-        raise UserError(f"the server at {config.base_url} refused the API key (HTTP {response.status_code})")
+        raise UserError(f"the server at {options.base_url} refused the API key (HTTP {response.status_code})")
+    if response.status_code == 404 and _v1_answers(options, headers):
+        raise UserError(f"the server answered 404 at {url}: {v1_hint(options.base_url)}")
     if response.status_code != 200:
         return
     try:
         served = [entry["id"] for entry in response.json()["data"]]
     except (ValueError, KeyError, TypeError):
         return
-    if served and config.model not in served:
-        raise UserError(f"model {config.model!r} is not served at {config.base_url}; it serves: {', '.join(served)}")
+    if served and options.model not in served:
+        raise UserError(f"model {options.model!r} is not served at {options.base_url}; it serves: {', '.join(served)}")
+
+
+def v1_hint(base_url: str) -> str:
+    """Suggest the ``/v1`` API root for a base URL that lacks it."""
+    return f"did you mean --base-url {base_url.rstrip('/')}/v1?"
+
+
+def _lacks_v1(base_url: str) -> bool:
+    """Whether a base URL does not end in ``/v1`` (the API root of vLLM, SGLang and OpenAI)."""
+    return not base_url.rstrip("/").endswith("/v1")
+
+
+def _v1_answers(options: PredictOptions, headers: dict[str, str]) -> bool:
+    """Whether the base URL lacks ``/v1`` and ``{base_url}/v1/models`` answers 200."""
+    if not _lacks_v1(options.base_url):
+        return False
+    try:
+        probe = httpx.get(options.base_url.rstrip("/") + "/v1/models", headers=headers,
+                          timeout=min(options.timeout_s, 30.0), verify=shared_ssl_context())
+    except (httpx.HTTPError, httpx.InvalidURL):
+        return False
+    return probe.status_code == 200
+
+
+def failure_message(summary: RunSummary, options: PredictOptions) -> str | None:
+    """Return the one-line error for samples that stay failed after this run, or ``None`` when none did.
+
+    A 404 from a base URL without ``/v1`` suggests the ``/v1`` root.
+    """
+    failed = summary.failed + summary.skipped_failed
+    if not failed:
+        return None
+    reasons = ", ".join(f"{reason} x {count}" for reason, count in by_count(failed))
+    message = f"{sum(failed.values())} of {summary.total} samples failed: {reasons}"
+    if "HTTP 404" in failed and _lacks_v1(options.base_url):
+        endpoint = "/chat/completions" if options.mode == "chat" else "/completions"
+        message += f"; the server answered 404 at {options.base_url.rstrip('/')}{endpoint}: {v1_hint(options.base_url)}"
+    return message + "; rerun with --retry-failed"
 
 
 class ServerLost(Exception):
@@ -96,20 +113,31 @@ LOST_AFTER_DROPS = 3
 """Samples in a row (in completion order) whose connections were dropped that mean the server is gone."""
 
 
-def _is_finished(record: dict, ref: SampleRef, config: PredictConfig) -> bool:
+def _data_changed(record: dict, ref: SampleRef) -> bool:
+    """Whether a record answers other prompts than the data now holds (records without fingerprints never do)."""
+    current = {"prompt_sha256": ref.prompt_sha256, "closed_book_prompt_sha256": ref.closed_book_prompt_sha256}
+    return any(key in record and record[key] != value for key, value in current.items())
+
+
+def _is_finished(record: dict, ref: SampleRef, options: PredictOptions) -> bool:
     """Whether an existing record settles its sample for this run."""
     if record.get("error") is not None:
-        return not config.retry_failed
-    return not (config.closed_book and ref.has_closed_book and record.get("closed_book_prediction") is None)
+        return not options.retry_failed
+    return not (options.closed_book and ref.has_closed_book and record.get("closed_book_prediction") is None)
 
 
-def plan(refs: list[SampleRef], store: PredictionStore, config: PredictConfig, summary: RunSummary) -> list[SampleRef]:
+def plan(
+    refs: list[SampleRef], store: PredictionStore, options: PredictOptions, summary: RunSummary
+) -> list[SampleRef]:
     """Return the samples still to do and count skipped samples in ``summary``; change no file.
 
-    Every file is read before anything is decided, so a folder holding another model's predictions is
-    refused (UserError) with all its files untouched. The records of samples to redo stay where they
-    are: their replacements are appended and win (see :meth:`PredictionStore.compact`).
+    Every file is read before anything is decided, so a folder holding another model's predictions,
+    or predictions made with other request settings, is refused (UserError) with all its files
+    untouched. A record whose prompt fingerprints differ from the data's (the data was regenerated) is
+    redone and counted in ``summary.changed``. The records of samples to redo stay where they are:
+    their replacements are appended and win (see :meth:`PredictionStore.compact`).
     """
+    settings = request_settings(options)
     by_file: dict[tuple[str, str], list[SampleRef]] = {}
     for ref in refs:
         by_file.setdefault((ref.task, ref.label), []).append(ref)
@@ -117,10 +145,16 @@ def plan(refs: list[SampleRef], store: PredictionStore, config: PredictConfig, s
     for (task, label) in by_file:
         latest = {record["id"]: record for record in store.load(task, label)}
         for record in latest.values():
-            if record.get("model") not in (None, config.model):
+            if record.get("model") not in (None, options.model):
                 raise UserError(
                     f"{store.path(task, label)} holds predictions of model {record['model']!r}, not "
-                    f"{config.model!r}: choose another --out for each model"
+                    f"{options.model!r}: choose another --out for each model"
+                )
+            changed = changed_settings(record["request_settings"], settings) if "request_settings" in record else []
+            if changed:
+                raise UserError(
+                    f"{store.path(task, label)} holds predictions made with other {', '.join(changed)}: "
+                    "rerun with the options it was made with, or use another --out"
                 )
         latest_by_file[(task, label)] = latest
     todo: list[SampleRef] = []
@@ -128,16 +162,23 @@ def plan(refs: list[SampleRef], store: PredictionStore, config: PredictConfig, s
         latest = latest_by_file[key]
         for ref in file_refs:
             record = latest.get(ref.id)
-            if record is not None and _is_finished(record, ref, config):
+            if record is not None and _data_changed(record, ref):
+                summary.changed += 1
+            elif record is not None and _is_finished(record, ref, options):
                 summary.skipped += 1
-                summary.skipped_failed += record.get("error") is not None
+                if record.get("error") is not None:
+                    summary.skipped_failed[error_reason(record["error"])] += 1
                 continue
             todo.append(ref)
     return todo
 
 
-def make_record(ref: SampleRef, model: str, answer: CompletionResult, closed: CompletionResult | None) -> dict:
-    """Build the prediction record (docs/schema.md keys first, then run details) for one sample."""
+def make_record(ref: SampleRef, run: dict, answer: CompletionResult, closed: CompletionResult | None) -> dict:
+    """Build the prediction record (docs/schema.md keys first, then run details) for one sample.
+
+    ``run`` holds what every record of the run shares: ``model``, ``data_manifest_sha256`` and
+    ``request_settings``.
+    """
     error = answer.error
     if error is None and closed is not None and closed.error is not None:
         error = f"closed book {closed.error}"
@@ -148,7 +189,10 @@ def make_record(ref: SampleRef, model: str, answer: CompletionResult, closed: Co
         "error": error,
         "task": ref.task,
         "label": ref.label,
-        "model": model,
+        "model": run["model"],
+        "prompt_sha256": ref.prompt_sha256,
+        "closed_book_prompt_sha256": ref.closed_book_prompt_sha256,
+        "data_manifest_sha256": run["data_manifest_sha256"],
         "finish_reason": answer.finish_reason,
         "prompt_tokens": answer.prompt_tokens,
         "completion_tokens": answer.completion_tokens,
@@ -160,6 +204,7 @@ def make_record(ref: SampleRef, model: str, answer: CompletionResult, closed: Co
         "closed_book_latency_s": None if closed is None else round(closed.latency_s, 4),
         "closed_book_attempts": None if closed is None else closed.attempts,
         "closed_book_error": None if closed is None else closed.error,
+        "request_settings": run["request_settings"],
     }
 
 
@@ -177,24 +222,28 @@ def _count(summary: RunSummary, record: dict, results: list[CompletionResult]) -
         summary.failed[error_reason(record["error"])] += 1
 
 
-async def _predict_one(client: LLMClient, ref: SampleRef, config: PredictConfig) -> tuple[dict, list[CompletionResult]]:
+async def _predict_one(
+    client: LLMClient, ref: SampleRef, options: PredictOptions, run: dict
+) -> tuple[dict, list[CompletionResult]]:
     """Send one sample's prompt (and closed-book prompt) and return its record and the raw results."""
     sample = load_sample(ref)
-    max_tokens = config.max_new_tokens or TASKS[ref.task].max_new_tokens
-    requests = [client.complete(sample.prompt, max_tokens=max_tokens, temperature=config.temperature)]
-    if config.closed_book and sample.closed_book_prompt is not None:
+    max_tokens = options.max_new_tokens or TASKS[ref.task].max_new_tokens
+    requests = [client.complete(sample.prompt, max_tokens=max_tokens, temperature=options.temperature)]
+    if options.closed_book and sample.closed_book_prompt is not None:
         requests.append(
-            client.complete(sample.closed_book_prompt, max_tokens=max_tokens, temperature=config.temperature)
+            client.complete(sample.closed_book_prompt, max_tokens=max_tokens, temperature=options.temperature)
         )
     results = list(await asyncio.gather(*requests))
-    record = make_record(ref, config.model, results[0], results[1] if len(results) > 1 else None)
+    record = make_record(ref, run, results[0], results[1] if len(results) > 1 else None)
     return record, results
 
 
-async def _run_all(todo: list[SampleRef], store: PredictionStore, config: PredictConfig, summary: RunSummary) -> None:
-    """Send every sample in ``todo`` with at most ``config.concurrency`` requests in flight."""
+async def _run_all(
+    todo: list[SampleRef], store: PredictionStore, options: PredictOptions, run: dict, summary: RunSummary
+) -> None:
+    """Send every sample in ``todo`` with at most ``options.concurrency`` requests in flight."""
     next_refs: Iterator[SampleRef] = iter(todo)
-    disable = None if config.progress is None else not config.progress
+    disable = None if options.progress is None else not options.progress
     bar = tqdm(total=len(todo), unit="sample", desc="predict", disable=disable, dynamic_ncols=True)
 
     held: list[tuple[SampleRef, dict, list[CompletionResult]]] = []  # dropped connections, in a row
@@ -212,7 +261,7 @@ async def _run_all(todo: list[SampleRef], store: PredictionStore, config: Predic
 
     async def worker(client: LLMClient) -> None:
         for ref in next_refs:
-            record, results = await _predict_one(client, ref, config)
+            record, results = await _predict_one(client, ref, options, run)
             errors = [result.error for result in results if result.error is not None]
             for error in errors:  # a request that never reached the server says nothing about the sample
                 if error_reason(error) in CONNECT_ERRORS:
@@ -227,8 +276,8 @@ async def _run_all(todo: list[SampleRef], store: PredictionStore, config: Predic
             save(ref, record, results)
 
     try:
-        async with LLMClient.from_settings(config, mode=config.mode) as client:
-            workers = [asyncio.create_task(worker(client)) for _ in range(min(config.concurrency, len(todo)))]
+        async with LLMClient.from_settings(options, mode=options.mode, extras=options.extras()) as client:
+            workers = [asyncio.create_task(worker(client)) for _ in range(min(options.concurrency, len(todo)))]
             finished, unfinished = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
             for task in unfinished:  # only after a failure: stop the others, losing just their requests
                 task.cancel()
@@ -240,30 +289,38 @@ async def _run_all(todo: list[SampleRef], store: PredictionStore, config: Predic
         bar.close()
 
 
-def run_predictions(config: PredictConfig) -> RunSummary:
-    """Run the whole job described by ``config`` and return its summary.
+def run_predictions(options: PredictOptions) -> RunSummary:
+    """Run the whole job described by ``options`` and return its summary.
 
     The output stays consistent whenever the run stops (interrupt, crash, lost server): rerun the
     same job to resume.
     """
+    check_options(options)
     started = time.perf_counter()
     summary = RunSummary()
-    refs = index_data(config.data_dir, config.tasks, config.labels)
+    refs = index_data(options.data_dir, options.tasks, options.labels)
+    if options.limit is not None:
+        refs = first_rows(refs, options.limit)
     summary.total = len(refs)
-    store = PredictionStore(config.out_dir)
+    store = PredictionStore(options.out_dir)
     files: list[tuple[str, str]] = []
     completed = False
     try:
-        todo = plan(refs, store, config, summary)
+        todo = plan(refs, store, options, summary)
         files = list(dict.fromkeys((ref.task, ref.label) for ref in refs))
         if todo:
-            check_server(config)
-            asyncio.run(_run_all(todo, store, config, summary))
+            check_server(options)
+            run = {
+                "model": options.model,
+                "data_manifest_sha256": manifest_sha256(options.data_dir),
+                "request_settings": request_settings(options),
+            }
+            asyncio.run(_run_all(todo, store, options, run, summary))
         completed = True
     except ServerLost as lost:
         saved = summary.done + sum(summary.failed.values())
         raise UserError(
-            f"lost the server at {config.base_url} ({lost}); {saved} samples were saved by this run: "
+            f"lost the server at {options.base_url} ({lost}); {saved} samples were saved by this run: "
             "rerun the same command to resume"
         ) from None
     finally:
@@ -275,4 +332,17 @@ def run_predictions(config: PredictConfig) -> RunSummary:
             if completed:
                 raise
         summary.wall_s = time.perf_counter() - started
+    return summary
+
+
+def run_predict(options: PredictOptions, echo: Callable[[str], None] = print) -> RunSummary:
+    """Run the prediction job, ``echo`` its summary lines and return the summary (the library entry point).
+
+    Raises UserError for bad options or data, a refused folder, an unusable or lost server. Samples
+    that failed for good do not raise: check ``summary.failed`` / :func:`failure_message` (the command
+    exits 1 with that message).
+    """
+    summary = run_predictions(options)
+    for line in summary.lines():
+        echo(line)
     return summary
