@@ -11,7 +11,8 @@ from ..scoring.dataset_filter import FilterModel, drops, flag, qa_records
 from ..scoring.grading import JUDGE_METRICS, GradeJob, choose_metrics, grade_jobs, judge_prompts
 from ..scoring.qa_filter import DEFAULT_THRESHOLD, parse_threshold
 from ..scoring.filtered_folder import write_filtered
-from ..scoring.run import check_prices, default_model_name, plan_lines, prepare_judge, read_predictions
+from ..scoring.cost import check_prices, plan_lines
+from ..scoring.run import default_model_name, prepare_judge, read_predictions
 from .score import judge_options, judge_settings
 
 

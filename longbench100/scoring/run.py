@@ -7,8 +7,6 @@ ungraded samples end the run with an error (after results.json is written, for i
 ``allow_ungraded``.
 """
 
-from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,15 +15,15 @@ from .aggregate import aggregate, canonical_base_labels
 from .classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
 from .data import DataRecord, load_data, manifest_sha256, read_manifest, tokenizer_identity
 from .grading import JUDGE_METRICS, choose_metrics
-from .judge import Judge, JudgePlan
+from .cost import check_prices, plan_lines
+from .judge import Judge
 from .judge_prompts import JudgePrompt
 from .judge_setup import JudgeOptions, check_judge, make_judge
 from .predictions import Prediction, check_fingerprints, load_predictions, match_predictions
 from .qa_filter import DEFAULT_THRESHOLD
-from .results import build_results, build_settings, check_writable, summary_table, write_results
+from .results import build_results, build_settings, check_writable, write_results
 from .scorer import ScoreOutcome, score_predictions, scoring_prompts, unpredicted_cells
-
-Echo = Callable[[str], None]
+from .summary import Echo, print_summary, reasons_text, ungraded_reasons
 
 
 @dataclass(frozen=True)
@@ -51,53 +49,10 @@ class ScoreOptions:
     price_out: float | None = None
 
 
-@dataclass(frozen=True)
-class CostEstimate:
-    """A dry run's judge cost in USD: prompt tokens at ``price_in`` plus at most ``max_tokens`` per call at ``price_out``."""
-
-    prompt_tokens: int
-    max_output_tokens: int
-    usd: float
-
-
 def default_model_name(predictions: Path) -> str:
     """The predictions folder name, or the file name without extension for a single file."""
     resolved = predictions.resolve()
     return resolved.stem if resolved.is_file() else resolved.name
-
-
-def check_prices(price_in: float | None, price_out: float | None) -> None:
-    """Prices come together and are not negative."""
-    if (price_in is None) != (price_out is None):
-        raise UserError("--price-in and --price-out go together (USD per million prompt and output tokens)")
-    if price_in is not None and (price_in < 0 or price_out < 0):
-        raise UserError("--price-in and --price-out must be 0 or more (USD per million tokens)")
-
-
-def estimate_cost(plan: JudgePlan, max_tokens: int, price_in: float, price_out: float) -> CostEstimate:
-    """An upper estimate of the judge's bill: every call is assumed to use its whole reply budget."""
-    output_tokens = plan.calls * max_tokens
-    usd = plan.prompt_tokens / 1e6 * price_in + output_tokens / 1e6 * price_out
-    return CostEstimate(plan.prompt_tokens, output_tokens, usd)
-
-
-def plan_lines(plan: JudgePlan | None, max_tokens: int, price_in: float | None, price_out: float | None) -> list[str]:
-    """What a dry run prints: the judge calls and tokens needed (``plan`` None: no task uses the judge), and the cost."""
-    if plan is None:
-        lines = ["dry run: no judge calls needed (no task uses the judge); nothing was sent"]
-        return lines + (["estimated judge cost: $0.00"] if price_in is not None else [])
-    lines = [
-        f"dry run: {plan.calls} judge calls needed ({plan.unique_prompts} distinct prompts, {plan.cache_hits} cached), "
-        f"carrying {plan.prompt_tokens} prompt tokens (tiktoken cl100k_base); nothing was sent"
-    ]
-    if price_in is not None and price_out is not None:
-        cost = estimate_cost(plan, max_tokens, price_in, price_out)
-        lines.append(
-            f"estimated judge cost: at most ${cost.usd:.2f} ({cost.prompt_tokens} prompt tokens at ${price_in:g}/M, "
-            f"up to {cost.max_output_tokens} output tokens at ${price_out:g}/M assuming every reply uses "
-            f"--judge-max-tokens {max_tokens})"
-        )
-    return lines
 
 
 def prepare_judge(options: JudgeOptions, prompts: list[JudgePrompt], dry_run: bool, echo: Echo) -> Judge | None:
@@ -171,7 +126,7 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
                                 rouge_variant=options.rouge_variant)
     results = _results(options, outcome, metrics, judge, base_labels, left_out)
     write_results(options.out, results)
-    _print_summary(results, outcome, echo)
+    print_summary(results, outcome, echo)
     for task, label in left_out:
         echo(f"{task} {label}: no predictions at all; left out (null), not scored 0")
     echo(f"wrote {options.out}")
@@ -221,75 +176,12 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
     )
 
 
-def ungraded_reasons(outcome: ScoreOutcome) -> dict[str, int]:
-    """Ungraded (unfiltered) samples counted by reason, most frequent first."""
-    counts = Counter(
-        sample.ungraded_reason or "no verdict" for sample in outcome.samples if sample.score is None and not sample.filtered
-    )
-    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
-
-
-def _reasons_text(reasons: dict[str, int]) -> str:
-    """``12 invalid reply, 3 truncated reply``."""
-    return ", ".join(f"{count} {reason}" for reason, count in reasons.items())
-
-
 def _refuse_ungraded(outcome: ScoreOutcome, options: ScoreOptions) -> None:
     """Fail the run when samples stayed ungraded, unless the user accepts it."""
     reasons = ungraded_reasons(outcome)
     if reasons and not options.allow_ungraded:
         raise UserError(
-            f"{sum(reasons.values())} samples could not be graded by the judge ({_reasons_text(reasons)}); "
+            f"{sum(reasons.values())} samples could not be graded by the judge ({reasons_text(reasons)}); "
             f"results written to {options.out} for inspection (samples[].judge_reply); "
             "fix the judge and rerun, or pass --allow-ungraded to accept them"
         )
-
-
-def filter_lines(qa_filter: dict) -> list[str]:
-    """One terminal line per QA task with the samples the filter dropped, per length."""
-    if qa_filter["threshold"] is None:
-        return ["QA filter: off"]
-    lines = []
-    for task, labels in qa_filter["tasks"].items():
-        cells = ", ".join(f"{label} {cell['dropped']}/{cell['n']}" for label, cell in labels.items())
-        no_closed = sum(cell["no_closed_book"] for cell in labels.values())
-        ungraded = sum(cell.get("closed_book_ungraded", 0) for cell in labels.values())
-        notes = []
-        if no_closed:
-            notes.append(f"{no_closed} without a closed-book answer")
-        if ungraded:
-            notes.append(f"{ungraded} whose closed-book answer the judge could not grade")
-        note = f" ({'; '.join(notes)}: not filtered)" if notes else ""
-        lines.append(f"QA filter (closed-book score >= {qa_filter['threshold']}): {task} dropped {cells}{note}")
-    return lines
-
-
-def _print_summary(results: dict, outcome: ScoreOutcome, echo: Echo) -> None:
-    """Print the summary table and the counts a user must know about."""
-    echo(summary_table(results))
-    for line in filter_lines(outcome.qa_filter):
-        echo(line)
-    if results["limit"] is not None:
-        echo(f"--limit {results['limit']}: scored only the first {results['limit']} rows of each task and length")
-    if outcome.missing_predictions:
-        echo(f"{outcome.missing_predictions} data records had no prediction and were scored 0 (--allow-missing)")
-    if outcome.failed_predictions:
-        echo(f"{outcome.failed_predictions} predictions were null (request failed) and were scored 0")
-    if results["judge"] is not None:
-        stats = results["judge"]
-        failed = ", ".join(f"{count} {reason}" for reason, count in stats["failed_by_reason"].items())
-        echo(f"judge {stats['model']}: {stats['calls']} calls, {stats['cache_hits']} cache hits, "
-             f"{stats['failed_calls']} failed calls{f' ({failed})' if failed else ''}, "
-             f"{stats['invalid_replies']} unparsable replies")
-        if stats.get("truncated_replies"):
-            echo(f"{stats['truncated_replies']} judge replies were cut off at --judge-max-tokens and left "
-                 "ungraded (not cached); raise --judge-max-tokens and rerun")
-    if results["ungraded"]:
-        echo(f"{results['ungraded']} samples could not be graded by the judge ({_reasons_text(results['ungraded_by_reason'])}; "
-             "score null, left out of the means)")
-    aggregates = results["aggregates"]
-    for name, block in [*aggregates["tasks"].items(), ("overall", aggregates["overall"])]:
-        for warning in block.get("warnings", []):
-            echo(f"warning: {name}: {warning}")
-    if not results["data"]["manifest_sha256"]:
-        echo("note: the data folder has no manifest.json; results record manifest_sha256 null")
