@@ -4,10 +4,10 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    """Load the library API (``from longbench100 import run_predict``) on first use, keeping ``import`` cheap."""
+    """Expose the library API of :mod:`longbench100.api` at the top level, imported on first use."""
     import importlib
 
-    try:
-        return getattr(importlib.import_module(".api", __name__), name)
-    except AttributeError:
-        raise AttributeError(f"module 'longbench100' has no attribute {name!r}") from None
+    api = importlib.import_module("longbench100.api")
+    if name in api.__all__:
+        return getattr(api, name)
+    raise AttributeError(f"module 'longbench100' has no attribute {name!r}")

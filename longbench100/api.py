@@ -1,4 +1,10 @@
-"""The library API: the functions the commands call, for notebooks and other harnesses (docs/api.md)."""
+"""The Python API: what each command runs, as one options dataclass and one function (docs/api.md).
 
-from .predict.options import PredictOptions  # noqa: F401
-from .predict.runner import run_predict  # noqa: F401
+``from longbench100 import run_score, ScoreOptions`` reaches these names lazily (see ``__init__``).
+"""
+
+from .predict.options import PredictOptions
+from .predict.runner import run_predict
+from .scoring.run import ScoreOptions, run_score
+
+__all__ = ["PredictOptions", "run_predict", "ScoreOptions", "run_score"]

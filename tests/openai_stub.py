@@ -15,7 +15,8 @@ so pytest puts the repository root on ``sys.path``)::
         assert server.bodies[0]["max_tokens"] == 32
 
 The server answers ``POST /v1/chat/completions`` and ``POST /v1/completions``, and ``GET /v1/models``
-lists the one model named ``model`` (``"stub-model"`` unless given). For every POST request it
+lists the one model named ``model`` (``"stub-model"`` unless given; set ``list_models`` to False for a
+server without that route). For every POST request it
 calls ``responder(body)`` with the parsed JSON body, in the request's own thread (so a responder may
 ``time.sleep`` or wait on a ``threading.Event`` to delay its answer). The responder returns:
 
@@ -93,6 +94,7 @@ class OpenAIStub:
     def __init__(self, responder: Responder = default_responder, model: str = "stub-model", port: int = 0) -> None:
         self.responder = responder
         self.model = model
+        self.list_models = True
         self.requests: list[RecordedRequest] = []
         self.peak_concurrency = 0
         self._active = 0
@@ -194,7 +196,7 @@ def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-            if self.path.rstrip("/") == "/v1/models":
+            if stub.list_models and self.path.rstrip("/") == "/v1/models":
                 self._send(200, {"object": "list", "data": [{"id": stub.model, "object": "model"}]})
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "NotFound"}})

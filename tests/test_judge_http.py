@@ -14,6 +14,7 @@ from longbench100.scoring.grading import GradeJob, grade_jobs
 from longbench100.scoring.judge import Judge, JudgeConfig
 from longbench100.scoring.judge_cache import JudgeCache
 from longbench100.scoring.judge_prompts import qa_prompt
+from longbench100.scoring.judge_setup import PREFLIGHT_PROMPT
 from tests.openai_stub import OpenAIStub, prompt_text
 from tests.test_score_inputs import make_record, write_dataset, write_predictions
 
@@ -57,6 +58,11 @@ def run_score(tmp_path: Path, data: Path, predictions: Path, server: OpenAIStub,
     return result.output, json.loads(out.read_text()) if out.exists() else None
 
 
+def graded_bodies(server: OpenAIStub) -> list[dict]:
+    """The grading requests the stub received (the judge preflight's test request left out)."""
+    return [body for body in server.bodies if prompt_text(body) != PREFLIGHT_PROMPT]
+
+
 def scores_by_id(results: dict) -> dict[str, dict]:
     return {sample["id"]: sample for sample in results["samples"]}
 
@@ -65,7 +71,7 @@ def test_judge_grades_good_answers_and_applies_the_filter(setup):
     tmp_path, data, predictions = setup
     with OpenAIStub(good_judge) as server:
         output, results = run_score(tmp_path, data, predictions, server)
-        bodies = server.bodies
+        bodies = graded_bodies(server)
     assert results["metrics"] == {"kv_retrieval": "accuracy", "single_doc_qa": "qa_judge", "single_doc_sum": "summary_judge"}
     samples = scores_by_id(results)
     assert samples["single_doc_qa-8k-0000"]["score"] == 1.0
@@ -88,10 +94,10 @@ def test_rerun_hits_the_cache_and_sends_nothing(setup):
     tmp_path, data, predictions = setup
     with OpenAIStub(good_judge) as server:
         _, first = run_score(tmp_path, data, predictions, server)
-        sent = len(server.requests)
+        sent = len(graded_bodies(server))
         output, second = run_score(tmp_path, data, predictions, server)
         dry, _ = run_score(tmp_path, data, predictions, server, "--dry-run")
-        assert len(server.requests) == sent
+        assert len(graded_bodies(server)) == sent
     assert second["judge"]["calls"] == 0 and second["judge"]["cache_hits"] == sent
     assert [s["score"] for s in second["samples"]] == [s["score"] for s in first["samples"]]
     assert "dry run: 0 judge calls needed" in dry
@@ -103,11 +109,11 @@ def test_dry_run_counts_calls_and_tokens_without_sending(setup):
     tmp_path, data, predictions = setup
     with OpenAIStub(good_judge) as server:
         output, results = run_score(tmp_path, data, predictions, server, "--dry-run")
-        assert server.requests == [] and results is None
+        assert server.requests == [] and results is None  # no preflight either
         match = re.search(r"dry run: (\d+) judge calls needed .* carrying (\d+) prompt tokens", output)
         assert match and int(match.group(2)) > 100 * int(match.group(1)) > 0
         run_score(tmp_path, data, predictions, server)
-        assert len(server.requests) == int(match.group(1))
+        assert len(graded_bodies(server)) == int(match.group(1))
 
 
 def test_malformed_judge_output_leaves_samples_ungraded_not_zero(setup):
@@ -120,7 +126,7 @@ def test_malformed_judge_output_leaves_samples_ungraded_not_zero(setup):
         return good_judge(body)
 
     with OpenAIStub(sloppy) as server:
-        output, results = run_score(tmp_path, data, predictions, server)
+        output, results = run_score(tmp_path, data, predictions, server, "--allow-ungraded")
     samples = scores_by_id(results)
     assert samples["single_doc_qa-4k-0000"]["score"] is None
     assert samples["single_doc_qa-4k-0000"]["filtered"] is False
@@ -180,21 +186,22 @@ def chatty_judge(body: dict) -> str:
 def test_truncated_replies_are_ungraded_not_cached_and_max_tokens_is_part_of_the_key(setup):
     tmp_path, data, predictions = setup
     with OpenAIStub(chatty_judge) as server:
-        output, cut = run_score(tmp_path, data, predictions, server, "--judge-max-tokens", "16")
-        sent = len(server.requests)
-        assert all(body["max_tokens"] == 16 for body in server.bodies)
+        output, cut = run_score(tmp_path, data, predictions, server, "--judge-max-tokens", "16",
+                                "--allow-ungraded")
+        sent = len(graded_bodies(server))
+        assert all(body["max_tokens"] == 16 for body in graded_bodies(server))
         assert cut["judge"]["truncated_replies"] > 0 and cut["ungraded"] > 0
         assert "cut off at --judge-max-tokens" in output
         assert not list((tmp_path / "cache" / "judge").rglob("*.json"))  # nothing cut off was cached
         # a larger budget asks again (nothing stale is reused) and grades everything
         _, full = run_score(tmp_path, data, predictions, server, "--judge-max-tokens", "1024")
-        assert len(server.requests) == 2 * sent and full["judge"]["cache_hits"] == 0
+        assert len(graded_bodies(server)) == 2 * sent and full["judge"]["cache_hits"] == 0
         assert full["ungraded"] == 0 and full["judge"]["truncated_replies"] == 0
         # the same budget again is all cache hits; another budget is a separate cache
         _, again = run_score(tmp_path, data, predictions, server, "--judge-max-tokens", "1024")
-        assert len(server.requests) == 2 * sent and again["judge"]["cache_hits"] == sent
+        assert len(graded_bodies(server)) == 2 * sent and again["judge"]["cache_hits"] == sent
         run_score(tmp_path, data, predictions, server, "--judge-max-tokens", "2048")
-        assert len(server.requests) == 3 * sent
+        assert len(graded_bodies(server)) == 3 * sent
 
 
 def test_another_base_url_is_another_cache(setup):
@@ -202,10 +209,10 @@ def test_another_base_url_is_another_cache(setup):
     with OpenAIStub(good_judge) as first, OpenAIStub(good_judge) as second:
         run_score(tmp_path, data, predictions, first)
         _, results = run_score(tmp_path, data, predictions, second)
-        assert len(second.requests) == len(first.requests) > 0
+        assert len(graded_bodies(second)) == len(graded_bodies(first)) > 0
         assert results["judge"]["cache_hits"] == 0 and results["judge"]["base_url"] == second.base_url
         run_score(tmp_path, data, predictions, first)
-        assert len(first.requests) == len(second.requests)  # first's replies are still cached
+        assert len(graded_bodies(first)) == len(graded_bodies(second))  # first's replies are still cached
 
 
 def test_unparsable_replies_are_not_cached(tmp_path):

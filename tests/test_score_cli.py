@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from tests.test_score_inputs import RIGHT, write_dataset, write_predictions
+from tests.test_score_inputs import GOLD, RIGHT, write_dataset, write_predictions
 
 TASKS = ("kv_retrieval", "passage_count", "single_doc_qa", "single_doc_sum")
 
@@ -39,8 +39,8 @@ def test_score_writes_results_with_every_documented_key(tmp_path, data):
     results = json.loads(out.read_text())
     assert list(results) == [
         "schema", "model", "created", "longbench100_version", "data", "predictions", "metric_mode", "metrics",
-        "judge", "missing_predictions", "failed_predictions", "ungraded", "qa_filter", "base_labels", "samples",
-        "aggregates",
+        "judge", "settings", "missing_predictions", "missing_cells", "failed_predictions", "ungraded",
+        "ungraded_by_reason", "limit", "qa_filter", "base_labels", "samples", "aggregates",
     ]
     assert results["model"] == "my-model"
     assert results["data"]["manifest_sha256"] == hashlib.sha256((data / "manifest.json").read_bytes()).hexdigest()
@@ -56,6 +56,8 @@ def test_score_writes_results_with_every_documented_key(tmp_path, data):
     assert samples["single_doc_sum-2k-0000"] == {
         "id": "single_doc_sum-2k-0000", "task": "single_doc_sum", "label": "2k", "length": 2048, "row": 0,
         "score": 1.0, "filtered": False, "closed_book_score": None, "metric": "rouge_l",
+        "prediction": RIGHT["single_doc_sum"], "answers": GOLD["single_doc_sum"], "depth": 0.5, "source": None,
+        "parts": None, "judge_reply": None, "ungraded_reason": None,
     }
     tasks = results["aggregates"]["tasks"]
     assert tasks["passage_count"]["lengths"]["8k"]["score"] == 0.0
@@ -111,12 +113,26 @@ def test_missing_predictions_error_unless_allowed(tmp_path, data):
     code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out))
     assert code == 2 and "2 missing (e.g. kv_retrieval-8k-0000, kv_retrieval-8k-0001" in output
     assert "Traceback" not in output and not out.exists()
+
+
+def test_allow_missing_scores_missing_samples_zero_but_leaves_a_cell_without_predictions_null(tmp_path, data):
+    predictions = write_predictions(tmp_path / "p", data)
+    (predictions / "kv_retrieval" / "8k.jsonl").unlink()  # the whole cell: left out (null)
+    path = predictions / "passage_count" / "4k.jsonl"
+    path.write_text(path.read_text().splitlines()[1] + "\n")  # row 0 missing: scored 0
+    out = tmp_path / "r.json"
     code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out), "--allow-missing")
     assert code == 0, output
-    assert "2 data records had no prediction and were scored 0" in output
+    assert "1 data records had no prediction and were scored 0" in output
+    assert "kv_retrieval 8k: no predictions at all; left out (null), not scored 0" in output
     results = json.loads(out.read_text())
-    assert results["missing_predictions"] == 2
-    assert {s["score"] for s in results["samples"] if s["id"].startswith("kv_retrieval-8k")} == {0.0}
+    assert results["missing_predictions"] == 1 and results["missing_cells"] == {"kv_retrieval": ["8k"]}
+    assert not [s for s in results["samples"] if s["id"].startswith("kv_retrieval-8k")]
+    assert {s["row"]: s["score"] for s in results["samples"] if s["id"].startswith("passage_count-4k")} == {0: 0.0, 1: 1.0}
+    kv = results["aggregates"]["tasks"]["kv_retrieval"]
+    assert kv["lengths"]["8k"]["score"] is None and kv["lengths"]["8k"]["lc"] is None  # was S 0.0, LC -100%
+    assert kv["avg_lc"] is None
+    assert results["aggregates"]["tasks"]["passage_count"]["lengths"]["4k"]["score"] == 50.0
 
 
 def test_unknown_and_duplicate_ids_are_errors(tmp_path, data):

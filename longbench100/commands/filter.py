@@ -9,23 +9,22 @@ from ..errors import UserError
 from ..scoring.data import DataRecord, load_data, manifest_sha256
 from ..scoring.dataset_filter import FilterModel, drops, flag, qa_records
 from ..scoring.grading import JUDGE_METRICS, GradeJob, choose_metrics, grade_jobs, judge_prompts
-from ..scoring.predictions import load_predictions, match_predictions
 from ..scoring.qa_filter import DEFAULT_THRESHOLD, parse_threshold
 from ..scoring.filtered_folder import write_filtered
-from .score import default_model_name, judge_options, make_judge, print_plan
+from ..scoring.cost import check_prices, plan_lines
+from ..scoring.run import default_model_name, prepare_judge, read_predictions
+from .score import judge_options, judge_settings
 
 
-def _load_models(paths: list[Path], records: list[DataRecord], qa: list[DataRecord], allow_missing: bool) -> list[FilterModel]:
-    """Read each filter model's predictions, checked against the QA ids (unknown ids are an error)."""
+def _load_models(paths: list[Path], records: list[DataRecord], qa: list[DataRecord], allow_missing: bool,
+                 manifest: str | None) -> list[FilterModel]:
+    """Read each filter model's predictions, checked against the QA ids (unknown ids are an error) and prompts."""
     known = {record.id for record in records}
     names = [default_model_name(path) for path in paths]
     models = []
     for path, name in zip(paths, names):
         unique = name if names.count(name) == 1 else str(path)
-        by_id, _ = match_predictions(
-            load_predictions(path), [record.id for record in qa], known, allow_missing=allow_missing, source=path
-        )
-        models.append(FilterModel(unique, path, by_id))
+        models.append(FilterModel(unique, path, read_predictions(path, qa, known, manifest, allow_missing, click.echo)))
     return models
 
 
@@ -53,6 +52,8 @@ def filter_command(
     judge_concurrency: int,
     judge_max_tokens: int,
     dry_run: bool,
+    price_in: float | None,
+    price_out: float | None,
 ) -> None:
     """Write a copy of a data folder without the QA items that any filter model answers closed-book.
 
@@ -64,30 +65,32 @@ def filter_command(
     threshold = parse_threshold(qa_filter)
     if threshold is None:
         raise UserError("--qa-filter off makes filter a copy; give a threshold from 0 to 1")
+    check_prices(price_in, price_out)
     records = load_data(data_dir)
     qa = qa_records(records)
     if not qa:
         raise UserError(f"--data {data_dir}: no QA records (tasks with closed-book prompts) to filter")
-    models = _load_models(list(first_predictions + more_predictions), records, qa, allow_missing)
-    judge = make_judge(judge_model, judge_base_url, judge_api_key_env, judge_concurrency, judge_max_tokens)
-    metrics = choose_metrics(list(dict.fromkeys(record.task for record in qa)), metric_mode, judge is not None)
+    models = _load_models(list(first_predictions + more_predictions), records, qa, allow_missing, manifest_sha256(data_dir))
+    settings = judge_settings(judge_model, judge_base_url, judge_api_key_env, judge_concurrency, judge_max_tokens)
+    metrics = choose_metrics(list(dict.fromkeys(record.task for record in qa)), metric_mode, bool(settings.model))
     jobs_per_model = [model.jobs(qa, metrics) for model in models]
     all_jobs = [job for jobs in jobs_per_model for job in jobs]
     uses_judge = any(metric in JUDGE_METRICS for metric in metrics.values())
+    prompts = judge_prompts(all_jobs)
+    judge = prepare_judge(settings, prompts, dry_run, click.echo) if uses_judge else None
     if dry_run:
-        if uses_judge:
-            print_plan(judge.plan(judge_prompts(all_jobs)))
-        else:
-            click.echo("dry run: no judge calls needed (no task uses the judge); nothing was sent")
+        plan = judge.plan(prompts) if judge else None
+        for line in plan_lines(plan, judge_max_tokens, price_in, price_out):
+            click.echo(line)
         return
-    scores = grade_jobs(all_jobs, judge if uses_judge else None, progress=sys.stderr.isatty())
+    scores = grade_jobs(all_jobs, judge, progress=sys.stderr.isatty())
     model_entries = _flag_all(models, jobs_per_model, scores, threshold, qa)
     dropped = drops(qa, models)
     record = {
         "threshold": threshold,
         "metric_mode": metric_mode,
         "metrics": metrics,
-        "judge": judge.describe() if uses_judge else None,
+        "judge": judge.describe() if judge else None,
         "source": {"path": str(data_dir), "manifest_sha256": manifest_sha256(data_dir)},
         "models": model_entries,
         "counts": _counts(qa, dropped),

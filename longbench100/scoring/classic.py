@@ -12,6 +12,10 @@ from rouge_score import rouge_scorer
 
 from .text import normalize_answer, strip_reasoning
 
+ROUGE_VARIANTS = ("rouge-score",)
+"""ROUGE-L implementations ``score --rouge-variant`` can choose (recorded in results.json settings)."""
+DEFAULT_ROUGE_VARIANT = "rouge-score"
+
 PARALLEL_MIN_PAIRS = 64
 """Below this many summaries ROUGE-L runs in-process; above, starting worker processes pays off."""
 
@@ -55,15 +59,21 @@ def available_cpus() -> int:
 
 
 def rouge_l_many(
-    pairs: list[tuple[str, list[str]]], *, workers: int | None = None, min_parallel: int = PARALLEL_MIN_PAIRS
+    pairs: list[tuple[str, list[str]]],
+    variant: str = DEFAULT_ROUGE_VARIANT,
+    *,
+    workers: int | None = None,
+    min_parallel: int = PARALLEL_MIN_PAIRS,
 ) -> list[float]:
-    """:func:`rouge_l` for many ``(prediction, references)`` pairs, in order.
+    """:func:`rouge_l` for many ``(prediction, references)`` pairs, in order, with the named ROUGE ``variant``.
 
     rouge-score computes the LCS in pure Python (about 12 ms for two 200-word summaries), so with at
     least ``min_parallel`` pairs the work is spread over ``workers`` processes (default: every
     available CPU). Workers are forked when the caller runs a single thread, else spawned (forking a
     threaded process is unsafe); if the pool cannot run, the pairs are scored in-process.
     """
+    if variant not in ROUGE_VARIANTS:
+        raise ValueError(f"unknown ROUGE-L variant {variant!r}; choose from {', '.join(ROUGE_VARIANTS)}")
     workers = min(workers or available_cpus(), len(pairs))
     if workers < 2 or len(pairs) < min_parallel:
         return [rouge_l(*pair) for pair in pairs]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..datafolder import list_data_files
+from ..fingerprint import prompt_sha256
 from ..task_info import TASKS
 
 MANIFEST = "manifest.json"
@@ -25,6 +26,10 @@ class DataRecord:
     question: str | None
     closed_book_prompt: str | None
     options: tuple[str, ...] | None = None  # counting_stars: gold.options, the answer options in order
+    prompt_sha256: str | None = None  # fingerprint of the stored prompt (None when the record has no prompt)
+    closed_book_prompt_sha256: str | None = None
+    depth: float | None = None  # gold.depth: relative position (0-1) of the gold material in the prompt
+    source: str | None = None  # gold.sources[0]: the source the gold material comes from
 
 
 _FIELDS: dict[str, tuple[type, ...]] = {
@@ -72,6 +77,10 @@ def parse_record(data: object, where: str) -> DataRecord:
         question=data["question"],
         closed_book_prompt=data["closed_book_prompt"],
         options=_options(data.get("gold")),
+        prompt_sha256=prompt_sha256(data["prompt"]) if isinstance(data.get("prompt"), str) else None,
+        closed_book_prompt_sha256=None if data["closed_book_prompt"] is None else prompt_sha256(data["closed_book_prompt"]),
+        depth=_depth(data.get("gold")),
+        source=_first_source(data.get("gold")),
     )
 
 
@@ -80,6 +89,22 @@ def _options(gold: object) -> tuple[str, ...] | None:
     options = gold.get("options") if isinstance(gold, dict) else None
     if isinstance(options, list) and options and all(isinstance(option, str) for option in options):
         return tuple(options)
+    return None
+
+
+def _depth(gold: object) -> float | None:
+    """``gold.depth`` when it is a number from 0 to 1, else ``None`` (e.g. passage_count)."""
+    depth = gold.get("depth") if isinstance(gold, dict) else None
+    if isinstance(depth, (int, float)) and not isinstance(depth, bool) and 0.0 <= depth <= 1.0:
+        return float(depth)
+    return None
+
+
+def _first_source(gold: object) -> str | None:
+    """The first name in ``gold.sources``, or ``None`` when the record names none."""
+    sources = gold.get("sources") if isinstance(gold, dict) else None
+    if isinstance(sources, list) and sources and isinstance(sources[0], str):
+        return sources[0]
     return None
 
 
@@ -115,3 +140,24 @@ def manifest_sha256(data_dir: Path) -> str | None:
     """Return the sha256 of ``data_dir/manifest.json``, or ``None`` when the folder has none."""
     path = data_dir / MANIFEST
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+def read_manifest(data_dir: Path) -> dict | None:
+    """The decoded ``data_dir/manifest.json``, or ``None`` when the folder has none."""
+    path = data_dir / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise UserError(f"{path}: unreadable manifest ({error})") from None
+    if not isinstance(manifest, dict):
+        raise UserError(f"{path}: expected a JSON object")
+    return manifest
+
+
+def tokenizer_identity(manifest: dict | None) -> str | None:
+    """The tokenizer identity a data folder was generated with (manifest ``tokenizer.identity``), if recorded."""
+    tokenizer = manifest.get("tokenizer") if manifest else None
+    identity = tokenizer.get("identity") if isinstance(tokenizer, dict) else None
+    return identity if isinstance(identity, str) else None

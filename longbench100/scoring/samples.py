@@ -1,6 +1,6 @@
-"""The per-sample score record that flows from metrics to aggregates and reports."""
+"""The per-sample score record that flows from metrics to aggregates, reports and the per-sample log."""
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 
 @dataclass(frozen=True)
@@ -8,8 +8,12 @@ class ScoredSample:
     """One data record's outcome for one model.
 
     ``score`` is on the 0-1 scale, or ``None`` when the sample could not be graded (for example the
-    judge never returned a parsable verdict); ungraded samples are counted, never scored as 0.
+    judge never returned a parsable verdict); ungraded samples are counted, never scored as 0, and
+    ``ungraded_reason`` says why (with the judge's raw reply in ``judge_reply`` when there was one).
     ``filtered`` marks QA samples dropped by the QA filter (closed-book score at or above the threshold).
+    ``depth`` (0-1) and ``source`` locate the gold material (the data record's ``gold.depth`` and first
+    ``gold.sources`` entry); ``prediction`` and ``answers`` are the graded answer and the gold answers;
+    ``parts`` holds the judge's sub-scores and reasoning for judge metrics.
     """
 
     id: str
@@ -21,12 +25,24 @@ class ScoredSample:
     filtered: bool = False
     closed_book_score: float | None = None
     metric: str = ""
+    prediction: str | None = None
+    answers: tuple[str, ...] = ()
+    depth: float | None = None
+    source: str | None = None
+    parts: dict | None = None
+    judge_reply: str | None = None
+    ungraded_reason: str | None = None
 
     def to_json(self) -> dict:
         """Return the sample as a plain dict for results.json."""
-        return asdict(self)
+        data = asdict(self)
+        data["answers"] = list(self.answers)
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> "ScoredSample":
-        """Rebuild a sample from its results.json form."""
-        return cls(**data)
+        """Rebuild a sample from its results.json form (keys this version does not know are ignored)."""
+        known = {field.name for field in fields(cls)}
+        values = {key: value for key, value in data.items() if key in known}
+        values["answers"] = tuple(values.get("answers", ()))
+        return cls(**values)

@@ -3,7 +3,10 @@
 Every answer (and, for QA tasks with the filter on, every closed-book answer) is graded in one
 batch so judge calls share one progress bar, one cache pass and one concurrency pool. A QA sample
 whose closed-book score is at or above the threshold is marked ``filtered``. A missing prediction
-(only with ``--allow-missing``) or a failed one (``prediction`` null) scores 0 and is counted.
+(only with ``--allow-missing``) or a failed one (``prediction`` null) scores 0 and is counted; a task
+and length without any prediction at all is left out (:func:`unpredicted_cells`), never scored 0.
+Each sample carries its per-sample log: the answer, the gold answers, where the gold material sits,
+and for judge metrics the judge's sub-scores, or its raw reply and the reason when it is ungraded.
 """
 
 from collections import defaultdict
@@ -11,8 +14,10 @@ from dataclasses import dataclass, field
 
 from ..task_info import TASKS
 from .data import DataRecord
-from .grading import GradeJob, grade_jobs, judge_prompts
-from .judge import Judge, JudgePlan
+from .classic import DEFAULT_ROUGE_VARIANT
+from .grading import JUDGE_METRICS, GradeJob, grade_jobs, judge_prompt, judge_prompts
+from .judge import Judge, Verdict
+from .judge_prompts import JudgePrompt
 from .predictions import Prediction
 from .samples import ScoredSample
 
@@ -59,15 +64,28 @@ def _jobs(pending: list[_Pending]) -> list[GradeJob]:
     return [item.answer for item in pending if item.answer] + [item.closed_book for item in pending if item.closed_book]
 
 
-def plan_judging(
-    records: list[DataRecord],
-    predictions: dict[str, Prediction],
-    metrics: dict[str, str],
-    qa_threshold: float | None,
-    judge: Judge,
-) -> JudgePlan:
-    """What scoring would ask of the judge (calls after cache hits, prompt tokens), without asking."""
-    return judge.plan(judge_prompts(_jobs(_pending(records, predictions, metrics, qa_threshold))))
+def unpredicted_cells(records: list[DataRecord], predictions: dict[str, Prediction]) -> list[tuple[str, str]]:
+    """The (task, label) cells of ``records`` where not one record has a prediction, in data order."""
+    cells: dict[tuple[str, str], bool] = {}
+    for record in records:
+        key = (record.task, record.label)
+        cells[key] = cells.get(key, False) or record.id in predictions
+    return [cell for cell, predicted in cells.items() if not predicted]
+
+
+def _verdict(job: GradeJob | None, judge: Judge | None) -> Verdict | None:
+    """The judge's verdict on a judge-metric answer, or ``None`` (no judge metric, empty answer, no answer)."""
+    if job is None or judge is None or job.metric not in JUDGE_METRICS:
+        return None
+    prompt = judge_prompt(job)
+    return None if prompt is None else judge.verdicts.get(prompt.text)
+
+
+def scoring_prompts(
+    records: list[DataRecord], predictions: dict[str, Prediction], metrics: dict[str, str], qa_threshold: float | None
+) -> list[JudgePrompt]:
+    """Every judge prompt that scoring these predictions needs (duplicates included)."""
+    return judge_prompts(_jobs(_pending(records, predictions, metrics, qa_threshold)))
 
 
 def score_predictions(
@@ -78,11 +96,13 @@ def score_predictions(
     judge: Judge | None,
     *,
     progress: bool = True,
+    rouge_variant: str = DEFAULT_ROUGE_VARIANT,
 ) -> ScoreOutcome:
     """Grade every record's prediction and build its :class:`ScoredSample`, applying the QA filter."""
     pending = _pending(records, predictions, metrics, qa_threshold)
     jobs = _jobs(pending)
-    grades = {(job.record.id, job.text): score for job, score in zip(jobs, grade_jobs(jobs, judge, progress=progress))}
+    scores = grade_jobs(jobs, judge, progress=progress, rouge_variant=rouge_variant)
+    grades = {(job.record.id, job.text): score for job, score in zip(jobs, scores)}
     outcome = ScoreOutcome(samples=[])
     cells: dict[str, dict[str, dict[str, int]]] = defaultdict(dict)
     for item in pending:
@@ -102,6 +122,8 @@ def score_predictions(
             cell["dropped"] += filtered
             cell["no_closed_book"] += item.closed_book is None
             cell["closed_book_ungraded"] += item.closed_book is not None and closed_score is None
+        verdict = _verdict(item.answer, judge)
+        ungraded = score is None and verdict is not None
         outcome.samples.append(
             ScoredSample(
                 id=record.id,
@@ -113,6 +135,13 @@ def score_predictions(
                 filtered=filtered,
                 closed_book_score=closed_score,
                 metric=metrics[record.task],
+                prediction=item.answer.text if item.answer else None,
+                answers=record.answers,
+                depth=record.depth,
+                source=record.source,
+                parts=None if verdict is None or verdict.parts is None else {**verdict.parts, "reasoning": verdict.reply},
+                judge_reply=verdict.reply if ungraded else None,
+                ungraded_reason=verdict.reason if ungraded else None,
             )
         )
     outcome.qa_filter = {"threshold": qa_threshold, "tasks": {task: dict(labels) for task, labels in cells.items()}}

@@ -1,0 +1,108 @@
+"""Build the LLM judge from its options and check it answers before any work (``score`` and ``filter``).
+
+:func:`check_judge` is the preflight: ``GET {base_url}/models`` (a server without that route is fine)
+must not refuse the key, and one tiny chat request must come back. A dead server, a refused key, an
+unknown model, a 5xx or a reply that is not an OpenAI answer stops the run in seconds with one line,
+instead of minutes of retries followed by a run whose judge tasks are all ungraded.
+"""
+
+import asyncio
+import os
+from dataclasses import dataclass
+
+import httpx
+
+from ..errors import UserError
+from ..llm_client import LLMClient, _server_message, shared_ssl_context
+from .judge import Judge, JudgeConfig
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+PREFLIGHT_PROMPT = "Reply with the single word OK."
+PREFLIGHT_MAX_TOKENS = 16
+PREFLIGHT_TIMEOUT_S = 60.0
+"""The preflight's request timeout: long enough for a cold local server, short against a hung one."""
+_MODELS_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """The judge settings a user gives: model (``None``: no judge), server, key variable and limits."""
+
+    model: str | None = None
+    base_url: str = OPENAI_BASE_URL
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = 8
+    max_tokens: int = 1024
+
+    def config(self) -> JudgeConfig:
+        """The judge's connection settings, with the key read from :attr:`api_key_env`."""
+        if not self.model:
+            raise ValueError("no judge model")
+        api_key = os.environ.get(self.api_key_env) or None
+        return JudgeConfig(self.model, self.base_url, api_key, concurrency=self.concurrency, max_tokens=self.max_tokens)
+
+
+def make_judge(options: JudgeOptions) -> Judge | None:
+    """Build the judge from the options, or ``None`` when no judge model is given (nothing is sent)."""
+    return Judge(options.config()) if options.model else None
+
+
+def _key_hint(config: JudgeConfig, api_key_env: str) -> str:
+    """What to do about a refused key."""
+    if config.api_key is None:
+        return f"${api_key_env} is not set (--judge-api-key-env names the variable holding the key)"
+    return f"check the key in ${api_key_env}"
+
+
+def _listed_models(config: JudgeConfig, api_key_env: str, timeout_s: float) -> list[str] | None:
+    """The model ids ``GET /models`` lists, or ``None`` when the server has no usable models route."""
+    where = f"judge server {config.base_url}"
+    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+    try:
+        with httpx.Client(headers=headers, timeout=timeout_s, verify=shared_ssl_context()) as client:
+            response = client.get(config.base_url.rstrip("/") + "/models")
+    except (httpx.HTTPError, httpx.InvalidURL) as error:
+        raise UserError(f"{where}: cannot reach it ({type(error).__name__}: {error or 'no detail'})") from None
+    if response.status_code in (401, 403):
+        raise UserError(
+            f"{where}: HTTP {response.status_code} ({_server_message(response)}); {_key_hint(config, api_key_env)}"
+        )
+    try:
+        data = response.json()["data"]
+        return [str(entry["id"]) for entry in data]
+    except (ValueError, KeyError, TypeError):
+        return None  # no /models route (or not the OpenAI shape): the chat request decides
+
+
+async def _tiny_request(config: JudgeConfig, timeout_s: float):
+    """Send the preflight prompt once (one retry for a transient failure)."""
+    async with LLMClient(config.base_url, config.model, config.api_key, concurrency=1, timeout_s=timeout_s,
+                         max_retries=1, backoff_base_s=0.5) as client:
+        return await client.complete(PREFLIGHT_PROMPT, max_tokens=PREFLIGHT_MAX_TOKENS, temperature=0.0)
+
+
+def check_judge(config: JudgeConfig, api_key_env: str, *, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> list[str]:
+    """Check that the judge answers; raise :class:`UserError` with the reason when it does not.
+
+    Returns notes for the screen (a model the server does not list but that answered anyway, as
+    servers that serve one model under any name do).
+    """
+    listed = _listed_models(config, api_key_env, timeout_s)
+    result = asyncio.run(_tiny_request(config, timeout_s))
+    unlisted = listed is not None and config.model not in listed
+    shown = ", ".join(listed[:_MODELS_SHOWN]) + (", ..." if listed and len(listed) > _MODELS_SHOWN else "") if listed else ""
+    if result.text is None:
+        error = result.error or "unknown error"
+        hints = []
+        if error.startswith(("HTTP 401", "HTTP 403")):
+            hints.append(_key_hint(config, api_key_env))
+        if unlisted and error.startswith(("HTTP 400", "HTTP 404")):
+            hints.append(f"the server does not list model {config.model!r} (it lists: {shown or 'none'})")
+        elif error.startswith("HTTP 404"):
+            hints.append("is --judge-base-url the API root (usually ending in /v1)?")
+        hint = f"; {'; '.join(hints)}" if hints else ""
+        raise UserError(f"judge {config.model} at {config.base_url}: test request failed: {error}{hint}")
+    if unlisted:
+        return [f"note: judge server does not list model {config.model!r} (it lists: {shown or 'none'}), "
+                "but it answered a test request"]
+    return []

@@ -1,0 +1,187 @@
+"""The ``score`` library API: :class:`ScoreOptions` and :func:`run_score`, which the command only calls.
+
+One run reads the data folder and the predictions, checks that the predictions answer this data's
+prompts, checks the judge (when a task uses it) before any grading, grades, applies the QA filter,
+aggregates, writes results.json and prints what a user must know. It refuses to pass silently:
+ungraded samples end the run with an error (after results.json is written, for inspection) unless
+``allow_ungraded``.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UserError
+from .aggregate import aggregate, canonical_base_labels
+from .classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
+from .data import DataRecord, load_data, manifest_sha256, read_manifest, tokenizer_identity
+from .grading import JUDGE_METRICS, choose_metrics
+from .cost import check_prices, plan_lines
+from .judge import Judge
+from .judge_prompts import JudgePrompt
+from .judge_setup import JudgeOptions, check_judge, make_judge
+from .predictions import Prediction, check_fingerprints, load_predictions, match_predictions
+from .qa_filter import DEFAULT_THRESHOLD
+from .results import build_results, build_settings, check_writable, write_results
+from .scorer import ScoreOutcome, score_predictions, scoring_prompts, unpredicted_cells
+from .summary import Echo, print_summary, reasons_text, ungraded_reasons
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """Every option of one ``score`` run (the command's options, by the same names)."""
+
+    data_dir: Path
+    predictions: Path
+    out: Path
+    qa_filter: float | None = float(DEFAULT_THRESHOLD)
+    model_name: str | None = None
+    base_lengths: tuple[str, ...] = ("2k", "4k", "6k")
+    allow_missing: bool = False
+    allow_ungraded: bool = False
+    n_boot: int = 1000
+    seed: int = 0
+    metric_mode: str = "auto"
+    judge: JudgeOptions = field(default_factory=JudgeOptions)
+    rouge_variant: str = DEFAULT_ROUGE_VARIANT
+    limit: int | None = None
+    dry_run: bool = False
+    price_in: float | None = None
+    price_out: float | None = None
+
+
+def default_model_name(predictions: Path) -> str:
+    """The predictions folder name, or the file name without extension for a single file."""
+    resolved = predictions.resolve()
+    return resolved.stem if resolved.is_file() else resolved.name
+
+
+def prepare_judge(options: JudgeOptions, prompts: list[JudgePrompt], dry_run: bool, echo: Echo) -> Judge | None:
+    """The judge when some task uses it, checked with a test request before any work when grading ``prompts``
+    will call it (not on a dry run, which sends nothing, nor when every reply is cached)."""
+    judge = make_judge(options)
+    if judge is not None and not dry_run and judge.needs_calls(prompts):
+        for note in check_judge(judge.config, options.api_key_env):
+            echo(note)
+    return judge
+
+
+def limit_rows(records: list[DataRecord], limit: int | None) -> list[DataRecord]:
+    """The records of the first ``limit`` rows (by row number) of every task and length; all when ``limit`` is None."""
+    if limit is None:
+        return records
+    if limit < 1:
+        raise UserError(f"--limit {limit}: give 1 or more rows per task and length")
+    rows: dict[tuple[str, str], list[int]] = {}
+    for record in records:
+        rows.setdefault((record.task, record.label), []).append(record.row)
+    kept = {key: set(sorted(numbers)[:limit]) for key, numbers in rows.items()}
+    return [record for record in records if record.row in kept[record.task, record.label]]
+
+
+def read_predictions(
+    path: Path, records: list[DataRecord], every_id: set[str], manifest: str | None, allow_missing: bool, echo: Echo
+) -> dict[str, Prediction]:
+    """Read predictions, match them to ``records`` (ids of ``every_id`` outside them are ignored) and check their
+    prompt fingerprints; return them by id."""
+    by_id, _ = match_predictions(
+        load_predictions(path), [record.id for record in records], every_id, allow_missing=allow_missing, source=path
+    )
+    for note in check_fingerprints(by_id, records, manifest, source=path):
+        echo(note)
+    return by_id
+
+
+def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) -> dict:
+    """Score one model's predictions and write results.json; return the results (a dry run returns its plan).
+
+    Raises :class:`UserError` for bad input, predictions made for other prompts, a judge that does
+    not answer, and (after writing results.json) samples left ungraded unless ``allow_ungraded``.
+    """
+    if options.rouge_variant not in ROUGE_VARIANTS:
+        raise UserError(f"--rouge-variant {options.rouge_variant}: choose from {', '.join(ROUGE_VARIANTS)}")
+    check_prices(options.price_in, options.price_out)
+    base_labels = canonical_base_labels(list(options.base_lengths))
+    if not options.dry_run:
+        check_writable(options.out)
+    every = load_data(options.data_dir)
+    records = limit_rows(every, options.limit)
+    manifest = manifest_sha256(options.data_dir)
+    by_id = read_predictions(options.predictions, records, {record.id for record in every}, manifest,
+                                      options.allow_missing, echo)
+    left_out = unpredicted_cells(records, by_id)
+    records = [record for record in records if (record.task, record.label) not in left_out]
+    if not records:
+        raise UserError(f"predictions {options.predictions}: no prediction for any data record")
+    tasks = list(dict.fromkeys(record.task for record in records))
+    metrics = choose_metrics(tasks, options.metric_mode, bool(options.judge.model))
+    uses_judge = any(metric in JUDGE_METRICS for metric in metrics.values())
+    prompts = scoring_prompts(records, by_id, metrics, options.qa_filter) if uses_judge else []
+    judge = prepare_judge(options.judge, prompts, options.dry_run, echo) if uses_judge else None
+    if options.dry_run:
+        plan = judge.plan(prompts) if judge else None
+        for line in plan_lines(plan, options.judge.max_tokens, options.price_in, options.price_out):
+            echo(line)
+        return {"dry_run": None if plan is None else vars(plan)}
+    outcome = score_predictions(records, by_id, metrics, options.qa_filter, judge, progress=progress,
+                                rouge_variant=options.rouge_variant)
+    results = _results(options, outcome, metrics, judge, base_labels, left_out)
+    write_results(options.out, results)
+    print_summary(results, outcome, echo)
+    for task, label in left_out:
+        echo(f"{task} {label}: no predictions at all; left out (null), not scored 0")
+    echo(f"wrote {options.out}")
+    _refuse_ungraded(outcome, options)
+    return results
+
+
+def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, str], judge: Judge | None,
+             base_labels: list[str], left_out: list[tuple[str, str]]) -> dict:
+    """Aggregate the scored samples and assemble results.json."""
+    ungraded = sum(sample.score is None and not sample.filtered for sample in outcome.samples)
+    judge_block = None if judge is None else judge.describe()
+    fingerprint = manifest_sha256(options.data_dir)
+    missing_cells: dict[str, list[str]] = {}
+    for task, label in left_out:
+        missing_cells.setdefault(task, []).append(label)
+    return build_results(
+        model=options.model_name or default_model_name(options.predictions),
+        data_dir=options.data_dir,
+        manifest_sha256=fingerprint,
+        predictions=options.predictions,
+        metric_mode=options.metric_mode,
+        metrics=metrics,
+        judge=judge_block,
+        settings=build_settings(
+            metric_mode=options.metric_mode,
+            metrics=metrics,
+            rouge_variant=options.rouge_variant,
+            judge=judge_block,
+            qa_filter=options.qa_filter,
+            tokenizer=tokenizer_identity(read_manifest(options.data_dir)),
+            base_lengths=base_labels,
+            data_fingerprint=fingerprint,
+        ),
+        outcome_counts={
+            "missing_predictions": outcome.missing_predictions,
+            "missing_cells": missing_cells,
+            "failed_predictions": outcome.failed_predictions,
+            "ungraded": ungraded,
+            "ungraded_by_reason": ungraded_reasons(outcome),
+            "limit": options.limit,
+            "qa_filter": outcome.qa_filter,
+        },
+        base_labels=base_labels,
+        samples=[sample.to_json() for sample in outcome.samples],
+        aggregates=aggregate(outcome.samples, base_labels, n_boot=options.n_boot, seed=options.seed),
+    )
+
+
+def _refuse_ungraded(outcome: ScoreOutcome, options: ScoreOptions) -> None:
+    """Fail the run when samples stayed ungraded, unless the user accepts it."""
+    reasons = ungraded_reasons(outcome)
+    if reasons and not options.allow_ungraded:
+        raise UserError(
+            f"{sum(reasons.values())} samples could not be graded by the judge ({reasons_text(reasons)}); "
+            f"results written to {options.out} for inspection (samples[].judge_reply); "
+            "fix the judge and rerun, or pass --allow-ungraded to accept them"
+        )
