@@ -3,11 +3,11 @@
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
-    """Import the Python API (``longbench100.api``) on first use, so ``import longbench100`` stays light."""
+def __getattr__(name: str) -> object:
+    """Load the library API (``from longbench100 import run_predict``) on first use, keeping ``import`` cheap."""
     import importlib
 
-    api = importlib.import_module("longbench100.api")
-    if name in api.__all__:
-        return getattr(api, name)
-    raise AttributeError(f"module 'longbench100' has no attribute {name!r}")
+    try:
+        return getattr(importlib.import_module(".api", __name__), name)
+    except AttributeError:
+        raise AttributeError(f"module 'longbench100' has no attribute {name!r}") from None

@@ -1,5 +1,3 @@
-"""The Python API: what the commands call, importable as ``from longbench100 import ...`` (docs/api.md)."""
+"""The library API: the functions the commands call, for notebooks and other harnesses (docs/api.md)."""
 
-from .report.run import ReportOptions, ReportOutcome, run_report
-
-__all__ = ["ReportOptions", "ReportOutcome", "run_report"]
+from .report.run import ReportOptions, ReportOutcome, run_report  # noqa: F401

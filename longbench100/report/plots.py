@@ -85,7 +85,8 @@ def lc_by_task_figure(results: list[ModelResult]) -> Figure:
             )
         if not drawn:
             ax.text(0.5, 0.5, "no data:\nno LongScore at any long length", transform=ax.transAxes,
-                    ha="center", va="center", color="0.35", fontsize="small")
+                    ha="center", va="center", color="0.35", fontsize="small",
+                    bbox={"facecolor": "white", "edgecolor": "0.8", "boxstyle": "round"})
         _length_axis(ax, long, lengths)
         ax.set_xlabel("")
         ax.set_title(task, fontsize="medium")
@@ -117,13 +118,17 @@ def plot_score_by_depth(results: list[ModelResult], path: Path) -> list[str]:
         key=parse_length,
     )
     colors = matplotlib.colormaps["viridis_r"]
-    columns = len(tasks)
-    figure = Figure(figsize=(3.4 * columns + 1.2, 2.9 * len(models) + 1.0), layout="constrained")
-    axes = figure.subplots(len(models), columns, squeeze=False, sharex=True, sharey=True)
+    columns = min(4, len(tasks))
+    rows_per_model = math.ceil(len(tasks) / columns)
+    figure = Figure(figsize=(3.4 * columns + 1.2, 2.9 * rows_per_model * len(models) + 1.0), layout="constrained")
+    axes = figure.subplots(rows_per_model * len(models), columns, squeeze=False, sharex=True, sharey=True)
+    for ax in axes.flat:
+        ax.set_visible(False)
     handles: dict[str, Line2D] = {}
-    for row, result in enumerate(models):
-        for column, task in enumerate(tasks):
-            ax = axes[row, column]
+    for model_index, result in enumerate(models):
+        for task_index, task in enumerate(tasks):
+            ax = axes[model_index * rows_per_model + task_index // columns, task_index % columns]
+            ax.set_visible(True)
             by_label = result.aggregates.get("depth", {}).get(task, {})
             for label in sorted(by_label, key=parse_length):
                 bins = by_label[label]
@@ -138,6 +143,7 @@ def plot_score_by_depth(results: list[ModelResult], path: Path) -> list[str]:
                         color="0.35", fontsize="small")
             ax.set_title(task if len(models) == 1 else f"{task} · {result.model}", fontsize="medium")
             ax.grid(True, alpha=0.3)
+            ax.tick_params(labelbottom=True)
     axes[0, 0].set_xlim(0, 100)
     axes[0, 0].set_ylim(-5, 105)
     axes[0, 0].set_xticks([0, 20, 40, 60, 80, 100])

@@ -55,4 +55,6 @@ def _setting_cell(result: ModelResult, key: str) -> str:
         return f"{value.get('model')} at {value.get('base_url')}"
     if key == "qa_filter" and value is None:
         return "off"
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value)
     return show_value(value).strip("'")
