@@ -148,6 +148,21 @@ def test_not_a_results_file(tmp_path: Path, content: str, message: str):
     assert "is not a results.json" in result.output and message in result.output
 
 
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [({"settings": [1]}, "'settings' must be an object"),
+     ({"settings": {"data_fingerprint": 7}}, "settings.data_fingerprint has the wrong type (int)"),
+     ({"settings": {"metrics": "qa_f1"}}, "settings.metrics has the wrong type (str)"),
+     ({"depth": {"kv_retrieval": {"8k": [{"lo": 0.0}]}}}, "aggregates.depth must map task -> length")],
+)
+def test_malformed_settings_or_depth_is_a_user_error(tmp_path: Path, block: dict, message: str):
+    path = write_results(tmp_path / "a.json", "a", model_samples(GOOD), settings=block.get("settings"),
+                         depth=block.get("depth"))
+    result = run(str(path), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and "is not a results.json" in result.output and message in result.output
+
+
 def test_same_model_twice_is_a_user_error(tmp_path: Path):
     a = write_results(tmp_path / "a.json", "same", model_samples(GOOD))
     b = write_results(tmp_path / "b.json", "same", model_samples(BAD))

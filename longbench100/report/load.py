@@ -71,7 +71,26 @@ def load_result(path: Path) -> ModelResult:
         samples = [ScoredSample.from_json(_sample_fields(sample)) for sample in data["samples"]]
     except (TypeError, AttributeError) as error:
         raise UserError(f"{path} is not a results.json: bad sample record ({error})") from None
-    return ModelResult(str(data["model"]), path, samples, aggregates, read_settings(data))
+    try:
+        settings = read_settings(data)
+        _check_depth(aggregates.get("depth", {}))
+    except ValueError as error:
+        raise UserError(f"{path} is not a results.json: {error}") from None
+    return ModelResult(str(data["model"]), path, samples, aggregates, settings)
+
+
+def _check_depth(depth: object) -> None:
+    """Raise ``ValueError`` unless ``aggregates["depth"]`` has the shape docs/aggregates.md gives."""
+    def is_bin(entry: object) -> bool:
+        return (isinstance(entry, dict) and all(isinstance(entry.get(key), (int, float)) for key in ("lo", "hi"))
+                and isinstance(entry.get("score"), (int, float, type(None))))
+
+    if not isinstance(depth, dict) or not all(
+        isinstance(by_label, dict)
+        and all(isinstance(bins, list) and all(is_bin(entry) for entry in bins) for bins in by_label.values())
+        for by_label in depth.values()
+    ):
+        raise ValueError("aggregates.depth must map task -> length -> list of {lo, hi, n, score}")
 
 
 _SAMPLE_FIELDS = frozenset(field.name for field in fields(ScoredSample))

@@ -62,11 +62,27 @@ class Difference:
         return f"{self.key} is {show_value(first)} in {self.first[0]} but {show_value(second)} in {self.second[0]}"
 
 
+_TYPES = {
+    "metric_mode": (str,), "metrics": (dict,), "rouge_variant": (str, type(None)), "judge": (dict, type(None)),
+    "qa_filter": (int, float, type(None)), "tokenizer": (str, type(None)), "base_lengths": (list,),
+    "data_fingerprint": (str, type(None)),
+}
+"""The JSON types each recorded setting may have (docs/results.md)."""
+
+
 def read_settings(data: dict) -> Settings:
-    """The settings of a parsed results.json: its ``settings`` block, else what an older file holds."""
+    """The settings of a parsed results.json: its ``settings`` block, else what an older file holds.
+
+    Raises ``ValueError`` naming the setting when the block or one of its values has the wrong type.
+    """
     block = data.get("settings")
+    if block is not None and not isinstance(block, dict):
+        raise ValueError("'settings' must be an object")
     if isinstance(block, dict):
         values = {key: block[key] for key in SETTING_KEYS if key in block}
+        for key, value in values.items():
+            if not isinstance(value, _TYPES[key]):
+                raise ValueError(f"settings.{key} has the wrong type ({type(value).__name__})")
         if isinstance(values.get("judge"), dict):
             values["judge"] = _judge_identity(values["judge"])
         return Settings(values, recorded=True)
