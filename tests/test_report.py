@@ -11,7 +11,7 @@ from longbench100.cli import main
 from longbench100.errors import UserError
 from longbench100.lengths import parse_length
 from longbench100.report.load import load_results
-from longbench100.report.plots import lc_by_task_figure
+from longbench100.report.plots import MAX_DEPTH_LINES, lc_by_task_figure, score_by_depth_figure
 from longbench100.report.table import fmt, ranks
 from longbench100.scoring.aggregate import aggregate
 from longbench100.scoring.samples import ScoredSample
@@ -305,6 +305,18 @@ def test_depth_plot_is_written_for_tasks_with_depth(tmp_path: Path):
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "![Score by depth](score_by_depth.png)" in report
     assert "No depth data for: single_doc_qa" in report
+
+
+def test_depth_panels_draw_lines_for_few_lengths_and_a_heatmap_for_many(tmp_path: Path):
+    few = {"kv_retrieval": {label: depth_bins([50.0] * 10) for label in ["2k", "8k"]}}
+    many_labels = ["2k", "4k", "6k", "8k", "16k", "32k", "64k"][: MAX_DEPTH_LINES + 1]
+    many = {"kv_retrieval": {label: depth_bins([50.0] * 9 + [None]) for label in many_labels}}
+    for depth, lines, images in ((few, 2, 0), (many, 0, 1)):
+        path = write_results(tmp_path / "a.json", "a", model_samples(GOOD), depth=depth)
+        figure = score_by_depth_figure(load_results([path]))
+        (panel,) = [ax for ax in figure.axes if ax.get_title() == "kv_retrieval"]
+        assert (len(panel.lines), len(panel.images)) == (lines, images)
+    assert score_by_depth_figure(load_results([write_results(tmp_path / "b.json", "b", model_samples(GOOD))])) is None
 
 
 def test_no_depth_data_means_no_depth_plot(tmp_path: Path):

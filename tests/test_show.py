@@ -94,6 +94,12 @@ def test_show_errors_are_one_line(tmp_path: Path):
     assert result.exit_code == 2 and "results file not found" in result.output
 
 
+def test_sample_without_gold_answers_says_none(tmp_path: Path):
+    path = write(tmp_path / "r.json", [{**JUDGED, "answers": []}])
+    result = run(str(path), "--id", JUDGED["id"])
+    assert result.exit_code == 0 and "gold        (none)" in result.output
+
+
 def test_shorten_marks_what_it_cut():
     assert shorten("abcdef", 0) == "abcdef"
     assert shorten("abcdef", 6) == "abcdef"

@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 from matplotlib.lines import Line2D
 
 from ..lengths import parse_length
@@ -103,58 +104,99 @@ def lc_by_task_figure(results: list[ModelResult]) -> Figure:
     return figure
 
 
+MAX_DEPTH_LINES = 5
+"""Up to this many lengths the depth plot draws one line per length; with more, a depth x length heatmap."""
+
+
 def plot_score_by_depth(results: list[ModelResult], path: Path) -> list[str]:
+    """Write :func:`score_by_depth_figure` to a PNG file when some task has depth data; return the tasks drawn."""
+    figure = score_by_depth_figure(results)
+    if figure is None:
+        return []
+    _save(figure, path)
+    return depth_tasks(results)
+
+
+def score_by_depth_figure(results: list[ModelResult]) -> Figure | None:
     """The "lost in the middle" view: score vs gold depth decile, one panel per task and model.
 
-    One line per length (darker: longer). Reads ``aggregates["depth"]`` (docs/aggregates.md); tasks
-    without depth data are left out. Writes nothing when no task has any; returns the tasks drawn.
+    One line per length (darker: longer), or with more than ``MAX_DEPTH_LINES`` lengths a heatmap of
+    depth decile x length. Reads ``aggregates["depth"]`` (docs/aggregates.md); tasks without depth
+    data are left out; ``None`` when no task has any.
     """
     tasks = depth_tasks(results)
     if not tasks:
-        return []
+        return None
     models = [result for result in results if any(task in result.aggregates.get("depth", {}) for task in tasks)]
-    all_labels = sorted(
+    labels = sorted(
         {label for result in models for task in tasks for label in result.aggregates["depth"].get(task, {})},
         key=parse_length,
     )
-    colors = matplotlib.colormaps["viridis_r"]
+    heatmap = len(labels) > MAX_DEPTH_LINES
     columns = min(4, len(tasks))
     rows_per_model = math.ceil(len(tasks) / columns)
-    figure = Figure(figsize=(3.4 * columns + 1.2, 2.9 * rows_per_model * len(models) + 1.0), layout="constrained")
+    figure = Figure(figsize=(3.4 * columns + 1.4, 2.9 * rows_per_model * len(models) + 1.0), layout="constrained")
     axes = figure.subplots(rows_per_model * len(models), columns, squeeze=False, sharex=True, sharey=True)
     for ax in axes.flat:
         ax.set_visible(False)
     handles: dict[str, Line2D] = {}
+    image = None
     for model_index, result in enumerate(models):
         for task_index, task in enumerate(tasks):
             ax = axes[model_index * rows_per_model + task_index // columns, task_index % columns]
             ax.set_visible(True)
             by_label = result.aggregates.get("depth", {}).get(task, {})
-            for label in sorted(by_label, key=parse_length):
-                bins = by_label[label]
-                centers = [50.0 * (entry["lo"] + entry["hi"]) for entry in bins]
-                values = [np.nan if entry["score"] is None else entry["score"] for entry in bins]
-                shade = all_labels.index(label) / max(1, len(all_labels) - 1)
-                (line,) = ax.plot(centers, values, marker="o", markersize=3.5, color=colors(0.1 + 0.8 * shade),
-                                  label=label)
-                handles.setdefault(label, line)
             if not by_label:
                 ax.text(0.5, 0.5, "no depth data", transform=ax.transAxes, ha="center", va="center",
                         color="0.35", fontsize="small")
+            elif heatmap:
+                image = _depth_heatmap(ax, by_label, labels)
+            else:
+                for label, line in _depth_lines(ax, by_label, labels).items():
+                    handles.setdefault(label, line)
             ax.set_title(task if len(models) == 1 else f"{task} · {result.model}", fontsize="medium")
-            ax.grid(True, alpha=0.3)
             ax.tick_params(labelbottom=True)
     axes[0, 0].set_xlim(0, 100)
-    axes[0, 0].set_ylim(-5, 105)
     axes[0, 0].set_xticks([0, 20, 40, 60, 80, 100])
     figure.supxlabel("depth of the gold material in the context (%, deciles)", fontsize="medium")
-    figure.supylabel("score $S_{l}$ (0-100)", fontsize="medium")
-    drawn = [label for label in all_labels if label in handles]
-    figure.legend([handles[label] for label in drawn], drawn, title="length", loc="outside right center",
-                  fontsize="small")
+    if heatmap:
+        axes[0, 0].set_yticks(range(len(labels)), labels)
+        figure.supylabel("context length", fontsize="medium")
+        if image is not None:
+            figure.colorbar(image, ax=axes, label="score $S_{l}$ (0-100); grey: no samples", shrink=0.8)
+    else:
+        axes[0, 0].set_ylim(-5, 105)
+        figure.supylabel("score $S_{l}$ (0-100)", fontsize="medium")
+        drawn = [label for label in labels if label in handles]
+        figure.legend([handles[label] for label in drawn], drawn, title="length", loc="outside right center",
+                      fontsize="small")
     figure.suptitle("Score by depth of the gold material")
-    _save(figure, path)
-    return tasks
+    return figure
+
+
+def _depth_lines(ax: Axes, by_label: dict, labels: list[str]) -> dict[str, Line2D]:
+    """One line per length of a task's depth bins (darker: longer); gaps where a bin has no score."""
+    colors = matplotlib.colormaps["viridis_r"]
+    lines = {}
+    for label in sorted(by_label, key=parse_length):
+        bins = by_label[label]
+        centers = [50.0 * (entry["lo"] + entry["hi"]) for entry in bins]
+        values = [np.nan if entry["score"] is None else entry["score"] for entry in bins]
+        shade = labels.index(label) / max(1, len(labels) - 1)
+        (lines[label],) = ax.plot(centers, values, marker="o", markersize=3.5, color=colors(0.1 + 0.8 * shade))
+    ax.grid(True, alpha=0.3)
+    return lines
+
+
+def _depth_heatmap(ax: Axes, by_label: dict, labels: list[str]) -> AxesImage:
+    """A depth-bin x length heatmap of a task's scores (rows: ``labels``, shortest at the bottom; grey: no score)."""
+    n_bins = max(len(bins) for bins in by_label.values())
+    matrix = np.full((len(labels), n_bins), np.nan)
+    for label, bins in by_label.items():
+        matrix[labels.index(label), : len(bins)] = [np.nan if e["score"] is None else e["score"] for e in bins]
+    colors = matplotlib.colormaps["viridis"].with_extremes(bad="0.85")
+    return ax.imshow(matrix, origin="lower", aspect="auto", extent=(0, 100, -0.5, len(labels) - 0.5),
+                     cmap=colors, vmin=0, vmax=100, interpolation="nearest")
 
 
 def depth_tasks(results: list[ModelResult]) -> list[str]:

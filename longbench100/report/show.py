@@ -72,6 +72,8 @@ def format_sample(entry: dict, *, width: int, max_chars: int) -> str:
     answers = entry.get("answers")
     if answers is None:
         lines.append(_field("gold", "(not recorded in this results file)", width))
+    elif not answers:
+        lines.append(_field("gold", "(none)", width))
     else:
         for number, answer in enumerate(answers, 1):
             lines += _block(f"gold {number}" if len(answers) > 1 else "gold", str(answer), width, max_chars)
