@@ -98,7 +98,7 @@ def read_settings(data: dict) -> Settings:
     if "base_labels" in data:
         values["base_lengths"] = data["base_labels"]
     block = data.get("data")
-    if isinstance(block, dict) and block.get("manifest_sha256"):
+    if isinstance(block, dict) and isinstance(block.get("manifest_sha256"), str) and block["manifest_sha256"]:
         values["data_fingerprint"] = block["manifest_sha256"]
     return Settings(values, recorded=False)
 
