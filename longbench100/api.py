@@ -5,6 +5,7 @@
 
 from .predict.options import PredictOptions
 from .predict.runner import run_predict
+from .report.run import ReportOptions, ReportOutcome, run_report
 from .scoring.run import ScoreOptions, run_score
 
-__all__ = ["PredictOptions", "run_predict", "ScoreOptions", "run_score"]
+__all__ = ["PredictOptions", "run_predict", "ScoreOptions", "run_score", "ReportOptions", "ReportOutcome", "run_report"]

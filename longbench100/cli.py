@@ -21,6 +21,7 @@ COMMANDS = {
     "score": "score:score",
     "filter": "filter:filter_command",
     "report": "report:report",
+    "show": "show:show",
     "publish": "publish:publish",
     "verify-snapshot": "publish:verify_snapshot",
 }

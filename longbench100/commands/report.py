@@ -4,31 +4,36 @@ from pathlib import Path
 
 import click
 
-from ..report.load import data_mismatch, load_results
-from ..report.write import write_report
+from ..report.run import ReportOptions, run_report
 
 
 @click.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory for report.md and the PNG plots (created if needed).")
+@click.option("--out", required=True, type=click.Path(path_type=Path),
+              help="Directory for report.md and the PNG plots (created if needed; checked to be writable first).")
 @click.option("--n-boot", default=1000, show_default=True, type=click.IntRange(min=0),
               help="Bootstrap replicates for the paired model comparison (0: no intervals).")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Seed of the paired bootstrap.")
-def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int) -> None:
+@click.option("--allow-mixed", is_flag=True,
+              help="Report results made with different settings (metric, judge, QA filter, tokenizer, data) "
+                   "instead of refusing; report.md then says so loudly and runs no paired test between them.")
+def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int, allow_mixed: bool) -> None:
     """Tabulate and plot Base Ability, scores and LongScore of the models in RESULTS (results.json files).
 
     \b
-    Writes OUT/report.md (overall and per-task tables like the paper's, 95% intervals, paired
-    comparisons of average LC between models, warnings) and OUT/*.png (score and LC vs length,
-    LC vs length per task). The numbers are the aggregates stored by `longbench100 score`. Warns
-    when the results record different data manifests (the models were scored on different data).
+    Writes OUT/report.md (how the results were made, overall and per-task tables like the paper's,
+    95% intervals, paired comparisons of average LC between models, warnings) and OUT/*.png (score
+    and LC vs length, LC vs length per task, score by depth of the gold material when the results
+    have depth data). The numbers are the aggregates stored by `longbench100 score`.
+
+    \b
+    Results made with different settings (metric mode, metric per task, ROUGE-L variant, judge
+    model and endpoint, QA filter, tokenizer, base lengths, data manifest) are refused unless
+    --allow-mixed; settings an older results file does not record are warned about.
     """
-    loaded = load_results(list(results))
-    mismatch = data_mismatch(loaded)
-    if mismatch is not None:
-        click.echo(f"warning: {mismatch}", err=True)
-    written = write_report(loaded, out, n_boot=n_boot, seed=seed)
-    for path in written:
+    outcome = run_report(ReportOptions(list(results), out, n_boot=n_boot, seed=seed, allow_mixed=allow_mixed))
+    for warning in outcome.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    for path in outcome.written:
         click.echo(f"wrote {path}")

@@ -1,11 +1,12 @@
 """Read results.json files written by ``longbench100 score``."""
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from ..errors import UserError
 from ..scoring.samples import ScoredSample
+from .settings import Settings, read_settings
 
 REQUIRED_KEYS = ("model", "samples", "aggregates")
 
@@ -18,8 +19,8 @@ class ModelResult:
     path: Path
     samples: list[ScoredSample]
     aggregates: dict
-    manifest_sha256: str | None = None
-    """sha256 of the data folder's manifest.json the model was scored on (``data.manifest_sha256``), if known."""
+    settings: Settings
+    """How the results were made (metric, judge, QA filter, tokenizer, data fingerprint, ...)."""
 
 
 def load_results(paths: list[Path]) -> list[ModelResult]:
@@ -45,8 +46,8 @@ def load_results(paths: list[Path]) -> list[ModelResult]:
     return results
 
 
-def load_result(path: Path) -> ModelResult:
-    """Load one results.json file."""
+def read_results_json(path: Path) -> dict:
+    """The parsed results.json at ``path``, refusing a missing file, invalid JSON or missing top-level keys."""
     if not path.is_file():
         raise UserError(f"results file not found: {path}")
     try:
@@ -55,34 +56,46 @@ def load_result(path: Path) -> ModelResult:
         raise UserError(f"{path} is not a results.json: invalid JSON ({error})") from None
     if not isinstance(data, dict) or any(key not in data for key in REQUIRED_KEYS):
         raise UserError(f"{path} is not a results.json: it needs the keys {', '.join(REQUIRED_KEYS)}")
+    if not isinstance(data["samples"], list) or not all(isinstance(sample, dict) for sample in data["samples"]):
+        raise UserError(f"{path} is not a results.json: 'samples' must be a list of objects")
+    return data
+
+
+def load_result(path: Path) -> ModelResult:
+    """Load one results.json file."""
+    data = read_results_json(path)
     aggregates = data["aggregates"]
     if not isinstance(aggregates, dict) or any(key not in aggregates for key in ("base_labels", "overall", "tasks")):
         raise UserError(f"{path} is not a results.json: 'aggregates' lacks base_labels/overall/tasks")
     try:
-        samples = [ScoredSample.from_json(sample) for sample in data["samples"]]
-    except TypeError as error:
+        samples = [ScoredSample.from_json(_sample_fields(sample)) for sample in data["samples"]]
+    except (TypeError, AttributeError) as error:
         raise UserError(f"{path} is not a results.json: bad sample record ({error})") from None
-    block = data.get("data")
-    sha = block.get("manifest_sha256") if isinstance(block, dict) else None
-    return ModelResult(str(data["model"]), path, samples, aggregates, sha if isinstance(sha, str) and sha else None)
+    try:
+        settings = read_settings(data)
+        _check_depth(aggregates.get("depth", {}))
+    except ValueError as error:
+        raise UserError(f"{path} is not a results.json: {error}") from None
+    return ModelResult(str(data["model"]), path, samples, aggregates, settings)
 
 
-def data_mismatch(results: list[ModelResult]) -> str | None:
-    """A warning when the models were not (provably) scored on the same data, else ``None``.
+def _check_depth(depth: object) -> None:
+    """Raise ``ValueError`` unless ``aggregates["depth"]`` has the shape docs/aggregates.md gives."""
+    def is_bin(entry: object) -> bool:
+        return (isinstance(entry, dict) and all(isinstance(entry.get(key), (int, float)) for key in ("lo", "hi"))
+                and isinstance(entry.get("score"), (int, float, type(None))))
 
-    Compares the data manifests' sha256 stored in the results: different hashes mean different data
-    (another generation, a filtered copy); a missing hash next to a known one cannot be checked.
-    Results that all lack the hash are not flagged.
-    """
-    known = {result.manifest_sha256 for result in results if result.manifest_sha256 is not None}
-    unknown = [result.model for result in results if result.manifest_sha256 is None]
-    if len(known) <= 1 and (not known or not unknown):
-        return None
-    by_hash = ", ".join(
-        f"{result.model}: {result.manifest_sha256[:12] if result.manifest_sha256 else 'unknown'}" for result in results
-    )
-    what = "on different data" if len(known) > 1 else "on data that cannot be checked to be the same"
-    return (
-        f"the models were scored {what} (data manifest sha256 {by_hash}): their scores are not directly "
-        "comparable, and the paired comparison only uses the sample ids they share"
-    )
+    if not isinstance(depth, dict) or not all(
+        isinstance(by_label, dict)
+        and all(isinstance(bins, list) and all(is_bin(entry) for entry in bins) for bins in by_label.values())
+        for by_label in depth.values()
+    ):
+        raise ValueError("aggregates.depth must map task -> length -> list of {lo, hi, n, score}")
+
+
+_SAMPLE_FIELDS = frozenset(field.name for field in fields(ScoredSample))
+
+
+def _sample_fields(sample: dict) -> dict:
+    """The keys of a per-sample record that make a ``ScoredSample`` (the per-sample log adds others)."""
+    return {key: value for key, value in sample.items() if key in _SAMPLE_FIELDS}

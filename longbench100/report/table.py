@@ -1,8 +1,8 @@
-"""Markdown tables for the report: leaderboards, intervals, paired comparisons and warnings."""
+"""Markdown tables for the report: leaderboards, intervals and paired comparisons."""
 
 from ..scoring.aggregate import MIN_BASE_ABILITY
 from ..scoring.compare import Comparison
-from .load import ModelResult, data_mismatch
+from .load import ModelResult
 
 MISSING = "—"
 
@@ -49,7 +49,7 @@ def leaderboard(rows: list[tuple[str, dict]], long_labels: list[str]) -> str:
     for label in long_labels:
         header += [label, f"{label} LC%"]
     header += ["Avg score", "Avg LC%", "Rank (avg LC)", "Rank (avg score)"]
-    lines = [_row(header), _row(["---"] + ["---:"] * (len(header) - 1))]
+    lines = [table_row(header), table_row(["---"] + ["---:"] * (len(header) - 1))]
     order = sorted(range(len(rows)), key=lambda i: (lc_ranks[i] is None, lc_ranks[i] or 0, rows[i][0]))
     for i in order:
         model, block = rows[i]
@@ -59,7 +59,7 @@ def leaderboard(rows: list[tuple[str, dict]], long_labels: list[str]) -> str:
             cells += [fmt(entry.get("score")), fmt(entry.get("lc"))]
         cells += [fmt(block["avg_score"]), fmt(block["avg_lc"])]
         cells += [MISSING if rank is None else str(rank) for rank in (lc_ranks[i], score_ranks[i])]
-        lines.append(_row(cells))
+        lines.append(table_row(cells))
     if any(_small_base(block) for _, block in rows):
         lines.append(
             f"\n† Base Ability below {MIN_BASE_ABILITY:g} points: LongScore is unstable (it divides by the base)."
@@ -70,20 +70,20 @@ def leaderboard(rows: list[tuple[str, dict]], long_labels: list[str]) -> str:
 def interval_table(block: dict, labels: list[str]) -> str:
     """Per-length counts, scores and LC with their 95% bootstrap intervals, then Base Ability and averages."""
     header = ["Length", "n", "filtered", "ungraded", "Score", "Score 95% CI", "LC%", "LC 95% CI"]
-    lines = [_row(header), _row(["---"] + ["---:"] * (len(header) - 1))]
+    lines = [table_row(header), table_row(["---"] + ["---:"] * (len(header) - 1))]
     for label in labels:
         entry = block["lengths"].get(label)
         if entry is None:
             continue
         lines.append(
-            _row(
+            table_row(
                 [label, str(entry["n"]), str(entry["n_filtered"]), str(entry["n_ungraded"]), fmt(entry["score"]),
                  fmt_ci(entry["ci"]), fmt(entry["lc"]), fmt_ci(entry["lc_ci"])]
             )
         )
-    lines.append(_row(["Base", "", "", "", fmt(block["base_ability"]), fmt_ci(block["base_ci"]), "", ""]))
+    lines.append(table_row(["Base", "", "", "", fmt(block["base_ability"]), fmt_ci(block["base_ci"]), "", ""]))
     lines.append(
-        _row(["Avg (long)", "", "", "", fmt(block["avg_score"]), fmt_ci(block["avg_score_ci"]),
+        table_row(["Avg (long)", "", "", "", fmt(block["avg_score"]), fmt_ci(block["avg_score_ci"]),
               fmt(block["avg_lc"]), fmt_ci(block["avg_lc_ci"])])
     )
     return "\n".join(lines)
@@ -92,11 +92,11 @@ def interval_table(block: dict, labels: list[str]) -> str:
 def comparison_table(comparisons: list[Comparison]) -> str:
     """One row per model pair: difference in average LC, its interval, p-value and significance."""
     header = ["Model A", "Model B", "Δ avg LC (A−B)", "95% CI", "p", "Shared samples", "Significant"]
-    lines = [_row(header), _row(["---", "---"] + ["---:"] * (len(header) - 3) + [":---:"])]
+    lines = [table_row(header), table_row(["---", "---"] + ["---:"] * (len(header) - 3) + [":---:"])]
     for comparison in comparisons:
         p_value = MISSING if comparison.p_value is None else f"{comparison.p_value:.3f}"
         lines.append(
-            _row(
+            table_row(
                 [comparison.model_a, comparison.model_b, fmt(comparison.diff), fmt_ci(comparison.ci), p_value,
                  str(comparison.n_shared), "**yes**" if comparison.significant else "no"]
             )
@@ -104,64 +104,11 @@ def comparison_table(comparisons: list[Comparison]) -> str:
     return "\n".join(lines)
 
 
-def warning_list(results: list[ModelResult]) -> str:
-    """Every warning as a bullet: first a data mismatch between the models, then each aggregate warning
-    (model, scope (overall or task), message)."""
-    mismatch = data_mismatch(results)
-    bullets = [] if mismatch is None else [f"- **Data**: {mismatch}."]
-    for result in results:
-        scopes = [("overall", result.aggregates["overall"])] + list(result.aggregates["tasks"].items())
-        for scope, block in scopes:
-            bullets += [f"- **{result.model}** ({scope}): {warning}" for warning in block.get("warnings", [])]
-    return "\n".join(bullets) if bullets else "None."
-
-
-def render_report(results: list[ModelResult], comparisons: list[Comparison], plots: dict[str, str]) -> str:
-    """The whole report.md: overall leaderboard, plots, per-task tables, intervals, comparisons, warnings.
-
-    ``plots`` maps a caption to a PNG file name next to report.md.
-    """
-    base, long = label_order(results)
-    tasks = list(dict.fromkeys(task for result in results for task in result.aggregates["tasks"]))
-    mismatch = data_mismatch(results)
-    parts = [
-        "# LongBench100 report",
-        f"Models: {len(results)}. Base lengths: {', '.join(base)}. Long lengths: {', '.join(long) or MISSING}.",
-        *([] if mismatch is None else [f"**Warning:** {mismatch[0].upper()}{mismatch[1:]}."]),
-        "Scores S_l are 0-100 (overall: mean over tasks). Base = mean of S_l over the base lengths. "
-        "LC_l = (S_l − Base) / Base in percent; averages are over the long lengths. "
-        f"LongScore is unstable when Base Ability is small: bases below {MIN_BASE_ABILITY:g} points are "
-        "marked † in the tables, drawn dashed in the plots and listed under Warnings. "
-        "Definitions: docs/aggregates.md.",
-        "## Overall",
-        leaderboard([(result.model, result.aggregates["overall"]) for result in results], long),
-    ]
-    parts += [f"![{caption}]({name})" for caption, name in plots.items()]
-    parts.append("## Per task")
-    for task in tasks:
-        rows = [
-            (result.model, result.aggregates["tasks"][task]) for result in results if task in result.aggregates["tasks"]
-        ]
-        parts += [f"### {task}", leaderboard(rows, long)]
-    parts.append("## Overall with 95% bootstrap intervals")
-    for result in results:
-        parts += [f"### {result.model}", interval_table(result.aggregates["overall"], base + long)]
-    if comparisons:
-        parts += [
-            "## Paired comparison of average LC",
-            "Paired bootstrap over the sample ids both models were scored on (filtered or ungraded for "
-            "either: left out); significant when the 95% interval of the difference excludes 0.",
-            comparison_table(comparisons),
-        ]
-    parts += ["## Warnings", warning_list(results)]
-    return "\n\n".join(parts) + "\n"
-
-
 def _small_base(block: dict) -> bool:
     """True when the block's Base Ability is known and below ``MIN_BASE_ABILITY``."""
     return block["base_ability"] is not None and block["base_ability"] < MIN_BASE_ABILITY
 
 
-def _row(cells: list[str]) -> str:
+def table_row(cells: list[str]) -> str:
     """One markdown table row; pipes inside cells are escaped."""
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"

@@ -1,0 +1,99 @@
+"""report.md as a whole: the sections in order, from the tables, the settings and the plots."""
+
+from dataclasses import dataclass
+
+from ..scoring.aggregate import MIN_BASE_ABILITY
+from ..scoring.compare import Comparison
+from .load import ModelResult
+from .provenance import mixed_banner, settings_section
+from .settings import SettingsCheck
+from .table import MISSING, comparison_table, interval_table, label_order, leaderboard
+
+
+@dataclass(frozen=True)
+class ReportContent:
+    """Everything report.md shows besides the results themselves."""
+
+    comparisons: list[Comparison]
+    """Paired comparisons of the models made alike."""
+    uncompared: list[tuple[str, str]]
+    """Model pairs made with different settings, hence not compared."""
+    check: SettingsCheck
+    plots: dict[str, str]
+    """Caption -> PNG file name next to report.md (the length plots)."""
+    depth_plot: str | None
+    """File name of the score-by-depth plot, or ``None`` when no task has depth data."""
+    depth_tasks: list[str]
+    """The tasks the depth plot shows."""
+
+
+def warning_list(results: list[ModelResult], check: SettingsCheck) -> str:
+    """Every warning as a bullet: first what the settings check could not check, then each aggregate
+    warning (model, scope (overall or task), message)."""
+    bullets = [f"- **Settings**: {warning}." for warning in check.warnings]
+    for result in results:
+        scopes = [("overall", result.aggregates["overall"])] + list(result.aggregates["tasks"].items())
+        for scope, block in scopes:
+            bullets += [f"- **{result.model}** ({scope}): {warning}" for warning in block.get("warnings", [])]
+    return "\n".join(bullets) if bullets else "None."
+
+
+def depth_section(results: list[ModelResult], content: ReportContent) -> str:
+    """"Score by depth": the plot, and which tasks have no depth data."""
+    tasks = list(dict.fromkeys(task for result in results for task in result.aggregates["tasks"]))
+    without = [task for task in tasks if task not in content.depth_tasks]
+    parts = ["## Score by depth of the gold material"]
+    if content.depth_plot is not None:
+        parts.append(
+            "Score (0-100) of the samples whose gold material sits in each tenth of the context, per task "
+            "and length: a dip in the middle is the \"lost in the middle\" effect."
+        )
+        parts.append(f"![Score by depth]({content.depth_plot})")
+    if without:
+        parts.append(
+            f"No depth data for: {', '.join(without)} (their records carry no gold depth, or the results "
+            "predate depth aggregates); they are not plotted."
+        )
+    return "\n\n".join(parts)
+
+
+def render_report(results: list[ModelResult], content: ReportContent) -> str:
+    """The whole report.md: settings, overall leaderboard, plots, per-task tables, depth, intervals,
+    comparisons, warnings."""
+    base, long = label_order(results)
+    tasks = list(dict.fromkeys(task for result in results for task in result.aggregates["tasks"]))
+    banner = mixed_banner(content.check, content.uncompared)
+    parts = [
+        "# LongBench100 report",
+        f"Models: {len(results)}. Base lengths: {', '.join(base)}. Long lengths: {', '.join(long) or MISSING}.",
+        *([] if banner is None else [banner]),
+        "Scores S_l are 0-100 (overall: mean over tasks). Base = mean of S_l over the base lengths. "
+        "LC_l = (S_l − Base) / Base in percent; averages are over the long lengths. "
+        f"LongScore is unstable when Base Ability is small: bases below {MIN_BASE_ABILITY:g} points are "
+        "marked † in the tables, drawn dashed in the plots and listed under Warnings. "
+        "Definitions: docs/aggregates.md.",
+        settings_section(results, content.check),
+        "## Overall",
+        leaderboard([(result.model, result.aggregates["overall"]) for result in results], long),
+    ]
+    parts += [f"![{caption}]({name})" for caption, name in content.plots.items()]
+    parts.append("## Per task")
+    for task in tasks:
+        rows = [
+            (result.model, result.aggregates["tasks"][task]) for result in results if task in result.aggregates["tasks"]
+        ]
+        parts += [f"### {task}", leaderboard(rows, long)]
+    parts.append(depth_section(results, content))
+    parts.append("## Overall with 95% bootstrap intervals")
+    for result in results:
+        parts += [f"### {result.model}", interval_table(result.aggregates["overall"], base + long)]
+    if content.comparisons:
+        parts += [
+            "## Paired comparison of average LC",
+            "Paired bootstrap over the sample ids both models were scored on (filtered or ungraded for "
+            "either: left out); significant when the 95% interval of the difference excludes 0. "
+            "Only models made with the same settings are compared.",
+            comparison_table(content.comparisons),
+        ]
+    parts += ["## Warnings", warning_list(results, content.check)]
+    return "\n\n".join(parts) + "\n"
