@@ -49,6 +49,7 @@ def _write(tmp_path: Path, name: str, rows: list[dict]) -> None:
 def test_mojibake_is_repaired_and_correct_text_left_alone() -> None:
     assert fix_mojibake("The bakerâ€™s bread was â€œwarmâ€\x9d and crÃ¨me-filled.") == "The baker’s bread was “warm” and crème-filled."
     assert fix_mojibake("A café in Zürich – “fine”.") == "A café in Zürich – “fine”."
+    assert fix_mojibake("Et voilÃ\xa0 the market.") == "Et voilà the market."  # a no-break space inside the garbled word
 
 
 def test_html_table_keeps_cell_text_row_by_row() -> None:
