@@ -145,7 +145,7 @@ def test_sources_verify_against_the_hub(stub: HubStub, tmp_path: Path, monkeypat
     result = runner.invoke(main, ["sources", "verify", "--sources", "hub"])
     assert not isinstance(result.exception, UserError), result.output  # a 404 never aborts the whole run
     assert result.exit_code == 0, result.output  # absent upstream is "missing", not malformed
-    assert "3 sources loaded, 18 missing, 0 malformed" in result.output
+    assert "3 sources loaded, 17 missing, 0 malformed" in result.output
     strict = runner.invoke(main, ["sources", "verify", "--sources", "hub", "--strict"])
     assert strict.exit_code == 1, strict.output  # --strict fails on any absent source
     rows = _verify_rows(result.output)
@@ -158,7 +158,7 @@ def test_sources_verify_against_the_hub(stub: HubStub, tmp_path: Path, monkeypat
         if name in SERVED or entry.stand_in_for:
             continue
         spec = entry.files[0]
-        if name.startswith("rag_mini_bioasq"):
+        if name == "rag_mini_bioasq":
             lacking = f"{entry.repo_id}@{entry.revision}: repository not found"
         elif spec.member is None:
             lacking = f"{entry.repo_id}@{entry.revision}: no file {spec.path}"
