@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import write_bytes_atomic
+from .cleaning import clean_text
 from .errors import SourceAbsent, UserError
 from .locations import SourceLocation, zip_has_member
 from .readers import iter_rows, row_unit
@@ -17,7 +18,7 @@ from .records import Document, Item, SourceData
 from .paths import cache_dir
 from .registry import DocumentMapping, FileSpec, ItemMapping, SourceEntry
 
-RECORDS_FORMAT = 2  # bump when the mapping code changes what records it produces
+RECORDS_FORMAT = 3  # bump when the mapping code changes what records it produces
 _PASSAGE_HEADING = re.compile(r"^Passage \d+:[ \t]*\n", re.MULTILINE)
 
 
@@ -33,8 +34,10 @@ def file_sha256(path: Path) -> str:
 def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     """Read every file of ``entry`` from ``location`` and map its rows to documents and items.
 
-    The mapped records are cached per (entry fingerprint, file checksums), so an unchanged source is
-    parsed only once; a changed file or mapping is parsed afresh.
+    Texts pass through the entry's cleaning steps, items are kept only when they meet the mapping's
+    ``where`` / ``min_documents`` rules, and an item identical to an earlier one is dropped (both
+    counted). The mapped records are cached per (entry fingerprint, file checksums), so an unchanged
+    source is parsed only once; a changed file, mapping or cleaning list is parsed afresh.
     """
     paths = {spec.display: location.fetch(entry, spec) for spec in entry.files}
     for spec in entry.files:
@@ -53,6 +56,7 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
         unit = row_unit(spec)
         for number, row in iter_rows(path, spec):
             _map_row(entry, spec, row, f"{where} {unit} {number}", number, data)
+    _drop_duplicate_items(data)
     _make_item_ids_unique(data)
     write_bytes_atomic(cached_file, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
     return data
@@ -93,23 +97,29 @@ def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, numbe
         referenced = _field(row, spec.item.doc_ids, entry, where)
         referenced = referenced if isinstance(referenced, (list, tuple)) else [referenced]
         doc_ids = [f"{entry.name}/{value}" for value in referenced if f"{entry.name}/{value}" in data.documents]
+    wanted = all(_field(row, name, entry, where) in values for name, values in spec.item.where)
     for item in _items(entry, spec.item, row, where, number, tuple(doc_ids)):
-        if not item.doc_ids or not (item.summary or item.answers) or (item.kind == "qa" and not item.question):
+        if not wanted:
+            data.filtered_items += 1
+        elif not item.doc_ids or not (item.summary or item.answers) or (item.kind == "qa" and not item.question):
             data.skipped_empty += 1
-            continue
-        data.items.append(item)
+        elif len(item.doc_ids) < spec.item.min_documents:
+            data.filtered_items += 1
+        else:
+            data.items.append(item)
 
 
 def _documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str) -> list[Document]:
     """The documents a row yields: one, or one per ``Passage N:`` block when the mapping splits."""
     text = _text(_field(row, mapping.text, entry, where)).strip()
-    title = _text(_field(row, mapping.title, entry, where)) if mapping.title else None
+    title = _clean(entry, _text(_field(row, mapping.title, entry, where))) if mapping.title else None
     if mapping.split is None:
+        text = _clean(entry, text)
         local_id = str(_field(row, mapping.id, entry, where)) if mapping.id else _content_id(text)
         return [Document(f"{entry.name}/{local_id}", entry.name, text, title or None)]
     documents = []
     for block in _PASSAGE_HEADING.split(text):
-        block = block.strip()
+        block = _clean(entry, block.strip())
         if not block:
             continue
         block_title = block.split("\n", 1)[0].strip() if mapping.split == "titled_passages" else None
@@ -133,12 +143,12 @@ def _items(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, numb
 
 def _item(entry: SourceEntry, mapping: ItemMapping, item_id: str, doc_ids: tuple[str, ...], question: Any, target: Any) -> Item:
     """Build one item from raw field values."""
-    question_text = _text(question).strip() or None if question is not None else None
+    question_text = _clean(entry, _text(question).strip()) or None if question is not None else None
     if mapping.kind == "summary":
-        summary = _text(target[0] if isinstance(target, list) and target else target).strip()
+        summary = _clean(entry, _text(target[0] if isinstance(target, list) and target else target).strip())
         return Item(item_id, entry.name, doc_ids, question_text, (summary,) if summary else (), summary or None)
     values = target if isinstance(target, list) else [target]
-    answers = tuple(answer for answer in (_text(value).strip() for value in values) if answer)
+    answers = tuple(answer for answer in (_clean(entry, _text(value).strip()) for value in values) if answer)
     return Item(item_id, entry.name, doc_ids, question_text, answers)
 
 
@@ -157,9 +167,28 @@ def _text(value: Any) -> str:
     return text
 
 
+def _clean(entry: SourceEntry, text: str) -> str:
+    """``text`` after the entry's declared cleaning steps (unchanged when it declares none)."""
+    return clean_text(text, entry.clean).strip() if entry.clean else text
+
+
 def _content_id(text: str) -> str:
     """A stable id derived from the text itself, so identical passages are one document."""
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _drop_duplicate_items(data: SourceData) -> None:
+    """Keep the first of items with the same document texts, question and reference; count the rest."""
+    seen: set[tuple] = set()
+    kept = []
+    for item in data.items:
+        key = (tuple(data.documents[doc_id].text for doc_id in item.doc_ids), item.question, item.answers, item.summary)
+        if key in seen:
+            data.duplicate_items += 1
+            continue
+        seen.add(key)
+        kept.append(item)
+    data.items = kept
 
 
 def _make_item_ids_unique(data: SourceData) -> None:

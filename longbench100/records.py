@@ -47,4 +47,6 @@ class SourceData:
     documents: dict[str, Document] = field(default_factory=dict)
     items: list[Item] = field(default_factory=list)
     skipped_empty: int = 0
+    filtered_items: int = 0  # items left out by the entry's ``where`` / ``min_documents`` rules
+    duplicate_items: int = 0  # items identical to an earlier one (same document texts, question and reference)
     files: dict[str, str] = field(default_factory=dict)  # path in repo -> sha256 of the file read

@@ -14,6 +14,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .cleaning import CLEANING_STEPS
 from .errors import UserError
 from .task_info import TASKS
 
@@ -24,6 +25,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 FORMATS = ("jsonl", "json", "parquet")
 ROLE_KINDS = ("real", "noisy")
+WhereValue = str | int | float | bool
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class ItemMapping:
     summary: str | None = None
     parallel: bool = False  # question/answer (or summary) fields are parallel lists: one item per pair
     doc_ids: str | None = None  # items refer to documents of an earlier file of this entry by id
+    where: tuple[tuple[str, tuple[WhereValue, ...]], ...] = ()  # keep rows whose field holds one of the values
+    min_documents: int = 1  # keep items that refer to at least this many documents
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,7 @@ class SourceEntry:
     title: str = ""
     license: str = ""
     stand_in_for: str | None = None
+    clean: tuple[str, ...] = ()  # cleaning steps applied to every text of the source (longbench100.cleaning)
     entry_file: str = ""
 
     def has_role(self, task: str, kind: str) -> bool:
@@ -86,7 +91,8 @@ class SourceEntry:
 
     def fingerprint(self) -> str:
         """A digest of the entry's data-shaping fields; part of every token-count cache key."""
-        shaping = {"repo_id": self.repo_id, "revision": self.revision, "files": [asdict(f) for f in self.files]}
+        shaping = {"repo_id": self.repo_id, "revision": self.revision, "files": [asdict(f) for f in self.files],
+                   "clean": list(self.clean)}
         return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -124,6 +130,10 @@ def parse_entry(path: Path) -> SourceEntry:
         if task not in TASKS or kind not in ROLE_KINDS:
             raise UserError(f"{where}: bad role {role!r}: use <task>:real or <task>:noisy with a task of {', '.join(TASKS)}")
     files = tuple(_parse_file(spec, f"{where} files[{index}]") for index, spec in enumerate(files_raw))
+    clean = _required(raw, "clean", list, where) if "clean" in raw else []
+    for step in clean:
+        if not isinstance(step, str) or step not in CLEANING_STEPS:
+            raise UserError(f"{where}: unknown cleaning step {step!r} in 'clean': use {', '.join(CLEANING_STEPS)}")
     return SourceEntry(
         name=name,
         repo_id=_required(hub, "repo_id", str, f"{where} [hub]"),
@@ -134,6 +144,7 @@ def parse_entry(path: Path) -> SourceEntry:
         title=str(raw.get("title", "")),
         license=str(raw.get("license", "")),
         stand_in_for=raw.get("stand_in_for"),
+        clean=tuple(clean),
         entry_file=where,
     )
 
@@ -160,6 +171,7 @@ def _parse_file(raw: dict, where: str) -> FileSpec:
         item = ItemMapping(
             kind=kind, id=it.get("id"), question=it.get("question"), answers=it.get("answers"),
             summary=it.get("summary"), parallel=bool(it.get("parallel", False)), doc_ids=it.get("doc_ids"),
+            where=_parse_where(it.get("where", {}), f"{where}.item.where"), min_documents=_min_documents(it, f"{where}.item"),
         )
         needed = "summary" if kind == "summary" else "answers"
         if getattr(item, needed) is None or (kind == "qa" and item.question is None):
@@ -169,6 +181,27 @@ def _parse_file(raw: dict, where: str) -> FileSpec:
     if document is None and item is None:
         raise UserError(f"{where}: needs a 'document' or an 'item' mapping")
     return FileSpec(path=_required(raw, "path", str, where), format=file_format, member=raw.get("member"), document=document, item=item)
+
+
+def _parse_where(table: object, where: str) -> tuple[tuple[str, tuple[WhereValue, ...]], ...]:
+    """``{field = value or [values]}`` as sorted ``(field, values)`` pairs; values must be strings, numbers or booleans."""
+    if not isinstance(table, dict):
+        raise UserError(f"{where}: must be a table of field = value (or [values])")
+    conditions = []
+    for name, accepted in sorted(table.items()):
+        values = accepted if isinstance(accepted, list) else [accepted]
+        if not values or not all(isinstance(value, (str, int, float, bool)) for value in values):
+            raise UserError(f"{where}: {name!r} must be a string, number or boolean, or a non-empty list of them")
+        conditions.append((name, tuple(values)))
+    return tuple(conditions)
+
+
+def _min_documents(table: dict, where: str) -> int:
+    """The item's ``min_documents`` (default 1), a whole number of at least 1."""
+    value = table.get("min_documents", 1)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UserError(f"{where}: min_documents must be a whole number of at least 1, not {value!r}")
+    return value
 
 
 def _required(table: dict, key: str, kind: type, where: str):

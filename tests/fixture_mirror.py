@@ -74,28 +74,38 @@ def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus_ids
                     row[item.summary] = [summaries[0]] if spec.member else summaries[0]
             if item.doc_ids:
                 row[item.doc_ids] = rng.sample(corpus_ids, 2)
+            for name, values in item.where:  # every fourth row fails the entry's row filter
+                row[name] = None if index % 4 == 3 else values[0]
         rows.append(row)
     return rows
+
+
+def _merge_rows(earlier: list[dict], later: list[dict]) -> list[dict]:
+    """Rows of a file two entries read: the earlier entry's rows, plus the fields only the later one maps."""
+    return [{**extra, **row} for row, extra in zip(earlier, later)]
 
 
 def write_mirror(root: Path, *, only: set[str] | None = None, seed: int = 7) -> Path:
     """Write a synthetic mirror of every registered source (or of those named in ``only``) under ``root``."""
     rng = random.Random(seed)
-    zips: dict[Path, dict[str, bytes]] = {}
+    files: dict[tuple[Path, str | None, str], list[dict]] = {}
     for entry in load_registry(packaged_dir("sources")).values():
         if only is not None and entry.name not in only:
             continue
         corpus_ids = list(range(30))
         for spec in entry.files:
             rows = _rows_for(entry, spec, rng, corpus_ids)
-            path = root / entry.repo_id / spec.path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if spec.member:
-                zips.setdefault(path, {})[spec.member] = "".join(json.dumps(row) + "\n" for row in rows).encode()
-            elif spec.format == "parquet":
-                pq.write_table(pa.Table.from_pylist(rows), path)
-            else:
-                path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+            key = (root / entry.repo_id / spec.path, spec.member, spec.format)
+            files[key] = _merge_rows(files[key], rows) if key in files else rows
+    zips: dict[Path, dict[str, bytes]] = {}
+    for (path, member, file_format), rows in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if member:
+            zips.setdefault(path, {})[member] = "".join(json.dumps(row) + "\n" for row in rows).encode()
+        elif file_format == "parquet":
+            pq.write_table(pa.Table.from_pylist(rows), path)
+        else:
+            path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     for path, members in zips.items():
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w") as archive:

@@ -69,6 +69,7 @@ def test_records_follow_the_schema(generated: Path) -> None:
     assert manifest["files"]["single_doc_qa/2k.jsonl"]["rows"] == 4
     assert manifest["tokenizer"]["identity"] == "tiktoken:cl100k_base"
     assert set(manifest["sources"]["hotpotqa"]["files"]) == {"data.zip:data/hotpotqa.jsonl"}
+    assert manifest["sources"]["hotpotqa"]["clean"] == ["html"] and manifest["sources"]["cnn_dailymail"]["clean"] == []
 
 
 def test_kv_chain_is_in_the_prompt_and_leads_to_the_answer(generated: Path) -> None:

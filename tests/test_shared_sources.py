@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not (SHARED_SOURCES / "README.md").exists(), rea
 
 PRESENT = ["cnn_dailymail", "financial_qa", "hotpotqa", "legal_contract_qa", "meeting_summ", "multidoc_qa", "musique",
            "natural_question", "patent_summ", "qmsum", "rag_mini_bioasq", "review_summ", "scientific_qa", "tv_show_summ",
-           "leval_gov_report_summ", "leval_news_summ"]
+           "leval_gov_report_summ", "leval_news_summ", "rag_mini_bioasq_summary"]
 
 
 def test_verify_lists_every_source_present_with_counts() -> None:
@@ -29,8 +29,9 @@ def test_verify_lists_every_source_present_with_counts() -> None:
         assert name in rows and int(rows[name][2]) > 0 and int(rows[name][3]) > 0, name
     for name in ("qasper", "2wikimqa", "multi_news_e"):
         assert rows[name][2] == "missing"
-    assert rows["cnn_dailymail"][2:4] == ["999", "1000"]  # 1000 articles, one exact duplicate merged
-    assert "16 sources loaded, 6 missing, 0 malformed" in result.output
+    assert rows["cnn_dailymail"][2:4] == ["999", "999"]  # 1000 articles, one exact duplicate merged (and its item)
+    assert rows["leval_news_summ"][3:6] == ["11", "0", "1"]  # two identical news items count once
+    assert "17 sources loaded, 6 missing, 0 malformed" in result.output
 
 
 def test_generate_fills_real_budgets(tmp_path: Path) -> None:
@@ -43,3 +44,36 @@ def test_generate_fills_real_budgets(tmp_path: Path) -> None:
         assert len(records) == 3, path
         fills = [tokenizer.count(r["prompt"]) / r["length"] for r in records]
         assert max(fills) <= 1 and statistics.median(fills) >= 0.97, (path, fills)
+
+
+def test_declared_cleaning_leaves_no_markup_mojibake_or_transcript_markers() -> None:
+    from longbench100.loader import load_source
+    from longbench100.locations import resolve_location
+
+    location = resolve_location(str(SHARED_SOURCES))
+    registry = location.registry()
+    noise = {
+        "natural_question": re.compile(r"</?(?:H\d|P|Table|Tr|Td|Th|Li|Ul|Ol|Dl|Dd|Dt)\b", re.IGNORECASE),
+        "review_summ": re.compile(r"â€|Ã[\x80-\xbf]"),
+        "qmsum": re.compile(r"\{(?:disfmarker|vocalsound|nonvocalsound|pause|gap|comment)\}"),
+        "meeting_summ": re.compile(r"\{(?:disfmarker|vocalsound|nonvocalsound|pause|gap|comment)\}"),
+        "rag_mini_bioasq": re.compile(r"</?(?:b|br|i|sup|sub|AbstractText)\b"),
+    }
+    for name, pattern in noise.items():
+        data = load_source(location, registry[name])
+        texts = [doc.text for doc in data.documents.values()]
+        texts += [text for item in data.items for text in (item.question or "", *item.answers)]
+        left = [text for text in texts if pattern.search(text)]
+        assert not left, (name, len(left), pattern.search(left[0]).group(0))
+    table = next(doc.text for doc in load_source(location, registry["natural_question"]).documents.values() if "Statue of Liberty" in doc.text[:60])
+    assert "Dedicated | October 28 , 1886" in table.splitlines()  # table cells kept, one row per line
+
+
+def test_bioasq_summary_questions_are_multi_document_items() -> None:
+    from longbench100.loader import load_source
+    from longbench100.locations import resolve_location
+
+    location = resolve_location(str(SHARED_SOURCES))
+    data = load_source(location, location.registry()["rag_mini_bioasq_summary"])
+    assert len(data.items) == 362 and data.filtered_items == 2310 - 362
+    assert all(item.kind == "summary" and item.question and len(item.doc_ids) >= 2 for item in data.items)

@@ -13,7 +13,7 @@ def test_list_shows_every_entry_with_roles_and_availability(tmp_path: Path) -> N
     result = CliRunner().invoke(main, ["sources", "list", "--sources", str(mirror), "--counts"])
     assert result.exit_code == 0, result.output
     lines = {line.split()[1]: line for line in result.output.splitlines()[1:]}
-    assert len(lines) == 22
+    assert len(lines) == 23
     assert "available" in lines["cnn_dailymail"] and "passage_retrieval(real,noisy)" in lines["cnn_dailymail"]
     assert "[12 docs, 12 items]" in lines["cnn_dailymail"]
     assert "missing" in lines["hotpotqa"]
@@ -24,8 +24,8 @@ def test_verify_prints_counts_and_token_lengths_and_uses_the_cache(mirror: Path)
     first = runner.invoke(main, ["sources", "verify", "--sources", str(mirror)])
     assert first.exit_code == 0, first.output
     row = next(line for line in first.output.splitlines() if " hotpotqa " in line).split()
-    assert row[2:5] == ["48", "12", "0"]
-    assert int(row[5]) <= int(row[6]) <= int(row[7])
+    assert row[2:6] == ["48", "12", "0", "0"]  # docs, items, empty, duplicates
+    assert int(row[6]) <= int(row[7]) <= int(row[8])
     assert "20 sources loaded, 0 missing, 0 malformed" in first.output
     second = runner.invoke(main, ["sources", "verify", "--sources", str(mirror)])
     assert all(line.endswith("hit") for line in second.output.splitlines() if line.split()[1:2] and line.split()[1] == "hotpotqa")

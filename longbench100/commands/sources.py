@@ -48,6 +48,9 @@ def list_sources(sources_option: str | None, counts: bool) -> None:
 def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool) -> None:
     """Load every available source and print record counts and token lengths (min/median/max).
 
+    Columns: documents, items, empty records skipped, duplicate items dropped (identical document
+    texts, question and reference), then document token lengths.
+
     Exits with status 1 when a present source is malformed, or (with --strict) when a registered
     source is absent. Token counts are cached, so a second run is fast.
     """
@@ -56,7 +59,7 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
     registry = location.registry()
     active = active_entries(location, registry)
     click.echo(f"sources: {location.describe()}   tokenizer: {tokenizer.spec}")
-    click.echo(f"{'source':<28} {'docs':>7} {'items':>6} {'empty':>5} {'tok min':>8} {'median':>8} {'max':>8}  cache")
+    click.echo(f"{'source':<28} {'docs':>7} {'items':>6} {'empty':>5} {'dups':>5} {'tok min':>8} {'median':>8} {'max':>8}  cache")
     failures, absent, loaded = [], [], 0
     started = time.perf_counter()
     for name, entry in registry.items():
@@ -83,7 +86,7 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
         loaded += 1
         lengths = sorted(document.tokens for document in data.documents.values()) or [0]
         click.echo(
-            f"{_label(entry):<28} {len(data.documents):>7} {len(data.items):>6} {data.skipped_empty:>5} "
+            f"{_label(entry):<28} {len(data.documents):>7} {len(data.items):>6} {data.skipped_empty:>5} {data.duplicate_items:>5} "
             f"{lengths[0]:>8} {int(statistics.median(lengths)):>8} {lengths[-1]:>8}  {'hit' if hit else 'counted'}"
         )
     if tokenizer.loaded:
