@@ -166,7 +166,7 @@ def test_missing_long_length_is_left_out_of_averages():
     assert overall["lengths"]["16k"]["n_tasks"] == 1
     assert overall["avg_score"] == pytest.approx(35.0)  # 8k only: (40 + 30) / 2
     assert any(
-        "overall S_16k is null: passage_count has no graded samples" in warning and "left out of the averages" in warning
+        "S_16k is null: passage_count has no graded samples" in warning and "left out of the averages" in warning
         for warning in overall["warnings"]
     )
 

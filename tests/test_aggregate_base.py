@@ -39,8 +39,8 @@ def test_overall_covers_the_same_tasks_at_every_length():
     two_k = overall["lengths"]["2k"]
     assert (two_k["score"], two_k["lc"], two_k["n"], two_k["n_tasks"]) == (None, None, 10, 1)
     assert overall["warnings"] == [
-        "overall S_2k is null: single_doc_qa has no graded samples at 2k "
-        "(overall figures average the same 2 tasks at every length)"
+        "S_2k is null: single_doc_qa has no graded samples at 2k "
+        "(the overall averages the same 2 tasks at every length)"
     ]
 
 
@@ -71,7 +71,7 @@ def test_no_base_at_all_is_null_with_the_fix_and_left_out_of_the_overall():
     assert overall["excluded_tasks"] == {"single_doc_sum": "no graded samples at any base length, so no Base Ability"}
     assert overall["base_ability"] == pytest.approx(50.0)
     assert overall["lengths"]["16k"]["n"] == 0  # counts cover the tasks the figures cover
-    assert overall["warnings"][0].startswith("overall figures cover 1 of 2 scored tasks: left out single_doc_sum")
+    assert overall["warnings"][0].startswith("covers 1 of 2 scored tasks: single_doc_sum left out")
 
 
 def test_no_task_with_a_base_makes_every_overall_figure_null():

@@ -268,8 +268,8 @@ def _overall_warnings(block: dict, cells: dict[str, dict[str, _Cell]], layout: _
     warnings = []
     if block["excluded_tasks"]:
         warnings.append(
-            f"overall figures cover {len(tasks)} of {len(tasks) + len(block['excluded_tasks'])} scored tasks: "
-            f"left out {', '.join(block['excluded_tasks'])} ({NO_BASE_REASON})"
+            f"covers {len(tasks)} of {len(tasks) + len(block['excluded_tasks'])} scored tasks: "
+            f"{', '.join(block['excluded_tasks'])} left out ({NO_BASE_REASON})"
         )
     long_names = layout.names(layout.long_cols)
     for label in layout.labels:
@@ -277,8 +277,8 @@ def _overall_warnings(block: dict, cells: dict[str, dict[str, _Cell]], layout: _
         if lacking:
             effect = "; left out of the averages" if label in long_names else ""
             warnings.append(
-                f"overall S_{label} is null: {', '.join(lacking)} {'has' if len(lacking) == 1 else 'have'} no graded "
-                f"samples at {label} (overall figures average the same {len(tasks)} tasks at every length){effect}"
+                f"S_{label} is null: {', '.join(lacking)} {'has' if len(lacking) == 1 else 'have'} no graded "
+                f"samples at {label} (the overall averages the same {len(tasks)} tasks at every length){effect}"
             )
     warnings += _base_and_long_warnings(block, layout)
     if long_names and all(block["lengths"][label]["score"] is None for label in long_names):
