@@ -5,7 +5,7 @@ import pytest
 
 from longbench100.scoring.aggregate import CI_LEVEL, aggregate, bootstrap_means, draw_indices
 
-from .test_aggregate import BASE, cell, task_samples
+from tests.test_aggregate import BASE, cell, task_samples
 
 # The worked example of docs/aggregates.md: single_doc_qa has no 2k sample (no real document is that short).
 KV = {"2k": 90, "4k": 80, "6k": 70, "8k": 60}
