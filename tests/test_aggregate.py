@@ -114,17 +114,17 @@ def test_tasks_follow_canonical_order():
     assert list(aggregate(samples, ["2k"], n_boot=0)["tasks"]) == ["kv_retrieval", "multi_doc_sum"]
 
 
-def test_missing_base_length_gives_documented_null_and_warning():
-    samples = task_samples("kv_retrieval", {"2k": 50, "4k": 50, "8k": 40})
+def test_missing_base_length_gives_base_over_the_others_and_warning():
+    samples = task_samples("kv_retrieval", {"2k": 50, "4k": 70, "8k": 40})
     result = aggregate(samples, BASE, n_boot=50)
-    for block in (result["tasks"]["kv_retrieval"], result["overall"]):
-        assert block["base_ability"] is None and block["base_ci"] is None
-        assert block["lengths"]["8k"]["lc"] is None and block["lengths"]["8k"]["lc_ci"] is None
-        assert block["avg_lc"] is None
-        assert block["avg_score"] == pytest.approx(40.0)
-        entry = block["lengths"]["6k"]
-        assert (entry["length"], entry["score"], entry["ci"], entry["n"], entry["lc"]) == (6144, None, None, 0, None)
-        assert any("base length 6k" in warning for warning in block["warnings"])
+    block = result["tasks"]["kv_retrieval"]
+    assert block["base_ability"] == pytest.approx(60.0)
+    assert block["base"] == {"labels": ["2k", "4k"], "n": {"2k": 100, "4k": 100}}
+    assert block["lengths"]["8k"]["lc"] == pytest.approx(-100 / 3)
+    entry = block["lengths"]["6k"]
+    assert (entry["length"], entry["score"], entry["ci"], entry["n"], entry["lc"]) == (6144, None, None, 0, None)
+    assert any("mean over 2k, 4k only" in warning and "base length 6k" in warning for warning in block["warnings"])
+    assert result["overall"]["base_ability"] == pytest.approx(60.0)
 
 
 def test_base_length_with_only_filtered_samples_is_missing():
@@ -161,10 +161,14 @@ def test_missing_long_length_is_left_out_of_averages():
     assert block["lengths"]["16k"]["score"] is None
     assert block["avg_score"] == pytest.approx(30.0)
     assert any("16k" in warning and "left out" in warning for warning in block["warnings"])
-    overall = result["overall"]
-    assert overall["lengths"]["16k"]["score"] == pytest.approx(20.0)
+    overall = result["overall"]  # never a mean over fewer tasks than the other lengths use
+    assert overall["lengths"]["16k"]["score"] is None and overall["lengths"]["16k"]["lc"] is None
     assert overall["lengths"]["16k"]["n_tasks"] == 1
-    assert any("only 1 of 2 tasks" in warning for warning in overall["warnings"])
+    assert overall["avg_score"] == pytest.approx(35.0)  # 8k only: (40 + 30) / 2
+    assert any(
+        "S_16k is null: passage_count has no graded samples" in warning and "left out of the averages" in warning
+        for warning in overall["warnings"]
+    )
 
 
 def test_no_long_lengths_gives_null_averages():

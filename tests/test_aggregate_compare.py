@@ -82,9 +82,28 @@ def test_seeded_and_deterministic():
 
 
 def test_no_shared_base_gives_null_difference():
-    a = [s for s in model_samples(0.6, seed=12) if s.label != "2k"]
+    a = [s for s in model_samples(0.6, seed=12) if s.label not in BASE]
     comparison = compare_avg_lc("a", a, "b", model_samples(0.6, seed=13), BASE, n_boot=50)
     assert comparison.diff is None and comparison.ci is None and not comparison.significant
+    assert comparison.tasks == () and comparison.excluded_tasks == tuple(TASKS)
+
+
+def test_task_set_and_base_lengths_follow_the_aggregate_rules():
+    """A task without a 2k base uses 4k in both models; a task without any base is left out, and says so."""
+    def without(samples, task, labels):
+        return [s for s in samples if not (s.task == task and s.label in labels)]
+
+    a = without(model_samples(0.6, seed=15), "single_doc_qa", {"2k"})
+    b = without(model_samples(0.4, seed=16), "single_doc_qa", {"2k"})
+    extra_a = [ScoredSample(f"passage_count-8k-{row:04d}", "passage_count", "8k", 8192, row, 1.0) for row in range(5)]
+    extra_b = [ScoredSample(f"passage_count-8k-{row:04d}", "passage_count", "8k", 8192, row, 0.0) for row in range(5)]
+    comparison = compare_avg_lc("a", a + extra_a, "b", b + extra_b, BASE, n_boot=0)
+    assert comparison.tasks == ("kv_retrieval", "single_doc_qa")
+    assert comparison.excluded_tasks == ("passage_count",)
+    overall_a = aggregate(a + extra_a, BASE, n_boot=0)["overall"]
+    overall_b = aggregate(b + extra_b, BASE, n_boot=0)["overall"]
+    assert overall_a["tasks"] == list(comparison.tasks) and list(overall_a["excluded_tasks"]) == ["passage_count"]
+    assert comparison.diff == pytest.approx(overall_a["avg_lc"] - overall_b["avg_lc"])
 
 
 def test_repeated_id_is_an_error():

@@ -121,8 +121,8 @@ def test_small_base_and_missing_base_are_shown(tmp_path: Path):
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "| tiny | 5.0† |" in report
     assert "† Base Ability below 10 points" in report
-    assert "| gap | — | 40.0 | — | 30.0 | — | 35.0 | — | — | 1 |" in report
-    assert "**gap** (overall): no graded samples at base length 6k" in report
+    assert "| gap | 50.0 | 40.0 | -20.0 | 30.0 | -40.0 | 35.0 | -30.0 | 1 | 1 |" in report  # base from 2k, 4k
+    assert "**gap** (kv_retrieval): Base Ability is the mean over 2k, 4k only: no graded samples at base length 6k" in report
     assert "**tiny** (overall): Base Ability 5.0 is below 10 points" in report
 
 

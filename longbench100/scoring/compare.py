@@ -7,20 +7,18 @@ import numpy as np
 
 from ..errors import UserError
 from ..lengths import canonical_label, parse_length
-from .aggregate import (
-    CI_LEVEL,
-    bootstrap_means,
-    canonical_base_labels,
-    draw_indices,
-    longscore,
-    mean_over_tasks,
-)
+from .aggregate import canonical_base_labels, task_order
+from .longscore import bootstrap_means, draw_indices, percentile_interval, score_tasks
 from .samples import ScoredSample
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Average LC of model A minus model B (percentage points) on their shared counted samples."""
+    """Average LC of model A minus model B (percentage points) on their shared counted samples.
+
+    ``tasks`` are the tasks both averages cover (those with a Base Ability on the shared samples);
+    ``excluded_tasks`` the tasks either model was scored on that the comparison leaves out.
+    """
 
     model_a: str
     model_b: str
@@ -28,6 +26,8 @@ class Comparison:
     ci: tuple[float, float] | None
     p_value: float | None
     n_shared: int
+    tasks: tuple[str, ...] = ()
+    excluded_tasks: tuple[str, ...] = ()
 
     @property
     def significant(self) -> bool:
@@ -49,8 +49,10 @@ def compare_avg_lc(
 
     Only ids counted for both models (not filtered, not ungraded) are used. Each replicate resamples
     the shared ids of every (task, length) cell once and applies the same draw to both models, then
-    recomputes each model's overall average LC (mean over tasks, as in :func:`aggregate`). The
-    difference is null when either average LC is undefined on the shared ids.
+    recomputes each model's overall average LC with the rules of :func:`aggregate` (per-task Base
+    Ability over the base lengths with shared samples, overall over the tasks that have one). Both
+    models therefore cover the same tasks and base lengths. The difference is null when either
+    average LC is undefined on the shared ids.
     """
     counted_a, counted_b = _counted(model_a, samples_a), _counted(model_b, samples_b)
     shared = sorted(set(counted_a) & set(counted_b))
@@ -67,9 +69,10 @@ def compare_avg_lc(
     long_cols = [labels.index(label) for label in labels if label not in base]
 
     diff = np.full(n_boot + 1, np.nan)
+    covered: list[str] = []
     if cells:
-        matrices_a, matrices_b = [], []
-        for task, task_cells in cells.items():
+        matrices_a, matrices_b = {}, {}
+        for task, task_cells in sorted(cells.items(), key=lambda item: task_order(item[0])):
             columns_a, columns_b = [], []
             for label in labels:
                 ids = task_cells.get(label, [])
@@ -80,21 +83,23 @@ def compare_avg_lc(
                 indices = draw_indices(seed, task, label, len(ids), n_boot)
                 columns_a.append(bootstrap_means(np.array([counted_a[i].score for i in ids]), indices))
                 columns_b.append(bootstrap_means(np.array([counted_b[i].score for i in ids]), indices))
-            matrices_a.append(np.stack(columns_a, axis=1))
-            matrices_b.append(np.stack(columns_b, axis=1))
-        avg_a = longscore(mean_over_tasks(matrices_a)[0], base_cols, long_cols)["avg_lc"]
-        avg_b = longscore(mean_over_tasks(matrices_b)[0], base_cols, long_cols)["avg_lc"]
-        diff = avg_a - avg_b
+            matrices_a[task] = np.stack(columns_a, axis=1)
+            matrices_b[task] = np.stack(columns_b, axis=1)
+        overall_a = score_tasks(matrices_a, base_cols, long_cols)[1]
+        overall_b = score_tasks(matrices_b, base_cols, long_cols)[1]
+        diff = overall_a.scores.avg_lc - overall_b.scores.avg_lc
+        covered = overall_a.tasks
+    scored = sorted({sample.task for sample in [*samples_a, *samples_b]}, key=task_order)
+    sets = {"tasks": tuple(covered), "excluded_tasks": tuple(task for task in scored if task not in covered)}
 
-    replicates = diff[1:][np.isfinite(diff[1:])]
     if not np.isfinite(diff[0]):
-        return Comparison(model_a, model_b, None, None, None, len(shared))
-    if replicates.size == 0:
-        return Comparison(model_a, model_b, float(diff[0]), None, None, len(shared))
-    tail = (1.0 - CI_LEVEL) / 2.0 * 100.0
-    low, high = np.percentile(replicates, [tail, 100.0 - tail])
+        return Comparison(model_a, model_b, None, None, None, len(shared), **sets)
+    interval = percentile_interval(diff)
+    if interval is None:
+        return Comparison(model_a, model_b, float(diff[0]), None, None, len(shared), **sets)
+    replicates = diff[1:][np.isfinite(diff[1:])]
     p_value = min(1.0, 2.0 * min(np.mean(replicates <= 0), np.mean(replicates >= 0)))
-    return Comparison(model_a, model_b, float(diff[0]), (float(low), float(high)), float(p_value), len(shared))
+    return Comparison(model_a, model_b, float(diff[0]), interval, float(p_value), len(shared), **sets)
 
 
 def _counted(model: str, samples: list[ScoredSample]) -> dict[str, ScoredSample]:
