@@ -21,6 +21,7 @@ COMMANDS = {
     "score": "score:score",
     "filter": "filter:filter_command",
     "report": "report:report",
+    "dolce": "dolce:dolce",
     "publish": "publish:publish",
     "verify-snapshot": "publish:verify_snapshot",
 }
