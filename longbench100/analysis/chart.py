@@ -41,15 +41,17 @@ def confusion_table(fit: dict) -> str:
 def plot_categories(fit: dict, path: Path) -> None:
     """Draw one horizontal stacked bar per task: shares of I-II to the left of zero, III-V to the right."""
     tasks = list(fit["tasks"])
-    figure = Figure(figsize=(8, 1.2 + 0.6 * max(len(tasks), 1)), layout="constrained")
+    figure = Figure(figsize=(9, 2.0 + 0.6 * max(len(tasks), 1)), layout="constrained")
     ax = figure.add_subplot()
     positions = list(range(len(tasks)))[::-1]
     for side, names in ((-1, _LEFT), (1, _RIGHT)):
         offset = [0.0] * len(tasks)
         for name in names:
             widths = [100 * fit["tasks"][task]["shares"][name] for task in tasks]
-            ax.barh(positions, [side * width for width in widths], left=[side * value for value in offset],
-                    color=_COLORS[name], edgecolor="white", label=f"{name} {CATEGORY_NAMES[name]}")
+            bars = ax.barh(positions, [side * width for width in widths], left=[side * value for value in offset],
+                           color=_COLORS[name], edgecolor="white", label=f"{name} {CATEGORY_NAMES[name]}")
+            ax.bar_label(bars, labels=[f"{width:.0f}%" if width >= 8 else "" for width in widths],
+                         label_type="center", fontsize="small")
             offset = [value + width for value, width in zip(offset, widths)]
     ax.axvline(0, color="black", linewidth=1)
     ax.set_yticks(positions, [f"{task} (n={fit['tasks'][task]['problems']})" for task in tasks])
@@ -58,8 +60,8 @@ def plot_categories(fit: dict, path: Path) -> None:
     ax.set_xlabel("share of problems   (left: no context / easy    right: retrieval / balanced / holistic)")
     handles, labels = ax.get_legend_handles_labels()
     order = [labels.index(f"{name} {CATEGORY_NAMES[name]}") for name in CATEGORIES]
-    ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper center",
-              bbox_to_anchor=(0.5, -0.35 if len(tasks) < 3 else -0.18), ncol=5, fontsize="small", frameon=False)
+    figure.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside lower center",
+              ncol=3, fontsize="small", frameon=False)
     ax.set_title("Dolce focus categories per task")
     FigureCanvasAgg(figure)
     figure.savefig(path, dpi=120, metadata={"Software": None})

@@ -26,9 +26,10 @@ def random_spans(lam: int, k: int, length: int, rng: random.Random) -> list[tupl
 
 
 def simulate_problem(problem_id: str, lam: int, k: int, length: int, sizes: tuple[int, ...], noise: float,
-                     rng: random.Random, stride: int = 1, draw: str = "model") -> Problem:
-    """Probe one simulated problem at every window (on ``stride``) and return its outcomes."""
-    windows = probe_windows(sizes, True, length, stride)
+                     rng: random.Random, stride: int = 1, draw: str = "model",
+                     max_per_problem: int | None = None) -> Problem:
+    """Probe one simulated problem at every window (on ``stride``, thinned to ``max_per_problem``)."""
+    windows = probe_windows(sizes, True, length, stride, max_per_problem)
     if draw == "layout":
         spans = random_spans(lam, k, length, rng)
         seen = [covers(start, size, spans) for size, start in windows]
