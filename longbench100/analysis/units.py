@@ -1,6 +1,6 @@
 """Context units: sentences, lines, paragraphs or numbered passages, as character spans of a context.
 
-Sentences come from the generator's segmenter: ``longbench100.generate.sentences.split_sentences``
+Sentences come from the generator's segmenter: ``longbench100.generate.sentences.sentence_ends``
 when that module exists, else the sentence-end rule the generator's padding uses today
 (``generate.packing``); both are looked up lazily so this module never pins one.
 """
@@ -16,31 +16,21 @@ UNIT_KINDS = ("auto", "sentence", "line", "paragraph", "passage")
 Span = tuple[int, int]
 
 
-def _generator_splitter() -> Callable[[str], list[str]] | None:
-    """The generator's public sentence splitter, when the generator has one."""
+def _generator_sentence_ends() -> Callable[[str], list[int]]:
+    """The generator's sentence ends: ``generate.sentences.sentence_ends`` (offsets just after each end)
+    when that module exists, else the sentence-end rule ``generate.packing`` uses today."""
     try:
-        from ..generate.sentences import split_sentences  # noqa: PLC0415 - optional until the segmenter lands
+        from ..generate.sentences import sentence_ends  # noqa: PLC0415 - the library segmenter, once merged
     except ImportError:
-        return None
-    return split_sentences
+        from ..generate.packing import _SENTENCE_END  # noqa: PLC0415 - the generator's current rule
+
+        return lambda text: [match.end() for match in _SENTENCE_END.finditer(text)]
+    return sentence_ends
 
 
 def sentence_spans(text: str) -> list[Span]:
-    """Sentence spans of ``text`` (whitespace between sentences belongs to no span)."""
-    splitter = _generator_splitter()
-    if splitter is None:
-        from ..generate.packing import _SENTENCE_END  # noqa: PLC0415 - the generator's current rule
-
-        ends = [match.end() for match in _SENTENCE_END.finditer(text)] + [len(text)]
-        return _trimmed_spans(text, [0] + ends)
-    spans, position = [], 0
-    for sentence in splitter(text):
-        start = text.find(sentence, position)
-        if start < 0:
-            raise UserError(f"sentence segmenter returned text that is not in the context: {sentence[:40]!r}")
-        spans.append((start, start + len(sentence)))
-        position = start + len(sentence)
-    return spans
+    """Sentence spans of ``text``: cut at every sentence end the generator recognises (whitespace trimmed)."""
+    return _trimmed_spans(text, [0] + list(_generator_sentence_ends()(text)) + [len(text)])
 
 
 def _trimmed_spans(text: str, cuts: list[int]) -> list[Span]:
