@@ -125,3 +125,17 @@ def test_idk_replies_are_recognised(reply):
 ])
 def test_answers_are_not_idk(reply):
     assert not is_idk(reply)
+
+
+def test_cow_or_pig_by_the_dip_test():
+    from longbench100.analysis.pipeline import outcome_kind
+
+    rng = random.Random(4)
+    assert outcome_kind("accuracy", [0.3, 0.5, 0.7]) == "COW"  # accuracy tasks always
+    assert outcome_kind("qa_judge", [1.0, 0.0, None, 1.0]) == "COW"  # only 0, 1 and IDK
+    two_modes = [rng.uniform(0.0, 0.08) for _ in range(60)] + [rng.uniform(0.85, 1.0) for _ in range(60)]
+    assert outcome_kind("qa_judge", two_modes) == "COW"
+    spread = [rng.uniform(0.0, 1.0) for _ in range(120)]
+    one_mode = [min(1.0, max(0.0, rng.gauss(0.5, 0.12))) for _ in range(120)]
+    assert outcome_kind("summary_judge", one_mode) == "PIG"
+    assert outcome_kind("summary_judge", spread) == "PIG"

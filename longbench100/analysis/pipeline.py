@@ -16,7 +16,7 @@ from ..scoring.data import MANIFEST, DataRecord, data_files, parse_record, read_
 from ..scoring.predictions import load_predictions, match_predictions
 from ..task_info import TASKS
 from .categories import CATEGORIES, category, thresholds
-from .fit import Fit, Problem, fit_cow, fit_pig
+from .fit import OUTCOMES, Fit, Problem, fit_cow, fit_pig
 from .outcomes import score_replies
 from .probes import PROBE_KIND
 from .windows import covers, noisy_outcome
@@ -84,14 +84,19 @@ def oracle_outcomes(probes: list[Probe], noise: float, seed: int) -> list[float 
 
 def outcome_kind(task_metric: str, outcomes: list[float | None]) -> str:
     """COW or PIG for one problem: accuracy tasks and all-binary outcomes are COW; otherwise Hartigan's
-    dip test on the outcomes in 0.1-wide bins (IDK as 0): p < 0.5 (multimodal) is COW."""
+    dip test on the 0.1-wide histogram of the outcomes (IDK as 0): p < 0.5 (multimodal) is COW.
+
+    The histogram enters the test as a piecewise-uniform sample (each bin's n values spread evenly
+    across the bin): raw bin centres would be heavily tied, and ties alone make the dip test reject.
+    """
     values = [0.0 if outcome is None else outcome for outcome in outcomes]
     if task_metric == "accuracy" or all(value in (0.0, 1.0) for value in values):
         return "COW"
     import diptest  # noqa: PLC0415 - only needed for F1/ROUGE tasks
 
-    binned = np.minimum(np.floor(np.array(values) * 10), 9) / 10 + 0.05
-    _, p_value = diptest.diptest(binned)
+    counts = np.bincount(np.minimum(np.floor(np.array(values) * 10), 9).astype(int), minlength=10)
+    spread = np.concatenate([(index + (np.arange(n) + 0.5) / n) / 10 for index, n in enumerate(counts) if n])
+    _, p_value = diptest.diptest(spread)
     return "COW" if p_value < DIP_THRESHOLD else "PIG"
 
 
@@ -145,7 +150,7 @@ def _fit_task(task: str, ids: list[str], problems: dict[str, list[tuple[Probe, f
     summary = {
         "problems": len(rows),
         "kinds": {kind: sum(value == kind for value in kinds.values()) for kind in ("COW", "PIG")},
-        "noise": dict(zip(("correct", "wrong", "idk"), noise)) if noise else None,
+        "noise": dict(zip(OUTCOMES, noise)) if noise else None,
         "counts": {name: counts.get(name, 0) for name in CATEGORIES},
         "shares": {name: counts.get(name, 0) / len(rows) for name in CATEGORIES},
     }
@@ -164,7 +169,7 @@ def _row(task: str, problem: Problem, items: list[tuple[Probe, float | None]], k
         "kind": kind, "lambda": fit.lam, "k": fit.k, "category": category(fit.lam, fit.k, limits),
         "thresholds": {"lambda_p": limits.lambda_p, "k_p": limits.k_p, "lambda_q": limits.lambda_q},
         "oracle": {"weight": fit.oracle_weight,
-                   "below_lambda": dict(zip(("correct", "wrong", "idk"), fit.oracle_below)) if fit.oracle_below else None},
+                   "below_lambda": dict(zip(OUTCOMES, fit.oracle_below)) if fit.oracle_below else None},
         "log_likelihood": fit.log_likelihood,
         "outcomes": _outcome_table(items),
     }
