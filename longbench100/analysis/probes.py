@@ -164,6 +164,7 @@ def write_probes(probe_set: ProbeSet, options: ProbeOptions, out_dir: Path) -> N
         write_bytes_atomic(partial / MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
         partial.rename(out_dir)
     except OSError as error:
+        shutil.rmtree(partial, ignore_errors=True)
         raise UserError(f"--out {out_dir}: cannot write ({error.strerror or error})") from None
 
 
