@@ -1,0 +1,150 @@
+"""Measure the Dolce fit: speed, recovery of known (lambda, k), stride agreement, and the oracle on real data.
+
+    .venv/bin/python bench/bench_dolce.py [--problems 1000] [--probes 300] [--data /tmp/h-data] [--seed 0]
+
+1. Timing: ``--problems`` simulated problems with about ``--probes`` probes each (L = 300 units,
+   windows 0,1,2,5,10,20,50,100,200,all thinned evenly), one ``fit_cow`` call.
+2. Recovery: 300 problems per noise level, (lambda, k) drawn uniformly from the candidate grid,
+   L in {100, 200, 300}, windows 0,1,2,5,10,20,50,all, every window; outcomes drawn from the model
+   itself and from one fixed layout per problem. Exact = same (lambda, k); equivalent = the same pi on
+   every probed window (the data cannot tell them apart); category = same category I-V.
+3. Stride: the same layouts probed at every window and at every 5th window start.
+4. Oracle (when ``--data`` exists): probes of the data folder (passage units, and sentence units
+   thinned to 300 probes per problem), oracle fit against the provenance's category, full vs stride 5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from longbench100.analysis.categories import category, thresholds
+from longbench100.analysis.closed_forms import window_cover_array
+from longbench100.analysis.fit import Problem, fit_cow
+from longbench100.analysis.pipeline import load_probes, oracle_outcomes, run_fit
+from longbench100.analysis.probes import ProbeOptions, build_probes, write_probes
+from longbench100.analysis.simulate import grid_truths, simulate_problem
+
+RECOVERY_SIZES = (0, 1, 2, 5, 10, 20, 50)
+NOISE_LEVELS = (0.0, 0.05, 0.1, 0.2)
+
+
+def _category(lam: int, k: int, problem: Problem) -> str:
+    return category(lam, k, thresholds(list(problem.windows), problem.length))
+
+
+def timing(problems: int, probes: int, seed: int) -> None:
+    rng = random.Random(seed)
+    sizes = (0, 1, 2, 5, 10, 20, 50, 100, 200)
+    truths = grid_truths(sizes, 300)
+    data = [simulate_problem(str(i), *rng.choice(truths), 300, sizes, 0.1, rng, draw="layout", max_per_problem=probes)
+            for i in range(problems)]
+    total = sum(len(problem.windows) for problem in data)
+    start = time.perf_counter()
+    fit_cow(data)
+    elapsed = time.perf_counter() - start
+    print(f"timing: {problems} problems, {total} probes ({total / problems:.0f} each): fit_cow {elapsed:.2f} s")
+
+
+def _spearman(a: list[int], b: list[int]) -> float:
+    def ranks(values: list[int]) -> np.ndarray:
+        unique, inverse = np.unique(values, return_inverse=True)
+        order = np.argsort(np.argsort(values, kind="stable"), kind="stable").astype(float)
+        for index in range(len(unique)):  # average ranks over ties
+            order[inverse == index] = order[inverse == index].mean()
+        return order
+    ra, rb = ranks(a), ranks(b)
+    return float(np.corrcoef(ra, rb)[0, 1]) if ra.std() and rb.std() else float("nan")
+
+
+def recovery(seed: int, count: int = 300) -> None:
+    print("recovery (300 problems per row; truths uniform on the candidate grid):")
+    print("| draw | noise | exact (lambda, k) | equivalent | category |")
+    print("|---|---|---|---|---|")
+    for draw in ("model", "layout"):
+        for noise in NOISE_LEVELS:
+            rng = random.Random(seed)
+            truths, data = [], []
+            for index in range(count):
+                length = rng.choice((100, 200, 300))
+                truth = rng.choice(grid_truths(RECOVERY_SIZES, length))
+                truths.append(truth)
+                data.append(simulate_problem(str(index), *truth, length, RECOVERY_SIZES, noise, rng, draw=draw))
+            fits, _ = fit_cow(data)
+            exact = equivalent = same = 0
+            for truth, fit, problem in zip(truths, fits, data):
+                windows = np.array(sorted(set(problem.windows)))
+                exact += (fit.lam, fit.k) == truth
+                equivalent += bool(np.allclose(window_cover_array(*truth, problem.length, windows),
+                                               window_cover_array(fit.lam, fit.k, problem.length, windows), atol=1e-9))
+                same += _category(*truth, problem) == _category(fit.lam, fit.k, problem)
+            print(f"| {draw} | {noise:.2f} | {exact / count:.1%} | {equivalent / count:.1%} | {same / count:.1%} |")
+
+
+def stride(seed: int, count: int = 300) -> None:
+    print("stride 5 vs every window (same layouts; 300 problems per row):")
+    print("| noise | calls full | calls stride 5 | category agreement | Spearman lambda | Spearman k |")
+    print("|---|---|---|---|---|---|")
+    for noise in (0.0, 0.1):
+        rng = random.Random(seed)
+        setups = []
+        for index in range(count):
+            length = rng.choice((100, 200, 300))
+            setups.append((index, rng.choice(grid_truths(RECOVERY_SIZES, length)), length))
+        runs = {}
+        for step in (1, 5):
+            data = [simulate_problem(str(index), *truth, length, RECOVERY_SIZES, noise, random.Random(seed * 7919 + index),
+                                     stride=step, draw="layout") for index, truth, length in setups]
+            runs[step] = (data, fit_cow(data)[0])
+        (full, full_fits), (thin, thin_fits) = runs[1], runs[5]
+        agree = sum(_category(a.lam, a.k, p) == _category(b.lam, b.k, p) for a, b, p in zip(full_fits, thin_fits, full))
+        calls = [sum(len(problem.windows) for problem in data) for data in (full, thin)]
+        print(f"| {noise:.2f} | {calls[0]} | {calls[1]} ({calls[1] / calls[0]:.0%}) | {agree / count:.1%} | "
+              f"{_spearman([f.lam for f in full_fits], [f.lam for f in thin_fits]):.2f} | "
+              f"{_spearman([f.k for f in full_fits], [f.k for f in thin_fits]):.2f} |")
+
+
+def oracle(data_dir: Path, seed: int) -> None:
+    print(f"oracle on {data_dir}:")
+    with tempfile.TemporaryDirectory() as scratch:
+        for units, cap in (("passage", None), ("sentence", 300)):
+            fits = {}
+            for step in (1, 5):
+                options = ProbeOptions(data_dir=data_dir, units=units, sizes=(0, 1, 2, 5, 10, 20, 50, 100, 200, 500),
+                                       stride=step, max_per_problem=cap)
+                out = Path(scratch) / f"{units}-{step}"
+                probe_set = build_probes(options)
+                write_probes(probe_set, options, out)
+                probes, manifest = load_probes(out)
+                fits[step] = run_fit(probes, oracle_outcomes(probes, 0.0, seed), manifest, {"oracle": True})
+                print(f"  units {units}, stride {step}: {probe_set.requests} calls")
+                for task, summary in fits[step]["tasks"].items():
+                    rows = [row for row in fits[step]["problems"] if row["task"] == task]
+                    agree = sum(row["category"] == row["expected"]["category"] for row in rows)
+                    print(f"    {task}: fitted {summary['counts']}  agrees with provenance {agree}/{len(rows)}  "
+                          f"confusion {summary['confusion']}")
+            same = sum(a["category"] == b["category"] for a, b in zip(fits[1]["problems"], fits[5]["problems"]))
+            print(f"  units {units}: stride 5 agrees with every window on {same}/{len(fits[1]['problems'])} problems")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--problems", type=int, default=1000)
+    parser.add_argument("--probes", type=int, default=300)
+    parser.add_argument("--data", type=Path, default=Path("/tmp/h-data"))
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    timing(args.problems, args.probes, args.seed)
+    recovery(args.seed)
+    stride(args.seed)
+    if args.data.is_dir():
+        oracle(args.data, args.seed)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""The per-task category chart (stacked bars, I-II left of zero, III-V right) and table, from dolce.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from .categories import CATEGORIES, CATEGORY_NAMES
+
+_LEFT = ("II", "I")  # drawn outwards from zero to the left
+_RIGHT = ("III", "IV", "V")
+_COLORS = {"I": "#9e9e9e", "II": "#90caf9", "III": "#1e88e5", "IV": "#ffb74d", "V": "#e53935"}
+
+
+def category_table(fit: dict) -> str:
+    """A Markdown table: per task, problems, COW/PIG counts and the share of each category (percent)."""
+    header = "| task | problems | COW | PIG | " + " | ".join(f"{name} {CATEGORY_NAMES[name]}" for name in CATEGORIES) + " |"
+    lines = [header, "|" + "---|" * (4 + len(CATEGORIES))]
+    for task, summary in fit["tasks"].items():
+        shares = " | ".join(f"{100 * summary['shares'][name]:.0f}%" for name in CATEGORIES)
+        kinds = summary["kinds"]
+        lines.append(f"| {task} | {summary['problems']} | {kinds['COW']} | {kinds['PIG']} | {shares} |")
+    return "\n".join(lines) + "\n"
+
+
+def confusion_table(fit: dict) -> str:
+    """For oracle runs: per task, expected category (rows) against fitted category (columns)."""
+    lines = []
+    for task, summary in fit["tasks"].items():
+        if "confusion" not in summary:
+            continue
+        lines += [f"{task}", "| expected \\ fitted | " + " | ".join(CATEGORIES) + " |", "|" + "---|" * (1 + len(CATEGORIES))]
+        for expected, cells in summary["confusion"].items():
+            lines.append(f"| {expected} | " + " | ".join(str(cells[name]) for name in CATEGORIES) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot_categories(fit: dict, path: Path) -> None:
+    """Draw one horizontal stacked bar per task: shares of I-II to the left of zero, III-V to the right."""
+    tasks = list(fit["tasks"])
+    figure = Figure(figsize=(9, 2.0 + 0.6 * max(len(tasks), 1)), layout="constrained")
+    ax = figure.add_subplot()
+    positions = list(range(len(tasks)))[::-1]
+    for side, names in ((-1, _LEFT), (1, _RIGHT)):
+        offset = [0.0] * len(tasks)
+        for name in names:
+            widths = [100 * fit["tasks"][task]["shares"][name] for task in tasks]
+            bars = ax.barh(positions, [side * width for width in widths], left=[side * value for value in offset],
+                           color=_COLORS[name], edgecolor="white", label=f"{name} {CATEGORY_NAMES[name]}")
+            ax.bar_label(bars, labels=[f"{width:.0f}%" if width >= 8 else "" for width in widths],
+                         label_type="center", fontsize="small")
+            offset = [value + width for value, width in zip(offset, widths)]
+    ax.axvline(0, color="black", linewidth=1)
+    ax.set_yticks(positions, [f"{task} (n={fit['tasks'][task]['problems']})" for task in tasks])
+    ax.set_xlim(-100, 100)
+    ax.set_xticks(range(-100, 101, 25), [f"{abs(value)}%" for value in range(-100, 101, 25)])
+    ax.set_xlabel("share of problems   (left: no context / easy    right: retrieval / balanced / holistic)")
+    handles, labels = ax.get_legend_handles_labels()
+    order = [labels.index(f"{name} {CATEGORY_NAMES[name]}") for name in CATEGORIES]
+    figure.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside lower center",
+              ncol=3, fontsize="small", frameon=False)
+    ax.set_title("Dolce focus categories per task")
+    FigureCanvasAgg(figure)
+    figure.savefig(path, dpi=120, metadata={"Software": None})

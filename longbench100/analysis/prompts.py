@@ -1,0 +1,97 @@
+"""Cut a stored prompt into instruction, context blocks and question, and build window prompts.
+
+The split is exact: ``head + context + tail == prompt`` is checked for every record. The context
+starts at the first block heading (``Passage N:``, ``Paragraph N:`` or a key-value ``Record:``) and
+ends where the task template's closing part starts (its first line is fixed per task, below).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import UserError
+from .units import Span
+
+IDK_ANSWER = "not enough information"
+IDK_INSTRUCTION = (
+    f'If the text shown above does not contain enough information to answer, reply exactly "{IDK_ANSWER}" instead.'
+)
+# The first words of the part each packaged template writes after the passages.
+TAIL_OPENINGS = {
+    "kv_retrieval": "Task: start from the key",
+    "counting_stars": "Question: which list gives",
+    "passage_retrieval": "Summary:\n",
+    "passage_count": "How many distinct paragraphs",
+    "single_doc_qa": "Using only Passage ",
+    "multi_doc_qa": "Combine what Passages ",
+    "single_doc_sum": "Write a concise summary of Passage ",
+    "multi_doc_sum": "Write one concise summary that combines",
+}
+_BLOCK_START = re.compile(r"\n\n(?=(?:Passage|Paragraph) \d+:\n|Record: the key \")")
+_NUMBER = re.compile(r"(?:Passage|Paragraph) (\d+):\n")
+_RECORD_KEY = re.compile(r'Record: the key "([^"]+)"')
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of the context: its span in the context, passage number or record key."""
+
+    span: Span
+    number: int | None
+    key: str | None
+
+
+@dataclass(frozen=True)
+class PromptParts:
+    """``head + "\\n\\n" + context + tail`` is the stored prompt."""
+
+    head: str
+    context: str
+    tail: str
+    blocks: tuple[Block, ...]
+
+
+def split_prompt(task: str, prompt: str, where: str) -> PromptParts:
+    """Split a stored prompt of ``task``; ``where`` (file:line) names the record in errors."""
+    opening = TAIL_OPENINGS[task]
+    tail_start = prompt.rfind("\n\n" + opening)
+    first = _BLOCK_START.search(prompt)
+    if tail_start < 0 or first is None or first.start() >= tail_start:
+        raise UserError(f"{where}: prompt does not have the packaged {task} layout (numbered passages, then "
+                        f"'{opening.strip()}'); probes need data built with the packaged templates, no chat template")
+    head, context, tail = prompt[: first.start()], prompt[first.start() + 2 : tail_start], prompt[tail_start:]
+    cuts = [0] + [match.start() + 2 for match in _BLOCK_START.finditer(context)] + [len(context) + 2]
+    blocks = []
+    for start, end in zip(cuts, cuts[1:]):
+        text = context[start : end - 2]
+        number, key = _NUMBER.match(text), _RECORD_KEY.match(text)
+        blocks.append(Block((start, end - 2), int(number.group(1)) if number else None, key.group(1) if key else None))
+    parts = PromptParts(head, context, tail, tuple(blocks))
+    if head + "\n\n" + context + tail != prompt:
+        raise UserError(f"{where}: could not split the prompt exactly into instruction, passages and question")
+    return parts
+
+
+def window_prompt(parts: PromptParts, units: list[Span], start: int, size: int) -> str:
+    """The probe prompt: the instruction, units ``[start, start + size)`` of the context, the question
+    and the IDK instruction (put before the closing answer cue)."""
+    window = parts.context[units[start][0] : units[start + size - 1][1]] if size else ""
+    cue = parts.tail.rfind("\n\n")
+    tail = parts.tail[:cue] + "\n\n" + IDK_INSTRUCTION + parts.tail[cue:] if cue > 0 else "\n\n" + IDK_INSTRUCTION + parts.tail
+    return parts.head + ("\n\n" + window if window else "") + tail
+
+
+def gold_block_spans(task: str, gold: dict, blocks: tuple[Block, ...]) -> list[Span]:
+    """The context spans holding the gold material of a record, from its ``gold`` provenance.
+
+    Numbered gold passages for the passage tasks and counting_stars; the chain's records for
+    kv_retrieval; every paragraph for passage_count (counting needs them all).
+    """
+    if task == "passage_count":
+        return [block.span for block in blocks if block.number is not None]
+    if task == "kv_retrieval":
+        keys = set(gold.get("chain", [])[:-1])
+        return [block.span for block in blocks if block.key in keys]
+    numbers = set(gold.get("passages", []))
+    return [block.span for block in blocks if block.number in numbers]

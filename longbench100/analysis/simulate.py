@@ -1,0 +1,45 @@
+"""Outcomes drawn from known (lambda, k): the recovery check and the benchmark use them.
+
+Two ways to draw: ``model`` draws each probe independently from the Dolce model itself (correct with
+probability pi(lambda, k; L, C), else IDK), the textbook parameter-recovery check; ``layout`` places
+``k`` spans once per problem and answers every window against that one layout, as the oracle does on
+real data (neighbouring windows then share their fate).
+"""
+
+from __future__ import annotations
+
+import random
+
+from .closed_forms import window_cover_probability
+from .fit import Problem, candidates
+from .windows import covers, noisy_outcome, probe_windows
+
+DRAWS = ("model", "layout")
+
+
+def random_spans(lam: int, k: int, length: int, rng: random.Random) -> list[tuple[int, int]]:
+    """``k`` non-overlapping spans of ``lam`` units, uniformly placed among ``length`` units."""
+    if lam == 0:
+        return [(0, 0)]
+    gaps = sorted(rng.sample(range(length - k * lam + k), k))  # stars and bars: span j has gaps[j] - j free units before it
+    return [(gap + index * (lam - 1), gap + index * (lam - 1) + lam) for index, gap in enumerate(gaps)]
+
+
+def simulate_problem(problem_id: str, lam: int, k: int, length: int, sizes: tuple[int, ...], noise: float,
+                     rng: random.Random, stride: int = 1, draw: str = "model",
+                     max_per_problem: int | None = None) -> Problem:
+    """Probe one simulated problem at every window (on ``stride``, thinned to ``max_per_problem``)."""
+    windows = probe_windows(sizes, True, length, stride, max_per_problem)
+    if draw == "layout":
+        spans = random_spans(lam, k, length, rng)
+        seen = [covers(start, size, spans) for size, start in windows]
+    else:
+        seen = [rng.random() < float(window_cover_probability(lam, k, length, size)) for size, _ in windows]
+    outcomes = tuple(noisy_outcome(hit, noise, rng) for hit in seen)
+    return Problem(problem_id, length, tuple(size for size, _ in windows), outcomes)
+
+
+def grid_truths(sizes: tuple[int, ...], length: int) -> list[tuple[int, int]]:
+    """The (lambda, k) pairs on the candidate grid that the recovery check draws from (k * lambda <= L)."""
+    values = candidates(list(sizes) + [length], length)
+    return [(0, 0)] + [(lam, k) for lam in values for k in values if lam > 0 and k > 0 and k * lam <= length]

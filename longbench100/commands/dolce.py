@@ -1,0 +1,127 @@
+"""``longbench100 dolce``: focus categories (retrieval or holistic) per problem, by probing with context windows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..atomic import write_json_atomic
+from ..errors import UserError
+from ..lengths import parse_length_list
+from ..task_info import parse_task_list
+from ..analysis.units import UNIT_KINDS
+from ..analysis.windows import DEFAULT_WINDOWS, parse_windows
+
+
+@click.group("dolce")
+def dolce() -> None:
+    """Which problems need retrieval and which need the whole context (the Dolce method).
+
+    \b
+    Flow:
+      longbench100 dolce probes --data OUT --out PROBES    prompts with only a window of the context
+      longbench100 predict --data PROBES --out P ...       as usual
+      longbench100 dolce fit --probes PROBES --predictions P --out dolce.json
+      longbench100 dolce report dolce.json --out DIR       chart and table
+    `dolce fit --oracle` answers the probes from the data's own provenance instead of a model.
+    """
+
+
+@dolce.command("probes")
+@click.option("--data", "data_dir", type=click.Path(path_type=Path), required=True, help="Generated data folder (OUT).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="New probe folder to write.")
+@click.option("--tasks", default="all", show_default=True, help="Comma-separated task names, or all.")
+@click.option("--lengths", default=None, help="Comma-separated length labels to probe (default: every file).")
+@click.option("--units", type=click.Choice(UNIT_KINDS), default="auto", show_default=True,
+              help="Context units; auto uses the numbered passages (and key-value records) the packaged tasks have.")
+@click.option("--windows", default=DEFAULT_WINDOWS, show_default=True,
+              help="Window sizes in units; 0 is closed book, all the whole context.")
+@click.option("--stride", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Keep every N-th window start (1: every window).")
+@click.option("--max-probes-per-problem", "max_probes", type=click.IntRange(min=1), default=None,
+              help="Thin each window size evenly so a problem gets at most this many probes.")
+@click.option("--dry-run", is_flag=True, help="Print the number of requests and prompt tokens; write nothing.")
+def probes_command(data_dir: Path, out_dir: Path, tasks: str, lengths: str | None, units: str, windows: str,
+                   stride: int, max_probes: int | None, dry_run: bool) -> None:
+    """Write a probe data folder that `predict` runs unchanged.
+
+    Each problem is asked again with its full instruction and question but only C consecutive units of
+    its context, at every window start on the stride, for each C; every probe offers the answer
+    "not enough information".
+    """
+    from ..analysis.probes import ProbeOptions, build_probes, write_probes  # noqa: PLC0415 - keeps help fast
+
+    sizes, whole = parse_windows(windows)
+    options = ProbeOptions(
+        data_dir=data_dir, tasks=parse_task_list(tasks),
+        labels=[label for label, _ in parse_length_list(lengths)] if lengths else None,
+        units=units, sizes=sizes, whole=whole, stride=stride, max_per_problem=max_probes,
+    )
+    probe_set = build_probes(options)
+    for task, kind in probe_set.units.items():
+        click.echo(f"{task}: units {kind}" + (" (auto: numbered passages)" if units == "auto" and kind == "passage" else ""))
+    click.echo(f"{probe_set.problems} problems -> {probe_set.requests} requests, {probe_set.prompt_tokens} prompt tokens")
+    if dry_run:
+        click.echo("dry run: nothing was written")
+        return
+    write_probes(probe_set, options, out_dir)
+    click.echo(f"wrote {probe_set.requests} probes to {out_dir}")
+
+
+@dolce.command("fit")
+@click.option("--probes", "probe_dir", type=click.Path(path_type=Path), required=True, help="Probe folder from `dolce probes`.")
+@click.option("--predictions", "predictions", type=click.Path(path_type=Path), default=None,
+              help="The model's answers to the probes (file or folder from predict).")
+@click.option("--oracle", is_flag=True, help="Answer from the data's provenance instead: correct iff the window holds the gold.")
+@click.option("--oracle-noise", type=float, default=0.0, show_default=True,
+              help="With --oracle: probability of a random outcome (correct, wrong or IDK) instead.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the oracle's noise.")
+@click.option("--out", "out_path", type=click.Path(path_type=Path), required=True, help="dolce.json to write.")
+def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_noise: float, seed: int, out_path: Path) -> None:
+    """Score the probes, fit lambda and k per problem (EM) and assign the categories I-V.
+
+    Prints the share of each category per task; with --oracle also the confusion against the
+    category the provenance implies.
+    """
+    from ..analysis.chart import category_table, confusion_table  # noqa: PLC0415
+    from ..analysis.pipeline import load_probes, oracle_outcomes, prediction_outcomes, run_fit  # noqa: PLC0415
+
+    if oracle == (predictions is not None):
+        raise UserError("give exactly one of --predictions P and --oracle")
+    probes, manifest = load_probes(probe_dir)
+    if oracle:
+        outcomes = oracle_outcomes(probes, oracle_noise, seed)
+        source = {"oracle": True, "noise": oracle_noise, "seed": seed, "predictions": None}
+    else:
+        outcomes = prediction_outcomes(probes, predictions)
+        source = {"oracle": False, "noise": None, "seed": None, "predictions": str(predictions)}
+    result = run_fit(probes, outcomes, manifest, source)
+    write_json_atomic(out_path, result, indent=1)
+    click.echo(category_table(result), nl=False)
+    if oracle:
+        click.echo(confusion_table(result), nl=False)
+    click.echo(f"wrote {len(result['problems'])} problems to {out_path}")
+
+
+@dolce.command("report")
+@click.argument("fit_path", type=click.Path(path_type=Path), metavar="DOLCE_JSON")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Folder for dolce.png and dolce.md.")
+def report_command(fit_path: Path, out_dir: Path) -> None:
+    """Draw the per-task category chart (I-II left of zero, III-V right) and write the table."""
+    from ..analysis.chart import category_table, confusion_table, plot_categories  # noqa: PLC0415
+    from ..atomic import write_bytes_atomic  # noqa: PLC0415
+
+    try:
+        fit = json.loads(fit_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise UserError(f"{fit_path}: cannot read a dolce fit ({error})") from None
+    if not isinstance(fit, dict) or "tasks" not in fit:
+        raise UserError(f"{fit_path}: not a dolce fit (no 'tasks')")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table = category_table(fit) + ("\n" + confusion_table(fit) if any("confusion" in s for s in fit["tasks"].values()) else "")
+    write_bytes_atomic(out_dir / "dolce.md", table.encode("utf-8"))
+    plot_categories(fit, out_dir / "dolce.png")
+    click.echo(table, nl=False)
+    click.echo(f"wrote {out_dir / 'dolce.png'} and {out_dir / 'dolce.md'}")

@@ -1,0 +1,141 @@
+"""The Dolce EM fit, the category rule, the window grid and the IDK recogniser, on simulated outcomes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from longbench100.analysis.categories import Thresholds, category, thresholds
+from longbench100.analysis.closed_forms import window_cover_array, window_cover_probability
+from longbench100.analysis.fit import Problem, candidate_pairs, candidates, fit_cow, fit_pig
+from longbench100.analysis.outcomes import is_idk
+from longbench100.analysis.simulate import random_spans, simulate_problem
+from longbench100.analysis.windows import parse_windows, probe_windows, window_starts
+from longbench100.errors import UserError
+
+
+def test_float_pi_matches_exact_pi():
+    for length in range(1, 16):
+        for lam in range(0, length + 1):
+            for k in [0] if lam == 0 else range(1, length // lam + 1):
+                for window in range(length + 1):
+                    exact = float(window_cover_probability(lam, k, length, window))
+                    assert float(window_cover_array(lam, k, length, window)) == pytest.approx(exact, abs=1e-9)
+
+
+def test_windows_grid_and_starts():
+    assert parse_windows("0,1,5,all") == ((0, 1, 5), True)
+    with pytest.raises(UserError, match="'x'"):
+        parse_windows("1,x")
+    assert probe_windows((0, 1, 5, 500), False, 6) == [(0, 0)] + [(1, s) for s in range(6)] + [(5, 0), (5, 1), (6, 0)]
+    assert window_starts(2, 20, 5) == [0, 5, 10, 15]
+    assert window_starts(1, 100, 1, cap=5) == [0, 25, 50, 74, 99]
+
+
+def test_candidates_include_zero_the_step_past_the_largest_window_and_l():
+    assert candidates((0, 1, 2, 5, 30), 30) == [0, 1, 2, 5, 6, 30]
+    pairs = candidate_pairs((0, 1, 2, 5, 30), 30)
+    assert pairs[0] == (0, 0) and (5, 6) in pairs and (6, 5) in pairs and (6, 6) not in pairs and (30, 1) in pairs
+
+
+def test_random_spans_are_disjoint_and_inside():
+    rng = random.Random(3)
+    for _ in range(500):
+        length = rng.randint(1, 40)
+        lam = rng.randint(1, length)
+        k = rng.randint(1, length // lam)
+        spans = random_spans(lam, k, length, rng)
+        assert len(spans) == k and all(b - a == lam for a, b in spans) and spans[-1][1] <= length
+        assert all(left[1] <= right[0] for left, right in zip(spans, spans[1:]))
+
+
+def test_category_rule():
+    limits = thresholds([0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 900], 900)
+    assert limits == Thresholds(10, 10, 500)
+    assert [category(lam, k, limits) for lam, k in [(0, 0), (2, 20), (5, 1), (10, 10), (11, 1), (500, 1), (501, 1)]] == [
+        "I", "II", "III", "III", "IV", "IV", "V"]
+    assert thresholds([0, 4], 4) == Thresholds(1, 1, 1)  # closed book and whole context only
+
+
+@pytest.mark.parametrize("truth", [(0, 0), (20, 1), (2, 10), (10, 5), (5, 5), (51, 1)])
+def test_fit_recovers_clear_cases_without_noise(truth):
+    rng = random.Random(5)
+    sizes = (0, 1, 2, 5, 10, 20, 50)
+    problems = [simulate_problem(f"p{i}", *truth, 200, sizes, 0.0, rng) for i in range(6)]
+    fits, noise = fit_cow(problems)
+    assert [(fit.lam, fit.k) for fit in fits] == [truth] * 6
+    assert sum(noise) == pytest.approx(1.0)
+
+
+def test_fit_separates_retrieval_from_holistic_under_noise():
+    rng = random.Random(9)
+    sizes = (0, 1, 2, 5, 10, 20, 50)
+    problems = [simulate_problem(f"r{i}", 2, 1, 150, sizes, 0.1, rng) for i in range(20)]
+    problems += [simulate_problem(f"h{i}", 150, 1, 150, sizes, 0.1, rng) for i in range(20)]
+    fits, noise = fit_cow(problems)
+    found = [category(fit.lam, fit.k, thresholds(list(p.windows), p.length)) for fit, p in zip(fits, problems)]
+    assert sum(name == "III" for name in found[:20]) >= 18
+    assert all(fit.lam >= 50 for fit in fits[20:])  # nothing short suffices
+    assert noise[1] > 0.2  # the random outcomes' wrong answers are the noise's
+
+
+def test_pig_fit_ranks_spread_aspects_above_few():
+    """Windows score the share of aspects they hold; many spread aspects need a longer span than two."""
+    rng = random.Random(2)
+    length = 40
+
+    def problem(name: str, aspects: int) -> Problem:
+        units = rng.sample(range(length), aspects)
+        windows, scores = [], []
+        for size in (0, 1, 2, 5, 10, 20, 40):
+            for start in range(0, length - size + 1):
+                hit = sum(start <= unit < start + size for unit in units) / aspects
+                windows.append(size)
+                scores.append(min(1.0, max(0.0, hit + rng.uniform(-0.02, 0.02))) if hit else None)
+        return Problem(name, length, tuple(windows), tuple(scores))
+
+    fits = fit_pig([problem("few", 2), problem("many", 20)])
+    assert 0 < fits[0].lam < fits[1].lam
+
+
+@pytest.mark.parametrize("reply", [
+    "not enough information",
+    "Not enough information.",
+    " Passage not enough information",
+    "The text shown does not contain enough information to answer.",
+    "I cannot determine the final value from the records shown.",
+    "<think>the key is missing</think>Not enough information",
+    "The passage doesn't mention what features are extracted.",
+    "N/A",
+    "Unanswerable",
+])
+def test_idk_replies_are_recognised(reply):
+    assert is_idk(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    " 7",
+    "Passage 3",
+    "61defe86-37f9-4bc7-b07a-7bd528ff1257",
+    "Sentiment, morality and style features",
+    "12",
+    "The answer is the information retrieval model described in section 2, which " + "works well " * 30
+    + "but not enough information was given about its cost.",
+])
+def test_answers_are_not_idk(reply):
+    assert not is_idk(reply)
+
+
+def test_cow_or_pig_by_the_dip_test():
+    from longbench100.analysis.pipeline import outcome_kind
+
+    rng = random.Random(4)
+    assert outcome_kind("accuracy", [0.3, 0.5, 0.7]) == "COW"  # accuracy tasks always
+    assert outcome_kind("qa_judge", [1.0, 0.0, None, 1.0]) == "COW"  # only 0, 1 and IDK
+    two_modes = [rng.uniform(0.0, 0.08) for _ in range(60)] + [rng.uniform(0.85, 1.0) for _ in range(60)]
+    assert outcome_kind("qa_judge", two_modes) == "COW"
+    spread = [rng.uniform(0.0, 1.0) for _ in range(120)]
+    one_mode = [min(1.0, max(0.0, rng.gauss(0.5, 0.12))) for _ in range(120)]
+    assert outcome_kind("summary_judge", one_mode) == "PIG"
+    assert outcome_kind("summary_judge", spread) == "PIG"
