@@ -47,6 +47,8 @@ def check_server(options: PredictOptions) -> None:
     url = options.base_url.rstrip("/") + "/models"
     try:
         response = httpx.get(url, headers=headers, timeout=min(options.timeout_s, 30.0), verify=shared_ssl_context())
+    except (httpx.ReadTimeout, httpx.PoolTimeout):
+        return  # connected but busy (a one-slot server still working on an earlier request): the requests will tell
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise UserError(f"cannot reach the server at {options.base_url} ({type(exc).__name__}: {exc})") from None
     if response.status_code in (401, 403):
