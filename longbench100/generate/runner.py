@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -15,11 +14,14 @@ from tqdm import tqdm
 from ..corpus import Corpus, load_corpus
 from ..datafolder import data_file_path
 from ..errors import UserError
-from ..locations import resolve_location
+from ..interrupts import Interrupted
+from ..locations import SourceLocation, resolve_location
 from ..task_info import TASKS
 from ..tasks import BUILDERS
 from ..tasks.base import TaskBuilder
 from ..tokenization import load_tokenizer
+from ..workers import worker_pool
+from ..writable import ensure_writable_dir
 from .fitting import BuildContext
 from .manifest import build_manifest, check_out_folder, claim_out_folder
 from .output import LineAppender, completed_rows, partial_file, written_rows
@@ -73,7 +75,12 @@ _STATE: dict[str, object] = {}
 
 
 def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, progress: bool = True) -> dict:
-    """Run a whole generation job and return the manifest it wrote."""
+    """Run a whole generation job and return the manifest it wrote.
+
+    Everything that can be checked cheaply is checked before the sources load: the options, that
+    every template renders, and that ``out`` is writable and free (or resumable). Ctrl-C or SIGTERM
+    (see ``interrupts``) stop the workers at once and raise :class:`Interrupted` with the resume hint.
+    """
     if options.rows < 1:
         raise UserError("--rows must be at least 1")
     if options.reserve_output < 0 or options.reserve_output >= min(budget for _, budget in options.lengths):
@@ -81,9 +88,20 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
     location = resolve_location(options.sources)
     templates = PromptTemplates(options.templates)
     for task in options.tasks:
-        templates.get(task)
-    tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
+        templates.validate(task)
+    ensure_writable_dir(options.out)
     check_out_folder(options.out, options.resume)
+    try:
+        return _generate(options, location, templates, echo, progress)
+    except Interrupted:
+        raise
+    except KeyboardInterrupt as stop:
+        raise Interrupted(f"rows finished so far are saved in {options.out}; rerun with --resume to continue", stop) from None
+
+
+def _generate(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, echo: Callable[[str], None], progress: bool) -> dict:
+    """Load the tokenizer and sources, claim ``out``, build every task and length, and write the manifest."""
+    tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
     registry = location.registry()
     needed = {name for name, entry in registry.items() if any(role.split(":")[0] in options.tasks for role in entry.roles)}
     corpus = load_corpus(location, tokenizer, only=needed, progress=progress)
@@ -136,19 +154,16 @@ class _SerialExecutor:
     def map(self, function, jobs, chunksize: int = 1) -> Iterator:
         return map(function, jobs)
 
-    def __enter__(self) -> "_SerialExecutor":
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
+@contextmanager
 def _executor(workers: int):
-    """A forked process pool sharing the loaded corpus, or the serial stand-in."""
+    """A forked process pool sharing the loaded corpus (workers die with this process), or the serial stand-in."""
     if workers <= 1:
-        return _SerialExecutor()
+        yield _SerialExecutor()
+        return
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    with worker_pool(workers, "fork") as pool:
+        yield pool
 
 
 def _write_length(options: GenerateOptions, task: str, label: str, budget: int, plan: LengthPlan, executor, progress: bool) -> LengthResult:

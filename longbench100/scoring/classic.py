@@ -14,7 +14,7 @@ import os
 import threading
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
 from itertools import repeat
@@ -23,6 +23,7 @@ from rouge import Rouge
 from rouge_score import rouge_scorer
 
 from ..errors import UserError
+from ..workers import worker_pool
 from .text import normalize_answer, strip_reasoning
 
 ROUGE_VARIANTS = ("longbench", "rouge-score")
@@ -134,9 +135,8 @@ def rouge_l_many(
     if workers < 2 or len(pairs) < min_parallel:
         return [rouge_l(*pair, variant=variant) for pair in pairs]
     single_thread = threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if single_thread else "spawn")
     try:
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        with worker_pool(workers, "fork" if single_thread else "spawn") as pool:
             chunksize = max(1, len(pairs) // (workers * 4))
             return list(pool.map(_rouge_l_pair, pairs, repeat(variant), chunksize=chunksize))
     except (BrokenProcessPool, OSError):
