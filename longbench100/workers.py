@@ -58,21 +58,20 @@ def _watch_parent(parent_pid: int) -> None:
 
 @contextmanager
 def worker_pool(workers: int, start_method: str = "fork") -> Iterator[ProcessPoolExecutor]:
-    """A process pool whose workers die with this process; on any exception it stops them at once.
+    """A process pool whose workers die with this process; on any exception it drops the queued jobs.
 
     A normal exit waits for the workers as usual. An exception (Ctrl-C, SIGTERM turned into
-    :class:`KeyboardInterrupt`, an error) cancels the queued jobs and terminates the workers instead
-    of letting them finish everything already submitted.
+    :class:`KeyboardInterrupt`, an error) cancels every job not yet handed to a worker and waits only
+    for the few in hand (at most ``workers + 1``), instead of running everything already submitted.
+    The workers are not killed: one killed while sending its result leaves the pool's result pipe
+    torn, and the pool (CPython 3.11) then waits for ever at interpreter exit.
     """
-    before = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(
         workers, mp_context=multiprocessing.get_context(start_method), initializer=die_with_parent, initargs=(os.getpid(),)
     )
     try:
         yield pool
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        for child in set(multiprocessing.active_children()) - before:
-            child.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()

@@ -6,6 +6,7 @@ import click
 
 from ..report.load import data_mismatch, load_results
 from ..report.write import write_report
+from ..writable import ensure_writable_dir
 
 
 @click.command()
@@ -25,6 +26,7 @@ def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int) -> None
     LC vs length per task). The numbers are the aggregates stored by `longbench100 score`. Warns
     when the results record different data manifests (the models were scored on different data).
     """
+    ensure_writable_dir(out)
     loaded = load_results(list(results))
     mismatch = data_mismatch(loaded)
     if mismatch is not None:

@@ -16,6 +16,7 @@ from ..scoring.predictions import load_predictions, match_predictions
 from ..scoring.qa_filter import DEFAULT_THRESHOLD, parse_threshold
 from ..scoring.results import build_results, summary_table, write_results
 from ..scoring.scorer import ScoreOutcome, plan_judging, score_predictions
+from ..writable import ensure_writable_file
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -135,6 +136,7 @@ def score(
         else:
             click.echo("dry run: no judge calls needed (no task uses the judge); nothing was sent")
         return
+    ensure_writable_file(out)
     outcome = score_predictions(records, by_id, metrics, threshold, judge if uses_judge else None,
                                 progress=sys.stderr.isatty())
     results = _results(outcome, data_dir, predictions, model_name, metric_mode, metrics,

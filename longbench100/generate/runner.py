@@ -129,7 +129,7 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
                 plan = plans[task][label]
                 results.setdefault(task, {})[label] = _write_length(options, task, label, budget, plan, executor, progress)
                 _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
-    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, options))
+    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results))
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
     return manifest
 
@@ -235,11 +235,19 @@ def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: 
         echo(f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item")
 
 
-def _paired_all(plans: dict[str, dict[str, LengthPlan]], options: GenerateOptions) -> dict[str, dict]:
-    """Per task: rows that ask about the same item at every requested length that has rows at all."""
+def _paired_all(plans: dict[str, dict[str, LengthPlan]], results: dict[str, dict[str, LengthResult]]) -> dict[str, dict]:
+    """Per task: rows written, asking the same item, at every requested length that got rows at all.
+
+    A length where no row was written (nothing fits, or every row failed) is left out of both the
+    count and the list of lengths.
+    """
     paired = {}
     for task, by_label in plans.items():
-        with_rows = {label: plan for label, plan in by_label.items() if plan.rows}
-        count = sum(all(plan.rows[row].paired for plan in with_rows.values()) for row in range(options.rows)) if with_rows else 0
-        paired[task] = {"rows": count, "lengths": list(with_rows)}
+        written_paired = {
+            label: {row.row for row in plan.rows if row.paired and row.row not in results[task][label].failed_rows}
+            for label, plan in by_label.items()
+            if results[task][label].rows
+        }
+        rows = set.intersection(*written_paired.values()) if written_paired else set()
+        paired[task] = {"rows": len(rows), "lengths": list(written_paired)}
     return paired
