@@ -79,7 +79,8 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
 
     Everything that can be checked cheaply is checked before the sources load: the options, that
     every template renders, and that ``out`` is writable and free (or resumable). Ctrl-C or SIGTERM
-    (see ``interrupts``) stop the workers at once and raise :class:`Interrupted` with the resume hint.
+    (see ``interrupts``) drop the queued rows, wait for the few in hand, and raise :class:`Interrupted`
+    with the resume hint; worker processes die with this process whatever ends it.
     """
     if options.rows < 1:
         raise UserError("--rows must be at least 1")

@@ -65,7 +65,7 @@ def _longbench_f(prediction: str, reference: str) -> float:
 
     LongBench calls ``Rouge().get_scores([pred], [ref], avg=True)["rouge-l"]["f"]`` inside a bare
     ``except`` returning 0; asking for ROUGE-L alone gives the same number (ROUGE-1/2 raise only on
-    the empty inputs ROUGE-L raises on) at a third of the work. The library rebuilds each LCS
+    the empty inputs ROUGE-L raises on) without the n-gram work LongBench discards. The library rebuilds each LCS
     recursively, so a sentence pair of about a thousand words exceeds Python's recursion limit; the
     call runs in a fresh thread so that this limit is met at the same depth from every caller.
     """
