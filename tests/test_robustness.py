@@ -21,6 +21,8 @@ from longbench100.errors import UserError
 from longbench100.generate import runner
 from longbench100.generate.manifest import RUN_STATE
 from longbench100.generate.runner import GenerateOptions, run_generate
+from longbench100.generate.templates import EXAMPLE_VARIABLES, PromptTemplates
+from longbench100.task_info import TASKS
 from longbench100.scoring.data import read_jsonl
 from longbench100.writable import ensure_writable_dir, ensure_writable_file
 from tests.test_score_inputs import RIGHT, write_dataset, write_predictions
@@ -216,6 +218,26 @@ def test_a_template_with_an_undefined_variable_fails_before_claiming(
         with pytest.raises(UserError, match=rf"^template .*{task}.j2: '{name}' is undefined$"):
             run_generate(_options(mirror, out, tasks=(task,), templates=templates), echo=lambda _: None, progress=False)
     assert not out.exists()
+
+
+def test_template_examples_cover_every_variable_the_builders_pass(
+    mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the check before claiming renders EXAMPLE_VARIABLES; a variable a builder passes but the
+    # examples lack would make a valid user template fail that check
+    passed: dict[str, set[str]] = {}
+    render = PromptTemplates.render
+
+    def recording(self, task: str, variables: dict) -> str:
+        passed.setdefault(task, set()).update(variables)
+        return render(self, task, variables)
+
+    monkeypatch.setattr(PromptTemplates, "render", recording)
+    run_generate(_options(mirror, tmp_path / "out", tasks=tuple(TASKS), rows=1), echo=lambda _: None, progress=False)
+    assert set(passed) == set(TASKS)
+    for task, names in passed.items():
+        for example in EXAMPLE_VARIABLES[task]:
+            assert names <= set(example), (task, names - set(example))
 
 
 def test_a_folder_without_finished_rows_is_reused_without_resume(mirror: Path, tmp_path: Path) -> None:
