@@ -1,26 +1,40 @@
-"""Atomic file writes: a temporary file in the target folder, then a rename, so readers never see half a file."""
+"""Atomic file writes: a temporary file in the target folder, then a rename, so readers never see half a file.
+
+The temporary file is created with mode 0666 less the umask (0644 under the usual umask 022), like
+any file the user creates, so manifest.json or results.json are as readable as the data beside them.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically and durably (fsync before the rename), creating the parent folder when needed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False)
+    temporary, handle = _create_temporary(path)
     try:
-        with handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, path)
+        with open(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
     except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
+
+
+def _create_temporary(path: Path) -> tuple[Path, int]:
+    """Create a new hidden file beside ``path`` (mode 0666 less the umask) and return it with its descriptor."""
+    while True:
+        temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return temporary, os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
 
 
 def write_json_atomic(path: Path, value: object, *, indent: int | None = None) -> None:

@@ -1,7 +1,8 @@
 """The ``longbench100`` command: a click group whose subcommands live in ``longbench100.commands``.
 
 Subcommands are imported only when they run (or when help lists them), so ``longbench100 generate``
-never pays for importing plotting or HTTP libraries.
+never pays for importing plotting or HTTP libraries. Every error prints as one ``error: ...`` line
+(click's usage errors too, after the usage line); Ctrl-C and SIGTERM print one line and exit 130/143.
 """
 
 import importlib
@@ -11,6 +12,7 @@ import click
 
 from . import __version__
 from .errors import UserError
+from .interrupts import interrupt_exit_code, interrupt_message, sigterm_as_interrupt
 
 # name -> "module:attribute" under longbench100.commands, in the order help lists them.
 COMMANDS = {
@@ -29,7 +31,24 @@ COMMANDS = {
 
 
 class _LazyGroup(click.Group):
-    """A click group that imports subcommands on demand and reports :class:`UserError` as one line (exit 2)."""
+    """A click group that imports subcommands on demand and reports errors in one style.
+
+    :class:`UserError` and click's own errors print ``error: ...`` (exit 2, or click's code); an
+    interrupt prints its hint (exit 130 for Ctrl-C, 143 for SIGTERM).
+    """
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # noqa: D102 - click API
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as error:
+            _show_click_error(error)
+            sys.exit(error.exit_code)
+        except click.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def list_commands(self, ctx: click.Context) -> list[str]:  # noqa: D102 - click API
         return list(COMMANDS)
@@ -42,10 +61,24 @@ class _LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context):  # noqa: D102 - click API
         try:
-            return super().invoke(ctx)
+            with sigterm_as_interrupt():
+                return super().invoke(ctx)
         except UserError as error:
             click.echo(f"error: {error}", err=True)
             sys.exit(2)
+        except KeyboardInterrupt as stop:
+            click.echo(interrupt_message(stop), err=True)
+            sys.exit(interrupt_exit_code(stop))
+
+
+def _show_click_error(error: click.ClickException) -> None:
+    """Print a click error in our style: the usage and help hint for a usage error, then ``error: ...``."""
+    context = getattr(error, "ctx", None)
+    if isinstance(error, click.UsageError) and context is not None:
+        click.echo(context.get_usage(), err=True)
+        if context.help_option_names:
+            click.echo(f"Try '{context.command_path} {context.help_option_names[0]}' for help.", err=True)
+    click.echo(f"error: {error.format_message()}", err=True)
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -1,4 +1,6 @@
-"""The one exception type that the command line turns into a one-line error message."""
+"""The one exception type that the command line turns into a one-line error message, and error wording helpers."""
+
+import json
 
 
 class UserError(Exception):
@@ -11,3 +13,13 @@ class HubUnreachable(UserError):
 
 class SourceAbsent(UserError):
     """A registered source's file (or zip member, repository or revision) does not exist where it is read from."""
+
+
+def json_error_text(error: json.JSONDecodeError) -> str:
+    """A JSON decoding error as a whole phrase with its place: "Invalid control character at column 12".
+
+    ``error.msg`` alone can end mid-sentence ("Invalid control character at"); the line is named
+    only when the text spans several lines (a JSONL line is one line).
+    """
+    place = f"line {error.lineno} column {error.colno}" if error.lineno > 1 else f"column {error.colno}"
+    return f"{error.msg} {place}" if error.msg.endswith(" at") else f"{error.msg} at {place}"

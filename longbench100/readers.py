@@ -11,7 +11,7 @@ import zipfile
 from pathlib import Path
 from typing import Iterator
 
-from .errors import UserError
+from .errors import UserError, json_error_text
 from .registry import FileSpec
 
 
@@ -60,7 +60,7 @@ def _jsonl_rows(data: bytes, where: str) -> Iterator[tuple[int, dict]]:
         except UnicodeDecodeError as error:
             raise UserError(f"{where} line {number}: not valid UTF-8 (byte {error.start})") from None
         except json.JSONDecodeError as error:
-            raise UserError(f"{where} line {number}: malformed JSON ({error.msg} at column {error.colno})") from None
+            raise UserError(f"{where} line {number}: malformed JSON ({json_error_text(error)})") from None
         if not isinstance(row, dict):
             raise UserError(f"{where} line {number}: expected a JSON object, got {type(row).__name__}")
         yield number, row

@@ -119,6 +119,16 @@ OPTIONS = ["[36, 18, 89, 53]", "[36, 29, 89, 53]", "[89, 36, 53, 29]", "[29, 36,
         ("The counts [36, 18, 89, 53] do not match, so option 2.", 2),  # the cue comes after the list
         ("[36, 18, 89, 53] or [36, 29, 89, 53]? Hard to say.", None),  # several options quoted, no cue
         ("[36, 18, 89, 53] or [36, 29, 89, 53]? I pick option 2.", 2),
+        # an option's counts stated in prose, as small chat models answer
+        ("The penguin's star counts in the order they appear are 36, 29, 89, and 53.", 2),
+        ("The little penguin counted 89 stars, then 36 stars, then 53 stars and then 29 stars.", 3),
+        ("The answer is 29, 36, 89 and 53.", 4),
+        ("The counts are 36; 18; 89; 53", 1),
+        ("The counts are 36, 18, 89, 53 or maybe 36, 29, 89, 53.", None),  # two options' contents
+        ("The penguin counted 12, 45, 3, and 8 stars.", None),  # no option's content
+        ("It counted 36, 29, 89, and 53 stars, which is option 2.", 2),
+        ("It counted 36, 29, 89, and 53 stars; still I choose option 4.", 4),  # a later cue wins
+        ("Options 1, 2 and 3 are wrong, so option 4.", 4),
     ],
 )
 def test_parse_option_with_known_options(answer, expected):
@@ -127,4 +137,9 @@ def test_parse_option_with_known_options(answer, expected):
 
 def test_counting_stars_accuracy_uses_the_options():
     assert accuracy("counting_stars", "[36, 29, 89, 53]", ["2"], OPTIONS) == 1.0
+    # SmolLM2-135M's reply to counting_stars-2k-0000, whose option 1 was [85, 90, 68, 33]
+    reply = "The penguin's star counts in the order they appear are 85, 90, 68, and 33."
+    options = ["[85, 90, 68, 33]", "[85, 68, 90, 33]", "[90, 85, 68, 33]", "[85, 90, 68, 14]", OPTIONS[-1]]
+    assert accuracy("counting_stars", reply, ["1"], options) == 1.0
+    assert accuracy("counting_stars", reply, ["2"], options) == 0.0
     assert accuracy("counting_stars", "[36, 29, 89, 53]", ["2"]) == 0.0  # without options: the first integer, 36

@@ -23,7 +23,7 @@ from .sources import SOURCES_HELP
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder: OUT/<task>/<label>.jsonl and OUT/manifest.json.")
 @click.option("--workers", default=min(8, os.cpu_count() or 1), show_default="CPU count, at most 8", type=click.IntRange(1, 64), help="Worker processes (the output does not depend on it).")
 @click.option("--templates", "templates_dir", type=click.Path(file_okay=False, path_type=Path), help="Folder of <task>.j2 templates that replace the packaged ones.")
-@click.option("--resume", is_flag=True, help="Continue an interrupted run in OUT (same options required).")
+@click.option("--resume", is_flag=True, help="Continue an interrupted run in OUT (same options required; Ctrl-C or kill stop a run cleanly). A folder whose run finished no row is reused without it.")
 @click.option("--whole-documents", is_flag=True, help="Pad with whole documents only: no cut-off filler (prompts then fill less of the budget).")
 @click.option("--chat-template", is_flag=True, help="Count the budget on the prompt with the model's chat template applied (hf: tokenizers only).")
 @click.option("--reserve-output", default=0, show_default=True, type=int, help="Keep this many tokens of each budget free for the answer.")

@@ -12,6 +12,7 @@ from ..atomic import write_json_atomic
 from ..errors import UserError
 from ..loader import file_sha256
 from ..datafolder import data_file_path
+from .output import holds_rows
 
 if TYPE_CHECKING:
     from ..corpus import Corpus
@@ -24,9 +25,10 @@ MANIFEST = "manifest.json"
 
 
 def check_out_folder(out: Path, resume: bool) -> None:
-    """Before any work: a folder holding a run needs ``--resume``; any other non-empty folder is refused."""
+    """Before any work: a folder holding a run with finished rows needs ``--resume``; any other non-empty folder
+    is refused. A run that stopped before finishing any row (a failed start) leaves a folder that is reused as new."""
     if (out / RUN_STATE).exists():
-        if not resume:
+        if not resume and holds_rows(out):
             raise UserError(f"{out} already holds a generation run: pass --resume to continue it, or choose an empty --out folder")
     elif out.exists() and any(out.iterdir()):
         raise UserError(f"--out {out} is not empty and holds no longbench100 run; choose an empty or new folder")
@@ -37,9 +39,10 @@ def claim_out_folder(out: Path, state: dict) -> None:
 
     ``state`` holds everything that shapes the output, including the tokenizer identity, the template
     checksums and the source file checksums, so a resumed run cannot mix corpora, templates or vocabularies.
+    A recorded run without any finished row is simply replaced.
     """
     state_file = out / RUN_STATE
-    if not state_file.exists():
+    if not state_file.exists() or not holds_rows(out):
         write_json_atomic(state_file, state, indent=2)
         return
     try:

@@ -20,6 +20,18 @@ def partial_file(final: Path) -> Path:
     return final.with_name(final.name + ".partial")
 
 
+def holds_rows(out: Path) -> bool:
+    """Whether an output folder holds finished work: a data file (even an empty one, a length that is done)
+    or a ``.partial`` file with at least one complete line."""
+    if any(out.glob("*/*.jsonl")):
+        return True
+    for partial in out.glob("*/*.jsonl.partial"):
+        with open(partial, "rb") as handle:
+            if any(b"\n" in chunk for chunk in iter(lambda: handle.read(1 << 16), b"")):
+                return True
+    return False
+
+
 def completed_rows(partial: Path) -> int:
     """The row number after the last complete line of ``partial`` (0 when absent); cuts a torn last line off."""
     if not partial.exists():

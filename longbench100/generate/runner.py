@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -15,11 +14,14 @@ from tqdm import tqdm
 from ..corpus import Corpus, load_corpus
 from ..datafolder import data_file_path
 from ..errors import UserError
-from ..locations import resolve_location
+from ..interrupts import Interrupted
+from ..locations import SourceLocation, resolve_location
 from ..task_info import TASKS
 from ..tasks import BUILDERS
 from ..tasks.base import TaskBuilder
 from ..tokenization import load_tokenizer
+from ..workers import worker_pool
+from ..writable import ensure_writable_dir
 from .base_lengths import base_length_warnings
 from .fitting import BuildContext
 from .manifest import build_manifest, check_out_folder, claim_out_folder
@@ -75,7 +77,13 @@ _STATE: dict[str, object] = {}
 
 
 def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, progress: bool = True) -> dict:
-    """Run a whole generation job and return the manifest it wrote."""
+    """Run a whole generation job and return the manifest it wrote.
+
+    Everything that can be checked cheaply is checked before the sources load: the options, that
+    every template renders, and that ``out`` is writable and free (or resumable). Ctrl-C or SIGTERM
+    (see ``interrupts``) drop the queued rows, wait for the few in hand, and raise :class:`Interrupted`
+    with the resume hint; worker processes die with this process whatever ends it.
+    """
     if options.rows < 1:
         raise UserError("--rows must be at least 1")
     if options.reserve_output < 0 or options.reserve_output >= min(budget for _, budget in options.lengths):
@@ -83,9 +91,20 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
     location = resolve_location(options.sources)
     templates = PromptTemplates(options.templates)
     for task in options.tasks:
-        templates.get(task)
-    tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
+        templates.validate(task)
+    ensure_writable_dir(options.out)
     check_out_folder(options.out, options.resume)
+    try:
+        return _generate(options, location, templates, echo, progress)
+    except Interrupted:
+        raise
+    except KeyboardInterrupt as stop:
+        raise Interrupted(f"rows finished so far are saved in {options.out}; rerun with --resume to continue", stop) from None
+
+
+def _generate(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, echo: Callable[[str], None], progress: bool) -> dict:
+    """Load the tokenizer and sources, claim ``out``, build every task and length, and write the manifest."""
+    tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
     registry = location.registry()
     needed = {name for name, entry in registry.items() if any(role.split(":")[0] in options.tasks for role in entry.roles)}
     corpus = load_corpus(location, tokenizer, only=needed, progress=progress)
@@ -115,7 +134,7 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
                 _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
     for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()}):
         echo(f"warning: {line}")
-    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, options))
+    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results))
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
     return manifest
 
@@ -140,19 +159,16 @@ class _SerialExecutor:
     def map(self, function, jobs, chunksize: int = 1) -> Iterator:
         return map(function, jobs)
 
-    def __enter__(self) -> "_SerialExecutor":
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
+@contextmanager
 def _executor(workers: int):
-    """A forked process pool sharing the loaded corpus, or the serial stand-in."""
+    """A forked process pool sharing the loaded corpus (workers die with this process), or the serial stand-in."""
     if workers <= 1:
-        return _SerialExecutor()
+        yield _SerialExecutor()
+        return
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    with worker_pool(workers, "fork") as pool:
+        yield pool
 
 
 def _write_length(options: GenerateOptions, task: str, label: str, budget: int, plan: LengthPlan, executor, progress: bool) -> LengthResult:
@@ -224,11 +240,19 @@ def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: 
         echo(f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item")
 
 
-def _paired_all(plans: dict[str, dict[str, LengthPlan]], options: GenerateOptions) -> dict[str, dict]:
-    """Per task: rows that ask about the same item at every requested length that has rows at all."""
+def _paired_all(plans: dict[str, dict[str, LengthPlan]], results: dict[str, dict[str, LengthResult]]) -> dict[str, dict]:
+    """Per task: rows written, asking the same item, at every requested length that got rows at all.
+
+    A length where no row was written (nothing fits, or every row failed) is left out of both the
+    count and the list of lengths.
+    """
     paired = {}
     for task, by_label in plans.items():
-        with_rows = {label: plan for label, plan in by_label.items() if plan.rows}
-        count = sum(all(plan.rows[row].paired for plan in with_rows.values()) for row in range(options.rows)) if with_rows else 0
-        paired[task] = {"rows": count, "lengths": list(with_rows)}
+        written_paired = {
+            label: {row.row for row in plan.rows if row.paired and row.row not in results[task][label].failed_rows}
+            for label, plan in by_label.items()
+            if results[task][label].rows
+        }
+        rows = set.intersection(*written_paired.values()) if written_paired else set()
+        paired[task] = {"rows": len(rows), "lengths": list(written_paired)}
     return paired

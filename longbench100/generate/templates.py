@@ -10,6 +10,27 @@ import jinja2
 from ..errors import UserError
 from ..paths import packaged_dir
 
+_PASSAGES = [
+    {"kind": "passage", "number": 1, "text": "A made-up first passage.", "title": "First"},
+    {"kind": "passage", "number": 2, "text": "A made-up second passage.", "title": None},
+]
+_RECORD = {"kind": "record", "text": "key-1: value-1", "key": "key-1", "value": "value-1"}
+_QUESTION = {"question": "What does the second passage say?"}
+EXAMPLE_VARIABLES: dict[str, list[dict]] = {
+    "kv_retrieval": [{"blocks": [_PASSAGES[0], _RECORD, _PASSAGES[1]], "gold_numbers": [], "start_key": "key-1", "hops": 2}],
+    "counting_stars": [{"blocks": _PASSAGES, "gold_numbers": [], "options": ["[1, 2, 3, 4]", "[2, 1, 3, 4]", "Not enough information."]}],
+    "passage_retrieval": [{"blocks": _PASSAGES, "gold_numbers": [2], "summary": "A summary of the second passage."}],
+    "passage_count": [{"blocks": _PASSAGES, "gold_numbers": []}],
+    "single_doc_qa": [{"blocks": _PASSAGES, "gold_numbers": [2], **_QUESTION, "closed_book": False},
+                      {"blocks": [], "gold_numbers": [], **_QUESTION, "closed_book": True}],
+    "multi_doc_qa": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], **_QUESTION, "closed_book": False},
+                     {"blocks": [], "gold_numbers": [], **_QUESTION, "closed_book": True}],
+    "single_doc_sum": [{"blocks": _PASSAGES, "gold_numbers": [2], "request": ""},
+                       {"blocks": _PASSAGES, "gold_numbers": [2], "request": "Describe its methods."}],
+    "multi_doc_sum": [{"blocks": _PASSAGES, "gold_numbers": [1, 2]}],
+}
+"""Representative variables of each task's template: every shape a builder renders (closed-book prompts too)."""
+
 
 class PromptTemplates:
     """Loads ``<task>.j2`` from the user's folder first, then from the packaged templates."""
@@ -40,6 +61,21 @@ class PromptTemplates:
             return self.get(task).render(**variables)
         except jinja2.UndefinedError as error:
             raise UserError(f"template {task}.j2: {error.message}") from None
+
+    def validate(self, task: str) -> None:
+        """Render ``task``'s template with :data:`EXAMPLE_VARIABLES` (undefined names are errors), before any work.
+
+        A user template that names a variable the task does not provide, or fails in any other way
+        while rendering, is reported in one line naming the template file.
+        """
+        template = self.get(task)
+        for variables in EXAMPLE_VARIABLES[task]:
+            try:
+                template.render(**variables)
+            except jinja2.UndefinedError as error:
+                raise UserError(f"template {template.filename}: {error.message}") from None
+            except Exception as error:  # noqa: BLE001 - a user template can fail in any way; say where
+                raise UserError(f"template {template.filename}: {type(error).__name__}: {error}") from None
 
     def fingerprint(self, task: str) -> dict[str, str]:
         """Where ``task``'s template came from and the sha256 of its text (for the manifest)."""

@@ -1,11 +1,9 @@
 """The report as a library call: :func:`run_report` does what ``longbench100 report`` does."""
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UserError
+from ..writable import ensure_writable_dir
 from .load import load_results
 from .settings import check_settings
 from .write import write_report
@@ -44,7 +42,7 @@ def run_report(options: ReportOptions) -> ReportOutcome:
     different settings (unless ``allow_mixed``) and an ``out`` folder that cannot be written; in
     each case before anything is written.
     """
-    check_writable_folder(options.out)
+    ensure_writable_dir(options.out)
     results = load_results(list(options.results))
     check = check_settings([(result.path, result.settings) for result in results], allow_mixed=options.allow_mixed)
     warnings = list(check.warnings)
@@ -56,25 +54,3 @@ def run_report(options: ReportOptions) -> ReportOutcome:
     options.out.mkdir(parents=True, exist_ok=True)
     written = write_report(results, options.out, check, n_boot=options.n_boot, seed=options.seed)
     return ReportOutcome(written, warnings)
-
-
-def check_writable_folder(folder: Path) -> None:
-    """Raise :class:`UserError` unless ``folder`` is, or can be created as, a folder we can write in.
-
-    Probes by creating and removing a temporary file in the folder, or in its nearest existing
-    ancestor when it does not exist yet, so permissions, read-only mounts and pseudo file systems
-    are all caught; nothing is left behind.
-    """
-    if folder.exists() and not folder.is_dir():
-        raise UserError(f"--out {folder} is a file, not a folder")
-    existing = folder
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise UserError(f"--out {folder} cannot be created: {existing} is a file, not a folder")
-    try:
-        handle, name = tempfile.mkstemp(dir=existing, prefix=".longbench100-probe-")
-        os.close(handle)
-        os.unlink(name)
-    except OSError as error:
-        raise UserError(f"--out {folder} is not writable: cannot create files in {existing} ({error.strerror})") from None

@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UserError
+from ..errors import UserError, json_error_text
 from ..datafolder import list_data_files
 from ..fingerprint import prompt_sha256
 from ..task_info import TASKS
@@ -118,7 +118,7 @@ def read_jsonl(path: Path) -> list[tuple[str, object]]:
             try:
                 rows.append((f"{path}:{number}", json.loads(line)))
             except json.JSONDecodeError as error:
-                raise UserError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+                raise UserError(f"{path}:{number}: not valid JSON ({json_error_text(error)})") from None
     return rows
 
 

@@ -61,11 +61,16 @@ def judge_prompts(jobs: list[GradeJob]) -> list[JudgePrompt]:
 
 
 def grade_jobs(
-    jobs: list[GradeJob], judge: Judge | None, *, progress: bool = True, rouge_variant: str = DEFAULT_ROUGE_VARIANT
+    jobs: list[GradeJob],
+    judge: Judge | None,
+    *,
+    progress: bool = True,
+    rouge_variant: str = DEFAULT_ROUGE_VARIANT,
 ) -> list[float | None]:
     """Grade every job, in order: 0-1 scores, ``None`` where the judge could not grade.
 
-    ROUGE-L jobs run as one batch (on several processes when there are many); judge prompts are
+    ROUGE-L jobs (of ``rouge_variant``, see ``classic.ROUGE_VARIANTS``) run as one batch (on
+    several processes when there are many); judge prompts are
     sent as one batch (deduplicated, cached); empty answers to the judge score 0 without a call.
     """
     scores: list[float | None] = [None] * len(jobs)
@@ -88,7 +93,8 @@ def grade_jobs(
                 pending.append((index, prompt))
         else:
             raise ValueError(f"unknown metric {job.metric!r}")
-    for index, score in zip(rouge, rouge_l_many([(jobs[i].text, list(jobs[i].record.answers)) for i in rouge], rouge_variant)):
+    rouge_pairs = [(jobs[i].text, list(jobs[i].record.answers)) for i in rouge]
+    for index, score in zip(rouge, rouge_l_many(rouge_pairs, rouge_variant)):
         scores[index] = score
     if pending:
         if judge is None:

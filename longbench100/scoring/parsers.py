@@ -14,7 +14,15 @@ from .text import normalize_answer, strip_reasoning
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 _INTEGER = re.compile(r"(?<![\d.])\d+(?![\d])")
-_NUMBER_LIST = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)+\s*\]")
+# a list of counts: "[85, 90, 68, 33]", or in prose "85, 90, 68, and 33" / "85 stars, then 90 stars, ..."
+# (three numbers at least, so "option 1 and 2" stays a pair of mentions)
+_COUNT_IN_PROSE = r"\d+(?:\s+stars?)?"
+_NUMBER_LIST = re.compile(
+    r"\[\s*\d+(?:\s*,\s*\d+)+\s*\]"
+    rf"|(?<![\d.])(?:{_COUNT_IN_PROSE})(?:(?:\s*[,;]\s*|\s+)(?:and\s+)?(?:then\s+)?(?:{_COUNT_IN_PROSE})){{2,}}"
+    r"(?!\d)(?!\.\d)",
+    re.IGNORECASE,
+)
 _BOXED = re.compile(r"\\boxed\{\s*(?:\\text\{)?\s*(?:option|passage|paragraph)?\s*(\d+)", re.IGNORECASE)
 # "the answer is 2", "**Answer:** 2", "the answer would be option 2": an explicit statement of the answer
 _FINAL_CUE = re.compile(
@@ -53,7 +61,7 @@ def parse_option(answer: str, options: list[str] | None = None) -> int | None:
 
     ``\\boxed{N}`` and an explicit "the answer is N" / "Answer: N" (the last one) come first. With the
     options known (``gold.options``), an answer that repeats one option's list of counts
-    ("[36, 29, 89, 53]") or the text of a count-free option ("not enough information") picks that
+    ("[36, 29, 89, 53]", or in prose "36, 29, 89, and 53") or the text of a count-free option ("not enough information") picks that
     option, unless an "option/choice N" cue follows it; lists that match no option are ignored, and
     an answer that quotes several options' lists picks none by content. Otherwise the last
     "answer/option/choice N" cue, else the first integer.

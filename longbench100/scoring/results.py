@@ -7,7 +7,6 @@ from pathlib import Path
 
 from .. import __version__
 from ..atomic import write_bytes_atomic
-from ..errors import UserError
 
 RESULTS_SCHEMA = "longbench100.results/1"
 RESULTS_MODE = 0o644
@@ -83,15 +82,6 @@ def dumps_results(results: dict) -> str:
             text = json.dumps(value, indent=1, ensure_ascii=False).replace("\n", "\n ")
         parts.append(f" {json.dumps(key)}: {text}")
     return "{\n" + ",\n".join(parts) + "\n}\n"
-
-
-def check_writable(path: Path) -> None:
-    """Refuse, before any work, an ``--out`` that is a folder or whose folder cannot be written."""
-    if path.is_dir():
-        raise UserError(f"--out {path}: is a folder; give the results.json file to write")
-    folder = next((parent for parent in [path.parent, *path.parent.parents] if parent.exists()), Path("."))
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise UserError(f"--out {path}: cannot write in {folder}")
 
 
 def write_results(path: Path, results: dict) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UserError
+from ..writable import ensure_writable_file
 from .aggregate import aggregate, canonical_base_labels
 from .classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
 from .data import DataRecord, load_data, manifest_sha256, read_manifest, tokenizer_identity
@@ -21,7 +22,7 @@ from .judge_prompts import JudgePrompt
 from .judge_setup import JudgeOptions, check_judge, make_judge
 from .predictions import Prediction, check_fingerprints, load_predictions, match_predictions
 from .qa_filter import DEFAULT_THRESHOLD
-from .results import build_results, build_settings, check_writable, write_results
+from .results import build_results, build_settings, write_results
 from .scorer import ScoreOutcome, score_predictions, scoring_prompts, unpredicted_cells
 from .summary import Echo, print_summary, reasons_text, ungraded_reasons
 
@@ -102,7 +103,7 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
     check_prices(options.price_in, options.price_out)
     base_labels = canonical_base_labels(list(options.base_lengths))
     if not options.dry_run:
-        check_writable(options.out)
+        ensure_writable_file(options.out)
     every = load_data(options.data_dir)
     records = limit_rows(every, options.limit)
     manifest = manifest_sha256(options.data_dir)
