@@ -10,7 +10,7 @@ from longbench100.generate.pieces import distractor_piece, gold_piece
 from longbench100.generate.templates import PromptTemplates
 from longbench100.records import Document, Item
 from longbench100.scoring.parsers import parse_passage_number
-from longbench100.tasks.base import passage_phrase
+from longbench100.generate.templates import passage_phrase
 from longbench100.tasks.multi_doc_qa import MultiDocQa
 from longbench100.tasks.multi_doc_sum import MultiDocSum
 from longbench100.tasks.passage_retrieval import PassageRetrieval

@@ -27,9 +27,22 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
                      {"blocks": [], "gold_numbers": [], **_QUESTION, "closed_book": True}],
     "single_doc_sum": [{"blocks": _PASSAGES, "gold_numbers": [2], "request": ""},
                        {"blocks": _PASSAGES, "gold_numbers": [2], "request": "Describe its methods."}],
-    "multi_doc_sum": [{"blocks": _PASSAGES, "gold_numbers": [1, 2]}],
+    "multi_doc_sum": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], "request": ""},
+                      {"blocks": _PASSAGES, "gold_numbers": [2], "request": "What do they report on treatment?"}],
 }
 """Representative variables of each task's template: every shape a builder renders (closed-book prompts too)."""
+
+
+def passage_phrase(numbers: list[int]) -> str:
+    """How a prompt names passages: "Passage 4", "Passages 3 and 7", "Passages 1, 2 and 5" ("" for none)."""
+    if len(numbers) < 2:
+        return f"Passage {numbers[0]}" if numbers else ""
+    return f"Passages {', '.join(map(str, numbers[:-1]))} and {numbers[-1]}"
+
+
+def with_derived(variables: dict) -> dict:
+    """The variables plus those every template may use that derive from them: ``gold_passages`` names the gold passages."""
+    return {"gold_passages": passage_phrase(variables.get("gold_numbers", [])), **variables}
 
 
 class PromptTemplates:
@@ -58,7 +71,7 @@ class PromptTemplates:
     def render(self, task: str, variables: dict) -> str:
         """Render ``task``'s template; a missing variable names the template."""
         try:
-            return self.get(task).render(**variables)
+            return self.get(task).render(**with_derived(variables))
         except jinja2.UndefinedError as error:
             raise UserError(f"template {task}.j2: {error.message}") from None
 
@@ -71,7 +84,7 @@ class PromptTemplates:
         template = self.get(task)
         for variables in EXAMPLE_VARIABLES[task]:
             try:
-                template.render(**variables)
+                template.render(**with_derived(variables))
             except jinja2.UndefinedError as error:
                 raise UserError(f"template {template.filename}: {error.message}") from None
             except Exception as error:  # noqa: BLE001 - a user template can fail in any way; say where

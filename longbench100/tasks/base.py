@@ -54,7 +54,7 @@ class TaskBuilder:
     def render(self, pieces: list[Piece], **variables: object) -> str:
         """Number the passages in order and render this task's template around them."""
         blocks, gold_numbers = number_blocks(pieces)
-        return self.templates.render(self.name, {"blocks": blocks, "gold_numbers": gold_numbers, "gold_passages": passage_phrase(gold_numbers), **variables})
+        return self.templates.render(self.name, {"blocks": blocks, "gold_numbers": gold_numbers, **variables})
 
 
 def distinct_texts(documents: list[Document]) -> list[Document]:
@@ -82,13 +82,6 @@ def number_blocks(pieces: list[Piece]) -> tuple[list[dict], list[int]]:
         else:
             blocks.append({"kind": "record", "text": piece.text, **piece.fields})
     return blocks, gold_numbers
-
-
-def passage_phrase(numbers: list[int]) -> str:
-    """How a prompt names passages: "Passage 4", "Passages 3 and 7", "Passages 1, 2 and 5" ("" for none)."""
-    if len(numbers) < 2:
-        return f"Passage {numbers[0]}" if numbers else ""
-    return f"Passages {', '.join(map(str, numbers[:-1]))} and {numbers[-1]}"
 
 
 def depth_of(pieces: list[Piece], index: int, per_passage: int) -> float:

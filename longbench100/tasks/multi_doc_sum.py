@@ -1,7 +1,8 @@
 """multi_doc_sum: summarise the named passages of one item together, or answer the item's narrower request from them."""
 
 from ..records import Item
-from .base import GoldAmongDistractors, passage_phrase
+from ..generate.templates import passage_phrase
+from .base import GoldAmongDistractors
 from .summary_requests import specific_request
 
 
