@@ -347,8 +347,8 @@ def test_read_only_or_impossible_out_is_one_line(tmp_path: Path):
     path = write_results(tmp_path / "a.json", "a", model_samples(GOOD), settings=settings())
     blocker = tmp_path / "file.txt"
     blocker.write_text("x", encoding="utf-8")
-    for out, message in ((blocker, "is a file, not a folder"), (blocker / "report", "cannot be created"),
-                         (Path("/proc/longbench100-report"), "is not writable")):
+    for out, message in ((blocker, "is a file, not a folder"), (blocker / "report", "cannot create it"),
+                         (Path("/proc/longbench100-report"), "cannot write there")):
         result = run(str(path), "--out", str(out))
         assert result.exit_code == 2, (out, result.output)
         assert result.output.count("\n") == 1 and message in result.output and "Traceback" not in result.output
@@ -364,7 +364,7 @@ def test_read_only_out_folder_is_refused(tmp_path: Path):
         result = run(str(path), "--out", str(out))
     finally:
         out.chmod(0o755)
-    assert result.exit_code == 2 and "is not writable" in result.output
+    assert result.exit_code == 2 and "cannot write there" in result.output
     assert list(out.iterdir()) == []
 
 

@@ -140,7 +140,7 @@ def test_settings_record_the_data_tokenizer_and_fingerprint(two_seeds, tmp_path)
     assert settings == {
         "metric_mode": "auto",
         "metrics": {"kv_retrieval": "accuracy", "single_doc_qa": "qa_f1"},
-        "rouge_variant": "rouge-score",
+        "rouge_variant": "longbench",
         "judge": None,
         "qa_filter": 0.7,
         "tokenizer": manifest["tokenizer"]["identity"],
