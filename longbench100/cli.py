@@ -15,6 +15,7 @@ from .errors import UserError
 # name -> "module:attribute" under longbench100.commands, in the order help lists them.
 COMMANDS = {
     "sources": "sources:sources",
+    "suites": "suites:suites",
     "generate": "generate:generate",
     "inspect": "inspect:inspect",
     "predict": "predict:predict",

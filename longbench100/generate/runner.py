@@ -6,7 +6,7 @@ import json
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -16,7 +16,7 @@ from ..corpus import Corpus, load_corpus
 from ..datafolder import data_file_path
 from ..errors import UserError
 from ..locations import resolve_location
-from ..task_info import TASKS
+from ..suites import DEFAULT_SUITE, Suite, load_suite
 from ..tasks import BUILDERS
 from ..tasks.base import TaskBuilder
 from ..tokenization import load_tokenizer
@@ -47,6 +47,7 @@ class GenerateOptions:
     chat_template: bool = False
     reserve_output: int = 0
     unpaired: bool = False
+    suite: Suite = field(default_factory=lambda: load_suite(DEFAULT_SUITE))  # recorded; gives each task's metric
 
     def shaping(self) -> dict:
         """The options that determine the output bytes (not where it goes or how fast it is made)."""
@@ -55,6 +56,7 @@ class GenerateOptions:
             "tokenizer": self.tokenizer, "whole_documents": self.whole_documents, "chat_template": self.chat_template,
             "reserve_output": self.reserve_output, "paired": not self.unpaired,
             "templates": "user folder" if self.templates else "packaged",
+            "suite": {"name": self.suite.name, "sha256": self.suite.sha256},
         }
 
 
@@ -206,7 +208,7 @@ def _build_line(job: tuple[str, str, int, RowPlan]) -> str | None:
         "prompt_tokens": sample.fitted.tokens,
         "answers": sample.answers,
         "closed_book_prompt": closed_book_prompt,
-        "metric": TASKS[task].metric,
+        "metric": options.suite.metric(task),
         "question": sample.question,
         "gold": gold,
         "distractors": [piece.provenance() for piece in sample.fitted.pieces if piece.role in ("distractor", "filler")],
