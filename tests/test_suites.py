@@ -223,3 +223,17 @@ def test_report_has_one_table_set_per_suite(tmp_path):
     assert single.exit_code == 0, single.output
     text = (tmp_path / "rep1" / "report.md").read_text()
     assert "## Per task" in text and "## Suite" not in text
+
+
+def test_generate_and_inspect_use_the_suite_base_lengths_and_group_by_suite(tmp_path):
+    path = write_suite(tmp_path, VALID.replace('base_lengths = ["2k"]', 'base_lengths = ["3k"]'))
+    result = invoke("generate", "--sources", "demo", "--out", str(tmp_path / "out"), "--rows", "1", "--workers", "1",
+                    "--quiet", "--suite", str(path), "--tasks", "kv_retrieval", "--lengths", "3k")
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.output  # the default 2k, 4k, 6k would all be missing
+    inspected = invoke("inspect", str(tmp_path / "out"))
+    assert inspected.exit_code == 0, inspected.output
+    assert inspected.output.splitlines()[1] == "suite retrieval-pair" and "warning" not in inspected.output
+    plain = invoke("generate", "--sources", "demo", "--out", str(tmp_path / "plain"), "--rows", "1", "--workers", "1",
+                   "--quiet", "--tasks", "kv_retrieval", "--lengths", "3k")
+    assert "warning: none of the base lengths (2k, 4k, 6k)" in plain.output

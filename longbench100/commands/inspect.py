@@ -23,8 +23,9 @@ def inspect(out: Path, as_json: bool) -> None:
     gold is the number of ground-truth passages per sample (min/median/max). Pairing columns and the
     rows per ground-truth source come from OUT/manifest.json: eligible items at that length, rows
     asking their own paired item, and rows that reuse an item because the eligible pool is smaller
-    than --rows. A warning names each task without rows at a base length (2k, 4k, 6k: scoring's
-    default --base-lengths), whose Base Ability then rests on fewer lengths or is missing.
+    than --rows. Tasks are grouped by suite. A warning names each task without rows at a base length
+    of the data's suite (scoring's default --base-lengths; 2k, 4k, 6k for 100-longbench), whose Base
+    Ability then rests on fewer lengths or is missing.
     """
     if not out.is_dir():
         raise UserError(f"{out}: no such folder")

@@ -115,7 +115,8 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
                 plan = plans[task][label]
                 results.setdefault(task, {})[label] = _write_length(options, task, label, budget, plan, executor, progress)
                 _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
-    for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()}):
+    for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()},
+                                     options.suite.base_lengths):
         echo(f"warning: {line}")
     manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, options))
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
