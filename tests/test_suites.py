@@ -237,3 +237,24 @@ def test_generate_and_inspect_use_the_suite_base_lengths_and_group_by_suite(tmp_
     plain = invoke("generate", "--sources", "demo", "--out", str(tmp_path / "plain"), "--rows", "1", "--workers", "1",
                    "--quiet", "--tasks", "kv_retrieval", "--lengths", "3k")
     assert "warning: none of the base lengths (2k, 4k, 6k)" in plain.output
+
+
+def test_malformed_suite_aggregates_are_a_one_line_user_error(tmp_path):
+    from tests.test_report import GOOD, write_results
+
+    path = write_results(tmp_path / "a.json", "a", model_samples(GOOD))
+    data = json.loads(path.read_text())
+    data["aggregates"]["suites"] = {"mine": {"tasks": "kv_retrieval", "overall": None}}
+    path.write_text(json.dumps(data))
+    result = invoke("report", str(path), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert "aggregates.suites must map suite" in result.output
+
+
+def test_score_grades_with_the_metric_family_the_suite_chose(tmp_path):
+    data = write_dataset(tmp_path / "data", tasks=("kv_retrieval", "single_doc_qa"), labels=("2k", "8k"), rows=2)
+    record = load_suite(DEFAULT_SUITE).record()
+    add_suite(data, record)
+    assert score(data, tmp_path / "a.json")["settings"]["metrics"] == {"kv_retrieval": "accuracy", "single_doc_qa": "qa_f1"}
+    add_suite(data, {**record, "metrics": {**record["metrics"], "kv_retrieval": "qa_judge"}})
+    assert score(data, tmp_path / "b.json")["settings"]["metrics"] == {"kv_retrieval": "qa_f1", "single_doc_qa": "qa_f1"}

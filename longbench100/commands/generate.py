@@ -14,7 +14,7 @@ from .sources import SOURCES_HELP
 
 
 @click.command()
-@click.option("--suite", "suite_spec", default=DEFAULT_SUITE, show_default=True, help="A packaged suite name (see 'longbench100 suites') or a suite .toml file: the default tasks and lengths, recorded in the manifest.")
+@click.option("--suite", "suite_spec", default=DEFAULT_SUITE, show_default=True, metavar="NAME|FILE", help="A packaged suite name (see 'longbench100 suites') or a suite .toml file: the default tasks and lengths, recorded in the manifest.")
 @click.option("--tasks", default="all", show_default=True, help="'all' (the suite's tasks) or a comma-separated list of any known tasks, e.g. kv_retrieval,single_doc_qa.")
 @click.option("--lengths", help="Comma-separated budgets: Nk = N x 1024 tokens, or plain token counts.  [default: the suite's lengths]")
 @click.option("--rows", default=100, show_default=True, type=int, help="Samples per task and length.")
