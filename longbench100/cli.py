@@ -17,6 +17,7 @@ from .interrupts import interrupt_exit_code, interrupt_message, sigterm_as_inter
 # name -> "module:attribute" under longbench100.commands, in the order help lists them.
 COMMANDS = {
     "sources": "sources:sources",
+    "suites": "suites:suites",
     "generate": "generate:generate",
     "inspect": "inspect:inspect",
     "predict": "predict:predict",

@@ -6,9 +6,7 @@ from .errors import UserError
 
 _LABEL = re.compile(r"^\s*(\d+)\s*([kK]?)\s*$")
 
-DEFAULT_BASE_LABELS = ("2k", "4k", "6k")  # the paper's base lengths: scoring's default --base-lengths
-LONG_LABELS = ("8k", "16k", "32k", "64k", "128k", "256k")
-PAPER_LABELS = DEFAULT_BASE_LABELS + LONG_LABELS
+DEFAULT_BASE_LABELS = ("2k", "4k", "6k")  # the paper's base lengths, for data made before suites recorded theirs
 
 
 def parse_length(label: str) -> int:

@@ -7,7 +7,7 @@ _PACKAGE = Path(__file__).resolve().parent
 
 
 def packaged_dir(name: str) -> Path:
-    """Return a top-level data folder (``sources`` or ``task_templates``).
+    """Return a top-level data folder (``sources``, ``suites`` or ``task_templates``).
 
     An installed wheel carries them under ``longbench100/_data/``; a source checkout (including an
     editable install) has them at the repository root.

@@ -39,7 +39,7 @@ def settings(**changes) -> dict:
     block = {
         "metric_mode": "auto", "metrics": {"kv_retrieval": "accuracy", "single_doc_qa": "qa_f1"},
         "rouge_variant": "longbench", "judge": None, "qa_filter": 0.5, "tokenizer": "tiktoken:cl100k_base",
-        "base_lengths": BASE, "data_fingerprint": "c" * 64,
+        "base_lengths": BASE, "data_fingerprint": "c" * 64, "suite": "100-longbench",
     }
     block.update(changes)
     return block
@@ -222,7 +222,8 @@ def test_results_made_alike_are_compared_and_their_settings_stated(tmp_path: Pat
      ({"rouge_variant": "rouge-score"}, "rouge_variant is 'longbench' in"),
      ({"qa_filter": None}, "qa_filter is 0.5 in"),
      ({"tokenizer": "hf:Qwen/Qwen2.5-7B"}, "tokenizer is 'tiktoken:cl100k_base' in"),
-     ({"data_fingerprint": "d" * 64}, "data_fingerprint is 'cccccccccccc...' in")],
+     ({"data_fingerprint": "d" * 64}, "data_fingerprint is 'cccccccccccc...' in"),
+     ({"suite": "my-suite"}, "suite is '100-longbench' in")],
 )
 def test_mixed_settings_are_refused_in_one_line(tmp_path: Path, change: dict, named: str):
     a = write_results(tmp_path / "a.json", "a", model_samples(GOOD), settings=settings())

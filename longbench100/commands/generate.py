@@ -7,15 +7,16 @@ from pathlib import Path
 
 import click
 
-from ..lengths import PAPER_LABELS, parse_length_list
-from ..task_info import parse_task_list
+from ..lengths import parse_length_list
+from ..suites import DEFAULT_SUITE, load_suite, pick_tasks
 from ..tokenization import DEFAULT_TOKENIZER
 from .sources import SOURCES_HELP
 
 
 @click.command()
-@click.option("--tasks", default="all", show_default=True, help="'all' or a comma-separated list of tasks (kv_retrieval, counting_stars, passage_retrieval, passage_count, single_doc_qa, multi_doc_qa, single_doc_sum, multi_doc_sum).")
-@click.option("--lengths", default=",".join(PAPER_LABELS), show_default=True, help="Comma-separated budgets: Nk = N x 1024 tokens, or plain token counts.")
+@click.option("--suite", "suite_spec", default=DEFAULT_SUITE, show_default=True, metavar="NAME|FILE", help="A packaged suite name (see 'longbench100 suites') or a suite .toml file: the default tasks and lengths, recorded in the manifest.")
+@click.option("--tasks", default="all", show_default=True, help="'all' (the suite's tasks) or a comma-separated list of any known tasks, e.g. kv_retrieval,single_doc_qa.")
+@click.option("--lengths", help="Comma-separated budgets: Nk = N x 1024 tokens, or plain token counts.  [default: the suite's lengths]")
 @click.option("--rows", default=100, show_default=True, type=int, help="Samples per task and length.")
 @click.option("--seed", default=42, show_default=True, type=int, help="Run seed; every sample derives its own RNG from (seed, task, length, row).")
 @click.option("--tokenizer", "tokenizer_spec", default=DEFAULT_TOKENIZER, show_default=True, help="tiktoken encoding name, or hf:<model id | folder | tokenizer.json>.")
@@ -29,7 +30,7 @@ from .sources import SOURCES_HELP
 @click.option("--reserve-output", default=0, show_default=True, type=int, help="Keep this many tokens of each budget free for the answer.")
 @click.option("--unpaired", is_flag=True, help="Sample each length independently instead of asking row r the same question at every length.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
-def generate(tasks: str, lengths: str, rows: int, seed: int, tokenizer_spec: str, sources_option: str | None, out: Path,
+def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: int, tokenizer_spec: str, sources_option: str | None, out: Path,
              workers: int, templates_dir: Path | None, resume: bool, whole_documents: bool, chat_template: bool,
              reserve_output: int, unpaired: bool, quiet: bool) -> None:
     """Generate benchmark samples whose whole prompt fits an exact token budget.
@@ -44,9 +45,10 @@ def generate(tasks: str, lengths: str, rows: int, seed: int, tokenizer_spec: str
     """
     from ..generate.runner import GenerateOptions, run_generate
 
+    suite = load_suite(suite_spec)
     options = GenerateOptions(
-        tasks=tuple(parse_task_list(tasks)), lengths=tuple(parse_length_list(lengths)), rows=rows, seed=seed,
+        tasks=pick_tasks(tasks, suite), lengths=tuple(parse_length_list(lengths)) if lengths else suite.lengths, rows=rows, seed=seed,
         tokenizer=tokenizer_spec, out=out, sources=sources_option, templates=templates_dir, workers=workers, resume=resume,
-        whole_documents=whole_documents, chat_template=chat_template, reserve_output=reserve_output, unpaired=unpaired,
+        whole_documents=whole_documents, chat_template=chat_template, reserve_output=reserve_output, unpaired=unpaired, suite=suite,
     )
     run_generate(options, echo=click.echo, progress=not quiet)

@@ -8,7 +8,9 @@ from pathlib import Path
 import click
 
 from ..errors import UserError
-from ..generate.inspection import LengthSummary, summarise_folder
+from ..generate.inspection import FolderSummary, LengthSummary, summarise_folder
+from ..scoring.data import read_manifest
+from ..suites import group_by_suite, recorded_suite
 
 
 @click.command()
@@ -21,8 +23,9 @@ def inspect(out: Path, as_json: bool) -> None:
     gold is the number of ground-truth passages per sample (min/median/max). Pairing columns and the
     rows per ground-truth source come from OUT/manifest.json: eligible items at that length, rows
     asking their own paired item, and rows that reuse an item because the eligible pool is smaller
-    than --rows. A warning names each task without rows at a base length (2k, 4k, 6k: scoring's
-    default --base-lengths), whose Base Ability then rests on fewer lengths or is missing.
+    than --rows. Tasks are grouped by suite. A warning names each task without rows at a base length
+    of the data's suite (scoring's default --base-lengths; 2k, 4k, 6k for 100-longbench), whose Base
+    Ability then rests on fewer lengths or is missing.
     """
     if not out.is_dir():
         raise UserError(f"{out}: no such folder")
@@ -32,19 +35,27 @@ def inspect(out: Path, as_json: bool) -> None:
         return
     header = f"{'task':<18} {'len':>5} {'rows':>4} {'tok min':>8} {'median':>8} {'max':>8} {'fill p5':>7} {'median':>7} {'depth min/med/max':>17} {'gold':>8} {'elig':>5} {'paired':>6} {'reuse':>5}"
     click.echo(header)
-    for task, by_label in summary.tasks.items():
-        for label, s in by_label.items():
-            click.echo(_row(task, label, s))
-        if task in summary.paired_all_lengths:
-            count, labels = summary.paired_all_lengths[task]
-            click.echo(f"{'':<18} rows asking the same item at every length with rows ({', '.join(labels) or 'none'}): {count}")
-        sources = _sources_line(by_label)
-        if sources:
-            click.echo(f"{'':<18} rows per source ({'/'.join(by_label)}): {sources}")
+    for suite, tasks in group_by_suite(list(summary.tasks), recorded_suite(read_manifest(out))).items():
+        click.echo(f"suite {suite}")
+        for task in tasks:
+            _task_lines(task, summary)
     for line in summary.shortfalls:
         click.echo(f"shortfall: {line}")
     for line in summary.warnings:
         click.echo(f"warning: {line}")
+
+
+def _task_lines(task: str, summary: FolderSummary) -> None:
+    """The table lines of one task: one per length, then its pairing and per-source lines."""
+    by_label = summary.tasks[task]
+    for label, s in by_label.items():
+        click.echo(_row(task, label, s))
+    if task in summary.paired_all_lengths:
+        count, labels = summary.paired_all_lengths[task]
+        click.echo(f"{'':<18} rows asking the same item at every length with rows ({', '.join(labels) or 'none'}): {count}")
+    sources = _sources_line(by_label)
+    if sources:
+        click.echo(f"{'':<18} rows per source ({'/'.join(by_label)}): {sources}")
 
 
 def _row(task: str, label: str, s: LengthSummary) -> str:

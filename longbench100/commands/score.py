@@ -55,7 +55,7 @@ def judge_settings(model: str | None, base_url: str, api_key_env: str, concurren
 @click.option("--qa-filter", "qa_filter", default=DEFAULT_THRESHOLD, show_default=True,
               help="Drop QA samples whose closed-book score is at or above this (0-1), or 'off'.")
 @click.option("--model-name", help="Model name for the results [default: the predictions folder name].")
-@click.option("--base-lengths", default="2k,4k,6k", show_default=True, help="Lengths whose mean is the Base Ability.")
+@click.option("--base-lengths", help="Lengths whose mean is the Base Ability.  [default: the data's suite's base lengths, e.g. 2k,4k,6k]")
 @click.option("--allow-missing", is_flag=True,
               help="Go on when data records have no prediction: each scores 0 (and is counted); a task and length "
                    "without any prediction is left out (null), not scored 0.")
@@ -67,7 +67,7 @@ def judge_settings(model: str | None, base_url: str, api_key_env: str, concurren
 @click.option("--n-boot", type=click.IntRange(0), default=1000, show_default=True, help="Bootstrap replicates for the intervals.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap seed.")
 @judge_options
-def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_name: str | None, base_lengths: str,
+def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_name: str | None, base_lengths: str | None,
           allow_missing: bool, allow_ungraded: bool, limit: int | None, rouge_variant: str, n_boot: int, seed: int,
           metric_mode: str, judge_model: str | None, judge_base_url: str, judge_api_key_env: str,
           judge_concurrency: int, judge_max_tokens: int, dry_run: bool, price_in: float | None,
@@ -80,7 +80,7 @@ def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_na
     """
     options = ScoreOptions(
         data_dir=data_dir, predictions=predictions, out=out, qa_filter=parse_threshold(qa_filter), model_name=model_name,
-        base_lengths=tuple(label for label, _ in parse_length_list(base_lengths)), allow_missing=allow_missing,
+        base_lengths=tuple(label for label, _ in parse_length_list(base_lengths)) if base_lengths else None, allow_missing=allow_missing,
         allow_ungraded=allow_ungraded, n_boot=n_boot, seed=seed, metric_mode=metric_mode,
         judge=judge_settings(judge_model, judge_base_url, judge_api_key_env, judge_concurrency, judge_max_tokens),
         rouge_variant=rouge_variant, limit=limit, dry_run=dry_run, price_in=price_in, price_out=price_out,

@@ -12,6 +12,7 @@ from ..errors import HubUnreachable, SourceAbsent, UserError
 from ..loader import load_source
 from ..locations import SOURCES_ENV, SourceLocation, active_entries, resolve_location
 from ..registry import SourceEntry
+from ..suites import Suite, load_all_suites, suites_of_task
 from ..token_cache import attach_token_counts
 from ..tokenization import DEFAULT_TOKENIZER, load_tokenizer
 
@@ -27,14 +28,16 @@ def sources() -> None:
 @click.option("--sources", "sources_option", metavar="DIR|demo|hub", help=SOURCES_HELP)
 @click.option("--counts", is_flag=True, help="Also load each available source and show its document and item counts.")
 def list_sources(sources_option: str | None, counts: bool) -> None:
-    """One line per registered source: name, task roles, availability (and record counts with --counts)."""
+    """One line per registered source: name, availability, task roles, the suites those tasks belong to
+    (and record counts with --counts)."""
     location = resolve_location(sources_option)
+    known_suites = load_all_suites()
     registry = location.registry()
     active = active_entries(location, registry)
     click.echo(f"registry: {location.registry_dir}  ({len(registry)} entries; reading from {location.describe()})")
     for name, entry in registry.items():
         status = _availability(location, entry, registry, active)
-        line = f"{_label(entry):<28} {status:<34} {_roles(entry)}"
+        line = f"{_label(entry):<28} {status:<34} {_roles(entry)}  [suites: {_suites(entry, known_suites)}]"
         if counts and name in active:
             data = load_source(location, entry)
             line += f"  [{len(data.documents)} docs, {len(data.items)} items]"
@@ -108,6 +111,13 @@ def _roles(entry: SourceEntry) -> str:
         task, _, kind = role.partition(":")
         by_task.setdefault(task, []).append(kind)
     return " ".join(f"{task}({','.join(kinds)})" for task, kinds in by_task.items())
+
+
+def _suites(entry: SourceEntry, known_suites: list[Suite]) -> str:
+    """The suites whose tasks this source serves, or ``none``."""
+    tasks = dict.fromkeys(role.partition(":")[0] for role in entry.roles)
+    names = dict.fromkeys(name for task in tasks for name in suites_of_task(task, known_suites))
+    return ", ".join(names) or "none"
 
 
 def _availability(location: SourceLocation, entry: SourceEntry, registry: dict, active: dict) -> str:

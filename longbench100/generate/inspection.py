@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ..datafolder import list_data_files
 from ..errors import UserError
-from ..lengths import parse_length
+from ..lengths import DEFAULT_BASE_LABELS, parse_length
+from ..suites import recorded_suite
 from .base_lengths import base_length_warnings
 from .manifest import MANIFEST
 
@@ -68,7 +69,9 @@ def summarise_folder(out: Path) -> FolderSummary:
         summary.tasks.setdefault(task, {})[label] = length_summary
     for task, facts in manifest.get("tasks", {}).items():
         summary.paired_all_lengths[task] = (facts["paired_rows_all_lengths"], facts["paired_over_lengths"])
-    summary.warnings = base_length_warnings({task: {label: s.rows for label, s in by_label.items()} for task, by_label in summary.tasks.items()})
+    suite = recorded_suite(manifest)  # warn about the base lengths scoring will default to
+    summary.warnings = base_length_warnings({task: {label: s.rows for label, s in by_label.items()} for task, by_label in summary.tasks.items()},
+                                            tuple(suite["base_lengths"]) if suite else DEFAULT_BASE_LABELS)
     summary.shortfalls = [f"{s['task']} {s['label']}: {s['rows']} of {s['requested']} rows ({s['reason']})" for s in manifest.get("shortfalls", [])]
     return summary
 

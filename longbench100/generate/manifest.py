@@ -77,6 +77,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
         "version": __version__,
         "python": platform.python_version(),
         "options": options.shaping(),
+        "suite": options.suite.record(),
         "lengths": {label: budget for label, budget in options.lengths},
         "tokenizer": {"spec": tokenizer.spec, "identity": tokenizer.identity, "chat_template": options.chat_template,
                       "reserve_output": options.reserve_output},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -16,7 +16,7 @@ from ..datafolder import data_file_path
 from ..errors import UserError
 from ..interrupts import Interrupted
 from ..locations import SourceLocation, resolve_location
-from ..task_info import TASKS
+from ..suites import DEFAULT_SUITE, Suite, load_suite
 from ..tasks import BUILDERS
 from ..tasks.base import TaskBuilder
 from ..tokenization import load_tokenizer
@@ -49,6 +49,7 @@ class GenerateOptions:
     chat_template: bool = False
     reserve_output: int = 0
     unpaired: bool = False
+    suite: Suite = field(default_factory=lambda: load_suite(DEFAULT_SUITE))  # recorded; gives each task's metric
 
     def shaping(self) -> dict:
         """The options that determine the output bytes (not where it goes or how fast it is made)."""
@@ -57,6 +58,7 @@ class GenerateOptions:
             "tokenizer": self.tokenizer, "whole_documents": self.whole_documents, "chat_template": self.chat_template,
             "reserve_output": self.reserve_output, "paired": not self.unpaired,
             "templates": "user folder" if self.templates else "packaged",
+            "suite": {"name": self.suite.name, "sha256": self.suite.sha256},
         }
 
 
@@ -132,7 +134,8 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
                 plan = plans[task][label]
                 results.setdefault(task, {})[label] = _write_length(options, task, label, budget, plan, executor, progress)
                 _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
-    for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()}):
+    for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()},
+                                     options.suite.base_lengths):
         echo(f"warning: {line}")
     manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results))
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
@@ -222,7 +225,7 @@ def _build_line(job: tuple[str, str, int, RowPlan]) -> str | None:
         "prompt_tokens": sample.fitted.tokens,
         "answers": sample.answers,
         "closed_book_prompt": closed_book_prompt,
-        "metric": TASKS[task].metric,
+        "metric": options.suite.metric(task),
         "question": sample.question,
         "gold": gold,
         "distractors": [piece.provenance() for piece in sample.fitted.pieces if piece.role in ("distractor", "filler")],

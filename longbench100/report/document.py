@@ -57,6 +57,26 @@ def depth_section(results: list[ModelResult], content: ReportContent) -> str:
     return "\n\n".join(parts)
 
 
+def suite_groups(results: list[ModelResult], tasks: list[str]) -> dict[str, list[str]]:
+    """The tasks by suite (``aggregates.suites``, in task order); results made before suites form no group."""
+    groups: dict[str, list[str]] = {}
+    for result in results:
+        for suite, block in result.aggregates.get("suites", {}).items():
+            groups.setdefault(suite, []).extend(block["tasks"])
+    return {suite: [task for task in tasks if task in members] for suite, members in groups.items()}
+
+
+def per_task_tables(results: list[ModelResult], tasks: list[str], long: list[str]) -> list[str]:
+    """A ``### task`` heading and leaderboard for each task."""
+    parts = []
+    for task in tasks:
+        rows = [
+            (result.model, result.aggregates["tasks"][task]) for result in results if task in result.aggregates["tasks"]
+        ]
+        parts += [f"### {task}", leaderboard(rows, long)]
+    return parts
+
+
 def render_report(results: list[ModelResult], content: ReportContent) -> str:
     """The whole report.md: settings, overall leaderboard, plots, per-task tables, depth, intervals,
     comparisons, warnings."""
@@ -77,12 +97,15 @@ def render_report(results: list[ModelResult], content: ReportContent) -> str:
         leaderboard([(result.model, result.aggregates["overall"]) for result in results], long),
     ]
     parts += [f"![{caption}]({name})" for caption, name in content.plots.items()]
-    parts.append("## Per task")
-    for task in tasks:
-        rows = [
-            (result.model, result.aggregates["tasks"][task]) for result in results if task in result.aggregates["tasks"]
-        ]
-        parts += [f"### {task}", leaderboard(rows, long)]
+    groups = suite_groups(results, tasks)
+    if len(groups) <= 1:  # one suite (or results made before suites): the layout has no suite level
+        parts += ["## Per task", *per_task_tables(results, tasks, long)]
+    else:
+        for suite, members in groups.items():
+            rows = [(result.model, result.aggregates["suites"][suite]["overall"]) for result in results
+                    if (result.aggregates.get("suites", {}).get(suite) or {}).get("overall")]
+            parts += [f"## Suite {suite}", "Overall of this suite's tasks:", leaderboard(rows, long)]
+            parts += per_task_tables(results, members, long)
     parts.append(depth_section(results, content))
     parts.append("## Overall with 95% bootstrap intervals")
     for result in results:

@@ -74,6 +74,7 @@ def load_result(path: Path) -> ModelResult:
     try:
         settings = read_settings(data)
         _check_depth(aggregates.get("depth", {}))
+        _check_suites(aggregates.get("suites", {}))
     except ValueError as error:
         raise UserError(f"{path} is not a results.json: {error}") from None
     return ModelResult(str(data["model"]), path, samples, aggregates, settings)
@@ -91,6 +92,17 @@ def _check_depth(depth: object) -> None:
         for by_label in depth.values()
     ):
         raise ValueError("aggregates.depth must map task -> length -> list of {lo, hi, n, score}")
+
+
+def _check_suites(suites: object) -> None:
+    """Raise ``ValueError`` unless ``aggregates["suites"]`` maps suite -> {tasks: [names], overall: block or null}."""
+    if not isinstance(suites, dict) or not all(
+        isinstance(block, dict) and isinstance(block.get("tasks"), list)
+        and all(isinstance(task, str) for task in block["tasks"])
+        and isinstance(block.get("overall"), (dict, type(None)))
+        for block in suites.values()
+    ):
+        raise ValueError("aggregates.suites must map suite -> {tasks: [task names], overall: block or null}")
 
 
 _SAMPLE_FIELDS = frozenset(field.name for field in fields(ScoredSample))

@@ -14,10 +14,11 @@ from ..errors import UserError
 
 SETTING_KEYS = (
     "metric_mode", "metrics", "rouge_variant", "judge", "qa_filter", "tokenizer", "base_lengths", "data_fingerprint",
+    "suite",
 )
 """The settings ``report`` compares, in the order report.md lists them."""
 
-UNKNOWN_WHEN_NULL = ("tokenizer", "data_fingerprint")
+UNKNOWN_WHEN_NULL = ("tokenizer", "data_fingerprint", "suite")
 """Settings whose null value means "not recorded" (no manifest), rather than a real choice such as no judge."""
 
 _TITLES = {
@@ -29,6 +30,7 @@ _TITLES = {
     "tokenizer": "tokenizer of the data",
     "base_lengths": "base lengths",
     "data_fingerprint": "data manifest sha256",
+    "suite": "suite of the data",
 }
 
 
@@ -65,7 +67,7 @@ class Difference:
 _TYPES = {
     "metric_mode": (str,), "metrics": (dict,), "rouge_variant": (str, type(None)), "judge": (dict, type(None)),
     "qa_filter": (int, float, type(None)), "tokenizer": (str, type(None)), "base_lengths": (list,),
-    "data_fingerprint": (str, type(None)),
+    "data_fingerprint": (str, type(None)), "suite": (str, type(None)),
 }
 """The JSON types each recorded setting may have (docs/results.md)."""
 

@@ -15,12 +15,14 @@ CLASSIC_METRICS = {"qa_judge": "qa_f1", "summary_judge": "rouge_l"}
 JUDGE_METRICS = frozenset(CLASSIC_METRICS)
 
 
-def choose_metrics(tasks: list[str], mode: str, judge_configured: bool) -> dict[str, str]:
+def choose_metrics(tasks: list[str], mode: str, judge_configured: bool,
+                   families: dict[str, str] | None = None) -> dict[str, str]:
     """Map each task to the metric that grades it.
 
     Accuracy tasks always use ``accuracy``. Judge tasks (SPEC.md: LLM judge) use ``qa_judge`` /
     ``summary_judge`` in mode ``judge``, and in mode ``auto`` when a judge is configured; otherwise the
-    classic ``qa_f1`` / ``rouge_l``. Mode ``judge`` without a judge model is an error.
+    classic ``qa_f1`` / ``rouge_l``. Mode ``judge`` without a judge model is an error. ``families``
+    (the data's suite metrics) overrides a task's own metric family.
     """
     if mode not in METRIC_MODES:
         raise UserError(f"--metric {mode}: choose from {', '.join(METRIC_MODES)}")
@@ -29,7 +31,7 @@ def choose_metrics(tasks: list[str], mode: str, judge_configured: bool) -> dict[
     use_judge = mode == "judge" or (mode == "auto" and judge_configured)
     chosen = {}
     for task in tasks:
-        family = TASKS[task].metric
+        family = (families or {}).get(task, TASKS[task].metric)
         if family in JUDGE_METRICS and not use_judge:
             chosen[task] = CLASSIC_METRICS[family]
         else:

@@ -23,6 +23,7 @@ def build_settings(
     tokenizer: str | None,
     base_lengths: list[str],
     data_fingerprint: str | None,
+    suite: str | None = None,
 ) -> dict:
     """The ``settings`` block: everything that makes two results comparable (``report`` checks these keys)."""
     return {
@@ -34,6 +35,7 @@ def build_settings(
         "tokenizer": tokenizer,
         "base_lengths": base_lengths,
         "data_fingerprint": data_fingerprint,
+        "suite": suite,
     }
 
 

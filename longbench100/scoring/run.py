@@ -12,7 +12,10 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..writable import ensure_writable_file
+from ..lengths import DEFAULT_BASE_LABELS
+from ..suites import recorded_suite
 from .aggregate import aggregate, canonical_base_labels
+from .by_suite import suite_blocks
 from .classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
 from .data import DataRecord, load_data, manifest_sha256, read_manifest, tokenizer_identity
 from .grading import JUDGE_METRICS, choose_metrics
@@ -36,7 +39,7 @@ class ScoreOptions:
     out: Path
     qa_filter: float | None = float(DEFAULT_THRESHOLD)
     model_name: str | None = None
-    base_lengths: tuple[str, ...] = ("2k", "4k", "6k")
+    base_lengths: tuple[str, ...] | None = None  # None: the data's suite's base lengths (2k, 4k, 6k before suites)
     allow_missing: bool = False
     allow_ungraded: bool = False
     n_boot: int = 1000
@@ -101,7 +104,8 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
     if options.rouge_variant not in ROUGE_VARIANTS:
         raise UserError(f"--rouge-variant {options.rouge_variant}: choose from {', '.join(ROUGE_VARIANTS)}")
     check_prices(options.price_in, options.price_out)
-    base_labels = canonical_base_labels(list(options.base_lengths))
+    suite = recorded_suite(read_manifest(options.data_dir))
+    base_labels = canonical_base_labels(list(options.base_lengths or (suite["base_lengths"] if suite else DEFAULT_BASE_LABELS)))
     if not options.dry_run:
         ensure_writable_file(options.out)
     every = load_data(options.data_dir)
@@ -114,7 +118,7 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
     if not records:
         raise UserError(f"predictions {options.predictions}: no prediction for any data record")
     tasks = list(dict.fromkeys(record.task for record in records))
-    metrics = choose_metrics(tasks, options.metric_mode, bool(options.judge.model))
+    metrics = choose_metrics(tasks, options.metric_mode, bool(options.judge.model), families=suite["metrics"] if suite else None)
     uses_judge = any(metric in JUDGE_METRICS for metric in metrics.values())
     prompts = scoring_prompts(records, by_id, metrics, options.qa_filter) if uses_judge else []
     judge = prepare_judge(options.judge, prompts, options.dry_run, echo) if uses_judge else None
@@ -125,7 +129,7 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
         return {"dry_run": None if plan is None else vars(plan)}
     outcome = score_predictions(records, by_id, metrics, options.qa_filter, judge, progress=progress,
                                 rouge_variant=options.rouge_variant)
-    results = _results(options, outcome, metrics, judge, base_labels, left_out)
+    results = _results(options, outcome, metrics, judge, base_labels, left_out, suite)
     write_results(options.out, results)
     print_summary(results, outcome, echo)
     for task, label in left_out:
@@ -136,7 +140,7 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
 
 
 def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, str], judge: Judge | None,
-             base_labels: list[str], left_out: list[tuple[str, str]]) -> dict:
+             base_labels: list[str], left_out: list[tuple[str, str]], suite: dict | None) -> dict:
     """Aggregate the scored samples and assemble results.json."""
     ungraded = sum(sample.score is None and not sample.filtered for sample in outcome.samples)
     judge_block = None if judge is None else judge.describe()
@@ -161,6 +165,7 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
             tokenizer=tokenizer_identity(read_manifest(options.data_dir)),
             base_lengths=base_labels,
             data_fingerprint=fingerprint,
+            suite=suite["name"] if suite else None,
         ),
         outcome_counts={
             "missing_predictions": outcome.missing_predictions,
@@ -173,7 +178,10 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
         },
         base_labels=base_labels,
         samples=[sample.to_json() for sample in outcome.samples],
-        aggregates=aggregate(outcome.samples, base_labels, n_boot=options.n_boot, seed=options.seed),
+        aggregates={
+            **aggregate(outcome.samples, base_labels, n_boot=options.n_boot, seed=options.seed),
+            "suites": suite_blocks(outcome.samples, base_labels, suite, n_boot=options.n_boot, seed=options.seed),
+        },
     )
 
 

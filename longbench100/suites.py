@@ -1,0 +1,229 @@
+"""Suites: named sets of tasks with their default lengths, base lengths, metrics and overall score.
+
+A suite is data, one TOML file: the packaged ones live in the top-level ``suites/`` folder (one file
+per suite, named after it), and a user may pass a file of their own. docs/suites.md describes the
+format. Tasks themselves stay in the task registry (:data:`longbench100.task_info.TASKS`), which
+is the union of every suite's tasks: a suite only picks and configures them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UserError
+from .lengths import parse_length_list
+from .paths import packaged_dir
+from .task_info import TASKS, parse_task_list
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+DEFAULT_SUITE = "100-longbench"
+"""The suite ``generate`` builds when no ``--suite`` is given."""
+
+DEFAULT_METRIC = "default"
+"""A suite's metric for a task that keeps the task's own metric family."""
+
+OVERALL_METHODS = ("mean",)
+"""How a suite's overall figures are formed: ``mean`` averages its overall tasks (docs/aggregates.md)."""
+
+_TOP_KEYS = {"name", "description", "lengths", "base_lengths", "overall", "tasks"}
+_OVERALL_KEYS = {"method", "tasks"}
+_TASK_KEYS = {"metric"}
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One validated suite file."""
+
+    name: str
+    description: str
+    lengths: tuple[tuple[str, int], ...]  # (canonical label, budget), in length order
+    base_lengths: tuple[str, ...]
+    tasks: tuple[str, ...]  # in the file's order
+    metrics: dict[str, str]  # task -> metric family (the task's own when the file says "default")
+    overall_method: str
+    overall_tasks: tuple[str, ...]
+    path: Path
+    sha256: str
+
+    def metric(self, task: str) -> str:
+        """The metric family of ``task``: the suite's choice, else the task's own (for tasks outside the suite)."""
+        return self.metrics.get(task, TASKS[task].metric)
+
+    def record(self) -> dict:
+        """What a manifest stores about the suite, so that scoring needs no suite file."""
+        return {
+            "name": self.name, "sha256": self.sha256, "tasks": list(self.tasks), "metrics": dict(self.metrics),
+            "lengths": [label for label, _ in self.lengths], "base_lengths": list(self.base_lengths),
+            "overall": {"method": self.overall_method, "tasks": list(self.overall_tasks)},
+        }
+
+
+def packaged_suites() -> dict[str, Path]:
+    """The packaged suite files by name, the default suite first, then alphabetically."""
+    files = {path.stem: path for path in sorted(packaged_dir("suites").glob("*.toml"))}
+    return {name: files[name] for name in sorted(files, key=lambda name: (name != DEFAULT_SUITE, name))}
+
+
+def load_suite(spec: str) -> Suite:
+    """Load a suite by packaged name, or from a ``.toml`` file path; raise :class:`UserError` when it is unknown or invalid."""
+    packaged = packaged_suites()
+    if spec in packaged:
+        suite = parse_suite_file(packaged[spec])
+        if suite.name != spec:
+            raise UserError(f"{packaged[spec]}: name {suite.name!r} must match the file name {spec!r}")
+        return suite
+    path = Path(spec).expanduser()
+    if spec.endswith(".toml") or path.is_file():
+        if not path.is_file():
+            raise UserError(f"suite file {spec}: no such file")
+        return parse_suite_file(path)
+    raise UserError(f"suite {spec!r}: unknown suite; choose from {', '.join(packaged)} or pass a .toml file")
+
+
+def load_all_suites() -> list[Suite]:
+    """Every packaged suite, validated, in :func:`packaged_suites` order."""
+    return [load_suite(name) for name in packaged_suites()]
+
+
+def pick_tasks(text: str, suite: Suite) -> tuple[str, ...]:
+    """``--tasks``: ``all`` means the suite's tasks (in its order); names may be any known task (:func:`parse_task_list`)."""
+    return suite.tasks if text.strip() == "all" else tuple(parse_task_list(text))
+
+
+def suites_of_task(task: str, suites: list[Suite]) -> list[str]:
+    """The names of the suites among ``suites`` that contain ``task``."""
+    return [suite.name for suite in suites if task in suite.tasks]
+
+
+def parse_suite_file(path: Path) -> Suite:
+    """Read and validate one suite file; every problem is a one-line :class:`UserError` naming the file and field."""
+    try:
+        raw_bytes = path.read_bytes()
+        raw = tomllib.loads(raw_bytes.decode("utf-8"))
+    except OSError as error:
+        raise UserError(f"{path}: unreadable suite file ({error.strerror or error})") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise UserError(f"{path}: not a valid TOML suite file ({error})") from None
+    where = str(path)
+    _refuse_unknown(raw, _TOP_KEYS, where)
+    name = _string(raw, "name", where)
+    description = _string(raw, "description", where, required=False)
+    lengths = _lengths(raw, "lengths", where)
+    base_lengths = _lengths(raw, "base_lengths", where)
+    listed = {label for label, _ in lengths}
+    stray = [label for label, _ in base_lengths if label not in listed]
+    if stray:
+        raise UserError(f"{where}: base_lengths {', '.join(stray)} must also be listed in lengths")
+    tasks, metrics = _tasks(raw.get("tasks"), where)
+    method, overall_tasks = _overall(raw.get("overall", {}), tasks, where)
+    return Suite(
+        name=name, description=description, lengths=tuple(lengths), base_lengths=tuple(label for label, _ in base_lengths),
+        tasks=tasks, metrics=metrics, overall_method=method, overall_tasks=overall_tasks, path=path,
+        sha256=hashlib.sha256(raw_bytes).hexdigest(),
+    )
+
+
+def _refuse_unknown(table: dict, allowed: set[str], where: str) -> None:
+    """Refuse keys the format does not know (a typo would otherwise be ignored silently)."""
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise UserError(f"{where}: unknown field {unknown[0]!r}; allowed: {', '.join(sorted(allowed))}")
+
+
+def _string(raw: dict, key: str, where: str, required: bool = True) -> str:
+    """A non-empty string field (an absent optional one is ``""``)."""
+    if key not in raw and not required:
+        return ""
+    value = raw.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise UserError(f"{where}: field {key!r} must be a non-empty string")
+    return value.strip()
+
+
+def _lengths(raw: dict, key: str, where: str) -> list[tuple[str, int]]:
+    """A non-empty list of length labels, canonical and in length order."""
+    value = raw.get(key)
+    if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
+        raise UserError(f"{where}: field {key!r} must be a non-empty list of length labels such as [\"2k\", \"8k\"]")
+    try:
+        return parse_length_list(",".join(value))
+    except UserError as error:
+        raise UserError(f"{where}: field {key!r}: {error}") from None
+
+
+def _tasks(table: object, where: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The ``[tasks.<name>]`` tables: known task names and their metric families."""
+    if not isinstance(table, dict) or not table:
+        raise UserError(f"{where}: field 'tasks' must hold at least one [tasks.<name>] table")
+    families = sorted({info.metric for info in TASKS.values()})
+    metrics = {}
+    for task, settings in table.items():
+        field = f"tasks.{task}"
+        if task not in TASKS:
+            raise UserError(f"{where}: {field}: unknown task; known tasks: {', '.join(TASKS)}")
+        if not isinstance(settings, dict):
+            raise UserError(f"{where}: {field} must be a table, e.g. [{field}] metric = \"default\"")
+        _refuse_unknown(settings, _TASK_KEYS, f"{where}: {field}")
+        metric = settings.get("metric", DEFAULT_METRIC)
+        if metric != DEFAULT_METRIC and metric not in families:
+            raise UserError(f"{where}: {field}.metric {metric!r}: use \"default\" or one of {', '.join(families)}")
+        metrics[task] = TASKS[task].metric if metric == DEFAULT_METRIC else metric
+    return tuple(table), metrics
+
+
+def _overall(table: object, tasks: tuple[str, ...], where: str) -> tuple[str, tuple[str, ...]]:
+    """The ``[overall]`` table: the method and the tasks it averages ("all": every task of the suite)."""
+    if not isinstance(table, dict):
+        raise UserError(f"{where}: field 'overall' must be a table")
+    _refuse_unknown(table, _OVERALL_KEYS, f"{where}: overall")
+    method = table.get("method", OVERALL_METHODS[0])
+    if method not in OVERALL_METHODS:
+        raise UserError(f"{where}: overall.method {method!r}: use one of {', '.join(OVERALL_METHODS)}")
+    chosen = table.get("tasks", "all")
+    if chosen == "all":
+        return method, tasks
+    if not isinstance(chosen, list) or not chosen or not all(isinstance(task, str) for task in chosen):
+        raise UserError(f"{where}: overall.tasks must be \"all\" or a non-empty list of the suite's task names")
+    outside = [task for task in chosen if task not in tasks]
+    if outside:
+        raise UserError(f"{where}: overall.tasks {', '.join(outside)} not among the suite's [tasks]")
+    return method, tuple(task for task in tasks if task in chosen)
+
+
+NO_SUITE = "(no suite)"
+"""The group of tasks that no known suite contains (a task added without a suite file)."""
+
+
+def recorded_suite(manifest: dict | None) -> dict | None:
+    """The suite record a data manifest holds (:meth:`Suite.record`), or ``None`` for folders made before suites."""
+    record = manifest.get("suite") if isinstance(manifest, dict) else None
+    if record is None:
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("name"), str) or not isinstance(record.get("tasks"), list):
+        raise UserError("manifest.json: field 'suite' must be an object with a name and a list of tasks")
+    return record
+
+
+def group_by_suite(tasks: list[str], recorded: dict | None) -> dict[str, list[str]]:
+    """Group task names by suite, keeping their order within each group.
+
+    A task of the data's own suite (``recorded``, from the manifest) belongs to it; any other task to
+    the first packaged suite that contains it (``--tasks`` may pick tasks across suites); a task no
+    suite contains to :data:`NO_SUITE`. The recorded suite comes first.
+    """
+    known = load_all_suites()
+    groups: dict[str, list[str]] = {recorded["name"]: []} if recorded else {}
+    for task in tasks:
+        if recorded and task in recorded["tasks"]:
+            name = recorded["name"]
+        else:
+            name = next(iter(suites_of_task(task, known)), NO_SUITE)
+        groups.setdefault(name, []).append(task)
+    return {name: members for name, members in groups.items() if members}
