@@ -7,10 +7,14 @@
 2. Recovery: 300 problems per noise level, (lambda, k) drawn uniformly from the candidate grid,
    L in {100, 200, 300}, windows 0,1,2,5,10,20,50,all, every window; outcomes drawn from the model
    itself and from one fixed layout per problem. Exact = same (lambda, k); equivalent = the same pi on
-   every probed window (the data cannot tell them apart); category = same category I-V.
+   every probed window (the data cannot tell them apart); category = same category I-V; ceiling = the
+   exact rate of the best possible estimator: the maximum-likelihood grid pair under the true model
+   with the true noise rate known (ties shared), which is the Bayes-optimal guess for a truth drawn
+   uniformly from the grid, so no estimator can do better on average on these outcomes.
 3. Stride: the same layouts probed at every window and at every 5th window start.
 4. Oracle (when ``--data`` exists): probes of the data folder (passage units, and sentence units
-   thinned to 300 probes per problem), oracle fit against the provenance's category, full vs stride 5.
+   thinned to 300 probes per problem), oracle fit against the provenance's category, full vs stride 5;
+   for the one-passage tasks agreement split by whether the gold unit is the first or last unit.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import numpy as np
 
 from longbench100.analysis.categories import category, thresholds
 from longbench100.analysis.closed_forms import window_cover_array
-from longbench100.analysis.fit import Problem, fit_cow
+from longbench100.analysis.fit import Problem, candidate_pairs, fit_cow
 from longbench100.analysis.pipeline import load_probes, oracle_outcomes, run_fit
 from longbench100.analysis.probes import ProbeOptions, build_probes, write_probes
 from longbench100.analysis.simulate import grid_truths, simulate_problem
@@ -62,10 +66,29 @@ def _spearman(a: list[int], b: list[int]) -> float:
     return float(np.corrcoef(ra, rb)[0, 1]) if ra.std() and rb.std() else float("nan")
 
 
+def _ceiling_hit(problem: Problem, truth: tuple[int, int], noise: float) -> float:
+    """1 / (number of tied best pairs) when the truth is among the maximum-likelihood pairs of the true
+    model (pi above lambda, IDK below, a random outcome with probability ``noise``), else 0."""
+    pairs = candidate_pairs(problem.windows, problem.length)
+    lam, k = (np.array(values)[:, None] for values in zip(*pairs))
+    pi = window_cover_array(lam, k, problem.length, np.array(problem.windows)[None, :])
+    correct = np.array([outcome == 1.0 for outcome in problem.outcomes])
+    idk = np.array([outcome is None for outcome in problem.outcomes])
+    with np.errstate(divide="ignore"):
+        log_correct = np.log((1 - noise) * pi + noise / 3)
+        log_idk = np.log((1 - noise) * (1 - pi) + noise / 3)
+        log_wrong = np.log(noise / 3) if noise else -np.inf
+    wrong = int((~correct & ~idk).sum())
+    score = (np.where(correct, log_correct, 0.0).sum(axis=1) + np.where(idk, log_idk, 0.0).sum(axis=1)
+             + (wrong * log_wrong if wrong else 0.0))
+    best = [pairs[index] for index in np.flatnonzero(score >= score.max() - 1e-9)]
+    return 1 / len(best) if truth in best else 0.0
+
+
 def recovery(seed: int, count: int = 300) -> None:
     print("recovery (300 problems per row; truths uniform on the candidate grid):")
-    print("| draw | noise | exact (lambda, k) | equivalent | category |")
-    print("|---|---|---|---|---|")
+    print("| draw | noise | exact (lambda, k) | equivalent | category | ceiling (best possible exact) |")
+    print("|---|---|---|---|---|---|")
     for draw in ("model", "layout"):
         for noise in NOISE_LEVELS:
             rng = random.Random(seed)
@@ -77,13 +100,15 @@ def recovery(seed: int, count: int = 300) -> None:
                 data.append(simulate_problem(str(index), *truth, length, RECOVERY_SIZES, noise, rng, draw=draw))
             fits, _ = fit_cow(data)
             exact = equivalent = same = 0
+            ceiling = sum(_ceiling_hit(problem, truth, noise) for truth, problem in zip(truths, data))
             for truth, fit, problem in zip(truths, fits, data):
                 windows = np.array(sorted(set(problem.windows)))
                 exact += (fit.lam, fit.k) == truth
                 equivalent += bool(np.allclose(window_cover_array(*truth, problem.length, windows),
                                                window_cover_array(fit.lam, fit.k, problem.length, windows), atol=1e-9))
                 same += _category(*truth, problem) == _category(fit.lam, fit.k, problem)
-            print(f"| {draw} | {noise:.2f} | {exact / count:.1%} | {equivalent / count:.1%} | {same / count:.1%} |")
+            print(f"| {draw} | {noise:.2f} | {exact / count:.1%} | {equivalent / count:.1%} | {same / count:.1%} | "
+                  f"{ceiling / count:.1%} |")
 
 
 def stride(seed: int, count: int = 300) -> None:
@@ -128,6 +153,13 @@ def oracle(data_dir: Path, seed: int) -> None:
                     agree = sum(row["category"] == row["expected"]["category"] for row in rows)
                     print(f"    {task}: fitted {summary['counts']}  agrees with provenance {agree}/{len(rows)}  "
                           f"confusion {summary['confusion']}")
+                    single = [row for row in rows if row["expected"]["lambda"] == 1]
+                    if units == "passage" and single:
+                        edge = [row for row in single if row["expected"]["gold_units"][0] in (0, row["L"] - 1)]
+                        print(f"      gold in the first or last unit: {sum(r['category'] == r['expected']['category'] for r in edge)}"
+                              f"/{len(edge)} agree; elsewhere: "
+                              f"{sum(r['category'] == r['expected']['category'] for r in single if r not in edge)}"
+                              f"/{len(single) - len(edge)}")
             same = sum(a["category"] == b["category"] for a, b in zip(fits[1]["problems"], fits[5]["problems"]))
             print(f"  units {units}: stride 5 agrees with every window on {same}/{len(fits[1]['problems'])} problems")
 

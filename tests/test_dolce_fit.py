@@ -139,3 +139,18 @@ def test_cow_or_pig_by_the_dip_test():
     one_mode = [min(1.0, max(0.0, rng.gauss(0.5, 0.12))) for _ in range(120)]
     assert outcome_kind("summary_judge", one_mode) == "PIG"
     assert outcome_kind("summary_judge", spread) == "PIG"
+
+
+def test_pairs_past_the_largest_window_cannot_be_told_apart():
+    """Why exact recovery on the full candidate grid cannot reach 100%: every span longer than the
+    largest partial window is missed by every partial window and caught by the whole context, so
+    (max C + 1, k) and (L, 1) give every probe the same probability, and the fit can only pick one."""
+    sizes = (0, 1, 2, 5, 10, 20, 50, 200)
+    same = [(51, 1), (51, 2), (200, 1)]
+    assert all(pair in candidate_pairs(sizes, 200) for pair in same)
+    probabilities = [[float(window_cover_probability(lam, k, 200, size)) for size in sizes] for lam, k in same]
+    assert probabilities[0] == probabilities[1] == probabilities[2] == [0.0] * 7 + [1.0]
+    rng = random.Random(2)
+    problems = [simulate_problem(f"p{i}", *pair, 200, sizes[:-1], 0.0, rng) for i, pair in enumerate(same)]
+    fits, _ = fit_cow(problems)
+    assert {(fit.lam, fit.k) for fit in fits} == {(51, 1)}  # one answer for three truths

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..atomic import write_bytes_atomic
+from ..errors import UserError
 from .categories import CATEGORIES, CATEGORY_NAMES
 
 _LEFT = ("II", "I")  # drawn outwards from zero to the left
@@ -65,3 +68,26 @@ def plot_categories(fit: dict, path: Path) -> None:
     ax.set_title("Dolce focus categories per task")
     FigureCanvasAgg(figure)
     figure.savefig(path, dpi=120, metadata={"Software": None})
+
+
+def load_fit(path: Path) -> dict:
+    """Read a dolce.json written by ``dolce fit``; a missing or malformed file is a one-line error."""
+    try:
+        fit = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UserError(f"{path}: cannot read a dolce fit ({error})") from None
+    if not isinstance(fit, dict) or not isinstance(fit.get("tasks"), dict):
+        raise UserError(f"{path}: not a dolce fit (no 'tasks'; write one with `longbench100 dolce fit`)")
+    return fit
+
+
+def write_dolce_report(fit: dict, out_dir: Path) -> tuple[Path, Path]:
+    """Write ``dolce.md`` (category shares, and the confusion for oracle runs) and ``dolce.png`` (the
+    chart) into the existing folder ``out_dir``; return both paths. ``dolce report`` and
+    ``report --dolce`` both use it."""
+    table = category_table(fit)
+    if any("confusion" in summary for summary in fit["tasks"].values()):
+        table += "\n" + confusion_table(fit)
+    write_bytes_atomic(out_dir / "dolce.md", table.encode("utf-8"))
+    plot_categories(fit, out_dir / "dolce.png")
+    return out_dir / "dolce.md", out_dir / "dolce.png"

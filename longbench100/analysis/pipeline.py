@@ -175,7 +175,8 @@ def _row(task: str, problem: Problem, items: list[tuple[Probe, float | None]], k
     }
     if first.gold_units is not None:
         span = first.gold_units[1] - first.gold_units[0]
-        row["expected"] = {"lambda": span, "k": 1, "category": category(span, 1, limits)}
+        row["expected"] = {"lambda": span, "k": 1, "category": category(span, 1, limits),
+                           "gold_units": list(first.gold_units)}
     return row
 
 

@@ -1,36 +1,23 @@
 """Context units: sentences, lines, paragraphs or numbered passages, as character spans of a context.
 
-Sentences come from the generator's segmenter: ``longbench100.generate.sentences.sentence_ends``
-when that module exists, else the sentence-end rule the generator's padding uses today
-(``generate.packing``); both are looked up lazily so this module never pins one.
+Sentences come from the generator's own segmenter, ``longbench100.generate.sentences.sentence_ends``,
+so a sentence unit here is exactly what the generator treats as one.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Callable
 
 from ..errors import UserError
+from ..generate.sentences import sentence_ends
 
 UNIT_KINDS = ("auto", "sentence", "line", "paragraph", "passage")
 Span = tuple[int, int]
 
 
-def _generator_sentence_ends() -> Callable[[str], list[int]]:
-    """The generator's sentence ends: ``generate.sentences.sentence_ends`` (offsets just after each end)
-    when that module exists, else the sentence-end rule ``generate.packing`` uses today."""
-    try:
-        from ..generate.sentences import sentence_ends  # noqa: PLC0415 - the library segmenter, once merged
-    except ImportError:
-        from ..generate.packing import _SENTENCE_END  # noqa: PLC0415 - the generator's current rule
-
-        return lambda text: [match.end() for match in _SENTENCE_END.finditer(text)]
-    return sentence_ends
-
-
 def sentence_spans(text: str) -> list[Span]:
     """Sentence spans of ``text``: cut at every sentence end the generator recognises (whitespace trimmed)."""
-    return _trimmed_spans(text, [0] + list(_generator_sentence_ends()(text)) + [len(text)])
+    return _trimmed_spans(text, [0] + sentence_ends(text) + [len(text)])
 
 
 def _trimmed_spans(text: str, cuts: list[int]) -> list[Span]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -110,18 +109,10 @@ def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Folder for dolce.png and dolce.md.")
 def report_command(fit_path: Path, out_dir: Path) -> None:
     """Draw the per-task category chart (I-II left of zero, III-V right) and write the table."""
-    from ..analysis.chart import category_table, confusion_table, plot_categories  # noqa: PLC0415
-    from ..atomic import write_bytes_atomic  # noqa: PLC0415
+    from ..analysis.chart import load_fit, write_dolce_report  # noqa: PLC0415
 
-    try:
-        fit = json.loads(fit_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise UserError(f"{fit_path}: cannot read a dolce fit ({error})") from None
-    if not isinstance(fit, dict) or "tasks" not in fit:
-        raise UserError(f"{fit_path}: not a dolce fit (no 'tasks')")
+    fit = load_fit(fit_path)
     out_dir.mkdir(parents=True, exist_ok=True)
-    table = category_table(fit) + ("\n" + confusion_table(fit) if any("confusion" in s for s in fit["tasks"].values()) else "")
-    write_bytes_atomic(out_dir / "dolce.md", table.encode("utf-8"))
-    plot_categories(fit, out_dir / "dolce.png")
-    click.echo(table, nl=False)
-    click.echo(f"wrote {out_dir / 'dolce.png'} and {out_dir / 'dolce.md'}")
+    table, chart = write_dolce_report(fit, out_dir)
+    click.echo(table.read_text(encoding="utf-8"), nl=False)
+    click.echo(f"wrote {chart} and {table}")

@@ -18,7 +18,10 @@ from ..report.run import ReportOptions, run_report
 @click.option("--allow-mixed", is_flag=True,
               help="Report results made with different settings (metric, judge, QA filter, tokenizer, data) "
                    "instead of refusing; report.md then says so loudly and runs no paired test between them.")
-def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int, allow_mixed: bool) -> None:
+@click.option("--dolce", "dolce", type=click.Path(path_type=Path), default=None,
+              help="A dolce.json from `longbench100 dolce fit`: also write its category chart (dolce.png) "
+                   "and table (dolce.md) into OUT.")
+def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int, allow_mixed: bool, dolce: Path | None) -> None:
     """Tabulate and plot Base Ability, scores and LongScore of the models in RESULTS (results.json files).
 
     \b
@@ -31,8 +34,10 @@ def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int, allow_m
     Results made with different settings (metric mode, metric per task, ROUGE-L variant, judge
     model and endpoint, QA filter, tokenizer, base lengths, data manifest) are refused unless
     --allow-mixed; settings an older results file does not record are warned about.
+    With --dolce, OUT also gets the Dolce focus-category chart and table of that fit.
     """
-    outcome = run_report(ReportOptions(list(results), out, n_boot=n_boot, seed=seed, allow_mixed=allow_mixed))
+    outcome = run_report(ReportOptions(list(results), out, n_boot=n_boot, seed=seed, allow_mixed=allow_mixed,
+                                       dolce=dolce))
     for warning in outcome.warnings:
         click.echo(f"warning: {warning}", err=True)
     for path in outcome.written:

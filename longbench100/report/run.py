@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..analysis.chart import load_fit, write_dolce_report
 from ..writable import ensure_writable_dir
 from .load import load_results
 from .settings import check_settings
@@ -23,6 +24,8 @@ class ReportOptions:
     """Seed of the paired bootstrap."""
     allow_mixed: bool = False
     """Report results made with different settings (metric, judge, data, ...) instead of refusing."""
+    dolce: Path | None = None
+    """A dolce.json from ``dolce fit``: its category chart and table are written beside report.md."""
 
 
 @dataclass(frozen=True)
@@ -38,12 +41,13 @@ class ReportOutcome:
 def run_report(options: ReportOptions) -> ReportOutcome:
     """Load the results, check that they were made alike, and write report.md and the plots.
 
-    Raises :class:`UserError` (one line) for a missing or malformed results file, results made with
+    Raises :class:`UserError` (one line) for a missing or malformed results or dolce file, results made with
     different settings (unless ``allow_mixed``) and an ``out`` folder that cannot be written; in
     each case before anything is written.
     """
     ensure_writable_dir(options.out)
     results = load_results(list(options.results))
+    dolce_fit = load_fit(options.dolce) if options.dolce else None
     check = check_settings([(result.path, result.settings) for result in results], allow_mixed=options.allow_mixed)
     warnings = list(check.warnings)
     if check.mixed:
@@ -53,4 +57,6 @@ def run_report(options: ReportOptions) -> ReportOutcome:
         )
     options.out.mkdir(parents=True, exist_ok=True)
     written = write_report(results, options.out, check, n_boot=options.n_boot, seed=options.seed)
+    if dolce_fit is not None:
+        written += write_dolce_report(dolce_fit, options.out)
     return ReportOutcome(written, warnings)
