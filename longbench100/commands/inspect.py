@@ -37,6 +37,8 @@ def inspect(out: Path, as_json: bool) -> None:
             click.echo(f"{'':<18} rows asking the same item at every length with rows ({', '.join(labels) or 'none'}): {count}")
     for line in summary.shortfalls:
         click.echo(f"shortfall: {line}")
+    if summary.near_duplicates:
+        click.echo(summary.near_duplicates)
 
 
 def _row(task: str, label: str, s: LengthSummary) -> str:

@@ -41,6 +41,7 @@ class FolderSummary:
     tasks: dict[str, dict[str, LengthSummary]] = field(default_factory=dict)
     paired_all_lengths: dict[str, tuple[int, list[str]]] = field(default_factory=dict)
     shortfalls: list[str] = field(default_factory=list)
+    near_duplicates: str | None = None
 
 
 def summarise_folder(out: Path) -> FolderSummary:
@@ -62,6 +63,7 @@ def summarise_folder(out: Path) -> FolderSummary:
     for task, facts in manifest.get("tasks", {}).items():
         summary.paired_all_lengths[task] = (facts["paired_rows_all_lengths"], facts["paired_over_lengths"])
     summary.shortfalls = [f"{s['task']} {s['label']}: {s['rows']} of {s['requested']} rows ({s['reason']})" for s in manifest.get("shortfalls", [])]
+    summary.near_duplicates = _near_duplicates_line(manifest.get("near_duplicates"))
     return summary
 
 
@@ -91,6 +93,15 @@ def summarise_file(path: Path) -> LengthSummary:
         depth_min=min(depths) if depths else None, depth_median=statistics.median(depths) if depths else None,
         depth_max=max(depths) if depths else None,
     )
+
+
+def _near_duplicates_line(facts: dict | None) -> str | None:
+    """One line on the documents each source lost to near-duplicate grouping, from the manifest's section."""
+    if not facts:
+        return None
+    dropped = ", ".join(f"{source} {count}" for source, count in facts["dropped"].items()) or "none"
+    return (f"near-duplicate documents dropped (sharing >= {facts['threshold']:.0%} of {facts['shingle_words']}-word shingles, "
+            f"identical texts included): {dropped}")
 
 
 def _read_manifest(out: Path) -> dict:

@@ -1,0 +1,68 @@
+"""Where sentences end in passage text: the places the generator may cut a filler or insert a sentence.
+
+Segmentation comes from ``sentencex`` (Wikimedia's rule-based segmenter, with per-language
+abbreviation lists); docs/benchmarks.md compares it with pysbd, syntok and blingfire. On top of it a
+boundary must also
+
+- close with terminal punctuation (``.``, ``!``, ``?`` or ``…``, optionally followed by closing
+  quotes or brackets), so a bare heading or a list line is never a sentence end;
+- be followed by whitespace or the end of the text;
+- not end in an initial (``J.``), a dotted abbreviation (``U.S.``, ``a.m.``) or a title or other
+  abbreviation that usually continues (``Dr.``, ``Gov.``, ``Ft.``). This drops a few true ends
+  ("moved to the U.S.") but never splits a sentence the segmenter got wrong: a lost boundary costs a
+  few tokens of fill, a wrong one cuts a sentence in half.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from functools import lru_cache
+
+import sentencex
+
+LANGUAGE = "en"
+MIN_FILLER_CHARS = 20  # a cut-off filler shorter than this is dropped (no bare headings or fragments)
+_MARGIN = 400  # characters segmented past a limit, so the cut of the slice cannot change the ends before it
+_TERMINAL = re.compile(r"""[.!?…]["'”’)\]]*$""")
+_ABBREVIATIONS = (
+    "Mr|Mrs|Ms|Mx|Dr|Prof|Gov|Sen|Rep|Pres|Gen|Col|Lt|Maj|Sgt|Capt|Cmdr|Adm|Rev|Hon|St|Ste|Ft|Mt|Jr|Sr|"
+    "No|Nos|vs|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Inc|Corp|Co|Ltd|Bros|Dept|Univ|Ave|Blvd|Rd|"
+    "Fig|Figs|Eq|Vol|Ch|pp|cf|al|approx|est|Ph|Mass|Calif|Tex|Fla|Pa|Wash|Ariz|Conn|Ill|Ind|Mich|Minn"
+)
+_ABBREVIATED_END = re.compile(rf"""(?:^|[^\w.])(?:(?:[A-Za-z]\.){{2,}}|[A-Z]\.|(?:{_ABBREVIATIONS})\.)$""")
+
+
+def sentence_ends(text: str, limit: int | None = None) -> list[int]:
+    """Character offsets just after each sentence end of ``text`` (see the module rules), in order.
+
+    With ``limit`` only the ends at or before it are returned, and only the opening of the text is
+    segmented (plus a margin), so cutting a short filler from a long document stays cheap.
+    """
+    if limit is None or limit + _MARGIN >= len(text):
+        ends = _all_ends(text)
+    else:
+        ends = _ends(text, text[: limit + _MARGIN])
+    return list(ends) if limit is None else list(ends[: bisect.bisect_right(ends, limit)])
+
+
+def is_sentence_end(sentence: str) -> bool:
+    """Whether ``sentence`` (stripped of trailing whitespace) closes with terminal punctuation that is no abbreviation."""
+    return bool(_TERMINAL.search(sentence)) and not _ABBREVIATED_END.search(sentence)
+
+
+@lru_cache(maxsize=512)
+def _all_ends(text: str) -> tuple[int, ...]:
+    """Every sentence end of a whole text, cached per text (counting_stars renders the same passages several times)."""
+    return _ends(text, text)
+
+
+def _ends(text: str, opening: str) -> tuple[int, ...]:
+    """Sentence ends found by segmenting ``opening``, a prefix of ``text``."""
+    ends = []
+    for span in sentencex.get_sentence_boundaries(LANGUAGE, opening):
+        sentence = span["text"].rstrip()
+        end = span["start_index"] + len(sentence)
+        if sentence and (end == len(text) or text[end].isspace()) and is_sentence_end(sentence):
+            ends.append(end)
+    return tuple(ends)
