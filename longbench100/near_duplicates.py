@@ -33,7 +33,7 @@ THRESHOLD = 0.5
 MAX_SHINGLE_TEXTS = 50
 _WORD = re.compile(r"\w+")
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
-_VERSION = 1  # bump when the rule changes, so cached results are recomputed
+_VERSION = 2  # bump when the rule changes, so cached results are recomputed
 
 
 @dataclass(frozen=True)
@@ -129,23 +129,32 @@ def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
 
 
 def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Every distinct 8-word shingle hash of every text, with the index of the text it belongs to."""
+    """Every distinct 8-word shingle hash of every text, with the index of the text it belongs to.
+
+    Words are numbered in order of first appearance (so hashes do not depend on Python's per-process
+    string hashing), all texts are hashed in one vectorised pass, and shingles that would span two
+    texts are dropped.
+    """
     vocabulary: dict[str, int] = {}
-    all_hashes, all_owners = [], []
+    ids: list[int] = []
+    owners: list[int] = []
     for index, text in enumerate(texts):
         words = _WORD.findall(text.lower())
-        if len(words) < SHINGLE_WORDS:
-            continue
-        ids = np.array([vocabulary.setdefault(word, len(vocabulary)) for word in words], dtype=np.uint64)
-        hashes = np.zeros(len(ids) - SHINGLE_WORDS + 1, dtype=np.uint64)
-        for offset in range(SHINGLE_WORDS):
-            hashes = hashes * _MULTIPLIER + ids[offset: len(ids) - SHINGLE_WORDS + 1 + offset]
-        hashes = np.unique(hashes)
-        all_hashes.append(hashes)
-        all_owners.append(np.full(len(hashes), index, dtype=np.int64))
-    if not all_hashes:
+        ids.extend(vocabulary.setdefault(word, len(vocabulary)) for word in words)
+        owners.extend([index] * len(words))
+    word_ids, word_owners = np.array(ids, dtype=np.uint64), np.array(owners, dtype=np.int64)
+    count = len(word_ids) - SHINGLE_WORDS + 1
+    if count <= 0:
         return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
-    return np.concatenate(all_hashes), np.concatenate(all_owners)
+    hashes = np.zeros(count, dtype=np.uint64)
+    for offset in range(SHINGLE_WORDS):
+        hashes = hashes * _MULTIPLIER + word_ids[offset: offset + count]
+    within = word_owners[:count] == word_owners[SHINGLE_WORDS - 1:]
+    hashes, shingle_owners = hashes[within], word_owners[:count][within]
+    order = np.lexsort((hashes, shingle_owners))
+    hashes, shingle_owners = hashes[order], shingle_owners[order]
+    first = np.r_[True, (hashes[1:] != hashes[:-1]) | (shingle_owners[1:] != shingle_owners[:-1])]
+    return hashes[first], shingle_owners[first]
 
 
 def _cache_path(documents: Sequence[Document]) -> Path:
