@@ -8,6 +8,9 @@ one group), and each group is represented by its first document in corpus order.
 
 A shingle that occurs in more than ``MAX_SHINGLE_TEXTS`` distinct texts is boilerplate (bylines,
 licence notes) and is ignored when counting shared shingles, which also keeps the pair count small.
+Only the first ``SHINGLED_CHARS`` characters of a text are shingled: versions of one text share
+their opening, and this halves the work on the long reports and books (on ../shared/sources the
+groups are the same as over whole texts).
 The computation is exact (no sampling), deterministic, and cached on disk per set of texts.
 docs/benchmarks.md compares it with MinHash LSH from ``datasketch``.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +35,10 @@ from .records import Document
 SHINGLE_WORDS = 8
 THRESHOLD = 0.5
 MAX_SHINGLE_TEXTS = 50
+SHINGLED_CHARS = 10_000  # only the opening of a long text is compared: versions of one text share it
 _WORD = re.compile(r"\w+")
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
-_VERSION = 2  # bump when the rule changes, so cached results are recomputed
+_VERSION = 5  # bump when the rule changes, so cached results are recomputed
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,12 @@ class NearDuplicates:
     def settings(self) -> dict:
         """The rule and the per-source counts, for the manifest."""
         return {"shingle_words": SHINGLE_WORDS, "threshold": THRESHOLD, "measure": "overlap coefficient",
-                "max_shingle_texts": MAX_SHINGLE_TEXTS, "dropped": dict(self.dropped), "identical": dict(self.identical)}
+                "max_shingle_texts": MAX_SHINGLE_TEXTS, "shingled_chars": SHINGLED_CHARS, "dropped": dict(self.dropped), "identical": dict(self.identical)}
+
+
+def identical_text(document: Document) -> str:
+    """The text itself: the key under which only identical texts count as one (no near-duplicate groups)."""
+    return document.text
 
 
 def find_near_duplicates(documents: Sequence[Document], cache: bool = True) -> NearDuplicates:
@@ -108,8 +118,6 @@ def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
     """Index pairs ``(a, b)``, ``a < b``, of texts whose shared shingles reach ``THRESHOLD`` of the smaller one's."""
     shingles, owners = _shingles(texts)
     sizes = np.bincount(owners, minlength=len(texts))
-    order = np.lexsort((owners, shingles))
-    shingles, owners = shingles[order], owners[order]
     starts = np.flatnonzero(np.r_[True, shingles[1:] != shingles[:-1]])
     group_size = np.diff(np.r_[starts, len(shingles)])
     keep = np.repeat((group_size >= 2) & (group_size <= MAX_SHINGLE_TEXTS), group_size)
@@ -119,7 +127,7 @@ def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
         same = shingles[distance:] == shingles[:-distance]
         if not same.any():
             break
-        pair_keys.append(owners[:-distance][same].astype(np.int64) * len(texts) + owners[distance:][same])
+        pair_keys.append(owners[:-distance][same].astype(np.int64) * len(texts) + owners[distance:][same].astype(np.int64))
     if not pair_keys:
         return []
     keys, shared = np.unique(np.concatenate(pair_keys), return_counts=True)
@@ -129,37 +137,32 @@ def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
 
 
 def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Every distinct 8-word shingle hash of every text, with the index of the text it belongs to.
+    """Every distinct 8-word shingle hash of every text with the index of its text, sorted by (hash, text).
 
-    Words are numbered in order of first appearance (so hashes do not depend on Python's per-process
-    string hashing), all texts are hashed in one vectorised pass, and shingles that would span two
-    texts are dropped.
+    Each word is hashed with CRC-32 of its UTF-8 bytes (stable across processes, unlike Python's
+    string hash); the runs of 8 word hashes of all texts are then combined into 64-bit shingle
+    hashes in one vectorised pass, dropping runs that span two texts.
     """
-    vocabulary: dict[str, int] = {}
-    ids: list[int] = []
-    owners: list[int] = []
-    for index, text in enumerate(texts):
-        words = _WORD.findall(text.lower())
-        ids.extend(vocabulary.setdefault(word, len(vocabulary)) for word in words)
-        owners.extend([index] * len(words))
-    word_ids, word_owners = np.array(ids, dtype=np.uint64), np.array(owners, dtype=np.int64)
-    count = len(word_ids) - SHINGLE_WORDS + 1
-    if count <= 0:
-        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
-    hashes = np.zeros(count, dtype=np.uint64)
-    for offset in range(SHINGLE_WORDS):
-        hashes = hashes * _MULTIPLIER + word_ids[offset: offset + count]
-    within = word_owners[:count] == word_owners[SHINGLE_WORDS - 1:]
-    hashes, shingle_owners = hashes[within], word_owners[:count][within]
-    order = np.lexsort((hashes, shingle_owners))
-    hashes, shingle_owners = hashes[order], shingle_owners[order]
-    first = np.r_[True, (hashes[1:] != hashes[:-1]) | (shingle_owners[1:] != shingle_owners[:-1])]
-    return hashes[first], shingle_owners[first]
+    word_hashes = [np.fromiter(map(zlib.crc32, map(str.encode, words)), dtype=np.uint64, count=len(words))
+                   for words in (_WORD.findall(text[:SHINGLED_CHARS].lower()) for text in texts)]
+    words = np.concatenate(word_hashes) if word_hashes else np.zeros(0, dtype=np.uint64)
+    word_owners = np.repeat(np.arange(len(texts), dtype=np.int32), [len(part) for part in word_hashes])
+    count = max(0, len(words) - SHINGLE_WORDS + 1)
+    hashes = words[:count].copy()
+    for offset in range(1, SHINGLE_WORDS):
+        hashes *= _MULTIPLIER
+        hashes += words[offset: offset + count]
+    within = word_owners[:count] == word_owners[SHINGLE_WORDS - 1: SHINGLE_WORDS - 1 + count]
+    hashes, owners = hashes[within], word_owners[:count][within]
+    order = np.lexsort((owners, hashes))
+    hashes, owners = hashes[order], owners[order]
+    first = np.r_[True, (hashes[1:] != hashes[:-1]) | (owners[1:] != owners[:-1])]
+    return hashes[first], owners[first]
 
 
 def _cache_path(documents: Sequence[Document]) -> Path:
     """The cache file for this exact list of (id, source, text), under the rule's settings."""
-    digest = hashlib.sha256(json.dumps([_VERSION, SHINGLE_WORDS, THRESHOLD, MAX_SHINGLE_TEXTS]).encode())
+    digest = hashlib.sha256(json.dumps([_VERSION, SHINGLE_WORDS, THRESHOLD, MAX_SHINGLE_TEXTS, SHINGLED_CHARS]).encode())
     for document in documents:
         digest.update(f"{document.id}\0{document.source}\0".encode())
         digest.update(document.text.encode("utf-8", "surrogatepass"))

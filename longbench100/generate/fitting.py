@@ -7,6 +7,7 @@ import random
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from ..near_duplicates import identical_text
 from ..records import Document
 from ..tokenization import Tokenizer
 from .packing import choose_filler, cut_prefix, first_fit
@@ -94,7 +95,7 @@ def fit_prompt(
     if room < 0:
         return None
     gold_ids = {piece.doc.id for piece in gold if piece.doc}
-    key = text_key or (lambda document: document.text)
+    key = text_key or identical_text
     gold_keys = {key(piece.doc) for piece in gold if piece.doc}
     used: set[str] = set(gold_ids)
 

@@ -10,7 +10,7 @@ from ..corpus import Corpus
 from ..generate.fitting import BuildContext, Fitted, fit_prompt, minimum_tokens
 from ..generate.pieces import Piece, gold_piece
 from ..generate.templates import PromptTemplates
-from ..near_duplicates import NearDuplicates
+from ..near_duplicates import NearDuplicates, identical_text
 from ..records import Document, Item
 
 
@@ -64,7 +64,7 @@ def distinct_texts(documents: list[Document], near_duplicates: NearDuplicates | 
     With ``near_duplicates`` a near-copy of a kept document counts as a repeat too; without, only an
     identical text does.
     """
-    key = near_duplicates.key if near_duplicates else (lambda document: document.text)
+    key = near_duplicates.key if near_duplicates else identical_text
     seen: set[str] = set()
     kept = []
     for document in documents:
