@@ -18,6 +18,7 @@ SENTENCES = [
     "She said it would start soon.",
     "Lt. Col. J. K. Ortiz of No. 4 Squadron flew to St. Paul and Ft. Lee afterwards.",
     "Costs rose 3.5 percent vs. the year before!",
+    "She watches the hit E! series on Sundays.",
     '"Was it worth it?" asked the clerk.',
 ]
 ABBREVIATION_TEXT = "Plans for the Valley\n\n" + " ".join(SENTENCES)
