@@ -3,7 +3,8 @@
 Usage: python bench/bench_generate.py [--sources ../shared/sources] [--rows 20] [--lengths 2k,4k,6k,8k,32k,128k] [--workers 2]
 
 Runs the generator twice in fresh subprocesses: cold (empty token-count and record caches) and warm
-(caches filled by the cold run), measuring wall time and peak RSS of each. Then tokenizes every
+(caches filled by the cold run), measuring wall time, CPU time (with the worker processes; steadier
+than wall time on a shared machine) and peak RSS of each. Then tokenizes every
 emitted prompt once with tiktoken's batch API on two threads (the floor for a generator that
 verifies its counts) and prints samples/s, emitted tokens/s and the ratio to that floor.
 """
@@ -21,8 +22,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def run_generate(args: argparse.Namespace, out: Path, cache: Path) -> tuple[float, float]:
-    """Run one ``longbench100 generate`` in a subprocess; return (wall seconds, peak RSS in MiB)."""
+def run_generate(args: argparse.Namespace, out: Path, cache: Path) -> tuple[float, float, float]:
+    """Run one ``longbench100 generate`` in a subprocess; return (wall seconds, CPU seconds with its workers, peak RSS in MiB)."""
     command = [
         sys.executable, "-m", "longbench100", "generate", "--sources", args.sources, "--tasks", "all", "--lengths", args.lengths,
         "--rows", str(args.rows), "--seed", "42", "--out", str(out), "--workers", str(args.workers), "--quiet",
@@ -33,7 +34,7 @@ def run_generate(args: argparse.Namespace, out: Path, cache: Path) -> tuple[floa
     wall = time.perf_counter() - started
     if status != 0:
         raise SystemExit(f"generate failed with status {status}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def tokenization_floor(out: Path) -> tuple[float, int, int]:
@@ -61,17 +62,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         scratch_path = Path(scratch)
         cache = scratch_path / "cache"
-        cold_wall, cold_rss = run_generate(args, scratch_path / "cold", cache)
-        warm_wall, warm_rss = run_generate(args, scratch_path / "warm", cache)
+        cold_wall, cold_cpu, cold_rss = run_generate(args, scratch_path / "cold", cache)
+        warm_wall, warm_cpu, warm_rss = run_generate(args, scratch_path / "warm", cache)
         floor, samples, tokens = tokenization_floor(scratch_path / "warm")
         same = all(a.read_bytes() == (scratch_path / "warm" / a.relative_to(scratch_path / "cold")).read_bytes()
                    for a in (scratch_path / "cold").rglob("*.jsonl"))
     print(f"workload: 8 tasks x {args.lengths} x {args.rows} rows -> {samples} samples, {tokens / 1e6:.1f} M prompt tokens; workers={args.workers}")
     print(f"one tokenization pass (tiktoken, 2 threads): {floor:.1f} s")
-    print("| run | wall s | samples/s | emitted tokens/s | ratio to tokenization pass | peak RSS MiB |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, wall, rss in (("cold", cold_wall, cold_rss), ("warm", warm_wall, warm_rss)):
-        print(f"| {name} | {wall:.1f} | {samples / wall:.1f} | {tokens / wall / 1e6:.2f} M | {wall / floor:.2f}x | {rss:.0f} |")
+    print("| run | wall s | CPU s | samples/s | emitted tokens/s | ratio to tokenization pass | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, wall, cpu, rss in (("cold", cold_wall, cold_cpu, cold_rss), ("warm", warm_wall, warm_cpu, warm_rss)):
+        print(f"| {name} | {wall:.1f} | {cpu:.1f} | {samples / wall:.1f} | {tokens / wall / 1e6:.2f} M | {wall / floor:.2f}x | {rss:.0f} |")
     print(f"cold and warm outputs byte-identical: {same}")
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from tqdm import tqdm
 
 from .locations import SourceLocation, active_entries
 from .loader import load_source
+from .near_duplicates import NearDuplicates, find_near_duplicates
 from .records import Document, Item, SourceData
 from .registry import SourceEntry
 from .token_cache import attach_token_counts
@@ -30,6 +32,11 @@ class Corpus:
     def sources_with_role(self, task: str, kind: str) -> list[str]:
         """Names of loaded sources that play ``kind`` ("real" or "noisy") in ``task``, in registry order."""
         return [name for name in self.sources if self.entries[name].has_role(task, kind)]
+
+    @cached_property
+    def near_duplicates(self) -> NearDuplicates:
+        """Near-duplicate groups over every loaded document, computed once (and cached on disk)."""
+        return find_near_duplicates(list(self.documents.values()))
 
     def documents_of(self, source_names: list[str]) -> list[Document]:
         """All documents of the named sources, in a stable order."""

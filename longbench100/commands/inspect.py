@@ -43,6 +43,8 @@ def inspect(out: Path, as_json: bool) -> None:
         click.echo(f"shortfall: {line}")
     for line in summary.warnings:
         click.echo(f"warning: {line}")
+    if summary.near_duplicates:
+        click.echo(summary.near_duplicates)
 
 
 def _task_lines(task: str, summary: FolderSummary) -> None:

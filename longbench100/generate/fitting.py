@@ -7,6 +7,7 @@ import random
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from ..near_duplicates import identical_text
 from ..records import Document
 from ..tokenization import Tokenizer
 from .packing import choose_filler, cut_prefix, first_fit
@@ -74,11 +75,14 @@ def fit_prompt(
     records: Sequence[Piece] = (),
     copies: Callable[[], int] | None = None,
     extra_tokens: int = 0,
+    text_key: Callable[[Document], str] | None = None,
 ) -> Fitted | None:
     """Build the prompt for one sample, or ``None`` when the ground truth alone exceeds the budget.
 
     ``render`` turns pieces in prompt order into the prompt text; ``extra_tokens`` reserves room for
-    text that ``render`` adds inside passages (counting_stars' sentences).
+    text that ``render`` adds inside passages (counting_stars' sentences). Padding never repeats a
+    gold text: documents with the same ``text_key`` (default: the text itself; near-duplicate
+    groups where given) count as one text.
     """
     stand_ins = [placeholder_copy(piece) for piece in gold] + list(records)
     # The marginal cost of a second padding passage: measured past the first one, so that text which
@@ -91,11 +95,12 @@ def fit_prompt(
     if room < 0:
         return None
     gold_ids = {piece.doc.id for piece in gold if piece.doc}
-    gold_texts = {piece.text for piece in gold}
+    key = text_key or identical_text
+    gold_keys = {key(piece.doc) for piece in gold if piece.doc}
     used: set[str] = set(gold_ids)
 
     def excluded(document: Document) -> bool:
-        return document.id in used or document.text in gold_texts
+        return document.id in used or key(document) in gold_keys
 
     chosen = first_fit(pool, rng, room, per_passage, excluded, copies)
     padding: list[Piece] = []

@@ -48,6 +48,7 @@ class FolderSummary:
     paired_all_lengths: dict[str, tuple[int, list[str]]] = field(default_factory=dict)
     shortfalls: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    near_duplicates: str | None = None
 
 
 def summarise_folder(out: Path) -> FolderSummary:
@@ -73,6 +74,7 @@ def summarise_folder(out: Path) -> FolderSummary:
     summary.warnings = base_length_warnings({task: {label: s.rows for label, s in by_label.items()} for task, by_label in summary.tasks.items()},
                                             tuple(suite["base_lengths"]) if suite else DEFAULT_BASE_LABELS)
     summary.shortfalls = [f"{s['task']} {s['label']}: {s['rows']} of {s['requested']} rows ({s['reason']})" for s in manifest.get("shortfalls", [])]
+    summary.near_duplicates = _near_duplicates_line(manifest.get("near_duplicates"))
     return summary
 
 
@@ -107,6 +109,15 @@ def summarise_file(path: Path) -> LengthSummary:
         gold_min=min(golds) if golds else None, gold_median=statistics.median(golds) if golds else None,
         gold_max=max(golds) if golds else None,
     )
+
+
+def _near_duplicates_line(facts: dict | None) -> str | None:
+    """One line on the documents each source lost to near-duplicate grouping, from the manifest's section."""
+    if not facts:
+        return None
+    dropped = ", ".join(f"{source} {count}" for source, count in facts["dropped"].items()) or "none"
+    return (f"near-duplicate documents dropped (sharing >= {facts['threshold']:.0%} of {facts['shingle_words']}-word shingles, "
+            f"identical texts included): {dropped}")
 
 
 def _read_manifest(out: Path) -> dict:

@@ -89,6 +89,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
             for name, data in corpus.sources.items()
         },
         "missing_sources": corpus.missing,
+        "near_duplicates": corpus.near_duplicates.settings(),
         "tasks": tasks,
         "files": files,
         "shortfalls": shortfalls,

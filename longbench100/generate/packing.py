@@ -1,20 +1,20 @@
 """Choosing padding: whole documents by first fit over a shuffled pool, then one cut-off filler.
 
-The filler is the opening part of one more pool document, cut at a sentence boundary so that the
-padding closes the remaining gap as tightly as the text allows.
+The filler is the opening part of one more pool document, cut at a sentence end (see
+:mod:`.sentences`) so that the padding closes the remaining gap as tightly as the text allows. A
+filler is at least one whole sentence of ``MIN_FILLER_CHARS`` characters or more, or there is none.
 """
 
 from __future__ import annotations
 
 import random
-import re
 from typing import Callable, Sequence
 
 from ..records import Document
 from ..tokenization import Tokenizer
 from .pieces import Piece
+from .sentences import MIN_FILLER_CHARS, sentence_ends
 
-_SENTENCE_END = re.compile(r"""[.!?。！？]["'”’)\]]*(?=\s)|\n""")
 FILLER_CANDIDATES = 4
 
 
@@ -49,7 +49,11 @@ def first_fit(
 
 
 def cut_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, int] | None:
-    """The longest opening of ``text`` that ends at a sentence boundary and has at most ``max_tokens`` tokens."""
+    """The longest opening of ``text`` that ends at a sentence end and has at most ``max_tokens`` tokens.
+
+    The whole text counts as an opening too when it fits; an opening shorter than ``MIN_FILLER_CHARS``
+    characters is never returned.
+    """
     if max_tokens <= 0:
         return None
     window = text[: max_tokens * 8]
@@ -57,12 +61,12 @@ def cut_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, i
     if len(ids) > max_tokens:
         window = tokenizer.decode(ids[:max_tokens]).rstrip("\ufffd")
         window = window if text.startswith(window) else window[:-1]
-    ends = [match.end() for match in _SENTENCE_END.finditer(window)]
-    if len(window) == len(text) and len(ids) <= max_tokens:
+    ends = sentence_ends(text, len(window))
+    if len(window) == len(text) and len(ids) <= max_tokens and ends[-1:] != [len(text)]:
         ends.append(len(text))
     for end in reversed(ends):
         prefix = text[:end].rstrip()
-        if not prefix:
+        if len(prefix) < MIN_FILLER_CHARS:
             return None
         tokens = tokenizer.count(prefix)
         if tokens <= max_tokens:

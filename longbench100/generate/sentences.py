@@ -6,7 +6,8 @@ boundary must also
 
 - close with terminal punctuation (``.``, ``!``, ``?`` or ``…``, optionally followed by closing
   quotes or brackets), so a bare heading or a list line is never a sentence end;
-- be followed by whitespace or the end of the text;
+- be followed by whitespace and then no lower-case letter ("the hit E! reality series"), or by the
+  end of the text;
 - not end in an initial (``J.``), a dotted abbreviation (``U.S.``, ``a.m.``) or a title or other
   abbreviation that usually continues (``Dr.``, ``Gov.``, ``Ft.``). This drops a few true ends
   ("moved to the U.S.") but never splits a sentence the segmenter got wrong: a lost boundary costs a
@@ -63,6 +64,14 @@ def _ends(text: str, opening: str) -> tuple[int, ...]:
     for span in sentencex.get_sentence_boundaries(LANGUAGE, opening):
         sentence = span["text"].rstrip()
         end = span["start_index"] + len(sentence)
-        if sentence and (end == len(text) or text[end].isspace()) and is_sentence_end(sentence):
+        if sentence and _next_sentence_may_start(text, end) and is_sentence_end(sentence):
             ends.append(end)
     return tuple(ends)
+
+
+def _next_sentence_may_start(text: str, end: int) -> bool:
+    """Whether the text after ``end`` can open a new sentence: the end of the text, or whitespace then no lower-case letter."""
+    if end == len(text):
+        return True
+    following = text[end: end + 40].lstrip()
+    return text[end].isspace() and not following[:1].islower()

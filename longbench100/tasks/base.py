@@ -10,6 +10,7 @@ from ..corpus import Corpus
 from ..generate.fitting import BuildContext, Fitted, fit_prompt, minimum_tokens
 from ..generate.pieces import Piece, gold_piece
 from ..generate.templates import PromptTemplates
+from ..near_duplicates import NearDuplicates, identical_text
 from ..records import Document, Item
 
 
@@ -41,7 +42,7 @@ class TaskBuilder:
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         self.corpus = corpus
         self.templates = templates
-        self.noisy_pool = distinct_texts(corpus.documents_of(corpus.sources_with_role(self.name, "noisy")))
+        self.noisy_pool = distinct_texts(corpus.documents_of(corpus.sources_with_role(self.name, "noisy")), corpus.near_duplicates)
 
     def candidates(self, ctx: BuildContext) -> list[Candidate] | None:
         """Ground-truth candidates, or ``None`` for synthetic tasks whose rows need no real item."""
@@ -57,13 +58,18 @@ class TaskBuilder:
         return self.templates.render(self.name, {"blocks": blocks, "gold_numbers": gold_numbers, **variables})
 
 
-def distinct_texts(documents: list[Document]) -> list[Document]:
-    """The documents with repeated texts dropped (the first of each text is kept), so no prompt holds a text twice."""
+def distinct_texts(documents: list[Document], near_duplicates: NearDuplicates | None = None) -> list[Document]:
+    """The documents with repeated texts dropped (the first of each is kept), so no prompt holds a text twice.
+
+    With ``near_duplicates`` a near-copy of a kept document counts as a repeat too; without, only an
+    identical text does.
+    """
+    key = near_duplicates.key if near_duplicates else identical_text
     seen: set[str] = set()
     kept = []
     for document in documents:
-        if document.text not in seen:
-            seen.add(document.text)
+        if key(document) not in seen:
+            seen.add(key(document))
             kept.append(document)
     return kept
 
@@ -123,8 +129,8 @@ class GoldAmongDistractors(TaskBuilder):
         return item.question
 
     def gold_documents(self, item: Item) -> list[Document]:
-        """The item's supporting documents, each text once (some sources give one passage several ids)."""
-        return distinct_texts([self.corpus.documents[doc_id] for doc_id in item.doc_ids])
+        """The item's supporting documents, each text once (some sources give one passage several ids, or near-copies)."""
+        return distinct_texts([self.corpus.documents[doc_id] for doc_id in item.doc_ids], self.corpus.near_duplicates)
 
     def _render_for(self, item: Item):
         variables = self.variables(item)
@@ -141,7 +147,8 @@ class GoldAmongDistractors(TaskBuilder):
         """Place the item's documents at random positions among whole distractors and a cut-off filler."""
         item = candidate.item
         render = self._render_for(item)
-        fitted = fit_prompt(ctx, rng, render, [gold_piece(doc) for doc in self.gold_documents(item)], self.noisy_pool)
+        fitted = fit_prompt(ctx, rng, render, [gold_piece(doc) for doc in self.gold_documents(item)], self.noisy_pool,
+                            text_key=self.corpus.near_duplicates.key)
         if fitted is None:
             return None
         _, gold_numbers = number_blocks(fitted.pieces)

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import random
-import re
 
 from ..generate.fitting import BuildContext, fit_prompt
 from ..generate.pieces import Piece
 from ..generate.rng import derive_rng
+from ..generate.sentences import sentence_ends
 from .base import Sample, TaskBuilder
 
 STARS = 4
 SENTENCE = "The little penguin counted {count} stars."
 UNANSWERABLE = "The passages do not give enough information to tell."
-_BOUNDARY = re.compile(r"""[.!?]["'”’)\]]*(?=\s)|\n""")
 
 
 def counts_for_row(seed: int, row: int) -> tuple[list[int], list[str], int]:
@@ -64,7 +63,9 @@ def _reordered(counts: list[int], rng: random.Random) -> list[int]:
 def insertion_points(pieces: list[Piece], rng: random.Random) -> list[tuple[int, int]]:
     """``(piece index, character offset)`` for each star sentence, in prompt order.
 
-    Four different passages when there are at least four, each at a random sentence boundary.
+    Four different passages when there are at least four, each at a random sentence boundary: the
+    start of the passage, a sentence end (:func:`~longbench100.generate.sentences.sentence_ends`) or
+    the end of the passage.
     """
     passages = [index for index, piece in enumerate(pieces) if piece.is_passage]
     if not passages:
@@ -73,7 +74,7 @@ def insertion_points(pieces: list[Piece], rng: random.Random) -> list[tuple[int,
     points: list[tuple[int, int]] = []
     for index in chosen:
         text = pieces[index].text
-        boundaries = [0] + [match.end() for match in _BOUNDARY.finditer(text)] + [len(text)]
+        boundaries = sorted({0, *sentence_ends(text), len(text)})
         points.append((index, rng.choice(boundaries)))
     points.sort()
     return points

@@ -13,14 +13,18 @@ MAX_COPIES = 3
 
 
 class PassageCount(TaskBuilder):
-    """Documents of sources 1-9, each repeated 1-3 times and shuffled; the filler counts as one more distinct passage."""
+    """Documents of sources 1-9, each repeated 1-3 times and shuffled; the filler counts as one more distinct passage.
+
+    The pool holds one document per near-duplicate group, so the only repeats in a prompt are the
+    deliberate copies and the answer (distinct documents) is unambiguous.
+    """
 
     name = "passage_count"
     required_roles = ("real",)
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
-        self.noisy_pool = distinct_texts(corpus.documents_of(corpus.sources_with_role(self.name, "real")))
+        self.noisy_pool = distinct_texts(corpus.documents_of(corpus.sources_with_role(self.name, "real")), corpus.near_duplicates)
 
     def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
         """One sample: repeated whole documents plus a filler, shuffled together."""
@@ -28,7 +32,7 @@ class PassageCount(TaskBuilder):
         if fitted is None:
             return None
         passages = [piece for piece in fitted.pieces if piece.is_passage]
-        distinct = len({piece.text for piece in passages})
+        distinct = len({self.corpus.near_duplicates.key(piece.doc) for piece in passages})
         gold = {
             "sources": sorted({piece.doc.source for piece in passages if piece.doc}),
             "item_ids": [],

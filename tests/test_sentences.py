@@ -1,0 +1,85 @@
+"""Sentence ends for filler cuts and star sentences: abbreviations, initials and headings are no ends."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from longbench100.generate.packing import cut_prefix
+from longbench100.generate.pieces import Piece
+from longbench100.generate.sentences import MIN_FILLER_CHARS, sentence_ends
+from longbench100.tasks.counting_stars import insertion_points
+from longbench100.tokenization import load_tokenizer
+
+SENTENCES = [
+    "Dr. A. B. Moss met Mr. Hale at 9 a.m. in the U.S. capital on Tuesday.",
+    "The U.S. Senate and Gov. Reyes agreed on the plan, e.g. new rail lines.",
+    "She said it would start soon.",
+    "Lt. Col. J. K. Ortiz of No. 4 Squadron flew to St. Paul and Ft. Lee afterwards.",
+    "Costs rose 3.5 percent vs. the year before!",
+    "She watches the hit E! series on Sundays.",
+    '"Was it worth it?" asked the clerk.',
+]
+ABBREVIATION_TEXT = "Plans for the Valley\n\n" + " ".join(SENTENCES)
+
+
+def _true_ends(text: str) -> set[int]:
+    ends, position = set(), 0
+    for sentence in SENTENCES:
+        position = text.index(sentence, position) + len(sentence)
+        ends.add(position)
+    return ends
+
+
+def test_sentence_ends_skip_abbreviations_initials_and_headings() -> None:
+    ends = sentence_ends(ABBREVIATION_TEXT)
+    assert set(ends) <= _true_ends(ABBREVIATION_TEXT)
+    assert len(ends) >= len(SENTENCES) - 1  # at most one true end lost to caution
+    assert ABBREVIATION_TEXT.index("Valley") + len("Valley") not in ends  # a heading is no sentence end
+
+
+def test_a_limit_returns_the_same_ends_as_the_whole_text() -> None:
+    text = ABBREVIATION_TEXT + " " + " ".join(SENTENCES * 40)
+    whole = sentence_ends(text)
+    for limit in (50, 200, 900, 3000):
+        assert sentence_ends(text, limit) == [end for end in whole if end <= limit]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return load_tokenizer("cl100k_base")
+
+
+def test_filler_cuts_end_only_at_true_sentence_ends(tokenizer) -> None:
+    text = ABBREVIATION_TEXT + " More words follow here without an end"
+    allowed = {ABBREVIATION_TEXT[:end] for end in _true_ends(ABBREVIATION_TEXT)} | {text}  # the whole text is a whole document
+    seen = set()
+    for max_tokens in range(1, tokenizer.count(text) + 5):
+        cut = cut_prefix(tokenizer, text, max_tokens)
+        if cut is None:
+            continue
+        prefix, tokens = cut
+        assert tokens <= max_tokens and tokens == tokenizer.count(prefix)
+        assert prefix in allowed, prefix[-40:]
+        seen.add(prefix)
+    assert len(seen) >= 4
+
+
+def test_a_filler_is_a_whole_sentence_of_real_content_or_nothing(tokenizer) -> None:
+    assert cut_prefix(tokenizer, "Introduction\nAn opening line that runs on and on. Then more.", 6) is None  # heading only
+    assert cut_prefix(tokenizer, "Hi there. The second sentence is long enough to matter.", 5) is None  # "Hi there." is too short
+    cut = cut_prefix(tokenizer, "Hi there. The second sentence is long enough to matter. Last.", 13)
+    assert cut is not None and cut[0] == "Hi there. The second sentence is long enough to matter."
+    assert len(cut[0]) >= MIN_FILLER_CHARS
+
+
+def test_star_sentences_go_only_to_sentence_boundaries() -> None:
+    pieces = [Piece("distractor", ABBREVIATION_TEXT, 100) for _ in range(5)]
+    allowed = {0, len(ABBREVIATION_TEXT)} | _true_ends(ABBREVIATION_TEXT)
+    offsets = set()
+    for seed in range(60):
+        for _, offset in insertion_points(pieces, random.Random(seed)):
+            assert offset in allowed
+            offsets.add(offset)
+    assert len(offsets) >= 5
