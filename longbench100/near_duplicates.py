@@ -156,6 +156,8 @@ def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     hashes, owners = hashes[within], word_owners[:count][within]
     order = np.lexsort((owners, hashes))
     hashes, owners = hashes[order], owners[order]
+    if hashes.size == 0:  # every text is shorter than one shingle
+        return hashes, owners
     first = np.r_[True, (hashes[1:] != hashes[:-1]) | (owners[1:] != owners[:-1])]
     return hashes[first], owners[first]
 

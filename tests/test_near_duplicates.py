@@ -50,6 +50,12 @@ def test_below_the_threshold_two_texts_stay_distinct() -> None:
     assert found.canonical == {} and found.dropped == {}
 
 
+def test_texts_shorter_than_one_shingle_are_never_grouped() -> None:
+    for texts in ([], ["Brief."], ["Brief.", "Brief note here."]):
+        found = find_near_duplicates([_document("news", n, text) for n, text in enumerate(texts)], cache=False)
+        assert found.canonical == {} and found.dropped == {}
+
+
 def test_distinct_texts_keeps_one_document_per_group() -> None:
     documents = [_document("news", 0, STORY), _document("news", 1, "A short note on the weather today."), _document("news", 2, UPDATED_STORY)]
     found = find_near_duplicates(documents, cache=False)
