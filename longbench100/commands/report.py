@@ -18,7 +18,10 @@ from ..report.run import ReportOptions, run_report
 @click.option("--allow-mixed", is_flag=True,
               help="Report results made with different settings (metric, judge, QA filter, tokenizer, data) "
                    "instead of refusing; report.md then says so loudly and runs no paired test between them.")
-def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int, allow_mixed: bool) -> None:
+@click.option("--data", "data_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="The generated data folder the results were scored on: adds its information coverage by "
+                   "construction per task and length (docs/coverage.md).")
+def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int, allow_mixed: bool, data_dir: Path | None) -> None:
     """Tabulate and plot Base Ability, scores and LongScore of the models in RESULTS (results.json files).
 
     \b
@@ -32,7 +35,8 @@ def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int, allow_m
     model and endpoint, QA filter, tokenizer, base lengths, data manifest) are refused unless
     --allow-mixed; settings an older results file does not record are warned about.
     """
-    outcome = run_report(ReportOptions(list(results), out, n_boot=n_boot, seed=seed, allow_mixed=allow_mixed))
+    outcome = run_report(ReportOptions(list(results), out, n_boot=n_boot, seed=seed, allow_mixed=allow_mixed,
+                                       data_dir=data_dir))
     for warning in outcome.warnings:
         click.echo(f"warning: {warning}", err=True)
     for path in outcome.written:

@@ -5,7 +5,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..analysis.coverage import construction_table
 from ..errors import UserError
+from ..scoring.data import manifest_sha256
 from .load import load_results
 from .settings import check_settings
 from .write import write_report
@@ -25,6 +27,9 @@ class ReportOptions:
     """Seed of the paired bootstrap."""
     allow_mixed: bool = False
     """Report results made with different settings (metric, judge, data, ...) instead of refusing."""
+    data_dir: Path | None = None
+    """The generated data folder the results were scored on: report.md then shows its information
+    coverage by construction per task and length (docs/coverage.md)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,10 @@ def run_report(options: ReportOptions) -> ReportOutcome:
     """
     check_writable_folder(options.out)
     results = load_results(list(options.results))
+    coverage = None
+    if options.data_dir is not None:
+        check_same_data(options.data_dir, results)
+        coverage = construction_table(options.data_dir)
     check = check_settings([(result.path, result.settings) for result in results], allow_mixed=options.allow_mixed)
     warnings = list(check.warnings)
     if check.mixed:
@@ -54,8 +63,18 @@ def run_report(options: ReportOptions) -> ReportOutcome:
             + "): report.md says so, and models made differently get no paired test"
         )
     options.out.mkdir(parents=True, exist_ok=True)
-    written = write_report(results, options.out, check, n_boot=options.n_boot, seed=options.seed)
+    written = write_report(results, options.out, check, n_boot=options.n_boot, seed=options.seed, coverage=coverage)
     return ReportOutcome(written, warnings)
+
+
+def check_same_data(data_dir: Path, results: list) -> None:
+    """Raise :class:`UserError` when a results file records a data manifest other than ``data_dir``'s."""
+    fingerprint = manifest_sha256(data_dir)
+    for result in results:
+        recorded = result.settings.values.get("data_fingerprint")
+        if recorded is not None and recorded != fingerprint:
+            raise UserError(f"--data {data_dir}: {result.path} was scored on other data (manifest sha256 "
+                            f"{recorded[:12]}..., this folder's is {(fingerprint or 'absent')[:12]}...)")
 
 
 def check_writable_folder(folder: Path) -> None:
