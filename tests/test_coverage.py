@@ -230,6 +230,11 @@ def test_usage_errors_and_a_dead_evaluator(data: Path, tmp_path: Path) -> None:
     assert code == 2 and "--dry-run" in output
     code, output = _invoke("--data", str(tmp_path), "--out", str(tmp_path / "c.json"))
     assert code == 2 and "manifest.json" in output and not (tmp_path / "c.json").exists()
+    from longbench100 import CoverageOptions, run_coverage
+    from longbench100.errors import UserError
+
+    with pytest.raises(UserError, match="must be a file in an existing folder"):
+        run_coverage(CoverageOptions(data_dir=data, out=tmp_path / "missing" / "c.json"))
     out = tmp_path / "dead.json"
     code, output = _invoke("--data", str(data), "--tasks", "kv_retrieval", "--limit", "1", "--evaluator-model", "m",
                            "--evaluator-base-url", "http://127.0.0.1:9/v1", "--out", str(out))

@@ -111,6 +111,8 @@ def _load(options: CoverageOptions) -> tuple[list[CoverageSample], Tokenizer, di
     """The samples to measure, the tokenizer that counts them, and where they came from."""
     if (options.data_dir is None) == (options.input_file is None):
         raise UserError("give exactly one of --data (a generated folder) and --input (a JSONL file)")
+    if options.out is not None and (options.out.is_dir() or not options.out.parent.is_dir()):
+        raise UserError(f"--out {options.out}: must be a file in an existing folder")
     if options.limit is not None and options.limit < 1:
         raise UserError(f"--limit {options.limit}: give a positive number of rows")
     if options.data_dir is not None:
