@@ -138,6 +138,8 @@ def test_evaluator_decides_each_chunk_leaves_garbage_undecided_and_is_validated(
         assert row["chunks"] >= tokenizer.count(context) // 300
         undecided = row["decisions"].count(None)
         assert undecided == 1  # the chunk holding the first heading
+        assert row["undecided"] == [{"chunk": row["decisions"].index(None), "reason": "invalid reply",
+                                     "reply": "I am not sure what you mean."}]
         decided = [d for d in row["decisions"] if d is not None]
         assert row["evaluator_ic"] == round(sum(decided) / len(decided), 4)
     validation = report["evaluator"]["validation"]

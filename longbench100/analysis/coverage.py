@@ -23,7 +23,7 @@ from ..atomic import write_json_atomic
 from ..datafolder import list_data_files
 from ..errors import UserError
 from ..scoring.data import MANIFEST, read_jsonl, read_manifest, tokenizer_identity
-from ..scoring.judge import Judge, JudgePlan
+from ..scoring.judge import Judge, JudgePlan, Verdict
 from ..scoring.judge_prompts import JudgePrompt
 from ..scoring.judge_setup import JudgeOptions, check_judge, make_judge
 from ..tokenization import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
@@ -96,12 +96,13 @@ def run_coverage(options: CoverageOptions) -> CoverageOutcome:
     if options.dry_run:
         return CoverageOutcome(None, plan=judge.plan(prompts))
     notes: list[str] = []
-    decisions: list[float | None] = []
+    verdicts: list[Verdict] = []
     if judge is not None:
         if judge.needs_calls(prompts):
             notes += check_judge(judge.config, options.evaluator.api_key_env)
-        decisions = judge.grade(prompts, progress=options.progress)
-    report = _report(samples, tokenizer, source, judge, options.chunk_tokens, decisions)
+        judge.grade(prompts, progress=options.progress)
+        verdicts = [judge.verdicts[prompt.text] for prompt in prompts]
+    report = _report(samples, tokenizer, source, judge, options.chunk_tokens, verdicts)
     if options.out is not None:
         write_json_atomic(options.out, report, indent=1)
     return CoverageOutcome(report, notes=notes)
@@ -191,23 +192,25 @@ def _ratio(part: int, whole: int) -> float | None:
 
 
 def _report(samples: list[CoverageSample], tokenizer: Tokenizer, source: dict, judge: Judge | None,
-            chunk_tokens: int, decisions: list[float | None]) -> dict:
+            chunk_tokens: int, verdicts: list[Verdict]) -> dict:
     """The coverage.json content: per-sample figures, then per task and length, then the validation."""
     context_tokens = tokenizer.count_batch([sample.context for sample in samples])
     rows = []
-    queue = iter(decisions)
+    queue = iter(verdicts)
     for sample, tokens in zip(samples, context_tokens):
         row: dict = {"id": sample.id, "task": sample.task, "label": sample.label, "context_tokens": tokens}
         if sample.gold is not None:
             row["gold_tokens"], row["ic"] = _gold_share(sample.context, sample.gold, tokenizer, tokens)
         if judge is not None:
             chosen = [next(queue) for _ in sample.chunks]
-            decided = [value for value in chosen if value is not None]
+            decided = [verdict.score for verdict in chosen if verdict.score is not None]
             row["chunks"] = len(sample.chunks)
             if sample.gold is not None:
                 row["gold_chunks"] = [int(overlaps(chunk, sample.gold)) for chunk in sample.chunks]
-            row["decisions"] = [None if value is None else int(value) for value in chosen]
+            row["decisions"] = [None if verdict.score is None else int(verdict.score) for verdict in chosen]
             row["evaluator_ic"] = _mean(decided)
+            row["undecided"] = [{"chunk": index, "reason": verdict.reason, "reply": verdict.reply}
+                                for index, verdict in enumerate(chosen) if verdict.score is None]
         rows.append(row)
     report = {
         "tool": "longbench100", "version": __version__, "source": source, "chunk_tokens": chunk_tokens,
