@@ -260,6 +260,9 @@ def test_chunks_tile_the_text_and_keep_to_the_limit() -> None:
     ("<think>Final score: 0</think>\nFinal score: 1", 1.0),
     ("1", 1.0),
     ("Final score: 0.5", None),
+    ("Fragment understanding: The passage contains information.\nQuery: What?\n\nFinal score: 0 or 1", None),  # SmolLM2
+    ("Final score: <0 or 1>", None),
+    ("Final score: 1 because it names the passage.", 1.0),
     ("Final score: yes", None),
     ("Final score: 1\nFinal score: 0", None),
     ("The fragment seems relevant.", None),

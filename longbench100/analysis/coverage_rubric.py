@@ -33,7 +33,7 @@ Fragment understanding: <what the fragment contains, one or two sentences>
 Assessment: <whether the fragment is needed, and why>
 Final score: <0 or 1>"""
 
-_FINAL = re.compile(r"final\s*score\s*[:：=\-]?\s*\**\s*\[?\s*([01])(?!\d|\.\d)", re.IGNORECASE)
+_FINAL = re.compile(r"final\s*score\s*[:：=\-]?\s*\**\s*\[?\s*([01])(?!\d|\.\d|\s*(?:or|/|-|to|and)\s*[01])", re.IGNORECASE)
 _FINAL_LOOSE = re.compile(r"final\s*score", re.IGNORECASE)
 _PARTS = {
     "query_understanding": re.compile(r"query\s+understanding\s*[:：]\s*(.*)", re.IGNORECASE),
@@ -54,7 +54,8 @@ def coverage_parts(reply: str) -> dict | None:
 
     The last ``Final score`` label decides (markdown emphasis and brackets around the digit are
     accepted); a reply without that label counts only when its whole text is a bare 0 or 1. A label
-    followed by anything else ("0.5", "yes", two labels that disagree) leaves the chunk undecided.
+    followed by anything else ("0.5", "yes", the rubric's own "0 or 1" echoed back, two labels that
+    disagree) leaves the chunk undecided.
     """
     text = _THINK.sub("", reply).strip()
     labelled = _FINAL_LOOSE.findall(text)
