@@ -25,6 +25,7 @@ COMMANDS = {
     "filter": "filter:filter_command",
     "report": "report:report",
     "show": "show:show",
+    "coverage": "coverage:coverage",
     "dolce": "dolce:dolce",
     "publish": "publish:publish",
     "verify-snapshot": "publish:verify_snapshot",

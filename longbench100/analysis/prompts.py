@@ -17,16 +17,17 @@ IDK_ANSWER = "not enough information"
 IDK_INSTRUCTION = (
     f'If the text shown above does not contain enough information to answer, reply exactly "{IDK_ANSWER}" instead.'
 )
-# The first words of the part each packaged template writes after the passages.
+# The first words of the part each packaged template writes after the passages (the wording depends on
+# whether the request is query-focused and on how many gold passages there are).
 TAIL_OPENINGS = {
-    "kv_retrieval": "Task: start from the key",
-    "counting_stars": "Question: which list gives",
-    "passage_retrieval": "Summary:\n",
-    "passage_count": "How many distinct paragraphs",
-    "single_doc_qa": "Using only Passage ",
-    "multi_doc_qa": "Combine what Passages ",
-    "single_doc_sum": "Write a concise summary of Passage ",
-    "multi_doc_sum": "Write one concise summary that combines",
+    "kv_retrieval": ("Task: start from the key",),
+    "counting_stars": ("Question: which list gives",),
+    "passage_retrieval": ("Summary:\n",),
+    "passage_count": ("How many distinct paragraphs",),
+    "single_doc_qa": ("Using only Passage ",),
+    "multi_doc_qa": ("Combine what Passages ", "Using only Passage "),
+    "single_doc_sum": ("Write a concise summary of Passage ", "Using only Passage "),
+    "multi_doc_sum": ("Write one concise summary that combines", "Write a concise summary of the news in", "Using only Passage"),
 }
 _BLOCK_START = re.compile(r"\n\n(?=(?:Passage|Paragraph) \d+:\n|Record: the key \")")
 _NUMBER = re.compile(r"(?:Passage|Paragraph) (\d+):\n")
@@ -54,12 +55,15 @@ class PromptParts:
 
 def split_prompt(task: str, prompt: str, where: str) -> PromptParts:
     """Split a stored prompt of ``task``; ``where`` (file:line) names the record in errors."""
-    opening = TAIL_OPENINGS[task]
-    tail_start = prompt.rfind("\n\n" + opening)
+    openings = TAIL_OPENINGS.get(task)
+    if openings is None:
+        raise UserError(f"{where}: task {task!r} has no known prompt layout")
+    tail_start = max(prompt.rfind("\n\n" + opening) for opening in openings)
+    opening = " or ".join(repr(opening.strip()) for opening in openings)
     first = _BLOCK_START.search(prompt)
     if tail_start < 0 or first is None or first.start() >= tail_start:
         raise UserError(f"{where}: prompt does not have the packaged {task} layout (numbered passages, then "
-                        f"'{opening.strip()}'); probes need data built with the packaged templates, no chat template")
+                        f"{opening}); this needs data built with the packaged templates, no chat template")
     head, context, tail = prompt[: first.start()], prompt[first.start() + 2 : tail_start], prompt[tail_start:]
     cuts = [0] + [match.start() + 2 for match in _BLOCK_START.finditer(context)] + [len(context) + 2]
     blocks = []

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..analysis.coverage import construction_table
 from ..errors import UserError
 from ..generate.inspection import FolderSummary, LengthSummary, summarise_folder
 from ..scoring.data import read_manifest
@@ -25,33 +26,42 @@ def inspect(out: Path, as_json: bool) -> None:
     asking their own paired item, and rows that reuse an item because the eligible pool is smaller
     than --rows. Tasks are grouped by suite. A warning names each task without rows at a base length
     of the data's suite (scoring's default --base-lengths; 2k, 4k, 6k for 100-longbench), whose Base
-    Ability then rests on fewer lengths or is missing.
+    Ability then rests on fewer lengths or is missing. IC is the
+    mean information coverage by construction: the share of context tokens inside the gold material
+    (longbench100 coverage; docs/coverage.md).
     """
     if not out.is_dir():
         raise UserError(f"{out}: no such folder")
     summary = summarise_folder(out)
+    try:
+        coverage, coverage_note = construction_table(out), None
+    except UserError as error:
+        coverage, coverage_note = {}, f"IC by construction not shown: {error}"
     if as_json:
-        click.echo(json.dumps({task: {label: s.__dict__ for label, s in by_label.items()} for task, by_label in summary.tasks.items()}, indent=2))
+        click.echo(json.dumps({task: {label: {**s.__dict__, "ic": _ic(coverage, task, label)} for label, s in by_label.items()}
+                               for task, by_label in summary.tasks.items()}, indent=2))
         return
-    header = f"{'task':<18} {'len':>5} {'rows':>4} {'tok min':>8} {'median':>8} {'max':>8} {'fill p5':>7} {'median':>7} {'depth min/med/max':>17} {'gold':>8} {'elig':>5} {'paired':>6} {'reuse':>5}"
+    header = f"{'task':<18} {'len':>5} {'rows':>4} {'tok min':>8} {'median':>8} {'max':>8} {'fill p5':>7} {'median':>7} {'depth min/med/max':>17} {'gold':>8} {'elig':>5} {'paired':>6} {'reuse':>5} {'IC':>6}"
     click.echo(header)
     for suite, tasks in group_by_suite(list(summary.tasks), recorded_suite(read_manifest(out))).items():
         click.echo(f"suite {suite}")
         for task in tasks:
-            _task_lines(task, summary)
+            _task_lines(task, summary, coverage)
     for line in summary.shortfalls:
         click.echo(f"shortfall: {line}")
     for line in summary.warnings:
         click.echo(f"warning: {line}")
     if summary.near_duplicates:
         click.echo(summary.near_duplicates)
+    if coverage_note:
+        click.echo(f"note: {coverage_note}")
 
 
-def _task_lines(task: str, summary: FolderSummary) -> None:
+def _task_lines(task: str, summary: FolderSummary, coverage: dict) -> None:
     """The table lines of one task: one per length, then its pairing and per-source lines."""
     by_label = summary.tasks[task]
     for label, s in by_label.items():
-        click.echo(_row(task, label, s))
+        click.echo(_row(task, label, s, _ic(coverage, task, label)))
     if task in summary.paired_all_lengths:
         count, labels = summary.paired_all_lengths[task]
         click.echo(f"{'':<18} rows asking the same item at every length with rows ({', '.join(labels) or 'none'}): {count}")
@@ -60,14 +70,20 @@ def _task_lines(task: str, summary: FolderSummary) -> None:
         click.echo(f"{'':<18} rows per source ({'/'.join(by_label)}): {sources}")
 
 
-def _row(task: str, label: str, s: LengthSummary) -> str:
+def _ic(coverage: dict, task: str, label: str) -> float | None:
+    """Mean IC by construction of one task and length, or ``None`` where it is not known."""
+    return ((coverage.get(task) or {}).get(label) or {}).get("ic")
+
+
+def _row(task: str, label: str, s: LengthSummary, ic: float | None) -> str:
     """One table line."""
     depth = "-" if s.depth_median is None else f"{s.depth_min:.2f}/{s.depth_median:.2f}/{s.depth_max:.2f}"
     gold = "-" if s.gold_median is None else f"{s.gold_min}/{s.gold_median:g}/{s.gold_max}"
     optional = lambda value: "-" if value is None else str(value)  # noqa: E731 - tiny formatter
     return (
         f"{task:<18} {label:>5} {s.rows:>4} {s.tokens_min:>8} {s.tokens_median:>8} {s.tokens_max:>8} "
-        f"{s.fill_p5:>7.2%} {s.fill_median:>7.2%} {depth:>17} {gold:>8} {optional(s.eligible):>5} {optional(s.paired_rows):>6} {optional(s.reused_rows):>5}"
+        f"{s.fill_p5:>7.2%} {s.fill_median:>7.2%} {depth:>17} {gold:>8} {optional(s.eligible):>5} {optional(s.paired_rows):>6} {optional(s.reused_rows):>5} "
+        f"{'-' if ic is None else f'{ic:.1%}':>6}"
     )
 
 

@@ -21,7 +21,11 @@ from ..report.run import ReportOptions, run_report
 @click.option("--dolce", "dolce", type=click.Path(path_type=Path), default=None,
               help="A dolce.json from `longbench100 dolce fit`: also write its category chart (dolce.png) "
                    "and table (dolce.md) into OUT.")
-def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int, allow_mixed: bool, dolce: Path | None) -> None:
+@click.option("--data", "data_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="The generated data folder the results were scored on: adds its information coverage by "
+                   "construction per task and length (docs/coverage.md).")
+def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int, allow_mixed: bool, dolce: Path | None,
+           data_dir: Path | None) -> None:
     """Tabulate and plot Base Ability, scores and LongScore of the models in RESULTS (results.json files).
 
     \b
@@ -37,7 +41,7 @@ def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int, allow_m
     With --dolce, OUT also gets the Dolce focus-category chart and table of that fit.
     """
     outcome = run_report(ReportOptions(list(results), out, n_boot=n_boot, seed=seed, allow_mixed=allow_mixed,
-                                       dolce=dolce))
+                                       dolce=dolce, data_dir=data_dir))
     for warning in outcome.warnings:
         click.echo(f"warning: {warning}", err=True)
     for path in outcome.written:

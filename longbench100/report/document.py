@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from ..scoring.aggregate import MIN_BASE_ABILITY
 from ..scoring.compare import Comparison
+from .coverage import coverage_section
 from .load import ModelResult
 from .provenance import mixed_banner, settings_section
 from .settings import SettingsCheck
@@ -25,6 +26,8 @@ class ReportContent:
     """File name of the score-by-depth plot, or ``None`` when no task has depth data."""
     depth_tasks: list[str]
     """The tasks the depth plot shows."""
+    coverage: dict | None = None
+    """IC by construction per task and length of the data (``ReportOptions.data_dir``), or ``None``."""
 
 
 def warning_list(results: list[ModelResult], check: SettingsCheck) -> str:
@@ -107,6 +110,8 @@ def render_report(results: list[ModelResult], content: ReportContent) -> str:
             parts += [f"## Suite {suite}", "Overall of this suite's tasks:", leaderboard(rows, long)]
             parts += per_task_tables(results, members, long)
     parts.append(depth_section(results, content))
+    if content.coverage:
+        parts.append(coverage_section(content.coverage))
     parts.append("## Overall with 95% bootstrap intervals")
     for result in results:
         parts += [f"### {result.model}", interval_table(result.aggregates["overall"], base + long)]

@@ -5,6 +5,9 @@ from pathlib import Path
 
 from ..analysis.chart import load_fit, write_dolce_report
 from ..writable import ensure_writable_dir
+from ..analysis.coverage import construction_table
+from ..errors import UserError
+from ..scoring.data import manifest_sha256
 from .load import load_results
 from .settings import check_settings
 from .write import write_report
@@ -26,6 +29,9 @@ class ReportOptions:
     """Report results made with different settings (metric, judge, data, ...) instead of refusing."""
     dolce: Path | None = None
     """A dolce.json from ``dolce fit``: its category chart and table are written beside report.md."""
+    data_dir: Path | None = None
+    """The generated data folder the results were scored on: report.md then shows its information
+    coverage by construction per task and length (docs/coverage.md)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,10 @@ def run_report(options: ReportOptions) -> ReportOutcome:
     ensure_writable_dir(options.out)
     results = load_results(list(options.results))
     dolce_fit = load_fit(options.dolce) if options.dolce else None
+    coverage = None
+    if options.data_dir is not None:
+        check_same_data(options.data_dir, results)
+        coverage = construction_table(options.data_dir)
     check = check_settings([(result.path, result.settings) for result in results], allow_mixed=options.allow_mixed)
     warnings = list(check.warnings)
     if check.mixed:
@@ -56,7 +66,17 @@ def run_report(options: ReportOptions) -> ReportOutcome:
             + "): report.md says so, and models made differently get no paired test"
         )
     options.out.mkdir(parents=True, exist_ok=True)
-    written = write_report(results, options.out, check, n_boot=options.n_boot, seed=options.seed)
+    written = write_report(results, options.out, check, n_boot=options.n_boot, seed=options.seed, coverage=coverage)
     if dolce_fit is not None:
         written += write_dolce_report(dolce_fit, options.out)
     return ReportOutcome(written, warnings)
+
+
+def check_same_data(data_dir: Path, results: list) -> None:
+    """Raise :class:`UserError` when a results file records a data manifest other than ``data_dir``'s."""
+    fingerprint = manifest_sha256(data_dir)
+    for result in results:
+        recorded = result.settings.values.get("data_fingerprint")
+        if recorded is not None and recorded != fingerprint:
+            raise UserError(f"--data {data_dir}: {result.path} was scored on other data (manifest sha256 "
+                            f"{recorded[:12]}..., this folder's is {(fingerprint or 'absent')[:12]}...)")

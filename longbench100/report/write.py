@@ -35,10 +35,12 @@ def compare_all(
 
 
 def write_report(
-    results: list[ModelResult], out: Path, check: SettingsCheck, *, n_boot: int = 1000, seed: int = 0
+    results: list[ModelResult], out: Path, check: SettingsCheck, *, n_boot: int = 1000, seed: int = 0,
+    coverage: dict | None = None,
 ) -> list[Path]:
     """Write ``out/report.md`` and the plots into the existing folder ``out``; return the written
-    paths, report.md first. ``check`` is the outcome of comparing the results' settings."""
+    paths, report.md first. ``check`` is the outcome of comparing the results' settings; ``coverage``
+    the IC-by-construction table of the data, shown when given."""
     written = []
     for name, plot in PLOTS.values():
         plot(results, out / name)
@@ -54,6 +56,7 @@ def write_report(
         plots={caption: name for caption, (name, _) in PLOTS.items()},
         depth_plot=DEPTH_PLOT if depth_tasks else None,
         depth_tasks=depth_tasks,
+        coverage=coverage,
     )
     report = out / "report.md"
     report.write_text(render_report(results, content), encoding="utf-8")

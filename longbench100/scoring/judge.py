@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
+from ..analysis.coverage_rubric import COVERAGE_METRIC, coverage_parts, parse_coverage
 from ..llm_client import LLMClient, error_reason
 from .judge_cache import JudgeCache
 from .judge_parse import parse_qa_verdict, parse_summary_verdict, qa_parts, summary_parts
@@ -91,6 +92,8 @@ def verdict_parts(prompt: JudgePrompt, reply: str) -> dict | None:
     """The sub-scores of a judge reply under the prompt's rubric, or ``None`` when it holds no valid verdict."""
     if prompt.metric == "qa_judge":
         return qa_parts(reply)
+    if prompt.metric == COVERAGE_METRIC:
+        return coverage_parts(reply)
     return summary_parts(reply, prompt.n_sentences)
 
 
@@ -98,6 +101,8 @@ def parse_verdict(prompt: JudgePrompt, reply: str) -> float | None:
     """Score a judge reply with the parser of the prompt's rubric."""
     if prompt.metric == "qa_judge":
         return parse_qa_verdict(reply)
+    if prompt.metric == COVERAGE_METRIC:
+        return parse_coverage(reply)
     return parse_summary_verdict(reply, prompt.n_sentences)
 
 
