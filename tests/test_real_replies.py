@@ -1,0 +1,56 @@
+"""Real replies of a small model (tests/fixtures/smollm2) through the answer parsers and the judge parsers.
+
+The expected values were decided by reading each reply, not by running the parsers: a reply that
+names a passage or a count is read as that number, a reply without the requested answer is not read
+as one, and a judge reply that does not follow the rubric grades nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from longbench100.scoring.judge_parse import parse_qa_verdict, parse_summary_verdict
+from longbench100.scoring.parsers import accuracy, parse_count, parse_option, parse_passage_number, parse_uuid
+
+REPLIES = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "smollm2" / "replies.jsonl").read_text().splitlines()]
+BY_ID = {reply["id"]: reply for reply in REPLIES}
+
+READ_AS = {
+    "kv_retrieval-2k-0000": None,  # "3": no UUID in the reply
+    "kv_retrieval-4k-0000": None,  # "3 ... The final value is 3."
+    "counting_stars-2k-0000": 29,  # "The answer is: 29": an option number that does not exist
+    "counting_stars-4k-0000": 29,
+    "passage_retrieval-2k-0000": 5,  # "Passage 5:" followed by the passage itself
+    "passage_retrieval-4k-0000": 5,  # "The passage is:\nPassage 5"
+    "passage_count-2k-0000": 12,  # "The number of distinct paragraphs is 12."
+    "passage_count-4k-0000": 1,
+}
+
+
+def _read(reply: dict) -> object:
+    task, text = reply["task"], reply["reply"]
+    if task == "kv_retrieval":
+        return parse_uuid(text)
+    if task == "counting_stars":
+        return parse_option(text, reply["options"])
+    return parse_passage_number(text) if task == "passage_retrieval" else parse_count(text)
+
+
+@pytest.mark.parametrize("sample_id", sorted(READ_AS))
+def test_answers_are_read_as_what_they_state(sample_id: str) -> None:
+    reply = BY_ID[sample_id]
+    assert _read(reply) == READ_AS[sample_id]
+    expected_score = 1.0 if READ_AS[sample_id] is not None and str(READ_AS[sample_id]) in reply["answers"] else 0.0
+    assert accuracy(reply["task"], reply["reply"], reply["answers"], reply["options"]) == expected_score
+
+
+@pytest.mark.parametrize("reply", [reply for reply in REPLIES if reply["kind"] == "judge"], ids=lambda reply: reply["id"])
+def test_judge_replies_off_the_rubric_grade_nothing(reply: dict) -> None:
+    if reply["metric"] == "qa_judge":
+        assert parse_qa_verdict(reply["reply"]) is None
+    else:
+        assert parse_summary_verdict(reply["reply"], 3) is None
+    assert reply["ungraded_reason"] in ("invalid reply", "truncated reply")
