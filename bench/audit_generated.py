@@ -19,7 +19,7 @@ longbench100, so a bug in the generator cannot hide in a shared helper). It repo
 - near-copies within one prompt: two different passages whose 8-word shingles overlap by at least
   half of the smaller one's (passage_count's deliberate exact copies are not near-copies);
 - wording: singular/plural agreement ("Passages 1 are", "1 passages"), the multi-document wording
-  only with two or more gold passages, query-focused summary items asked their query, and the
+  only with two or more gold passages, passage_count claiming copies where every paragraph differs, query-focused summary items asked their query, and the
   passage_retrieval answer format.
 
 Prints one table per check; exits 1 when a check that must be zero is not.
@@ -249,6 +249,8 @@ def wording_errors(record: dict, blocks: list[tuple[int, str]]) -> int:
         several = len(gold["passages"]) > 1
         errors += several != bool(MULTI_WORDING.search(prompt))
         errors += ("spread over" in prompt or "Combine what" in prompt) and not several
+    if task == "passage_count":  # copies are claimed only where some paragraph repeats
+        errors += "are exact copies" in prompt and gold["distinct"] == gold["total"]
     if task in ("single_doc_sum", "multi_doc_sum"):
         asks_query = "respond to this request:" in prompt
         generic = record["question"].startswith("Summarise ")

@@ -109,3 +109,10 @@ def test_base_length_warnings_name_the_task_and_the_fix() -> None:
     ]
     assert base_length_warnings({"kv_retrieval": {"8k": 3}})[0].startswith("none of the base lengths (2k, 4k, 6k) was generated")
     assert base_length_warnings({"kv_retrieval": {"2k": 3}}) == []
+
+
+def test_passage_count_does_not_claim_copies_when_every_paragraph_differs() -> None:
+    blocks = [{"kind": "passage", "number": n, "text": text} for n, text in enumerate(["A ferry left at noon.", "A bakery opened."], 1)]
+    prompt = PromptTemplates().render("passage_count", {"blocks": blocks, "gold_numbers": []})
+    assert "Below are 2 numbered paragraphs." in prompt
+    assert "Some paragraphs are exact copies" not in prompt and "may be exact copies" in prompt
