@@ -108,7 +108,15 @@ def test_base_length_warnings_name_the_task_and_the_fix() -> None:
         "score it with --base-lengths 8k,16k, or generate a length its items fit",
     ]
     assert base_length_warnings({"kv_retrieval": {"8k": 3}})[0].startswith("none of the base lengths (2k, 4k, 6k) was generated")
-    assert base_length_warnings({"kv_retrieval": {"2k": 3}}) == []
+    assert base_length_warnings({"kv_retrieval": {"2k": 3, "4k": 3, "6k": 3}}) == []
+
+
+def test_base_lengths_left_out_of_the_run_are_named() -> None:
+    rows = {"kv_retrieval": {"4k": 3, "8k": 3}, "single_doc_qa": {"4k": 3, "8k": 3}}
+    assert base_length_warnings(rows) == [
+        "base lengths 2k, 6k were not generated; every task's Base Ability will rest on 4k only "
+        "(add them to --lengths, or score with --base-lengths set to lengths you generated)",
+    ]
 
 
 def test_passage_count_does_not_claim_copies_when_every_paragraph_differs() -> None:
