@@ -11,8 +11,10 @@ longbench100, so a bug in the generator cannot hide in a shared helper). It repo
   distinct paragraphs (exact texts and near-copy groups), gold passage numbers within the prompt;
   and, for information, passage_retrieval samples whose gold passage is not the passage covering the
   most of the summary's words;
-- rows per ground-truth source, per task and length, and sources that had rows at a shorter length
-  but none at a longer one (an item that fits a length fits every longer one);
+- rows per ground-truth source, per task and length, with the fewest gold-passage tokens seen for
+  each source (a source without rows at a length should need more than that length), and sources
+  that had rows at a shorter length but none at a longer one (an item that fits a length fits every
+  longer one);
 - fillers (the truncated padding passage): ending inside an abbreviation, ending without terminal
   punctuation, shorter than 20 characters; star sentences inserted inside a sentence;
 - upstream noise left in prompts or answers: HTML tags, mojibake, ``{disfmarker}``-style markers;
@@ -68,6 +70,7 @@ def main(data: Path) -> int:
     tally: dict[str, Counter] = defaultdict(Counter)
     per_source: dict[str, dict[str, Counter]] = defaultdict(dict)
     gold_passages: dict[str, Counter] = defaultdict(Counter)
+    smallest_gold: dict[tuple[str, str], int] = {}
     examples: dict[str, list[str]] = defaultdict(list)
     for task_dir in sorted(p for p in data.iterdir() if p.is_dir()):
         for path in sorted(task_dir.glob("*.jsonl"), key=lambda p: manifest["lengths"].get(p.stem, 0)):
@@ -84,9 +87,11 @@ def main(data: Path) -> int:
                 if gold.get("item_ids"):
                     counts[gold["sources"][0]] += 1
                     gold_passages[record["task"]][len(gold["passages"])] += 1
+                    key = (record["task"], gold["sources"][0])
+                    smallest_gold[key] = min(smallest_gold.get(key, record["length"]), gold_tokens(record, encoding))
     for task, lengths in per_source.items():
         tally[task]["source dropped at longer length"] = dropped_sources(lengths)
-    print_tables(tally, per_source, gold_passages, manifest)
+    print_tables(tally, per_source, gold_passages, smallest_gold, manifest)
     failing = {name for counts in tally.values() for name in ZERO_REQUIRED if counts[name]}
     for name in sorted(failing):
         print(f"FAIL {name}: e.g. {', '.join(examples[name]) or '(per-source table)'}")
@@ -269,8 +274,14 @@ def dropped_sources(lengths: dict[str, Counter]) -> int:
     return dropped
 
 
-def print_tables(tally, per_source, gold_passages, manifest) -> None:
-    """Print the per-task figures, the rows per source and the gold passages per sample."""
+def gold_tokens(record: dict, encoding) -> int:
+    """Tokens of a record's gold passages as they stand in its prompt."""
+    blocks = dict(split_blocks(record["prompt"]))
+    return sum(len(encoding.encode(blocks[number], disallowed_special=())) for number in record["gold"]["passages"])
+
+
+def print_tables(tally, per_source, gold_passages, smallest_gold, manifest) -> None:
+    """Print the per-task figures, the rows per source (with the smallest gold material seen) and the gold passages per sample."""
     names = ["samples", "over budget", "token recount differs", "wrong gold", "retrieval gold not top word match", "fillers", "filler ends in abbreviation",
              "filler without end punctuation", "filler under 20 chars", "star sentences", "star mid-sentence",
              "html tags", "mojibake", "transcript markers", "near-copy pairs", "wording errors", "source dropped at longer length"]
@@ -281,14 +292,17 @@ def print_tables(tally, per_source, gold_passages, manifest) -> None:
         print(name.ljust(32) + "".join(str(n).rjust(15) for n in row) + str(sum(row)).rjust(8))
     fill = [100 * tally[t]["fill_tokens"] / tally[t]["budget_tokens"] for t in tasks]
     print("prompt tokens % of budget".ljust(32) + "".join(f"{f:.1f}".rjust(15) for f in fill))
-    print("\nrows per ground-truth source (recounted from gold.sources; manifest agrees: yes/NO)")
+    print("\nrows per ground-truth source (recounted from gold.sources; manifest agrees: yes/NO), and the fewest"
+          "\ntokens of gold passages seen in any row (a source without rows at a length should need more than it)")
     for task, lengths in sorted(per_source.items()):
         if not any(lengths.values()):
             continue
         sources = sorted({s for counts in lengths.values() for s in counts} | set(_manifest_sources(manifest, task)))
         print(f"  {task}")
         for source in sources:
-            print(f"    {source:26}" + "".join(f"{label}:{lengths[label][source]:>3} " for label in lengths))
+            smallest = smallest_gold.get((task, source))
+            print(f"    {source:26}" + "".join(f"{label}:{lengths[label][source]:>3} " for label in lengths)
+                  + f"  gold >= {smallest if smallest is not None else '-'} tokens")
         agrees = all(_manifest_counts(manifest, task, label) == {s: lengths[label][s] for s in _manifest_counts(manifest, task, label)}
                      and sum(lengths[label].values()) == sum(_manifest_counts(manifest, task, label).values()) for label in lengths)
         print(f"    manifest agrees: {'yes' if agrees else 'NO'}")
