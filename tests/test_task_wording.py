@@ -117,6 +117,8 @@ def test_base_lengths_left_out_of_the_run_are_named() -> None:
         "base lengths 2k, 6k were not generated; every task's Base Ability will rest on 4k only "
         "(add them to --lengths, or score with --base-lengths set to lengths you generated)",
     ]
+    assert base_length_warnings({"kv_retrieval": {"2k": 3, "4k": 3}})[0].startswith(
+        "base length 6k was not generated; every task's Base Ability will rest on 2k, 4k only (add it to --lengths")
 
 
 def test_passage_count_does_not_claim_copies_when_every_paragraph_differs() -> None:

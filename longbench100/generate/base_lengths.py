@@ -19,9 +19,10 @@ def base_length_warnings(rows: dict[str, dict[str, int]], base_labels: tuple[str
         return [f"none of the base lengths ({', '.join(base_labels)}) was generated, so scoring with the default "
                 f"--base-lengths gives no Base Ability or LongScore: add them to --lengths, or score with --base-lengths set to lengths you generated"]
     absent = [label for label in base_labels if label not in generated]
-    lines = [f"base lengths {', '.join(absent)} {'was' if len(absent) == 1 else 'were'} not generated; every task's Base Ability "
-             f"will rest on {', '.join(present)} only (add them to --lengths, or score with --base-lengths set to lengths you generated)"
-             ] if absent else []
+    one = len(absent) == 1
+    lines = [f"base {'length' if one else 'lengths'} {', '.join(absent)} {'was' if one else 'were'} not generated; every task's "
+             f"Base Ability will rest on {', '.join(present)} only (add {'it' if one else 'them'} to --lengths, or score with "
+             "--base-lengths set to lengths you generated)"] if absent else []
     for task, by_label in rows.items():
         empty = [label for label in present if by_label.get(label, 0) == 0]
         if not empty:
