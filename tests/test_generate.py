@@ -173,7 +173,7 @@ def test_inspect_shows_sources_gold_passages_and_warns_about_a_base_length_witho
     result = CliRunner().invoke(main, ["inspect", str(generated)])
     assert result.exit_code == 0, result.output
     assert "rows per source (2k/3000): 2wikimqa 1/1, hotpotqa 1/1, musique 1/1, rag_mini_bioasq 1/1" in result.output
-    assert "warning:" not in result.output
+    assert "has no rows" not in result.output  # every task has rows at the one base length generated (2k)
     gold = {line.split()[0]: line.split()[9] for line in result.output.splitlines() if line.startswith("multi_doc_qa") or line.startswith("kv_retrieval")}
     assert gold["kv_retrieval"] == "0/0/0" and int(gold["multi_doc_qa"].split("/")[0]) >= 1
     emptied = tmp_path / "emptied"

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
+from longbench100.generate.inspection import near_duplicates_line
 from longbench100.near_duplicates import find_near_duplicates
 from longbench100.records import Document
 from longbench100.tasks.base import distinct_texts
@@ -102,3 +103,9 @@ def test_no_prompt_holds_two_versions_of_a_story_and_counts_stay_right(near_copy
     assert manifest["near_duplicates"]["dropped"] == {"news": 2} and manifest["near_duplicates"]["threshold"] == 0.5
     shown = CliRunner().invoke(main, ["inspect", str(out)])
     assert shown.exit_code == 0 and "near-duplicate documents dropped" in shown.output and "news 2" in shown.output
+
+
+def test_inspect_line_says_how_many_dropped_documents_are_identical_copies() -> None:
+    facts = {"threshold": 0.5, "shingle_words": 8, "dropped": {"news": 2, "shared_corpus": 40}, "identical": {"shared_corpus": 40}}
+    line = near_duplicates_line(facts)
+    assert line.endswith(": news 2, shared_corpus 40 (40 identical)")

@@ -126,6 +126,14 @@ def test_small_base_and_missing_base_are_shown(tmp_path: Path):
     assert "**tiny** (overall): Base Ability 5.0 is below 10 points" in report
 
 
+def test_each_task_says_which_base_lengths_formed_its_base_and_their_samples(tmp_path: Path):
+    gap = write_results(tmp_path / "gap.json", "gap", model_samples({"2k": 50, "4k": 50, "8k": 40, "16k": 30}, n=12))
+    assert run(str(gap), "--out", str(tmp_path / "out"), "--n-boot", "0").exit_code == 0
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    section = report[report.index("### kv_retrieval"):report.index("### single_doc_qa")]
+    assert "Base Ability from: gap 2k (12 samples), 4k (12 samples)." in section
+
+
 def test_missing_file_is_a_user_error(tmp_path: Path):
     result = run(str(tmp_path / "nope.json"), "--out", str(tmp_path / "out"))
     assert result.exit_code == 2

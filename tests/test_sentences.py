@@ -83,3 +83,12 @@ def test_star_sentences_go_only_to_sentence_boundaries() -> None:
             assert offset in allowed
             offsets.add(offset)
     assert len(offsets) >= 5
+
+
+@pytest.mark.parametrize("text", [
+    "Was it courage or was it bravado? -- she walked in smiling every morning.",
+    "People argued about the vote... ... while others simply went home early.",
+    "Did the plan work? (nobody could say for certain) the mayor told us later.",
+])
+def test_no_sentence_end_before_punctuation_that_runs_on_in_lower_case(text: str) -> None:
+    assert sentence_ends(text) == [len(text)]  # "-- she", "... while", "(nobody" continue the sentence

