@@ -3,9 +3,10 @@
 ``from longbench100 import run_score, ScoreOptions`` reaches these names lazily (see ``__init__``).
 """
 
+from .generate.runner import GenerateOptions, run_generate
 from .predict.options import PredictOptions
 from .predict.runner import run_predict
 from .report.run import ReportOptions, ReportOutcome, run_report
 from .scoring.run import ScoreOptions, run_score
 
-__all__ = ["PredictOptions", "run_predict", "ScoreOptions", "run_score", "ReportOptions", "ReportOutcome", "run_report"]
+__all__ = ["GenerateOptions", "run_generate", "PredictOptions", "run_predict", "ScoreOptions", "run_score", "ReportOptions", "ReportOutcome", "run_report"]
