@@ -31,6 +31,7 @@ from ..errors import UserError
 from ..llm_client import CompletionResult, LLMClient, error_reason, shared_ssl_context
 from ..scoring.data import manifest_sha256
 from ..task_info import TASKS
+from ..writable import ensure_writable_dir
 from .data import SampleRef, first_rows, index_data, load_sample
 from .options import PredictOptions, changed_settings, check_options, request_settings
 from .store import PredictionStore
@@ -298,6 +299,7 @@ def run_predictions(options: PredictOptions) -> RunSummary:
     same job to resume.
     """
     check_options(options)
+    ensure_writable_dir(options.out_dir)
     started = time.perf_counter()
     summary = RunSummary()
     refs = index_data(options.data_dir, options.tasks, options.labels)
