@@ -24,6 +24,7 @@ from longbench100.generate.runner import GenerateOptions, run_generate
 from longbench100.generate.templates import EXAMPLE_VARIABLES, PromptTemplates
 from longbench100.task_info import TASKS
 from longbench100.scoring.data import read_jsonl
+from longbench100.scoring.results import write_results
 from longbench100.writable import ensure_writable_dir, ensure_writable_file
 from tests.openai_stub import OpenAIStub
 from tests.test_score_inputs import RIGHT, write_dataset, write_predictions
@@ -307,7 +308,9 @@ def test_atomic_writes_honour_the_umask(tmp_path: Path, umask: int, mode: int) -
     previous = os.umask(umask)
     try:
         write_json_atomic(tmp_path / "manifest.json", {"a": 1}, indent=2)
+        write_results(tmp_path / "results.json", {"model": "m", "samples": []})
     finally:
         os.umask(previous)
     assert (tmp_path / "manifest.json").stat().st_mode & 0o777 == mode
-    assert [path.name for path in tmp_path.iterdir()] == ["manifest.json"]
+    assert (tmp_path / "results.json").stat().st_mode & 0o777 == mode  # as readable as the data, never more
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["manifest.json", "results.json"]
