@@ -4,10 +4,11 @@
 """
 
 from .analysis.coverage import CoverageOptions, CoverageOutcome, run_coverage
+from .generate.runner import GenerateOptions, run_generate
 from .predict.options import PredictOptions
 from .predict.runner import run_predict
 from .report.run import ReportOptions, ReportOutcome, run_report
 from .scoring.run import ScoreOptions, run_score
 
-__all__ = ["PredictOptions", "run_predict", "ScoreOptions", "run_score", "ReportOptions", "ReportOutcome", "run_report",
-           "CoverageOptions", "CoverageOutcome", "run_coverage"]
+__all__ = ["GenerateOptions", "run_generate", "PredictOptions", "run_predict", "ScoreOptions", "run_score",
+           "ReportOptions", "ReportOutcome", "run_report", "CoverageOptions", "CoverageOutcome", "run_coverage"]

@@ -356,3 +356,15 @@ def test_a_passage_given_two_ids_appears_once(tmp_path: Path, monkeypatch: pytes
     record = _records(out, "multi_doc_qa", "1000")[0]
     assert record["prompt"].count("The mill stands by the river.") == 1
     assert len(record["gold"]["passages"]) == 2
+
+
+def test_generate_is_in_the_top_level_python_api(tmp_path: Path) -> None:
+    import longbench100
+    from longbench100 import GenerateOptions as ExportedOptions, run_generate as exported_run
+
+    assert exported_run is run_generate and ExportedOptions is GenerateOptions
+    assert {"run_generate", "GenerateOptions"} <= set(longbench100.api.__all__)
+    manifest = exported_run(ExportedOptions(tasks=("kv_retrieval",), lengths=(("2k", 2048),), rows=2, seed=1,
+                                            tokenizer="cl100k_base", out=tmp_path / "data", sources="demo"), echo=lambda line: None, progress=False)
+    assert manifest["options"]["rows"] == 2
+    assert len((tmp_path / "data" / "kv_retrieval" / "2k.jsonl").read_text().splitlines()) == 2

@@ -1,7 +1,13 @@
 """``predict`` never loses a recorded prediction, stops when the server no longer answers, reports empty answers."""
 
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -261,3 +267,31 @@ def test_store_reports_a_whole_last_line_that_is_not_a_record(tmp_path):
     with pytest.raises(UserError, match=r"2k.jsonl:2: not a prediction record"):
         store.load("kv_retrieval", "2k")
     assert b'{"prediction": "2"}' in path.read_bytes()
+
+
+@pytest.mark.parametrize(("stop", "code", "word"), [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
+def test_sigterm_and_ctrl_c_stop_predict_with_the_resume_hint(tmp_path, stop, code, word):
+    data = write_data(tmp_path / "data", {("kv_retrieval", "2k"): 3})
+    release = threading.Event()
+    asked = threading.Event()
+
+    def hang(body: dict) -> str:
+        asked.set()
+        release.wait(60)
+        return "late"
+
+    with OpenAIStub(hang) as server:
+        command = [sys.executable, "-m", "longbench100", "predict", "--data", str(data), "--out", str(tmp_path / "preds"),
+                   "--model", "stub-model", "--base-url", server.base_url, "--no-progress", "--concurrency", "1"]
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            assert asked.wait(60), "no request arrived"
+            process.send_signal(stop)
+            _, stderr = process.communicate(timeout=60)
+        finally:
+            release.set()
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == code, stderr
+    assert stderr.strip().splitlines() == [f"{word}: finished samples are saved; rerun the same command to resume"]

@@ -24,7 +24,9 @@ from longbench100.generate.runner import GenerateOptions, run_generate
 from longbench100.generate.templates import EXAMPLE_VARIABLES, PromptTemplates
 from longbench100.task_info import TASKS
 from longbench100.scoring.data import read_jsonl
+from longbench100.scoring.results import write_results
 from longbench100.writable import ensure_writable_dir, ensure_writable_file
+from tests.openai_stub import OpenAIStub
 from tests.test_score_inputs import RIGHT, write_dataset, write_predictions
 
 REPO = Path(__file__).resolve().parents[1]
@@ -109,6 +111,16 @@ def test_generate_score_and_report_refuse_a_read_only_out_in_one_line(
 
     line = _one_error_line(CliRunner().invoke(main, ["report", str(tmp_path / "results.json"), "--out", str(out)]))
     assert line.startswith(f"error: --out {out}: cannot write there (")
+
+
+def test_predict_refuses_a_read_only_out_before_sending_anything(read_only_dir: Path, tmp_path: Path) -> None:
+    data = write_dataset(tmp_path / "data", tasks=("kv_retrieval",), labels=("2k",), rows=1)
+    out = read_only_dir / "preds"
+    with OpenAIStub(lambda body: "an answer") as server:
+        args = ["predict", "--data", str(data), "--out", str(out), "--model", "stub-model", "--base-url", server.base_url, "--no-progress"]
+        line = _one_error_line(CliRunner().invoke(main, args))
+    assert line.startswith(f"error: --out {out}: cannot write there (")
+    assert not any(request.path.endswith("/completions") for request in server.requests)
 
 
 # --- killed and interrupted runs --------------------------------------------------------------------
@@ -296,7 +308,9 @@ def test_atomic_writes_honour_the_umask(tmp_path: Path, umask: int, mode: int) -
     previous = os.umask(umask)
     try:
         write_json_atomic(tmp_path / "manifest.json", {"a": 1}, indent=2)
+        write_results(tmp_path / "results.json", {"model": "m", "samples": []})
     finally:
         os.umask(previous)
     assert (tmp_path / "manifest.json").stat().st_mode & 0o777 == mode
-    assert [path.name for path in tmp_path.iterdir()] == ["manifest.json"]
+    assert (tmp_path / "results.json").stat().st_mode & 0o777 == mode  # as readable as the data, never more
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["manifest.json", "results.json"]

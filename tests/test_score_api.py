@@ -4,6 +4,7 @@ Also the library entry ``run_score(ScoreOptions)`` that the command is a thin sh
 """
 
 import json
+import os
 import re
 import stat
 from pathlib import Path
@@ -307,7 +308,9 @@ def test_judged_samples_log_prediction_answers_parts_depth_and_source(judged):
     assert results["settings"]["metrics"]["single_doc_qa"] == "qa_judge"
     text = out.read_text()
     assert text.count('\n  {"id": ') == len(samples)  # one sample per line
-    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask  # readable like the data files (0644 under umask 022)
 
 
 def test_sample_source_comes_from_gold(tmp_path):

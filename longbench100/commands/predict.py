@@ -144,11 +144,7 @@ def predict(
         max_retries=max_retries,
         progress=progress,
     )
-    try:
-        summary = run_predict(options, echo=click.echo)
-    except KeyboardInterrupt:
-        click.echo("interrupted: finished samples are saved; rerun the same command to resume", err=True)
-        sys.exit(130)
+    summary = run_predict(options, echo=click.echo)  # Ctrl-C / SIGTERM: the CLI prints the resume hint, exit 130 / 143
     failure = failure_message(summary, options)
     if failure is not None:
         click.echo(f"error: {failure}", err=True)

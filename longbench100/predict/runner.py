@@ -28,9 +28,11 @@ import httpx
 from tqdm import tqdm
 
 from ..errors import UserError
+from ..interrupts import Interrupted
 from ..llm_client import CompletionResult, LLMClient, error_reason, shared_ssl_context
 from ..scoring.data import manifest_sha256
 from ..task_info import TASKS
+from ..writable import ensure_writable_dir
 from .data import SampleRef, first_rows, index_data, load_sample
 from .options import PredictOptions, changed_settings, check_options, request_settings
 from .store import PredictionStore
@@ -298,6 +300,7 @@ def run_predictions(options: PredictOptions) -> RunSummary:
     same job to resume.
     """
     check_options(options)
+    ensure_writable_dir(options.out_dir)
     started = time.perf_counter()
     summary = RunSummary()
     refs = index_data(options.data_dir, options.tasks, options.labels)
@@ -340,11 +343,15 @@ def run_predictions(options: PredictOptions) -> RunSummary:
 def run_predict(options: PredictOptions, echo: Callable[[str], None] = print) -> RunSummary:
     """Run the prediction job, ``echo`` its summary lines and return the summary (the library entry point).
 
-    Raises UserError for bad options or data, a refused folder, an unusable or lost server. Samples
+    Raises UserError for bad options or data, a refused folder, an unusable or lost server, and
+    :class:`~longbench100.interrupts.Interrupted` (with the resume hint) on Ctrl-C or SIGTERM. Samples
     that failed for good do not raise: check ``summary.failed`` / :func:`failure_message` (the command
     exits 1 with that message).
     """
-    summary = run_predictions(options)
+    try:
+        summary = run_predictions(options)
+    except KeyboardInterrupt as stop:
+        raise Interrupted("finished samples are saved; rerun the same command to resume", stop) from None
     for line in summary.lines():
         echo(line)
     return summary

@@ -1,7 +1,6 @@
 """Assemble results.json (docs/results.md) and the compact terminal summary of it."""
 
 import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -9,8 +8,6 @@ from .. import __version__
 from ..atomic import write_bytes_atomic
 
 RESULTS_SCHEMA = "longbench100.results/1"
-RESULTS_MODE = 0o644
-"""results.json is world-readable, like the data files it describes."""
 
 
 def build_settings(
@@ -87,9 +84,8 @@ def dumps_results(results: dict) -> str:
 
 
 def write_results(path: Path, results: dict) -> None:
-    """Write results.json atomically (temporary file in the same folder, then rename), readable by all."""
+    """Write results.json atomically (temporary file in the same folder, then rename), as readable as the data (0666 less the umask)."""
     write_bytes_atomic(path, dumps_results(results).encode("utf-8"))
-    os.chmod(path, RESULTS_MODE)
 
 
 def _number(value: float | None, width: int) -> str:
