@@ -240,7 +240,7 @@ def test_usage_errors_and_a_dead_evaluator(data: Path, tmp_path: Path) -> None:
     out = tmp_path / "dead.json"
     code, output = _invoke("--data", str(data), "--tasks", "kv_retrieval", "--limit", "1", "--evaluator-model", "m",
                            "--evaluator-base-url", "http://127.0.0.1:9/v1", "--out", str(out))
-    assert code == 2 and "cannot reach it" in output and not out.exists()
+    assert code == 2 and "evaluator server http://127.0.0.1:9/v1: cannot reach it" in output and not out.exists()
 
 
 def test_chunks_tile_the_text_and_keep_to_the_limit() -> None:

@@ -99,7 +99,7 @@ def run_coverage(options: CoverageOptions) -> CoverageOutcome:
     verdicts: list[Verdict] = []
     if judge is not None:
         if judge.needs_calls(prompts):
-            notes += check_judge(judge.config, options.evaluator.api_key_env)
+            notes += check_judge(judge.config, options.evaluator.api_key_env, role="evaluator")
         judge.grade(prompts, progress=options.progress)
         verdicts = [judge.verdicts[prompt.text] for prompt in prompts]
     report = _report(samples, tokenizer, source, judge, options.chunk_tokens, verdicts)

@@ -47,16 +47,16 @@ def make_judge(options: JudgeOptions) -> Judge | None:
     return Judge(options.config()) if options.model else None
 
 
-def _key_hint(config: JudgeConfig, api_key_env: str) -> str:
+def _key_hint(config: JudgeConfig, api_key_env: str, role: str) -> str:
     """What to do about a refused key."""
     if config.api_key is None:
-        return f"${api_key_env} is not set (--judge-api-key-env names the variable holding the key)"
+        return f"${api_key_env} is not set (--{role}-api-key-env names the variable holding the key)"
     return f"check the key in ${api_key_env}"
 
 
-def _listed_models(config: JudgeConfig, api_key_env: str, timeout_s: float) -> list[str] | None:
+def _listed_models(config: JudgeConfig, api_key_env: str, timeout_s: float, role: str) -> list[str] | None:
     """The model ids ``GET /models`` lists, or ``None`` when the server has no usable models route."""
-    where = f"judge server {config.base_url}"
+    where = f"{role} server {config.base_url}"
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     try:
         with httpx.Client(headers=headers, timeout=timeout_s, verify=shared_ssl_context()) as client:
@@ -65,7 +65,7 @@ def _listed_models(config: JudgeConfig, api_key_env: str, timeout_s: float) -> l
         raise UserError(f"{where}: cannot reach it ({type(error).__name__}: {error or 'no detail'})") from None
     if response.status_code in (401, 403):
         raise UserError(
-            f"{where}: HTTP {response.status_code} ({_server_message(response)}); {_key_hint(config, api_key_env)}"
+            f"{where}: HTTP {response.status_code} ({_server_message(response)}); {_key_hint(config, api_key_env, role)}"
         )
     try:
         data = response.json()["data"]
@@ -81,13 +81,15 @@ async def _tiny_request(config: JudgeConfig, timeout_s: float):
         return await client.complete(PREFLIGHT_PROMPT, max_tokens=PREFLIGHT_MAX_TOKENS, temperature=0.0)
 
 
-def check_judge(config: JudgeConfig, api_key_env: str, *, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> list[str]:
-    """Check that the judge answers; raise :class:`UserError` with the reason when it does not.
+def check_judge(config: JudgeConfig, api_key_env: str, *, timeout_s: float = PREFLIGHT_TIMEOUT_S, role: str = "judge") -> list[str]:
+    """Check that the judge (or another model ``role``: "evaluator") answers; raise :class:`UserError` with the reason when it does not.
+
+    ``role`` names the model in messages and the options they point to (``--<role>-api-key-env``, ``--<role>-base-url``).
 
     Returns notes for the screen (a model the server does not list but that answered anyway, as
     servers that serve one model under any name do).
     """
-    listed = _listed_models(config, api_key_env, timeout_s)
+    listed = _listed_models(config, api_key_env, timeout_s, role)
     result = asyncio.run(_tiny_request(config, timeout_s))
     unlisted = listed is not None and config.model not in listed
     shown = ", ".join(listed[:_MODELS_SHOWN]) + (", ..." if listed and len(listed) > _MODELS_SHOWN else "") if listed else ""
@@ -95,14 +97,14 @@ def check_judge(config: JudgeConfig, api_key_env: str, *, timeout_s: float = PRE
         error = result.error or "unknown error"
         hints = []
         if error.startswith(("HTTP 401", "HTTP 403")):
-            hints.append(_key_hint(config, api_key_env))
+            hints.append(_key_hint(config, api_key_env, role))
         if unlisted and error.startswith(("HTTP 400", "HTTP 404")):
             hints.append(f"the server does not list model {config.model!r} (it lists: {shown or 'none'})")
         elif error.startswith("HTTP 404"):
-            hints.append("is --judge-base-url the API root (usually ending in /v1)?")
+            hints.append(f"is --{role}-base-url the API root (usually ending in /v1)?")
         hint = f"; {'; '.join(hints)}" if hints else ""
-        raise UserError(f"judge {config.model} at {config.base_url}: test request failed: {error}{hint}")
+        raise UserError(f"{role} {config.model} at {config.base_url}: test request failed: {error}{hint}")
     if unlisted:
-        return [f"note: judge server does not list model {config.model!r} (it lists: {shown or 'none'}), "
+        return [f"note: {role} server does not list model {config.model!r} (it lists: {shown or 'none'}), "
                 "but it answered a test request"]
     return []
