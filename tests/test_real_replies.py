@@ -27,6 +27,10 @@ READ_AS = {
     "passage_retrieval-4k-0000": 5,  # "The passage is:\nPassage 5"
     "passage_count-2k-0000": 12,  # "The number of distinct paragraphs is 12."
     "passage_count-4k-0000": 1,
+    "counting_stars-8k-0000": 2,  # "The correct answer is: 36, 29, 89, 53": exactly option 2's counts
+    "passage_retrieval-8k-0000": 13,  # "...is:\nPassage 13: North Korea ..."
+    "passage_count-8k-0000": 24,  # "There are 24 distinct paragraphs in the document."
+    "kv_retrieval-8k-0000": None,  # "33438f98-20c4b17e6a5d": a cut-off UUID is no UUID
 }
 
 
