@@ -68,6 +68,14 @@ def test_worst_lists_the_lowest_graded_scores(tmp_path: Path):
     assert "single_doc_qa-8k-0000" not in result.output and "single_doc_qa-8k-0001" not in result.output
 
 
+def test_ungraded_lists_only_what_the_judge_could_not_grade(tmp_path: Path):
+    path = write(tmp_path / "r.json", [JUDGED, UNGRADED, WORST])
+    result = run(str(path), "--task", "single_doc_qa", "--length", "8k", "--ungraded")
+    assert result.exit_code == 0, result.output
+    assert "the ungraded samples (1 shown)" in result.output and UNGRADED["id"] in result.output
+    assert JUDGED["id"] not in result.output and WORST["id"] not in result.output
+
+
 def test_show_by_id_and_older_results(tmp_path: Path):
     path = write(tmp_path / "r.json", [OLDER])
     result = run(str(path), "--id", "single_doc_qa-8k-0000")

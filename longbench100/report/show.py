@@ -28,6 +28,8 @@ class SampleQuery:
     """Show only the N lowest-scored graded samples (ties: in row order)."""
     sample_id: str | None = None
     """Show only this sample (task and length then need not be given)."""
+    ungraded: bool = False
+    """Show only the samples the judge could not grade (with its raw reply and the reason)."""
 
 
 def select_samples(path: Path, query: SampleQuery) -> tuple[str, list[dict]]:
@@ -53,6 +55,8 @@ def select_samples(path: Path, query: SampleQuery) -> tuple[str, list[dict]]:
         where = f"lengths of {query.task}: {', '.join(labels)}" if labels else f"tasks: {', '.join(tasks)}"
         raise UserError(f"no samples for task {query.task} at length {label} in {path} ({where})")
     chosen.sort(key=lambda entry: entry.get("row", 0))
+    if query.ungraded:
+        chosen = [entry for entry in chosen if entry.get("score") is None and not entry.get("filtered")]
     if query.worst is not None:
         graded = [entry for entry in chosen if entry.get("score") is not None and not entry.get("filtered")]
         chosen = sorted(graded, key=lambda entry: entry["score"])[: query.worst]
@@ -96,6 +100,8 @@ def format_samples(model: str, entries: list[dict], query: SampleQuery, *, width
         what = f"sample {query.sample_id}"
     else:
         what = f"{query.task} at {_label(query.length or '')}"
+        if query.ungraded:
+            what += ", the ungraded samples"
         if query.worst is not None:
             what += f", the {len(entries)} lowest-scored graded samples"
     heading = f"model {model}: {what} ({len(entries)} shown)"
