@@ -85,7 +85,8 @@ def test_variable_tracking_depths_follow_the_grid_and_pair_across_lengths(data):
         for record in records(data, "variable_tracking", label):
             target = DEPTHS[record["row"] % len(DEPTHS)]
             assert record["gold"]["depth_target"] == target
-            assert abs(record["gold"]["depth"] - target) < 0.05
+            assert abs(record["gold"]["depth"] - target) < 0.02
+            assert int(record["gold"]["depth"] * 10) == int(target * 10)  # in the decile the grid point is the centre of
             by_row.setdefault(record["row"], set()).add((tuple(record["answers"]), record["gold"]["value"], target))
     assert all(len(variants) == 1 for variants in by_row.values())
 
@@ -161,3 +162,28 @@ def test_string_match_all_is_the_fraction_of_gold_strings_present(reply, golds, 
 def test_the_new_tasks_are_graded_with_string_match_all_in_every_metric_mode():
     for mode in ("auto", "classic"):
         assert set(choose_metrics(list(SYNTHETIC), mode, False).values()) == {"string_match_all"}
+
+
+def test_scoring_grades_partial_replies_and_keeps_variable_tracking_depths(data, tmp_path):
+    from tests.test_score_inputs import write_predictions
+
+    def reply(record: dict) -> str:  # full answers on even rows, only the first two gold strings on odd rows
+        golds = record["answers"] if record["row"] % 2 == 0 else record["answers"][:2]
+        return "Answer: " + ", ".join(golds).upper() + "."
+
+    predictions = write_predictions(tmp_path / "pred", data, answer=reply)
+    out = tmp_path / "results.json"
+    result = CliRunner().invoke(main, ["score", "--n-boot", "10", "--data", str(data), "--predictions", str(predictions),
+                                       "--out", str(out), "--base-lengths", "2k,4k"])
+    assert result.exit_code == 0, result.output
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert len(results["samples"]) == len(SYNTHETIC) * len(LENGTHS) * ROWS
+    for sample in results["samples"]:
+        golds = len(next(r for r in records(data, sample["task"], sample["label"]) if r["row"] == sample["row"])["answers"])
+        assert sample["score"] == pytest.approx(1.0 if sample["row"] % 2 == 0 else 2 / golds)
+    assert results["settings"]["metrics"] == {task: "string_match_all" for task in SYNTHETIC}
+    assert set(results["aggregates"]["depth"]) == {"variable_tracking"}
+    assert set(results["aggregates"]["depth"]["variable_tracking"]) == set(LENGTHS)
+    report = CliRunner().invoke(main, ["report", str(out), "--out", str(tmp_path / "report"), "--n-boot", "10"])
+    assert report.exit_code == 0, report.output
+    assert (tmp_path / "report" / "depth_heatmap.png").stat().st_size > 0

@@ -13,7 +13,7 @@ from .synthetic import fill_units
 
 HOPS = 4
 NAME_LETTERS = 5
-DEPTHS = tuple(step / 10 for step in range(11))  # the evenly spaced depth grid: 0%, 10%, ..., 100%
+DEPTHS = tuple((step + 0.5) / 10 for step in range(10))  # evenly spaced: the centre of each depth decile, 5% ... 95%
 NOISE = (
     "The river runs past the old mill.",
     "A bell rings in the square at noon.",
