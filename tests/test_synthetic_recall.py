@@ -187,3 +187,16 @@ def test_scoring_grades_partial_replies_and_keeps_variable_tracking_depths(data,
     report = CliRunner().invoke(main, ["report", str(out), "--out", str(tmp_path / "report"), "--n-boot", "10"])
     assert report.exit_code == 0, report.output
     assert (tmp_path / "report" / "depth_heatmap.png").stat().st_size > 0
+
+
+def test_a_different_word_list_is_refused_in_one_line(monkeypatch):
+    import english_words
+
+    from longbench100.errors import UserError
+    from longbench100.tasks import synthetic
+
+    synthetic.english_words.cache_clear()
+    monkeypatch.setattr(english_words, "get_english_words_set", lambda *args, **kwargs: {"apple", "river", "stone"})
+    with pytest.raises(UserError, match="english-words==2.0.2"):
+        synthetic.english_words()
+    synthetic.english_words.cache_clear()

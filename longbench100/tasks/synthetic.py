@@ -7,12 +7,16 @@ finds the largest number of units whose rendered prompt fits the budget, countin
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 from typing import Callable
 
+from ..errors import UserError
 from ..generate.fitting import BuildContext, Fitted
 
 MAX_COUNTS = 40
+WORDS_SHA256 = "6e2b70e661c464a84ab262797c8f6b87d96c252da76b140506d34ab9b16ac535"
+"""sha256 of the word list (one word a line) from english-words 2.0.2: another list would change the data."""
 
 
 def fill_units(ctx: BuildContext, budget: int, render: Callable[[int], str], most: int) -> tuple[Fitted, int] | None:
@@ -48,8 +52,16 @@ def fill_units(ctx: BuildContext, budget: int, render: Callable[[int], str], mos
 
 @lru_cache(maxsize=1)
 def english_words() -> tuple[str, ...]:
-    """Plain lowercase English words (3-10 ASCII letters, nothing else) from the GCIDE dictionary list of ``english-words``, sorted."""
+    """Plain lowercase English words (3-10 ASCII letters, nothing else) from the GCIDE dictionary list of ``english-words``, sorted.
+
+    The list is checked against :data:`WORDS_SHA256`, so that a different package version cannot
+    silently change what the same seed generates.
+    """
     from english_words import get_english_words_set
 
     words = get_english_words_set(["gcide"], lower=True, alpha=True)
-    return tuple(sorted(word for word in words if 3 <= len(word) <= 10 and word.isascii() and word.isalpha()))
+    kept = tuple(sorted(word for word in words if 3 <= len(word) <= 10 and word.isascii() and word.isalpha()))
+    if hashlib.sha256("\n".join(kept).encode("utf-8")).hexdigest() != WORDS_SHA256:
+        raise UserError("the english-words package gives a different word list than english-words 2.0.2, so common_words "
+                        "would not be reproducible: install english-words==2.0.2")
+    return kept
