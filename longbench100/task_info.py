@@ -15,7 +15,7 @@ class TaskInfo:
 
     name: str
     task_type: str  # "key_retrieval" | "information_retrieval" | "comprehension" | "summarization"
-    metric: str  # "accuracy" | "qa_judge" | "summary_judge"
+    metric: str  # "accuracy" | "string_match_all" | "qa_judge" | "summary_judge"
     closed_book: bool  # QA tasks also get a closed-book prompt for the QA filter
     max_new_tokens: int  # a sensible default answer length for prediction
 
@@ -31,6 +31,10 @@ TASKS: dict[str, TaskInfo] = {
         TaskInfo("multi_doc_qa", "comprehension", "qa_judge", True, 128),
         TaskInfo("single_doc_sum", "summarization", "summary_judge", False, 512),
         TaskInfo("multi_doc_sum", "summarization", "summary_judge", False, 512),
+        # RULER's synthetic recall; max_new_tokens is also the answer space each prompt leaves free
+        TaskInfo("variable_tracking", "key_retrieval", "string_match_all", False, 30),
+        TaskInfo("common_words", "information_retrieval", "string_match_all", False, 120),
+        TaskInfo("frequent_words", "information_retrieval", "string_match_all", False, 50),
     )
 }
 

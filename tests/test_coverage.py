@@ -16,9 +16,11 @@ from longbench100.analysis.coverage_rubric import parse_coverage
 from longbench100.cli import main
 from longbench100.generate.runner import GenerateOptions, run_generate
 from longbench100.scoring.judge_setup import PREFLIGHT_PROMPT
-from longbench100.task_info import TASKS
+from longbench100.suites import DEFAULT_SUITE, load_suite
 from longbench100.tokenization import load_tokenizer
 from tests.openai_stub import OpenAIStub, prompt_text
+
+PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks  # the eight tasks of the paper
 
 # Where the packaged templates' closing part starts, written out here independently of the library.
 TAILS = ("\n\nUsing only Passage", "\n\nCombine what Passages", "\n\nWrite a concise summary", "\n\nWrite one concise summary",
@@ -28,14 +30,14 @@ TAILS = ("\n\nUsing only Passage", "\n\nCombine what Passages", "\n\nWrite a con
 @pytest.fixture(scope="module")
 def data(mirror: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("coverage") / "data"
-    options = GenerateOptions(tasks=tuple(TASKS), lengths=(("2k", 2048),), rows=2, seed=5, tokenizer="cl100k_base",
+    options = GenerateOptions(tasks=PAPER_TASKS, lengths=(("2k", 2048),), rows=2, seed=5, tokenizer="cl100k_base",
                               out=out, sources=str(mirror), workers=1)
     run_generate(options, echo=lambda _: None, progress=False)
     return out
 
 
 def _records(data: Path) -> list[dict]:
-    return [json.loads(line) for task in TASKS for line in (data / task / "2k.jsonl").read_text().splitlines()]
+    return [json.loads(line) for task in PAPER_TASKS for line in (data / task / "2k.jsonl").read_text().splitlines()]
 
 
 def _invoke(*args: str) -> tuple[int, str]:
@@ -74,7 +76,7 @@ def test_construction_ic_is_gold_tokens_over_context_tokens_recounted_from_the_p
     tokenizer = load_tokenizer("cl100k_base")
     by_id = {row["id"]: row for row in report["samples"]}
     records = _records(data)
-    assert len(by_id) == len(records) == 2 * len(TASKS)
+    assert len(by_id) == len(records) == 2 * len(PAPER_TASKS)
     for record in records:
         context, gold = _context_and_gold(record)
         for text in gold:

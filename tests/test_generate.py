@@ -14,14 +14,17 @@ from click.testing import CliRunner
 
 from longbench100.cli import main
 from longbench100.generate.runner import GenerateOptions, run_generate
+from longbench100.suites import DEFAULT_SUITE, load_suite
 from longbench100.task_info import TASKS
 from longbench100.tokenization import load_tokenizer
+
+PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks  # the eight tasks of the paper
 
 LENGTHS = (("2k", 2048), ("3000", 3000))
 
 
 def _options(mirror: Path, out: Path, **changes) -> GenerateOptions:
-    base = dict(tasks=tuple(TASKS), lengths=LENGTHS, rows=4, seed=11, tokenizer="cl100k_base", out=out, sources=str(mirror), workers=1)
+    base = dict(tasks=PAPER_TASKS, lengths=LENGTHS, rows=4, seed=11, tokenizer="cl100k_base", out=out, sources=str(mirror), workers=1)
     base.update(changes)
     return GenerateOptions(**base)
 
@@ -46,7 +49,7 @@ def _passages(prompt: str, word: str = "Passage") -> dict[int, str]:
 
 def test_every_prompt_is_within_budget_recounted_and_fills_it(generated: Path) -> None:
     tokenizer = load_tokenizer()
-    for task in TASKS:
+    for task in PAPER_TASKS:
         for label, budget in LENGTHS:
             records = _records(generated, task, label)
             assert len(records) == 4, (task, label)
@@ -154,7 +157,7 @@ def test_rows_are_paired_across_lengths(generated: Path) -> None:
 
 def test_manifest_counts_rows_per_source_and_every_source_gets_its_share(generated: Path) -> None:
     manifest = json.loads((generated / "manifest.json").read_text())
-    for task in TASKS:
+    for task in PAPER_TASKS:
         for label, _ in LENGTHS:
             facts = manifest["tasks"][task]["lengths"][label]
             records = _records(generated, task, label)

@@ -16,7 +16,9 @@ from longbench100 import __version__
 from longbench100.cli import main
 from longbench100.generate.runner import GenerateOptions, run_generate
 from longbench100.lengths import parse_length_list
-from longbench100.task_info import TASKS
+from longbench100.suites import DEFAULT_SUITE, load_suite
+
+PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks  # the eight tasks of the paper
 
 LABELS = ("2k", "4k")
 
@@ -40,7 +42,7 @@ def tree(root: Path) -> dict[str, bytes]:
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small real data folder: every task at 2k and 4k, 3 rows each, from the packaged demo sources."""
     base = tmp_path_factory.mktemp("publish")
-    options = GenerateOptions(tasks=tuple(TASKS), lengths=tuple(parse_length_list(",".join(LABELS))), rows=3, seed=7,
+    options = GenerateOptions(tasks=PAPER_TASKS, lengths=tuple(parse_length_list(",".join(LABELS))), rows=3, seed=7,
                               tokenizer="cl100k_base", out=base / "out", sources="demo", workers=1)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LONGBENCH100_CACHE", str(base / "cache"))
@@ -78,8 +80,8 @@ def offline_datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_datasets_loads_every_config_and_split_with_the_source_rows(generated: Path, snapshot: Path, offline_datasets: Path):
     import datasets
 
-    assert datasets.get_dataset_config_names(str(snapshot)) == list(TASKS)
-    for task in TASKS:
+    assert datasets.get_dataset_config_names(str(snapshot)) == list(PAPER_TASKS)
+    for task in PAPER_TASKS:
         loaded = datasets.load_dataset(str(snapshot), task, cache_dir=str(offline_datasets))
         assert list(loaded) == list(LABELS)
         for label in LABELS:
@@ -95,7 +97,7 @@ def test_publishing_twice_gives_identical_files(generated: Path, snapshot: Path,
     assert code == 0, err
     first, second = tree(snapshot), tree(again)
     assert sorted(first) == sorted(["README.md", "generation-manifest.json", "manifest.json"] + [
-        f"data/{task}/{label}.parquet" for task in TASKS for label in LABELS])
+        f"data/{task}/{label}.parquet" for task in PAPER_TASKS for label in LABELS])
     assert first == second
     for name in ("README.md", "manifest.json"):
         text = first[name].decode()
@@ -108,7 +110,7 @@ def test_card_declares_configs_and_describes_provenance(generated: Path, snapsho
     card = (snapshot / "README.md").read_text(encoding="utf-8")
     _, header_text, body = card.split("---\n", 2)
     header = yaml.safe_load(header_text)
-    assert [config["config_name"] for config in header["configs"]] == list(TASKS)
+    assert [config["config_name"] for config in header["configs"]] == list(PAPER_TASKS)
     for config in header["configs"]:
         assert config["data_files"] == [{"split": label, "path": f"data/{config['config_name']}/{label}.parquet"} for label in LABELS]
     assert header["license"] == "other" and header["size_categories"] == ["n<1K"]

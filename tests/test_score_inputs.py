@@ -9,7 +9,10 @@ from longbench100.errors import UserError
 from longbench100.lengths import parse_length
 from longbench100.scoring.data import load_data, manifest_sha256
 from longbench100.scoring.predictions import load_predictions, match_predictions
+from longbench100.suites import DEFAULT_SUITE, load_suite
 from longbench100.task_info import TASKS
+
+PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks  # the eight tasks of the paper
 
 UUID = "3f2b8c1e-9d4a-4e6b-8f1a-2c3d4e5f6a7b"
 GOLD = {
@@ -55,7 +58,7 @@ def make_record(task: str, label: str, row: int) -> dict:
     }
 
 
-def write_dataset(root: Path, tasks=tuple(TASKS), labels=("2k", "4k", "6k", "8k"), rows=2, manifest=True) -> Path:
+def write_dataset(root: Path, tasks=PAPER_TASKS, labels=("2k", "4k", "6k", "8k"), rows=2, manifest=True) -> Path:
     """Write ``root/<task>/<label>.jsonl`` (and a manifest.json); return ``root``."""
     for task in tasks:
         (root / task).mkdir(parents=True, exist_ok=True)

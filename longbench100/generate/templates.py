@@ -29,6 +29,9 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
                        {"blocks": _PASSAGES, "gold_numbers": [2], "request": "Describe its methods."}],
     "multi_doc_sum": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], "request": ""},
                       {"blocks": _PASSAGES, "gold_numbers": [2], "request": "What do they report on treatment?"}],
+    "variable_tracking": [{"context": "Rain falls. VAR ABCDE = 12345. VAR FGHIJ = VAR ABCDE.", "value": "12345", "count": 2}],
+    "common_words": [{"word_list": "1. apple\n2. river\n3. apple", "count": 1}],
+    "frequent_words": [{"text": "abc qrs abc xyz", "count": 3}],
 }
 """Representative variables of each task's template: every shape a builder renders (closed-book prompts too)."""
 

@@ -28,6 +28,8 @@ class ReportContent:
     """The tasks the depth plot shows."""
     coverage: dict | None = None
     """IC by construction per task and length of the data (``ReportOptions.data_dir``), or ``None``."""
+    heatmap_plot: str | None = None
+    """File name of the needle heatmap (depth x length per exact-answer task), or ``None`` when none is drawn."""
 
 
 def warning_list(results: list[ModelResult], check: SettingsCheck) -> str:
@@ -52,6 +54,13 @@ def depth_section(results: list[ModelResult], content: ReportContent) -> str:
             "and length: a dip in the middle is the \"lost in the middle\" effect."
         )
         parts.append(f"![Score by depth]({content.depth_plot})")
+    if content.heatmap_plot is not None:
+        parts.append(
+            "The needle view of the exact-answer tasks: depth (rows, 0% at the top) by context length "
+            "(columns), coloured by score; a red patch shows where in the context and from which length "
+            "the model stops finding what it is asked."
+        )
+        parts.append(f"![Depth x length heatmap]({content.heatmap_plot})")
     if without:
         parts.append(
             f"No depth data for: {', '.join(without)} (their records carry no gold depth, or the results "

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from ..scoring.compare import Comparison, compare_avg_lc
 from .document import ReportContent, render_report
+from .heatmap import plot_needle_heatmaps
 from .load import ModelResult
 from .plots import plot_lc, plot_lc_by_task, plot_score_by_depth, plot_scores
 from .settings import SettingsCheck, pair_differs
@@ -15,6 +16,7 @@ PLOTS = {
     "LongScore vs length, per task": ("lc_by_task.png", plot_lc_by_task),
 }
 DEPTH_PLOT = "score_by_depth.png"
+HEATMAP_PLOT = "depth_heatmap.png"
 
 
 def compare_all(
@@ -48,6 +50,9 @@ def write_report(
     depth_tasks = plot_score_by_depth(results, out / DEPTH_PLOT)
     if depth_tasks:
         written.append(out / DEPTH_PLOT)
+    heatmap_tasks = plot_needle_heatmaps(results, out / HEATMAP_PLOT)
+    if heatmap_tasks:
+        written.append(out / HEATMAP_PLOT)
     comparisons, uncompared = compare_all(results, n_boot=n_boot, seed=seed)
     content = ReportContent(
         comparisons=comparisons,
@@ -56,6 +61,7 @@ def write_report(
         plots={caption: name for caption, (name, _) in PLOTS.items()},
         depth_plot=DEPTH_PLOT if depth_tasks else None,
         depth_tasks=depth_tasks,
+        heatmap_plot=HEATMAP_PLOT if heatmap_tasks else None,
         coverage=coverage,
     )
     report = out / "report.md"

@@ -146,3 +146,14 @@ def accuracy(task: str, answer: str, answers: list[str], options: list[str] | No
         return 1.0 if parse_uuid(answer) in {gold.strip().lower() for gold in answers} else 0.0
     value = parse_option(answer, options) if task == "counting_stars" else _PARSERS[task](answer)
     return 1.0 if value is not None and value in {int(gold.strip()) for gold in answers} else 0.0
+
+
+def string_match_all(prediction: str, golds: list[str]) -> float:
+    """The fraction of ``golds`` that occur in ``prediction``, ignoring case (RULER's string-match-all).
+
+    Every gold string is required for a full score: naming 4 of 5 variables scores 0.8.
+    """
+    if not golds:
+        return 0.0
+    text = prediction.lower()
+    return sum(1.0 for gold in golds if gold.strip().lower() in text) / len(golds)

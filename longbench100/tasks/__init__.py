@@ -1,6 +1,8 @@
-"""The eight task builders, one module each; ``BUILDERS`` maps task names to their classes."""
+"""The task builders, one module each; ``BUILDERS`` maps task names to their classes."""
 
+from .common_words import CommonWords
 from .counting_stars import CountingStars
+from .frequent_words import FrequentWords
 from .kv_retrieval import KvRetrieval
 from .multi_doc_qa import MultiDocQa
 from .multi_doc_sum import MultiDocSum
@@ -8,8 +10,10 @@ from .passage_count import PassageCount
 from .passage_retrieval import PassageRetrieval
 from .single_doc_qa import SingleDocQa
 from .single_doc_sum import SingleDocSum
+from .variable_tracking import VariableTracking
 
 BUILDERS = {
     builder.name: builder
-    for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum)
+    for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum,
+                    VariableTracking, CommonWords, FrequentWords)
 }

@@ -1,0 +1,202 @@
+"""variable_tracking, common_words and frequent_words: budgets, independently checked gold, pairing, metric."""
+
+import json
+import re
+import statistics
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from longbench100.cli import main
+from longbench100.generate.fitting import BuildContext
+from longbench100.scoring.grading import choose_metrics
+from longbench100.scoring.parsers import string_match_all
+from longbench100.task_info import TASKS
+from longbench100.tasks.synthetic import fill_units
+from longbench100.tasks.variable_tracking import DEPTHS
+from longbench100.tokenization import load_tokenizer
+
+SYNTHETIC = ("variable_tracking", "common_words", "frequent_words")
+LENGTHS = {"2k": 2048, "4k": 4096, "8k": 8192}
+ROWS = 6
+
+
+def generate(out: Path, *extra: str) -> None:
+    result = CliRunner().invoke(main, ["generate", "--sources", "demo", "--tasks", ",".join(SYNTHETIC), "--lengths",
+                                       ",".join(LENGTHS), "--rows", str(ROWS), "--workers", "1", "--quiet", "--out", str(out), *extra])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("synthetic") / "data"
+    generate(out)
+    return out
+
+
+def records(data: Path, task: str, label: str) -> list[dict]:
+    return [json.loads(line) for line in (data / task / f"{label}.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("task", SYNTHETIC)
+def test_every_prompt_recounts_within_its_budget_less_the_answer_space_and_fills_it(data, task):
+    tokenizer = load_tokenizer()
+    reserve = TASKS[task].max_new_tokens
+    for label, budget in LENGTHS.items():
+        rows = records(data, task, label)
+        assert len(rows) == ROWS
+        fills = []
+        for record in rows:
+            tokens = tokenizer.count(record["prompt"])
+            assert tokens == record["prompt_tokens"] <= budget - reserve
+            fills.append(tokens / (budget - reserve))
+        if budget >= 4096:
+            assert statistics.median(fills) >= 0.99, (label, fills)
+
+
+def holders(prompt: str) -> tuple[set[str], str, int]:
+    """Resolve every ``VAR X = ...`` statement of the prompt: the names holding the asked value, the value, statements."""
+    value = re.search(r"assigned the value (\d+)", prompt).group(1)
+    statements = re.findall(r"VAR ([A-Z]+) = (\d+|VAR [A-Z]+)\.", prompt)
+    assigned = dict(statements)
+
+    def resolve(name: str) -> str:
+        target = assigned[name]
+        return resolve(target[4:]) if target.startswith("VAR ") else target
+
+    return {name for name in assigned if resolve(name) == value}, value, len(statements)
+
+
+def test_variable_chains_resolve_to_exactly_the_gold_names(data):
+    for label in LENGTHS:
+        for record in records(data, "variable_tracking", label):
+            names, value, count = holders(record["prompt"])
+            assert count == 5 and names == set(record["answers"]) and len(names) == 5
+            assert record["gold"]["value"] == value
+            first = record["prompt"].index(f"VAR {record['answers'][0]} = {value}.")
+            assert all(record["prompt"].index(f"VAR {name} = ") > first for name in record["answers"][1:])
+
+
+def test_variable_tracking_depths_follow_the_grid_and_pair_across_lengths(data):
+    by_row = {}
+    for label in LENGTHS:
+        for record in records(data, "variable_tracking", label):
+            target = DEPTHS[record["row"] % len(DEPTHS)]
+            assert record["gold"]["depth_target"] == target
+            assert abs(record["gold"]["depth"] - target) < 0.02
+            assert int(record["gold"]["depth"] * 10) == int(target * 10)  # in the decile the grid point is the centre of
+            by_row.setdefault(record["row"], set()).add((tuple(record["answers"]), record["gold"]["value"], target))
+    assert all(len(variants) == 1 for variants in by_row.values())
+
+
+def numbered_words(prompt: str) -> list[str]:
+    """The words of the numbered list, checking that the numbers run 1, 2, 3, ..."""
+    entries = re.findall(r"^(\d+)\. ([a-z]+)$", prompt, flags=re.MULTILINE)
+    assert [int(number) for number, _ in entries] == list(range(1, len(entries) + 1))
+    return [word for _, word in entries]
+
+
+def test_common_words_counts_are_thirty_for_the_gold_ten_and_three_for_every_other(data):
+    for label in LENGTHS:
+        for record in records(data, "common_words", label):
+            counts = Counter(numbered_words(record["prompt"]))
+            common = {word for word, count in counts.items() if count == 30}
+            assert common == set(record["answers"]) and len(common) == 10
+            assert {count for word, count in counts.items() if word not in common} == {3}
+
+
+def test_frequent_words_gold_is_the_untied_top_three_of_the_coded_text(data):
+    for label in LENGTHS:
+        for record in records(data, "frequent_words", label):
+            text = record["prompt"].split("\n\n")[1]
+            ranked = Counter(text.split()).most_common(4)
+            assert [word for word, _ in ranked[:3]] == record["answers"]
+            assert ranked[0][1] > ranked[1][1] > ranked[2][1] > ranked[3][1]
+            assert [count for _, count in ranked[:3]] == record["gold"]["counts"]
+
+
+@pytest.mark.parametrize("task", SYNTHETIC)
+def test_rows_ask_the_same_question_at_every_length(data, task):
+    answers = [[record["answers"] for record in records(data, task, label)] for label in LENGTHS]
+    assert answers[0] == answers[1] == answers[2]
+    assert len({tuple(row) for row in answers[0]}) == ROWS
+
+
+def test_generation_is_deterministic_and_the_seed_matters(data, tmp_path):
+    generate(tmp_path / "again")
+    generate(tmp_path / "other", "--seed", "7")
+    for task in SYNTHETIC:
+        for label in LENGTHS:
+            name = f"{task}/{label}.jsonl"
+            assert (tmp_path / "again" / name).read_bytes() == (data / name).read_bytes()
+            assert (tmp_path / "other" / name).read_bytes() != (data / name).read_bytes()
+
+
+def test_fill_units_finds_the_largest_count_that_fits_and_refuses_an_oversized_frame():
+    ctx = BuildContext(load_tokenizer(), "common_words", "1k", 1000, 1)
+    render = lambda n: "frame " * 10 + "word " * n  # noqa: E731 - a tiny stand-in renderer
+    fitted, count = fill_units(ctx, 500, render, 10_000)
+    assert fitted.tokens == ctx.count_prompt(render(count)) <= 500 < ctx.count_prompt(render(count + 1))
+    fitted, count = fill_units(ctx, 500, render, 20)
+    assert count == 20
+    assert fill_units(ctx, 5, render, 100) is None
+
+
+REPLIES = [
+    # (reply as a model writes it, golds, score)
+    (" QWERT, ASDFG, ZXCVB, POIUY, LKJHG", ["QWERT", "ASDFG", "ZXCVB", "POIUY", "LKJHG"], 1.0),
+    ("The variables are qwert, asdfg and zxcvb.", ["QWERT", "ASDFG", "ZXCVB", "POIUY", "LKJHG"], 0.6),
+    ("1. apple\n2. river\n3. stone", ["apple", "river", "stone", "cloud"], 0.75),
+    ("I cannot determine which words are most frequent.", ["ziqqm", "fpsodn", "kfewv"], 0.0),
+    ("", ["ziqqm"], 0.0),
+]
+
+
+@pytest.mark.parametrize("reply,golds,expected", REPLIES)
+def test_string_match_all_is_the_fraction_of_gold_strings_present(reply, golds, expected):
+    assert string_match_all(reply, golds) == pytest.approx(expected)
+
+
+def test_the_new_tasks_are_graded_with_string_match_all_in_every_metric_mode():
+    for mode in ("auto", "classic"):
+        assert set(choose_metrics(list(SYNTHETIC), mode, False).values()) == {"string_match_all"}
+
+
+def test_scoring_grades_partial_replies_and_keeps_variable_tracking_depths(data, tmp_path):
+    from tests.test_score_inputs import write_predictions
+
+    def reply(record: dict) -> str:  # full answers on even rows, only the first two gold strings on odd rows
+        golds = record["answers"] if record["row"] % 2 == 0 else record["answers"][:2]
+        return "Answer: " + ", ".join(golds).upper() + "."
+
+    predictions = write_predictions(tmp_path / "pred", data, answer=reply)
+    out = tmp_path / "results.json"
+    result = CliRunner().invoke(main, ["score", "--n-boot", "10", "--data", str(data), "--predictions", str(predictions),
+                                       "--out", str(out), "--base-lengths", "2k,4k"])
+    assert result.exit_code == 0, result.output
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert len(results["samples"]) == len(SYNTHETIC) * len(LENGTHS) * ROWS
+    for sample in results["samples"]:
+        golds = len(next(r for r in records(data, sample["task"], sample["label"]) if r["row"] == sample["row"])["answers"])
+        assert sample["score"] == pytest.approx(1.0 if sample["row"] % 2 == 0 else 2 / golds)
+    assert results["settings"]["metrics"] == {task: "string_match_all" for task in SYNTHETIC}
+    assert set(results["aggregates"]["depth"]) == {"variable_tracking"}
+    assert set(results["aggregates"]["depth"]["variable_tracking"]) == set(LENGTHS)
+    report = CliRunner().invoke(main, ["report", str(out), "--out", str(tmp_path / "report"), "--n-boot", "10"])
+    assert report.exit_code == 0, report.output
+    assert (tmp_path / "report" / "depth_heatmap.png").stat().st_size > 0
+
+
+def test_a_different_word_list_is_refused_in_one_line(monkeypatch):
+    import english_words
+
+    from longbench100.errors import UserError
+    from longbench100.tasks import synthetic
+
+    synthetic.english_words.cache_clear()
+    monkeypatch.setattr(english_words, "get_english_words_set", lambda *args, **kwargs: {"apple", "river", "stone"})
+    with pytest.raises(UserError, match="english-words==2.0.2"):
+        synthetic.english_words()
+    synthetic.english_words.cache_clear()
