@@ -16,9 +16,11 @@ from longbench100.analysis.coverage_rubric import parse_coverage
 from longbench100.cli import main
 from longbench100.generate.runner import GenerateOptions, run_generate
 from longbench100.scoring.judge_setup import PREFLIGHT_PROMPT
-from longbench100.task_info import TASKS
+from longbench100.suites import DEFAULT_SUITE, load_suite
 from longbench100.tokenization import load_tokenizer
 from tests.openai_stub import OpenAIStub, prompt_text
+
+TASKS = load_suite(DEFAULT_SUITE).tasks  # the paper's tasks: the ones coverage knows the prompt layout of
 
 # Where the packaged templates' closing part starts, written out here independently of the library.
 TAILS = ("\n\nUsing only Passage", "\n\nCombine what Passages", "\n\nWrite a concise summary", "\n\nWrite one concise summary",
@@ -28,7 +30,7 @@ TAILS = ("\n\nUsing only Passage", "\n\nCombine what Passages", "\n\nWrite a con
 @pytest.fixture(scope="module")
 def data(mirror: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("coverage") / "data"
-    options = GenerateOptions(tasks=tuple(TASKS), lengths=(("2k", 2048),), rows=2, seed=5, tokenizer="cl100k_base",
+    options = GenerateOptions(tasks=TASKS, lengths=(("2k", 2048),), rows=2, seed=5, tokenizer="cl100k_base",
                               out=out, sources=str(mirror), workers=1)
     run_generate(options, echo=lambda _: None, progress=False)
     return out

@@ -29,6 +29,11 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
                        {"blocks": _PASSAGES, "gold_numbers": [2], "request": "Describe its methods."}],
     "multi_doc_sum": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], "request": ""},
                       {"blocks": _PASSAGES, "gold_numbers": [2], "request": "What do they report on treatment?"}],
+    **{task: [{"context": "Plain text. One of the special magic numbers for calm-otter is: 1234567. More text.",
+                "kind": "numbers", "what": "number", "many": False, "keys": "calm-otter"}]
+       for task in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
+                    "niah_multikey_3", "niah_multivalue", "niah_multiquery")},
+    "json_kv": [{"context": '{"key-1": "value-1", "key-2": "value-2"}', "key": "key-2"}],
 }
 """Representative variables of each task's template: every shape a builder renders (closed-book prompts too)."""
 

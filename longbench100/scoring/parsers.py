@@ -1,4 +1,4 @@
-"""Answer parsers for the four accuracy tasks, tolerant of the chatty answers real models give.
+"""Answer parsers for the accuracy tasks and the recall metrics (string-match-all, substring match), tolerant of the chatty answers real models give.
 
 Each parser returns the value the answer commits to (a UUID or an integer), or ``None`` when it
 names none. Explicit cues win over bare numbers: ``\\boxed{7}``, "the answer is 7", "option 7",
@@ -146,3 +146,18 @@ def accuracy(task: str, answer: str, answers: list[str], options: list[str] | No
         return 1.0 if parse_uuid(answer) in {gold.strip().lower() for gold in answers} else 0.0
     value = parse_option(answer, options) if task == "counting_stars" else _PARSERS[task](answer)
     return 1.0 if value is not None and value in {int(gold.strip()) for gold in answers} else 0.0
+
+
+def string_match_all(prediction: str, golds: list[str]) -> float:
+    """RULER's string-match-all: the fraction of ``golds`` found in the answer (case-insensitive), 1.0 only
+    when every one is there. Reasoning blocks are ignored."""
+    if not golds:
+        return 0.0
+    text = strip_reasoning(prediction).lower()
+    return sum(1.0 for gold in golds if gold.strip().lower() in text) / len(golds)
+
+
+def substring_match(prediction: str, golds: list[str]) -> float:
+    """HELMET's substring exact match: 1.0 when a normalised gold answer occurs in the normalised answer."""
+    text = normalize_answer(strip_reasoning(prediction))
+    return 1.0 if any(normalize_answer(gold) and normalize_answer(gold) in text for gold in golds) else 0.0

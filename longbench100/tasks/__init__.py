@@ -1,9 +1,11 @@
-"""The eight task builders, one module each; ``BUILDERS`` maps task names to their classes."""
+"""The task builders, one module each (the niah family shares one); ``BUILDERS`` maps task names to their classes."""
 
 from .counting_stars import CountingStars
+from .json_kv import JsonKv
 from .kv_retrieval import KvRetrieval
 from .multi_doc_qa import MultiDocQa
 from .multi_doc_sum import MultiDocSum
+from .niah import NIAH_TASKS
 from .passage_count import PassageCount
 from .passage_retrieval import PassageRetrieval
 from .single_doc_qa import SingleDocQa
@@ -11,5 +13,6 @@ from .single_doc_sum import SingleDocSum
 
 BUILDERS = {
     builder.name: builder
-    for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum)
+    for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum,
+                    *NIAH_TASKS, JsonKv)
 }
