@@ -108,6 +108,16 @@ def test_essay_haystacks_are_real_prose_with_provenance_and_noise_is_not(demo):
         assert context_of(row).count("The river runs slowly past the old mill.") > 20
 
 
+def test_a_small_pool_is_used_again_and_says_so(tmp_path):
+    out = generate(tmp_path / "p", "--tasks", "niah_single_2", "--lengths", "32k", "--rows", "1", "--sources", "demo")
+    (row,) = records(out, "niah_single_2", "32k")
+    assert row["gold"]["pool_passes"] >= 2  # the demo prose is shorter than 32k tokens
+    assert row["prompt"].count(row["gold"]["needles"][0]) == 1
+    assert row["prompt_tokens"] >= 0.99 * (32768 - RESERVED)
+    ids = [(item["source"], item["id"]) for item in row["distractors"]]
+    assert len(ids) > len(set(ids))
+
+
 def test_rows_are_paired_across_lengths(demo):
     for task in (*NIAH, "json_kv"):
         short, long = records(demo, task, "4k"), records(demo, task, "8k")

@@ -28,11 +28,18 @@ def grid_depth(row: int, grid: tuple[float, ...] = DEPTH_GRID) -> float:
 
 @dataclass
 class Haystack:
-    """Units in order; ``separators[i]`` goes before unit ``i``; ``documents[i]`` is its source document (essays)."""
+    """Units in order; ``separators[i]`` goes before unit ``i``.
+
+    Essays also say where each unit comes from: ``documents[i]`` is its document and ``placements[i]``
+    the number of that document's placement in the haystack (a document placed again in a later pass
+    over a small pool is a new placement); ``passes`` is how many passes over the pool were needed.
+    """
 
     units: list[str]
     separators: list[str]
     documents: list[Document | None] = field(default_factory=list)
+    placements: list[int] = field(default_factory=list)
+    passes: int = 0
 
     def joined(self, count: int, needles: list[tuple[float, str]], separator: str = " ") -> tuple[str, list[int]]:
         """The first ``count`` units with each ``(depth, needle)`` inserted at the unit boundary nearest to
@@ -66,13 +73,16 @@ class Haystack:
         return "".join(parts), offsets
 
     def provenance_pieces(self, count: int) -> list[Piece]:
-        """One piece per essay document used by the first ``count`` units: ``filler`` when cut short, else ``distractor``."""
-        used = Counter(id(document) for document in self.documents[:count] if document is not None)
-        whole = Counter(id(document) for document in self.documents if document is not None)
+        """One piece per document placement in the first ``count`` units: ``filler`` when cut short, else ``distractor``."""
+        used = Counter(self.placements[:count])
+        whole = Counter(self.placements)
         pieces: list[Piece] = []
-        for document in self.documents[:count]:
-            if document is not None and (not pieces or pieces[-1].doc is not document):
-                pieces.append(Piece("distractor" if used[id(document)] == whole[id(document)] else "filler", "", 0, document))
+        for index in range(min(count, len(self.placements))):
+            placement = self.placements[index]
+            if index and self.placements[index - 1] == placement:
+                continue
+            role = "distractor" if used[placement] == whole[placement] else "filler"
+            pieces.append(Piece(role, "", 0, self.documents[index]))
         return pieces
 
 
@@ -89,34 +99,44 @@ def nearest_boundary(ends: list[int], target: float) -> int:
 def repeated(units: Iterator[str], limit: int, separator: str = " ") -> Haystack:
     """A haystack of the first ``limit`` units of ``units``, all joined by ``separator``."""
     texts = [text for _, text in zip(range(limit), units)]
-    return Haystack(texts, [separator] * len(texts), [None] * len(texts))
+    return Haystack(texts, [separator] * len(texts))
 
 
 def essay(pool: list[Document], rng: random.Random, tokens_wanted: int) -> Haystack:
-    """Real prose: whole documents of ``pool`` in a shuffled order, split at sentence ends and line breaks, until their
-    tokens reach ``tokens_wanted`` (or the pool runs out); documents are separated by a blank line."""
-    order = list(pool)
-    rng.shuffle(order)
-    haystack = Haystack([], [], [])
+    """Real prose: whole documents of ``pool`` in a shuffled order, split at sentence ends and line breaks,
+    until their tokens reach ``tokens_wanted``; documents are separated by a blank line. A pool too small
+    for the budget is used again in a new order (``passes`` > 1, recorded by the tasks)."""
+    haystack = Haystack([], [], [], [])
     total = 0
-    for document in order:
-        if total >= tokens_wanted:
-            break
-        cuts = sorted({*sentence_ends(document.text), *(i + 1 for i, char in enumerate(document.text) if char == "\n"), len(document.text)})
-        start = 0
-        first = True
-        for end in cuts:
-            raw = document.text[start:end]
-            start = end
-            sentence = raw.strip()
-            if not sentence:
-                continue
-            haystack.units.append(sentence)
-            haystack.separators.append("\n\n" if first else "\n" if "\n" in raw[: len(raw) - len(raw.lstrip())] else " ")
-            haystack.documents.append(document)
-            first = False
-        total += document.tokens
+    while total < tokens_wanted and any(document.tokens for document in pool):
+        order = list(pool)
+        rng.shuffle(order)
+        haystack.passes += 1
+        for document in order:
+            if total >= tokens_wanted:
+                break
+            placement = haystack.placements[-1] + 1 if haystack.placements else 0
+            _add_sentences(haystack, document, placement)
+            total += document.tokens
     return haystack
+
+
+def _add_sentences(haystack: Haystack, document: Document, placement: int) -> None:
+    """Append ``document``'s sentences (and lines) to ``haystack`` as units of one placement."""
+    text = document.text
+    cuts = sorted({*sentence_ends(text), *(i + 1 for i, char in enumerate(text) if char == "\n"), len(text)})
+    start = 0
+    for end in cuts:
+        raw = text[start:end]
+        start = end
+        sentence = raw.strip()
+        if not sentence:
+            continue
+        first = not haystack.placements or haystack.placements[-1] != placement
+        haystack.units.append(sentence)
+        haystack.separators.append("\n\n" if first else "\n" if "\n" in raw[: len(raw) - len(raw.lstrip())] else " ")
+        haystack.documents.append(document)
+        haystack.placements.append(placement)
 
 
 def largest_fitting(count_tokens: Callable[[int], int], budget: int, available: int, per_unit: float) -> int | None:

@@ -17,7 +17,7 @@ from ..generate.fitting import BuildContext
 from ..generate.rng import derive_rng
 from .base import Sample, TaskBuilder
 from .haystack import Haystack, essay, fit_units, grid_depth, repeated
-from .words import word_key, word_key_count
+from .words import distinct_word_keys, word_key
 
 # Our own plain sentences, repeated to make a "noise" haystack.
 NOISE = (
@@ -115,15 +115,12 @@ class NeedleTask(TaskBuilder):
             return repeated(itertools.cycle(NOISE), ctx.budget)
         if self.spec.haystack == "essay":
             return essay(self.noisy_pool, rng, ctx.budget + ctx.budget // 10)
-        taken = set(needles.keys)
-        limit = ctx.budget // 10 if self.spec.key_kind == "uuid" else min(ctx.budget // 10, word_key_count() * 3 // 4)
-        distractors: list[str] = []
-        while len(distractors) < limit:
-            key = make_key(self.spec.key_kind, rng)
-            if key not in taken:
-                taken.add(key)
-                distractors.append(needle_text(self.spec, key, make_value(self.spec.value_kind, rng)))
-        return repeated(iter(distractors), limit)
+        limit = ctx.budget // 10  # needles are longer than 10 tokens, so this is more than the budget holds
+        if self.spec.key_kind == "words":
+            keys = distinct_word_keys(rng, limit, set(needles.keys))
+        else:
+            keys = [make_key("uuid", rng) for _ in range(limit)]  # 122 random bits: no repeats in practice
+        return repeated((needle_text(self.spec, key, make_value(self.spec.value_kind, rng)) for key in keys), len(keys))
 
     def variables(self, needles: RowNeedles) -> dict:
         """Template variables besides the context."""
@@ -154,6 +151,7 @@ class NeedleTask(TaskBuilder):
             "item_ids": [],
             "passages": [],
             "haystack": self.spec.haystack,
+            "pool_passes": haystack.passes if self.spec.haystack == "essay" else None,  # > 1: the pool was too small, documents repeat
             "keys": needles.keys,
             "needles": [text for _, text in needles.gold],
             "distractor_needles": [text for _, text in needles.distractors],
