@@ -194,3 +194,23 @@ def test_grading_dispatches_the_recall_metrics():
     record = DataRecord("niah_multivalue-4k-0000", "niah_multivalue", "4k", 4096, 0, ("1234567", "7654321"), None, None)
     jobs = [GradeJob(record, "string_match_all", "It is 7654321."), GradeJob(record, "substring_match", "1234567")]
     assert grade_jobs(jobs, None, progress=False) == [0.5, 1.0]
+
+
+def test_score_grades_the_recall_tasks_with_their_metrics(demo, tmp_path):
+    from tests.test_score_inputs import write_predictions
+
+    def answer(record: dict) -> str:  # every value on even rows; half of them on odd rows
+        values = record["answers"] if record["row"] % 2 == 0 else record["answers"][: max(1, len(record["answers"]) // 2)]
+        return "The values are: " + ", ".join(f'"{value}"' for value in values) if record["row"] % 4 != 3 else "I cannot tell."
+
+    predictions = write_predictions(tmp_path / "pred", demo, answer=answer)
+    out = tmp_path / "results.json"
+    result = CliRunner().invoke(main, ["score", "--n-boot", "10", "--data", str(demo), "--predictions", str(predictions), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    results = json.loads(out.read_text())
+    assert results["settings"]["metrics"]["niah_multivalue"] == "string_match_all"
+    assert results["settings"]["metrics"]["json_kv"] == "substring_match"
+    by_id = {sample["id"]: sample["score"] for sample in results["samples"]}
+    assert by_id["niah_multivalue-4k-0000"] == 1.0 and by_id["niah_multivalue-4k-0001"] == 0.5
+    assert by_id["niah_multiquery-8k-0003"] == 0.0 and by_id["niah_single_1-4k-0001"] == 1.0
+    assert by_id["json_kv-4k-0002"] == 1.0 and by_id["json_kv-4k-0003"] == 0.0

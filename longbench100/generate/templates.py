@@ -6,6 +6,7 @@ import hashlib
 from pathlib import Path
 
 import jinja2
+import jinja2.meta
 
 from ..errors import UserError
 from ..paths import packaged_dir
@@ -96,7 +97,12 @@ class PromptTemplates:
                 raise UserError(f"template {template.filename}: {type(error).__name__}: {error}") from None
 
     def fingerprint(self, task: str) -> dict[str, str]:
-        """Where ``task``'s template came from and the sha256 of its text (for the manifest)."""
+        """Where ``task``'s template came from and the sha256 of its text, followed by the text of any template it includes (for the manifest)."""
         template = self.get(task)
         path = Path(template.filename)
-        return {"path": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+        text = path.read_bytes()
+        digest = hashlib.sha256(text)
+        for name in sorted(jinja2.meta.find_referenced_templates(self._environment.parse(text.decode("utf-8"))) or ()):
+            if name:  # an included template (the niah tasks share one) is part of the prompt too
+                digest.update(Path(self._environment.get_template(name).filename).read_bytes())
+        return {"path": str(path), "sha256": digest.hexdigest()}
