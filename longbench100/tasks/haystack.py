@@ -16,9 +16,11 @@ from ..generate.fitting import BuildContext, Fitted
 from ..generate.pieces import Piece
 from ..generate.sentences import sentence_ends
 from ..records import Document
+from ..tokenization import Tokenizer
 
 DEPTH_GRID = tuple(step / 10 for step in range(11))  # 0%, 10%, ..., 100%
 MAX_SEARCH_STEPS = 40
+ESTIMATE_SAMPLE = 200  # units counted to estimate the tokens of one unit
 
 
 def grid_depth(row: int, grid: tuple[float, ...] = DEPTH_GRID) -> float:
@@ -71,6 +73,11 @@ class Haystack:
                 parts.append(self.units[position])
                 length += len(self.units[position])
         return "".join(parts), offsets
+
+    def tokens_per_unit(self, tokenizer: Tokenizer, sample: int = ESTIMATE_SAMPLE) -> float:
+        """Estimated tokens of one unit: the first ``sample`` units counted together (a guess for the search)."""
+        units = self.units[:sample]
+        return tokenizer.count(" ".join(units)) / max(1, len(units))
 
     def provenance_pieces(self, count: int) -> list[Piece]:
         """One piece per document placement in the first ``count`` units: ``filler`` when cut short, else ``distractor``."""

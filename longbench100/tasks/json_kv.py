@@ -17,7 +17,7 @@ from .haystack import fit_units, grid_depth, repeated
 from .niah import make_value
 
 JSON_POSITIONS = tuple(step / 5 for step in range(6))
-PAIR_TOKENS_GUESS = 40  # a pair is two UUIDs with quotes; used only to size the list of candidate pairs
+PAIR_MIN_TOKENS = 20  # a pair holds two quoted UUIDs: more tokens than this, so budget // 20 pairs are more than fit
 
 
 def json_pair(key: str, value: str) -> str:
@@ -36,15 +36,14 @@ class JsonKv(TaskBuilder):
         row_rng = derive_rng(ctx.seed, self.name, "row", row)
         key, value = make_value("uuid", row_rng), make_value("uuid", row_rng)
         position = grid_depth(row, JSON_POSITIONS)
-        limit = ctx.budget // (PAIR_TOKENS_GUESS // 2)
+        limit = ctx.budget // PAIR_MIN_TOKENS
         pairs = repeated((json_pair(make_value("uuid", rng), make_value("uuid", rng)) for _ in range(limit)), limit, ", ")
         gold_pair = [(position, json_pair(key, value))]
 
         def render(count: int) -> str:
             return self.templates.render(self.name, {"context": "{" + pairs.joined(count, gold_pair, ", ")[0] + "}", "key": key})
 
-        per_pair = ctx.tokenizer.count(", ".join(pairs.units[:100])) / max(1, min(100, len(pairs.units)))
-        fitted = fit_units(ctx, render, len(pairs.units), per_pair)
+        fitted = fit_units(ctx, render, len(pairs.units), pairs.tokens_per_unit(ctx.tokenizer))
         if fitted is None:
             return None
         fitted_prompt, count = fitted

@@ -28,7 +28,6 @@ NOISE = (
     "The road turns left after the stone bridge.",
 )
 NEEDLE = "One of the special magic {kind} for {key} is: {value}."
-TEMPLATE_CHUNK = 200  # units whose tokens are counted to estimate the tokens of one unit
 
 
 @dataclass(frozen=True)
@@ -138,9 +137,7 @@ class NeedleTask(TaskBuilder):
         def render(count: int) -> str:
             return self.templates.render(self.name, {"context": haystack.joined(count, placed)[0], **variables})
 
-        sample_units = haystack.units[:TEMPLATE_CHUNK]
-        per_unit = ctx.tokenizer.count(" ".join(sample_units)) / max(1, len(sample_units))
-        fitted = fit_units(ctx, render, len(haystack.units), per_unit, haystack.provenance_pieces)
+        fitted = fit_units(ctx, render, len(haystack.units), haystack.tokens_per_unit(ctx.tokenizer), haystack.provenance_pieces)
         if fitted is None:
             return None
         fitted_prompt, count = fitted
