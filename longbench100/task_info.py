@@ -41,6 +41,11 @@ TASKS: dict[str, TaskInfo] = {
 }
 
 
+def reserved_output(task: str, option: int) -> int:
+    """Tokens of each length kept free for ``task``'s answer: ``--reserve-output`` when given (> 0), else the task's own."""
+    return option or TASKS[task].reserve_output
+
+
 def parse_task_list(text: str) -> list[str]:
     """Parse ``all`` or a comma-separated list of task names, in the canonical task order."""
     if text.strip() == "all":

@@ -149,6 +149,12 @@ def test_reserve_output_replaces_the_tasks_own_reservation(tmp_path):
     out = generate(tmp_path / "r", "--tasks", "niah_single_1", "--lengths", "4k", "--rows", "2", "--sources", "demo",
                    "--reserve-output", "8")
     assert all(4096 - RESERVED < row["prompt_tokens"] <= 4096 - 8 for row in records(out, "niah_single_1", "4k"))
+    assert json.loads((out / "manifest.json").read_text())["tasks"]["niah_single_1"]["reserved_output_tokens"] == 8
+
+
+def test_the_manifest_records_the_tasks_own_reservation(demo):
+    tasks = json.loads((demo / "manifest.json").read_text())["tasks"]
+    assert {tasks[task]["reserved_output_tokens"] for task in (*NIAH, "json_kv")} == {RESERVED}
 
 
 def test_the_ruler_and_helmet_suites_list_the_recall_tasks():
