@@ -1,4 +1,4 @@
-"""What every component needs to know about the eight tasks: type, metric family, closed-book use.
+"""What every component needs to know about each task: type, metric family, closed-book use.
 
 The construction logic of each task lives in its own builder module; this table is the shared,
 read-only description that the predictor, the scorer and the report rely on.
@@ -14,10 +14,11 @@ class TaskInfo:
     """Static facts about one task."""
 
     name: str
-    task_type: str  # "key_retrieval" | "information_retrieval" | "comprehension" | "summarization"
-    metric: str  # "accuracy" | "string_match_all" | "qa_judge" | "summary_judge"
+    task_type: str  # "key_retrieval" | "information_retrieval" | "comprehension" | "summarization" | "synthetic_recall"
+    metric: str  # "accuracy" | "qa_judge" | "summary_judge" | "string_match_all" | "substring_match"
     closed_book: bool  # QA tasks also get a closed-book prompt for the QA filter
     max_new_tokens: int  # a sensible default answer length for prediction
+    reserve_output: int = 0  # tokens of each length kept free for the answer unless --reserve-output is given
 
 
 TASKS: dict[str, TaskInfo] = {
@@ -31,12 +32,22 @@ TASKS: dict[str, TaskInfo] = {
         TaskInfo("multi_doc_qa", "comprehension", "qa_judge", True, 128),
         TaskInfo("single_doc_sum", "summarization", "summary_judge", False, 512),
         TaskInfo("multi_doc_sum", "summarization", "summary_judge", False, 512),
-        # RULER's synthetic recall; max_new_tokens is also the answer space each prompt leaves free
-        TaskInfo("variable_tracking", "key_retrieval", "string_match_all", False, 30),
-        TaskInfo("common_words", "information_retrieval", "string_match_all", False, 120),
-        TaskInfo("frequent_words", "information_retrieval", "string_match_all", False, 50),
+        # RULER / HELMET synthetic recall (docs/suites.md); RULER keeps 128 tokens free for a niah answer
+        *(TaskInfo(name, "synthetic_recall", "string_match_all", False, 128, 128) for name in (
+            "niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
+            "niah_multikey_3", "niah_multivalue", "niah_multiquery")),
+        TaskInfo("json_kv", "synthetic_recall", "substring_match", False, 128, 128),
+        # RULER's other synthetic tasks; each keeps its answer length free (RULER: vt 30, cwe 120, fwe 50 tokens)
+        TaskInfo("variable_tracking", "synthetic_recall", "string_match_all", False, 30, 30),
+        TaskInfo("common_words", "synthetic_recall", "string_match_all", False, 120, 120),
+        TaskInfo("frequent_words", "synthetic_recall", "string_match_all", False, 50, 50),
     )
 }
+
+
+def reserved_output(task: str, option: int) -> int:
+    """Tokens of each length kept free for ``task``'s answer: ``--reserve-output`` when given (> 0), else the task's own."""
+    return option or TASKS[task].reserve_output
 
 
 def parse_task_list(text: str) -> list[str]:

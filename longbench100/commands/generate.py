@@ -27,7 +27,7 @@ from .sources import SOURCES_HELP
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in OUT (same options required; Ctrl-C or kill stop a run cleanly). A folder whose run finished no row is reused without it.")
 @click.option("--whole-documents", is_flag=True, help="Pad with whole documents only: no cut-off filler (prompts then fill less of the budget).")
 @click.option("--chat-template", is_flag=True, help="Count the budget on the prompt with the model's chat template applied (hf: tokenizers only).")
-@click.option("--reserve-output", default=0, show_default=True, type=int, help="Keep this many tokens of each budget free for the answer.")
+@click.option("--reserve-output", default=0, show_default=True, type=int, help="Keep this many tokens of each budget free for the answer; 0 keeps each task's own room (128 for the RULER/HELMET recall tasks, none for the paper's tasks).")
 @click.option("--unpaired", is_flag=True, help="Sample each length independently instead of asking row r the same question at every length.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: int, tokenizer_spec: str, sources_option: str | None, out: Path,

@@ -12,6 +12,7 @@ from ..atomic import write_json_atomic
 from ..errors import UserError
 from ..loader import file_sha256
 from ..datafolder import data_file_path
+from ..task_info import reserved_output
 from .output import holds_rows
 
 if TYPE_CHECKING:
@@ -61,6 +62,8 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
     for task, by_label in results.items():
         tasks[task] = {"paired_rows_all_lengths": paired_all[task]["rows"], "paired_over_lengths": paired_all[task]["lengths"],
                        "template_sha256": templates.fingerprint(task)["sha256"], "lengths": {}}
+        if reserved_output(task, options.reserve_output):  # the recall tasks keep answer room of their own
+            tasks[task]["reserved_output_tokens"] = reserved_output(task, options.reserve_output)
         for label, result in by_label.items():
             path = data_file_path(options.out, task, label)
             relative = path.relative_to(options.out).as_posix()

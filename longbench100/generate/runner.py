@@ -17,6 +17,7 @@ from ..errors import UserError
 from ..interrupts import Interrupted
 from ..locations import SourceLocation, resolve_location
 from ..suites import DEFAULT_SUITE, Suite, load_suite
+from ..task_info import reserved_output
 from ..tasks import BUILDERS
 from ..tasks.base import TaskBuilder
 from ..tokenization import load_tokenizer
@@ -144,7 +145,8 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
 
 def _context(options: GenerateOptions, tokenizer, task: str, label: str, budget: int) -> BuildContext:
     """The build context of one task and length."""
-    return BuildContext(tokenizer, task, label, budget - options.reserve_output, options.seed, options.whole_documents, options.chat_template)
+    return BuildContext(tokenizer, task, label, budget - reserved_output(task, options.reserve_output), options.seed,
+                        options.whole_documents, options.chat_template)
 
 
 def _check_pools(corpus: Corpus, tasks: tuple[str, ...], where: str) -> None:

@@ -6,6 +6,7 @@ import hashlib
 from pathlib import Path
 
 import jinja2
+import jinja2.meta
 
 from ..errors import UserError
 from ..paths import packaged_dir
@@ -32,6 +33,11 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
     "variable_tracking": [{"context": "Rain falls. VAR ABCDE = 12345. VAR FGHIJ = VAR ABCDE.", "value": "12345", "count": 2}],
     "common_words": [{"word_list": "1. apple\n2. river\n3. apple", "count": 1}],
     "frequent_words": [{"text": "abc qrs abc xyz", "count": 3}],
+    **{task: [{"context": "Plain text. One of the special magic numbers for calm-otter is: 1234567. More text.",
+                "kind": "numbers", "what": "number", "many": False, "keys": "calm-otter"}]
+       for task in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
+                    "niah_multikey_3", "niah_multivalue", "niah_multiquery")},
+    "json_kv": [{"context": '{"key-1": "value-1", "key-2": "value-2"}', "key": "key-2"}],
 }
 """Representative variables of each task's template: every shape a builder renders (closed-book prompts too)."""
 
@@ -94,7 +100,12 @@ class PromptTemplates:
                 raise UserError(f"template {template.filename}: {type(error).__name__}: {error}") from None
 
     def fingerprint(self, task: str) -> dict[str, str]:
-        """Where ``task``'s template came from and the sha256 of its text (for the manifest)."""
+        """Where ``task``'s template came from and the sha256 of its text, followed by the text of any template it includes (for the manifest)."""
         template = self.get(task)
         path = Path(template.filename)
-        return {"path": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+        text = path.read_bytes()
+        digest = hashlib.sha256(text)
+        for name in sorted(jinja2.meta.find_referenced_templates(self._environment.parse(text.decode("utf-8"))) or ()):
+            if name:  # an included template (the niah tasks share one) is part of the prompt too
+                digest.update(Path(self._environment.get_template(name).filename).read_bytes())
+        return {"path": str(path), "sha256": digest.hexdigest()}

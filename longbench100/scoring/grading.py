@@ -8,7 +8,9 @@ from .classic import DEFAULT_ROUGE_VARIANT, qa_f1, rouge_l_many
 from .data import DataRecord
 from .judge import Judge
 from .judge_prompts import JudgePrompt, qa_prompt, summary_prompt
-from .parsers import accuracy, string_match_all
+from .parsers import accuracy, string_match_all, substring_match
+
+MATCH_METRICS = {"string_match_all": string_match_all, "substring_match": substring_match}
 
 METRIC_MODES = ("auto", "classic", "judge")
 CLASSIC_METRICS = {"qa_judge": "qa_f1", "summary_judge": "rouge_l"}
@@ -19,7 +21,7 @@ def choose_metrics(tasks: list[str], mode: str, judge_configured: bool,
                    families: dict[str, str] | None = None) -> dict[str, str]:
     """Map each task to the metric that grades it.
 
-    Accuracy tasks always use ``accuracy``, string-match tasks ``string_match_all``. Judge tasks (SPEC.md: LLM judge) use ``qa_judge`` /
+    Accuracy tasks always use ``accuracy``, the recall tasks ``string_match_all`` / ``substring_match``. Judge tasks (SPEC.md: LLM judge) use ``qa_judge`` /
     ``summary_judge`` in mode ``judge``, and in mode ``auto`` when a judge is configured; otherwise the
     classic ``qa_f1`` / ``rouge_l``. Mode ``judge`` without a judge model is an error. ``families``
     (the data's suite metrics) overrides a task's own metric family.
@@ -83,8 +85,8 @@ def grade_jobs(
         if job.metric == "accuracy":
             options = list(job.record.options) if job.record.options else None
             scores[index] = accuracy(job.record.task, job.text, answers, options)
-        elif job.metric == "string_match_all":
-            scores[index] = string_match_all(job.text, answers)
+        elif job.metric in MATCH_METRICS:
+            scores[index] = MATCH_METRICS[job.metric](job.text, answers)
         elif job.metric == "qa_f1":
             scores[index] = qa_f1(job.text, answers)
         elif job.metric == "rouge_l":

@@ -1,4 +1,4 @@
-"""Answer parsers for the four accuracy tasks, tolerant of the chatty answers real models give.
+"""Answer parsers for the accuracy tasks and the recall metrics (string-match-all, substring match), tolerant of the chatty answers real models give.
 
 Each parser returns the value the answer commits to (a UUID or an integer), or ``None`` when it
 names none. Explicit cues win over bare numbers: ``\\boxed{7}``, "the answer is 7", "option 7",
@@ -149,11 +149,15 @@ def accuracy(task: str, answer: str, answers: list[str], options: list[str] | No
 
 
 def string_match_all(prediction: str, golds: list[str]) -> float:
-    """The fraction of ``golds`` that occur in ``prediction``, ignoring case (RULER's string-match-all).
-
-    Every gold string is required for a full score: naming 4 of 5 variables scores 0.8.
-    """
+    """RULER's string-match-all: the fraction of ``golds`` found in the answer (case-insensitive), 1.0 only
+    when every one is there. Reasoning blocks are ignored."""
     if not golds:
         return 0.0
-    text = prediction.lower()
+    text = strip_reasoning(prediction).lower()
     return sum(1.0 for gold in golds if gold.strip().lower() in text) / len(golds)
+
+
+def substring_match(prediction: str, golds: list[str]) -> float:
+    """HELMET's substring exact match: 1.0 when a normalised gold answer occurs in the normalised answer."""
+    text = normalize_answer(strip_reasoning(prediction))
+    return 1.0 if any(normalize_answer(gold) and normalize_answer(gold) in text for gold in golds) else 0.0

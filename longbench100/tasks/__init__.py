@@ -1,11 +1,13 @@
-"""The task builders, one module each; ``BUILDERS`` maps task names to their classes."""
+"""The task builders, one module each (the niah family shares one); ``BUILDERS`` maps task names to their classes."""
 
 from .common_words import CommonWords
 from .counting_stars import CountingStars
 from .frequent_words import FrequentWords
+from .json_kv import JsonKv
 from .kv_retrieval import KvRetrieval
 from .multi_doc_qa import MultiDocQa
 from .multi_doc_sum import MultiDocSum
+from .niah import NIAH_TASKS
 from .passage_count import PassageCount
 from .passage_retrieval import PassageRetrieval
 from .single_doc_qa import SingleDocQa
@@ -15,5 +17,5 @@ from .variable_tracking import VariableTracking
 BUILDERS = {
     builder.name: builder
     for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum,
-                    VariableTracking, CommonWords, FrequentWords)
+                    *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords)
 }

@@ -6,7 +6,6 @@ import random
 
 from ..generate.fitting import BuildContext
 from ..generate.rng import derive_rng
-from ..task_info import TASKS
 from .base import Sample, TaskBuilder
 from .synthetic import english_words, fill_units
 
@@ -49,7 +48,7 @@ class CommonWords(TaskBuilder):
             entries = word_list(words, others, derive_rng(ctx.seed, self.name, ctx.label, row, "order", others))
             return self.templates.render(self.name, {"word_list": numbered(entries), "count": COMMON})
 
-        filled = fill_units(ctx, ctx.budget - TASKS[self.name].max_new_tokens, render, len(words) - COMMON)
+        filled = fill_units(ctx, ctx.budget, render, len(words) - COMMON)
         if filled is None:
             return None
         fitted = filled[0]

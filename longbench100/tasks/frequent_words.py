@@ -9,7 +9,6 @@ from collections import Counter
 
 from ..generate.fitting import BuildContext, Fitted
 from ..generate.rng import derive_rng
-from ..task_info import TASKS
 from .base import Sample, TaskBuilder
 from .synthetic import fill_units
 
@@ -61,7 +60,7 @@ class FrequentWords(TaskBuilder):
         def render(count: int) -> str:
             return self.templates.render(self.name, {"text": " ".join(stream[:count]), "count": TOP})
 
-        filled = fill_units(ctx, ctx.budget - TASKS[self.name].max_new_tokens, render, len(stream))
+        filled = fill_units(ctx, ctx.budget, render, len(stream))
         if filled is None:
             return None
         fitted, count = filled

@@ -7,7 +7,6 @@ import string
 
 from ..generate.fitting import BuildContext
 from ..generate.rng import derive_rng
-from ..task_info import TASKS
 from .base import Sample, TaskBuilder
 from .synthetic import fill_units
 
@@ -73,7 +72,7 @@ class VariableTracking(TaskBuilder):
         def render(sentences: int) -> str:
             return self.templates.render(self.name, {"context": context_text(lines, depth, sentences), "value": value, "count": len(names)})
 
-        filled = fill_units(ctx, ctx.budget - TASKS[self.name].max_new_tokens, render, ctx.budget)
+        filled = fill_units(ctx, ctx.budget, render, ctx.budget)
         if filled is None:
             return None
         fitted = filled[0]

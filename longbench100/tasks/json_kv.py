@@ -1,0 +1,61 @@
+"""json_kv (HELMET Recall): a JSON object of random UUID keys and values; give the value of one key.
+
+The asked pair is the row's own (the same at every length); row ``r`` places it at position
+``JSON_POSITIONS[r % 6]`` of the object (six evenly spaced positions, first to last), and random
+pairs from the sample's RNG fill the rest of the budget.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+from ..generate.fitting import BuildContext
+from ..generate.rng import derive_rng
+from .base import Sample, TaskBuilder
+from .haystack import fit_units, grid_depth, repeated
+from .niah import make_value
+
+JSON_POSITIONS = tuple(step / 5 for step in range(6))
+PAIR_MIN_TOKENS = 20  # a pair holds two quoted UUIDs: more tokens than this, so budget // 20 pairs are more than fit
+
+
+def json_pair(key: str, value: str) -> str:
+    """One ``"key": "value"`` member as ``json.dumps`` writes it."""
+    return f"{json.dumps(key)}: {json.dumps(value)}"
+
+
+class JsonKv(TaskBuilder):
+    """A JSON object of UUID pairs filling the budget, with the row's pair at the row's position."""
+
+    name = "json_kv"
+    required_roles = ()
+
+    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+        """One sample: the largest object that fits, the asked pair at its position."""
+        row_rng = derive_rng(ctx.seed, self.name, "row", row)
+        key, value = make_value("uuid", row_rng), make_value("uuid", row_rng)
+        position = grid_depth(row, JSON_POSITIONS)
+        limit = ctx.budget // PAIR_MIN_TOKENS
+        pairs = repeated((json_pair(make_value("uuid", rng), make_value("uuid", rng)) for _ in range(limit)), limit, ", ")
+        gold_pair = [(position, json_pair(key, value))]
+
+        def render(count: int) -> str:
+            return self.templates.render(self.name, {"context": "{" + pairs.joined(count, gold_pair, ", ")[0] + "}", "key": key})
+
+        fitted = fit_units(ctx, render, len(pairs.units), pairs.tokens_per_unit(ctx.tokenizer))
+        if fitted is None:
+            return None
+        fitted_prompt, count = fitted
+        context, offsets = pairs.joined(count, gold_pair, ", ")
+        gold = {
+            "sources": [],
+            "item_ids": [],
+            "passages": [],
+            "key": key,
+            "pairs": count + 1,
+            "index": round(position * count),
+            "target_depth": position,
+            "depth": round(offsets[0] / max(1, len(context)), 4),
+        }
+        return Sample(fitted_prompt, [value], f'What is the value of the key "{key}" in the JSON object?', gold)

@@ -1,0 +1,177 @@
+"""The RULER needle-in-a-haystack family: one mechanism, eight tasks that differ only in their :class:`NeedleSpec`.
+
+A needle is the sentence "One of the special magic <kind> for <key> is: <value>." The row's needles
+(keys, values, depths) come from the row's own RNG, so row ``r`` asks the same thing at the same
+depth at every length; only the haystack around them depends on the length.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import uuid
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..generate.fitting import BuildContext
+from ..generate.rng import derive_rng
+from .base import Sample, TaskBuilder
+from .haystack import Haystack, essay, fit_units, grid_depth, repeated
+from .words import distinct_word_keys, word_key
+
+# Our own plain sentences, repeated to make a "noise" haystack.
+NOISE = (
+    "The river runs slowly past the old mill.",
+    "A light wind moves through the tall grass.",
+    "The market opens early on most days.",
+    "Birds gather on the roof before the rain.",
+    "The road turns left after the stone bridge.",
+)
+NEEDLE = "One of the special magic {kind} for {key} is: {value}."
+
+
+@dataclass(frozen=True)
+class NeedleSpec:
+    """What makes one niah task: its haystack, key and value kinds, and how many needles it asks about."""
+
+    haystack: str  # "noise" | "essay" | "needle"
+    key_kind: str  # "words" | "uuid"
+    value_kind: str  # "number" | "uuid"
+    values_per_key: int = 1  # niah_multivalue: 4
+    queried_keys: int = 1  # niah_multiquery: 4
+    distractor_needles: int = 0  # niah_multikey_1: needles with other keys, placed like the gold ones
+
+
+def make_value(kind: str, rng: random.Random) -> str:
+    """A 7-digit number or a UUID from ``rng``."""
+    if kind == "number":
+        return str(rng.randint(1_000_000, 9_999_999))
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+def make_key(kind: str, rng: random.Random) -> str:
+    """An adjective-noun key or a UUID from ``rng``."""
+    return word_key(rng) if kind == "words" else make_value("uuid", rng)
+
+
+def needle_text(spec: NeedleSpec, key: str, value: str) -> str:
+    """The needle sentence for ``key`` and ``value``."""
+    return NEEDLE.format(kind="numbers" if spec.value_kind == "number" else "uuids", key=key, value=value)
+
+
+@dataclass(frozen=True)
+class RowNeedles:
+    """The row's needles: gold (asked about) and distractor ones, each with its target depth."""
+
+    keys: list[str]  # the queried keys
+    values: list[str]  # every gold value, key by key
+    gold: list[tuple[float, str]]  # (depth, needle sentence) of the gold needles
+    distractors: list[tuple[float, str]]
+
+
+def row_needles(spec: NeedleSpec, task: str, seed: int, row: int) -> RowNeedles:
+    """The needles of row ``row``: the same at every length. The first gold needle sits at the row's grid
+    depth; the other needles at depths drawn from the row's RNG."""
+    rng = derive_rng(seed, task, "row", row)
+    keys: list[str] = []
+    while len(keys) < spec.queried_keys + spec.distractor_needles:
+        key = make_key(spec.key_kind, rng)
+        if key not in keys:
+            keys.append(key)
+    gold: list[tuple[float, str]] = []
+    values: list[str] = []
+    for key in keys[: spec.queried_keys]:
+        for _ in range(spec.values_per_key):
+            value = make_value(spec.value_kind, rng)
+            while value in values:
+                value = make_value(spec.value_kind, rng)
+            values.append(value)
+            depth = grid_depth(row) if not gold else round(rng.random(), 4)
+            gold.append((depth, needle_text(spec, key, value)))
+    distractors = [(round(rng.random(), 4), needle_text(spec, key, make_value(spec.value_kind, rng))) for key in keys[spec.queried_keys:]]
+    return RowNeedles(keys[: spec.queried_keys], values, gold, distractors)
+
+
+def key_phrase(keys: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b, c and d``."""
+    return keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
+
+
+class NeedleTask(TaskBuilder):
+    """A niah task: subclasses set ``name`` and ``spec``; everything else is shared."""
+
+    spec: ClassVar[NeedleSpec]
+    required_roles: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.spec.haystack == "essay":
+            cls.required_roles = ("noisy",)
+
+    def haystack(self, ctx: BuildContext, needles: RowNeedles, rng: random.Random) -> Haystack:
+        """Units enough to fill the budget: repeated noise sentences, real prose, or distractor needles."""
+        if self.spec.haystack == "noise":
+            return repeated(itertools.cycle(NOISE), ctx.budget)
+        if self.spec.haystack == "essay":
+            return essay(self.noisy_pool, rng, ctx.budget + ctx.budget // 10)
+        limit = ctx.budget // 10  # needles are longer than 10 tokens, so this is more than the budget holds
+        if self.spec.key_kind == "words":
+            keys = distinct_word_keys(rng, limit, set(needles.keys))
+        else:
+            keys = [make_key("uuid", rng) for _ in range(limit)]  # 122 random bits: no repeats in practice
+        return repeated((needle_text(self.spec, key, make_value(self.spec.value_kind, rng)) for key in keys), len(keys))
+
+    def variables(self, needles: RowNeedles) -> dict:
+        """Template variables besides the context."""
+        many = len(needles.values) > 1
+        what = ("numbers" if many else "number") if self.spec.value_kind == "number" else ("UUIDs" if many else "UUID")
+        return {"what": what, "kind": "numbers" if self.spec.value_kind == "number" else "UUIDs", "many": many, "keys": key_phrase(needles.keys)}
+
+    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+        """One sample: the row's needles in a haystack cut to the largest size that fits the budget."""
+        needles = row_needles(self.spec, self.name, ctx.seed, row)
+        haystack = self.haystack(ctx, needles, rng)
+        placed = needles.gold + needles.distractors
+        variables = self.variables(needles)
+
+        def render(count: int) -> str:
+            return self.templates.render(self.name, {"context": haystack.joined(count, placed)[0], **variables})
+
+        fitted = fit_units(ctx, render, len(haystack.units), haystack.tokens_per_unit(ctx.tokenizer), haystack.provenance_pieces)
+        if fitted is None:
+            return None
+        fitted_prompt, count = fitted
+        context, offsets = haystack.joined(count, placed)
+        depths = [round(offset / max(1, len(context)), 4) for offset in offsets]
+        gold = {
+            "sources": [],
+            "item_ids": [],
+            "passages": [],
+            "haystack": self.spec.haystack,
+            "pool_passes": haystack.passes if self.spec.haystack == "essay" else None,  # > 1: the pool was too small, documents repeat
+            "keys": needles.keys,
+            "needles": [text for _, text in needles.gold],
+            "distractor_needles": [text for _, text in needles.distractors],
+            "target_depth": needles.gold[0][0],
+            "depth": depths[0],
+            "depths": depths[: len(needles.gold)],
+        }
+        question = f"What {'are all the' if variables['many'] else 'is the'} special magic {variables['what']} for {variables['keys']}?"
+        return Sample(fitted_prompt, list(needles.values), question, gold)
+
+
+def needle_task(name: str, spec: NeedleSpec) -> type[NeedleTask]:
+    """A :class:`NeedleTask` subclass named ``name`` with ``spec``."""
+    return type(name.title().replace("_", ""), (NeedleTask,), {"name": name, "spec": spec, "__doc__": f"RULER's {name}."})
+
+
+NIAH_TASKS: tuple[type[NeedleTask], ...] = (
+    needle_task("niah_single_1", NeedleSpec("noise", "words", "number")),
+    needle_task("niah_single_2", NeedleSpec("essay", "words", "number")),
+    needle_task("niah_single_3", NeedleSpec("essay", "words", "uuid")),
+    needle_task("niah_multikey_1", NeedleSpec("essay", "words", "number", distractor_needles=3)),
+    needle_task("niah_multikey_2", NeedleSpec("needle", "words", "number")),
+    needle_task("niah_multikey_3", NeedleSpec("needle", "uuid", "uuid")),
+    needle_task("niah_multivalue", NeedleSpec("essay", "words", "number", values_per_key=4)),
+    needle_task("niah_multiquery", NeedleSpec("essay", "words", "number", queried_keys=4)),
+)
