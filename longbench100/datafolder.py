@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Protocol, Sequence, TypeVar
 
 from .errors import UserError
 from .lengths import canonical_label, parse_length
@@ -41,3 +41,21 @@ def list_data_files(folder: Path, tasks: Iterable[str] | None = None) -> list[Da
             refs.append(DataFileRef(task, canonical_label(length), length, path))
     order = list(TASKS)
     return sorted(refs, key=lambda ref: (order.index(ref.task), ref.length))
+
+
+class _RowOfFile(Protocol):
+    task: str
+    label: str
+    row: int
+
+
+Row = TypeVar("Row", bound=_RowOfFile)
+
+
+def first_rows(rows: Sequence[Row], limit: int) -> list[Row]:
+    """Keep the ``limit`` lowest-numbered rows of each task and length (``--limit``), in their original order."""
+    numbers: dict[tuple[str, str], list[int]] = {}
+    for row in rows:
+        numbers.setdefault((row.task, row.label), []).append(row.row)
+    kept = {key: set(sorted(values)[:limit]) for key, values in numbers.items()}
+    return [row for row in rows if row.row in kept[row.task, row.label]]

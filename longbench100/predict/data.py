@@ -95,15 +95,6 @@ def _index_file(path: Path, task: str, label: str) -> list[SampleRef]:
     return refs
 
 
-def first_rows(refs: list[SampleRef], limit: int) -> list[SampleRef]:
-    """Keep the ``limit`` lowest-numbered rows of each task and length, in their original order."""
-    by_file: dict[tuple[str, str], list[SampleRef]] = {}
-    for ref in refs:
-        by_file.setdefault((ref.task, ref.label), []).append(ref)
-    kept = {ref for file_refs in by_file.values() for ref in sorted(file_refs, key=lambda r: r.row)[:limit]}
-    return [ref for ref in refs if ref in kept]
-
-
 def index_data(data_dir: Path, tasks: list[str] | None = None, labels: list[str] | None = None) -> list[SampleRef]:
     """Return references to the selected samples, in task order, then length order, then file order.
 

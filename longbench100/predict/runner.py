@@ -27,13 +27,14 @@ from collections.abc import Callable, Iterator
 import httpx
 from tqdm import tqdm
 
+from ..datafolder import first_rows
 from ..errors import UserError
 from ..interrupts import Interrupted
 from ..llm_client import CompletionResult, LLMClient, error_reason, shared_ssl_context
 from ..scoring.data import manifest_sha256
 from ..task_info import TASKS
 from ..writable import ensure_writable_dir
-from .data import SampleRef, first_rows, index_data, load_sample
+from .data import SampleRef, index_data, load_sample
 from .options import PredictOptions, changed_settings, check_options, request_settings
 from .store import PredictionStore
 from .summary import RunSummary, by_count

@@ -10,6 +10,7 @@ ungraded samples end the run with an error (after results.json is written, for i
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..datafolder import first_rows
 from ..errors import UserError
 from ..writable import ensure_writable_file
 from ..lengths import DEFAULT_BASE_LABELS
@@ -75,11 +76,7 @@ def limit_rows(records: list[DataRecord], limit: int | None) -> list[DataRecord]
         return records
     if limit < 1:
         raise UserError(f"--limit {limit}: give 1 or more rows per task and length")
-    rows: dict[tuple[str, str], list[int]] = {}
-    for record in records:
-        rows.setdefault((record.task, record.label), []).append(record.row)
-    kept = {key: set(sorted(numbers)[:limit]) for key, numbers in rows.items()}
-    return [record for record in records if record.row in kept[record.task, record.label]]
+    return first_rows(records, limit)
 
 
 def read_predictions(
