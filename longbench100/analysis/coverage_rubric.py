@@ -76,7 +76,12 @@ def coverage_parts(reply: str) -> dict | None:
     return parts
 
 
+def coverage_score(parts: dict) -> float:
+    """The decision of valid reply parts as 0.0 or 1.0."""
+    return float(parts["score"])
+
+
 def parse_coverage(reply: str) -> float | None:
     """The decision of a reply as 0.0 or 1.0, or ``None`` when it cannot be read."""
     parts = coverage_parts(reply)
-    return None if parts is None else float(parts["score"])
+    return None if parts is None else coverage_score(parts)

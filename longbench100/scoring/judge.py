@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
-from ..analysis.coverage_rubric import COVERAGE_METRIC, coverage_parts, parse_coverage
+from ..analysis.coverage_rubric import COVERAGE_METRIC, coverage_parts, coverage_score
 from ..llm_client import LLMClient, error_reason
 from .judge_cache import JudgeCache
-from .judge_parse import parse_qa_verdict, parse_summary_verdict, qa_parts, summary_parts
+from .judge_parse import qa_parts, qa_score, summary_parts, summary_score
 from .judge_prompts import JudgePrompt
 
 TOKEN_ENCODING = "cl100k_base"
@@ -96,13 +96,13 @@ def verdict_parts(prompt: JudgePrompt, reply: str) -> dict | None:
     return summary_parts(reply, prompt.n_sentences)
 
 
-def parse_verdict(prompt: JudgePrompt, reply: str) -> float | None:
-    """Score a judge reply with the parser of the prompt's rubric."""
+def verdict_score(prompt: JudgePrompt, parts: dict) -> float:
+    """The score of valid sub-scores (from :func:`verdict_parts`) under the prompt's rubric."""
     if prompt.metric == "qa_judge":
-        return parse_qa_verdict(reply)
+        return qa_score(parts)
     if prompt.metric == COVERAGE_METRIC:
-        return parse_coverage(reply)
-    return parse_summary_verdict(reply, prompt.n_sentences)
+        return coverage_score(parts)
+    return summary_score(parts)
 
 
 def _verdict(prompt: JudgePrompt, reply: str | None, failure: str | None, truncated: bool) -> Verdict:
@@ -114,7 +114,7 @@ def _verdict(prompt: JudgePrompt, reply: str | None, failure: str | None, trunca
     parts = verdict_parts(prompt, reply)
     if parts is None:
         return Verdict(None, reply, "invalid reply")
-    return Verdict(parse_verdict(prompt, reply), reply, parts=parts)
+    return Verdict(verdict_score(prompt, parts), reply, parts=parts)
 
 
 class Judge:
@@ -204,7 +204,7 @@ class Judge:
             if result.finish_reason == "length":
                 truncated.add(text)
                 return
-            if parse_verdict(prompt, result.text) is None:
+            if verdict_parts(prompt, result.text) is None:
                 return
             self.cache.put(
                 text,

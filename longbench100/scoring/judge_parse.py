@@ -82,10 +82,15 @@ def qa_parts(reply: str) -> dict | None:
     return {"fluency": fluency, "correctness": correctness}
 
 
+def qa_score(parts: dict) -> float:
+    """The score of valid QA rubric sub-scores: fluency (0-2) x correctness (0-3) / 6."""
+    return parts["fluency"] * parts["correctness"] / 6
+
+
 def parse_qa_verdict(reply: str) -> float | None:
-    """Score a QA rubric reply: fluency (0-2) x correctness (0-3) / 6, or ``None`` if invalid."""
+    """Score a QA rubric reply (:func:`qa_score`), or ``None`` if invalid."""
     parts = qa_parts(reply)
-    return None if parts is None else parts["fluency"] * parts["correctness"] / 6
+    return None if parts is None else qa_score(parts)
 
 
 def _supported_from_json(value: object, n_sentences: int) -> int | None:
@@ -193,7 +198,12 @@ def summary_parts(reply: str, n_sentences: int) -> dict | None:
     return {"fluency": fluency, "supported": supported, "n_sentences": n_sentences}
 
 
+def summary_score(parts: dict) -> float:
+    """The score of valid summary rubric sub-scores: fluency (0/1) x supported sentences / sentences."""
+    return parts["fluency"] * parts["supported"] / parts["n_sentences"]
+
+
 def parse_summary_verdict(reply: str, n_sentences: int) -> float | None:
-    """Score a summary rubric reply: fluency (0/1) x supported sentences / ``n_sentences``, or ``None`` if invalid."""
+    """Score a summary rubric reply (:func:`summary_score`), or ``None`` if invalid."""
     parts = summary_parts(reply, n_sentences)
-    return None if parts is None else parts["fluency"] * parts["supported"] / n_sentences
+    return None if parts is None else summary_score(parts)
