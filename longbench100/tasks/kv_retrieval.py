@@ -7,7 +7,7 @@ import uuid
 
 from ..generate.fitting import BuildContext, fit_prompt
 from ..generate.pieces import Piece
-from ..generate.rng import derive_rng
+from ..generate.rng import derive_rng, distinct_draws
 from .base import Sample, TaskBuilder, depth_of
 
 HOPS = 3
@@ -16,12 +16,7 @@ HOPS = 3
 def chain_for_row(seed: int, row: int) -> list[str]:
     """The row's UUID chain ``[k1, v1, v2, v3]``: the same at every length, drawn from the row's RNG."""
     rng = derive_rng(seed, "kv_retrieval", "row", row)
-    chain: list[str] = []
-    while len(chain) < HOPS + 1:
-        value = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-        if value not in chain:
-            chain.append(value)
-    return chain
+    return distinct_draws(HOPS + 1, lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4)))
 
 
 class KvRetrieval(TaskBuilder):

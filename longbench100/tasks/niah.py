@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..generate.fitting import BuildContext
-from ..generate.rng import derive_rng
+from ..generate.rng import derive_rng, distinct_draws
 from .base import Sample, TaskBuilder
 from .haystack import Haystack, essay, fit_units, grid_depth, repeated
 from .words import distinct_word_keys, word_key
@@ -73,11 +73,7 @@ def row_needles(spec: NeedleSpec, task: str, seed: int, row: int) -> RowNeedles:
     """The needles of row ``row``: the same at every length. The first gold needle sits at the row's grid
     depth; the other needles at depths drawn from the row's RNG."""
     rng = derive_rng(seed, task, "row", row)
-    keys: list[str] = []
-    while len(keys) < spec.queried_keys + spec.distractor_needles:
-        key = make_key(spec.key_kind, rng)
-        if key not in keys:
-            keys.append(key)
+    keys = distinct_draws(spec.queried_keys + spec.distractor_needles, lambda: make_key(spec.key_kind, rng))
     gold: list[tuple[float, str]] = []
     values: list[str] = []
     for key in keys[: spec.queried_keys]:

@@ -6,7 +6,7 @@ import random
 import string
 
 from ..generate.fitting import BuildContext
-from ..generate.rng import derive_rng
+from ..generate.rng import derive_rng, distinct_draws
 from .base import Sample, TaskBuilder
 from .synthetic import fill_units
 
@@ -25,11 +25,7 @@ NOISE = (
 def chain_for_row(seed: int, row: int) -> tuple[list[str], str]:
     """The row's ``HOPS + 1`` distinct variable names, in assignment order, and the value they all hold."""
     rng = derive_rng(seed, "variable_tracking", "row", row)
-    names: list[str] = []
-    while len(names) < HOPS + 1:
-        name = "".join(rng.choice(string.ascii_uppercase) for _ in range(NAME_LETTERS))
-        if name not in names:
-            names.append(name)
+    names = distinct_draws(HOPS + 1, lambda: "".join(rng.choice(string.ascii_uppercase) for _ in range(NAME_LETTERS)))
     return names, str(rng.randint(10000, 99999))
 
 
