@@ -105,6 +105,20 @@ def _server_message(response: httpx.Response) -> str:
     return text[:_MESSAGE_LIMIT] or response.reason_phrase or "no message"
 
 
+def get_models(base_url: str, api_key: str | None, timeout_s: float) -> httpx.Response:
+    """``GET {base_url}/models`` with the key as a bearer token (httpx errors propagate to the caller)."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return httpx.get(base_url.rstrip("/") + "/models", headers=headers, timeout=timeout_s, verify=shared_ssl_context())
+
+
+def served_model_ids(response: httpx.Response) -> list[str] | None:
+    """The model ids a ``/models`` answer lists, or ``None`` when it is not the OpenAI list shape."""
+    try:
+        return [str(entry["id"]) for entry in response.json()["data"]]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 @dataclass(frozen=True)
 class RequestExtras:
     """Request fields beyond model, prompt, ``max_tokens`` and ``temperature``, sent with every prompt.

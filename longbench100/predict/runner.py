@@ -30,7 +30,7 @@ from tqdm import tqdm
 from ..datafolder import first_rows
 from ..errors import UserError
 from ..interrupts import Interrupted
-from ..llm_client import CompletionResult, LLMClient, error_reason, shared_ssl_context
+from ..llm_client import CompletionResult, LLMClient, error_reason, get_models, served_model_ids
 from ..scoring.data import manifest_sha256
 from ..task_info import TASKS
 from ..writable import ensure_writable_dir
@@ -46,24 +46,20 @@ def check_server(options: PredictOptions) -> None:
     Asks ``GET {base_url}/models``; a server that does not implement it passes unchecked, unless the
     base URL lacks its ``/v1`` and ``{base_url}/v1/models`` answers: then the error suggests it.
     """
-    headers = {"Authorization": f"Bearer {options.api_key}"} if options.api_key else {}
     url = options.base_url.rstrip("/") + "/models"
     try:
-        response = httpx.get(url, headers=headers, timeout=min(options.timeout_s, 30.0), verify=shared_ssl_context())
+        response = get_models(options.base_url, options.api_key, min(options.timeout_s, 30.0))
     except (httpx.ReadTimeout, httpx.PoolTimeout):
         return  # connected but busy (a one-slot server still working on an earlier request): the requests will tell
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise UserError(f"cannot reach the server at {options.base_url} ({type(exc).__name__}: {exc})") from None
     if response.status_code in (401, 403):
         raise UserError(f"the server at {options.base_url} refused the API key (HTTP {response.status_code})")
-    if response.status_code == 404 and _v1_answers(options, headers):
+    if response.status_code == 404 and _v1_answers(options):
         raise UserError(f"the server answered 404 at {url}: {v1_hint(options.base_url)}")
     if response.status_code != 200:
         return
-    try:
-        served = [entry["id"] for entry in response.json()["data"]]
-    except (ValueError, KeyError, TypeError):
-        return
+    served = served_model_ids(response)
     if served and options.model not in served:
         raise UserError(f"model {options.model!r} is not served at {options.base_url}; it serves: {', '.join(served)}")
 
@@ -78,13 +74,12 @@ def _lacks_v1(base_url: str) -> bool:
     return not base_url.rstrip("/").endswith("/v1")
 
 
-def _v1_answers(options: PredictOptions, headers: dict[str, str]) -> bool:
+def _v1_answers(options: PredictOptions) -> bool:
     """Whether the base URL lacks ``/v1`` and ``{base_url}/v1/models`` answers 200."""
     if not _lacks_v1(options.base_url):
         return False
     try:
-        probe = httpx.get(options.base_url.rstrip("/") + "/v1/models", headers=headers,
-                          timeout=min(options.timeout_s, 30.0), verify=shared_ssl_context())
+        probe = get_models(options.base_url.rstrip("/") + "/v1", options.api_key, min(options.timeout_s, 30.0))
     except (httpx.HTTPError, httpx.InvalidURL):
         return False
     return probe.status_code == 200

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import httpx
 
 from ..errors import UserError
-from ..llm_client import LLMClient, _server_message, shared_ssl_context
+from ..llm_client import LLMClient, _server_message, get_models, served_model_ids
 from .judge import Judge, JudgeConfig
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -57,21 +57,15 @@ def _key_hint(config: JudgeConfig, api_key_env: str, role: str) -> str:
 def _listed_models(config: JudgeConfig, api_key_env: str, timeout_s: float, role: str) -> list[str] | None:
     """The model ids ``GET /models`` lists, or ``None`` when the server has no usable models route."""
     where = f"{role} server {config.base_url}"
-    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     try:
-        with httpx.Client(headers=headers, timeout=timeout_s, verify=shared_ssl_context()) as client:
-            response = client.get(config.base_url.rstrip("/") + "/models")
+        response = get_models(config.base_url, config.api_key, timeout_s)
     except (httpx.HTTPError, httpx.InvalidURL) as error:
         raise UserError(f"{where}: cannot reach it ({type(error).__name__}: {error or 'no detail'})") from None
     if response.status_code in (401, 403):
         raise UserError(
             f"{where}: HTTP {response.status_code} ({_server_message(response)}); {_key_hint(config, api_key_env, role)}"
         )
-    try:
-        data = response.json()["data"]
-        return [str(entry["id"]) for entry in data]
-    except (ValueError, KeyError, TypeError):
-        return None  # no /models route (or not the OpenAI shape): the chat request decides
+    return served_model_ids(response)  # None without a /models route (or not the OpenAI shape): the chat request decides
 
 
 async def _tiny_request(config: JudgeConfig, timeout_s: float):
