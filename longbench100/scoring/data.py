@@ -2,7 +2,7 @@
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UserError, json_error_text
@@ -30,6 +30,7 @@ class DataRecord:
     closed_book_prompt_sha256: str | None = None
     depth: float | None = None  # gold.depth: relative position (0-1) of the gold material in the prompt
     source: str | None = None  # gold.sources[0]: the source the gold material comes from
+    gold: dict | None = field(default=None, compare=False, hash=False)  # the record's whole gold object, for task metrics
 
 
 _FIELDS: dict[str, tuple[type, ...]] = {
@@ -64,7 +65,7 @@ def parse_record(data: object, where: str) -> DataRecord:
         if not isinstance(data[key], types) or isinstance(data[key], bool):
             raise UserError(f"{where}: field {key!r} has type {type(data[key]).__name__}")
     if data["task"] not in TASKS:
-        raise UserError(f"{where}: field 'task' is {data['task']!r}, not one of the eight tasks")
+        raise UserError(f"{where}: field 'task' is {data['task']!r}, not a known task")
     if not data["answers"] or not all(isinstance(answer, str) for answer in data["answers"]):
         raise UserError(f"{where}: field 'answers' must be a non-empty list of strings")
     return DataRecord(
@@ -81,6 +82,7 @@ def parse_record(data: object, where: str) -> DataRecord:
         closed_book_prompt_sha256=None if data["closed_book_prompt"] is None else prompt_sha256(data["closed_book_prompt"]),
         depth=_depth(data.get("gold")),
         source=_first_source(data.get("gold")),
+        gold=data["gold"] if isinstance(data.get("gold"), dict) else None,
     )
 
 

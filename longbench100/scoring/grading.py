@@ -9,6 +9,7 @@ from .data import DataRecord
 from .judge import Judge
 from .judge_prompts import JudgePrompt, qa_prompt, summary_prompt
 from .parsers import accuracy, string_match_all, substring_match
+from .record_metrics import RECORD_METRICS
 
 MATCH_METRICS = {"string_match_all": string_match_all, "substring_match": substring_match}
 
@@ -87,6 +88,8 @@ def grade_jobs(
             scores[index] = accuracy(job.record.task, job.text, answers, options)
         elif job.metric in MATCH_METRICS:
             scores[index] = MATCH_METRICS[job.metric](job.text, answers)
+        elif job.metric in RECORD_METRICS:
+            scores[index] = RECORD_METRICS[job.metric](job.text, job.record)
         elif job.metric == "qa_f1":
             scores[index] = qa_f1(job.text, answers)
         elif job.metric == "rouge_l":

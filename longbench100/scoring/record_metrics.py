@@ -1,0 +1,14 @@
+"""Metrics that grade one answer against its whole data record (gold object included), by name.
+
+A task whose metric needs more than the answer list (relevance grades, section references, passage
+ids) registers a function here; ``grading.grade_jobs`` calls it for every job with that metric. Each
+function returns a 0-1 score.
+"""
+
+from collections.abc import Callable
+
+from .data import DataRecord
+
+RecordMetric = Callable[[str, DataRecord], float]
+
+RECORD_METRICS: dict[str, RecordMetric] = {}
