@@ -1,0 +1,39 @@
+"""Where a sample's context and gold material sit in its prompt, as character offsets.
+
+Builders of newer tasks record ``gold["spans"] = {"context": [start, end], "gold": [[start, end], ...]}``
+(offsets into the stored prompt, ends exclusive), so information coverage by construction needs no
+knowledge of each template's layout: the share of the context's tokens that fall inside the gold spans.
+"""
+
+from __future__ import annotations
+
+Span = tuple[int, int]
+
+
+def text_spans(prompt: str, texts: list[str]) -> list[Span]:
+    """The span of each text in ``prompt``, searched in order (each after the previous one ends).
+
+    Raises ``ValueError`` when a text is not found: the builder and its template disagree.
+    """
+    spans: list[Span] = []
+    position = 0
+    for text in texts:
+        start = prompt.find(text, position)
+        if start < 0:
+            raise ValueError(f"text not found in the prompt after offset {position}: {text[:60]!r}")
+        spans.append((start, start + len(text)))
+        position = start + len(text)
+    return spans
+
+
+def coverage_spans(prompt: str, texts: list[str], is_gold: list[bool]) -> dict:
+    """The ``gold["spans"]`` record: the context runs from the first text to the end of the last one.
+
+    ``texts`` are the context's pieces in prompt order (passages, demonstrations, records) and
+    ``is_gold`` marks those that hold gold material; a task whose answer needs every piece marks all.
+    """
+    if len(texts) != len(is_gold):
+        raise ValueError("texts and is_gold differ in length")
+    spans = text_spans(prompt, texts)
+    context = [spans[0][0], spans[-1][1]] if spans else [0, 0]
+    return {"context": context, "gold": [list(span) for span, gold in zip(spans, is_gold) if gold]}
