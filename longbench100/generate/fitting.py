@@ -28,6 +28,7 @@ class BuildContext:
     seed: int
     whole_documents: bool = False
     chat: bool = False
+    negatives: str = "bm25"  # the retrieval tasks' negatives: "bm25" (hard) or "random"
 
     def count_prompt(self, prompt: str) -> int:
         """Tokens of ``prompt`` as the model receives it (chat template applied with ``--chat-template``)."""

@@ -50,6 +50,7 @@ class GenerateOptions:
     chat_template: bool = False
     reserve_output: int = 0
     unpaired: bool = False
+    negatives: str = "bm25"  # rag_hard / rerank: BM25 hard negatives or random ones
     suite: Suite = field(default_factory=lambda: load_suite(DEFAULT_SUITE))  # recorded; gives each task's metric
 
     def shaping(self) -> dict:
@@ -57,7 +58,7 @@ class GenerateOptions:
         return {
             "tasks": list(self.tasks), "lengths": [label for label, _ in self.lengths], "rows": self.rows, "seed": self.seed,
             "tokenizer": self.tokenizer, "whole_documents": self.whole_documents, "chat_template": self.chat_template,
-            "reserve_output": self.reserve_output, "paired": not self.unpaired,
+            "reserve_output": self.reserve_output, "paired": not self.unpaired, "negatives": self.negatives,
             "templates": "user folder" if self.templates else "packaged",
             "suite": {"name": self.suite.name, "sha256": self.suite.sha256},
         }
@@ -146,7 +147,7 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
 def _context(options: GenerateOptions, tokenizer, task: str, label: str, budget: int) -> BuildContext:
     """The build context of one task and length."""
     return BuildContext(tokenizer, task, label, budget - reserved_output(task, options.reserve_output), options.seed,
-                        options.whole_documents, options.chat_template)
+                        options.whole_documents, options.chat_template, options.negatives)
 
 
 def _check_pools(corpus: Corpus, tasks: tuple[str, ...], where: str) -> None:

@@ -38,6 +38,10 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
        for task in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
                     "niah_multikey_3", "niah_multivalue", "niah_multiquery")},
     "json_kv": [{"context": '{"key-1": "value-1", "key-2": "value-2"}', "key": "key-2"}],
+    # HELMET retrieval tasks
+    "rag_hard": [{"blocks": [{**_PASSAGES[0], "title": "A title"}, _PASSAGES[1]], "gold_numbers": [2], **_QUESTION}],
+    "rerank": [{"passages": [{"id": "123456", "title": None, "text": "A made-up passage."}, {"id": "654321", "title": "A title", "text": "Another."}],
+                **_QUESTION}],
 }
 """Representative variables of each task's template: every shape a builder renders (closed-book prompts too)."""
 

@@ -1,0 +1,1 @@
+"""Lexical retrieval over a source's own documents (hard negatives for the HELMET retrieval tasks)."""

@@ -1,0 +1,76 @@
+"""Negative passages for the HELMET retrieval tasks (rag_hard, rerank): documents of the gold's own
+source, ranked by BM25 on the question (hard negatives) or in a seeded random order (easy ones).
+
+Both kinds exclude the gold documents, their near-duplicates, and near-copies of a negative already
+taken, so no text appears twice in a prompt. Every negative carries its BM25 score for the
+question either way, so the two kinds can be compared (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from ..corpus import Corpus
+from ..errors import UserError
+from ..generate.pieces import Piece
+from ..records import Document
+from ..retrieval.bm25 import SourceIndex, source_index
+
+NEGATIVE_KINDS = ("bm25", "random")
+
+
+@dataclass(frozen=True)
+class Negative:
+    """A placeable non-gold document and its BM25 score for the question."""
+
+    document: Document
+    bm25: float
+
+
+class NegativePool:
+    """The BM25 index of each source a task draws from (built or read from the cache once, at construction)."""
+
+    def __init__(self, corpus: Corpus, sources: list[str]) -> None:
+        self.corpus = corpus
+        self.indexes: dict[str, SourceIndex] = {name: source_index(corpus.entries[name], corpus.sources[name]) for name in sources}
+
+    def negatives(self, source: str, query: str, gold: list[Document], kind: str, rng: random.Random) -> list[Negative]:
+        """Every usable negative of ``source`` in the order they are to be placed.
+
+        ``kind`` ``bm25``: best BM25 match for ``query`` first; ``random``: shuffled by ``rng``.
+        """
+        if kind not in NEGATIVE_KINDS:
+            raise UserError(f"--negatives {kind!r}: choose from {', '.join(NEGATIVE_KINDS)}")
+        ranked = self.indexes[source].ranked(query)
+        if kind == "random":
+            rng.shuffle(ranked)
+        key = self.corpus.near_duplicates.key
+        taken = {key(document) for document in gold}
+        chosen: list[Negative] = []
+        for doc_id, score in ranked:
+            document = self.corpus.documents[doc_id]
+            if key(document) in taken or not document.text.strip():
+                continue
+            taken.add(key(document))
+            chosen.append(Negative(document, score))
+        return chosen
+
+
+def passage_body(document: Document) -> str:
+    """The document's text without its title line (titled passages carry the title as their first line)."""
+    if document.title and document.text.startswith(document.title):
+        body = document.text[len(document.title):].strip()
+        return body or document.text
+    return document.text
+
+
+def passage_piece(role: str, document: Document) -> Piece:
+    """A whole passage shown as its body (the template shows the title separately)."""
+    return Piece(role, passage_body(document), document.tokens, document)
+
+
+def mean_tokens(pieces: list[Piece], sample: int = 200) -> float:
+    """The mean token count of the first ``sample`` pieces (a guess for the fitting search)."""
+    head = pieces[:sample]
+    return sum(piece.tokens for piece in head) / max(1, len(head))

@@ -1,0 +1,106 @@
+"""rag_hard: HELMET's retrieval-augmented QA with hard negatives.
+
+A question's gold passages sit among negatives from the same source's corpus: by default the
+passages BM25 ranks best for the question (``--negatives bm25``), most relevant first, as many as the
+budget holds; ``--negatives random`` draws them at random from the same corpus (the easy variant).
+The gold passages stay together as one block whose start sits at row r's grid depth
+(0%, 10%, ..., 100%), so row r asks the same question at the same depth at every length.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from ..generate.fitting import BuildContext, minimum_tokens
+from ..generate.pieces import Piece
+from ..generate.rng import derive_rng
+from ..generate.spans import coverage_spans
+from ..records import Item
+from ..scoring.text import normalize_answer
+from .base import Candidate, GoldAmongDistractors, Sample, number_blocks
+from .haystack import fit_units, grid_depth, nearest_boundary
+from .negatives import NegativePool, mean_tokens, passage_piece
+
+MAX_ANSWER_WORDS = 5  # substring match suits short answers; rag-mini-bioasq's "answer" is mostly a whole sentence
+YES_NO = {"yes", "no"}  # a bare yes/no is guessed half the time under substring match
+PASSAGE_OVERHEAD = 12  # tokens of a passage heading and separators: the fitting search's first guess only
+
+
+def short_answer(answer: str) -> bool:
+    """Whether ``answer`` is short enough for substring exact match: one line, a few words, not a bare yes/no."""
+    words = normalize_answer(answer).split()
+    return "\n" not in answer.strip() and 0 < len(words) <= MAX_ANSWER_WORDS and " ".join(words) not in YES_NO
+
+
+def with_gold_at(negatives: list[Piece], gold: list[Piece], depth: float) -> list[Piece]:
+    """``negatives`` in order with the ``gold`` block inserted at the passage boundary nearest to ``depth`` of their tokens."""
+    ends = list(itertools.accumulate(piece.tokens for piece in negatives))
+    at = nearest_boundary(ends, depth * (ends[-1] if ends else 0))
+    return negatives[:at] + gold + negatives[at:]
+
+
+def measured_depth(spans: dict) -> float:
+    """Where the first gold passage starts, as a share (0-1) of the context's characters."""
+    start, end = spans["context"]
+    return round((spans["gold"][0][0] - start) / max(1, end - start), 4)
+
+
+class RagHard(GoldAmongDistractors):
+    """Ground truth: short-answer questions of hotpotqa, musique and rag-mini-bioasq; negatives: the same source."""
+
+    name = "rag_hard"
+    required_roles = ("real",)
+
+    def __init__(self, corpus, templates) -> None:
+        super().__init__(corpus, templates)
+        self.pool = NegativePool(corpus, corpus.sources_with_role(self.name, "real"))
+
+    def accepts(self, item: Item) -> bool:
+        """Questions with a short answer and at least one gold passage."""
+        return item.kind == "qa" and bool(item.question) and bool(item.doc_ids) and bool(item.answers) and short_answer(item.answers[0])
+
+    def variables(self, item: Item) -> dict:
+        """The question."""
+        return {"question": item.question}
+
+    def gold_pieces(self, item: Item) -> list[Piece]:
+        """The item's gold passages, in the source's order."""
+        return [passage_piece("gold", document) for document in self.gold_documents(item)]
+
+    def candidates(self, ctx: BuildContext) -> list[Candidate]:
+        """Every accepted item, with the tokens of its prompt without negatives."""
+        return [Candidate(item, minimum_tokens(ctx, self._render_for(item), self.gold_pieces(item))) for item in self.items]
+
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+        """The gold block at the row's depth among the most negatives (in placement order) that fit the budget."""
+        item = candidate.item
+        gold_pieces = self.gold_pieces(item)
+        negatives = self.pool.negatives(item.source, item.question, [piece.doc for piece in gold_pieces], ctx.negatives,
+                                        derive_rng(ctx.seed, self.name, "negatives", item.id))
+        units = [passage_piece("distractor", negative.document) for negative in negatives]
+        target = grid_depth(row)
+        render = self._render_for(item)
+
+        def arrange(count: int) -> list[Piece]:
+            return with_gold_at(units[:count], gold_pieces, target)
+
+        fitted = fit_units(ctx, lambda count: render(arrange(count)), len(units), mean_tokens(units) + PASSAGE_OVERHEAD, arrange)
+        if fitted is None:
+            return None
+        prompt, count = fitted
+        pieces = prompt.pieces
+        spans = coverage_spans(prompt.prompt, [piece.text for piece in pieces], [piece.role == "gold" for piece in pieces])
+        _, gold_numbers = number_blocks(pieces)
+        gold = {
+            "sources": [item.source],
+            "item_ids": [item.id],
+            "doc_ids": [piece.doc.id for piece in gold_pieces],
+            "passages": gold_numbers,
+            "negatives": ctx.negatives,
+            "negative_scores": [{"id": negative.document.id, "bm25": negative.bm25} for negative in negatives[:count]],
+            "target_depth": target,
+            "depth": measured_depth(spans),
+            "spans": spans,
+        }
+        return Sample(prompt, self.answers(item), item.question, gold)
