@@ -18,6 +18,7 @@ from ..records import Document
 from ..retrieval.bm25 import SourceIndex, source_index
 
 NEGATIVE_KINDS = ("bm25", "random")
+PASSAGE_OVERHEAD = 12  # tokens of a passage heading and separators: the fitting search's first guess only
 
 
 @dataclass(frozen=True)

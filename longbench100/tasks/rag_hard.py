@@ -12,19 +12,20 @@ from __future__ import annotations
 import itertools
 import random
 
+from ..corpus import Corpus
 from ..generate.fitting import BuildContext, minimum_tokens
 from ..generate.pieces import Piece
 from ..generate.rng import derive_rng
 from ..generate.spans import coverage_spans
+from ..generate.templates import PromptTemplates
 from ..records import Item
 from ..scoring.text import normalize_answer
 from .base import Candidate, GoldAmongDistractors, Sample, number_blocks
 from .haystack import fit_units, grid_depth, nearest_boundary
-from .negatives import NegativePool, mean_tokens, passage_piece
+from .negatives import PASSAGE_OVERHEAD, NegativePool, mean_tokens, passage_piece
 
 MAX_ANSWER_WORDS = 5  # substring match suits short answers; rag-mini-bioasq's "answer" is mostly a whole sentence
 YES_NO = {"yes", "no"}  # a bare yes/no is guessed half the time under substring match
-PASSAGE_OVERHEAD = 12  # tokens of a passage heading and separators: the fitting search's first guess only
 
 
 def short_answer(answer: str) -> bool:
@@ -52,7 +53,7 @@ class RagHard(GoldAmongDistractors):
     name = "rag_hard"
     required_roles = ("real",)
 
-    def __init__(self, corpus, templates) -> None:
+    def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
         self.pool = NegativePool(corpus, corpus.sources_with_role(self.name, "real"))
 

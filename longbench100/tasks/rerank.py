@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import random
 
+from ..corpus import Corpus
 from ..generate.fitting import BuildContext
 from ..generate.pieces import Piece
 from ..generate.rng import derive_rng
 from ..generate.spans import coverage_spans
+from ..generate.templates import PromptTemplates
 from ..records import Item
 from .base import Candidate, GoldAmongDistractors, Sample
 from .haystack import fit_units
-from .negatives import NegativePool, mean_tokens, passage_piece
-from .rag_hard import PASSAGE_OVERHEAD
+from .negatives import PASSAGE_OVERHEAD, NegativePool, mean_tokens, passage_piece
 
 PERMUTATIONS = 3
 ID_RANGE = range(100_000, 1_000_000)  # six-digit passage ids
@@ -43,7 +44,7 @@ class Rerank(GoldAmongDistractors):
     name = "rerank"
     required_roles = ("real",)
 
-    def __init__(self, corpus, templates) -> None:
+    def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
         self.pool = NegativePool(corpus, corpus.sources_with_role(self.name, "real"))
 
