@@ -96,3 +96,7 @@ def main() -> None:
       longbench100 score --data OUT --predictions P  metrics, Base Ability and LongScore
       longbench100 report results/*.json             tables and plots
     """
+
+
+if __name__ == "__main__":
+    main()
