@@ -38,6 +38,10 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
        for task in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
                     "niah_multikey_3", "niah_multivalue", "niah_multiquery")},
     "json_kv": [{"context": '{"key-1": "value-1", "key-2": "value-2"}', "key": "key-2"}],
+    # HELMET in-context learning (tasks/icl.py)
+    **{task: [{"demonstrations": "text: Where is the nearest harbor?\nlabel: 1\n\ntext: Who painted the mill?\nlabel: 0",
+                "text": "Who built the bridge?"}]
+       for task in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")},
 }
 """Representative variables of each task's template: every shape a builder renders (closed-book prompts too)."""
 
