@@ -121,7 +121,7 @@ class IclTask(TaskBuilder):
             rng.shuffle(kept)
             if kept:
                 examples[label] = kept
-        rounds = budget // (MIN_DEMONSTRATION_TOKENS * len(examples)) + 1
+        rounds = budget // (MIN_DEMONSTRATION_TOKENS * max(1, len(examples))) + 1
         demonstrations: list[Item] = []
         for number in range(rounds):
             one_round = [examples[label][number % len(examples[label])] for label in examples]
