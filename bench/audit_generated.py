@@ -196,7 +196,26 @@ def gold_is_right(record: dict, blocks: list[tuple[int, str]]) -> bool:
         return exact == int(answer) == gold["distinct"] and near_copy_pairs(texts) == 0
     if task == "passage_retrieval":
         return int(answer) == gold["passages"][0]
+    if task.startswith("icl_"):
+        return icl_gold_is_right(record)
     return bool(gold.get("passages"))
+
+
+def icl_gold_is_right(record: dict) -> bool:
+    """ICL: the "text: ... / label: N" blocks of the prompt agree with the gold: the mapping is one-to-one onto
+    0..n-1, the answer is the asked class's number, the demonstrations per class (read back through the
+    mapping) are the recorded ones, and the asked text is last, unlabelled, and not a demonstration."""
+    gold = record["gold"]
+    mapping = gold["mapping"]
+    blocks = re.findall(r"^text: (.*?)\nlabel:(?: (\d+))?$", record["prompt"], re.M | re.S)  # a text may span lines
+    if not blocks or sorted(mapping.values()) != list(range(len(mapping))):
+        return False
+    *shown, (asked, unlabelled) = blocks
+    by_number = {number: name for name, number in mapping.items()}
+    per_class = Counter(by_number.get(int(number)) for _, number in shown)
+    return (unlabelled == "" and asked == record["question"] and asked not in {text for text, _ in shown}
+            and record["answers"] == [str(mapping[gold["label"]])] and len(shown) == gold["demonstrations"]
+            and per_class == +Counter(gold["demonstrations_per_label"]) and per_class[gold["label"]] > 0)
 
 
 def best_match(summary: str, blocks: list[tuple[int, str]]) -> int:

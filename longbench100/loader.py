@@ -6,6 +6,7 @@ import hashlib
 import json
 import pickle
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +14,12 @@ from .atomic import write_bytes_atomic
 from .cleaning import clean_text
 from .errors import SourceAbsent, UserError
 from .locations import SourceLocation, zip_has_member
-from .readers import iter_rows, row_unit
+from .readers import class_label_names, iter_rows, row_unit
 from .records import Document, Item, SourceData
 from .paths import cache_dir
 from .registry import DocumentMapping, FileSpec, ItemMapping, SourceEntry
 
-RECORDS_FORMAT = 3  # bump when the mapping code changes what records it produces
+RECORDS_FORMAT = 4  # bump when the mapping code changes what records it produces
 _PASSAGE_HEADING = re.compile(r"^Passage \d+:[ \t]*\n", re.MULTILINE)
 
 
@@ -54,8 +55,9 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
         path = paths[spec.display]
         where = f"{path}:{spec.member}" if spec.member else str(path)
         unit = row_unit(spec)
+        names = class_label_names(path, spec, spec.item.label) if spec.item and spec.item.label else ()
         for number, row in iter_rows(path, spec):
-            _map_row(entry, spec, row, f"{where} {unit} {number}", number, data)
+            _map_row(entry, spec, row, f"{where} {unit} {number}", number, data, names)
     _drop_duplicate_items(data)
     _make_item_ids_unique(data)
     write_bytes_atomic(cached_file, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
@@ -71,15 +73,17 @@ def _read_pickle(path: Path) -> object:
         return None
 
 
-def _map_row(entry: SourceEntry, spec: FileSpec, row: dict, where: str, number: int, data: SourceData) -> None:
-    """Add the documents and items of one row to ``data``."""
+def _map_row(entry: SourceEntry, spec: FileSpec, row: dict, where: str, number: int, data: SourceData,
+             names: tuple[str, ...] = ()) -> None:
+    """Add the documents and items of one row to ``data`` (``names``: the file's class names, for classification labels)."""
     try:
-        _map_fields(entry, spec, row, where, number, data)
+        _map_fields(entry, spec, row, where, number, data, names)
     except UnicodeEncodeError:
         raise UserError(f"source {entry.name}: {where}: text holds an invalid unicode escape (a lone surrogate)") from None
 
 
-def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, number: int, data: SourceData) -> None:
+def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, number: int, data: SourceData,
+                names: tuple[str, ...]) -> None:
     """The body of :func:`_map_row`."""
     doc_ids: list[str] = []
     if spec.document is not None:
@@ -98,9 +102,16 @@ def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, numbe
         referenced = referenced if isinstance(referenced, (list, tuple)) else [referenced]
         doc_ids = [f"{entry.name}/{value}" for value in referenced if f"{entry.name}/{value}" in data.documents]
     wanted = all(_field(row, name, entry, where) in values for name, values in spec.item.where)
-    for item in _items(entry, spec.item, row, where, number, tuple(doc_ids)):
+    items = [_classification_item(entry, spec.item, row, where, number, names)] if spec.item.kind == "classification" \
+        else _items(entry, spec.item, row, where, number, tuple(doc_ids))
+    for item in items:
         if not wanted:
             data.filtered_items += 1
+        elif item.kind == "classification":
+            if item.question and item.label:
+                data.items.append(item)
+            else:
+                data.skipped_empty += 1
         elif not item.doc_ids or not (item.summary or item.answers) or (item.kind == "qa" and not item.question):
             data.skipped_empty += 1
         elif len(item.doc_ids) < spec.item.min_documents:
@@ -152,6 +163,21 @@ def _item(entry: SourceEntry, mapping: ItemMapping, item_id: str, doc_ids: tuple
     return Item(item_id, entry.name, doc_ids, question_text, answers)
 
 
+def _classification_item(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, number: int, names: tuple[str, ...]) -> Item:
+    """A labelled text: the label is a class name, or an index into ``names`` (the file's class names)."""
+    value = _field(row, mapping.label, entry, where)
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value < len(names):
+            known = f"the file names {len(names)} classes" if names else "the file records no class names for it"
+            raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: label {mapping.label!r} = {value} is not a class index ({known})")
+        label = names[value]
+    else:
+        label = _clean(entry, _text(value).strip())
+    text = _clean(entry, _text(_field(row, mapping.text, entry, where)).strip())
+    local_id = str(_field(row, mapping.id, entry, where)) if mapping.id else f"{mapping.split or 'row'}-{number}"
+    return Item(f"{entry.name}/{local_id}", entry.name, (), text, (label,) if label else (), label=label or None, split=mapping.split)
+
+
 def _field(row: dict, name: str, entry: SourceEntry, where: str) -> Any:
     """``row[name]``, or a one-line error naming the field, the registry entry and the line."""
     if name not in row:
@@ -178,11 +204,11 @@ def _content_id(text: str) -> str:
 
 
 def _drop_duplicate_items(data: SourceData) -> None:
-    """Keep the first of items with the same document texts, question and reference; count the rest."""
+    """Keep the first of items with the same document texts, question, reference and split; count the rest."""
     seen: set[tuple] = set()
     kept = []
     for item in data.items:
-        key = (tuple(data.documents[doc_id].text for doc_id in item.doc_ids), item.question, item.answers, item.summary)
+        key = (tuple(data.documents[doc_id].text for doc_id in item.doc_ids), item.question, item.answers, item.summary, item.split)
         if key in seen:
             data.duplicate_items += 1
             continue
@@ -198,4 +224,4 @@ def _make_item_ids_unique(data: SourceData) -> None:
         count = seen.get(item.id, 0) + 1
         seen[item.id] = count
         if count > 1:
-            data.items[index] = Item(f"{item.id}~{count}", item.source, item.doc_ids, item.question, item.answers, item.summary)
+            data.items[index] = replace(item, id=f"{item.id}~{count}")

@@ -41,6 +41,28 @@ def iter_rows(path: Path, spec: FileSpec) -> Iterator[tuple[int, dict]]:
     return _parse(data, spec.format, where)
 
 
+def class_label_names(path: Path, spec: FileSpec, column: str) -> tuple[str, ...]:
+    """The class names that ``column`` holds indices into, from a Parquet file's Hugging Face schema metadata.
+
+    The hub's Parquet files (and ``datasets``) record a ``ClassLabel`` column's names in the schema's
+    ``huggingface`` metadata, index order. Returns ``()`` for other formats, for zip members and when
+    the file records no names for ``column``.
+    """
+    if spec.format != "parquet" or spec.member:
+        return ()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        metadata = pq.read_schema(path).metadata or {}
+        features = json.loads(metadata.get(b"huggingface", b"{}")).get("info", {}).get("features", {})
+    except (OSError, pa.ArrowException, ValueError, AttributeError) as error:
+        raise UserError(f"{path}: cannot read the class names of column {column!r} from the Parquet schema ({error})") from None
+    feature = features.get(column) if isinstance(features, dict) else None
+    names = feature.get("names") if isinstance(feature, dict) else None
+    return tuple(str(name) for name in names) if isinstance(names, list) else ()
+
+
 def _parse(data: bytes, file_format: str, where: str) -> Iterator[tuple[int, dict]]:
     """Parse in-memory bytes in one of the row formats."""
     if file_format == "jsonl":

@@ -20,10 +20,13 @@ class Document:
 
 @dataclass(frozen=True)
 class Item:
-    """Ground truth about one or more documents: a question with answers, or a reference summary.
+    """Ground truth about one or more documents: a question with answers, or a reference summary; or a
+    labelled text of a classification set.
 
     ``doc_ids`` names the supporting documents in order (one for single-document items, several for
-    multi-hop questions and multi-document summaries).
+    multi-hop questions and multi-document summaries; none for classification items). A
+    classification item keeps its text in ``question``, its class name in ``label`` (also its one
+    answer) and the split it comes from (``train``, ``test``) in ``split``.
     """
 
     id: str
@@ -32,10 +35,14 @@ class Item:
     question: str | None = None
     answers: tuple[str, ...] = ()
     summary: str | None = None
+    label: str | None = None
+    split: str | None = None
 
     @property
     def kind(self) -> str:
-        """``"summary"`` when the item carries a reference summary, else ``"qa"``."""
+        """``"classification"`` for a labelled text, ``"summary"`` when the item carries a reference summary, else ``"qa"``."""
+        if self.label is not None:
+            return "classification"
         return "summary" if self.summary is not None else "qa"
 
 

@@ -25,6 +25,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 FORMATS = ("jsonl", "json", "parquet")
 ROLE_KINDS = ("real", "noisy")
+ITEM_KINDS = ("qa", "summary", "classification")
+_NEEDED_FIELDS = {"qa": ("question", "answers"), "summary": ("summary",), "classification": ("text", "label")}
 WhereValue = str | int | float | bool
 
 
@@ -40,9 +42,9 @@ class DocumentMapping:
 
 @dataclass(frozen=True)
 class ItemMapping:
-    """How a row yields items (questions with answers, or reference summaries)."""
+    """How a row yields items (questions with answers, reference summaries, or labelled texts)."""
 
-    kind: str  # "qa" | "summary"
+    kind: str  # "qa" | "summary" | "classification"
     id: str | None = None
     question: str | None = None
     answers: str | None = None
@@ -51,6 +53,9 @@ class ItemMapping:
     doc_ids: str | None = None  # items refer to documents of an earlier file of this entry by id
     where: tuple[tuple[str, tuple[WhereValue, ...]], ...] = ()  # keep rows whose field holds one of the values
     min_documents: int = 1  # keep items that refer to at least this many documents
+    text: str | None = None  # classification: the field holding the text to classify
+    label: str | None = None  # classification: the label field (a class name, or an index into the file's class names)
+    split: str | None = None  # classification: the split the file's rows belong to ("train", "test", ...)
 
 
 @dataclass(frozen=True)
@@ -166,17 +171,18 @@ def _parse_file(raw: dict, where: str) -> FileSpec:
     if "item" in raw:
         it = raw["item"]
         kind = _required(it, "kind", str, f"{where}.item")
-        if kind not in ("qa", "summary"):
-            raise UserError(f"{where}.item: kind must be 'qa' or 'summary', not {kind!r}")
+        if kind not in ITEM_KINDS:
+            raise UserError(f"{where}.item: kind must be one of {', '.join(ITEM_KINDS)}, not {kind!r}")
         item = ItemMapping(
             kind=kind, id=it.get("id"), question=it.get("question"), answers=it.get("answers"),
             summary=it.get("summary"), parallel=bool(it.get("parallel", False)), doc_ids=it.get("doc_ids"),
             where=_parse_where(it.get("where", {}), f"{where}.item.where"), min_documents=_min_documents(it, f"{where}.item"),
+            text=it.get("text"), label=it.get("label"), split=it.get("split"),
         )
-        needed = "summary" if kind == "summary" else "answers"
-        if getattr(item, needed) is None or (kind == "qa" and item.question is None):
-            raise UserError(f"{where}.item: a {kind} item needs the field mapping '{needed}'" + ("" if kind == "summary" else " and 'question'"))
-        if document is None and item.doc_ids is None:
+        missing = [name for name in _NEEDED_FIELDS[kind] if getattr(item, name) is None]
+        if missing:
+            raise UserError(f"{where}.item: a {kind} item needs the field mapping{'s' if len(missing) > 1 else ''} {' and '.join(map(repr, missing))}")
+        if document is None and item.doc_ids is None and kind != "classification":
             raise UserError(f"{where}.item: needs a [document] mapping in the same file or 'doc_ids' referring to one")
     if document is None and item is None:
         raise UserError(f"{where}: needs a 'document' or an 'item' mapping")

@@ -42,9 +42,12 @@ TASKS: dict[str, TaskInfo] = {
         TaskInfo("variable_tracking", "synthetic_recall", "string_match_all", False, 30, 30),
         TaskInfo("common_words", "synthetic_recall", "string_match_all", False, 120, 120),
         TaskInfo("frequent_words", "synthetic_recall", "string_match_all", False, 50, 50),
-        # HELMET retrieval tasks (wt2): RAG with hard negatives, passage re-ranking; each keeps its answer room free
+        # HELMET retrieval tasks: RAG with hard negatives, passage re-ranking; each keeps its answer room free
         TaskInfo("rag_hard", "retrieval_augmented", "substring_match", False, 32, 32, also=("qa_f1",)),
         TaskInfo("rerank", "reranking", "ndcg_at_10", False, 200, 200),
+        # HELMET in-context learning with label mapping (tasks/icl.py); HELMET generates 20 tokens, kept free
+        *(TaskInfo(name, "in_context_learning", "label_match", False, 20, 20) for name in (
+            "icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")),
     )
 }
 

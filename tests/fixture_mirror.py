@@ -39,8 +39,34 @@ def paragraph(rng: random.Random, sentences: int) -> str:
     return " ".join(sentence(rng) for _ in range(sentences))
 
 
+# A made-up classification set: requests about eight everyday topics. Every class has train rows; the
+# last has no test rows; the first test row repeats a train text of its class (as real sets sometimes do).
+CLASS_NAMES = ("weather", "travel", "cooking", "music", "sport", "money", "health", "garden")
+TRAIN_PER_CLASS = 5
+TEST_PER_CLASS = 3
+
+
+def _request(label: int, key: str) -> str:
+    """A made-up request about class ``label``'s topic; the same ``key`` gives the same text."""
+    return f"Please help with {CLASS_NAMES[label]}: {sentence(random.Random(key)).lower()}"
+
+
+def _classification_rows(spec: FileSpec) -> list[dict]:
+    """Labelled requests for a classification file: ``TRAIN_PER_CLASS`` (train) or ``TEST_PER_CLASS`` (test) per class, as class indices."""
+    item = spec.item
+    split = item.split or "train"
+    per_class = TRAIN_PER_CLASS if split == "train" else TEST_PER_CLASS
+    classes = range(len(CLASS_NAMES)) if split == "train" else range(len(CLASS_NAMES) - 1)
+    keys = [(label, f"{split}-{number}-{label}") for number in range(per_class) for label in classes]
+    if split != "train":
+        keys[0] = (0, "train-0-0")
+    return [{item.text: _request(label, key), item.label: label} for label, key in keys]
+
+
 def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus_ids: list[int]) -> list[dict]:
     """Rows carrying exactly the fields ``spec`` maps, with synthetic content of varied length."""
+    if spec.item is not None and spec.item.kind == "classification":
+        return _classification_rows(spec)
     rows = []
     count = 30 if spec.document and spec.item is None else 12
     for index in range(count):
@@ -85,10 +111,20 @@ def _merge_rows(earlier: list[dict], later: list[dict]) -> list[dict]:
     return [{**extra, **row} for row, extra in zip(earlier, later)]
 
 
+def _with_class_names(table: pa.Table, columns: set[str]) -> pa.Table:
+    """``table`` with the hub's ``huggingface`` schema metadata naming the classes of ``columns`` (ClassLabel)."""
+    if not columns:
+        return table
+    features = {name: {"names": list(CLASS_NAMES), "_type": "ClassLabel"} if name in columns else {"dtype": "string", "_type": "Value"}
+                for name in table.column_names}
+    return table.replace_schema_metadata({"huggingface": json.dumps({"info": {"features": features}})})
+
+
 def write_mirror(root: Path, *, only: set[str] | None = None, seed: int = 7) -> Path:
     """Write a synthetic mirror of every registered source (or of those named in ``only``) under ``root``."""
     rng = random.Random(seed)
     files: dict[tuple[Path, str | None, str], list[dict]] = {}
+    class_columns: dict[Path, set[str]] = {}
     for entry in load_registry(packaged_dir("sources")).values():
         if only is not None and entry.name not in only:
             continue
@@ -96,6 +132,8 @@ def write_mirror(root: Path, *, only: set[str] | None = None, seed: int = 7) -> 
         for spec in entry.files:
             rows = _rows_for(entry, spec, rng, corpus_ids)
             key = (root / entry.repo_id / spec.path, spec.member, spec.format)
+            if spec.item is not None and spec.item.kind == "classification":
+                class_columns.setdefault(key[0], set()).add(spec.item.label)
             files[key] = _merge_rows(files[key], rows) if key in files else rows
     zips: dict[Path, dict[str, bytes]] = {}
     for (path, member, file_format), rows in files.items():
@@ -103,7 +141,7 @@ def write_mirror(root: Path, *, only: set[str] | None = None, seed: int = 7) -> 
         if member:
             zips.setdefault(path, {})[member] = "".join(json.dumps(row) + "\n" for row in rows).encode()
         elif file_format == "parquet":
-            pq.write_table(pa.Table.from_pylist(rows), path)
+            pq.write_table(_with_class_names(pa.Table.from_pylist(rows), class_columns.get(path, set())), path)
         else:
             path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     for path, members in zips.items():

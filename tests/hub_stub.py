@@ -38,9 +38,10 @@ class HubStub:
     ``endpoint`` is the value for ``HF_ENDPOINT``; ``requests`` lists every request received.
     """
 
-    def __init__(self, root: Path, *, lfs_suffixes: tuple[str, ...] = (".zip", ".parquet")) -> None:
+    def __init__(self, root: Path, *, lfs_suffixes: tuple[str, ...] = (".zip", ".parquet"), branches: tuple[str, ...] = ("main",)) -> None:
         self.root = Path(root)
         self.lfs_suffixes = lfs_suffixes
+        self.branches = branches  # the revision names every repository answers to (besides its commit)
         self.requests: list[tuple[str, str, str]] = []
         self._lock = threading.Lock()
         self._blobs: dict[str, Path] = {}  # sha256 -> file, for the CDN origin
@@ -144,7 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not repo_dir.is_dir():
             return self._error(404, "RepoNotFound", "Repository not found", send_body)
         commit = self.stub.commit(repo_id)
-        if revision not in ("main", commit):
+        if revision not in (*self.stub.branches, commit):
             return self._error(404, "RevisionNotFound", "Invalid rev id: " + revision, send_body)
         path = repo_dir / filename
         if ".." in Path(filename).parts or not path.is_file():

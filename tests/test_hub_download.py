@@ -9,7 +9,9 @@ time, except that the resolve URL template is built from ``HF_ENDPOINT`` at impo
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from click.testing import CliRunner
@@ -20,6 +22,8 @@ from longbench100 import locations
 from longbench100.cli import main
 from longbench100.errors import SourceAbsent, UserError
 from longbench100.loader import load_source
+from longbench100.paths import packaged_dir
+from longbench100.registry import load_registry
 from longbench100.locations import resolve_location
 from longbench100.records import SourceData
 from tests.fixture_mirror import write_mirror
@@ -42,16 +46,22 @@ def hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home / "hub"
 
 
-@pytest.fixture
-def stub(tmp_path: Path, hub_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubStub]:
-    """A fake hub serving a synthetic mirror of the ``SERVED`` sources, with huggingface_hub pointed at it."""
-    mirror = write_mirror(tmp_path / "m", only=SERVED)
+@contextmanager
+def serving(mirror: Path, monkeypatch: pytest.MonkeyPatch, **options: object) -> Iterator[HubStub]:
+    """A fake hub serving ``mirror`` (``options`` go to :class:`HubStub`), with huggingface_hub pointed at it."""
     hub_check.hub_problem.cache_clear()
-    with HubStub(mirror) as hub:
+    with HubStub(mirror, **options) as hub:
         monkeypatch.setattr(constants, "ENDPOINT", hub.endpoint)
         monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.endpoint + "/{repo_id}/resolve/{revision}/{filename}")
         yield hub
     hub_check.hub_problem.cache_clear()
+
+
+@pytest.fixture
+def stub(tmp_path: Path, hub_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubStub]:
+    """A fake hub serving a synthetic mirror of the ``SERVED`` sources."""
+    with serving(write_mirror(tmp_path / "m", only=SERVED), monkeypatch) as hub:
+        yield hub
 
 
 def _load_fresh(location: locations.SourceLocation, name: str, cache: Path, monkeypatch: pytest.MonkeyPatch) -> SourceData:
@@ -145,7 +155,8 @@ def test_sources_verify_against_the_hub(stub: HubStub, tmp_path: Path, monkeypat
     result = runner.invoke(main, ["sources", "verify", "--sources", "hub"])
     assert not isinstance(result.exception, UserError), result.output  # a 404 never aborts the whole run
     assert result.exit_code == 0, result.output  # absent upstream is "missing", not malformed
-    assert "3 sources loaded, 17 missing, 0 malformed" in result.output
+    primary = sum(1 for entry in load_registry(packaged_dir("sources")).values() if not entry.stand_in_for)
+    assert f"3 sources loaded, {primary - 3} missing, 0 malformed" in result.output
     strict = runner.invoke(main, ["sources", "verify", "--sources", "hub", "--strict"])
     assert strict.exit_code == 1, strict.output  # --strict fails on any absent source
     rows = _verify_rows(result.output)
@@ -158,7 +169,7 @@ def test_sources_verify_against_the_hub(stub: HubStub, tmp_path: Path, monkeypat
         if name in SERVED or entry.stand_in_for:
             continue
         spec = entry.files[0]
-        if name == "rag_mini_bioasq":
+        if not (stub.root / entry.repo_id).is_dir():  # rag_mini_bioasq and the classification sets are not served at all
             lacking = f"{entry.repo_id}@{entry.revision}: repository not found"
         elif spec.member is None:
             lacking = f"{entry.repo_id}@{entry.revision}: no file {spec.path}"
@@ -173,3 +184,16 @@ def test_sources_verify_against_the_hub(stub: HubStub, tmp_path: Path, monkeypat
     for name in SERVED:
         assert _verify_rows(second.output)[name].split()[-1] == "hit"
     assert stub.file_requests("GET") == downloaded  # the served files came from the hub cache
+
+
+def test_trec_is_read_from_the_hubs_parquet_conversion_branch(tmp_path: Path, hub_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mirror = write_mirror(tmp_path / "m", only={"trec_coarse"})
+    with serving(mirror, monkeypatch):  # a hub whose repository has no such branch
+        with pytest.raises(SourceAbsent, match=r"source trec_coarse: CogComp/trec@refs/convert/parquet: no such revision"):
+            _load_fresh(resolve_location("hub"), "trec_coarse", tmp_path / "cache-0", monkeypatch)
+    with serving(mirror, monkeypatch, branches=("refs/convert/parquet",)) as hub:
+        data = _load_fresh(resolve_location("hub"), "trec_coarse", tmp_path / "cache-hub", monkeypatch)
+        asked = {unquote(path) for _, _, path in hub.requests}
+    from_mirror = _load_fresh(resolve_location(str(mirror)), "trec_coarse", tmp_path / "cache-mirror", monkeypatch)
+    assert data.items and data.items == from_mirror.items and data.files == from_mirror.files
+    assert "/datasets/CogComp/trec/resolve/refs/convert/parquet/default/train/0000.parquet" in asked

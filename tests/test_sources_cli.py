@@ -5,7 +5,12 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from longbench100.cli import main
+from longbench100.paths import packaged_dir
+from longbench100.registry import load_registry
 from tests.fixture_mirror import write_mirror
+
+REGISTRY = load_registry(packaged_dir("sources"))
+PRIMARY = sum(1 for entry in REGISTRY.values() if not entry.stand_in_for)  # stand-ins stay unused when all sources are there
 
 
 def test_list_shows_every_entry_with_roles_and_availability(tmp_path: Path) -> None:
@@ -13,7 +18,7 @@ def test_list_shows_every_entry_with_roles_and_availability(tmp_path: Path) -> N
     result = CliRunner().invoke(main, ["sources", "list", "--sources", str(mirror), "--counts"])
     assert result.exit_code == 0, result.output
     lines = {line.split()[1]: line for line in result.output.splitlines()[1:]}
-    assert len(lines) == 23
+    assert len(lines) == len(REGISTRY)
     assert "available" in lines["cnn_dailymail"] and "passage_retrieval(real,noisy)" in lines["cnn_dailymail"]
     assert "[12 docs, 12 items]" in lines["cnn_dailymail"]
     assert "missing" in lines["hotpotqa"]
@@ -26,7 +31,7 @@ def test_verify_prints_counts_and_token_lengths_and_uses_the_cache(mirror: Path)
     row = next(line for line in first.output.splitlines() if " hotpotqa " in line).split()
     assert row[2:6] == ["48", "12", "0", "0"]  # docs, items, empty, duplicates
     assert int(row[6]) <= int(row[7]) <= int(row[8])
-    assert "20 sources loaded, 0 missing, 0 malformed" in first.output
+    assert f"{PRIMARY} sources loaded, 0 missing, 0 malformed" in first.output
     second = runner.invoke(main, ["sources", "verify", "--sources", str(mirror)])
     assert all(line.endswith("hit") for line in second.output.splitlines() if line.split()[1:2] and line.split()[1] == "hotpotqa")
     assert "loaded from" not in second.output  # all counts cached: the tokenizer was never needed

@@ -42,6 +42,10 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
     "rag_hard": [{"blocks": [{**_PASSAGES[0], "title": "A title"}, _PASSAGES[1]], "gold_numbers": [2], **_QUESTION}],
     "rerank": [{"passages": [{"id": "123456", "title": None, "text": "A made-up passage."}, {"id": "654321", "title": "A title", "text": "Another."}],
                 **_QUESTION}],
+    # HELMET in-context learning (tasks/icl.py)
+    **{task: [{"demonstrations": "text: Where is the nearest harbor?\nlabel: 1\n\ntext: Who painted the mill?\nlabel: 0",
+                "text": "Who built the bridge?"}]
+       for task in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")},
 }
 """Representative variables of each task's template: every shape a builder renders (closed-book prompts too)."""
 

@@ -8,7 +8,10 @@ function returns a 0-1 score.
 from collections.abc import Callable
 
 from .data import DataRecord
+from .label_match import label_match
 
 RecordMetric = Callable[[str, DataRecord], float]
 
-RECORD_METRICS: dict[str, RecordMetric] = {}
+RECORD_METRICS: dict[str, RecordMetric] = {
+    "label_match": label_match,
+}

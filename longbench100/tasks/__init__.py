@@ -1,8 +1,9 @@
-"""The task builders, one module each (the niah family shares one); ``BUILDERS`` maps task names to their classes."""
+"""The task builders, one module each (the niah and icl families share one each); ``BUILDERS`` maps task names to their classes."""
 
 from .common_words import CommonWords
 from .counting_stars import CountingStars
 from .frequent_words import FrequentWords
+from .icl import ICL_TASKS
 from .json_kv import JsonKv
 from .kv_retrieval import KvRetrieval
 from .multi_doc_qa import MultiDocQa
@@ -20,5 +21,5 @@ BUILDERS = {
     builder.name: builder
     for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum,
                     *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
-                    RagHard, Rerank)
+                    RagHard, Rerank, *ICL_TASKS)
 }
