@@ -263,6 +263,26 @@ def test_chat_template_and_reserved_output_are_counted(mirror: Path, tmp_path: P
     assert manifest["tokenizer"]["chat_template"] is True and manifest["tokenizer"]["reserve_output"] == 100
 
 
+def test_coverage_spans_follow_the_chat_template(mirror: Path, tmp_path: Path) -> None:
+    from tests.test_tokenization import _train_tiny_tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    path = _train_tiny_tokenizer(tmp_path)
+    fast = PreTrainedTokenizerFast(tokenizer_file=str(path), bos_token="[BOS]", eos_token="[EOS]", unk_token="[UNK]")
+    fast.chat_template = "{% for m in messages %}[BOS] user: {{ m['content'] }} [EOS]{% endfor %}{% if add_generation_prompt %}[BOS] assistant:{% endif %}"
+    fast.save_pretrained(tmp_path / "model")
+    spec = f"hf:{tmp_path / 'model'}"
+    texts = {}
+    for chat in (False, True):
+        out = tmp_path / f"chat-{chat}"
+        run_generate(_options(mirror, out, tasks=("rag_hard",), tokenizer=spec, chat_template=chat, reserve_output=100), echo=lambda _: None, progress=False)
+        # the gold passages and the first characters of the context (the fit may place fewer negatives under the template)
+        texts[chat] = [[record["prompt"][slice(*record["gold"]["spans"]["context"])][:40],
+                        *(record["prompt"][slice(*span)] for span in record["gold"]["spans"]["gold"])]
+                       for record in _records(out, "rag_hard", "2k")]
+    assert texts[True] and texts[True] == texts[False]
+
+
 def test_lengths_nothing_fits_give_fewer_rows_and_say_so(mirror: Path, tmp_path: Path) -> None:
     out = tmp_path / "tiny"
     messages: list[str] = []

@@ -29,6 +29,7 @@ from .manifest import build_manifest, check_out_folder, claim_out_folder
 from .output import LineAppender, completed_rows, partial_file, written_rows
 from .planner import LengthPlan, RowPlan, plan_rows, rows_per_source
 from .rng import derive_rng
+from .spans import shifted_spans
 from .templates import PromptTemplates
 
 
@@ -217,6 +218,8 @@ def _build_line(job: tuple[str, str, int, RowPlan]) -> str | None:
     prompt, closed_book_prompt = sample.fitted.prompt, sample.closed_book_prompt
     if options.chat_template:  # store exactly what the model receives: send these with --mode completion
         prompt = ctx.tokenizer.apply_chat_template(prompt)
+        if "spans" in gold:  # the template wraps the prompt: its offsets move by the template's opening
+            gold["spans"] = shifted_spans(gold["spans"], prompt.index(sample.fitted.prompt))
         closed_book_prompt = ctx.tokenizer.apply_chat_template(closed_book_prompt) if closed_book_prompt else None
     record = {
         "id": f"{task}-{label}-{row_plan.row:04d}",

@@ -37,3 +37,11 @@ def coverage_spans(prompt: str, texts: list[str], is_gold: list[bool]) -> dict:
     spans = text_spans(prompt, texts)
     context = [spans[0][0], spans[-1][1]] if spans else [0, 0]
     return {"context": context, "gold": [list(span) for span, gold in zip(spans, is_gold) if gold]}
+
+
+def shifted_spans(spans: dict, offset: int) -> dict:
+    """The ``gold["spans"]`` record moved ``offset`` characters right (the prompt got a prefix, e.g. a chat template)."""
+    return {
+        "context": [spans["context"][0] + offset, spans["context"][1] + offset],
+        "gold": [[start + offset, end + offset] for start, end in spans["gold"]],
+    }
