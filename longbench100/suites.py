@@ -97,6 +97,16 @@ def pick_tasks(text: str, suite: Suite) -> tuple[str, ...]:
     return suite.tasks if text.strip() == "all" else tuple(parse_task_list(text))
 
 
+def suite_for_tasks(text: str) -> Suite:
+    """The suite of a run that names no ``--suite``: the default suite for ``all`` or when it lists every
+    named task, else the first packaged suite that lists them all (the default when none does)."""
+    if text.strip() == "all":
+        return load_suite(DEFAULT_SUITE)
+    names = parse_task_list(text)
+    fitting = (suite for suite in load_all_suites() if all(name in suite.tasks for name in names))
+    return next(fitting, None) or load_suite(DEFAULT_SUITE)
+
+
 def suites_of_task(task: str, suites: list[Suite]) -> list[str]:
     """The names of the suites among ``suites`` that contain ``task``."""
     return [suite.name for suite in suites if task in suite.tasks]

@@ -8,13 +8,13 @@ from pathlib import Path
 import click
 
 from ..lengths import parse_length_list
-from ..suites import DEFAULT_SUITE, load_suite, pick_tasks
+from ..suites import DEFAULT_SUITE, load_suite, pick_tasks, suite_for_tasks
 from ..tokenization import DEFAULT_TOKENIZER
 from .sources import SOURCES_HELP
 
 
 @click.command()
-@click.option("--suite", "suite_spec", default=DEFAULT_SUITE, show_default=True, metavar="NAME|FILE", help="A packaged suite name (see 'longbench100 suites') or a suite .toml file: the default tasks and lengths, recorded in the manifest.")
+@click.option("--suite", "suite_spec", metavar="NAME|FILE", help="A packaged suite name (see 'longbench100 suites') or a suite .toml file: the default tasks, lengths and base lengths, recorded in the manifest.  [default: 100-longbench; with --tasks, the first packaged suite that lists every named task]")
 @click.option("--tasks", default="all", show_default=True, help="'all' (the suite's tasks) or a comma-separated list of any known tasks, e.g. kv_retrieval,single_doc_qa.")
 @click.option("--lengths", help="Comma-separated budgets: Nk = N x 1024 tokens, or plain token counts.  [default: the suite's lengths]")
 @click.option("--rows", default=100, show_default=True, type=int, help="Samples per task and length.")
@@ -46,7 +46,9 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
     """
     from ..generate.runner import GenerateOptions, run_generate
 
-    suite = load_suite(suite_spec)
+    suite = load_suite(suite_spec) if suite_spec else suite_for_tasks(tasks)
+    if suite.name != DEFAULT_SUITE and not suite_spec:
+        click.echo(f"suite: {suite.name} (it lists every task asked; --suite chooses another)")
     options = GenerateOptions(
         tasks=pick_tasks(tasks, suite), lengths=tuple(parse_length_list(lengths)) if lengths else suite.lengths, rows=rows, seed=seed,
         tokenizer=tokenizer_spec, out=out, sources=sources_option, templates=templates_dir, workers=workers, resume=resume,
