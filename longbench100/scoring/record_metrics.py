@@ -8,7 +8,10 @@ function returns a 0-1 score.
 from collections.abc import Callable
 
 from .data import DataRecord
+from .ranking import ndcg_at_10
 
 RecordMetric = Callable[[str, DataRecord], float]
 
-RECORD_METRICS: dict[str, RecordMetric] = {}
+RECORD_METRICS: dict[str, RecordMetric] = {
+    "ndcg_at_10": ndcg_at_10,
+}
