@@ -131,6 +131,10 @@ REPLIES = [
     ("The most relevant passage is 28, followed by 41 and then 7.", ["28", "41", "7"]),
     # repeated ids keep their first place; unknown ids and words are ignored
     ("[7] > [99] > [7] > [12] > [banana] > [3] > [12]", ["7", "12", "3"]),
+    # "Passage N" in the chain, after reasoning that names the passages in another order
+    ("Passage 3 covers the background. Passage 41 is off-topic.\nFinal ranking: Passage 12 > Passage 7 > Passage 3",
+     ["12", "7", "3"]),
+    ("Document [ID: 5] > Document [ID: 28] > Document [ID: 41]", ["5", "28", "41"]),
     # arrows and markdown around the links
     ("**[5]** → **[3]** -> **[41]**", ["5", "3", "41"]),
     # nothing to rank

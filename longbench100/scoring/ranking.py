@@ -5,14 +5,16 @@ models answer that way, or with ``ID: 12 > ID: 7``, numbered or bulleted lists, 
 naming the ids, and reasoning before or after the ranking. :func:`parse_ranking` reads, in this
 order of trust: the longest ``>`` chain of ids (the later one of equally long chains, as a final
 answer follows its reasoning), else the longest numbered or bulleted list (the first id of each
-item), else every id mention in reply order, the marked ones (``[12]``, ``ID: 12``, ``ID12``) when
-there are any, else the bare ones (list numbers are never read as ids). Only ids of the record
+item), else every id mention in reply order, the marked ones (``[12]``, ``ID: 12``, ``ID12``,
+``Passage 12``) when there are any, else the bare ones (list numbers are never read as ids). Only ids of the record
 count; a repeated id keeps its first place. NDCG@10 is computed by ``pytrec_eval`` (trec_eval's
 ``ndcg_cut.10``: gain = grade, discount log2(rank + 1), ideal order from all graded passages).
 """
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import pytrec_eval
 
@@ -22,8 +24,12 @@ from .text import strip_reasoning
 
 CUTOFF = 10
 
-# an id mention: an optional "[" and "ID:" / "ID " / "ID#" / "ID" before an alphanumeric token
-_MENTION = re.compile(r"(?P<open>\[\s*)?(?P<prefix>\bID(?P<gap>\s*[:#=]?\s*))?(?P<token>[A-Za-z0-9]+)", re.IGNORECASE)
+# an id mention: an alphanumeric token, maybe after "Passage" / "Document" / "Doc", "[", and "ID:" / "ID " / "ID"
+_MENTION = re.compile(
+    r"(?P<word>\b(?:passage|document|doc)s?\b\s*)?(?P<open>\[\s*)?(?P<prefix>\bID(?P<gap>\s*[:#=]?\s*))?"
+    r"(?P<token>[A-Za-z0-9]+)",
+    re.IGNORECASE,
+)
 # what joins two mentions of a ranking chain: a ">" (or arrow), with closing brackets and markdown around it
 _CHAIN_LINK = re.compile(r"[\s\])*_`]*(?:-?>+|→|⟶|≻|»)[\s(*_`]*")
 # a numbered or bulleted list item's marker at the start of a line: "1.", "2)", "(3)", "#4:", "-", "*", "Rank 5:"
@@ -33,10 +39,10 @@ _LIST_MARKER = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class _Mention:
-    """One alphanumeric token of the reply: where its mention begins ("[" and "ID:" included), where its token
-    starts and ends, the record id it names (or None), and whether it is marked ("[12]", "ID: 12")."""
+class _Mention(NamedTuple):
+    """One alphanumeric token of the reply: where its mention begins ("Passage", "[" and "ID:" included), where
+    its token starts and ends, the record id it names (or None), and whether it is marked ("[12]", "ID: 12",
+    "Passage 12")."""
 
     begin: int
     start: int
@@ -72,7 +78,8 @@ def parse_ranking(reply: str, ids: list[str]) -> list[str]:
         best = max(candidates, key=lambda ranked: (len(ranked[1]), ranked[0]), default=None)
         if best is not None and len(best[1]) >= 2:
             return best[1]
-    named = [mention for mention in mentions if mention.id is not None and not _in_marker(mention, markers)]
+    in_markers = {mention for marker in markers for mention in _within(mentions, marker.start, marker.end)}
+    named = [mention for mention in mentions if mention.id is not None and mention not in in_markers]
     marked = [mention for mention in named if mention.marked]
     return _unique(marked or named)
 
@@ -105,7 +112,7 @@ def _mentions(text: str, lookup: _Lookup) -> list[_Mention]:
         if match["prefix"] and not match["gap"]:
             identifier = lookup.resolve(match["prefix"] + match["token"])
         identifier = identifier or lookup.resolve(match["token"])
-        marked = bool(match["open"] or match["prefix"])
+        marked = bool(match["word"] or match["open"] or match["prefix"])
         mentions.append(_Mention(match.start(), match.start("token"), match.end(), identifier, marked))
     return mentions
 
@@ -142,17 +149,19 @@ def _list_blocks(text: str, mentions: list[_Mention], markers: list[_Marker]) ->
         if marker.indent > head.indent:
             continue
         line_end = text.find("\n", marker.end)
-        item = [mention for mention in mentions
-                if marker.end <= mention.start < (len(text) if line_end < 0 else line_end) and mention.id is not None]
+        item = [mention for mention in _within(mentions, marker.end, len(text) if line_end < 0 else line_end)
+                if mention.id is not None]
         chosen = next((mention for mention in item if mention.marked), item[0] if item else None)
         if chosen is not None:
             blocks[-1][1].append(chosen.id)
     return [(head.start, list(dict.fromkeys(ids))) for head, ids in blocks]
 
 
-def _in_marker(mention: _Mention, markers: list[_Marker]) -> bool:
-    """True when the mention is part of a list marker (the 3 of "3.")."""
-    return any(marker.start <= mention.start < marker.end for marker in markers)
+def _within(mentions: list[_Mention], start: int, end: int) -> list[_Mention]:
+    """The mentions (in text order) whose token starts at an offset from ``start`` up to, not including, ``end``."""
+    low = bisect_left(mentions, start, key=lambda mention: mention.start)
+    high = bisect_left(mentions, end, lo=low, key=lambda mention: mention.start)
+    return mentions[low:high]
 
 
 def _unique(mentions: list[_Mention]) -> list[str]:
