@@ -1,17 +1,23 @@
 """NDCG@10 for re-ranking (scoring/ranking.py): the library's numbers against the textbook formula, and the
 ranking parser on replies written the way chatty models write them."""
 
+import json
 import math
 import random
 import string
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from longbench100.cli import main
 from longbench100.errors import UserError
+from longbench100.lengths import parse_length
 from longbench100.scoring.data import DataRecord
 from longbench100.scoring.grading import GradeJob, grade_jobs
 from longbench100.scoring.ranking import ndcg_at_10, ndcg_cut, parse_ranking
 from longbench100.scoring.record_metrics import RECORD_METRICS
+from longbench100.task_info import TASKS, TaskInfo
 
 
 def textbook_ndcg(ranking: list[str], relevance: dict[str, int], k: int = 10) -> float:
@@ -152,3 +158,42 @@ def test_parse_ranking_with_letter_ids_matches_case_only_when_unambiguous():
     assert parse_ranking("[b7x] > [A2] > [q9]", ["A2", "B7X", "Q9"]) == ["B7X", "A2", "Q9"]
     # "aB" could be either id: only the exact spellings count
     assert parse_ranking("[aB] > [AB] > [ab]", ["ab", "AB"]) == ["AB", "ab"]
+
+
+PROBE = "rerank_probe"  # a test-only task graded by ndcg_at_10, so this test needs no rerank builder
+
+
+def write_rerank_folder(root: Path, relevance: dict[str, int], replies: dict[str, str]) -> tuple[Path, Path]:
+    """A data folder of PROBE records (one per label, each grading ``relevance``) and predictions ``replies`` by label."""
+    for label, reply in replies.items():
+        record = {"id": f"{PROBE}-{label}-0000", "task": PROBE, "label": label, "length": parse_length(label),
+                  "row": 0, "prompt": "passages and a query", "answers": list(relevance),
+                  "question": "query", "closed_book_prompt": None, "gold": {"relevance": relevance}}
+        for folder, line in ((root / "data", record), (root / "pred", {"id": record["id"], "prediction": reply})):
+            (folder / PROBE).mkdir(parents=True, exist_ok=True)
+            (folder / PROBE / f"{label}.jsonl").write_text(json.dumps(line) + "\n")
+    return root / "data", root / "pred"
+
+
+def test_score_grades_rerank_records_with_ndcg_at_10(tmp_path, monkeypatch):
+    monkeypatch.setitem(TASKS, PROBE, TaskInfo(PROBE, "information_retrieval", "ndcg_at_10", False, 200))
+    relevance = {"p1": 2, "p2": 0, "p3": 1, "p4": 0}
+    replies = {"2k": "[p1] > [p3] > [p2] > [p4]", "4k": "Sure, here it is:\n1. [ID: p3]\n2. [ID: p1]",
+               "6k": "p4, p2", "8k": "<think>p1 first</think>I can't tell which passage is better."}
+    data, predictions = write_rerank_folder(tmp_path, relevance, replies)
+    out = tmp_path / "results.json"
+    result = CliRunner().invoke(main, ["score", "--n-boot", "0", "--data", str(data), "--predictions",
+                                       str(predictions), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    results = json.loads(out.read_text())
+    assert results["metrics"] == {PROBE: "ndcg_at_10"}
+    scores = {sample["label"]: sample["score"] for sample in results["samples"]}
+    assert scores == pytest.approx({"2k": 1.0, "4k": textbook_ndcg(["p3", "p1"], relevance), "6k": 0.0, "8k": 0.0})
+    assert 0 < scores["4k"] < 1
+
+    relevance["p1"] = "best"
+    data, predictions = write_rerank_folder(tmp_path, relevance, replies)
+    result = CliRunner().invoke(main, ["score", "--n-boot", "0", "--data", str(data), "--predictions",
+                                       str(predictions), "--out", str(out)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1].startswith(f"error: record {PROBE}-2k-0000 ({PROBE} 2k): gold.relevance")
