@@ -132,6 +132,9 @@ REPLIES = [
     # a bulleted list with nested notes and continuation lines
     ("Ranking:\n- Passage 7: the best match\n  - it cites [28] as a source\n  which is useful\n- Passage 12\n"
      "- Passage 5", ["7", "12", "5"]),
+    # notes on some passages in one list, then the ranking in another: the longer list (or the later one) counts
+    ("Notes:\n- [3]: background only\n- [41]: off-topic\n\nRanking:\n1. [12]\n2. [7]\n3. [3]", ["12", "7", "3"]),
+    ("Notes:\n- [3]: background only\n- [41]: off-topic\n\nRanking:\n1. [12]\n2. [7]", ["12", "7"]),
     # a comma-separated answer, and prose that names them
     ("12, 7, 3, 41", ["12", "7", "3", "41"]),
     ("The most relevant passage is 28, followed by 41 and then 7.", ["28", "41", "7"]),
@@ -164,7 +167,8 @@ PROBE = "rerank_probe"  # a test-only task graded by ndcg_at_10, so this test ne
 
 
 def write_rerank_folder(root: Path, relevance: dict[str, int], replies: dict[str, str]) -> tuple[Path, Path]:
-    """A data folder of PROBE records (one per label, each grading ``relevance``) and predictions ``replies`` by label."""
+    """A data folder of PROBE records (one per label, each grading ``relevance``) and their predictions, ``replies``
+    by label."""
     for label, reply in replies.items():
         record = {"id": f"{PROBE}-{label}-0000", "task": PROBE, "label": label, "length": parse_length(label),
                   "row": 0, "prompt": "passages and a query", "answers": list(relevance),
@@ -196,4 +200,5 @@ def test_score_grades_rerank_records_with_ndcg_at_10(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["score", "--n-boot", "0", "--data", str(data), "--predictions",
                                        str(predictions), "--out", str(out)])
     assert result.exit_code == 2
-    assert result.output.strip().splitlines()[-1].startswith(f"error: record {PROBE}-2k-0000 ({PROBE} 2k): gold.relevance")
+    last_line = result.output.strip().splitlines()[-1]
+    assert last_line.startswith(f"error: record {PROBE}-2k-0000 ({PROBE} 2k): gold.relevance grade of passage 'p1'")

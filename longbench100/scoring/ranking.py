@@ -142,7 +142,8 @@ def _list_blocks(text: str, mentions: list[_Mention], markers: list[_Marker]) ->
             line.strip() and not line[:1].isspace() for line in text[previous_end:marker.start].split("\n")[1:]
         )
         head = None if ends_list else blocks[-1][0]
-        if head is None or marker.indent < head.indent or (marker.indent == head.indent and marker.numbered != head.numbered):
+        other_kind = head is not None and (marker.indent, marker.numbered) == (head.indent, not head.numbered)
+        if head is None or marker.indent < head.indent or other_kind:
             blocks.append((marker, []))
             head = marker
         previous_end = marker.end
@@ -176,9 +177,10 @@ def relevance_grades(record: DataRecord) -> dict[str, int]:
     where = f"record {record.id} ({record.task} {record.label})"
     if not isinstance(relevance, dict) or not relevance:
         raise UserError(f"{where}: gold.relevance must be a non-empty object {{passage id: grade}} for ndcg_at_10")
-    bad = [key for key, grade in relevance.items() if not isinstance(grade, int) or isinstance(grade, bool) or grade < 0]
+    bad = [key for key, grade in relevance.items() if type(grade) is not int or grade < 0]
     if bad:
-        raise UserError(f"{where}: gold.relevance grade of passage {bad[0]!r} is {relevance[bad[0]]!r}, not an integer >= 0")
+        grade = relevance[bad[0]]
+        raise UserError(f"{where}: gold.relevance grade of passage {bad[0]!r} is {grade!r}, not an integer >= 0")
     if not any(relevance.values()):
         raise UserError(f"{where}: gold.relevance grades every passage 0, so NDCG is undefined")
     return relevance

@@ -66,8 +66,9 @@ def _pending(
 
 def _jobs(pending: list[_Pending]) -> list[GradeJob]:
     """Every job of every record: answers, then closed-book answers, then secondary metrics."""
-    return ([item.answer for item in pending if item.answer] + [item.closed_book for item in pending if item.closed_book]
-            + [job for item in pending for job in item.also])
+    answers = [item.answer for item in pending if item.answer]
+    closed_book = [item.closed_book for item in pending if item.closed_book]
+    return answers + closed_book + [job for item in pending for job in item.also]
 
 
 def unpredicted_cells(records: list[DataRecord], predictions: dict[str, Prediction]) -> list[tuple[str, str]]:

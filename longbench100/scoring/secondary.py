@@ -14,7 +14,8 @@ from .samples import ScoredSample
 
 
 def secondary_metrics(task: str) -> tuple[str, ...]:
-    """The secondary metric names of ``task`` (``TaskInfo.also``); a name no judge-free metric has is a ``ValueError``."""
+    """The secondary metric names of ``task`` (``TaskInfo.also``); a name that is not a metric graded without a
+    judge is a ``ValueError`` (a mistake in the task table, not in the user's input)."""
     names = TASKS[task].also
     unknown = [name for name in names if name not in JUDGE_FREE_METRICS and name not in RECORD_METRICS]
     if unknown:
