@@ -19,7 +19,7 @@ class TaskInfo:
     closed_book: bool  # QA tasks also get a closed-book prompt for the QA filter
     max_new_tokens: int  # a sensible default answer length for prediction
     reserve_output: int = 0  # tokens of each length kept free for the answer unless --reserve-output is given
-    also: tuple[str, ...] = ()  # metric names graded next to the main one
+    also: tuple[str, ...] = ()  # secondary metrics graded next to ``metric`` and reported beside it, never in LongScore
 
 
 TASKS: dict[str, TaskInfo] = {

@@ -8,7 +8,11 @@ from .coverage import coverage_section
 from .load import ModelResult
 from .provenance import mixed_banner, settings_section
 from .settings import SettingsCheck
-from .table import MISSING, comparison_table, interval_table, label_order, leaderboard
+from .table import MISSING, comparison_table, interval_table, label_order, leaderboard, secondary_table
+
+
+SECONDARY_NOTE = ("Secondary metrics of this task, 0-100 per length: the same answers graded by another metric "
+                  "(the QA filter's samples left out); shown for reference, not part of S_l or LongScore.")
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,9 @@ def base_line(rows: list[tuple[str, dict]]) -> str | None:
 
 
 def per_task_tables(results: list[ModelResult], tasks: list[str], long: list[str]) -> list[str]:
-    """A ``### task`` heading, its leaderboard and the base lengths behind each Base Ability, for each task."""
+    """A ``### task`` heading, its leaderboard, the base lengths behind each Base Ability and, for a task with
+    secondary metrics, their table, for each task."""
+    base, _ = label_order(results)
     parts = []
     for task in tasks:
         rows = [
@@ -97,6 +103,10 @@ def per_task_tables(results: list[ModelResult], tasks: list[str], long: list[str
         ]
         line = base_line(rows)
         parts += [f"### {task}", leaderboard(rows, long), *([] if line is None else [line])]
+        secondary = [(result.model, result.aggregates["also"][task])
+                     for result in results if task in result.aggregates.get("also", {})]
+        if secondary:
+            parts += [SECONDARY_NOTE, secondary_table(secondary, base + long)]
     return parts
 
 

@@ -75,6 +75,7 @@ def load_result(path: Path) -> ModelResult:
         settings = read_settings(data)
         _check_depth(aggregates.get("depth", {}))
         _check_suites(aggregates.get("suites", {}))
+        _check_also(aggregates.get("also", {}))
     except ValueError as error:
         raise UserError(f"{path} is not a results.json: {error}") from None
     return ModelResult(str(data["model"]), path, samples, aggregates, settings)
@@ -103,6 +104,20 @@ def _check_suites(suites: object) -> None:
         for block in suites.values()
     ):
         raise ValueError("aggregates.suites must map suite -> {tasks: [task names], overall: block or null}")
+
+
+def _check_also(also: object) -> None:
+    """Raise ``ValueError`` unless ``aggregates["also"]`` maps task -> length -> metric -> mean (number or null)."""
+    if not isinstance(also, dict) or not all(
+        isinstance(by_label, dict) and all(
+            isinstance(means, dict) and all(
+                isinstance(value, (int, float, type(None))) and not isinstance(value, bool) for value in means.values()
+            )
+            for means in by_label.values()
+        )
+        for by_label in also.values()
+    ):
+        raise ValueError("aggregates.also must map task -> length -> secondary metric -> mean (number or null)")
 
 
 _SAMPLE_FIELDS = frozenset(field.name for field in fields(ScoredSample))

@@ -2,7 +2,8 @@
 
 Each per-sample entry holds at least the ``ScoredSample`` keys; results written with the per-sample
 log also hold ``prediction``, ``answers``, ``depth``, ``source``, ``parts``, ``judge_reply`` and
-``ungraded_reason`` (docs/results.md). Older files lack them; what is absent is shown as absent.
+``ungraded_reason``, and ``also`` for a task with secondary metrics (docs/results.md). Older files
+lack them; what is absent is shown as absent.
 """
 
 import textwrap
@@ -68,6 +69,8 @@ def format_sample(entry: dict, *, width: int, max_chars: int) -> str:
     and cut after ``max_chars`` characters (0: never cut) with a marker saying how much was left out."""
     lines = [_rule(str(entry.get("id", "?")), width)]
     lines.append(_field("score", _score_text(entry), width))
+    if entry.get("also"):
+        lines.append(_field("also", _secondary_text(entry["also"]), width))
     facts = [f"metric {entry['metric']}" if entry.get("metric") else None,
              f"depth {entry['depth']:.2f}" if isinstance(entry.get("depth"), (int, float)) else "depth unknown",
              f"source {entry['source']}" if entry.get("source") else "source unknown"]
@@ -130,6 +133,11 @@ def _score_text(entry: dict) -> str:
     if score is None:
         return f"ungraded: {entry.get('ungraded_reason') or 'no reason recorded'}"
     return f"{100 * score:.1f} / 100"
+
+
+def _secondary_text(also: dict) -> str:
+    """The secondary metrics' scores in points: ``qa_f1 66.7, order_exact 100.0``."""
+    return ", ".join(f"{name} {'-' if score is None else f'{100 * score:.1f}'}" for name, score in also.items())
 
 
 def _prediction_text(entry: dict) -> str:

@@ -89,6 +89,21 @@ def interval_table(block: dict, labels: list[str]) -> str:
     return "\n".join(lines)
 
 
+def secondary_table(rows: list[tuple[str, dict]], labels: list[str]) -> str:
+    """One row per model and secondary metric: its mean (0-100) at each length of ``labels`` it has.
+
+    ``rows`` pairs each model name with its ``aggregates["also"][task]`` (label -> metric -> mean);
+    lengths no model has are left out.
+    """
+    shown = [label for label in labels if any(label in by_label for _, by_label in rows)]
+    lines = [table_row(["Model", "Metric", *shown]), table_row(["---", "---"] + ["---:"] * len(shown))]
+    for model, by_label in rows:
+        names = list(dict.fromkeys(name for means in by_label.values() for name in means))
+        for name in names:
+            lines.append(table_row([model, name, *(fmt(by_label.get(label, {}).get(name)) for label in shown)]))
+    return "\n".join(lines)
+
+
 def comparison_table(comparisons: list[Comparison]) -> str:
     """One row per model pair: difference in average LC, its interval, p-value and significance."""
     header = ["Model A", "Model B", "Δ avg LC (A−B)", "95% CI", "p", "Shared samples", "Significant"]

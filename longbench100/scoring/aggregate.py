@@ -25,6 +25,7 @@ from .longscore import (
     score_tasks,
 )
 from .samples import ScoredSample
+from .secondary import secondary_means
 
 MIN_BASE_ABILITY = 10.0
 """Below this Base Ability (points, 0-100) LongScore is flagged as unstable: it divides by the base."""
@@ -53,7 +54,8 @@ def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: in
     that have a Base Ability, the same tasks at every length (:func:`.longscore.overall_longscore`). Intervals
     come from ``n_boot`` percentile-bootstrap replicates that resample the samples of each (task,
     length) cell, seeded by ``seed`` and the cell's name (0 replicates: intervals are null). The
-    ``depth`` key holds score by gold-depth decile per task and length. Returns a JSON-serialisable
+    ``depth`` key holds score by gold-depth decile per task and length, the ``also`` key the secondary
+    metrics' means per task and length (:func:`.secondary.secondary_means`). Returns a JSON-serialisable
     dict whose shape docs/aggregates.md documents; warnings explain every null.
     """
     if n_boot < 0:
@@ -86,6 +88,7 @@ def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: in
         "tasks": {task: _task_block(matrices[task], task_scores[task], cells[task], layout) for task in tasks},
         "overall": _overall_block(overall, cells, layout),
         "depth": _depth_block(cells, tasks, labels),
+        "also": secondary_means(samples),
     }
 
 

@@ -12,6 +12,8 @@ from .parsers import accuracy, string_match_all, substring_match
 from .record_metrics import RECORD_METRICS
 
 MATCH_METRICS = {"string_match_all": string_match_all, "substring_match": substring_match}
+JUDGE_FREE_METRICS = frozenset({"accuracy", "qa_f1", "rouge_l", *MATCH_METRICS})
+"""The metrics ``grade_jobs`` grades without a judge, besides those of ``RECORD_METRICS``."""
 
 METRIC_MODES = ("auto", "classic", "judge")
 CLASSIC_METRICS = {"qa_judge": "qa_f1", "summary_judge": "rouge_l"}

@@ -9,9 +9,11 @@ from collections.abc import Callable
 
 from .data import DataRecord
 from .label_match import label_match
+from .ranking import ndcg_at_10
 
 RecordMetric = Callable[[str, DataRecord], float]
 
 RECORD_METRICS: dict[str, RecordMetric] = {
     "label_match": label_match,
+    "ndcg_at_10": ndcg_at_10,
 }

@@ -13,7 +13,8 @@ class ScoredSample:
     ``filtered`` marks QA samples dropped by the QA filter (closed-book score at or above the threshold).
     ``depth`` (0-1) and ``source`` locate the gold material (the data record's ``gold.depth`` and first
     ``gold.sources`` entry); ``prediction`` and ``answers`` are the graded answer and the gold answers;
-    ``parts`` holds the judge's sub-scores and reasoning for judge metrics.
+    ``parts`` holds the judge's sub-scores and reasoning for judge metrics. ``also`` holds the 0-1 scores
+    of the task's secondary metrics (``TaskInfo.also``) by name, ``None`` for a task without any.
     """
 
     id: str
@@ -32,11 +33,14 @@ class ScoredSample:
     parts: dict | None = None
     judge_reply: str | None = None
     ungraded_reason: str | None = None
+    also: dict[str, float] | None = None
 
     def to_json(self) -> dict:
-        """Return the sample as a plain dict for results.json."""
+        """Return the sample as a plain dict for results.json (``also`` only for a task with secondary metrics)."""
         data = asdict(self)
         data["answers"] = list(self.answers)
+        if self.also is None:
+            del data["also"]
         return data
 
     @classmethod

@@ -7,6 +7,7 @@ whose closed-book score is at or above the threshold is marked ``filtered``. A m
 and length without any prediction at all is left out (:func:`unpredicted_cells`), never scored 0.
 Each sample carries its per-sample log: the answer, the gold answers, where the gold material sits,
 and for judge metrics the judge's sub-scores, or its raw reply and the reason when it is ungraded.
+A task's secondary metrics (``TaskInfo.also``) grade the same answer in the same batch (0 without an answer).
 """
 
 from collections import defaultdict
@@ -20,15 +21,18 @@ from .judge import Judge, Verdict
 from .judge_prompts import JudgePrompt
 from .predictions import Prediction
 from .samples import ScoredSample
+from .secondary import secondary_jobs, secondary_metrics
 
 
 @dataclass(frozen=True)
 class _Pending:
-    """The jobs of one record: its answer (None: no answer, scores 0) and its closed-book answer."""
+    """The jobs of one record: its answer (None: no answer, scores 0), its closed-book answer, and the
+    answer's secondary metrics (``TaskInfo.also``)."""
 
     record: DataRecord
     answer: GradeJob | None
     closed_book: GradeJob | None
+    also: tuple[GradeJob, ...] = ()
 
 
 @dataclass
@@ -55,13 +59,16 @@ def _pending(
         wants_closed = qa_threshold is not None and TASKS[record.task].closed_book
         if wants_closed and prediction is not None and prediction.closed_book_prediction is not None:
             closed = GradeJob(record, metric, prediction.closed_book_prediction)
-        pending.append(_Pending(record, answer, closed))
+        also = tuple(secondary_jobs(record, answer.text)) if answer else ()
+        pending.append(_Pending(record, answer, closed, also))
     return pending
 
 
 def _jobs(pending: list[_Pending]) -> list[GradeJob]:
-    """Every job of every record, answers first then closed-book answers."""
-    return [item.answer for item in pending if item.answer] + [item.closed_book for item in pending if item.closed_book]
+    """Every job of every record: answers, then closed-book answers, then secondary metrics."""
+    answers = [item.answer for item in pending if item.answer]
+    closed_book = [item.closed_book for item in pending if item.closed_book]
+    return answers + closed_book + [job for item in pending for job in item.also]
 
 
 def unpredicted_cells(records: list[DataRecord], predictions: dict[str, Prediction]) -> list[tuple[str, str]]:
@@ -71,6 +78,15 @@ def unpredicted_cells(records: list[DataRecord], predictions: dict[str, Predicti
         key = (record.task, record.label)
         cells[key] = cells.get(key, False) or record.id in predictions
     return [cell for cell, predicted in cells.items() if not predicted]
+
+
+def _secondary_scores(item: _Pending, grades: dict[tuple[str, str, str], float | None]) -> dict[str, float] | None:
+    """The record's secondary scores by metric name (all 0 without an answer), or ``None`` when its task has none."""
+    names = secondary_metrics(item.record.task)
+    if not names:
+        return None
+    graded = {job.metric: grades[item.record.id, job.metric, job.text] for job in item.also}
+    return {name: graded.get(name, 0.0) for name in names}
 
 
 def _verdict(job: GradeJob | None, judge: Judge | None) -> Verdict | None:
@@ -102,7 +118,7 @@ def score_predictions(
     pending = _pending(records, predictions, metrics, qa_threshold)
     jobs = _jobs(pending)
     scores = grade_jobs(jobs, judge, progress=progress, rouge_variant=rouge_variant)
-    grades = {(job.record.id, job.text): score for job, score in zip(jobs, scores)}
+    grades = {(job.record.id, job.metric, job.text): score for job, score in zip(jobs, scores)}
     outcome = ScoreOutcome(samples=[])
     cells: dict[str, dict[str, dict[str, int]]] = defaultdict(dict)
     for item in pending:
@@ -111,8 +127,8 @@ def score_predictions(
             outcome.missing_predictions += 1
         elif item.answer is None:
             outcome.failed_predictions += 1
-        score = grades[record.id, item.answer.text] if item.answer else 0.0
-        closed_score = grades[record.id, item.closed_book.text] if item.closed_book else None
+        score = grades[record.id, item.answer.metric, item.answer.text] if item.answer else 0.0
+        closed_score = grades[record.id, item.closed_book.metric, item.closed_book.text] if item.closed_book else None
         filtered = closed_score is not None and closed_score >= qa_threshold
         if qa_threshold is not None and TASKS[record.task].closed_book:
             cell = cells[record.task].setdefault(
@@ -142,6 +158,7 @@ def score_predictions(
                 parts=None if verdict is None or verdict.parts is None else {**verdict.parts, "reasoning": verdict.reply},
                 judge_reply=verdict.reply if ungraded else None,
                 ungraded_reason=verdict.reason if ungraded else None,
+                also=_secondary_scores(item, grades),
             )
         )
     outcome.qa_filter = {"threshold": qa_threshold, "tasks": {task: dict(labels) for task, labels in cells.items()}}

@@ -41,9 +41,23 @@ def filter_lines(qa_filter: dict) -> list[str]:
     return lines
 
 
+def secondary_lines(also: dict) -> list[str]:
+    """One terminal line per task and secondary metric: its mean (0-100) at each length."""
+    lines = []
+    for task, by_label in also.items():
+        names = dict.fromkeys(name for means in by_label.values() for name in means)
+        for name in names:
+            cells = ", ".join(f"{label} {'-' if means.get(name) is None else f'{means[name]:.1f}'}"
+                              for label, means in by_label.items())
+            lines.append(f"secondary metric (not in LongScore): {task} {name}: {cells}")
+    return lines
+
+
 def print_summary(results: dict, outcome: ScoreOutcome, echo: Echo) -> None:
     """Print the summary table and the counts a user must know about, through ``echo``."""
     echo(summary_table(results))
+    for line in secondary_lines(results["aggregates"].get("also", {})):
+        echo(line)
     for line in filter_lines(outcome.qa_filter):
         echo(line)
     if results["limit"] is not None:

@@ -1,0 +1,204 @@
+"""NDCG@10 for re-ranking (scoring/ranking.py): the library's numbers against the textbook formula, and the
+ranking parser on replies written the way chatty models write them."""
+
+import json
+import math
+import random
+import string
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from longbench100.cli import main
+from longbench100.errors import UserError
+from longbench100.lengths import parse_length
+from longbench100.scoring.data import DataRecord
+from longbench100.scoring.grading import GradeJob, grade_jobs
+from longbench100.scoring.ranking import ndcg_at_10, ndcg_cut, parse_ranking
+from longbench100.scoring.record_metrics import RECORD_METRICS
+from longbench100.task_info import TASKS, TaskInfo
+
+
+def textbook_ndcg(ranking: list[str], relevance: dict[str, int], k: int = 10) -> float:
+    """Järvelin-Kekäläinen NDCG@k with linear gain: sum of grade / log2(rank + 1) over the first k ranks, divided
+    by the same sum for the grades sorted from the highest (the convention trec_eval uses)."""
+    dcg = sum(relevance.get(doc, 0) / math.log2(rank + 1) for rank, doc in enumerate(ranking[:k], start=1))
+    ideal = sorted(relevance.values(), reverse=True)[:k]
+    idcg = sum(grade / math.log2(rank + 1) for rank, grade in enumerate(ideal, start=1))
+    return dcg / idcg
+
+
+def rerank_record(relevance: dict[str, int]) -> DataRecord:
+    """A rerank-shaped record: gold.relevance grades every passage, answers list the ids best first."""
+    best_first = sorted(relevance, key=lambda key: -relevance[key])
+    return DataRecord(id="rerank-8k-0000-p0", task="kv_retrieval", label="8k", length=8192, row=0,
+                      answers=tuple(best_first), question="q", closed_book_prompt=None,
+                      gold={"relevance": relevance})
+
+
+def random_case(rng: random.Random) -> tuple[list[str], dict[str, int]]:
+    """Random passage ids with random grades (at least one relevant) and a random partial ranking of them."""
+    count = rng.randint(1, 40)
+    ids = list(dict.fromkeys(
+        "".join(rng.choices(string.ascii_letters + string.digits, k=rng.randint(1, 6))) for _ in range(count)
+    ))
+    relevance = {identifier: rng.choice([0, 0, 0, 1, 2, 3]) for identifier in ids}
+    relevance[rng.choice(ids)] = rng.randint(1, 3)
+    ranking = rng.sample(ids, rng.randint(1, len(ids)))
+    return ranking, relevance
+
+
+def test_ndcg_equals_the_textbook_formula_on_random_rankings():
+    rng = random.Random(20261122)
+    for _ in range(500):
+        ranking, relevance = random_case(rng)
+        assert ndcg_cut(ranking, relevance) == pytest.approx(textbook_ndcg(ranking, relevance), abs=1e-9)
+
+
+def test_ndcg_at_10_reads_the_reply_and_matches_the_textbook_formula():
+    rng = random.Random(7)
+    for _ in range(200):
+        ranking, relevance = random_case(rng)
+        reply = "Ranking: " + " > ".join(f"[{identifier}]" for identifier in ranking)
+        assert ndcg_at_10(reply, rerank_record(relevance)) == pytest.approx(textbook_ndcg(ranking, relevance), abs=1e-9)
+
+
+def test_ndcg_by_hand_and_its_cutoff():
+    relevance = {"a": 3, "b": 2, "c": 0, "d": 1}
+    ideal = 3 + 2 / math.log2(3) + 1 / 2
+    assert ndcg_cut(["c", "a"], relevance) == pytest.approx((3 / math.log2(3)) / ideal)
+    assert ndcg_cut(["a", "b", "d", "c"], relevance) == pytest.approx(1.0)
+    assert ndcg_cut(["d", "b", "a"], relevance) < ndcg_cut(["a", "b", "d"], relevance)
+    assert ndcg_cut([], relevance) == 0.0
+    # only the first ten places count: the relevant passage at place 11 earns nothing
+    many = {f"n{i}": 0 for i in range(10)} | {"hit": 1}
+    assert ndcg_cut([f"n{i}" for i in range(10)] + ["hit"], many) == 0.0
+    assert ndcg_cut([f"n{i}" for i in range(9)] + ["hit"], many) == pytest.approx(1 / math.log2(11))
+
+
+def test_ndcg_at_10_is_registered_and_graded_through_grade_jobs():
+    assert RECORD_METRICS["ndcg_at_10"] is ndcg_at_10
+    record = rerank_record({"4": 2, "9": 0, "15": 1})
+    scores = grade_jobs([GradeJob(record, "ndcg_at_10", "[4] > [15] > [9]"),
+                         GradeJob(record, "ndcg_at_10", "[9] > [15] > [4]"),
+                         GradeJob(record, "ndcg_at_10", "I cannot rank these.")], None)
+    assert scores[0] == pytest.approx(1.0)
+    assert 0 < scores[1] < 1 and scores[2] == 0.0
+
+
+@pytest.mark.parametrize("relevance, message", [
+    (None, "gold.relevance must be a non-empty object"),
+    ({}, "gold.relevance must be a non-empty object"),
+    ({"1": 0, "2": 0}, "grades every passage 0"),
+    ({"1": 2, "2": -1}, "passage '2' is -1"),
+    ({"1": 2, "2": "high"}, "passage '2' is 'high'"),
+    ({"1": True}, "passage '1' is True"),
+])
+def test_a_bad_relevance_object_is_a_one_line_error_naming_the_record(relevance, message):
+    record = DataRecord(id="rerank-8k-0003-p1", task="kv_retrieval", label="8k", length=8192, row=3,
+                        answers=("1",), question=None, closed_book_prompt=None,
+                        gold=None if relevance is None else {"relevance": relevance})
+    with pytest.raises(UserError, match=message) as error:
+        ndcg_at_10("[1] > [2]", record)
+    assert "record rerank-8k-0003-p1" in str(error.value) and "\n" not in str(error.value)
+
+
+IDS = ["12", "7", "3", "41", "5", "28"]
+
+REPLIES = [
+    # the requested format
+    ("[12] > [7] > [3]", ["12", "7", "3"]),
+    # the prompt's own "ID:" markers echoed back, with spaces and without brackets
+    ("[ID: 41] > [ID: 5] > [ID: 12]", ["41", "5", "12"]),
+    ("ID: 12 > ID: 7 > ID: 28", ["12", "7", "28"]),
+    ("ID3 > ID41 > ID7", ["3", "41", "7"]),
+    # a chatty preamble and an explanation that mentions the ids again afterwards
+    ("Sure! Based on how well each passage answers the query, here is my ranking:\n\n"
+     "[28] > [3] > [12] > [5]\n\nPassage [28] directly answers the question, while [3] only touches on it "
+     "and [41] is off-topic.", ["28", "3", "12", "5"]),
+    # reasoning first, naming the passages in document order, then the final chain
+    ("Let me look at each passage. [3] talks about enzyme kinetics. [5] is about a clinical trial. "
+     "[12] describes the exact mechanism asked about.\n\nFinal ranking: [12] > [5] > [3]", ["12", "5", "3"]),
+    # a reasoning block whose order differs from the answer
+    ("<think>Maybe [7] > [3] > [41]? No, [41] is better than both.</think>\n[41] > [7] > [3]", ["41", "7", "3"]),
+    # a numbered list with bold ids and explanations that name other passages
+    ("Here is the ranking from most to least relevant:\n\n"
+     "1. **[ID: 5]** - gives the dosage the question asks for (unlike [12]).\n"
+     "2. **[ID: 28]** - mentions the drug but not the dose.\n"
+     "3. **[ID: 12]** - related background only.\n\nLet me know if you need more detail!", ["5", "28", "12"]),
+    # a numbered list of bare ids: the item numbers are not ids even where they coincide with one
+    ("1. 41\n2. 3\n3. 5\n4. 7", ["41", "3", "5", "7"]),
+    # a bulleted list with nested notes and continuation lines
+    ("Ranking:\n- Passage 7: the best match\n  - it cites [28] as a source\n  which is useful\n- Passage 12\n"
+     "- Passage 5", ["7", "12", "5"]),
+    # notes on some passages in one list, then the ranking in another: the longer list (or the later one) counts
+    ("Notes:\n- [3]: background only\n- [41]: off-topic\n\nRanking:\n1. [12]\n2. [7]\n3. [3]", ["12", "7", "3"]),
+    ("Notes:\n- [3]: background only\n- [41]: off-topic\n\nRanking:\n1. [12]\n2. [7]", ["12", "7"]),
+    # a comma-separated answer, and prose that names them
+    ("12, 7, 3, 41", ["12", "7", "3", "41"]),
+    ("The most relevant passage is 28, followed by 41 and then 7.", ["28", "41", "7"]),
+    # repeated ids keep their first place; unknown ids and words are ignored
+    ("[7] > [99] > [7] > [12] > [banana] > [3] > [12]", ["7", "12", "3"]),
+    # "Passage N" in the chain, after reasoning that names the passages in another order
+    ("Passage 3 covers the background. Passage 41 is off-topic.\nFinal ranking: Passage 12 > Passage 7 > Passage 3",
+     ["12", "7", "3"]),
+    ("Document [ID: 5] > Document [ID: 28] > Document [ID: 41]", ["5", "28", "41"]),
+    # arrows and markdown around the links
+    ("**[5]** → **[3]** -> **[41]**", ["5", "3", "41"]),
+    # nothing to rank
+    ("I'm sorry, but none of the passages seem relevant to the query.", []),
+    ("", []),
+]
+
+
+@pytest.mark.parametrize("reply, expected", REPLIES)
+def test_parse_ranking_on_real_shaped_replies(reply, expected):
+    assert parse_ranking(reply, IDS) == expected
+
+
+def test_parse_ranking_with_letter_ids_matches_case_only_when_unambiguous():
+    assert parse_ranking("[b7x] > [A2] > [q9]", ["A2", "B7X", "Q9"]) == ["B7X", "A2", "Q9"]
+    # "aB" could be either id: only the exact spellings count
+    assert parse_ranking("[aB] > [AB] > [ab]", ["ab", "AB"]) == ["AB", "ab"]
+
+
+PROBE = "rerank_probe"  # a test-only task graded by ndcg_at_10, so this test needs no rerank builder
+
+
+def write_rerank_folder(root: Path, relevance: dict[str, int], replies: dict[str, str]) -> tuple[Path, Path]:
+    """A data folder of PROBE records (one per label, each grading ``relevance``) and their predictions, ``replies``
+    by label."""
+    for label, reply in replies.items():
+        record = {"id": f"{PROBE}-{label}-0000", "task": PROBE, "label": label, "length": parse_length(label),
+                  "row": 0, "prompt": "passages and a query", "answers": list(relevance),
+                  "question": "query", "closed_book_prompt": None, "gold": {"relevance": relevance}}
+        for folder, line in ((root / "data", record), (root / "pred", {"id": record["id"], "prediction": reply})):
+            (folder / PROBE).mkdir(parents=True, exist_ok=True)
+            (folder / PROBE / f"{label}.jsonl").write_text(json.dumps(line) + "\n")
+    return root / "data", root / "pred"
+
+
+def test_score_grades_rerank_records_with_ndcg_at_10(tmp_path, monkeypatch):
+    monkeypatch.setitem(TASKS, PROBE, TaskInfo(PROBE, "information_retrieval", "ndcg_at_10", False, 200))
+    relevance = {"p1": 2, "p2": 0, "p3": 1, "p4": 0}
+    replies = {"2k": "[p1] > [p3] > [p2] > [p4]", "4k": "Sure, here it is:\n1. [ID: p3]\n2. [ID: p1]",
+               "6k": "p4, p2", "8k": "<think>p1 first</think>I can't tell which passage is better."}
+    data, predictions = write_rerank_folder(tmp_path, relevance, replies)
+    out = tmp_path / "results.json"
+    result = CliRunner().invoke(main, ["score", "--n-boot", "0", "--data", str(data), "--predictions",
+                                       str(predictions), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    results = json.loads(out.read_text())
+    assert results["metrics"] == {PROBE: "ndcg_at_10"}
+    scores = {sample["label"]: sample["score"] for sample in results["samples"]}
+    assert scores == pytest.approx({"2k": 1.0, "4k": textbook_ndcg(["p3", "p1"], relevance), "6k": 0.0, "8k": 0.0})
+    assert 0 < scores["4k"] < 1
+
+    relevance["p1"] = "best"
+    data, predictions = write_rerank_folder(tmp_path, relevance, replies)
+    result = CliRunner().invoke(main, ["score", "--n-boot", "0", "--data", str(data), "--predictions",
+                                       str(predictions), "--out", str(out)])
+    assert result.exit_code == 2
+    last_line = result.output.strip().splitlines()[-1]
+    assert last_line.startswith(f"error: record {PROBE}-2k-0000 ({PROBE} 2k): gold.relevance grade of passage 'p1'")
