@@ -6,6 +6,10 @@ on 429, 5xx and timeouts). A prompt whose request failed for good, whose reply w
 reply budget (``finish_reason`` ``"length"``), or whose reply holds no valid verdict, grades as
 ``None`` (ungraded), never 0. Only replies with a valid verdict are cached, so such prompts are
 asked again on the next run (for instance with a larger ``--judge-max-tokens``).
+
+HELMET summaries (``summary_judge_helmet``) take several calls: the key points of each reference
+(extracted once, kept in a :class:`KeyPointStore` for the data fingerprint), then a precision and a
+recall call per summary, combined by :func:`judge_helmet.summary_verdict`.
 """
 
 import asyncio
