@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from ..llm_client import LLMClient, error_reason
 from .judge_cache import JudgeCache
-from .judge_helmet import summary_verdict
+from .judge_helmet import summary_calls, summary_verdict
 from .judge_keypoints import KeyPointStore
 from .judge_prompts import KEY_POINTS, JudgePrompt, key_points_prompt, output_sentences, recall_prompt
 from .judge_style import SUMMARY_HELMET
@@ -135,12 +135,9 @@ class Judge:
         known = {reference: self._known_key_points(reference) for reference in dict.fromkeys(p.reference for p in helmet)}
         calls += [key_points_prompt(reference) for reference, points in known.items() if points is None]
         for prompt in helmet:
-            calls.append(prompt.precision_call())
-            points = known[prompt.reference]
-            if points is None:
+            calls += summary_calls(prompt, known[prompt.reference])
+            if known[prompt.reference] is None:
                 estimated.append(recall_prompt(output_sentences(prompt.reference), prompt.summary))
-            else:
-                calls.append(recall_prompt(points, prompt.summary))
         return calls, estimated
 
     def needs_calls(self, prompts: list[JudgePrompt]) -> bool:
@@ -156,7 +153,8 @@ class Judge:
         """
         calls, estimated = self._planned_calls(prompts)
         to_send, cached = self._uncached(calls)
-        extractions = sum(prompt.text in to_send for prompt in calls if prompt.metric == KEY_POINTS)
+        sending = set(to_send)
+        extractions = sum(prompt.text in sending for prompt in calls if prompt.metric == KEY_POINTS)
         estimated_texts = list(dict.fromkeys(prompt.text for prompt in estimated))
         sent = to_send + estimated_texts
         return JudgePlan(len(sent) + len(cached), len(cached), len(sent), count_tokens(sent), extractions)
@@ -187,10 +185,8 @@ class Judge:
         key_points = self._key_points(list(dict.fromkeys(prompt.reference for prompt in helmet)), progress)
         calls = [prompt for prompt in prompts if prompt.metric != SUMMARY_HELMET]
         for prompt in helmet:
-            calls.append(prompt.precision_call())
             points = key_points[prompt.reference]
-            if not isinstance(points, Verdict):
-                calls.append(recall_prompt(points, prompt.summary))
+            calls += summary_calls(prompt, None if isinstance(points, Verdict) else points)
         asked = self._ask(calls, progress)
         combined = {prompt.text: summary_verdict(prompt, key_points[prompt.reference], asked) for prompt in helmet}
         return {**asked, **combined}

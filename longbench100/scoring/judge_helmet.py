@@ -15,6 +15,12 @@ def f1(precision: float, recall: float) -> float:
     return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
+def summary_calls(prompt: JudgePrompt, key_points: list[str] | None) -> list[JudgePrompt]:
+    """The calls of a ``summary_judge_helmet`` prompt: its precision call, and its recall call once ``key_points`` are known."""
+    calls = [prompt.precision_call()]
+    return calls if key_points is None else [*calls, recall_prompt(key_points, prompt.summary)]
+
+
 def _ungraded(verdict: Verdict, call: str) -> Verdict:
     """A summary left ungraded by one of its calls: that call's reply and reason, naming the call."""
     return Verdict(None, verdict.reply, f"{verdict.reason} ({call})")
