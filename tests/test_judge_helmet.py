@@ -121,11 +121,12 @@ def test_the_plan_counts_key_point_extractions_and_recall_calls_before_any_are_m
         judge = make_judge(server)
         plan = judge.plan(prompts)
         assert (plan.key_point_calls, plan.calls, plan.cache_hits) == (2, 2 + 3 + 3, 0) and plan.prompt_tokens > 0
-        assert len(graded(server)) == 0
+        assert len(graded(server)) == 0 and judge.needs_calls(prompts)
         judge.grade(prompts, progress=False)
         assert len(graded(server)) == plan.calls
         after = judge.plan(prompts)
         assert (after.calls, after.key_point_calls, after.cache_hits) == (0, 0, 6)
+        assert not judge.needs_calls(prompts)
 
 
 def test_helmet_qa_scores_fluency_times_correctness_over_three():

@@ -159,8 +159,9 @@ def test_generate_with_the_default_suite_named_is_byte_identical(tmp_path):
 
 
 def test_generate_with_a_user_suite_takes_its_tasks_lengths_and_metrics(tmp_path):
-    path = write_suite(tmp_path, VALID.replace('metric = "accuracy"', 'metric = "qa_judge"'))
+    path = write_suite(tmp_path, 'judge_style = "helmet"\n' + VALID.replace('metric = "accuracy"', 'metric = "qa_judge"'))
     manifest = generate(tmp_path / "out", "--suite", str(path))
+    assert manifest["suite"]["judge_style"] == "helmet"  # score's default --judge-style for this folder
     assert sorted(manifest["tasks"]) == ["kv_retrieval", "passage_count"]
     assert list(manifest["lengths"]) == ["2k", "3k"]
     assert manifest["suite"]["name"] == "retrieval-pair"
