@@ -16,6 +16,7 @@ from pathlib import Path
 from .errors import UserError
 from .lengths import parse_length_list
 from .paths import packaged_dir
+from .scoring.judge_style import check_judge_style
 from .task_info import TASKS, parse_task_list
 
 if sys.version_info >= (3, 11):
@@ -32,7 +33,7 @@ DEFAULT_METRIC = "default"
 OVERALL_METHODS = ("mean",)
 """How a suite's overall figures are formed: ``mean`` averages its overall tasks (docs/aggregates.md)."""
 
-_TOP_KEYS = {"name", "description", "lengths", "base_lengths", "overall", "tasks"}
+_TOP_KEYS = {"name", "description", "lengths", "base_lengths", "overall", "tasks", "judge_style"}
 _OVERALL_KEYS = {"method", "tasks"}
 _TASK_KEYS = {"metric"}
 
@@ -51,6 +52,7 @@ class Suite:
     overall_tasks: tuple[str, ...]
     path: Path
     sha256: str
+    judge_style: str | None = None  # the rubrics of its judge tasks (scoring/judge_style.py); None: score's default
 
     def metric(self, task: str) -> str:
         """The metric family of ``task``: the suite's choice, else the task's own (for tasks outside the suite)."""
@@ -62,6 +64,7 @@ class Suite:
             "name": self.name, "sha256": self.sha256, "tasks": list(self.tasks), "metrics": dict(self.metrics),
             "lengths": [label for label, _ in self.lengths], "base_lengths": list(self.base_lengths),
             "overall": {"method": self.overall_method, "tasks": list(self.overall_tasks)},
+            **({"judge_style": self.judge_style} if self.judge_style else {}),
         }
 
 
@@ -133,10 +136,11 @@ def parse_suite_file(path: Path) -> Suite:
         raise UserError(f"{where}: base_lengths {', '.join(stray)} must also be listed in lengths")
     tasks, metrics = _tasks(raw.get("tasks"), where)
     method, overall_tasks = _overall(raw.get("overall", {}), tasks, where)
+    judge_style = check_judge_style(_string(raw, "judge_style", where), f"{where}: judge_style") if "judge_style" in raw else None
     return Suite(
         name=name, description=description, lengths=tuple(lengths), base_lengths=tuple(label for label, _ in base_lengths),
         tasks=tasks, metrics=metrics, overall_method=method, overall_tasks=overall_tasks, path=path,
-        sha256=hashlib.sha256(raw_bytes).hexdigest(),
+        sha256=hashlib.sha256(raw_bytes).hexdigest(), judge_style=judge_style,
     )
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from longbench100.scoring.judge_parse import parse_qa_verdict, parse_summary_verdict
+from longbench100.scoring.judge_prompts import JudgePrompt
+from longbench100.scoring.judge_verdict import judge_verdict
 from longbench100.scoring.parsers import accuracy, parse_count, parse_option, parse_passage_number, parse_uuid
 
 REPLIES = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "smollm2" / "replies.jsonl").read_text().splitlines()]
@@ -58,3 +60,12 @@ def test_judge_replies_off_the_rubric_grade_nothing(reply: dict) -> None:
     else:
         assert parse_summary_verdict(reply["reply"], 3) is None
     assert reply["ungraded_reason"] in ("invalid reply", "truncated reply")
+
+
+HELMET_REPLIES = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "smollm2" / "helmet_replies.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("reply", HELMET_REPLIES, ids=lambda reply: reply["id"])
+def test_real_replies_off_the_helmet_rubrics_give_no_verdict(reply: dict) -> None:
+    verdict = judge_verdict(JudgePrompt(reply["metric"], "", reply["n_items"]), reply["reply"], None, False)
+    assert verdict.score is None and verdict.reason == "invalid reply" and verdict.reply == reply["reply"]

@@ -148,6 +148,7 @@ def test_settings_record_the_data_tokenizer_and_fingerprint(two_seeds, tmp_path)
         "base_lengths": ["2k"],
         "data_fingerprint": manifest_sha256(two_seeds[7]),
         "suite": "100-longbench",
+        "judge_style": None,  # no task used the judge
     }
     assert settings["tokenizer"]
 

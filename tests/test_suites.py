@@ -86,6 +86,8 @@ def test_a_user_suite_file_is_parsed_in_order_and_canonicalised(tmp_path):
         ('tasks = ["kv_retrieval"]', 'tasks = ["single_doc_qa"]', "overall.tasks single_doc_qa"),
         ('description = "Two', 'colour = "blue"\ndescription = "Two', "unknown field 'colour'"),
         ('lengths = ["3k", "2k"]', 'lengths = ["3k", "2k"', "not a valid TOML"),
+        ('description = "Two', 'judge_style = "fancy"\ndescription = "Two', "judge_style 'fancy'"),
+        ('description = "Two', 'judge_style = 3\ndescription = "Two', "field 'judge_style'"),
     ],
 )
 def test_invalid_suite_files_fail_in_one_line_naming_file_and_field(tmp_path, old, new, named):
@@ -95,6 +97,12 @@ def test_invalid_suite_files_fail_in_one_line_naming_file_and_field(tmp_path, ol
         parse_suite_file(path)
     message = str(caught.value)
     assert str(path) in message and named in message and "\n" not in message
+
+
+def test_a_suite_judge_style_is_recorded_only_when_set(tmp_path):
+    helmet = load_suite(str(write_suite(tmp_path, 'judge_style = "helmet"\n' + VALID)))
+    assert helmet.judge_style == "helmet" and helmet.record()["judge_style"] == "helmet"
+    assert "judge_style" not in load_suite(str(write_suite(tmp_path, name="plain.toml"))).record()
 
 
 def test_a_suite_without_tasks_is_refused(tmp_path):
@@ -151,8 +159,9 @@ def test_generate_with_the_default_suite_named_is_byte_identical(tmp_path):
 
 
 def test_generate_with_a_user_suite_takes_its_tasks_lengths_and_metrics(tmp_path):
-    path = write_suite(tmp_path, VALID.replace('metric = "accuracy"', 'metric = "qa_judge"'))
+    path = write_suite(tmp_path, 'judge_style = "helmet"\n' + VALID.replace('metric = "accuracy"', 'metric = "qa_judge"'))
     manifest = generate(tmp_path / "out", "--suite", str(path))
+    assert manifest["suite"]["judge_style"] == "helmet"  # score's default --judge-style for this folder
     assert sorted(manifest["tasks"]) == ["kv_retrieval", "passage_count"]
     assert list(manifest["lengths"]) == ["2k", "3k"]
     assert manifest["suite"]["name"] == "retrieval-pair"

@@ -6,13 +6,15 @@ from pathlib import Path
 import click
 
 from ..errors import UserError
-from ..scoring.data import DataRecord, load_data, manifest_sha256
+from ..scoring.data import DataRecord, load_data, manifest_sha256, read_manifest
 from ..scoring.dataset_filter import FilterModel, drops, flag, qa_records
 from ..scoring.grading import JUDGE_METRICS, GradeJob, choose_metrics, grade_jobs, judge_prompts
+from ..scoring.judge_style import resolve_judge_style
 from ..scoring.qa_filter import DEFAULT_THRESHOLD, parse_threshold
 from ..scoring.filtered_folder import write_filtered
 from ..scoring.cost import check_prices, plan_lines
 from ..scoring.run import default_model_name, prepare_judge, read_predictions
+from ..suites import recorded_suite
 from .score import judge_options, judge_settings
 
 
@@ -72,7 +74,9 @@ def filter_command(
         raise UserError(f"--data {data_dir}: no QA records (tasks with closed-book prompts) to filter")
     models = _load_models(list(first_predictions + more_predictions), records, qa, allow_missing, manifest_sha256(data_dir))
     settings = judge_settings(judge_model, judge_base_url, judge_api_key_env, judge_concurrency, judge_max_tokens)
-    metrics = choose_metrics(list(dict.fromkeys(record.task for record in qa)), metric_mode, bool(settings.model))
+    judge_style = resolve_judge_style(None, recorded_suite(read_manifest(data_dir)))  # the data suite's rubrics, as score's default
+    metrics = choose_metrics(list(dict.fromkeys(record.task for record in qa)), metric_mode, bool(settings.model),
+                             judge_style=judge_style)
     jobs_per_model = [model.jobs(qa, metrics) for model in models]
     all_jobs = [job for jobs in jobs_per_model for job in jobs]
     uses_judge = any(metric in JUDGE_METRICS for metric in metrics.values())

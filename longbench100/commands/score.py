@@ -13,6 +13,7 @@ from ..lengths import parse_length_list
 from ..scoring.classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
 from ..scoring.grading import METRIC_MODES
 from ..scoring.judge_setup import OPENAI_BASE_URL, JudgeOptions
+from ..scoring.judge_style import JUDGE_STYLES
 from ..scoring.qa_filter import DEFAULT_THRESHOLD, parse_threshold
 from ..scoring.run import ScoreOptions, run_score
 
@@ -66,10 +67,13 @@ def judge_settings(model: str | None, base_url: str, api_key_env: str, concurren
               help="ROUGE-L implementation for classic summary scores (recorded in results.json).")
 @click.option("--n-boot", type=click.IntRange(0), default=1000, show_default=True, help="Bootstrap replicates for the intervals.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--judge-style", type=click.Choice(JUDGE_STYLES),
+              help="Rubrics of the judge tasks: 100-longbench, or helmet (HELMET's QA scale; summaries by key-point "
+                   "recall and sentence precision).  [default: the data's suite's judge_style, else 100-longbench]")
 @judge_options
 def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_name: str | None, base_lengths: str | None,
           allow_missing: bool, allow_ungraded: bool, limit: int | None, rouge_variant: str, n_boot: int, seed: int,
-          metric_mode: str, judge_model: str | None, judge_base_url: str, judge_api_key_env: str,
+          judge_style: str | None, metric_mode: str, judge_model: str | None, judge_base_url: str, judge_api_key_env: str,
           judge_concurrency: int, judge_max_tokens: int, dry_run: bool, price_in: float | None,
           price_out: float | None) -> None:
     """Score one model's predictions: metrics, QA filter, Base Ability and LongScore into results.json.
@@ -83,6 +87,7 @@ def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_na
         base_lengths=tuple(label for label, _ in parse_length_list(base_lengths)) if base_lengths else None, allow_missing=allow_missing,
         allow_ungraded=allow_ungraded, n_boot=n_boot, seed=seed, metric_mode=metric_mode,
         judge=judge_settings(judge_model, judge_base_url, judge_api_key_env, judge_concurrency, judge_max_tokens),
+        judge_style=judge_style,
         rouge_variant=rouge_variant, limit=limit, dry_run=dry_run, price_in=price_in, price_out=price_out,
     )
     run_score(options, echo=click.echo, progress=sys.stderr.isatty())

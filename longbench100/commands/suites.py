@@ -40,6 +40,7 @@ def describe(suite: Suite) -> list[str]:
         f"lengths: {', '.join(label for label, _ in suite.lengths)}",
         f"base lengths: {', '.join(suite.base_lengths)}",
         f"overall: {suite.overall_method} over {', '.join(suite.overall_tasks)}",
+        *([f"judge style: {suite.judge_style}"] if suite.judge_style else []),
         "tasks (metric):",
     ]
     lines += [f"  {task} ({suite.metrics[task]})" for task in suite.tasks]

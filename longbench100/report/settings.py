@@ -14,7 +14,7 @@ from ..errors import UserError
 
 SETTING_KEYS = (
     "metric_mode", "metrics", "rouge_variant", "judge", "qa_filter", "tokenizer", "base_lengths", "data_fingerprint",
-    "suite",
+    "suite", "judge_style",
 )
 """The settings ``report`` compares, in the order report.md lists them."""
 
@@ -31,6 +31,7 @@ _TITLES = {
     "base_lengths": "base lengths",
     "data_fingerprint": "data manifest sha256",
     "suite": "suite of the data",
+    "judge_style": "judge style (--judge-style)",
 }
 
 
@@ -68,6 +69,7 @@ _TYPES = {
     "metric_mode": (str,), "metrics": (dict,), "rouge_variant": (str, type(None)), "judge": (dict, type(None)),
     "qa_filter": (int, float, type(None)), "tokenizer": (str, type(None)), "base_lengths": (list,),
     "data_fingerprint": (str, type(None)), "suite": (str, type(None)),
+    "judge_style": (str, type(None)),
 }
 """The JSON types each recorded setting may have (docs/results.md)."""
 

@@ -35,9 +35,11 @@ def plan_lines(plan: JudgePlan | None, max_tokens: int, price_in: float | None, 
     if plan is None:
         lines = ["dry run: no judge calls needed (no task uses the judge); nothing was sent"]
         return lines + (["estimated judge cost: $0.00"] if price_in is not None else [])
+    extractions = (f"; {plan.key_point_calls} of the calls extract key points, and the recall calls that use "
+                   "them carry estimated tokens") if plan.key_point_calls else ""
     lines = [
         f"dry run: {plan.calls} judge calls needed ({plan.unique_prompts} distinct prompts, {plan.cache_hits} cached), "
-        f"carrying {plan.prompt_tokens} prompt tokens (tiktoken cl100k_base); nothing was sent"
+        f"carrying {plan.prompt_tokens} prompt tokens (tiktoken cl100k_base){extractions}; nothing was sent"
     ]
     if price_in is not None and price_out is not None:
         cost = estimate_cost(plan, max_tokens, price_in, price_out)

@@ -7,7 +7,8 @@ from ..task_info import TASKS
 from .classic import DEFAULT_ROUGE_VARIANT, qa_f1, rouge_l_many
 from .data import DataRecord
 from .judge import Judge
-from .judge_prompts import JudgePrompt, qa_prompt, summary_prompt
+from .judge_prompts import JudgePrompt, helmet_summary_prompt, qa_prompt, summary_prompt
+from .judge_style import DEFAULT_JUDGE_STYLE, HELMET_METRICS, QA_HELMET, SUMMARY_HELMET, style_metric
 from .parsers import accuracy, string_match_all, substring_match
 from .record_metrics import RECORD_METRICS
 
@@ -17,17 +18,18 @@ JUDGE_FREE_METRICS = frozenset({"accuracy", "qa_f1", "rouge_l", *MATCH_METRICS})
 
 METRIC_MODES = ("auto", "classic", "judge")
 CLASSIC_METRICS = {"qa_judge": "qa_f1", "summary_judge": "rouge_l"}
-JUDGE_METRICS = frozenset(CLASSIC_METRICS)
+JUDGE_METRICS = frozenset(CLASSIC_METRICS) | frozenset(HELMET_METRICS.values())
 
 
 def choose_metrics(tasks: list[str], mode: str, judge_configured: bool,
-                   families: dict[str, str] | None = None) -> dict[str, str]:
+                   families: dict[str, str] | None = None, judge_style: str = DEFAULT_JUDGE_STYLE) -> dict[str, str]:
     """Map each task to the metric that grades it.
 
     Accuracy tasks always use ``accuracy``, the recall tasks ``string_match_all`` / ``substring_match``. Judge tasks (SPEC.md: LLM judge) use ``qa_judge`` /
     ``summary_judge`` in mode ``judge``, and in mode ``auto`` when a judge is configured; otherwise the
     classic ``qa_f1`` / ``rouge_l``. Mode ``judge`` without a judge model is an error. ``families``
-    (the data's suite metrics) overrides a task's own metric family.
+    (the data's suite metrics) overrides a task's own metric family. With ``judge_style`` ``helmet``
+    the judge tasks use HELMET's rubrics (``qa_judge_helmet`` / ``summary_judge_helmet``).
     """
     if mode not in METRIC_MODES:
         raise UserError(f"--metric {mode}: choose from {', '.join(METRIC_MODES)}")
@@ -37,8 +39,8 @@ def choose_metrics(tasks: list[str], mode: str, judge_configured: bool,
     chosen = {}
     for task in tasks:
         family = (families or {}).get(task, TASKS[task].metric)
-        if family in JUDGE_METRICS and not use_judge:
-            chosen[task] = CLASSIC_METRICS[family]
+        if family in CLASSIC_METRICS:
+            chosen[task] = style_metric(family, judge_style) if use_judge else CLASSIC_METRICS[family]
         else:
             chosen[task] = family
     return chosen
@@ -56,8 +58,10 @@ class GradeJob:
 def judge_prompt(job: GradeJob) -> JudgePrompt | None:
     """The judge prompt for a judge-metric job, or ``None`` when the answer is empty (scored 0)."""
     answers = list(job.record.answers)
-    if job.metric == "qa_judge":
-        return qa_prompt(job.record.question, answers, job.text)
+    if job.metric in ("qa_judge", QA_HELMET):
+        return qa_prompt(job.record.question, answers, job.text, job.metric)
+    if job.metric == SUMMARY_HELMET:
+        return helmet_summary_prompt(job.record.question, answers[0], job.text)
     return summary_prompt(job.record.question, answers[0], job.text)
 
 

@@ -6,6 +6,10 @@ on 429, 5xx and timeouts). A prompt whose request failed for good, whose reply w
 reply budget (``finish_reason`` ``"length"``), or whose reply holds no valid verdict, grades as
 ``None`` (ungraded), never 0. Only replies with a valid verdict are cached, so such prompts are
 asked again on the next run (for instance with a larger ``--judge-max-tokens``).
+
+HELMET summaries (``summary_judge_helmet``) take several calls: the key points of each reference
+(extracted once, kept in a :class:`KeyPointStore` for the data fingerprint), then a precision and a
+recall call per summary, combined by :func:`judge_helmet.summary_verdict`.
 """
 
 import asyncio
@@ -14,11 +18,13 @@ from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
-from ..analysis.coverage_rubric import COVERAGE_METRIC, coverage_parts, coverage_score
 from ..llm_client import LLMClient, error_reason
 from .judge_cache import JudgeCache
-from .judge_parse import qa_parts, qa_score, summary_parts, summary_score
-from .judge_prompts import JudgePrompt
+from .judge_helmet import summary_calls, summary_verdict
+from .judge_keypoints import KeyPointStore
+from .judge_prompts import KEY_POINTS, JudgePrompt, key_points_prompt, output_sentences, recall_prompt
+from .judge_style import SUMMARY_HELMET
+from .judge_verdict import Verdict, judge_verdict, verdict_parts
 
 TOKEN_ENCODING = "cl100k_base"
 
@@ -45,6 +51,8 @@ class JudgePlan:
     cache_hits: int
     calls: int
     prompt_tokens: int
+    key_point_calls: int = 0
+    """Of ``calls``: key-point extractions (HELMET summaries), whose recall calls are counted with estimated tokens."""
 
 
 @dataclass
@@ -76,53 +84,16 @@ def count_tokens(texts: list[str]) -> int:
     return sum(load_tokenizer(TOKEN_ENCODING).count_batch(texts))
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """What the judge made of one prompt: the score (``None``: ungraded), the raw reply, why it is ungraded
-    (``"invalid reply"``, ``"truncated reply"``, ``"request failed (HTTP 503)"``) and the rubric's sub-scores."""
-
-    score: float | None
-    reply: str | None
-    reason: str | None = None
-    parts: dict | None = None
-
-
-def verdict_parts(prompt: JudgePrompt, reply: str) -> dict | None:
-    """The sub-scores of a judge reply under the prompt's rubric, or ``None`` when it holds no valid verdict."""
-    if prompt.metric == "qa_judge":
-        return qa_parts(reply)
-    if prompt.metric == COVERAGE_METRIC:
-        return coverage_parts(reply)
-    return summary_parts(reply, prompt.n_sentences)
-
-
-def verdict_score(prompt: JudgePrompt, parts: dict) -> float:
-    """The score of valid sub-scores (from :func:`verdict_parts`) under the prompt's rubric."""
-    if prompt.metric == "qa_judge":
-        return qa_score(parts)
-    if prompt.metric == COVERAGE_METRIC:
-        return coverage_score(parts)
-    return summary_score(parts)
-
-
-def _verdict(prompt: JudgePrompt, reply: str | None, failure: str | None, truncated: bool) -> Verdict:
-    """Judge one reply: a failed request, a cut-off reply or an unparsable one is ungraded, with its reason."""
-    if reply is None:
-        return Verdict(None, None, f"request failed ({failure or 'unknown'})")
-    if truncated:
-        return Verdict(None, reply, "truncated reply")
-    parts = verdict_parts(prompt, reply)
-    if parts is None:
-        return Verdict(None, reply, "invalid reply")
-    return Verdict(verdict_score(prompt, parts), reply, parts=parts)
-
-
 class Judge:
     """A judge model plus its reply cache."""
 
-    def __init__(self, config: JudgeConfig, cache: JudgeCache | None = None) -> None:
+    def __init__(self, config: JudgeConfig, cache: JudgeCache | None = None, *,
+                 data_fingerprint: str | None = None) -> None:
         self.config = config
         self.cache = cache or JudgeCache(config.model, base_url=config.base_url, max_tokens=config.max_tokens)
+        self.key_points = KeyPointStore(config.model, base_url=config.base_url, max_tokens=config.max_tokens,
+                                        data_fingerprint=data_fingerprint)
+        """The key points of reference summaries (HELMET summaries), kept for the data of ``data_fingerprint``."""
         self.stats = JudgeStats()
         self.verdicts: dict[str, Verdict] = {}
         """Every verdict of this judge's runs, by prompt text (read by the per-sample log)."""
@@ -145,40 +116,116 @@ class Judge:
                 cached[text] = entry["text"]
         return to_send, cached
 
+    def _known_key_points(self, reference: str) -> list[str] | None:
+        """The key points of ``reference`` known without a call: stored, or in a cached extraction reply."""
+        stored = self.key_points.get(reference)
+        if stored is not None:
+            return stored
+        prompt = key_points_prompt(reference)
+        entry = self.cache.get(prompt.text)
+        parts = None if entry is None else verdict_parts(prompt, entry["text"])
+        return None if parts is None else parts["key_points"]
+
+    def _planned_calls(self, prompts: list[JudgePrompt]) -> tuple[list[JudgePrompt], list[JudgePrompt]]:
+        """The calls grading ``prompts`` makes, and the recall calls of HELMET summaries whose key points are not
+        extracted yet, rendered with the reference's sentences in place of its key points (for a token estimate)."""
+        calls = [prompt for prompt in prompts if prompt.metric != SUMMARY_HELMET]
+        estimated = []
+        helmet = [prompt for prompt in prompts if prompt.metric == SUMMARY_HELMET]
+        known = {reference: self._known_key_points(reference) for reference in dict.fromkeys(p.reference for p in helmet)}
+        calls += [key_points_prompt(reference) for reference, points in known.items() if points is None]
+        for prompt in helmet:
+            calls += summary_calls(prompt, known[prompt.reference])
+            if known[prompt.reference] is None:
+                estimated.append(recall_prompt(output_sentences(prompt.reference), prompt.summary))
+        return calls, estimated
+
     def needs_calls(self, prompts: list[JudgePrompt]) -> bool:
-        """Whether grading ``prompts`` has to ask the judge at all (some reply is not cached)."""
-        return bool(self._uncached(prompts)[0])
+        """Whether grading ``prompts`` has to ask the judge at all (some reply or key point list is not cached)."""
+        calls, estimated = self._planned_calls(prompts)
+        return bool(estimated) or bool(self._uncached(calls)[0])
 
     def plan(self, prompts: list[JudgePrompt]) -> JudgePlan:
-        """Count the calls (after cache hits) and prompt tokens that grading ``prompts`` needs; sends nothing."""
-        to_send, cached = self._uncached(prompts)
-        return JudgePlan(len(to_send) + len(cached), len(cached), len(to_send), count_tokens(to_send))
+        """Count the calls (after cache hits) and prompt tokens that grading ``prompts`` needs; sends nothing.
+
+        Key-point extractions count as calls; the recall calls that wait for them count with an estimate
+        of their tokens (see :meth:`_planned_calls`).
+        """
+        calls, estimated = self._planned_calls(prompts)
+        to_send, cached = self._uncached(calls)
+        sending = set(to_send)
+        extractions = sum(prompt.text in sending for prompt in calls if prompt.metric == KEY_POINTS)
+        estimated_texts = list(dict.fromkeys(prompt.text for prompt in estimated))
+        sent = to_send + estimated_texts
+        return JudgePlan(len(sent) + len(cached), len(cached), len(sent), count_tokens(sent), extractions)
 
     def grade(self, prompts: list[JudgePrompt], *, progress: bool = True) -> list[float | None]:
         """Grade every prompt (0-1, or ``None`` when ungraded), asking the judge only for uncached ones.
 
+        HELMET summary prompts first get the key points of their references (stored, else extracted
+        by the judge and stored), then their precision and recall calls go out with the other prompts.
         Each prompt's :class:`Verdict` (reply, reason, sub-scores) is kept in :attr:`verdicts`.
         """
-        to_send, replies = self._uncached(prompts)
-        self.stats.cache_hits += len(replies)
-        truncated: set[str] = set()
-        failures: dict[str, str] = {}
-        if to_send:
-            first = {}
-            for prompt in prompts:
-                first.setdefault(prompt.text, prompt)
-            sent, truncated, failures = asyncio.run(self._request_all([first[text] for text in to_send], progress))
-            replies.update(sent)
+        verdicts = self._judge(prompts, progress)
         scores = []
         for prompt in prompts:
-            verdict = _verdict(prompt, replies.get(prompt.text), failures.get(prompt.text), prompt.text in truncated)
-            if verdict.reason == "truncated reply":
+            verdict = verdicts[prompt.text]
+            reason = verdict.reason or ""
+            if reason.startswith("truncated reply"):
                 self.stats.truncated_replies += 1
-            elif verdict.reason == "invalid reply":
+            elif reason.startswith("invalid reply"):
                 self.stats.invalid_replies += 1
             self.verdicts[prompt.text] = verdict
             scores.append(verdict.score)
         return scores
+
+    def _judge(self, prompts: list[JudgePrompt], progress: bool) -> dict[str, Verdict]:
+        """The verdict of every prompt by text, HELMET summaries combined from their calls."""
+        helmet = [prompt for prompt in prompts if prompt.metric == SUMMARY_HELMET]
+        key_points = self._key_points(list(dict.fromkeys(prompt.reference for prompt in helmet)), progress)
+        calls = [prompt for prompt in prompts if prompt.metric != SUMMARY_HELMET]
+        for prompt in helmet:
+            points = key_points[prompt.reference]
+            calls += summary_calls(prompt, None if isinstance(points, Verdict) else points)
+        asked = self._ask(calls, progress)
+        combined = {prompt.text: summary_verdict(prompt, key_points[prompt.reference], asked) for prompt in helmet}
+        return {**asked, **combined}
+
+    def _key_points(self, references: list[str], progress: bool) -> dict[str, list[str] | Verdict]:
+        """The key points of each reference: stored, else extracted by the judge (and stored); the ungraded
+        verdict of the extraction where it gave none."""
+        found: dict[str, list[str] | Verdict] = {}
+        missing: dict[str, JudgePrompt] = {}
+        for reference in references:
+            stored = self.key_points.get(reference)
+            if stored is None:
+                missing[reference] = key_points_prompt(reference)
+            else:
+                found[reference] = stored
+        asked = self._ask(list(missing.values()), progress) if missing else {}
+        for reference, prompt in missing.items():
+            verdict = asked[prompt.text]
+            if verdict.parts is None:
+                found[reference] = verdict
+            else:
+                found[reference] = verdict.parts["key_points"]
+                self.key_points.put(reference, found[reference])
+        return found
+
+    def _ask(self, prompts: list[JudgePrompt], progress: bool) -> dict[str, Verdict]:
+        """The verdict of every distinct prompt text: cached replies are read, the others are sent."""
+        to_send, replies = self._uncached(prompts)
+        self.stats.cache_hits += len(replies)
+        first: dict[str, JudgePrompt] = {}
+        for prompt in prompts:
+            first.setdefault(prompt.text, prompt)
+        truncated: set[str] = set()
+        failures: dict[str, str] = {}
+        if to_send:
+            sent, truncated, failures = asyncio.run(self._request_all([first[text] for text in to_send], progress))
+            replies.update(sent)
+        return {text: judge_verdict(prompt, replies.get(text), failures.get(text), text in truncated)
+                for text, prompt in first.items()}
 
     async def _request_all(
         self, prompts: list[JudgePrompt], progress: bool

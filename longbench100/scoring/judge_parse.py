@@ -1,18 +1,22 @@
 """Turn a judge's free-text reply into a 0-1 score, or ``None`` when the reply holds no valid verdict.
 
 The rubrics ask for a final JSON object; replies are read leniently: the last JSON object with the
-expected keys anywhere in the text (prose or code fences around it are fine), else ``Fluency: 2``
-style lines and, for summaries, one ``[3] supported`` line per sentence, else a ``Supported: [1, 3]``
-line. Values out of range make the reply invalid rather than being clipped, and an ambiguous
-fallback (a hedged or mixed verdict, verdicts or lists that contradict each other) gives ``None``.
+expected keys anywhere in the text (prose or code fences around it are fine; JSON5 liberties such
+as single quotes, trailing commas, comments and bare keys are read with the ``json5`` library, and
+Python's ``True``/``False``/``None`` as JSON's), else ``Fluency: 2`` style lines and, for summaries,
+one ``[3] supported`` line per sentence, else a ``Supported: [1, 3]`` line. Values out of range
+make the reply invalid rather than being clipped, and an ambiguous fallback (a hedged or mixed
+verdict, verdicts or lists that contradict each other) gives ``None``. Numbers may come as strings
+(``"2"``), and a 0/1 field may come as a boolean.
 """
 
 import json
 import re
 
-_DECODER = json.JSONDecoder()
+import json5
+
 _SCALE = r"(?:\W{0,4}?[(\[]\s*\d\s*(?:-|–|to|/)\s*\d\s*[)\]])?"
-_NUMBERED_LINE = re.compile(r"^[^\w\n]*(?:sentence\s*#?\s*(\d+)\b|\[\s*(\d+)\s*\]|(\d+)\s*[.):\u2013-])", re.IGNORECASE)
+_NUMBERED_LINE = re.compile(r"^[^\w\n]*(?:(?:sentence|key[\s_-]*point|point)\s*#?\s*(\d+)\b|\[\s*(\d+)\s*\]|(\d+)\s*[.):\u2013-])", re.IGNORECASE)
 _VERDICT_WORD = re.compile(r"\b(?:(not[\s_-]+)|(un))?supported\b", re.IGNORECASE)
 _SUPPORTED_LIST = re.compile(
     r"\b(?:(not[\s_-]+)|(un))?supported\b(?:\s+sentences?)?[^\w\[]{0,6}\[([\d,\s]*)\]", re.IGNORECASE
@@ -28,23 +32,78 @@ _HEDGED = re.compile(r"\b(?:partially|partly|mostly|largely|somewhat|half)[\s_-]
 _AMBIGUOUS = object()
 
 
-def _json_objects(text: str) -> list[dict]:
-    """Every JSON object that can be decoded starting at some ``{`` of ``text``, in order."""
-    objects = []
-    for match in re.finditer(r"\{", text):
+_OPENERS = {"{": "}", "[": "]"}
+_PYTHON_LITERALS = re.compile(r"\b(True|False|None)\b")
+
+
+def _balanced_end(text: str, start: int) -> int | None:
+    """The index just past the bracket that closes the one at ``start`` (quotes respected), or ``None``."""
+    stack: list[str] = []
+    quote: str | None = None
+    escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if quote is not None:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char in _OPENERS:
+            stack.append(_OPENERS[char])
+        elif char in "}]":
+            if not stack or stack.pop() != char:
+                return None
+            if not stack:
+                return index + 1
+    return None
+
+
+def _decode(piece: str) -> object:
+    """``piece`` as strict JSON, else as JSON5, else with Python literals read as JSON's; ``None`` when none reads it."""
+    try:
+        return json.loads(piece)
+    except ValueError:
+        pass
+    for candidate in (piece, _PYTHON_LITERALS.sub(lambda match: {"True": "true", "False": "false"}.get(match[1], "null"), piece)):
         try:
-            value, _ = _DECODER.raw_decode(text, match.start())
-        except json.JSONDecodeError:
+            return json5.loads(candidate)
+        except ValueError:
             continue
-        if isinstance(value, dict):
-            objects.append(value)
-    return objects
+    return None
+
+
+def json_values(text: str) -> list[object]:
+    """Every JSON object or array that starts at some ``{`` or ``[`` of ``text`` and decodes, in order of its start.
+
+    Nested values are listed too (after the value holding them); code fences and prose around them
+    do not matter.
+    """
+    values = []
+    for match in re.finditer(r"[{\[]", text):
+        end = _balanced_end(text, match.start())
+        if end is None:
+            continue
+        value = _decode(text[match.start():end])
+        if isinstance(value, (dict, list)):
+            values.append(value)
+    return values
+
+
+def _key(name: object) -> str:
+    """A JSON key compared loosely: lower case, spaces and hyphens as underscores (``"Key points"`` is ``key_points``)."""
+    return re.sub(r"[\s-]+", "_", str(name).strip().lower())
 
 
 def _last_object_with(text: str, keys: tuple[str, ...]) -> dict | None:
-    """The last JSON object in ``text`` that has all ``keys`` (compared case-insensitively)."""
-    for value in reversed(_json_objects(text)):
-        lowered = {str(key).lower(): item for key, item in value.items()}
+    """The last JSON object in ``text`` that has all ``keys`` (compared loosely, see :func:`_key`)."""
+    for value in reversed(json_values(text)):
+        if not isinstance(value, dict):
+            continue
+        lowered = {_key(key): item for key, item in value.items()}
         if all(key in lowered for key in keys):
             return lowered
     return None
@@ -62,6 +121,15 @@ def _integer(value: object) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value if isinstance(value, int) else None
+
+
+def _flag(value: object) -> int | None:
+    """A 0/1 field: a boolean or ``"true"``/``"false"`` as 1/0, else :func:`_integer`."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return int(value.strip().lower() == "true")
+    return _integer(value)
 
 
 def _labelled_integer(text: str, label: str) -> int | None:
@@ -186,13 +254,18 @@ def _supported_from_lines(reply: str, n_sentences: int) -> int | None:
     return None if supported is None else len(supported)
 
 
+def _supported(reply: str, found: dict | None, n_items: int) -> int | None:
+    """How many of ``n_items`` numbered items the reply calls supported: from the JSON object ``found``, else its lines."""
+    if found is not None:
+        return _supported_from_json(found["supported"], n_items)
+    return _supported_from_lines(reply, n_items)
+
+
 def summary_parts(reply: str, n_sentences: int) -> dict | None:
     """The summary rubric's sub-scores ``{"fluency": 0/1, "supported": k, "n_sentences": n}``, or ``None`` if invalid."""
     found = _last_object_with(reply, ("fluency", "supported"))
-    if found is not None:
-        fluency, supported = _integer(found["fluency"]), _supported_from_json(found["supported"], n_sentences)
-    else:
-        fluency, supported = _labelled_integer(reply, "fluency"), _supported_from_lines(reply, n_sentences)
+    fluency = _flag(found["fluency"]) if found is not None else _labelled_integer(reply, "fluency")
+    supported = _supported(reply, found, n_sentences)
     if fluency is None or supported is None or fluency not in (0, 1) or n_sentences < 1:
         return None
     return {"fluency": fluency, "supported": supported, "n_sentences": n_sentences}
@@ -207,3 +280,50 @@ def parse_summary_verdict(reply: str, n_sentences: int) -> float | None:
     """Score a summary rubric reply (:func:`summary_score`), or ``None`` if invalid."""
     parts = summary_parts(reply, n_sentences)
     return None if parts is None else summary_score(parts)
+
+
+def helmet_qa_parts(reply: str) -> dict | None:
+    """The HELMET QA rubric's sub-scores ``{"fluency": 0/1, "correctness": 0-3}`` from a reply, or ``None`` if invalid."""
+    found = _last_object_with(reply, ("fluency", "correctness"))
+    if found is not None:
+        fluency, correctness = _flag(found["fluency"]), _integer(found["correctness"])
+    else:
+        fluency, correctness = _labelled_integer(reply, "fluency"), _labelled_integer(reply, "correctness")
+    if fluency not in (0, 1) or correctness is None or not 0 <= correctness <= 3:
+        return None
+    return {"fluency": fluency, "correctness": correctness}
+
+
+def helmet_qa_score(parts: dict) -> float:
+    """The score of valid HELMET QA sub-scores: fluency (0/1) x correctness (0-3) / 3."""
+    return parts["fluency"] * parts["correctness"] / 3
+
+
+def _key_point_list(value: object) -> list[str] | None:
+    """A non-empty list of non-blank strings, stripped; ``None`` for anything else."""
+    if not isinstance(value, list) or not value:
+        return None
+    if not all(isinstance(item, str) and item.strip() for item in value):
+        return None
+    return [item.strip() for item in value]
+
+
+def key_points_parts(reply: str) -> dict | None:
+    """The key points of a reference summary from an extraction reply: ``{"key_points": [...]}``, or ``None`` if invalid.
+
+    Read from the last JSON object with a ``key_points`` list, else the last JSON list of strings.
+    """
+    found = _last_object_with(reply, ("key_points",))
+    if found is not None:
+        points = _key_point_list(found["key_points"])
+    else:
+        points = next((listed for value in reversed(json_values(reply)) if (listed := _key_point_list(value))), None)
+    return None if points is None else {"key_points": points}
+
+
+def recall_parts(reply: str, n_key_points: int) -> dict | None:
+    """The key-point recall rubric's sub-scores ``{"supported_key_points": k, "n_key_points": n}``, or ``None`` if invalid."""
+    supported = _supported(reply, _last_object_with(reply, ("supported",)), n_key_points)
+    if supported is None or n_key_points < 1:
+        return None
+    return {"supported_key_points": supported, "n_key_points": n_key_points}

@@ -1,4 +1,9 @@
-"""Render the LLM-judge rubrics (jinja2 templates in ``rubrics/``) for one answer to grade."""
+"""Render the LLM-judge rubrics (jinja2 templates in ``rubrics/``) for one answer to grade.
+
+Two judge styles (``judge_style.py``): the 100-LongBench rubrics (``qa_judge``, ``summary_judge``)
+and HELMET's (``qa_judge_helmet``; ``summary_judge_helmet``, which combines a precision call on the
+summary's sentences with a recall call on the reference's key points, extracted once per reference).
+"""
 
 from dataclasses import dataclass
 from functools import lru_cache
@@ -6,18 +11,35 @@ from pathlib import Path
 
 import jinja2
 
+from ..generate.sentences import sentence_ends
+from .judge_style import QA_HELMET, SUMMARY_HELMET
 from .text import split_sentences, strip_reasoning
 
 RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"
 
+KEY_POINTS = "key_points"
+KEY_POINT_RECALL = "key_point_recall"
+
 
 @dataclass(frozen=True)
 class JudgePrompt:
-    """A prompt for the judge: ``metric`` is ``qa_judge`` or ``summary_judge``; summaries carry their sentence count."""
+    """A prompt for the judge, graded under the rubric ``metric``.
+
+    ``n_sentences`` is the number of numbered items the prompt shows (a summary's sentences, or the
+    key points of a recall call). A ``summary_judge_helmet`` prompt's ``text`` is its precision call
+    (the ``summary_judge`` rubric over the summary's sentences); it also keeps the ``reference``
+    summary and the model's ``summary``, from which the judge builds its recall call.
+    """
 
     metric: str
     text: str
     n_sentences: int = 0
+    reference: str = ""
+    summary: str = ""
+
+    def precision_call(self) -> "JudgePrompt":
+        """The ``summary_judge`` call a ``summary_judge_helmet`` prompt makes (its own text)."""
+        return JudgePrompt("summary_judge", self.text, self.n_sentences)
 
 
 @lru_cache(maxsize=None)
@@ -32,15 +54,21 @@ def _template(name: str) -> jinja2.Template:
     return environment.get_template(name)
 
 
-def qa_prompt(question: str | None, answers: list[str], prediction: str) -> JudgePrompt | None:
-    """Return the QA rubric prompt, or ``None`` when the answer is empty (it scores 0 without a judge)."""
+def qa_prompt(question: str | None, answers: list[str], prediction: str, metric: str = "qa_judge") -> JudgePrompt | None:
+    """Return the QA rubric prompt of ``metric`` (``qa_judge`` or ``qa_judge_helmet``), or ``None`` when
+    the answer is empty (it scores 0 without a judge)."""
     text = strip_reasoning(prediction)
     if not text:
         return None
-    rendered = _template("qa_judge.jinja2").render(
-        question=question or "(not recorded)", answers=answers, prediction=text
+    rendered = _template(f"{metric}.jinja2").render(question=question or "(not recorded)", answers=answers, prediction=text)
+    return JudgePrompt(metric, rendered)
+
+
+def _summary_rubric(instruction: str | None, reference: str, sentences: list[str]) -> str:
+    """The ``summary_judge`` rubric over numbered sentences."""
+    return _template("summary_judge.jinja2").render(
+        instruction=instruction or "Summarise the documents.", reference=reference, sentences=sentences
     )
-    return JudgePrompt("qa_judge", rendered)
 
 
 def summary_prompt(instruction: str | None, reference: str, prediction: str) -> JudgePrompt | None:
@@ -49,7 +77,35 @@ def summary_prompt(instruction: str | None, reference: str, prediction: str) -> 
     sentences = split_sentences(strip_reasoning(prediction))
     if not sentences:
         return None
-    rendered = _template("summary_judge.jinja2").render(
-        instruction=instruction or "Summarise the documents.", reference=reference, sentences=sentences
-    )
-    return JudgePrompt("summary_judge", rendered, len(sentences))
+    return JudgePrompt("summary_judge", _summary_rubric(instruction, reference, sentences), len(sentences))
+
+
+def output_sentences(text: str) -> list[str]:
+    """The sentences of a model's summary by the generator's segmenter (``generate/sentences.py``), line by line."""
+    sentences = []
+    for line in text.splitlines():
+        starts = [0, *sentence_ends(line)]
+        sentences += [line[start:end].strip() for start, end in zip(starts, [*starts[1:], len(line)])]
+    return [sentence for sentence in sentences if sentence]
+
+
+def helmet_summary_prompt(instruction: str | None, reference: str, prediction: str) -> JudgePrompt | None:
+    """Return the HELMET summary prompt (its precision call over :func:`output_sentences`, plus the reference
+    and summary for its recall call), or ``None`` when the summary has no sentence (it scores 0 without a judge)."""
+    summary = strip_reasoning(prediction)
+    sentences = output_sentences(summary)
+    if not sentences:
+        return None
+    text = _summary_rubric(instruction, reference, sentences)
+    return JudgePrompt(SUMMARY_HELMET, text, len(sentences), reference=reference, summary=summary)
+
+
+def key_points_prompt(reference: str) -> JudgePrompt:
+    """The call that extracts the key points of a reference summary (once per reference)."""
+    return JudgePrompt(KEY_POINTS, _template("key_points.jinja2").render(reference=reference))
+
+
+def recall_prompt(key_points: list[str], summary: str) -> JudgePrompt:
+    """The call that checks which of the reference's ``key_points`` a model's ``summary`` conveys."""
+    text = _template("key_point_recall.jinja2").render(key_points=key_points, summary=summary)
+    return JudgePrompt(KEY_POINT_RECALL, text, len(key_points))

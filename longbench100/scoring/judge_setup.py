@@ -42,9 +42,10 @@ class JudgeOptions:
         return JudgeConfig(self.model, self.base_url, api_key, concurrency=self.concurrency, max_tokens=self.max_tokens)
 
 
-def make_judge(options: JudgeOptions) -> Judge | None:
-    """Build the judge from the options, or ``None`` when no judge model is given (nothing is sent)."""
-    return Judge(options.config()) if options.model else None
+def make_judge(options: JudgeOptions, data_fingerprint: str | None = None) -> Judge | None:
+    """Build the judge from the options, or ``None`` when no judge model is given (nothing is sent);
+    ``data_fingerprint`` keys the key points it extracts (HELMET summaries)."""
+    return Judge(options.config(), data_fingerprint=data_fingerprint) if options.model else None
 
 
 def _key_hint(config: JudgeConfig, api_key_env: str, role: str) -> str:

@@ -21,6 +21,7 @@ def build_settings(
     base_lengths: list[str],
     data_fingerprint: str | None,
     suite: str | None = None,
+    judge_style: str | None = None,
 ) -> dict:
     """The ``settings`` block: everything that makes two results comparable (``report`` checks these keys)."""
     return {
@@ -33,6 +34,7 @@ def build_settings(
         "base_lengths": base_lengths,
         "data_fingerprint": data_fingerprint,
         "suite": suite,
+        "judge_style": judge_style,
     }
 
 

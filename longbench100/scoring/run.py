@@ -24,6 +24,7 @@ from .cost import check_prices, plan_lines
 from .judge import Judge
 from .judge_prompts import JudgePrompt
 from .judge_setup import JudgeOptions, check_judge, make_judge
+from .judge_style import resolve_judge_style
 from .predictions import Prediction, check_fingerprints, load_predictions, match_predictions
 from .qa_filter import DEFAULT_THRESHOLD
 from .results import build_results, build_settings, write_results
@@ -47,6 +48,7 @@ class ScoreOptions:
     seed: int = 0
     metric_mode: str = "auto"
     judge: JudgeOptions = field(default_factory=JudgeOptions)
+    judge_style: str | None = None  # None: the data's suite's judge_style, else "100-longbench" (judge_style.py)
     rouge_variant: str = DEFAULT_ROUGE_VARIANT
     limit: int | None = None
     dry_run: bool = False
@@ -60,10 +62,12 @@ def default_model_name(predictions: Path) -> str:
     return resolved.stem if resolved.is_file() else resolved.name
 
 
-def prepare_judge(options: JudgeOptions, prompts: list[JudgePrompt], dry_run: bool, echo: Echo) -> Judge | None:
+def prepare_judge(options: JudgeOptions, prompts: list[JudgePrompt], dry_run: bool, echo: Echo,
+                  data_fingerprint: str | None = None) -> Judge | None:
     """The judge when some task uses it, checked with a test request before any work when grading ``prompts``
-    will call it (not on a dry run, which sends nothing, nor when every reply is cached)."""
-    judge = make_judge(options)
+    will call it (not on a dry run, which sends nothing, nor when every reply and key point is cached).
+    ``data_fingerprint`` keys the key points it extracts (HELMET summaries)."""
+    judge = make_judge(options, data_fingerprint)
     if judge is not None and not dry_run and judge.needs_calls(prompts):
         for note in check_judge(judge.config, options.api_key_env):
             echo(note)
@@ -102,6 +106,7 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
         raise UserError(f"--rouge-variant {options.rouge_variant}: choose from {', '.join(ROUGE_VARIANTS)}")
     check_prices(options.price_in, options.price_out)
     suite = recorded_suite(read_manifest(options.data_dir))
+    judge_style = resolve_judge_style(options.judge_style, suite)
     base_labels = canonical_base_labels(list(options.base_lengths or (suite["base_lengths"] if suite else DEFAULT_BASE_LABELS)))
     if not options.dry_run:
         ensure_writable_file(options.out)
@@ -115,10 +120,11 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
     if not records:
         raise UserError(f"predictions {options.predictions}: no prediction for any data record")
     tasks = list(dict.fromkeys(record.task for record in records))
-    metrics = choose_metrics(tasks, options.metric_mode, bool(options.judge.model), families=suite["metrics"] if suite else None)
+    metrics = choose_metrics(tasks, options.metric_mode, bool(options.judge.model), families=suite["metrics"] if suite else None,
+                             judge_style=judge_style)
     uses_judge = any(metric in JUDGE_METRICS for metric in metrics.values())
     prompts = scoring_prompts(records, by_id, metrics, options.qa_filter) if uses_judge else []
-    judge = prepare_judge(options.judge, prompts, options.dry_run, echo) if uses_judge else None
+    judge = prepare_judge(options.judge, prompts, options.dry_run, echo, manifest) if uses_judge else None
     if options.dry_run:
         plan = judge.plan(prompts) if judge else None
         for line in plan_lines(plan, options.judge.max_tokens, options.price_in, options.price_out):
@@ -126,7 +132,7 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
         return {"dry_run": None if plan is None else vars(plan)}
     outcome = score_predictions(records, by_id, metrics, options.qa_filter, judge, progress=progress,
                                 rouge_variant=options.rouge_variant)
-    results = _results(options, outcome, metrics, judge, base_labels, left_out, suite)
+    results = _results(options, outcome, metrics, judge, base_labels, left_out, suite, judge_style)
     write_results(options.out, results)
     print_summary(results, outcome, echo)
     for task, label in left_out:
@@ -137,8 +143,8 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
 
 
 def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, str], judge: Judge | None,
-             base_labels: list[str], left_out: list[tuple[str, str]], suite: dict | None) -> dict:
-    """Aggregate the scored samples and assemble results.json."""
+             base_labels: list[str], left_out: list[tuple[str, str]], suite: dict | None, judge_style: str) -> dict:
+    """Aggregate the scored samples and assemble results.json (``judge_style`` is recorded when the judge graded)."""
     ungraded = sum(sample.score is None and not sample.filtered for sample in outcome.samples)
     judge_block = None if judge is None else judge.describe()
     fingerprint = manifest_sha256(options.data_dir)
@@ -158,6 +164,7 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
             metrics=metrics,
             rouge_variant=options.rouge_variant,
             judge=judge_block,
+            judge_style=None if judge is None else judge_style,
             qa_filter=options.qa_filter,
             tokenizer=tokenizer_identity(read_manifest(options.data_dir)),
             base_lengths=base_labels,
