@@ -37,3 +37,19 @@ def coverage_spans(prompt: str, texts: list[str], is_gold: list[bool]) -> dict:
     spans = text_spans(prompt, texts)
     context = [spans[0][0], spans[-1][1]] if spans else [0, 0]
     return {"context": context, "gold": [list(span) for span, gold in zip(spans, is_gold) if gold]}
+
+
+def whole_context_spans(prompt: str, texts: list[str]) -> dict:
+    """The ``gold["spans"]`` record of a task whose answer needs every piece: the context is all gold."""
+    context = coverage_spans(prompt, texts, [True] * len(texts))["context"]
+    return {"context": context, "gold": [list(context)]}
+
+
+def embedded_spans(prompt: str, context: str, gold: list[Span]) -> dict:
+    """The ``gold["spans"]`` record of a context rendered as one text: ``gold`` are offsets inside ``context``.
+
+    For the synthetic tasks, whose builders know where they placed each needle in the haystack text.
+    Raises ``ValueError`` when ``context`` is not in ``prompt``.
+    """
+    start = text_spans(prompt, [context])[0][0]
+    return {"context": [start, start + len(context)], "gold": [[start + a, start + b] for a, b in gold]}
