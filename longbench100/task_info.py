@@ -41,6 +41,8 @@ TASKS: dict[str, TaskInfo] = {
         TaskInfo("variable_tracking", "synthetic_recall", "string_match_all", False, 30, 30),
         TaskInfo("common_words", "synthetic_recall", "string_match_all", False, 120, 120),
         TaskInfo("frequent_words", "synthetic_recall", "string_match_all", False, 50, 50),
+        # ETHIC attribution (issue 12; docs/suites.md): list the passages a target draws on, F1 over passage numbers
+        TaskInfo("attributing", "information_retrieval", "id_f1", False, 128, 128),
     )
 }
 

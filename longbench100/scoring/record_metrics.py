@@ -8,7 +8,10 @@ function returns a 0-1 score.
 from collections.abc import Callable
 
 from .data import DataRecord
+from .passage_ids import id_f1
 
 RecordMetric = Callable[[str, DataRecord], float]
 
-RECORD_METRICS: dict[str, RecordMetric] = {}
+RECORD_METRICS: dict[str, RecordMetric] = {
+    "id_f1": id_f1,
+}

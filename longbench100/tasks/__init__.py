@@ -1,5 +1,6 @@
 """The task builders, one module each (the niah family shares one); ``BUILDERS`` maps task names to their classes."""
 
+from .attributing import Attributing
 from .common_words import CommonWords
 from .counting_stars import CountingStars
 from .frequent_words import FrequentWords
@@ -17,5 +18,6 @@ from .variable_tracking import VariableTracking
 BUILDERS = {
     builder.name: builder
     for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum,
-                    *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords)
+                    *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
+                    Attributing)
 }
