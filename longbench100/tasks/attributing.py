@@ -47,12 +47,10 @@ class Attributing(GoldAmongDistractors):
         return f"Which passages support the answer to this question: {item.question}"
 
     @cached_property
-    def _noisy_sources(self) -> set[str]:
-        return set(self.corpus.sources_with_role(self.name, "noisy"))
-
-    @cached_property
     def _source_pools(self) -> dict[str, list[Document]]:
-        return {name: distinct_texts(self.corpus.documents_of([name]), self.corpus.near_duplicates) for name in self._noisy_sources}
+        """Each padding source's own documents, each text once."""
+        return {name: distinct_texts(self.corpus.documents_of([name]), self.corpus.near_duplicates)
+                for name in self.corpus.sources_with_role(self.name, "noisy")}
 
     def distractor_pool(self, item: Item) -> list[Document]:
         """The item's own source's documents when that source pads this task (same domain), else the noisy pool."""
