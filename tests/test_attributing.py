@@ -153,3 +153,15 @@ def test_real_bioasq_items_at_8k(tmp_path: Path) -> None:
         assert record["gold"]["sources"] == ["rag_mini_bioasq"]
         passages = _passages(record["prompt"])
         assert len(passages) > 20 and set(record["gold"]["passages"]) <= set(passages)
+
+
+def test_a_template_that_changes_the_passages_is_a_one_line_error(mirror: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    packaged = (Path(__file__).resolve().parents[1] / "task_templates" / "attributing.j2").read_text()
+    (folder / "attributing.j2").write_text(packaged.replace("{{ b.text }}", "{{ b.text[1:] }}"))
+    result = CliRunner().invoke(main, ["generate", "--tasks", "attributing", "--sources", str(mirror), "--lengths", "2k",
+                                       "--rows", "1", "--templates", str(folder), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "error: context text not found in the prompt" in result.output and "--templates" in result.output
+    assert "Traceback" not in result.output

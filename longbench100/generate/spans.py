@@ -7,20 +7,28 @@ knowledge of each template's layout: the share of the context's tokens that fall
 
 from __future__ import annotations
 
+from ..errors import UserError
+
 Span = tuple[int, int]
+
+
+class SpanMismatch(UserError, ValueError):
+    """A context piece is not in the rendered prompt: the template does not show it unchanged."""
 
 
 def text_spans(prompt: str, texts: list[str]) -> list[Span]:
     """The span of each text in ``prompt``, searched in order (each after the previous one ends).
 
-    Raises ``ValueError`` when a text is not found: the builder and its template disagree.
+    Raises :class:`SpanMismatch` (a ``ValueError`` and a one-line ``UserError``) when a text is not
+    found: the builder and its template disagree, e.g. a ``--templates`` template that changes a passage.
     """
     spans: list[Span] = []
     position = 0
     for text in texts:
         start = prompt.find(text, position)
         if start < 0:
-            raise ValueError(f"text not found in the prompt after offset {position}: {text[:60]!r}")
+            raise SpanMismatch(f"context text not found in the prompt after offset {position}: {text[:60]!r}; "
+                               "the template must show every passage or record unchanged (check a --templates template)")
         spans.append((start, start + len(text)))
         position = start + len(text)
     return spans
