@@ -48,6 +48,8 @@ TASKS: dict[str, TaskInfo] = {
         # HELMET in-context learning with label mapping (tasks/icl.py); HELMET generates 20 tokens, kept free
         *(TaskInfo(name, "in_context_learning", "label_match", False, 20, 20) for name in (
             "icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")),
+        # ETHIC attribution (issue 12; docs/suites.md): list the passages a target draws on, F1 over passage numbers
+        TaskInfo("attributing", "information_retrieval", "id_f1", False, 128, 128),
     )
 }
 

@@ -143,10 +143,11 @@ def _data_samples(options: CoverageOptions) -> tuple[list[CoverageSample], Token
         for where, record in read_jsonl(ref.path)[: options.limit]:
             if not isinstance(record, dict) or not isinstance(record.get("prompt"), str):
                 raise UserError(f"{where}: not a data record (no prompt)")
-            parts = split_prompt(ref.task, record["prompt"], where)
+            gold = record.get("gold") or {}
+            parts = split_prompt(ref.task, record["prompt"], where, gold)
             query = parts.head.strip() + "\n\n" + parts.tail.strip()
-            gold = gold_spans(ref.task, record.get("gold") or {}, parts, where)
-            samples.append(CoverageSample(str(record.get("id", where)), ref.task, ref.label, parts.context, query, gold))
+            spans = gold_spans(ref.task, gold, parts, where)
+            samples.append(CoverageSample(str(record.get("id", where)), ref.task, ref.label, parts.context, query, spans))
     tokenizer = load_tokenizer(manifest_options.get("tokenizer") or DEFAULT_TOKENIZER)
     return samples, tokenizer, {"kind": "data", "path": str(data_dir), "tokenizer": tokenizer_identity(manifest)}
 

@@ -1,7 +1,9 @@
 """Information coverage by construction: which characters of a generated context are gold material.
 
 The context is the part of the prompt between the instruction and the question (split exactly by
-:func:`longbench100.analysis.prompts.split_prompt`). What counts as gold, per task:
+:func:`longbench100.analysis.prompts.split_prompt`). A record whose gold holds ``spans`` says itself
+which characters are gold (every newer builder and the RULER/HELMET recall builders record them;
+:mod:`longbench100.generate.spans`). For the others, what counts as gold, per task:
 
 - passage tasks (passage_retrieval, single/multi_doc_qa, single/multi_doc_sum): the gold passages
   named in ``gold.passages``, each with its ``Passage N:`` heading;
@@ -34,6 +36,8 @@ def star_sentence_spans(context: str, counts: list[int], where: str) -> list[Spa
 
 def gold_spans(task: str, gold: dict, parts: PromptParts, where: str) -> list[Span]:
     """The character spans of ``parts.context`` that hold the gold material of one record (sorted)."""
+    if "spans" in gold:
+        return [block.span for block in parts.blocks if block.gold]
     if task == "passage_count":
         return [(0, len(parts.context))]
     if task == "counting_stars":

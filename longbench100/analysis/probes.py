@@ -96,7 +96,7 @@ def build_probes(options: ProbeOptions) -> ProbeSet:
 def _record_probes(record: dict, where: str, options: ProbeOptions, probe_set: ProbeSet) -> list[dict]:
     """The probe records of one problem."""
     task = record["task"]
-    parts = split_prompt(task, record["prompt"], where)
+    parts = split_prompt(task, record["prompt"], where, record.get("gold"))
     has_passages = any(block.number is not None or block.key is not None for block in parts.blocks)
     kind = unit_kind(task, options.units, has_passages)
     probe_set.units.setdefault(task, kind)

@@ -7,20 +7,28 @@ knowledge of each template's layout: the share of the context's tokens that fall
 
 from __future__ import annotations
 
+from ..errors import UserError
+
 Span = tuple[int, int]
+
+
+class SpanMismatch(UserError, ValueError):
+    """A context piece is not in the rendered prompt: the template does not show it unchanged."""
 
 
 def text_spans(prompt: str, texts: list[str]) -> list[Span]:
     """The span of each text in ``prompt``, searched in order (each after the previous one ends).
 
-    Raises ``ValueError`` when a text is not found: the builder and its template disagree.
+    Raises :class:`SpanMismatch` (a ``ValueError`` and a one-line ``UserError``) when a text is not
+    found: the builder and its template disagree, e.g. a ``--templates`` template that changes a passage.
     """
     spans: list[Span] = []
     position = 0
     for text in texts:
         start = prompt.find(text, position)
         if start < 0:
-            raise ValueError(f"text not found in the prompt after offset {position}: {text[:60]!r}")
+            raise SpanMismatch(f"context text not found in the prompt after offset {position}: {text[:60]!r}; "
+                               "the template must show every passage or record unchanged (check a --templates template)")
         spans.append((start, start + len(text)))
         position = start + len(text)
     return spans
@@ -45,3 +53,17 @@ def shifted_spans(spans: dict, offset: int) -> dict:
         "context": [spans["context"][0] + offset, spans["context"][1] + offset],
         "gold": [[start + offset, end + offset] for start, end in spans["gold"]],
     }
+def whole_context_spans(prompt: str, texts: list[str]) -> dict:
+    """The ``gold["spans"]`` record of a task whose answer needs every piece: the context is all gold."""
+    context = coverage_spans(prompt, texts, [True] * len(texts))["context"]
+    return {"context": context, "gold": [list(context)]}
+
+
+def embedded_spans(prompt: str, context: str, gold: list[Span]) -> dict:
+    """The ``gold["spans"]`` record of a context rendered as one text: ``gold`` are offsets inside ``context``.
+
+    For the synthetic tasks, whose builders know where they placed each needle in the haystack text.
+    Raises ``ValueError`` when ``context`` is not in ``prompt``.
+    """
+    start = text_spans(prompt, [context])[0][0]
+    return {"context": [start, start + len(context)], "gold": [[start + a, start + b] for a, b in gold]}

@@ -46,6 +46,9 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
     **{task: [{"demonstrations": "text: Where is the nearest harbor?\nlabel: 1\n\ntext: Who painted the mill?\nlabel: 0",
                 "text": "Who built the bridge?"}]
        for task in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")},
+    # ETHIC attribution
+    "attributing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], **_QUESTION, "target": "It says little.", "kind": "answer"},
+                    {"blocks": _PASSAGES, "gold_numbers": [1, 2], "question": "", "target": "Both report a storm.", "kind": "summary"}],
 }
 """Representative variables of each task's template: every shape a builder renders (closed-book prompts too)."""
 

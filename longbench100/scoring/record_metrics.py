@@ -10,10 +10,12 @@ from collections.abc import Callable
 from .data import DataRecord
 from .label_match import label_match
 from .ranking import ndcg_at_10
+from .passage_ids import id_f1
 
 RecordMetric = Callable[[str, DataRecord], float]
 
 RECORD_METRICS: dict[str, RecordMetric] = {
     "label_match": label_match,
     "ndcg_at_10": ndcg_at_10,
+    "id_f1": id_f1,
 }

@@ -1,5 +1,6 @@
 """The task builders, one module each (the niah and icl families share one each); ``BUILDERS`` maps task names to their classes."""
 
+from .attributing import Attributing
 from .common_words import CommonWords
 from .counting_stars import CountingStars
 from .frequent_words import FrequentWords
@@ -21,5 +22,5 @@ BUILDERS = {
     builder.name: builder
     for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum,
                     *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
-                    RagHard, Rerank, *ICL_TASKS)
+                    RagHard, Rerank, *ICL_TASKS, Attributing)
 }

@@ -6,6 +6,7 @@ import random
 
 from ..generate.fitting import BuildContext
 from ..generate.rng import derive_rng
+from ..generate.spans import whole_context_spans
 from .base import Sample, TaskBuilder
 from .synthetic import english_words, fill_units
 
@@ -44,13 +45,16 @@ class CommonWords(TaskBuilder):
         """One sample: the list with the most other words whose prompt fits the budget less the answer space."""
         words = words_for_row(ctx.seed, row)
 
+        def listed(others: int) -> str:
+            return numbered(word_list(words, others, derive_rng(ctx.seed, self.name, ctx.label, row, "order", others)))
+
         def render(others: int) -> str:
-            entries = word_list(words, others, derive_rng(ctx.seed, self.name, ctx.label, row, "order", others))
-            return self.templates.render(self.name, {"word_list": numbered(entries), "count": COMMON})
+            return self.templates.render(self.name, {"word_list": listed(others), "count": COMMON})
 
         filled = fill_units(ctx, ctx.budget, render, len(words) - COMMON)
         if filled is None:
             return None
-        fitted = filled[0]
-        gold = {"sources": [], "item_ids": [], "passages": [], "times": {"common": COMMON_TIMES, "other": OTHER_TIMES}}
+        fitted, others = filled
+        gold = {"sources": [], "item_ids": [], "passages": [], "times": {"common": COMMON_TIMES, "other": OTHER_TIMES},
+                "spans": whole_context_spans(fitted.prompt, [listed(others)])}  # counting needs every entry
         return Sample(fitted, words[:COMMON], f"What are the {COMMON} most common words in the list?", gold)

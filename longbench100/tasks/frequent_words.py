@@ -9,6 +9,7 @@ from collections import Counter
 
 from ..generate.fitting import BuildContext, Fitted
 from ..generate.rng import derive_rng
+from ..generate.spans import whole_context_spans
 from .base import Sample, TaskBuilder
 from .synthetic import fill_units
 
@@ -73,5 +74,6 @@ class FrequentWords(TaskBuilder):
             prompt = render(count)
             fitted = Fitted(prompt, ctx.count_prompt(prompt), [], 0)
         gold = {"sources": [], "item_ids": [], "passages": [], "words": count,
-                "counts": [stream[:count].count(word) for word in answers]}
+                "counts": [stream[:count].count(word) for word in answers],
+                "spans": whole_context_spans(fitted.prompt, [" ".join(stream[:count])])}  # counting needs every word
         return Sample(fitted, answers, f"What are the {TOP} most frequent coded words?", gold)

@@ -12,6 +12,7 @@ import random
 
 from ..generate.fitting import BuildContext
 from ..generate.rng import derive_rng
+from ..generate.spans import embedded_spans
 from .base import Sample, TaskBuilder
 from .haystack import fit_units, grid_depth, repeated
 from .niah import make_value
@@ -48,6 +49,7 @@ class JsonKv(TaskBuilder):
             return None
         fitted_prompt, count = fitted
         context, offsets = pairs.joined(count, gold_pair, ", ")
+        pair_start = offsets[0] + 1  # after the object's opening brace
         gold = {
             "sources": [],
             "item_ids": [],
@@ -57,5 +59,6 @@ class JsonKv(TaskBuilder):
             "index": round(position * count),
             "target_depth": position,
             "depth": round(offsets[0] / max(1, len(context)), 4),
+            "spans": embedded_spans(fitted_prompt.prompt, "{" + context + "}", [(pair_start, pair_start + len(gold_pair[0][1]))]),
         }
         return Sample(fitted_prompt, [value], f'What is the value of the key "{key}" in the JSON object?', gold)

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from ..generate.fitting import BuildContext
 from ..generate.rng import derive_rng, distinct_draws
+from ..generate.spans import embedded_spans
 from .base import Sample, TaskBuilder
 from .haystack import Haystack, essay, fit_units, grid_depth, repeated
 from .words import distinct_word_keys, word_key
@@ -151,6 +152,8 @@ class NeedleTask(TaskBuilder):
             "target_depth": needles.gold[0][0],
             "depth": depths[0],
             "depths": depths[: len(needles.gold)],
+            "spans": embedded_spans(fitted_prompt.prompt, context, sorted(
+                (offset, offset + len(text)) for offset, (_, text) in zip(offsets, needles.gold))),
         }
         question = f"What {'are all the' if variables['many'] else 'is the'} special magic {variables['what']} for {variables['keys']}?"
         return Sample(fitted_prompt, list(needles.values), question, gold)

@@ -7,6 +7,7 @@ import string
 
 from ..generate.fitting import BuildContext
 from ..generate.rng import derive_rng, distinct_draws
+from ..generate.spans import embedded_spans, text_spans
 from .base import Sample, TaskBuilder
 from .synthetic import fill_units
 
@@ -81,5 +82,6 @@ class VariableTracking(TaskBuilder):
             "value": value,
             "depth_target": depth,
             "depth": round(context.index(lines[0]) / len(context), 4),
+            "spans": embedded_spans(fitted.prompt, context, text_spans(context, lines)),
         }
         return Sample(fitted, names, f"Which variables are assigned the value {value}?", gold)
