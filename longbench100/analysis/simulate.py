@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 
 from .closed_forms import window_cover_probability
-from .fit import Problem, candidates
-from .windows import covers, noisy_outcome, probe_windows
+from .fit import Problem, distinct_pairs
+from .windows import covers, noisy_outcome, probe_windows, window_sizes
 
 DRAWS = ("model", "layout")
 
@@ -40,6 +40,7 @@ def simulate_problem(problem_id: str, lam: int, k: int, length: int, sizes: tupl
 
 
 def grid_truths(sizes: tuple[int, ...], length: int) -> list[tuple[int, int]]:
-    """The (lambda, k) pairs on the candidate grid that the recovery check draws from (k * lambda <= L)."""
-    values = candidates(list(sizes) + [length], length)
-    return [(0, 0)] + [(lam, k) for lam in values for k in values if lam > 0 and k > 0 and k * lam <= length]
+    """The (lambda, k) pairs the recovery check draws from: the distinguishable candidate grid of a
+    problem of ``length`` units probed at ``sizes`` and the whole context (one pair per class of
+    pairs no probe can tell apart, see :func:`~longbench100.analysis.fit.distinct_pairs`)."""
+    return distinct_pairs(window_sizes(sizes, True, length), length)
