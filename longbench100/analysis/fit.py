@@ -1,4 +1,5 @@
-"""The Dolce EM fit: per problem (lambda, k) by brute force over the candidate grid, vectorised with numpy.
+"""The Dolce EM fit: per problem (lambda, k) by brute force over the distinguishable candidate grid, vectorised
+with numpy.
 
 A task's problems are fitted together (they share the background noise). Observations are reduced
 to counts per (window size, outcome) for COW problems; PIG problems keep soft counts per window.
@@ -19,7 +20,7 @@ START_POSTERIOR = 0.9  # q(O | x) before the first M-step (the spec's 0.5 lets t
 OUTCOMES = ("correct", "wrong", "idk")  # the COW outcome columns
 _TINY = 1e-300
 _SMOOTH = 1e-6
-BELOW_PENALTY = 1.0
+BELOW_PENALTY = 1.0  # BIC: (2 free parameters / 2) * log(n)
 _ALWAYS_IDK = np.array([0.0, 0.0, 1.0])
 _EQUIVALENT = 1e-12  # pi values closer than this are the same probability (float rounding)
 
@@ -101,7 +102,7 @@ def canonical_pair(lam: int, k: int, windows: tuple[int, ...] | list[int], lengt
     """The canonical representative of (``lam``, ``k``)'s equivalence class on this problem's windows
     (the pair itself when it is not on the candidate grid and has no equivalent there)."""
     pairs = candidate_pairs(windows, length)
-    pairs = pairs if (lam, k) in pairs else [(lam, k)] + pairs
+    pairs = pairs if (lam, k) in pairs else pairs + [(lam, k)]
     labels = _equivalence_labels(pairs, sorted(set(windows)), length)
     return pairs[labels[pairs.index((lam, k))]]
 
@@ -143,12 +144,15 @@ def _cow_counts(problems: list[Problem], sizes: np.ndarray) -> np.ndarray:
 def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[list[Fit], tuple[float, float, float]]:
     """Fit correct-or-wrong problems of one task; returns one :class:`Fit` each and the task's noise categorical.
 
-    Posteriors q(O | x) start at ``START_POSTERIOR`` and the noise at uniform. Starting from 0.5
-    makes the first noise estimate mostly IDK (most windows miss the answer); the noise then explains
-    the IDKs as well as the oracle does, the oracle weight P_i(O) shrinks step by step, and a smaller
-    weight trades against a larger pi (k and lambda drift upwards). Each step: M-step (noise from q(N | x) over the task,
-    P_i(O) as the mean posterior, the oracle's categorical below each candidate lambda), brute-force
-    choice of (lambda, k) for every problem at once, E-step.
+    Every distinguishable candidate pair (:func:`distinct_pairs`) runs its own EM: its own posteriors
+    q(O | x), oracle weight P_i(O) and categorical below lambda, so pairs are compared each at its own
+    best rather than at the weight of the previous step's winner. The task's noise is shared and
+    re-estimated from the posteriors of each problem's best pair. The free categorical below lambda is
+    kept only when its log-likelihood gain over "IDK below lambda" exceeds the BIC penalty for its two
+    parameters (``BELOW_PENALTY`` * log of the probes below lambda); without it a long span absorbs
+    stray correct answers. Posteriors start at ``START_POSTERIOR`` and the noise at uniform: from 0.5
+    the first noise estimate is mostly IDK (most windows miss the answer) and the noise competes with
+    the oracle for the IDKs (docs/dolce.md has the measurements).
     """
     sizes = _window_table(problems)
     counts = _cow_counts(problems, sizes)
