@@ -82,6 +82,7 @@ def _equivalence_labels(pairs: list[tuple[int, int]], windows: list[int], length
 
 @lru_cache(maxsize=4096)
 def _distinct_pairs(windows: tuple[int, ...], length: int) -> tuple[tuple[int, int], ...]:
+    """:func:`distinct_pairs` for sorted distinct windows, cached (problems of a task share grids)."""
     pairs = candidate_pairs(windows, length)
     labels = _equivalence_labels(pairs, list(windows), length)
     return tuple(pair for index, pair in enumerate(pairs) if labels[index] == index)
