@@ -16,7 +16,8 @@
    the grid (every lambda equal to a window size: the hardest case for a stride) and off the grid
    (lambda and k log-uniform), at every noise level.
 4. Oracle (when ``--data`` exists): probes of the data folder (passage units, and sentence units
-   thinned to 300 probes per problem), oracle fit against the provenance's category, full vs stride 5;
+   thinned to 300 probes per problem), oracle fit against the provenance's category, full vs stride 5
+   (also with oracle noise 5, 10 and 20%);
    for the one-passage tasks agreement split by whether the gold unit is the first or last unit.
 """
 
@@ -39,6 +40,7 @@ from longbench100.analysis.simulate import best_possible_hit, grid_truths, simul
 
 RECOVERY_SIZES = (0, 1, 2, 5, 10, 20, 50)
 NOISE_LEVELS = (0.0, 0.05, 0.1, 0.2)
+ORACLE_NOISE = (0.05, 0.1, 0.2)
 
 
 def _category(lam: int, k: int, problem: Problem) -> str:
@@ -130,7 +132,7 @@ def oracle(data_dir: Path, seed: int) -> None:
     print(f"oracle on {data_dir}:")
     with tempfile.TemporaryDirectory() as scratch:
         for units, cap in (("passage", None), ("sentence", 300)):
-            fits = {}
+            fits, probe_sets = {}, {}
             for step in (1, 5):
                 options = ProbeOptions(data_dir=data_dir, units=units, sizes=(0, 1, 2, 5, 10, 20, 50, 100, 200, 500),
                                        stride=step, max_per_problem=cap)
@@ -138,6 +140,7 @@ def oracle(data_dir: Path, seed: int) -> None:
                 probe_set = build_probes(options)
                 write_probes(probe_set, options, out)
                 probes, manifest = load_probes(out)
+                probe_sets[step] = (probes, manifest)
                 fits[step] = run_fit(probes, oracle_outcomes(probes, 0.0, seed), manifest, {"oracle": True})
                 print(f"  units {units}, stride {step}: {probe_set.requests} calls")
                 for task, summary in fits[step]["tasks"].items():
@@ -154,6 +157,14 @@ def oracle(data_dir: Path, seed: int) -> None:
                               f"/{len(single) - len(edge)}")
             same = sum(a["category"] == b["category"] for a, b in zip(fits[1]["problems"], fits[5]["problems"]))
             print(f"  units {units}: stride 5 agrees with every window on {same}/{len(fits[1]['problems'])} problems")
+            for noise in ORACLE_NOISE:  # the same probe gets the same noisy outcome at both strides (seeded by id)
+                noisy = {step: run_fit(probes, oracle_outcomes(probes, noise, seed), manifest, {"oracle": True})
+                         for step, (probes, manifest) in probe_sets.items()}
+                rows = {step: noisy[step]["problems"] for step in noisy}
+                same = sum(a["category"] == b["category"] for a, b in zip(rows[1], rows[5]))
+                right = [sum(row["category"] == row["expected"]["category"] for row in rows[step]) for step in (1, 5)]
+                print(f"  units {units}, oracle noise {noise}: stride 5 agrees with every window on {same}/{len(rows[1])};"
+                      f" agrees with provenance: every window {right[0]}, stride 5 {right[1]}")
 
 
 def main() -> None:
