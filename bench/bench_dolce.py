@@ -4,22 +4,27 @@
 
 1. Timing: ``--problems`` simulated problems with about ``--probes`` probes each (L = 300 units,
    windows 0,1,2,5,10,20,50,100,200,all thinned evenly), one ``fit_cow`` call.
-2. Recovery: 300 problems per noise level, (lambda, k) drawn uniformly from the candidate grid,
+2. Recovery: 300 problems per noise level, (lambda, k) drawn uniformly from the distinguishable
+   candidate grid (``fit.distinct_pairs``: one pair per class of pairs that no probe can tell apart),
    L in {100, 200, 300}, windows 0,1,2,5,10,20,50,all, every window; outcomes drawn from the model
-   itself and from one fixed layout per problem. Exact = same (lambda, k); equivalent = the same pi on
-   every probed window (the data cannot tell them apart); category = same category I-V; ceiling = the
-   exact rate of the best possible estimator: the maximum-likelihood grid pair under the true model
-   with the true noise rate known (ties shared), which is the Bayes-optimal guess for a truth drawn
-   uniformly from the grid, so no estimator can do better on average on these outcomes.
-3. Stride: the same layouts probed at every window and at every 5th window start.
+   itself and from one fixed layout per problem. Exact = same canonical (lambda, k); category = same
+   category I-V; ceiling = the exact rate of the best possible estimator: the maximum-likelihood
+   distinguishable pair under the true model with the true noise rate known (ties shared), which is
+   the Bayes-optimal guess for a truth drawn uniformly from that grid, so no estimator can do better
+   on average on "model" outcomes.
+3. Stride: the same layouts probed at every window and at every 5th window start, with truths from
+   the grid (every lambda equal to a window size: the hardest case for a stride) and off the grid
+   (lambda and k log-uniform), at every noise level.
 4. Oracle (when ``--data`` exists): probes of the data folder (passage units, and sentence units
-   thinned to 300 probes per problem), oracle fit against the provenance's category, full vs stride 5;
+   thinned to 300 probes per problem), oracle fit against the provenance's category, full vs stride 5
+   (also with oracle noise 5, 10 and 20%);
    for the one-passage tasks agreement split by whether the gold unit is the first or last unit.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import tempfile
 import time
@@ -28,14 +33,14 @@ from pathlib import Path
 import numpy as np
 
 from longbench100.analysis.categories import category, thresholds
-from longbench100.analysis.closed_forms import window_cover_array
-from longbench100.analysis.fit import Problem, candidate_pairs, fit_cow
+from longbench100.analysis.fit import Problem, fit_cow
 from longbench100.analysis.pipeline import load_probes, oracle_outcomes, run_fit
 from longbench100.analysis.probes import ProbeOptions, build_probes, write_probes
-from longbench100.analysis.simulate import grid_truths, simulate_problem
+from longbench100.analysis.simulate import best_possible_hit, grid_truths, simulate_problem
 
 RECOVERY_SIZES = (0, 1, 2, 5, 10, 20, 50)
 NOISE_LEVELS = (0.0, 0.05, 0.1, 0.2)
+ORACLE_NOISE = (0.05, 0.1, 0.2)
 
 
 def _category(lam: int, k: int, problem: Problem) -> str:
@@ -66,29 +71,10 @@ def _spearman(a: list[int], b: list[int]) -> float:
     return float(np.corrcoef(ra, rb)[0, 1]) if ra.std() and rb.std() else float("nan")
 
 
-def _ceiling_hit(problem: Problem, truth: tuple[int, int], noise: float) -> float:
-    """1 / (number of tied best pairs) when the truth is among the maximum-likelihood pairs of the true
-    model (pi above lambda, IDK below, a random outcome with probability ``noise``), else 0."""
-    pairs = candidate_pairs(problem.windows, problem.length)
-    lam, k = (np.array(values)[:, None] for values in zip(*pairs))
-    pi = window_cover_array(lam, k, problem.length, np.array(problem.windows)[None, :])
-    correct = np.array([outcome == 1.0 for outcome in problem.outcomes])
-    idk = np.array([outcome is None for outcome in problem.outcomes])
-    with np.errstate(divide="ignore"):
-        log_correct = np.log((1 - noise) * pi + noise / 3)
-        log_idk = np.log((1 - noise) * (1 - pi) + noise / 3)
-        log_wrong = np.log(noise / 3) if noise else -np.inf
-    wrong = int((~correct & ~idk).sum())
-    score = (np.where(correct, log_correct, 0.0).sum(axis=1) + np.where(idk, log_idk, 0.0).sum(axis=1)
-             + (wrong * log_wrong if wrong else 0.0))
-    best = [pairs[index] for index in np.flatnonzero(score >= score.max() - 1e-9)]
-    return 1 / len(best) if truth in best else 0.0
-
-
 def recovery(seed: int, count: int = 300) -> None:
-    print("recovery (300 problems per row; truths uniform on the candidate grid):")
-    print("| draw | noise | exact (lambda, k) | equivalent | category | ceiling (best possible exact) |")
-    print("|---|---|---|---|---|---|")
+    print(f"recovery ({count} problems per row; truths uniform on the distinguishable candidate grid):")
+    print("| draw | noise | exact (lambda, k) | category | ceiling (best possible exact) |")
+    print("|---|---|---|---|---|")
     for draw in ("model", "layout"):
         for noise in NOISE_LEVELS:
             rng = random.Random(seed)
@@ -99,46 +85,54 @@ def recovery(seed: int, count: int = 300) -> None:
                 truths.append(truth)
                 data.append(simulate_problem(str(index), *truth, length, RECOVERY_SIZES, noise, rng, draw=draw))
             fits, _ = fit_cow(data)
-            exact = equivalent = same = 0
-            ceiling = sum(_ceiling_hit(problem, truth, noise) for truth, problem in zip(truths, data))
-            for truth, fit, problem in zip(truths, fits, data):
-                windows = np.array(sorted(set(problem.windows)))
-                exact += (fit.lam, fit.k) == truth
-                equivalent += bool(np.allclose(window_cover_array(*truth, problem.length, windows),
-                                               window_cover_array(fit.lam, fit.k, problem.length, windows), atol=1e-9))
-                same += _category(*truth, problem) == _category(fit.lam, fit.k, problem)
-            print(f"| {draw} | {noise:.2f} | {exact / count:.1%} | {equivalent / count:.1%} | {same / count:.1%} | "
-                  f"{ceiling / count:.1%} |")
+            exact = sum((fit.lam, fit.k) == truth for truth, fit in zip(truths, fits))
+            same = sum(_category(*truth, problem) == _category(fit.lam, fit.k, problem)
+                       for truth, fit, problem in zip(truths, fits, data))
+            ceiling = sum(best_possible_hit(problem, truth, noise) for truth, problem in zip(truths, data))
+            print(f"| {draw} | {noise:.2f} | {exact / count:.1%} | {same / count:.1%} | {ceiling / count:.1%} |")
+
+
+def _log_uniform_truth(length: int, rng: random.Random) -> tuple[int, int]:
+    """A (lambda, k) off the grid: lambda log-uniform on 1..L, k log-uniform on 1..L // lambda."""
+    lam = min(int(math.exp(rng.uniform(0, math.log(length + 1)))), length)
+    return lam, min(int(math.exp(rng.uniform(0, math.log(length // lam + 1)))), length // lam)
 
 
 def stride(seed: int, count: int = 300) -> None:
-    print("stride 5 vs every window (same layouts; 300 problems per row):")
-    print("| noise | calls full | calls stride 5 | category agreement | Spearman lambda | Spearman k |")
-    print("|---|---|---|---|---|---|")
-    for noise in (0.0, 0.1):
-        rng = random.Random(seed)
-        setups = []
-        for index in range(count):
-            length = rng.choice((100, 200, 300))
-            setups.append((index, rng.choice(grid_truths(RECOVERY_SIZES, length)), length))
-        runs = {}
-        for step in (1, 5):
-            data = [simulate_problem(str(index), *truth, length, RECOVERY_SIZES, noise, random.Random(seed * 7919 + index),
-                                     stride=step, draw="layout") for index, truth, length in setups]
-            runs[step] = (data, fit_cow(data)[0])
-        (full, full_fits), (thin, thin_fits) = runs[1], runs[5]
-        agree = sum(_category(a.lam, a.k, p) == _category(b.lam, b.k, p) for a, b, p in zip(full_fits, thin_fits, full))
-        calls = [sum(len(problem.windows) for problem in data) for data in (full, thin)]
-        print(f"| {noise:.2f} | {calls[0]} | {calls[1]} ({calls[1] / calls[0]:.0%}) | {agree / count:.1%} | "
-              f"{_spearman([f.lam for f in full_fits], [f.lam for f in thin_fits]):.2f} | "
-              f"{_spearman([f.k for f in full_fits], [f.k for f in thin_fits]):.2f} |")
+    print(f"stride 5 vs every window (same layouts; {count} problems per row):")
+    print("| truths | noise | calls full | calls stride 5 | category agreement | Spearman lambda | Spearman k "
+          "| category = truth, full / stride 5 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for truths in ("grid", "log-uniform"):
+        for noise in NOISE_LEVELS:
+            rng = random.Random(seed)
+            setups = []
+            for index in range(count):
+                length = rng.choice((100, 200, 300))
+                truth = rng.choice(grid_truths(RECOVERY_SIZES, length)) if truths == "grid" else _log_uniform_truth(length, rng)
+                setups.append((index, truth, length))
+            runs = {}
+            for step in (1, 5):
+                data = [simulate_problem(str(index), *truth, length, RECOVERY_SIZES, noise,
+                                         random.Random(seed * 7919 + index), stride=step, draw="layout")
+                        for index, truth, length in setups]
+                runs[step] = (data, fit_cow(data)[0])
+            (full, full_fits), (thin, thin_fits) = runs[1], runs[5]
+            agree = sum(_category(a.lam, a.k, p) == _category(b.lam, b.k, p) for a, b, p in zip(full_fits, thin_fits, full))
+            right = [sum(_category(f.lam, f.k, p) == _category(*truth, p) for f, p, (_, truth, _) in zip(fits, full, setups))
+                     for fits in (full_fits, thin_fits)]
+            calls = [sum(len(problem.windows) for problem in data) for data in (full, thin)]
+            print(f"| {truths} | {noise:.2f} | {calls[0]} | {calls[1]} ({calls[1] / calls[0]:.0%}) | {agree / count:.1%} | "
+                  f"{_spearman([f.lam for f in full_fits], [f.lam for f in thin_fits]):.2f} | "
+                  f"{_spearman([f.k for f in full_fits], [f.k for f in thin_fits]):.2f} | "
+                  f"{right[0] / count:.1%} / {right[1] / count:.1%} |")
 
 
 def oracle(data_dir: Path, seed: int) -> None:
     print(f"oracle on {data_dir}:")
     with tempfile.TemporaryDirectory() as scratch:
         for units, cap in (("passage", None), ("sentence", 300)):
-            fits = {}
+            fits, probe_sets = {}, {}
             for step in (1, 5):
                 options = ProbeOptions(data_dir=data_dir, units=units, sizes=(0, 1, 2, 5, 10, 20, 50, 100, 200, 500),
                                        stride=step, max_per_problem=cap)
@@ -146,6 +140,7 @@ def oracle(data_dir: Path, seed: int) -> None:
                 probe_set = build_probes(options)
                 write_probes(probe_set, options, out)
                 probes, manifest = load_probes(out)
+                probe_sets[step] = (probes, manifest)
                 fits[step] = run_fit(probes, oracle_outcomes(probes, 0.0, seed), manifest, {"oracle": True})
                 print(f"  units {units}, stride {step}: {probe_set.requests} calls")
                 for task, summary in fits[step]["tasks"].items():
@@ -162,6 +157,14 @@ def oracle(data_dir: Path, seed: int) -> None:
                               f"/{len(single) - len(edge)}")
             same = sum(a["category"] == b["category"] for a, b in zip(fits[1]["problems"], fits[5]["problems"]))
             print(f"  units {units}: stride 5 agrees with every window on {same}/{len(fits[1]['problems'])} problems")
+            for noise in ORACLE_NOISE:  # the same probe gets the same noisy outcome at both strides (seeded by id)
+                noisy = {step: run_fit(probes, oracle_outcomes(probes, noise, seed), manifest, {"oracle": True})
+                         for step, (probes, manifest) in probe_sets.items()}
+                rows = {step: noisy[step]["problems"] for step in noisy}
+                same = sum(a["category"] == b["category"] for a, b in zip(rows[1], rows[5]))
+                right = [sum(row["category"] == row["expected"]["category"] for row in rows[step]) for step in (1, 5)]
+                print(f"  units {units}, oracle noise {noise}: stride 5 agrees with every window on {same}/{len(rows[1])};"
+                      f" agrees with provenance: every window {right[0]}, stride 5 {right[1]}")
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""The Dolce EM fit: per problem (lambda, k) by brute force over the candidate grid, vectorised with numpy.
+"""The Dolce EM fit: per problem (lambda, k) by brute force over the distinguishable candidate grid, vectorised
+with numpy.
 
 A task's problems are fitted together (they share the background noise). Observations are reduced
 to counts per (window size, outcome) for COW problems; PIG problems keep soft counts per window.
@@ -7,6 +8,7 @@ to counts per (window size, outcome) for COW problems; PIG problems keep soft co
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -18,6 +20,9 @@ START_POSTERIOR = 0.9  # q(O | x) before the first M-step (the spec's 0.5 lets t
 OUTCOMES = ("correct", "wrong", "idk")  # the COW outcome columns
 _TINY = 1e-300
 _SMOOTH = 1e-6
+BELOW_PENALTY = 1.0  # BIC: (2 free parameters / 2) * log(n)
+_ALWAYS_IDK = np.array([0.0, 0.0, 1.0])
+_EQUIVALENT = 1e-12  # pi values closer than this are the same probability (float rounding)
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,52 @@ def candidate_pairs(windows: tuple[int, ...] | list[int], length: int) -> list[t
     return pairs
 
 
+def _equivalence_labels(pairs: list[tuple[int, int]], windows: list[int], length: int) -> list[int]:
+    """For each pair the index of the first pair in ``pairs`` that no COW probe can tell from it.
+
+    Two pairs are observationally equivalent on a problem when every probed window size gets the same
+    pi and sits on the same side of lambda (below lambda the oracle's outcomes come from the
+    problem's own categorical, at or above it from pi), so the COW likelihood of any outcomes is the
+    same for both, whatever the noise and the oracle parameters.
+    """
+    lam = np.array([pair[0] for pair in pairs])[:, None]
+    k = np.array([pair[1] for pair in pairs])[:, None]
+    sizes = np.array(windows)[None, :]
+    pi = window_cover_array(lam, k, length, sizes)  # [Q, W]
+    below = sizes < lam
+    same_pi = np.abs(pi[:, None, :] - pi[None, :, :]).max(axis=2, initial=0.0) <= _EQUIVALENT
+    same_side = (below[:, None, :] == below[None, :, :]).all(axis=2)
+    return [int(np.argmax(row)) for row in same_pi & same_side]
+
+
+@lru_cache(maxsize=4096)
+def _distinct_pairs(windows: tuple[int, ...], length: int) -> tuple[tuple[int, int], ...]:
+    """:func:`distinct_pairs` for sorted distinct windows, cached (problems of a task share grids)."""
+    pairs = candidate_pairs(windows, length)
+    labels = _equivalence_labels(pairs, list(windows), length)
+    return tuple(pair for index, pair in enumerate(pairs) if labels[index] == index)
+
+
+def distinct_pairs(windows: tuple[int, ...] | list[int], length: int) -> list[tuple[int, int]]:
+    """The candidate grid of a problem with equivalent pairs collapsed: one canonical pair per class.
+
+    The canonical pair of a class is its first in :func:`candidate_pairs` order (smallest lambda, then
+    smallest k). On the usual grids the classes with more than one member are: every lambda above the
+    largest partial window (all k), which only the whole context catches, collapsing onto
+    (largest partial window + 1, 1); and, when no closed-book probe was made, (0, 0) with (1, L).
+    """
+    return list(_distinct_pairs(tuple(sorted(set(windows))), length))
+
+
+def canonical_pair(lam: int, k: int, windows: tuple[int, ...] | list[int], length: int) -> tuple[int, int]:
+    """The canonical representative of (``lam``, ``k``)'s equivalence class on this problem's windows
+    (the pair itself when it is not on the candidate grid and has no equivalent there)."""
+    pairs = candidate_pairs(windows, length)
+    pairs = pairs if (lam, k) in pairs else pairs + [(lam, k)]
+    labels = _equivalence_labels(pairs, sorted(set(windows)), length)
+    return pairs[labels[pairs.index((lam, k))]]
+
+
 def _window_table(problems: list[Problem]) -> np.ndarray:
     """Per problem its distinct window sizes, ascending, padded to ``[P, W]`` with -1."""
     distinct = [sorted(set(problem.windows)) for problem in problems]
@@ -69,7 +120,7 @@ def _window_table(problems: list[Problem]) -> np.ndarray:
 
 def _pair_table(problems: list[Problem]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Candidate pairs padded to ``[P, Q]``: lambda, k and a validity mask (padding is invalid)."""
-    pairs = [candidate_pairs(problem.windows, problem.length) for problem in problems]
+    pairs = [distinct_pairs(problem.windows, problem.length) for problem in problems]
     width = max(len(items) for items in pairs)
     lam = np.zeros((len(problems), width), dtype=np.int64)
     k = np.zeros_like(lam)
@@ -94,12 +145,15 @@ def _cow_counts(problems: list[Problem], sizes: np.ndarray) -> np.ndarray:
 def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[list[Fit], tuple[float, float, float]]:
     """Fit correct-or-wrong problems of one task; returns one :class:`Fit` each and the task's noise categorical.
 
-    Posteriors q(O | x) start at ``START_POSTERIOR`` and the noise at uniform. Starting from 0.5
-    makes the first noise estimate mostly IDK (most windows miss the answer); the noise then explains
-    the IDKs as well as the oracle does, the oracle weight P_i(O) shrinks step by step, and a smaller
-    weight trades against a larger pi (k and lambda drift upwards). Each step: M-step (noise from q(N | x) over the task,
-    P_i(O) as the mean posterior, the oracle's categorical below each candidate lambda), brute-force
-    choice of (lambda, k) for every problem at once, E-step.
+    Every distinguishable candidate pair (:func:`distinct_pairs`) runs its own EM: its own posteriors
+    q(O | x), oracle weight P_i(O) and categorical below lambda, so pairs are compared each at its own
+    best rather than at the weight of the previous step's winner. The task's noise is shared and
+    re-estimated from the posteriors of each problem's best pair. The free categorical below lambda is
+    kept only when its log-likelihood gain over "IDK below lambda" exceeds the BIC penalty for its two
+    parameters (``BELOW_PENALTY`` * log of the probes below lambda); without it a long span absorbs
+    stray correct answers. Posteriors start at ``START_POSTERIOR`` and the noise at uniform: from 0.5
+    the first noise estimate is mostly IDK (most windows miss the answer) and the noise competes with
+    the oracle for the IDKs (docs/dolce.md has the measurements).
     """
     sizes = _window_table(problems)
     counts = _cow_counts(problems, sizes)
@@ -107,26 +161,42 @@ def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[
     lengths = np.array([problem.length for problem in problems])[:, None, None]
     pi = window_cover_array(lam[:, :, None], k[:, :, None], lengths, np.maximum(sizes, 0)[:, None, :])  # [P, Q, W]
     below = (sizes[:, None, :] < lam[:, :, None]) & (sizes[:, None, :] >= 0)  # [P, Q, W]
-    posterior = np.full(counts.shape, START_POSTERIOR)  # q(O | x) per [P, W, outcome]
+    posterior = np.full(pi.shape + (3,), START_POSTERIOR)  # q(O | x) per [P, Q, W, outcome]: each pair its own EM
     rows = np.arange(len(problems))
+    best = np.zeros(len(problems), dtype=np.int64)
     noise = np.full(3, 1 / 3)
+    below_counts = np.einsum("pqw,pw->pq", below.astype(float), counts.sum(axis=2))
+    penalty = BELOW_PENALTY * np.log(np.maximum(below_counts, 1))
     for iteration in range(iterations):
         if iteration:
-            noise = _normalise((counts * (1 - posterior)).sum(axis=(0, 1)))
-        weight = (counts * posterior).sum(axis=(1, 2)) / np.maximum(counts.sum(axis=(1, 2)), 1)
+            noise = _normalise((counts * (1 - posterior[rows, best])).sum(axis=(0, 1)))
+        weight = np.einsum("pwx,pqwx->pq", counts, posterior) / np.maximum(counts.sum(axis=(1, 2)), 1)[:, None]
         weight = np.clip(weight, _SMOOTH, 1 - _SMOOTH)
-        oracle_low = _normalise(np.einsum("pqw,pwx->pqx", below.astype(float), counts * posterior))  # [P, Q, 3]
-        likely = _cow_oracle_probabilities(pi, below, oracle_low)  # [P, Q, W, 3]
-        mixture = weight[:, None, None, None] * likely + (1 - weight[:, None, None, None]) * noise
-        score = (counts[:, None] * np.log(np.maximum(mixture, _TINY))).sum(axis=(2, 3))
-        best = np.argmax(np.where(valid, score, -np.inf), axis=1)
-        posterior = weight[:, None, None] * likely[rows, best] / np.maximum(mixture[rows, best], _TINY)
+        free = _normalise(np.einsum("pqw,pwx,pqwx->pqx", below.astype(float), counts, posterior))  # [P, Q, 3]
+        free_score, free_likely = _cow_scores(counts, pi, below, free, weight, noise)
+        idk_score, idk_likely = _cow_scores(counts, pi, below, np.broadcast_to(_ALWAYS_IDK, free.shape), weight, noise)
+        use_free = free_score - penalty > idk_score  # [P, Q]: BIC for the two free parameters of the categorical
+        best = np.argmax(np.where(valid, np.where(use_free, free_score - penalty, idk_score), -np.inf), axis=1)
+        likely = np.where(use_free[:, :, None, None], free_likely, idk_likely)
+        mixture = weight[:, :, None, None] * likely + (1 - weight[:, :, None, None]) * noise
+        posterior = weight[:, :, None, None] * likely / np.maximum(mixture, _TINY)
+    score = np.where(use_free, free_score, idk_score)
+    oracle_low = np.where(use_free[:, :, None], free, _ALWAYS_IDK)
     fits = [
-        Fit(int(lam[row, best[row]]), int(k[row, best[row]]), float(weight[row]),
+        Fit(int(lam[row, best[row]]), int(k[row, best[row]]), float(weight[row, best[row]]),
             tuple(float(value) for value in oracle_low[row, best[row]]), float(score[row, best[row]]))
         for row in rows
     ]
     return fits, tuple(float(value) for value in noise)
+
+
+def _cow_scores(counts: np.ndarray, pi: np.ndarray, below: np.ndarray, oracle_low: np.ndarray, weight: np.ndarray,
+                noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Log-likelihood ``[P, Q]`` of every candidate pair (its own oracle weight ``weight[P, Q]``) and the
+    oracle's P(x | O) ``[P, Q, W, 3]`` behind it."""
+    likely = _cow_oracle_probabilities(pi, below, oracle_low)
+    mixture = weight[:, :, None, None] * likely + (1 - weight[:, :, None, None]) * noise
+    return (counts[:, None] * np.log(np.maximum(mixture, _TINY))).sum(axis=(2, 3)), likely
 
 
 def _normalise(values: np.ndarray) -> np.ndarray:

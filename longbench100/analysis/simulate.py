@@ -3,16 +3,19 @@
 Two ways to draw: ``model`` draws each probe independently from the Dolce model itself (correct with
 probability pi(lambda, k; L, C), else IDK), the textbook parameter-recovery check; ``layout`` places
 ``k`` spans once per problem and answers every window against that one layout, as the oracle does on
-real data (neighbouring windows then share their fate).
+real data (neighbouring windows then share their fate). :func:`best_possible_hit` gives the ceiling
+that no estimator beats on average for exact recovery.
 """
 
 from __future__ import annotations
 
 import random
 
-from .closed_forms import window_cover_probability
-from .fit import Problem, candidates
-from .windows import covers, noisy_outcome, probe_windows
+import numpy as np
+
+from .closed_forms import window_cover_array, window_cover_probability
+from .fit import Problem, distinct_pairs
+from .windows import covers, noisy_outcome, probe_windows, window_sizes
 
 DRAWS = ("model", "layout")
 
@@ -40,6 +43,31 @@ def simulate_problem(problem_id: str, lam: int, k: int, length: int, sizes: tupl
 
 
 def grid_truths(sizes: tuple[int, ...], length: int) -> list[tuple[int, int]]:
-    """The (lambda, k) pairs on the candidate grid that the recovery check draws from (k * lambda <= L)."""
-    values = candidates(list(sizes) + [length], length)
-    return [(0, 0)] + [(lam, k) for lam in values for k in values if lam > 0 and k > 0 and k * lam <= length]
+    """The (lambda, k) pairs the recovery check draws from: the distinguishable candidate grid of a
+    problem of ``length`` units probed at ``sizes`` and the whole context (one pair per class of
+    pairs no probe can tell apart, see :func:`~longbench100.analysis.fit.distinct_pairs`)."""
+    return distinct_pairs(window_sizes(sizes, True, length), length)
+
+
+def best_possible_hit(problem: Problem, truth: tuple[int, int], noise: float) -> float:
+    """How often the best possible estimator gets ``truth`` exactly on ``problem``'s outcomes.
+
+    That estimator knows the true model (pi at and above lambda, IDK below, a uniformly random outcome
+    with probability ``noise``) and picks the maximum-likelihood pair of the distinguishable grid, which
+    is the Bayes-optimal guess for truths drawn uniformly from that grid. Returns 1 / (number of tied
+    best pairs) when the truth is among them, else 0; averaged over problems it is the ceiling for
+    exact recovery.
+    """
+    pairs = distinct_pairs(problem.windows, problem.length)
+    lam, k = (np.array(values)[:, None] for values in zip(*pairs))
+    pi = window_cover_array(lam, k, problem.length, np.array(problem.windows)[None, :])
+    correct = np.array([outcome == 1.0 for outcome in problem.outcomes])
+    idk = np.array([outcome is None for outcome in problem.outcomes])
+    wrong = int((~correct & ~idk).sum())
+    with np.errstate(divide="ignore"):
+        log_correct = np.log((1 - noise) * pi + noise / 3)
+        log_idk = np.log((1 - noise) * (1 - pi) + noise / 3)
+        log_wrong = wrong * np.log(noise / 3) if wrong else 0.0
+    score = np.where(correct, log_correct, 0.0).sum(axis=1) + np.where(idk, log_idk, 0.0).sum(axis=1) + log_wrong
+    best = [pairs[index] for index in np.flatnonzero(score >= score.max() - 1e-9)]
+    return 1 / len(best) if truth in best else 0.0
