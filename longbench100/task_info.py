@@ -19,6 +19,7 @@ class TaskInfo:
     closed_book: bool  # QA tasks also get a closed-book prompt for the QA filter
     max_new_tokens: int  # a sensible default answer length for prediction
     reserve_output: int = 0  # tokens of each length kept free for the answer unless --reserve-output is given
+    also: tuple[str, ...] = ()  # metric names graded next to the main one (any name grade_jobs knows)
 
 
 TASKS: dict[str, TaskInfo] = {
@@ -41,6 +42,9 @@ TASKS: dict[str, TaskInfo] = {
         TaskInfo("variable_tracking", "synthetic_recall", "string_match_all", False, 30, 30),
         TaskInfo("common_words", "synthetic_recall", "string_match_all", False, 120, 120),
         TaskInfo("frequent_words", "synthetic_recall", "string_match_all", False, 50, 50),
+        # ETHIC high-coverage tasks (tasks/sections.py); each record keeps its own answer room (gold.answer_tokens)
+        TaskInfo("section_summarizing", "summarization", "section_rouge", False, 4096),
+        TaskInfo("organizing", "comprehension", "order_lcs", False, 1024, also=("order_exact",)),
     )
 }
 

@@ -38,6 +38,9 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
        for task in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
                     "niah_multikey_3", "niah_multivalue", "niah_multiquery")},
     "json_kv": [{"context": '{"key-1": "value-1", "key-2": "value-2"}', "key": "key-2"}],
+    "section_summarizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], "words": 100}],
+    "organizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2],
+                    "summaries": [{"label": "A", "text": "The second passage."}, {"label": "B", "text": "The first passage."}]}],
 }
 """Representative variables of each task's template: every shape a builder renders (closed-book prompts too)."""
 

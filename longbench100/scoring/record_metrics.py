@@ -8,7 +8,12 @@ function returns a 0-1 score.
 from collections.abc import Callable
 
 from .data import DataRecord
+from .sections import order_exact, order_lcs, section_rouge
 
 RecordMetric = Callable[[str, DataRecord], float]
 
-RECORD_METRICS: dict[str, RecordMetric] = {}
+RECORD_METRICS: dict[str, RecordMetric] = {
+    "section_rouge": section_rouge,
+    "order_lcs": order_lcs,
+    "order_exact": order_exact,
+}

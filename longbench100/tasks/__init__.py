@@ -10,6 +10,7 @@ from .multi_doc_sum import MultiDocSum
 from .niah import NIAH_TASKS
 from .passage_count import PassageCount
 from .passage_retrieval import PassageRetrieval
+from .sections import Organizing, SectionSummarizing
 from .single_doc_qa import SingleDocQa
 from .single_doc_sum import SingleDocSum
 from .variable_tracking import VariableTracking
@@ -17,5 +18,6 @@ from .variable_tracking import VariableTracking
 BUILDERS = {
     builder.name: builder
     for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum,
-                    *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords)
+                    *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
+                    SectionSummarizing, Organizing)
 }
