@@ -24,6 +24,7 @@ from .text import strip_reasoning
 _SECTION_HEADING = re.compile(r"^[ \t#>*_-]*(?:summary[ \t]+(?:of|for)[ \t]+)?section[ \t]+(\d+)[ \t]*(?:\*\*|__)?[ \t]*[:.)\-–—]?[ \t]*(?:\*\*|__)?[ \t]*", re.IGNORECASE | re.MULTILINE)
 # The fallback: a numbered list item ("3. ...", "3) ...", "**3.** ...").
 _NUMBERED_ITEM = re.compile(r"^[ \t*_]*(\d+)[.)](?:\*\*|__)?[ \t]+", re.MULTILINE)
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 # A label: bracketed ("[B]"), or bare unless it reads as an English word ("A possible order", "I think").
 _LABEL = re.compile(r"\[([A-Z]{1,2})\]|(?<![A-Za-z0-9])([A-Z]{1,2})(?![A-Za-z0-9])(?![ \t]+[a-z])")
 
@@ -37,13 +38,20 @@ def gold_field(record: DataRecord, name: str) -> list:
 
 
 def parse_sections(reply: str) -> dict[int, str]:
-    """The summary of each section number found in ``reply`` (the first one where a number repeats)."""
+    """The summary of each section number found in ``reply`` (the first one where a number repeats).
+
+    Text before the first heading is ignored; when every summary but the last is one paragraph, the
+    last one ends at its first blank line too (a closing remark after it is not part of it).
+    """
     text = strip_reasoning(reply)
     marks = list(_SECTION_HEADING.finditer(text)) or list(_NUMBERED_ITEM.finditer(text))
+    bodies = [text[mark.end(): following.start() if following else len(text)].replace("**", "").strip()
+              for mark, following in zip(marks, marks[1:] + [None])]
+    if len(bodies) > 1 and not any(_PARAGRAPH_BREAK.search(body) for body in bodies[:-1]):
+        bodies[-1] = _PARAGRAPH_BREAK.split(bodies[-1], 1)[0]  # one paragraph each: what follows the last is a closing remark
     found: dict[int, str] = {}
-    for mark, following in zip(marks, marks[1:] + [None]):
-        body = text[mark.end(): following.start() if following else len(text)]
-        found.setdefault(int(mark.group(1)), body.replace("**", "").strip())
+    for mark, body in zip(marks, bodies):
+        found.setdefault(int(mark.group(1)), body)
     return found
 
 
