@@ -192,6 +192,7 @@ def summarizing_record(references: list[str] = REFERENCES) -> DataRecord:
     "- Section 1 - {0}\n- Section 2 - {1}\n- Section 3 - {2}",
     "<think>Section 1 is about a market.</think>Section 1: {0}\nSection 2: {1}\nSection 3: {2}",
     "1. {0}\n2. {1}\n3. {2}",
+    "Section 1 (The market): {0}\nSection 2 (Apples): {1}\n\nSection 3 (The canal): {2}",
 ])
 def test_section_parser_reads_common_reply_shapes(reply):
     text = reply.format(*REFERENCES)
@@ -208,6 +209,8 @@ def test_missing_sections_score_zero_and_the_mean_is_over_all_sections():
     assert 1 / 3 < section_rouge(swapped, record) < 0.9
     assert section_rouge("I cannot summarise these texts.", record) == 0.0
     assert section_rouge(f"Section 1: {REFERENCES[0]}\nSection 1: {REFERENCES[2]}", record) == pytest.approx(1 / 3)  # the first copy counts
+    inside = parse_sections("Section 1: The bill changes two rules.\nSection 2 of the act is repealed.\nSection 2: Farmers sold apples.")
+    assert inside == {1: "The bill changes two rules.\nSection 2 of the act is repealed.", 2: "Farmers sold apples."}
 
 
 ORDER = ["B", "C", "A"]

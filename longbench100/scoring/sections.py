@@ -19,9 +19,11 @@ from .classic import rouge_l
 from .data import DataRecord
 from .text import strip_reasoning
 
-# A section heading at the start of a line: optional markdown ("#", "*", "-", ">"), "Section 3", then
-# an optional closing "**" and punctuation ("Section 3:", "**Section 3.**", "### Section 3 -").
-_SECTION_HEADING = re.compile(r"^[ \t#>*_-]*(?:summary[ \t]+(?:of|for)[ \t]+)?section[ \t]+(\d+)[ \t]*(?:\*\*|__)?[ \t]*[:.)\-–—]?[ \t]*(?:\*\*|__)?[ \t]*", re.IGNORECASE | re.MULTILINE)
+# A section heading at the start of a line: optional markdown ("#", "*", "-", ">"), "Section 3", an
+# optional "(title)", then an optional closing "**" and punctuation ("Section 3:", "**Section 3.**",
+# "### Section 3 -", "Section 3 (The harbor):"); a line "Section 3 of the act ..." is no heading.
+_SECTION_HEADING = re.compile(r"^[ \t#>*_-]*(?:summary[ \t]+(?:of|for)[ \t]+)?section[ \t]+(\d+)[ \t]*(?:\([^)\n]*\))?[ \t]*(?:\*\*|__)?[ \t]*(?:[:.)\-–—]|$|(?<=\*\*)|(?<=__))[ \t]*(?:\*\*|__)?[ \t]*",
+                              re.IGNORECASE | re.MULTILINE)
 # The fallback: a numbered list item ("3. ...", "3) ...", "**3.** ...").
 _NUMBERED_ITEM = re.compile(r"^[ \t*_]*(\d+)[.)](?:\*\*|__)?[ \t]+", re.MULTILINE)
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")

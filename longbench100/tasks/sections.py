@@ -175,6 +175,7 @@ class SectionTask(TaskBuilder):
         two = ctx.count_prompt(self.render_sections([PLACEHOLDER_SECTION] * 2, seed))
         per_section = max(0, two - one - self.section_tokens(ctx, PLACEHOLDER_SECTION)) + self.answer_per_section
         room = ctx.budget - empty - self.answer_fixed
+
         def cost(section: Section) -> int:
             return self.section_tokens(ctx, section) + per_section
 
