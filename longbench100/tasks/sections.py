@@ -12,6 +12,8 @@ they fit, passing over one that is too large for the room left (first fit), so t
 the first one passed over open the prompt at every longer length. Other sources are used only once
 every document of the home source is in the prompt: sections of one source (one domain) read like
 the sections of one long text, as in ETHIC; only lengths beyond the home source's total mix domains.
+A prompt needs at least ``MIN_SECTIONS``: where large documents leave room for fewer, documents above
+an even share of the room are passed over (and other sources may complete the set).
 
 Budget: the whole rendered prompt plus the answer room (``answer_tokens``: a fixed part and a
 per-section allowance, recorded in ``gold["answer_tokens"]`` for ``predict``) stays within the length
