@@ -193,6 +193,7 @@ def summarizing_record(references: list[str] = REFERENCES) -> DataRecord:
     "<think>Section 1 is about a market.</think>Section 1: {0}\nSection 2: {1}\nSection 3: {2}",
     "1. {0}\n2. {1}\n3. {2}",
     "Section 1 (The market): {0}\nSection 2 (Apples): {1}\n\nSection 3 (The canal): {2}",
+    "Section 1:\n{0}\n\nSummary of section 2:\n{1}\n\nSummary of section 3:\n{2}",  # SmolLM2-135M's shape
 ])
 def test_section_parser_reads_common_reply_shapes(reply):
     text = reply.format(*REFERENCES)
