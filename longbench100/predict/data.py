@@ -47,6 +47,7 @@ class Sample:
     id: str
     prompt: str
     closed_book_prompt: str | None
+    answer_tokens: int | None = None  # gold.answer_tokens: the answer room a task sized for this record
 
 
 def _canonical(label: str) -> str | None:
@@ -132,4 +133,5 @@ def load_sample(ref: SampleRef) -> Sample:
     with ref.path.open("rb") as handle:
         handle.seek(ref.offset)
         record = json.loads(handle.readline())
-    return Sample(record["id"], record["prompt"], record.get("closed_book_prompt"))
+    answer_tokens = (record.get("gold") or {}).get("answer_tokens")
+    return Sample(record["id"], record["prompt"], record.get("closed_book_prompt"), answer_tokens if isinstance(answer_tokens, int) else None)

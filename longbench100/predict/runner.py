@@ -227,7 +227,7 @@ async def _predict_one(
 ) -> tuple[dict, list[CompletionResult]]:
     """Send one sample's prompt (and closed-book prompt) and return its record and the raw results."""
     sample = load_sample(ref)
-    max_tokens = options.max_new_tokens or TASKS[ref.task].max_new_tokens
+    max_tokens = options.max_new_tokens or sample.answer_tokens or TASKS[ref.task].max_new_tokens
     requests = [client.complete(sample.prompt, max_tokens=max_tokens, temperature=options.temperature)]
     if options.closed_book and sample.closed_book_prompt is not None:
         requests.append(

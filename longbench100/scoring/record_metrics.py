@@ -11,6 +11,7 @@ from .data import DataRecord
 from .label_match import label_match
 from .ranking import ndcg_at_10
 from .passage_ids import id_f1
+from .sections import order_exact, order_lcs, section_rouge
 
 RecordMetric = Callable[[str, DataRecord], float]
 
@@ -18,4 +19,7 @@ RECORD_METRICS: dict[str, RecordMetric] = {
     "label_match": label_match,
     "ndcg_at_10": ndcg_at_10,
     "id_f1": id_f1,
+    "section_rouge": section_rouge,
+    "order_lcs": order_lcs,
+    "order_exact": order_exact,
 }

@@ -14,6 +14,7 @@ from .passage_count import PassageCount
 from .passage_retrieval import PassageRetrieval
 from .rag_hard import RagHard
 from .rerank import Rerank
+from .sections import Organizing, SectionSummarizing
 from .single_doc_qa import SingleDocQa
 from .single_doc_sum import SingleDocSum
 from .variable_tracking import VariableTracking
@@ -22,5 +23,6 @@ BUILDERS = {
     builder.name: builder
     for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum,
                     *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
-                    RagHard, Rerank, *ICL_TASKS, Attributing)
+                    RagHard, Rerank, *ICL_TASKS, Attributing,
+                    SectionSummarizing, Organizing)
 }
