@@ -54,7 +54,7 @@ TERMINAL_END = re.compile(r"""[.!?…]["'”’)\]]*$""")
 HTML_TAG = re.compile(r"</?(?:h[1-6]|table|tr|td|th|p|li|ul|ol|br|div|span|a|b|i|dd|dl|dt|tbody)(?:\s[^<>]*)?/?>", re.I)
 MOJIBAKE = re.compile(r"â€|Ã[\xa0-\xbf]|Â[\xa0-\xbf]|â€™|ï»¿")
 MARKER = re.compile(r"\{(?:disfmarker|vocalsound|pause|gap|comment|nonvocalsound|[a-z]+marker)\}")
-BAD_WORDING = re.compile(r"\bPassages \d+(?![\d,]| and \d)|\b1 (?:passages|paragraphs)\b|\bare 1 \b|\bPassage \d+(?:, \d+)+\b"
+BAD_WORDING = re.compile(r"\bPassages \d+(?![\d,]| and \d)|\b1 (?:passages|paragraphs)\b|\bare 1 (?:distinct |numbered |unique )?(?:passages|paragraphs)\b|\bPassage \d+(?:, \d+)+\b"
                          r"|for example \"Passage")
 MULTI_WORDING = re.compile(r"\bPassages \d+(?:, \d+)*,? and \d+\b")
 SHINGLE = 8
@@ -169,7 +169,8 @@ def split_blocks(prompt: str) -> list[tuple[int, str]]:
 def last_block_end(text: str) -> int:
     """Where the last passage's text ends: before the closing instruction (the last blank-line-separated parts)."""
     closers = ("\n\nSummary:\n", "\n\nHow many distinct", "\n\nQuestion:", "\n\nTask:", "\n\nUsing only", "\n\nCombine what",
-               "\n\nWrite a concise", "\n\nWrite one summary", "\n\nWrite a summary", "\n\nRecord: ")
+               "\n\nWrite a concise", "\n\nWrite one summary", "\n\nWrite a summary", "\n\nRecord: ",
+               "\n\nTarget answer:", "\n\nTarget summary:")
     positions = [text.find(closer) for closer in closers if closer in text]
     return min(positions) if positions else len(text)
 
@@ -178,7 +179,7 @@ def gold_is_right(record: dict, blocks: list[tuple[int, str]]) -> bool:
     """Whether the answer follows from the prompt itself."""
     task, gold, answer, prompt = record["task"], record["gold"], record["answers"][0], record["prompt"]
     numbers = {number for number, _ in blocks}
-    if any(number not in numbers for number in gold.get("passages", [])):
+    if blocks and any(number not in numbers for number in gold.get("passages", [])):  # passage layouts (not sections)
         return False
     if task == "kv_retrieval":
         records = RECORD.findall(prompt)
