@@ -5,15 +5,12 @@ The prompts are checked independently of the builder: the synthetic mirror's tex
 ("Please help with <topic>: ..."), so the class of every demonstration is read from its text.
 """
 
-import json
 import re
 import statistics
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from longbench100.cli import main
 from longbench100.corpus import load_corpus
 from longbench100.generate.templates import PromptTemplates
 from longbench100.errors import UserError
@@ -25,7 +22,8 @@ from longbench100.scoring.grading import GradeJob, grade_jobs
 from longbench100.scoring.label_match import label_match, parse_label
 from longbench100.tasks import BUILDERS
 from longbench100.tokenization import load_tokenizer
-from tests.fixture_mirror import CLASS_NAMES, TEST_PER_CLASS, TRAIN_PER_CLASS, write_mirror
+from tests.fixture_mirror import CLASS_NAMES, TEST_PER_CLASS, TRAIN_PER_CLASS
+from tests.generate_helpers import generate, records
 
 SHARED_SOURCES = Path(__file__).resolve().parents[2] / "shared" / "sources"
 ICL = ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")
@@ -34,16 +32,6 @@ ROWS = 9
 EXAMPLE = re.compile(r"^text: (.*)\nlabel:(?: (\d+))?$")
 TOPIC = re.compile(r"^Please help with (\w+):")
 TESTED_TOPICS = sorted(CLASS_NAMES[:-1])  # the fixture's last class has no test rows
-
-
-def generate(out: Path, *args: str) -> Path:
-    result = CliRunner().invoke(main, ["generate", "--out", str(out), "--workers", "1", "--quiet", *args])
-    assert result.exit_code == 0, result.output
-    return out
-
-
-def records(folder: Path, task: str, label: str) -> list[dict]:
-    return [json.loads(line) for line in (folder / task / f"{label}.jsonl").read_text().splitlines()]
 
 
 def examples(prompt: str) -> list[tuple[str, str]]:

@@ -15,6 +15,7 @@ from longbench100.scoring.grading import GradeJob, grade_jobs
 from longbench100.scoring.parsers import string_match_all, substring_match
 from longbench100.suites import load_suite
 from longbench100.tokenization import load_tokenizer
+from tests.generate_helpers import generate, records, tree
 
 SHARED_SOURCES = Path(__file__).resolve().parents[2] / "shared" / "sources"
 NIAH = ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2", "niah_multikey_3",
@@ -22,20 +23,6 @@ NIAH = ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "n
 # Written here from the spec's wording, not taken from the builder: "... magic numbers for <key> is: <value>."
 NEEDLE_RE = re.compile(r"One of the special magic (?:numbers|uuids) for ([\w-]+) is: ([\w-]+)\.")
 RESERVED = 128  # RULER's answer room for niah and json_kv
-
-
-def generate(out: Path, *args: str) -> Path:
-    result = CliRunner().invoke(main, ["generate", "--out", str(out), "--workers", "1", "--quiet", *args])
-    assert result.exit_code == 0, result.output
-    return out
-
-
-def records(folder: Path, task: str, label: str) -> list[dict]:
-    return [json.loads(line) for line in (folder / task / f"{label}.jsonl").read_text().splitlines()]
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
 
 
 @pytest.fixture(scope="module")

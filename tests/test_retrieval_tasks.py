@@ -18,21 +18,12 @@ from longbench100.retrieval import bm25
 from longbench100.tasks.haystack import grid_depth
 from longbench100.tokenization import load_tokenizer
 from tests.conftest import SHARED_SOURCES
+from tests.generate_helpers import generate, records
 
 TASKS = "rag_hard,rerank"
 RESERVED = {"rag_hard": 32, "rerank": 200}
 LENGTHS = {"2k": 2048, "4k": 4096}
 ID_RE = re.compile(r"^\[ID: ([A-Za-z0-9]+)\]", re.MULTILINE)  # written from the contract, not from the builder
-
-
-def generate(out: Path, *args: str) -> Path:
-    result = CliRunner().invoke(main, ["generate", "--out", str(out), "--workers", "1", "--quiet", *args])
-    assert result.exit_code == 0, result.output
-    return out
-
-
-def records(folder: Path, task: str, label: str) -> list[dict]:
-    return [json.loads(line) for line in (folder / task / f"{label}.jsonl").read_text().splitlines()]
 
 
 @pytest.fixture(scope="module")

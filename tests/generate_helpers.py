@@ -1,0 +1,28 @@
+"""What the generator tests share: run ``generate`` through the CLI, read records back, snapshot a folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from longbench100.cli import main
+
+
+def generate(out: Path, *args: str) -> Path:
+    """Run ``longbench100 generate --out OUT`` on one worker, quietly (a later ``--workers`` in ``args`` wins); assert it succeeded."""
+    result = CliRunner().invoke(main, ["generate", "--out", str(out), "--workers", "1", "--quiet", *args])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def records(folder: Path, task: str, label: str) -> list[dict]:
+    """The records of ``folder/<task>/<label>.jsonl``, in file order."""
+    return [json.loads(line) for line in (folder / task / f"{label}.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def tree(root: Path, *, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
+    """Every file under ``root`` by relative path (files named in ``skip`` left out)."""
+    return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*"))
+            if path.is_file() and path.name not in skip}
