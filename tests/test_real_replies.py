@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from longbench100.scoring.data import DataRecord
 from longbench100.scoring.judge_parse import parse_qa_verdict, parse_summary_verdict
 from longbench100.scoring.judge_prompts import JudgePrompt
 from longbench100.scoring.judge_verdict import judge_verdict
-from longbench100.scoring.parsers import accuracy, parse_count, parse_option, parse_passage_number, parse_uuid
+from longbench100.scoring.label_match import label_match, parse_label
+from longbench100.scoring.parsers import accuracy, parse_count, parse_option, parse_passage_number, parse_uuid, substring_match
+from longbench100.scoring.ranking import ndcg_at_10, parse_ranking
 
 REPLIES = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "smollm2" / "replies.jsonl").read_text().splitlines()]
 BY_ID = {reply["id"]: reply for reply in REPLIES}
@@ -69,3 +72,24 @@ HELMET_REPLIES = [json.loads(line) for line in (Path(__file__).parent / "fixture
 def test_real_replies_off_the_helmet_rubrics_give_no_verdict(reply: dict) -> None:
     verdict = judge_verdict(JudgePrompt(reply["metric"], "", reply["n_items"]), reply["reply"], None, False)
     assert verdict.score is None and verdict.reason == "invalid reply" and verdict.reply == reply["reply"]
+
+
+TASK_REPLIES = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "smollm2" / "helmet_task_replies.jsonl").read_text().splitlines()]
+
+
+def _record(reply: dict) -> DataRecord:
+    return DataRecord(reply["id"], reply["task"], "8k", 8192, 0, tuple(reply["answers"]), None, None, gold=reply["gold"])
+
+
+@pytest.mark.parametrize("reply", TASK_REPLIES, ids=lambda reply: reply["id"])
+def test_real_replies_to_the_helmet_tasks_are_read_as_what_they_state(reply: dict) -> None:
+    """SmolLM2 at 8k: ranked passage titles but no ids, prose instead of a label, one bare label, a wrong short answer."""
+    text, record = reply["reply"], _record(reply)
+    if reply["task"] == "rerank":  # a numbered list of passage titles names no id: nothing is ranked
+        assert parse_ranking(text, list(reply["gold"]["relevance"])) == [] and ndcg_at_10(text, record) == 0.0
+    elif reply["task"].startswith("icl_"):  # prose gives no label; a bare "1" is label 1, right only if that is the mapped one
+        stated = 1 if text.strip() == "1" else None
+        assert parse_label(text) == stated
+        assert label_match(text, record) == float(stated == reply["gold"]["mapped_label"])
+    else:
+        assert substring_match(text, list(record.answers)) == 0.0
