@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -26,3 +27,9 @@ def tree(root: Path, *, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
     """Every file under ``root`` by relative path (files named in ``skip`` left out)."""
     return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*"))
             if path.is_file() and path.name not in skip}
+
+
+def terminal_signals() -> None:
+    """``preexec_fn`` for a child that must react to Ctrl-C as under a terminal, even when the test run
+    itself was started with SIGINT ignored (a background job of a non-interactive shell)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

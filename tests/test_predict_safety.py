@@ -18,6 +18,7 @@ from longbench100.llm_client import CompletionResult, LLMClient
 from longbench100.predict.options import PredictOptions
 from longbench100.predict.runner import LOST_AFTER_DROPS, run_predictions
 from longbench100.predict.store import PredictionStore
+from tests.generate_helpers import terminal_signals
 from tests.openai_stub import DROP, OpenAIStub, prompt_text
 from tests.predict_helpers import read_predictions, sample_id_of, write_data
 
@@ -284,7 +285,8 @@ def test_sigterm_and_ctrl_c_stop_predict_with_the_resume_hint(tmp_path, stop, co
         command = [sys.executable, "-m", "longbench100", "predict", "--data", str(data), "--out", str(tmp_path / "preds"),
                    "--model", "stub-model", "--base-url", server.base_url, "--no-progress", "--concurrency", "1"]
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                       preexec_fn=terminal_signals)
         try:
             assert asked.wait(60), "no request arrived"
             process.send_signal(stop)

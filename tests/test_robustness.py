@@ -26,6 +26,7 @@ from longbench100.task_info import TASKS
 from longbench100.scoring.data import read_jsonl
 from longbench100.scoring.results import write_results
 from longbench100.writable import ensure_writable_dir, ensure_writable_file
+from tests.generate_helpers import terminal_signals
 from tests.openai_stub import OpenAIStub
 from tests.test_score_inputs import RIGHT, write_dataset, write_predictions
 
@@ -135,7 +136,7 @@ def _start_generate(mirror: Path, out: Path) -> subprocess.Popen:
                "--tasks", "passage_count", "--lengths", "16k", "--rows", "400", "--workers", "2", "--quiet"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with open(out.with_name("stdout"), "w") as stdout, open(out.with_name("stderr"), "w") as stderr:
-        return subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env, start_new_session=True)
+        return subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env, start_new_session=True, preexec_fn=terminal_signals)
 
 
 def _stderr(out: Path) -> str:
