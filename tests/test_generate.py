@@ -137,7 +137,7 @@ def test_gold_passages_hold_the_ground_truth_and_instructions_name_them(generate
             if instruction:
                 assert instruction in record["prompt"], (task, instruction)
             if task.endswith("_sum"):
-                assert record["question"] == item.question if query_focused else record["question"].startswith(f"Summarise") and named in record["question"]
+                assert record["question"] == item.question if query_focused else record["question"].startswith("Summarise") and named in record["question"]
                 assert "address this request" not in record["prompt"]
             if task == "single_doc_sum":
                 assert ("covering its main points" in record["prompt"]) != query_focused
@@ -244,7 +244,8 @@ def test_user_templates_replace_the_packaged_ones(mirror: Path, tmp_path: Path) 
     assert record["prompt"].startswith("CUSTOM\nP1: ") and record["prompt_tokens"] <= 2048
 
 
-def test_chat_template_and_reserved_output_are_counted(mirror: Path, tmp_path: Path) -> None:
+def _chat_tokenizer(tmp_path: Path) -> str:
+    """A tiny trained tokenizer with a chat template, saved under ``tmp_path``; returns its ``hf:`` spec."""
     from tests.test_tokenization import _train_tiny_tokenizer
     from transformers import PreTrainedTokenizerFast
 
@@ -252,7 +253,11 @@ def test_chat_template_and_reserved_output_are_counted(mirror: Path, tmp_path: P
     fast = PreTrainedTokenizerFast(tokenizer_file=str(path), bos_token="[BOS]", eos_token="[EOS]", unk_token="[UNK]")
     fast.chat_template = "{% for m in messages %}[BOS] user: {{ m['content'] }} [EOS]{% endfor %}{% if add_generation_prompt %}[BOS] assistant:{% endif %}"
     fast.save_pretrained(tmp_path / "model")
-    spec = f"hf:{tmp_path / 'model'}"
+    return f"hf:{tmp_path / 'model'}"
+
+
+def test_chat_template_and_reserved_output_are_counted(mirror: Path, tmp_path: Path) -> None:
+    spec = _chat_tokenizer(tmp_path)
     out = tmp_path / "chat"
     run_generate(_options(mirror, out, tasks=("kv_retrieval",), tokenizer=spec, chat_template=True, reserve_output=100), echo=lambda _: None, progress=False)
     tokenizer = load_tokenizer(spec, chat=True)
@@ -264,14 +269,7 @@ def test_chat_template_and_reserved_output_are_counted(mirror: Path, tmp_path: P
 
 
 def test_coverage_spans_follow_the_chat_template(mirror: Path, tmp_path: Path) -> None:
-    from tests.test_tokenization import _train_tiny_tokenizer
-    from transformers import PreTrainedTokenizerFast
-
-    path = _train_tiny_tokenizer(tmp_path)
-    fast = PreTrainedTokenizerFast(tokenizer_file=str(path), bos_token="[BOS]", eos_token="[EOS]", unk_token="[UNK]")
-    fast.chat_template = "{% for m in messages %}[BOS] user: {{ m['content'] }} [EOS]{% endfor %}{% if add_generation_prompt %}[BOS] assistant:{% endif %}"
-    fast.save_pretrained(tmp_path / "model")
-    spec = f"hf:{tmp_path / 'model'}"
+    spec = _chat_tokenizer(tmp_path)
     texts = {}
     for chat in (False, True):
         out = tmp_path / f"chat-{chat}"
