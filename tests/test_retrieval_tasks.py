@@ -206,3 +206,8 @@ def test_real_hard_negatives_score_higher_than_random_ones(tmp_path):
             assert 0.95 * (8192 - RESERVED["rag_hard"]) < tokenizer.count(row["prompt"]) <= 8192 - RESERVED["rag_hard"]
         return [entry["bm25"] for row in rows for entry in row["gold"]["negative_scores"]]
     assert statistics.median(scores("bm25")) > 2 * statistics.median(scores("random"))
+
+
+def test_negatives_are_recorded_only_for_tasks_they_shape(mirror, tmp_path):
+    other = generate(tmp_path / "other", "--tasks", "kv_retrieval", "--lengths", "2k", "--rows", "1", "--sources", str(mirror))
+    assert "negatives" not in json.loads((other / "manifest.json").read_text())["options"]  # folders made before --negatives resume

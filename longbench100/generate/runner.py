@@ -59,7 +59,8 @@ class GenerateOptions:
         return {
             "tasks": list(self.tasks), "lengths": [label for label, _ in self.lengths], "rows": self.rows, "seed": self.seed,
             "tokenizer": self.tokenizer, "whole_documents": self.whole_documents, "chat_template": self.chat_template,
-            "reserve_output": self.reserve_output, "paired": not self.unpaired, "negatives": self.negatives,
+            "reserve_output": self.reserve_output, "paired": not self.unpaired,
+            **({"negatives": self.negatives} if any(BUILDERS[task].uses_negatives for task in self.tasks) else {}),
             "templates": "user folder" if self.templates else "packaged",
             "suite": {"name": self.suite.name, "sha256": self.suite.sha256},
         }

@@ -38,6 +38,7 @@ class TaskBuilder:
 
     name: ClassVar[str]
     required_roles: ClassVar[tuple[str, ...]] = ("noisy",)  # source roles the task cannot do without
+    uses_negatives: ClassVar[bool] = False  # whether ``--negatives`` shapes its output (recorded in the manifest only then)
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         self.corpus = corpus

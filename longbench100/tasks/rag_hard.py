@@ -52,6 +52,7 @@ class RagHard(GoldAmongDistractors):
 
     name = "rag_hard"
     required_roles = ("real",)
+    uses_negatives = True
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)

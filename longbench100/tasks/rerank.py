@@ -43,6 +43,7 @@ class Rerank(GoldAmongDistractors):
 
     name = "rerank"
     required_roles = ("real",)
+    uses_negatives = True
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
