@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from ..corpus import Corpus
 from ..errors import UserError
 from ..generate.pieces import Piece
+from ..generate.templates import PromptTemplates
 from ..records import Document
 from ..retrieval.bm25 import SourceIndex, source_index
+from .base import GoldAmongDistractors
 
 NEGATIVE_KINDS = ("bm25", "random")
 PASSAGE_OVERHEAD = 12  # tokens of a passage heading and separators: the fitting search's first guess only
@@ -75,3 +77,15 @@ def mean_tokens(pieces: list[Piece], sample: int = 200) -> float:
     """The mean token count of the first ``sample`` pieces (a guess for the fitting search)."""
     head = pieces[:sample]
     return sum(piece.tokens for piece in head) / max(1, len(head))
+
+
+class NegativesTask(GoldAmongDistractors):
+    """A task whose gold passages sit among negatives from their own source (``--negatives``): its real
+    sources are also where the negatives come from, through one :class:`NegativePool`."""
+
+    required_roles = ("real",)
+    uses_negatives = True
+
+    def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
+        super().__init__(corpus, templates)
+        self.pool = NegativePool(corpus, corpus.sources_with_role(self.name, "real"))

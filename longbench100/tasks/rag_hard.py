@@ -12,17 +12,15 @@ from __future__ import annotations
 import itertools
 import random
 
-from ..corpus import Corpus
 from ..generate.fitting import BuildContext, minimum_tokens
 from ..generate.pieces import Piece
 from ..generate.rng import derive_rng
 from ..generate.spans import coverage_spans
-from ..generate.templates import PromptTemplates
 from ..records import Item
 from ..scoring.text import normalize_answer
-from .base import Candidate, GoldAmongDistractors, Sample, number_blocks
+from .base import Candidate, Sample, number_blocks
 from .haystack import fit_units, grid_depth, nearest_boundary
-from .negatives import PASSAGE_OVERHEAD, NegativePool, mean_tokens, passage_piece
+from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_piece
 
 MAX_ANSWER_WORDS = 5  # substring match suits short answers; rag-mini-bioasq's "answer" is mostly a whole sentence
 YES_NO = {"yes", "no"}  # a bare yes/no is guessed half the time under substring match
@@ -47,17 +45,10 @@ def measured_depth(spans: dict) -> float:
     return round((spans["gold"][0][0] - start) / max(1, end - start), 4)
 
 
-class RagHard(GoldAmongDistractors):
+class RagHard(NegativesTask):
     """Ground truth: short-answer questions of hotpotqa, musique and rag-mini-bioasq; negatives: the same source."""
 
     name = "rag_hard"
-    required_roles = ("real",)
-    uses_negatives = True
-
-    def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
-        super().__init__(corpus, templates)
-        self.pool = NegativePool(corpus, corpus.sources_with_role(self.name, "real"))
-
     def accepts(self, item: Item) -> bool:
         """Questions with a short answer and at least one gold passage."""
         return item.kind == "qa" and bool(item.question) and bool(item.doc_ids) and bool(item.answers) and short_answer(item.answers[0])

@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import random
 
-from ..corpus import Corpus
 from ..generate.fitting import BuildContext
 from ..generate.pieces import Piece
 from ..generate.rng import derive_rng
 from ..generate.spans import coverage_spans
-from ..generate.templates import PromptTemplates
 from ..records import Item
-from .base import Candidate, GoldAmongDistractors, Sample
+from .base import Candidate, Sample
 from .haystack import fit_units
-from .negatives import PASSAGE_OVERHEAD, NegativePool, mean_tokens, passage_piece
+from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_piece
 
 PERMUTATIONS = 3
 ID_RANGE = range(100_000, 1_000_000)  # six-digit passage ids
@@ -38,17 +36,10 @@ def alternate(relevant: list[Piece], others: list[Piece]) -> list[Piece]:
     return merged
 
 
-class Rerank(GoldAmongDistractors):
+class Rerank(NegativesTask):
     """Ground truth: rag-mini-bioasq questions with their relevant passage ids; negatives: the same corpus."""
 
     name = "rerank"
-    required_roles = ("real",)
-    uses_negatives = True
-
-    def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
-        super().__init__(corpus, templates)
-        self.pool = NegativePool(corpus, corpus.sources_with_role(self.name, "real"))
-
     def accepts(self, item: Item) -> bool:
         """Questions with at least ``MIN_RELEVANT`` relevant passages (distinct texts)."""
         return item.kind == "qa" and bool(item.question) and len(self.gold_documents(item)) >= MIN_RELEVANT
