@@ -1,21 +1,27 @@
 """Measure the Dolce fit: speed, recovery of known (lambda, k), stride agreement, and the oracle on real data.
 
-    .venv/bin/python bench/bench_dolce.py [--problems 1000] [--probes 300] [--data /tmp/h-data] [--seed 0]
+    .venv/bin/python bench/bench_dolce.py [--problems 1000] [--probes 300] [--data DIR ...] [--seed 0]
+
+The oracle rows read data folders made with ``longbench100 generate --sources ../shared/sources
+--tasks passage_retrieval,single_doc_qa,passage_count,kv_retrieval --rows 30 --lengths 4k --out
+/tmp/h-data`` (and ``--lengths 16k --out /tmp/h16-data``), the default ``--data``.
 
 1. Timing: ``--problems`` simulated problems with about ``--probes`` probes each (L = 300 units,
    windows 0,1,2,5,10,20,50,100,200,all thinned evenly), one ``fit_cow`` call.
 2. Recovery: 300 problems per noise level, (lambda, k) drawn uniformly from the distinguishable
    candidate grid (``fit.distinct_pairs``: one pair per class of pairs that no probe can tell apart),
-   L in {100, 200, 300}, windows 0,1,2,5,10,20,50,all, every window; outcomes drawn from the model
-   itself and from one fixed layout per problem. Exact = same canonical (lambda, k); category = same
-   category I-V; ceiling = the exact rate of the best possible estimator: the maximum-likelihood
-   distinguishable pair under the true model with the true noise rate known (ties shared), which is
-   the Bayes-optimal guess for a truth drawn uniformly from that grid, so no estimator can do better
-   on average on "model" outcomes.
+   L in {100, 200, 300}, windows 0,1,2,5,10,20,50,all and the default 0,...,500,all, every window;
+   outcomes drawn from the model itself and from one fixed layout per problem. Exact = same canonical
+   (lambda, k); category = same category I-V; ceiling = the exact rate of the best possible
+   estimator: the maximum-likelihood distinguishable pair under the true model with the true noise
+   rate known (ties shared), which is the Bayes-optimal guess for a truth drawn uniformly from that
+   grid, so no estimator can do better on average on "model" outcomes. "Decided by the outcomes":
+   problems whose truth is that estimator's only best pair; "exact where decided": our fit's exact
+   rate on them.
 3. Stride: the same layouts probed at every window and at every 5th window start, with truths from
    the grid (every lambda equal to a window size: the hardest case for a stride) and off the grid
    (lambda and k log-uniform), at every noise level.
-4. Oracle (when ``--data`` exists): probes of the data folder (passage units, and sentence units
+4. Oracle (for each ``--data`` folder that exists): probes of the data folder (passage units, and sentence units
    thinned to 300 probes per problem), oracle fit against the provenance's category, full vs stride 5
    (also with oracle noise 5, 10 and 20%);
    for the one-passage tasks agreement split by whether the gold unit is the first or last unit.
@@ -39,6 +45,7 @@ from longbench100.analysis.probes import ProbeOptions, build_probes, write_probe
 from longbench100.analysis.simulate import best_possible_hit, grid_truths, simulate_problem
 
 RECOVERY_SIZES = (0, 1, 2, 5, 10, 20, 50)
+DEFAULT_SIZES = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500)  # `dolce probes` default windows
 NOISE_LEVELS = (0.0, 0.05, 0.1, 0.2)
 ORACLE_NOISE = (0.05, 0.1, 0.2)
 
@@ -73,23 +80,27 @@ def _spearman(a: list[int], b: list[int]) -> float:
 
 def recovery(seed: int, count: int = 300) -> None:
     print(f"recovery ({count} problems per row; truths uniform on the distinguishable candidate grid):")
-    print("| draw | noise | exact (lambda, k) | category | ceiling (best possible exact) |")
-    print("|---|---|---|---|---|")
-    for draw in ("model", "layout"):
-        for noise in NOISE_LEVELS:
-            rng = random.Random(seed)
-            truths, data = [], []
-            for index in range(count):
-                length = rng.choice((100, 200, 300))
-                truth = rng.choice(grid_truths(RECOVERY_SIZES, length))
-                truths.append(truth)
-                data.append(simulate_problem(str(index), *truth, length, RECOVERY_SIZES, noise, rng, draw=draw))
-            fits, _ = fit_cow(data)
-            exact = sum((fit.lam, fit.k) == truth for truth, fit in zip(truths, fits))
-            same = sum(_category(*truth, problem) == _category(fit.lam, fit.k, problem)
-                       for truth, fit, problem in zip(truths, fits, data))
-            ceiling = sum(best_possible_hit(problem, truth, noise) for truth, problem in zip(truths, data))
-            print(f"| {draw} | {noise:.2f} | {exact / count:.1%} | {same / count:.1%} | {ceiling / count:.1%} |")
+    print("| windows | draw | noise | exact (lambda, k) | category | ceiling (best possible exact) "
+          "| decided by the outcomes | exact where decided |")
+    print("|---|---|---|---|---|---|---|---|")
+    for grid, sizes in (("0-50", RECOVERY_SIZES), ("0-500 (default)", DEFAULT_SIZES)):
+        for draw in ("model", "layout"):
+            for noise in NOISE_LEVELS:
+                rng = random.Random(seed)
+                truths, data = [], []
+                for index in range(count):
+                    length = rng.choice((100, 200, 300))
+                    truth = rng.choice(grid_truths(sizes, length))
+                    truths.append(truth)
+                    data.append(simulate_problem(str(index), *truth, length, sizes, noise, rng, draw=draw))
+                fits, _ = fit_cow(data)
+                hits = [(fit.lam, fit.k) == truth for truth, fit in zip(truths, fits)]
+                same = sum(_category(*truth, problem) == _category(fit.lam, fit.k, problem)
+                           for truth, fit, problem in zip(truths, fits, data))
+                best = [best_possible_hit(problem, truth, noise) for truth, problem in zip(truths, data)]
+                decided = [hit for hit, chance in zip(hits, best) if chance == 1.0]  # the truth is the only best pair
+                print(f"| {grid} | {draw} | {noise:.2f} | {sum(hits) / count:.1%} | {same / count:.1%} | "
+                      f"{sum(best) / count:.1%} | {len(decided)}/{count} | {sum(decided) / len(decided):.1%} |")
 
 
 def _log_uniform_truth(length: int, rng: random.Random) -> tuple[int, int]:
@@ -134,7 +145,7 @@ def oracle(data_dir: Path, seed: int) -> None:
         for units, cap in (("passage", None), ("sentence", 300)):
             fits, probe_sets = {}, {}
             for step in (1, 5):
-                options = ProbeOptions(data_dir=data_dir, units=units, sizes=(0, 1, 2, 5, 10, 20, 50, 100, 200, 500),
+                options = ProbeOptions(data_dir=data_dir, units=units, sizes=DEFAULT_SIZES,
                                        stride=step, max_per_problem=cap)
                 out = Path(scratch) / f"{units}-{step}"
                 probe_set = build_probes(options)
@@ -171,14 +182,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--problems", type=int, default=1000)
     parser.add_argument("--probes", type=int, default=300)
-    parser.add_argument("--data", type=Path, default=Path("/tmp/h-data"))
+    parser.add_argument("--data", type=Path, nargs="*", default=[Path("/tmp/h-data"), Path("/tmp/h16-data")],
+                        help="generated data folders for the oracle rows (see the module docstring)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     timing(args.problems, args.probes, args.seed)
     recovery(args.seed)
     stride(args.seed)
-    if args.data.is_dir():
-        oracle(args.data, args.seed)
+    for data_dir in args.data:
+        if data_dir.is_dir():
+            oracle(data_dir, args.seed)
 
 
 if __name__ == "__main__":

@@ -29,8 +29,15 @@ def test_windows_grid_and_starts():
     with pytest.raises(UserError, match="'x'"):
         parse_windows("1,x")
     assert probe_windows((0, 1, 5, 500), False, 6) == [(0, 0)] + [(1, s) for s in range(6)] + [(5, 0), (5, 1), (6, 0)]
-    assert window_starts(2, 20, 5) == [0, 5, 10, 15]
+    assert window_starts(2, 60, 5) == list(range(0, 59, 5))
     assert window_starts(1, 100, 1, cap=5) == [0, 25, 50, 74, 99]
+
+
+def test_a_stride_keeps_at_least_ten_windows_of_a_size():
+    assert window_starts(2, 20, 5) == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]  # 19 < 2 * 10: every start
+    assert window_starts(1, 30, 5) == list(range(0, 30, 3))  # 30 starts: the stride shrinks to 3, ten windows
+    assert window_starts(1, 8, 5) == list(range(8))  # fewer than ten: all of them
+    assert window_starts(10, 300, 5) == list(range(0, 291, 5))  # plenty: the stride as asked
 
 
 def test_candidates_include_zero_the_step_past_the_largest_window_and_l():
@@ -221,3 +228,21 @@ def test_no_context_problems_stay_in_category_i_under_noise():
         assert (fit.lam, fit.k) == ((0, 0) if closed_book == 1.0 else (1, 200))
     assert sum(problem.outcomes[0] == 1.0 for problem in problems[:10]) >= 8
     assert all(fit.lam <= 10 for fit in fits[10:])  # the retrieval problems keep a short span
+
+
+def test_noise_free_outcomes_reach_the_best_possible_exact_rate():
+    """Without noise a problem's outcomes hold no wrong answer; the oracle-weight gate then fits it noise
+    free, so a single hit at C = lambda is not handed to the task's noise (without the gate the fit
+    read lambda 1 as 2 on such problems). Default windows: the Bayes ceiling is above 90% here."""
+    rng = random.Random(4)  # the fit without the gate: 69 exact against a ceiling of 76
+    sizes = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500)
+    truths, problems = [], []
+    for index in range(80):
+        length = rng.choice((100, 200, 300))
+        truth = rng.choice(grid_truths(sizes, length))
+        truths.append(truth)
+        problems.append(simulate_problem(f"p{index}", *truth, length, sizes, 0.0, rng))
+    fits, _ = fit_cow(problems)
+    exact = sum((fit.lam, fit.k) == truth for fit, truth in zip(fits, truths))
+    ceiling = sum(best_possible_hit(problem, truth, 0.0) for problem, truth in zip(problems, truths))
+    assert exact >= ceiling - 1 and exact >= 0.9 * len(truths)

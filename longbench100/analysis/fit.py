@@ -21,6 +21,7 @@ OUTCOMES = ("correct", "wrong", "idk")  # the COW outcome columns
 _TINY = 1e-300
 _SMOOTH = 1e-6
 BELOW_PENALTY = 1.0  # BIC: (2 free parameters / 2) * log(n)
+WEIGHT_PENALTY = 0.5  # BIC for the oracle weight P_i(O) against a noise-free problem (P_i(O) = 1)
 _ALWAYS_IDK = np.array([0.0, 0.0, 1.0])
 _EQUIVALENT = 1e-12  # pi values closer than this are the same probability (float rounding)
 
@@ -151,7 +152,11 @@ def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[
     re-estimated from the posteriors of each problem's best pair. The free categorical below lambda is
     kept only when its log-likelihood gain over "IDK below lambda" exceeds the BIC penalty for its two
     parameters (``BELOW_PENALTY`` * log of the probes below lambda); without it a long span absorbs
-    stray correct answers. Posteriors start at ``START_POSTERIOR`` and the noise at uniform: from 0.5
+    stray correct answers. Likewise a pair's oracle weight P_i(O) is kept only when it beats a noise-free
+    fit (P_i(O) = 1, IDK below lambda) by the BIC penalty for one parameter (``WEIGHT_PENALTY`` * log of
+    the problem's probes): without that gate the shared noise, estimated from every problem, lends a
+    noise-free problem stray correct answers and its single hit at C = lambda goes to the noise.
+    Posteriors start at ``START_POSTERIOR`` and the noise at uniform: from 0.5
     the first noise estimate is mostly IDK (most windows miss the answer) and the noise competes with
     the oracle for the IDKs (docs/dolce.md has the measurements).
     """
@@ -167,6 +172,8 @@ def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[
     noise = np.full(3, 1 / 3)
     below_counts = np.einsum("pqw,pw->pq", below.astype(float), counts.sum(axis=2))
     penalty = BELOW_PENALTY * np.log(np.maximum(below_counts, 1))
+    weight_penalty = WEIGHT_PENALTY * np.log(np.maximum(counts.sum(axis=(1, 2)), 1))[:, None]
+    pure = np.full(lam.shape, 1 - _SMOOTH)  # the noise-free oracle weight
     for iteration in range(iterations):
         if iteration:
             noise = _normalise((counts * (1 - posterior[rows, best])).sum(axis=(0, 1)))
@@ -175,13 +182,19 @@ def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[
         free = _normalise(np.einsum("pqw,pwx,pqwx->pqx", below.astype(float), counts, posterior))  # [P, Q, 3]
         free_score, free_likely = _cow_scores(counts, pi, below, free, weight, noise)
         idk_score, idk_likely = _cow_scores(counts, pi, below, np.broadcast_to(_ALWAYS_IDK, free.shape), weight, noise)
+        pure_score, _ = _cow_scores(counts, pi, below, np.broadcast_to(_ALWAYS_IDK, free.shape), pure, noise)
         use_free = free_score - penalty > idk_score  # [P, Q]: BIC for the two free parameters of the categorical
-        best = np.argmax(np.where(valid, np.where(use_free, free_score - penalty, idk_score), -np.inf), axis=1)
+        mixed = np.where(use_free, free_score - penalty, idk_score) - weight_penalty
+        use_pure = pure_score >= mixed
+        weight = np.where(use_pure, pure, weight)
+        use_free &= ~use_pure
+        best = np.argmax(np.where(valid, np.maximum(mixed, pure_score), -np.inf), axis=1)
         likely = np.where(use_free[:, :, None, None], free_likely, idk_likely)
         mixture = weight[:, :, None, None] * likely + (1 - weight[:, :, None, None]) * noise
         posterior = weight[:, :, None, None] * likely / np.maximum(mixture, _TINY)
-    score = np.where(use_free, free_score, idk_score)
+    score = np.where(use_pure, pure_score, np.where(use_free, free_score, idk_score))
     oracle_low = np.where(use_free[:, :, None], free, _ALWAYS_IDK)
+    weight = np.where(use_pure, 1.0, weight)  # a noise-free fit reports P_i(O) = 1
     fits = [
         Fit(int(lam[row, best[row]]), int(k[row, best[row]]), float(weight[row, best[row]]),
             tuple(float(value) for value in oracle_low[row, best[row]]), float(score[row, best[row]]))

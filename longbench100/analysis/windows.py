@@ -8,6 +8,7 @@ from ..errors import UserError
 
 DEFAULT_WINDOWS = "0,1,2,5,10,20,50,100,200,500,all"
 WHOLE = "all"
+MIN_STRIDED_WINDOWS = 10  # a stride never leaves a window size with fewer windows than this (or than it has)
 
 
 def parse_windows(text: str) -> tuple[tuple[int, ...], bool]:
@@ -40,10 +41,17 @@ def window_sizes(sizes: tuple[int, ...], whole: bool, length: int) -> list[int]:
 
 def window_starts(size: int, length: int, stride: int, cap: int | None = None) -> list[int]:
     """Starts of the windows of ``size`` units: every ``stride``-th of the ``length - size + 1`` positions,
-    thinned to ``cap`` evenly spaced ones when there are more; a single probe for size 0."""
+    thinned to ``cap`` evenly spaced ones when there are more; a single probe for size 0.
+
+    The stride shrinks where it would leave fewer than ``MIN_STRIDED_WINDOWS`` windows of the size (all
+    of them when there are fewer): in a short context a stride of 5 would keep one or two windows per
+    size, too few for the fit to tell a span from its neighbours (docs/dolce.md, "Sampling cost").
+    """
     if size == 0:
         return [0]  # closed book: one probe
-    starts = list(range(0, length - size + 1, stride))
+    positions = length - size + 1
+    every = max(min(stride, positions // MIN_STRIDED_WINDOWS), 1)
+    starts = list(range(0, positions, every))
     if cap is not None and len(starts) > cap:
         step = (len(starts) - 1) / max(cap - 1, 1)
         starts = sorted({starts[round(index * step)] for index in range(cap)})

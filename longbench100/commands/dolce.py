@@ -11,7 +11,7 @@ from ..errors import UserError
 from ..lengths import parse_length_list
 from ..task_info import parse_task_list
 from ..analysis.units import UNIT_KINDS
-from ..analysis.windows import DEFAULT_WINDOWS, parse_windows
+from ..analysis.windows import DEFAULT_WINDOWS, MIN_STRIDED_WINDOWS, parse_windows
 
 
 @click.group("dolce")
@@ -38,7 +38,8 @@ def dolce() -> None:
 @click.option("--windows", default=DEFAULT_WINDOWS, show_default=True,
               help="Window sizes in units; 0 is closed book, all the whole context.")
 @click.option("--stride", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Keep every N-th window start (1: every window).")
+              help="Keep every N-th window start (1: every window). A window size keeps at least "
+                   f"{MIN_STRIDED_WINDOWS} windows (all it has when fewer): the stride shrinks there.")
 @click.option("--max-probes-per-problem", "max_probes", type=click.IntRange(min=1), default=None,
               help="Thin each window size evenly so a problem gets at most this many probes.")
 @click.option("--dry-run", is_flag=True, help="Print the number of requests and prompt tokens; write nothing.")
