@@ -34,7 +34,8 @@ def test_windows_grid_and_starts():
 
 
 def test_a_stride_keeps_at_least_ten_windows_of_a_size():
-    assert window_starts(2, 20, 5) == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]  # 19 < 2 * 10: every start
+    assert window_starts(2, 20, 5) == list(range(0, 19, 2))  # 19 starts: the stride shrinks to 2, ten windows
+    assert window_starts(2, 50, 5) == list(range(0, 49, 5))  # 49 starts: stride 5 already keeps ten
     assert window_starts(1, 30, 5) == list(range(0, 30, 3))  # 30 starts: the stride shrinks to 3, ten windows
     assert window_starts(1, 8, 5) == list(range(8))  # fewer than ten: all of them
     assert window_starts(10, 300, 5) == list(range(0, 291, 5))  # plenty: the stride as asked

@@ -185,7 +185,7 @@ def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[
         pure_score, _ = _cow_scores(counts, pi, below, np.broadcast_to(_ALWAYS_IDK, free.shape), pure, noise)
         use_free = free_score - penalty > idk_score  # [P, Q]: BIC for the two free parameters of the categorical
         mixed = np.where(use_free, free_score - penalty, idk_score) - weight_penalty
-        use_pure = pure_score >= mixed
+        use_pure = pure_score >= mixed  # a pair fitted noise free restarts its weighted variant from posteriors near 1
         weight = np.where(use_pure, pure, weight)
         use_free &= ~use_pure
         best = np.argmax(np.where(valid, np.maximum(mixed, pure_score), -np.inf), axis=1)

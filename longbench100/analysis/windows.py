@@ -50,7 +50,7 @@ def window_starts(size: int, length: int, stride: int, cap: int | None = None) -
     if size == 0:
         return [0]  # closed book: one probe
     positions = length - size + 1
-    every = max(min(stride, positions // MIN_STRIDED_WINDOWS), 1)
+    every = max(min(stride, (positions - 1) // (MIN_STRIDED_WINDOWS - 1)), 1)  # range(0, n, s) keeps ceil(n / s)
     starts = list(range(0, positions, every))
     if cap is not None and len(starts) > cap:
         step = (len(starts) - 1) / max(cap - 1, 1)
