@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import signal
+import statistics
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from longbench100.cli import main
+from longbench100.tokenization import load_tokenizer
 
 
 def generate(out: Path, *args: str) -> Path:
@@ -21,6 +23,16 @@ def generate(out: Path, *args: str) -> Path:
 def records(folder: Path, task: str, label: str) -> list[dict]:
     """The records of ``folder/<task>/<label>.jsonl``, in file order."""
     return [json.loads(line) for line in (folder / task / f"{label}.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def assert_prompts_fit(rows: list[dict], budget: int, min_median_fill: float) -> None:
+    """Recount every prompt with cl100k: the count matches the record's ``prompt_tokens``, none is over
+    ``budget`` and the median prompt fills at least ``min_median_fill`` of it."""
+    tokenizer = load_tokenizer("cl100k_base")
+    counts = [tokenizer.count(row["prompt"]) for row in rows]
+    assert counts == [row["prompt_tokens"] for row in rows]
+    assert max(counts) <= budget
+    assert statistics.median(count / budget for count in counts) >= min_median_fill
 
 
 def tree(root: Path, *, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
