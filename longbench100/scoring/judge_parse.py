@@ -12,6 +12,7 @@ verdict, verdicts or lists that contradict each other) gives ``None``. Numbers m
 
 import json
 import re
+from collections.abc import Callable
 
 import json5
 
@@ -138,13 +139,18 @@ def _labelled_integer(text: str, label: str) -> int | None:
     return int(found[-1]) if found else None
 
 
-def qa_parts(reply: str) -> dict | None:
-    """The QA rubric's sub-scores ``{"fluency": 0-2, "correctness": 0-3}`` from a reply, or ``None`` if invalid."""
+def _fluency_and_correctness(reply: str, read_fluency: Callable[[object], int | None]) -> tuple[int | None, int | None]:
+    """Fluency and correctness from the last JSON object holding both (fluency read by ``read_fluency``),
+    else from ``Fluency: N`` / ``Correctness: N`` labels; ``None`` where absent. Ranges are the caller's."""
     found = _last_object_with(reply, ("fluency", "correctness"))
     if found is not None:
-        fluency, correctness = _integer(found["fluency"]), _integer(found["correctness"])
-    else:
-        fluency, correctness = _labelled_integer(reply, "fluency"), _labelled_integer(reply, "correctness")
+        return read_fluency(found["fluency"]), _integer(found["correctness"])
+    return _labelled_integer(reply, "fluency"), _labelled_integer(reply, "correctness")
+
+
+def qa_parts(reply: str) -> dict | None:
+    """The QA rubric's sub-scores ``{"fluency": 0-2, "correctness": 0-3}`` from a reply, or ``None`` if invalid."""
+    fluency, correctness = _fluency_and_correctness(reply, _integer)
     if fluency is None or correctness is None or not 0 <= fluency <= 2 or not 0 <= correctness <= 3:
         return None
     return {"fluency": fluency, "correctness": correctness}
@@ -284,11 +290,7 @@ def parse_summary_verdict(reply: str, n_sentences: int) -> float | None:
 
 def helmet_qa_parts(reply: str) -> dict | None:
     """The HELMET QA rubric's sub-scores ``{"fluency": 0/1, "correctness": 0-3}`` from a reply, or ``None`` if invalid."""
-    found = _last_object_with(reply, ("fluency", "correctness"))
-    if found is not None:
-        fluency, correctness = _flag(found["fluency"]), _integer(found["correctness"])
-    else:
-        fluency, correctness = _labelled_integer(reply, "fluency"), _labelled_integer(reply, "correctness")
+    fluency, correctness = _fluency_and_correctness(reply, _flag)
     if fluency not in (0, 1) or correctness is None or not 0 <= correctness <= 3:
         return None
     return {"fluency": fluency, "correctness": correctness}
