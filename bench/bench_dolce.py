@@ -8,14 +8,15 @@ The oracle rows read data folders made with ``longbench100 generate --sources ..
 
 1. Timing: ``--problems`` simulated problems with about ``--probes`` probes each (L = 300 units,
    windows 0,1,2,5,10,20,50,100,200,all thinned evenly), one ``fit_cow`` call.
-2. Recovery: 300 problems per noise level, (lambda, k) drawn uniformly from the distinguishable
+2. Recovery, for each estimator (``paper``, the default, and ``refined``): 300 problems per noise level, (lambda, k) drawn uniformly from the distinguishable
    candidate grid (``fit.distinct_pairs``: one pair per class of pairs that no probe can tell apart),
    L in {100, 200, 300}, windows 0,1,2,5,10,20,50,all and the default 0,...,500,all, every window;
    outcomes drawn from the model itself and from one fixed layout per problem. Exact = same canonical
    (lambda, k); category = same category I-V; ceiling = the exact rate of the best possible
    estimator: the maximum-likelihood distinguishable pair under the true model with the true noise
    rate known (ties shared), which is the Bayes-optimal guess for a truth drawn uniformly from that
-   grid, so no estimator can do better on average on "model" outcomes. "Decided by the outcomes":
+   grid, so no estimator can do better on average on "model" outcomes. The stride and oracle rows use
+   the refined estimator. "Decided by the outcomes":
    problems whose truth is that estimator's only best pair; "exact where decided": our fit's exact
    rate on them.
 3. Stride: the same layouts probed at every window and at every 5th window start, with truths from
@@ -39,7 +40,8 @@ from pathlib import Path
 import numpy as np
 
 from longbench100.analysis.categories import category, thresholds
-from longbench100.analysis.fit import Problem, fit_cow
+from longbench100.analysis.estimators import ESTIMATORS
+from longbench100.analysis.fit import Problem, canonical_pair, fit_cow
 from longbench100.analysis.pipeline import load_probes, oracle_outcomes, run_fit
 from longbench100.analysis.probes import ProbeOptions, build_probes, write_probes
 from longbench100.analysis.simulate import best_possible_hit, grid_truths, simulate_problem
@@ -78,8 +80,11 @@ def _spearman(a: list[int], b: list[int]) -> float:
     return float(np.corrcoef(ra, rb)[0, 1]) if ra.std() and rb.std() else float("nan")
 
 
-def recovery(seed: int, count: int = 300) -> None:
-    print(f"recovery ({count} problems per row; truths uniform on the distinguishable candidate grid):")
+def recovery(seed: int, estimator: str, count: int = 300) -> None:
+    """Recovery rows for one estimator; a fitted pair counts as exact when it is observationally
+    equivalent to the truth (the paper's estimator searches the uncollapsed grid)."""
+    fit_task = ESTIMATORS[estimator].fit_cow
+    print(f"recovery, estimator {estimator} ({count} problems per row; truths uniform on the distinguishable candidate grid):")
     print("| windows | draw | noise | exact (lambda, k) | category | ceiling (best possible exact) "
           "| decided by the outcomes | exact where decided |")
     print("|---|---|---|---|---|---|---|---|")
@@ -93,8 +98,9 @@ def recovery(seed: int, count: int = 300) -> None:
                     truth = rng.choice(grid_truths(sizes, length))
                     truths.append(truth)
                     data.append(simulate_problem(str(index), *truth, length, sizes, noise, rng, draw=draw))
-                fits, _ = fit_cow(data)
-                hits = [(fit.lam, fit.k) == truth for truth, fit in zip(truths, fits)]
+                fits, _ = fit_task(data)
+                hits = [canonical_pair(fit.lam, fit.k, problem.windows, problem.length) == truth
+                        for truth, fit, problem in zip(truths, fits, data)]
                 same = sum(_category(*truth, problem) == _category(fit.lam, fit.k, problem)
                            for truth, fit, problem in zip(truths, fits, data))
                 best = [best_possible_hit(problem, truth, noise) for truth, problem in zip(truths, data)]
@@ -152,7 +158,7 @@ def oracle(data_dir: Path, seed: int) -> None:
                 write_probes(probe_set, options, out)
                 probes, manifest = load_probes(out)
                 probe_sets[step] = (probes, manifest)
-                fits[step] = run_fit(probes, oracle_outcomes(probes, 0.0, seed), manifest, {"oracle": True})
+                fits[step] = run_fit(probes, oracle_outcomes(probes, 0.0, seed), manifest, {"oracle": True}, "refined")
                 print(f"  units {units}, stride {step}: {probe_set.requests} calls")
                 for task, summary in fits[step]["tasks"].items():
                     rows = [row for row in fits[step]["problems"] if row["task"] == task]
@@ -169,7 +175,7 @@ def oracle(data_dir: Path, seed: int) -> None:
             same = sum(a["category"] == b["category"] for a, b in zip(fits[1]["problems"], fits[5]["problems"]))
             print(f"  units {units}: stride 5 agrees with every window on {same}/{len(fits[1]['problems'])} problems")
             for noise in ORACLE_NOISE:  # the same probe gets the same noisy outcome at both strides (seeded by id)
-                noisy = {step: run_fit(probes, oracle_outcomes(probes, noise, seed), manifest, {"oracle": True})
+                noisy = {step: run_fit(probes, oracle_outcomes(probes, noise, seed), manifest, {"oracle": True}, "refined")
                          for step, (probes, manifest) in probe_sets.items()}
                 rows = {step: noisy[step]["problems"] for step in noisy}
                 same = sum(a["category"] == b["category"] for a, b in zip(rows[1], rows[5]))
@@ -185,9 +191,15 @@ def main() -> None:
     parser.add_argument("--data", type=Path, nargs="*", default=[Path("/tmp/h-data"), Path("/tmp/h16-data")],
                         help="generated data folders for the oracle rows (see the module docstring)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--recovery-only", action="store_true", help="only the recovery rows, for both estimators")
     args = parser.parse_args()
+    if args.recovery_only:
+        for name in ESTIMATORS:
+            recovery(args.seed, name)
+        return
     timing(args.problems, args.probes, args.seed)
-    recovery(args.seed)
+    for name in ESTIMATORS:
+        recovery(args.seed, name)
     stride(args.seed)
     for data_dir in args.data:
         if data_dir.is_dir():

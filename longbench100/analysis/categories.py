@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CATEGORIES = ("I", "II", "III", "IV", "V")
+NOT_SOLVED = "NS"  # the model never answered right, whole context included: no focus can be read
+CATEGORIES = ("I", "II", "III", "IV", "V", NOT_SOLVED)
 CATEGORY_NAMES = {
     "I": "no context needed",
     "II": "easy (short, repeated)",
     "III": "retrieval",
     "IV": "balanced",
     "V": "holistic",
+    NOT_SOLVED: "not solved",
 }
 
 
@@ -37,6 +39,16 @@ def thresholds(windows: list[int], length: int) -> Thresholds:
         return Thresholds(1, 1, 1)
     tertile = grid[len(grid) // 3]
     return Thresholds(tertile, tertile, grid[-1])
+
+
+def is_solved(outcomes: tuple[float | None, ...] | list[float | None], kind: str) -> bool:
+    """Whether any probe of a problem was answered right: a COW outcome of 0.5 or more, a PIG score above 0.
+
+    A problem its model never solves, whatever the window (the whole context included), says nothing
+    about where its answer lies, so it gets the category :data:`NOT_SOLVED` instead of I-V.
+    """
+    threshold = 0.5 if kind == "COW" else 1e-12
+    return any(outcome is not None and outcome >= threshold for outcome in outcomes)
 
 
 def category(lam: int, k: int, limits: Thresholds) -> str:

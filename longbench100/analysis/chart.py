@@ -10,21 +10,34 @@ from matplotlib.figure import Figure
 
 from ..atomic import write_bytes_atomic
 from ..errors import UserError
-from .categories import CATEGORIES, CATEGORY_NAMES
+from .categories import CATEGORIES, CATEGORY_NAMES, NOT_SOLVED
 
 _LEFT = ("II", "I")  # drawn outwards from zero to the left
-_RIGHT = ("III", "IV", "V")
-_COLORS = {"I": "#9e9e9e", "II": "#90caf9", "III": "#1e88e5", "IV": "#ffb74d", "V": "#e53935"}
+_RIGHT = ("III", "IV", "V", NOT_SOLVED)  # not solved: drawn last, hatched, at the far right
+_COLORS = {"I": "#9e9e9e", "II": "#90caf9", "III": "#1e88e5", "IV": "#ffb74d", "V": "#e53935", NOT_SOLVED: "#eeeeee"}
+
+
+def estimator_line(fit: dict) -> str:
+    """Which estimator made the fit (fits written before the choice existed used the refined one)."""
+    estimator = fit.get("estimator") or {"name": "refined", "description": "written before estimators were named"}
+    return f"estimator: {estimator['name']} ({estimator['description']})"
+
+
+def task_warnings(fit: dict) -> list[str]:
+    """Every task's warnings, each as ``task: text``."""
+    return [f"{task}: {text}" for task, summary in fit["tasks"].items() for text in summary.get("warnings", [])]
 
 
 def category_table(fit: dict) -> str:
-    """A Markdown table: per task, problems, COW/PIG counts and the share of each category (percent)."""
+    """A Markdown table: per task, problems, COW/PIG counts and the share of each category (percent); then the
+    estimator and any warnings."""
     header = "| task | problems | COW | PIG | " + " | ".join(f"{name} {CATEGORY_NAMES[name]}" for name in CATEGORIES) + " |"
     lines = [header, "|" + "---|" * (4 + len(CATEGORIES))]
     for task, summary in fit["tasks"].items():
-        shares = " | ".join(f"{100 * summary['shares'][name]:.0f}%" for name in CATEGORIES)
+        shares = " | ".join(f"{100 * summary['shares'].get(name, 0):.0f}%" for name in CATEGORIES)
         kinds = summary["kinds"]
         lines.append(f"| {task} | {summary['problems']} | {kinds['COW']} | {kinds['PIG']} | {shares} |")
+    lines += ["", estimator_line(fit)] + [f"warning: {text}" for text in task_warnings(fit)]
     return "\n".join(lines) + "\n"
 
 
@@ -36,7 +49,7 @@ def confusion_table(fit: dict) -> str:
             continue
         lines += [f"{task}", "| expected \\ fitted | " + " | ".join(CATEGORIES) + " |", "|" + "---|" * (1 + len(CATEGORIES))]
         for expected, cells in summary["confusion"].items():
-            lines.append(f"| {expected} | " + " | ".join(str(cells[name]) for name in CATEGORIES) + " |")
+            lines.append(f"| {expected} | " + " | ".join(str(cells.get(name, 0)) for name in CATEGORIES) + " |")
         lines.append("")
     return "\n".join(lines)
 
@@ -50,14 +63,17 @@ def plot_categories(fit: dict, path: Path) -> None:
     for side, names in ((-1, _LEFT), (1, _RIGHT)):
         offset = [0.0] * len(tasks)
         for name in names:
-            widths = [100 * fit["tasks"][task]["shares"][name] for task in tasks]
+            widths = [100 * fit["tasks"][task]["shares"].get(name, 0) for task in tasks]
             bars = ax.barh(positions, [side * width for width in widths], left=[side * value for value in offset],
-                           color=_COLORS[name], edgecolor="white", label=f"{name} {CATEGORY_NAMES[name]}")
+                           color=_COLORS[name], edgecolor="#999999" if name == NOT_SOLVED else "white",
+                           hatch="//" if name == NOT_SOLVED else None, label=f"{name} {CATEGORY_NAMES[name]}")
             ax.bar_label(bars, labels=[f"{width:.0f}%" if width >= 8 else "" for width in widths],
                          label_type="center", fontsize="small")
             offset = [value + width for value, width in zip(offset, widths)]
     ax.axvline(0, color="black", linewidth=1)
-    ax.set_yticks(positions, [f"{task} (n={fit['tasks'][task]['problems']})" for task in tasks])
+    warned = {task for task, summary in fit["tasks"].items() if summary.get("warnings")}
+    ax.set_yticks(positions, [f"{task} (n={fit['tasks'][task]['problems']})" + (" (!)" if task in warned else "")
+                              for task in tasks])
     ax.set_xlim(-100, 100)
     ax.set_xticks(range(-100, 101, 25), [f"{abs(value)}%" for value in range(-100, 101, 25)])
     ax.set_xlabel("share of problems   (left: no context / easy    right: retrieval / balanced / holistic)")
@@ -65,7 +81,10 @@ def plot_categories(fit: dict, path: Path) -> None:
     order = [labels.index(f"{name} {CATEGORY_NAMES[name]}") for name in CATEGORIES]
     figure.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside lower center",
               ncol=3, fontsize="small", frameon=False)
-    ax.set_title("Dolce focus categories per task")
+    title = f"Dolce focus categories per task ({fit.get('estimator', {}).get('name', 'refined')} estimator)"
+    if warned:
+        title += "\n(!) warning: " + "; ".join(task_warnings(fit))[:160]
+    ax.set_title(title, fontsize="medium")
     FigureCanvasAgg(figure)
     figure.savefig(path, dpi=120, metadata={"Software": None})
 

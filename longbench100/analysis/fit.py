@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 
@@ -109,7 +110,7 @@ def canonical_pair(lam: int, k: int, windows: tuple[int, ...] | list[int], lengt
     return pairs[labels[pairs.index((lam, k))]]
 
 
-def _window_table(problems: list[Problem]) -> np.ndarray:
+def window_table(problems: list[Problem]) -> np.ndarray:
     """Per problem its distinct window sizes, ascending, padded to ``[P, W]`` with -1."""
     distinct = [sorted(set(problem.windows)) for problem in problems]
     width = max(len(sizes) for sizes in distinct)
@@ -119,11 +120,10 @@ def _window_table(problems: list[Problem]) -> np.ndarray:
     return sizes
 
 
-def _pair_table(problems: list[Problem]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Candidate pairs padded to ``[P, Q]``: lambda, k and a validity mask (padding is invalid)."""
-    pairs = [distinct_pairs(problem.windows, problem.length) for problem in problems]
+def pair_table(pairs: list[list[tuple[int, int]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per problem candidate pairs padded to ``[P, Q]``: lambda, k and a validity mask (padding is invalid)."""
     width = max(len(items) for items in pairs)
-    lam = np.zeros((len(problems), width), dtype=np.int64)
+    lam = np.zeros((len(pairs), width), dtype=np.int64)
     k = np.zeros_like(lam)
     valid = np.zeros(lam.shape, dtype=bool)
     for row, items in enumerate(pairs):
@@ -132,7 +132,7 @@ def _pair_table(problems: list[Problem]) -> tuple[np.ndarray, np.ndarray, np.nda
     return lam, k, valid
 
 
-def _cow_counts(problems: list[Problem], sizes: np.ndarray) -> np.ndarray:
+def cow_counts(problems: list[Problem], sizes: np.ndarray) -> np.ndarray:
     """Outcome counts ``[P, W, 3]`` (correct, wrong, IDK); scores binarised at 0.5."""
     counts = np.zeros((len(problems), sizes.shape[1], 3))
     for row, problem in enumerate(problems):
@@ -160,9 +160,9 @@ def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[
     the first noise estimate is mostly IDK (most windows miss the answer) and the noise competes with
     the oracle for the IDKs (docs/dolce.md has the measurements).
     """
-    sizes = _window_table(problems)
-    counts = _cow_counts(problems, sizes)
-    lam, k, valid = _pair_table(problems)
+    sizes = window_table(problems)
+    counts = cow_counts(problems, sizes)
+    lam, k, valid = pair_table([distinct_pairs(problem.windows, problem.length) for problem in problems])
     lengths = np.array([problem.length for problem in problems])[:, None, None]
     pi = window_cover_array(lam[:, :, None], k[:, :, None], lengths, np.maximum(sizes, 0)[:, None, :])  # [P, Q, W]
     below = (sizes[:, None, :] < lam[:, :, None]) & (sizes[:, None, :] >= 0)  # [P, Q, W]
@@ -176,10 +176,10 @@ def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[
     pure = np.full(lam.shape, 1 - _SMOOTH)  # the noise-free oracle weight
     for iteration in range(iterations):
         if iteration:
-            noise = _normalise((counts * (1 - posterior[rows, best])).sum(axis=(0, 1)))
+            noise = normalise((counts * (1 - posterior[rows, best])).sum(axis=(0, 1)))
         weight = np.einsum("pwx,pqwx->pq", counts, posterior) / np.maximum(counts.sum(axis=(1, 2)), 1)[:, None]
         weight = np.clip(weight, _SMOOTH, 1 - _SMOOTH)
-        free = _normalise(np.einsum("pqw,pwx,pqwx->pqx", below.astype(float), counts, posterior))  # [P, Q, 3]
+        free = normalise(np.einsum("pqw,pwx,pqwx->pqx", below.astype(float), counts, posterior))  # [P, Q, 3]
         free_score, free_likely = _cow_scores(counts, pi, below, free, weight, noise)
         idk_score, idk_likely = _cow_scores(counts, pi, below, np.broadcast_to(_ALWAYS_IDK, free.shape), weight, noise)
         pure_score, _ = _cow_scores(counts, pi, below, np.broadcast_to(_ALWAYS_IDK, free.shape), pure, noise)
@@ -207,27 +207,36 @@ def _cow_scores(counts: np.ndarray, pi: np.ndarray, below: np.ndarray, oracle_lo
                 noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Log-likelihood ``[P, Q]`` of every candidate pair (its own oracle weight ``weight[P, Q]``) and the
     oracle's P(x | O) ``[P, Q, W, 3]`` behind it."""
-    likely = _cow_oracle_probabilities(pi, below, oracle_low)
+    likely = cow_oracle_probabilities(pi, below, oracle_low)
     mixture = weight[:, :, None, None] * likely + (1 - weight[:, :, None, None]) * noise
     return (counts[:, None] * np.log(np.maximum(mixture, _TINY))).sum(axis=(2, 3)), likely
 
 
-def _normalise(values: np.ndarray) -> np.ndarray:
+def normalise(values: np.ndarray) -> np.ndarray:
     """Smooth and normalise the last axis into probabilities."""
     values = values + _SMOOTH
     return values / values.sum(axis=-1, keepdims=True)
 
 
-def _cow_oracle_probabilities(pi: np.ndarray, below: np.ndarray, oracle_low: np.ndarray) -> np.ndarray:
+def cow_oracle_probabilities(pi: np.ndarray, below: np.ndarray, oracle_low: np.ndarray) -> np.ndarray:
     """P(x | O) on ``[P, Q, W, 3]``: the problem's categorical below lambda, else (pi, 0, 1 - pi)."""
     above = np.stack([pi, np.zeros_like(pi), 1 - pi], axis=-1)
     return np.where(below[..., None], oracle_low[:, :, None, :], above)
 
 
-def fit_pig(problems: list[Problem], iterations: int = PIG_ITERATIONS) -> list[Fit]:
+PairChooser = Callable[[np.ndarray, list[tuple[int, int]], Problem], int]
+
+
+def first_best(scores: np.ndarray, pairs: list[tuple[int, int]], problem: Problem) -> int:
+    """The first best-scoring pair in candidate order (smallest lambda, then smallest k)."""
+    return int(np.argmax(scores))
+
+
+def fit_pig(problems: list[Problem], iterations: int = PIG_ITERATIONS, choose: PairChooser = first_best) -> list[Fit]:
     """Fit partial-points problems of one task: oracle density rho(s), uniform noise density on [0, 1].
 
-    An IDK answer counts as score 0 (no aspect found).
+    An IDK answer counts as score 0 (no aspect found). ``choose`` picks the pair from the candidates'
+    log-likelihoods (it decides ties).
     """
     fits = []
     for problem in problems:
@@ -242,7 +251,7 @@ def fit_pig(problems: list[Problem], iterations: int = PIG_ITERATIONS) -> list[F
             weight = float(np.clip(posterior.mean(), _SMOOTH, 1 - _SMOOTH))
             mixture = weight * density + (1 - weight)
             score = np.log(np.maximum(mixture, _TINY)).sum(axis=1)
-            best = int(np.argmax(score))
+            best = choose(score, pairs, problem)
             posterior = weight * density[best] / np.maximum(mixture[best], _TINY)
         lam, k = pairs[best]
         fits.append(Fit(lam, k, weight, None, float(score[best])))

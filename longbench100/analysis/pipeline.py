@@ -15,14 +15,17 @@ from ..errors import UserError
 from ..scoring.data import MANIFEST, DataRecord, data_files, parse_record, read_jsonl
 from ..scoring.predictions import load_predictions, match_predictions
 from ..task_info import TASKS
-from .categories import CATEGORIES, category, thresholds
-from .fit import OUTCOMES, Fit, Problem, fit_cow, fit_pig
+from .categories import CATEGORIES, NOT_SOLVED, category, is_solved, thresholds
+from .estimators import DEFAULT_ESTIMATOR, Estimator, get_estimator
+from .fit import OUTCOMES, Fit, Problem
 from .outcomes import score_replies
 from .probes import PROBE_KIND
 from .windows import covers, noisy_outcome
 
 MIN_SUBSET = 10  # a task is split into COW and PIG only when both have more than this many problems
 DIP_THRESHOLD = 0.5
+UNSOLVED_WARNING_SHARE = 0.5  # warn when more than this share of a task's problems is never solved
+LOW_ORACLE_WEIGHT = 0.05  # warn when the task's mean fitted oracle weight P_i(O) is below this
 _DIGITS = 6
 
 
@@ -62,7 +65,8 @@ def prediction_outcomes(probes: list[Probe], predictions_path: Path) -> list[flo
     """Score every probe's prediction; a failed request (prediction null) is an error naming the probe."""
     ids = [probe.record.id for probe in probes]
     by_id, _ = match_predictions(load_predictions(predictions_path), ids, set(ids), allow_missing=False,
-                                 source=predictions_path)
+                                 source=predictions_path,
+                                 missing_hint="answer every probe: rerun `longbench100 predict` on the probe folder, it resumes")
     failed = [probe_id for probe_id in ids if by_id[probe_id].prediction is None]
     if failed:
         raise UserError(f"--predictions {predictions_path}: {len(failed)} probes have no answer (failed requests, "
@@ -100,8 +104,11 @@ def outcome_kind(task_metric: str, outcomes: list[float | None]) -> str:
     return "COW" if p_value < DIP_THRESHOLD else "PIG"
 
 
-def run_fit(probes: list[Probe], outcomes: list[float | None], manifest: dict, source: dict) -> dict:
-    """Fit every task and return the dolce.json object (per-problem rows and per-task shares)."""
+def run_fit(probes: list[Probe], outcomes: list[float | None], manifest: dict, source: dict,
+            estimator: str = DEFAULT_ESTIMATOR) -> dict:
+    """Fit every task with ``estimator`` (``paper`` or ``refined``) and return the dolce.json object
+    (the estimator, per-problem rows, per-task shares and warnings)."""
+    chosen = get_estimator(estimator)
     problems: dict[str, list[tuple[Probe, float | None]]] = {}
     for probe, outcome in zip(probes, outcomes):
         problems.setdefault(probe.problem, []).append((probe, outcome))
@@ -110,7 +117,7 @@ def run_fit(probes: list[Probe], outcomes: list[float | None], manifest: dict, s
         by_task.setdefault(items[0][0].record.task, []).append(problem_id)
     rows, tasks = [], {}
     for task, ids in by_task.items():
-        task_rows, task_summary = _fit_task(task, ids, problems)
+        task_rows, task_summary = _fit_task(task, ids, problems, chosen)
         rows += task_rows
         tasks[task] = task_summary
     return _rounded({
@@ -119,13 +126,15 @@ def run_fit(probes: list[Probe], outcomes: list[float | None], manifest: dict, s
         "probes": {"manifest_sha256": manifest.get("derived_from", {}).get("manifest_sha256"),
                    "units": manifest.get("units")},
         "source": source,
+        "estimator": {"name": chosen.name, "description": chosen.description},
         "categories": list(CATEGORIES),
         "tasks": tasks,
         "problems": rows,
     })
 
 
-def _fit_task(task: str, ids: list[str], problems: dict[str, list[tuple[Probe, float | None]]]) -> tuple[list[dict], dict]:
+def _fit_task(task: str, ids: list[str], problems: dict[str, list[tuple[Probe, float | None]]],
+              estimator: Estimator) -> tuple[list[dict], dict]:
     """Decide COW/PIG, fit each subset, and build the rows and the summary of one task."""
     data = {problem_id: Problem(problem_id, problems[problem_id][0][0].length,
                                 tuple(probe.size for probe, _ in problems[problem_id]),
@@ -141,10 +150,10 @@ def _fit_task(task: str, ids: list[str], problems: dict[str, list[tuple[Probe, f
     cow = [data[problem_id] for problem_id in ids if kinds[problem_id] == "COW"]
     pig = [data[problem_id] for problem_id in ids if kinds[problem_id] == "PIG"]
     if cow:
-        cow_fits, noise = fit_cow(cow)
+        cow_fits, noise = estimator.fit_cow(cow)
         fits.update({problem.id: fit for problem, fit in zip(cow, cow_fits)})
     if pig:
-        fits.update({problem.id: fit for problem, fit in zip(pig, fit_pig(pig))})
+        fits.update({problem.id: fit for problem, fit in zip(pig, estimator.fit_pig(pig))})
     rows = [_row(task, data[problem_id], problems[problem_id], kinds[problem_id], fits[problem_id]) for problem_id in ids]
     counts = Counter(row["category"] for row in rows)
     summary = {
@@ -153,6 +162,7 @@ def _fit_task(task: str, ids: list[str], problems: dict[str, list[tuple[Probe, f
         "noise": dict(zip(OUTCOMES, noise)) if noise else None,
         "counts": {name: counts.get(name, 0) for name in CATEGORIES},
         "shares": {name: counts.get(name, 0) / len(rows) for name in CATEGORIES},
+        "warnings": _task_warnings(rows),
     }
     expected = [row["expected"] for row in rows if row.get("expected")]
     if expected:
@@ -166,7 +176,8 @@ def _row(task: str, problem: Problem, items: list[tuple[Probe, float | None]], k
     first = items[0][0]
     row = {
         "id": problem.id, "task": task, "label": first.record.label, "units": first.units, "L": problem.length,
-        "kind": kind, "lambda": fit.lam, "k": fit.k, "category": category(fit.lam, fit.k, limits),
+        "kind": kind, "lambda": fit.lam, "k": fit.k,
+        "category": category(fit.lam, fit.k, limits) if is_solved(problem.outcomes, kind) else NOT_SOLVED,
         "thresholds": {"lambda_p": limits.lambda_p, "k_p": limits.k_p, "lambda_q": limits.lambda_q},
         "oracle": {"weight": fit.oracle_weight,
                    "below_lambda": dict(zip(OUTCOMES, fit.oracle_below)) if fit.oracle_below else None},
@@ -178,6 +189,22 @@ def _row(task: str, problem: Problem, items: list[tuple[Probe, float | None]], k
         row["expected"] = {"lambda": span, "k": 1, "category": category(span, 1, limits),
                            "gold_units": list(first.gold_units)}
     return row
+
+
+def _task_warnings(rows: list[dict]) -> list[str]:
+    """Why a task's categories should not be trusted: a single problem, mostly unsolved problems, or an
+    oracle that explains almost nothing (the model's answers are mostly noise)."""
+    warnings = []
+    if len(rows) == 1:
+        warnings.append("only one problem: the task's noise is fitted from that problem alone, so its category is unreliable")
+    unsolved = sum(row["category"] == NOT_SOLVED for row in rows)
+    if unsolved > UNSOLVED_WARNING_SHARE * len(rows):
+        warnings.append(f"{unsolved} of {len(rows)} problems are never answered right at any window, whole context "
+                        f"included: the model does not solve this task, so its focus cannot be read")
+    weight = sum(row["oracle"]["weight"] for row in rows) / len(rows)
+    if weight < LOW_ORACLE_WEIGHT:
+        warnings.append(f"the fitted oracle explains {weight:.1%} of the outcomes on average: the answers are mostly noise")
+    return warnings
 
 
 def _outcome_table(items: list[tuple[Probe, float | None]]) -> dict[str, dict[str, float]]:

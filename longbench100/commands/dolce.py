@@ -10,6 +10,7 @@ from ..atomic import write_json_atomic
 from ..errors import UserError
 from ..lengths import parse_length_list
 from ..task_info import parse_task_list
+from ..analysis.estimators import DEFAULT_ESTIMATOR, ESTIMATORS
 from ..analysis.units import UNIT_KINDS
 from ..analysis.windows import DEFAULT_WINDOWS, MIN_STRIDED_WINDOWS, parse_windows
 
@@ -78,14 +79,20 @@ def probes_command(data_dir: Path, out_dir: Path, tasks: str, lengths: str | Non
 @click.option("--oracle-noise", type=float, default=0.0, show_default=True,
               help="With --oracle: probability of a random outcome (correct, wrong or IDK) instead.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the oracle's noise.")
+@click.option("--estimator", type=click.Choice(list(ESTIMATORS)), default=DEFAULT_ESTIMATOR, show_default=True,
+              help="paper: the paper's Algorithm 1 as published; refined: our refinement (collapsed equivalent pairs, "
+                   "per-pair EM, BIC gates), better at recovering simulated (lambda, k) (docs/dolce.md compares them).")
 @click.option("--out", "out_path", type=click.Path(path_type=Path), required=True, help="dolce.json to write.")
-def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_noise: float, seed: int, out_path: Path) -> None:
+def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_noise: float, seed: int, estimator: str,
+                out_path: Path) -> None:
     """Score the probes, fit lambda and k per problem (EM) and assign the categories I-V.
 
-    Prints the share of each category per task; with --oracle also the confusion against the
-    category the provenance implies.
+    A problem never answered right at any window, whole context included, is "NS" (not solved).
+    Prints the share of each category per task, the estimator and any warning (a task the model does
+    not solve, answers that are mostly noise, a single problem); with --oracle also the confusion
+    against the category the provenance implies.
     """
-    from ..analysis.chart import category_table, confusion_table  # noqa: PLC0415
+    from ..analysis.chart import category_table, confusion_table, task_warnings  # noqa: PLC0415
     from ..analysis.pipeline import load_probes, oracle_outcomes, prediction_outcomes, run_fit  # noqa: PLC0415
 
     if oracle == (predictions is not None):
@@ -97,9 +104,11 @@ def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_
     else:
         outcomes = prediction_outcomes(probes, predictions)
         source = {"oracle": False, "noise": None, "seed": None, "predictions": str(predictions)}
-    result = run_fit(probes, outcomes, manifest, source)
+    result = run_fit(probes, outcomes, manifest, source, estimator)
     write_json_atomic(out_path, result, indent=1)
     click.echo(category_table(result), nl=False)
+    for text in task_warnings(result):
+        click.echo(f"warning: {text}", err=True)
     if oracle:
         click.echo(confusion_table(result), nl=False)
     click.echo(f"wrote {len(result['problems'])} problems to {out_path}")

@@ -84,12 +84,14 @@ def match_predictions(
     *,
     allow_missing: bool,
     source: Path,
+    missing_hint: str = "pass --allow-missing to go on without them",
 ) -> tuple[dict[str, Prediction], list[str]]:
     """Index predictions by id and check them against the data.
 
     ``expected`` are the ids that need a prediction, ``known`` every id of the data folder. Unknown
     or duplicate ids are always an error; missing expected ids are an error unless
-    ``allow_missing``. Returns the predictions by id and the missing ids.
+    ``allow_missing``; ``missing_hint`` tells the user how to go on (the calling command's own option).
+    Returns the predictions by id and the missing ids.
     """
     by_id: dict[str, Prediction] = {}
     duplicates: list[str] = []
@@ -104,7 +106,7 @@ def match_predictions(
     missing = [record_id for record_id in expected if record_id not in by_id]
     problems = []
     if missing and not allow_missing:
-        problems.append(f"{len(missing)} missing (e.g. {_examples(missing)}; pass --allow-missing to go on without them)")
+        problems.append(f"{len(missing)} missing (e.g. {_examples(missing)}; {missing_hint})")
     if unknown:
         problems.append(f"{len(unknown)} unknown (e.g. {_examples(unknown)})")
     if duplicates:
