@@ -76,14 +76,14 @@ def plot_categories(fit: dict, path: Path) -> None:
                               for task in tasks])
     ax.set_xlim(-100, 100)
     ax.set_xticks(range(-100, 101, 25), [f"{abs(value)}%" for value in range(-100, 101, 25)])
-    ax.set_xlabel("share of problems   (left: no context / easy    right: retrieval / balanced / holistic)")
+    ax.set_xlabel("share of problems   (left: no context / easy    right: retrieval / balanced / holistic / not solved)")
     handles, labels = ax.get_legend_handles_labels()
     order = [labels.index(f"{name} {CATEGORY_NAMES[name]}") for name in CATEGORIES]
     figure.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside lower center",
               ncol=3, fontsize="small", frameon=False)
     title = f"Dolce focus categories per task ({fit.get('estimator', {}).get('name', 'refined')} estimator)"
     if warned:
-        title += "\n(!) warning: " + "; ".join(task_warnings(fit))[:160]
+        title += f"\n(!) warnings for {len(warned)} of {len(tasks)} tasks: see dolce.md or dolce.json"
     ax.set_title(title, fontsize="medium")
     FigureCanvasAgg(figure)
     figure.savefig(path, dpi=120, metadata={"Software": None})
