@@ -27,6 +27,7 @@ COMMANDS = {
     "show": "show:show",
     "coverage": "coverage:coverage",
     "dolce": "dolce:dolce",
+    "export": "export:export",
     "publish": "publish:publish",
     "verify-snapshot": "publish:verify_snapshot",
 }

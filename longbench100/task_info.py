@@ -62,6 +62,12 @@ def reserved_output(task: str, option: int) -> int:
     return option or TASKS[task].reserve_output
 
 
+def answer_room(task: str, record_answer_tokens: int | None, override: int | None = None) -> int:
+    """Tokens a model may generate for one record: ``override`` (``--max-new-tokens``) when given, else
+    the record's own ``gold.answer_tokens``, else the task's default."""
+    return override or record_answer_tokens or TASKS[task].max_new_tokens
+
+
 def parse_task_list(text: str) -> list[str]:
     """Parse ``all`` or a comma-separated list of task names, in the canonical task order."""
     if text.strip() == "all":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..scoring.data import DataRecord
-from ..scoring.grading import GradeJob, choose_metrics, grade_jobs
+from ..scoring.reply_scores import classic_scores
 from ..scoring.text import strip_reasoning
 
 # Ways replies say the shown text is not enough; matched on a lower-cased, whitespace-squeezed reply.
@@ -35,7 +35,5 @@ def is_idk(reply: str) -> bool:
 
 def score_replies(records: list[DataRecord], replies: list[str]) -> list[float | None]:
     """Score each reply with its task's metric (classic metrics, no judge); None where it is IDK."""
-    metrics = choose_metrics(sorted({record.task for record in records}), "classic", False)
-    jobs = [GradeJob(record, metrics[record.task], reply) for record, reply in zip(records, replies)]
-    scores = grade_jobs(jobs, None, progress=False)
+    scores = classic_scores(records, replies)
     return [None if is_idk(reply) else score for reply, score in zip(replies, scores)]

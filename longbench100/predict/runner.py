@@ -32,7 +32,7 @@ from ..errors import UserError
 from ..interrupts import Interrupted
 from ..llm_client import CompletionResult, LLMClient, error_reason, get_models, served_model_ids
 from ..scoring.data import manifest_sha256
-from ..task_info import TASKS
+from ..task_info import answer_room
 from ..writable import ensure_writable_dir
 from .data import SampleRef, index_data, load_sample
 from .options import PredictOptions, changed_settings, check_options, request_settings
@@ -227,7 +227,7 @@ async def _predict_one(
 ) -> tuple[dict, list[CompletionResult]]:
     """Send one sample's prompt (and closed-book prompt) and return its record and the raw results."""
     sample = load_sample(ref)
-    max_tokens = options.max_new_tokens or sample.answer_tokens or TASKS[ref.task].max_new_tokens
+    max_tokens = answer_room(ref.task, sample.answer_tokens, options.max_new_tokens)
     requests = [client.complete(sample.prompt, max_tokens=max_tokens, temperature=options.temperature)]
     if options.closed_book and sample.closed_book_prompt is not None:
         requests.append(

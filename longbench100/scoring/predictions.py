@@ -47,7 +47,16 @@ def _optional_text(data: dict, key: str, where: str) -> str | None:
 
 
 def load_predictions(path: Path) -> list[Prediction]:
-    """Read every prediction line under ``path`` (duplicates are kept for :func:`match_predictions` to report)."""
+    """Read every prediction line under ``path`` (duplicates are kept for :func:`match_predictions` to report).
+
+    ``path`` may also be lm-evaluation-harness ``--log_samples`` output or Inspect eval logs of our
+    exported tasks (:mod:`.foreign_predictions`).
+    """
+    from .foreign_predictions import foreign_prediction_files, read_foreign_predictions  # noqa: PLC0415 - cycle
+
+    foreign = foreign_prediction_files(path)
+    if foreign is not None:
+        return read_foreign_predictions(*foreign)
     predictions = []
     for file in prediction_files(path):
         for where, data in read_jsonl(file):

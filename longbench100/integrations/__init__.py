@@ -1,0 +1,2 @@
+"""Running longbench100 data where evaluations already run: lm-evaluation-harness tasks, Inspect tasks,
+and reading their outputs back as predictions."""

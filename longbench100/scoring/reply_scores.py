@@ -1,0 +1,15 @@
+"""Score replies to data records with each task's classic metric, no judge: the one path that Dolce's
+probe outcomes, the lm-evaluation-harness export and the Inspect tasks share with ``score --metric classic``."""
+
+from __future__ import annotations
+
+from .data import DataRecord
+from .grading import GradeJob, choose_metrics, grade_jobs
+
+
+def classic_scores(records: list[DataRecord], replies: list[str], families: dict[str, str] | None = None) -> list[float]:
+    """One 0-1 score per reply, graded as ``score --metric classic`` grades it (``families``: the data's
+    suite metrics, as ``score`` reads them from the manifest)."""
+    metrics = choose_metrics(sorted({record.task for record in records}), "classic", False, families=families)
+    jobs = [GradeJob(record, metrics[record.task], reply) for record, reply in zip(records, replies)]
+    return [float(score) for score in grade_jobs(jobs, None, progress=False)]
