@@ -24,8 +24,12 @@ from ..report.run import ReportOptions, run_report
 @click.option("--data", "data_dir", type=click.Path(path_type=Path, file_okay=False),
               help="The generated data folder the results were scored on: adds its information coverage by "
                    "construction per task and length (docs/coverage.md).")
+@click.option("--html", "html", is_flag=True,
+              help="Also write OUT/report.html: the report, its plots and a sample browser (filter by model, task, "
+                   "length, score, depth; each sample's prediction, gold and judge verdict, and with --data its "
+                   "prompt with the gold highlighted) in one self-contained page that opens offline.")
 def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int, allow_mixed: bool, dolce: Path | None,
-           data_dir: Path | None) -> None:
+           data_dir: Path | None, html: bool) -> None:
     """Tabulate and plot Base Ability, scores and LongScore of the models in RESULTS (results.json files).
 
     \b
@@ -41,7 +45,7 @@ def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int, allow_m
     With --dolce, OUT also gets the Dolce focus-category chart and table of that fit.
     """
     outcome = run_report(ReportOptions(list(results), out, n_boot=n_boot, seed=seed, allow_mixed=allow_mixed,
-                                       dolce=dolce, data_dir=data_dir))
+                                       dolce=dolce, data_dir=data_dir, html=html))
     for warning in outcome.warnings:
         click.echo(f"warning: {warning}", err=True)
     for path in outcome.written:

@@ -8,6 +8,7 @@ from ..writable import ensure_writable_dir
 from ..analysis.coverage import construction_table
 from ..errors import UserError
 from ..scoring.data import manifest_sha256
+from .html import write_html_report
 from .load import load_results
 from .settings import check_settings
 from .write import write_report
@@ -31,7 +32,9 @@ class ReportOptions:
     """A dolce.json from ``dolce fit``: its category chart and table are written beside report.md."""
     data_dir: Path | None = None
     """The generated data folder the results were scored on: report.md then shows its information
-    coverage by construction per task and length (docs/coverage.md)."""
+    coverage by construction per task and length (docs/coverage.md), and the HTML page its prompts."""
+    html: bool = False
+    """Also write report.html: the report, its plots and a sample browser in one self-contained page."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,8 @@ def run_report(options: ReportOptions) -> ReportOutcome:
     written = write_report(results, options.out, check, n_boot=options.n_boot, seed=options.seed, coverage=coverage)
     if dolce_fit is not None:
         written += write_dolce_report(dolce_fit, options.out)
+    if options.html:
+        written.append(write_html_report(results, options.out, options.data_dir))
     return ReportOutcome(written, warnings)
 
 
