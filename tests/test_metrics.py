@@ -63,7 +63,7 @@ def test_rouge_l_cases_both_variants_agree_on(variant):
 
 def test_rouge_l_default_variant_is_longbench_and_unknown_names_are_refused():
     assert rouge_l("The Cat sat", ["the cat sat"]) == rouge_l("The Cat sat", ["the cat sat"], variant="longbench")
-    with pytest.raises(UserError, match="--rouge-variant rouge2: choose from longbench, rouge-score"):
+    with pytest.raises(UserError, match="--rouge-variant rouge2: choose from longbench, longbench-library, rouge-score"):
         rouge_l_many([("a", ["a"])], "rouge2")
 
 
