@@ -1,6 +1,6 @@
 """Time ``generate`` against one tokenization pass over the prompts it emits.
 
-Usage: python bench/bench_generate.py [--sources ../shared/sources] [--rows 20] [--lengths 2k,4k,6k,8k,32k,128k] [--workers 2]
+Usage: python bench/bench_generate.py [--sources ../shared/sources] [--tasks all] [--rows 20] [--lengths 2k,4k,6k,8k,32k,128k] [--workers 2]
 
 Runs the generator twice in fresh subprocesses: cold (empty token-count and record caches) and warm
 (caches filled by the cold run), measuring wall time, CPU time (with the worker processes; steadier
@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 def run_generate(args: argparse.Namespace, out: Path, cache: Path) -> tuple[float, float, float]:
     """Run one ``longbench100 generate`` in a subprocess; return (wall seconds, CPU seconds with its workers, peak RSS in MiB)."""
     command = [
-        sys.executable, "-m", "longbench100", "generate", "--sources", args.sources, "--tasks", "all", "--lengths", args.lengths,
+        sys.executable, "-m", "longbench100", "generate", "--sources", args.sources, "--tasks", args.tasks, "--lengths", args.lengths,
         "--rows", str(args.rows), "--seed", "42", "--out", str(out), "--workers", str(args.workers), "--quiet",
     ]
     started = time.perf_counter()
@@ -52,6 +52,7 @@ def main() -> None:
     """Parse options, run cold and warm, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sources", default=str(HERE.parent.parent / "shared" / "sources"))
+    parser.add_argument("--tasks", default="all", help="all (the 100-longbench suite) or task names, e.g. niah_single_2")
     parser.add_argument("--rows", type=int, default=20)
     parser.add_argument("--lengths", default="2k,4k,6k,8k,32k,128k")
     parser.add_argument("--workers", type=int, default=2)
@@ -64,7 +65,7 @@ def main() -> None:
         floor, samples, tokens = tokenization_floor(scratch_path / "warm")
         same = all(a.read_bytes() == (scratch_path / "warm" / a.relative_to(scratch_path / "cold")).read_bytes()
                    for a in (scratch_path / "cold").rglob("*.jsonl"))
-    print(f"workload: 8 tasks x {args.lengths} x {args.rows} rows -> {samples} samples, {tokens / 1e6:.1f} M prompt tokens; workers={args.workers}")
+    print(f"workload: tasks {args.tasks} x {args.lengths} x {args.rows} rows -> {samples} samples, {tokens / 1e6:.1f} M prompt tokens; workers={args.workers}")
     print(f"one tokenization pass (tiktoken, 2 threads): {floor:.1f} s")
     print("| run | wall s | CPU s | samples/s | emitted tokens/s | ratio to tokenization pass | peak RSS MiB |")
     print("|---|---:|---:|---:|---:|---:|---:|")

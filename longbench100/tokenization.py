@@ -26,6 +26,7 @@ from unittest import mock
 
 from .errors import UserError
 from .hub import hub_problem
+from .segment_count import SEGMENTED_ENCODINGS, SegmentCounter
 
 DEFAULT_TOKENIZER = "cl100k_base"
 ACCEPTED_FORMS = "a tiktoken encoding (cl100k_base, o200k_base, ...) or hf:<model id | folder | tokenizer.json>"
@@ -40,12 +41,20 @@ class Tokenizer:
     run whose token counts are all cached never pays for loading it.
     """
 
-    def __init__(self, spec: str, identity: str, kind: str, loader: Callable[[], tuple[Any, str]]) -> None:
+    def __init__(self, spec: str, identity: str, kind: str, loader: Callable[[], tuple[Any, str]],
+                 segmented: bool = False) -> None:
         self.spec = spec
         self.identity = identity
         self._kind = kind  # "tiktoken" | "tokenizers" | "transformers"
         self._loader = loader
         self._loaded: tuple[Any, str] | None = None
+        self._segments = SegmentCounter(self.count_whole) if segmented else None
+
+    @property
+    def counting(self) -> str:
+        """How :meth:`count` counts: ``segments`` (cached pieces, exact for this encoding, see
+        :mod:`longbench100.segment_count`) or ``whole`` (the text tokenized in one go)."""
+        return "segments" if self._segments is not None else "whole"
 
     @property
     def _backend(self) -> Any:
@@ -78,7 +87,13 @@ class Tokenizer:
         return self._backend.decode(list(ids))
 
     def count(self, text: str) -> int:
-        """Return the number of tokens in ``text``."""
+        """Return the number of tokens in ``text`` (by cached pieces where that is exact, see :attr:`counting`)."""
+        if self._segments is not None:
+            return self._segments.count(text)
+        return len(self.encode(text))
+
+    def count_whole(self, text: str) -> int:
+        """Return the number of tokens in ``text``, tokenizing it in one go."""
         return len(self.encode(text))
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
@@ -133,7 +148,8 @@ def _load_tiktoken(name: str) -> Tokenizer:
 
     if name not in tiktoken.list_encoding_names() or name.endswith("_offline"):  # plugin aliases of real encodings
         raise UserError(f"unknown tokenizer {name!r}: use {ACCEPTED_FORMS}")
-    return Tokenizer(name, f"tiktoken:{name}", "tiktoken", lambda: _tiktoken_backend(name))
+    return Tokenizer(name, f"tiktoken:{name}", "tiktoken", lambda: _tiktoken_backend(name),
+                     segmented=name in SEGMENTED_ENCODINGS)
 
 
 class RanksNotBundled(Exception):

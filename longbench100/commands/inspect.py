@@ -55,6 +55,11 @@ def inspect(out: Path, as_json: bool) -> None:
         click.echo(summary.near_duplicates)
     if coverage_note:
         click.echo(f"note: {coverage_note}")
+    tokenizer = (read_manifest(out) or {}).get("tokenizer") or {}
+    if tokenizer:
+        click.echo(f"tokenizer {tokenizer.get('spec')}; prompt tokens counted "
+                   + {"segments": "from cached pieces (exact for this encoding)", "whole": "by tokenizing each prompt whole"}
+                   .get(tokenizer.get("counting"), "by tokenizing each prompt whole (recorded before counting was named)"))
 
 
 def _task_lines(task: str, summary: FolderSummary, coverage: dict) -> None:

@@ -83,7 +83,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
         "suite": options.suite.record(),
         "lengths": {label: budget for label, budget in options.lengths},
         "tokenizer": {"spec": tokenizer.spec, "identity": tokenizer.identity, "chat_template": options.chat_template,
-                      "reserve_output": options.reserve_output},
+                      "reserve_output": options.reserve_output, "counting": tokenizer.counting},
         "sources": {
             name: {"repo_id": corpus.entries[name].repo_id, "revision": corpus.entries[name].revision,
                    "license": corpus.entries[name].license, "stand_in_for": corpus.entries[name].stand_in_for,

@@ -26,6 +26,7 @@ from ..writable import ensure_writable_dir
 from .base_lengths import base_length_warnings
 from .fitting import BuildContext
 from .manifest import build_manifest, check_out_folder, claim_out_folder
+from .verify_counts import verify_prompt_counts
 from .output import LineAppender, completed_rows, partial_file, written_rows
 from .planner import LengthPlan, RowPlan, plan_rows, rows_per_source
 from .rng import derive_rng
@@ -52,6 +53,7 @@ class GenerateOptions:
     reserve_output: int = 0
     unpaired: bool = False
     negatives: str = "bm25"  # rag_hard / rerank: BM25 hard negatives or random ones
+    verify_counts: bool = False  # recount every prompt whole after writing it (does not change the output)
     suite: Suite = field(default_factory=lambda: load_suite(DEFAULT_SUITE))  # recorded; gives each task's metric
 
     def shaping(self) -> dict:
@@ -141,6 +143,10 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
     for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()},
                                      options.suite.base_lengths):
         echo(f"warning: {line}")
+    if options.verify_counts:
+        checked = verify_prompt_counts(options.out, tokenizer, options.tasks, [label for label, _ in options.lengths],
+                                       options.chat_template)
+        echo(f"verified {checked} prompt token counts: each equals a whole recount")
     manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results))
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
     return manifest

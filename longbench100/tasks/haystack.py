@@ -11,6 +11,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..generate.fitting import BuildContext, Fitted
 from ..generate.pieces import Piece
@@ -128,20 +129,28 @@ def essay(pool: list[Document], rng: random.Random, tokens_wanted: int) -> Hayst
     return haystack
 
 
-def _add_sentences(haystack: Haystack, document: Document, placement: int) -> None:
-    """Append ``document``'s sentences (and lines) to ``haystack`` as units of one placement."""
-    text = document.text
+@lru_cache(maxsize=4096)
+def _document_units(text: str) -> tuple[tuple[str, str], ...]:
+    """A document's sentences (and lines) with the separator each keeps inside the document: a line break
+    when one precedes it, else a space. Cached: rows draw their haystacks from the same documents."""
     cuts = sorted({*sentence_ends(text), *(i + 1 for i, char in enumerate(text) if char == "\n"), len(text)})
+    units = []
     start = 0
     for end in cuts:
         raw = text[start:end]
         start = end
         sentence = raw.strip()
-        if not sentence:
-            continue
-        first = not haystack.placements or haystack.placements[-1] != placement
+        if sentence:
+            units.append((sentence, "\n" if "\n" in raw[: len(raw) - len(raw.lstrip())] else " "))
+    return tuple(units)
+
+
+def _add_sentences(haystack: Haystack, document: Document, placement: int) -> None:
+    """Append ``document``'s sentences (and lines) to ``haystack`` as units of one placement; the first is
+    set apart from the previous document by a blank line."""
+    for index, (sentence, separator) in enumerate(_document_units(document.text)):
         haystack.units.append(sentence)
-        haystack.separators.append("\n\n" if first else "\n" if "\n" in raw[: len(raw) - len(raw.lstrip())] else " ")
+        haystack.separators.append("\n\n" if index == 0 else separator)
         haystack.documents.append(document)
         haystack.placements.append(placement)
 
