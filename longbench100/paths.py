@@ -21,6 +21,9 @@ def packaged_dir(name: str) -> Path:
 DEMO_DIR = _PACKAGE / "demo"
 
 
+CACHE_HINT = "set LONGBENCH100_CACHE to a writable folder"
+
+
 def cache_dir() -> Path:
     """The user cache folder: ``$LONGBENCH100_CACHE``, else ``$XDG_CACHE_HOME/longbench100``, else ``~/.cache/longbench100``."""
     override = os.environ.get("LONGBENCH100_CACHE")

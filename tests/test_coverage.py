@@ -232,7 +232,8 @@ def test_usage_errors_and_a_dead_evaluator(data: Path, tmp_path: Path) -> None:
     assert code == 2 and "exactly one of --data" in output
     code, output = _invoke("--data", str(data), "--dry-run")
     assert code == 2 and "--dry-run" in output
-    code, output = _invoke("--data", str(tmp_path), "--out", str(tmp_path / "c.json"))
+    (tmp_path / "not-data").mkdir()
+    code, output = _invoke("--data", str(tmp_path / "not-data"), "--out", str(tmp_path / "c.json"))
     assert code == 2 and "manifest.json" in output and not (tmp_path / "c.json").exists()
     from longbench100 import CoverageOptions, run_coverage
     from longbench100.errors import UserError

@@ -144,7 +144,7 @@ def test_filter_refuses_a_non_empty_or_nested_out(setup):
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "x").write_text("x")
-    for out, message in ((busy, "not an empty folder"), (data / "sub", "must not be inside --data")):
+    for out, message in ((busy, "not an empty folder"), (data / "sub", "lies inside the input --data")):
         code, output = run_filter("--data", str(data), "--predictions", str(model_a), "--out", str(out))
         assert code == 2 and message in output
 

@@ -22,6 +22,7 @@ from .. import __version__
 from ..atomic import write_json_atomic
 from ..datafolder import list_data_files
 from ..errors import UserError
+from ..output_guard import guard_output_file
 from ..scoring.data import MANIFEST, read_jsonl, read_manifest, tokenizer_identity
 from ..scoring.judge import Judge, JudgePlan, Verdict
 from ..scoring.judge_prompts import JudgePrompt
@@ -82,6 +83,8 @@ class CoverageOutcome:
 
 def run_coverage(options: CoverageOptions) -> CoverageOutcome:
     """Measure IC by construction and/or by the evaluator; write ``options.out`` when given."""
+    if options.out is not None and not options.dry_run:
+        guard_output_file(options.out, "--out", {"--data": options.data_dir, "--input": options.input_file})
     samples, tokenizer, source = _load(options)
     judge = make_judge(options.evaluator)
     if options.dry_run and judge is None:
@@ -102,6 +105,10 @@ def run_coverage(options: CoverageOptions) -> CoverageOutcome:
             notes += check_judge(judge.config, options.evaluator.api_key_env, role="evaluator")
         judge.grade(prompts, progress=options.progress)
         verdicts = [judge.verdicts[prompt.text] for prompt in prompts]
+        if verdicts and all(verdict.score is None for verdict in verdicts):
+            reasons = sorted({verdict.reason or "no verdict" for verdict in verdicts})
+            raise UserError(f"the evaluator decided none of the {len(verdicts)} chunks ({'; '.join(reasons)}): "
+                            "no coverage can be measured; check --evaluator-model and its server")
     report = _report(samples, tokenizer, source, judge, options.chunk_tokens, verdicts)
     if options.out is not None:
         write_json_atomic(options.out, report, indent=1)

@@ -17,6 +17,7 @@ from .. import __version__
 from ..atomic import write_bytes_atomic
 from ..datafolder import data_file_path, list_data_files
 from ..errors import UserError
+from ..output_guard import guard_output_dir, mark_folder
 from ..scoring.data import MANIFEST, manifest_sha256, read_jsonl
 from ..tokenization import load_tokenizer
 from .prompts import IDK_INSTRUCTION, gold_block_spans, split_prompt, window_prompt
@@ -129,10 +130,16 @@ def _record_probes(record: dict, where: str, options: ProbeOptions, probe_set: P
     return probes
 
 
-def write_probes(probe_set: ProbeSet, options: ProbeOptions, out_dir: Path) -> None:
-    """Write the probe folder: into ``<out>.partial`` first, renamed to ``out`` when complete."""
+def check_probe_folder(out_dir: Path, data_dir: Path) -> None:
+    """Before any work: ``out_dir`` must be a new folder that can be written and is not inside the data."""
+    guard_output_dir(out_dir, "--out", "probes", {"--data": data_dir})
     if out_dir.exists():
         raise UserError(f"--out {out_dir}: already exists; choose a new folder")
+
+
+def write_probes(probe_set: ProbeSet, options: ProbeOptions, out_dir: Path) -> None:
+    """Write the probe folder: into ``<out>.partial`` first, renamed to ``out`` when complete."""
+    check_probe_folder(out_dir, options.data_dir)
     partial = out_dir.with_name(out_dir.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     files = {}
@@ -162,6 +169,7 @@ def write_probes(probe_set: ProbeSet, options: ProbeOptions, out_dir: Path) -> N
             "files": files,
         }
         write_bytes_atomic(partial / MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+        mark_folder(partial, "probes")
         partial.rename(out_dir)
     except OSError as error:
         shutil.rmtree(partial, ignore_errors=True)

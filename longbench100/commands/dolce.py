@@ -8,6 +8,7 @@ import click
 
 from ..atomic import write_json_atomic
 from ..errors import UserError
+from ..output_guard import guard_output_dir, guard_output_file, mark_folder
 from ..lengths import parse_length_list
 from ..task_info import parse_task_list
 from ..analysis.estimators import DEFAULT_ESTIMATOR, ESTIMATORS
@@ -52,7 +53,7 @@ def probes_command(data_dir: Path, out_dir: Path, tasks: str, lengths: str | Non
     its context, at every window start on the stride, for each C; every probe offers the answer
     "not enough information".
     """
-    from ..analysis.probes import ProbeOptions, build_probes, write_probes  # noqa: PLC0415 - keeps help fast
+    from ..analysis.probes import ProbeOptions, build_probes, check_probe_folder, write_probes  # noqa: PLC0415 - keeps help fast
 
     sizes, whole = parse_windows(windows)
     options = ProbeOptions(
@@ -60,6 +61,8 @@ def probes_command(data_dir: Path, out_dir: Path, tasks: str, lengths: str | Non
         labels=[label for label, _ in parse_length_list(lengths)] if lengths else None,
         units=units, sizes=sizes, whole=whole, stride=stride, max_per_problem=max_probes,
     )
+    if not dry_run:
+        check_probe_folder(out_dir, data_dir)
     probe_set = build_probes(options)
     for task, kind in probe_set.units.items():
         click.echo(f"{task}: units {kind}" + (" (auto: numbered passages)" if units == "auto" and kind == "passage" else ""))
@@ -97,6 +100,7 @@ def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_
 
     if oracle == (predictions is not None):
         raise UserError("give exactly one of --predictions P and --oracle")
+    guard_output_file(out_path, "--out", {"--probes": probe_dir, "--predictions": predictions})
     probes, manifest = load_probes(probe_dir)
     if oracle:
         outcomes = oracle_outcomes(probes, oracle_noise, seed)
@@ -122,7 +126,8 @@ def report_command(fit_path: Path, out_dir: Path) -> None:
     from ..analysis.chart import load_fit, write_dolce_report  # noqa: PLC0415
 
     fit = load_fit(fit_path)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    guard_output_dir(out_dir, "--out", "report", {"DOLCE_JSON": fit_path})
+    mark_folder(out_dir, "report")
     table, chart = write_dolce_report(fit, out_dir)
     click.echo(table.read_text(encoding="utf-8"), nl=False)
     click.echo(f"wrote {chart} and {table}")

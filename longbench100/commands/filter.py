@@ -11,7 +11,7 @@ from ..scoring.dataset_filter import FilterModel, drops, flag, qa_records
 from ..scoring.grading import JUDGE_METRICS, GradeJob, choose_metrics, grade_jobs, judge_prompts
 from ..scoring.judge_style import resolve_judge_style
 from ..scoring.qa_filter import DEFAULT_THRESHOLD, parse_threshold
-from ..scoring.filtered_folder import write_filtered
+from ..scoring.filtered_folder import check_filter_out, write_filtered
 from ..scoring.cost import check_prices, plan_lines
 from ..scoring.run import default_model_name, prepare_judge, read_predictions
 from ..suites import recorded_suite
@@ -68,6 +68,7 @@ def filter_command(
     if threshold is None:
         raise UserError("--qa-filter off makes filter a copy; give a threshold from 0 to 1")
     check_prices(price_in, price_out)
+    check_filter_out(data_dir, out_dir, list(first_predictions + more_predictions))
     records = load_data(data_dir)
     qa = qa_records(records)
     if not qa:

@@ -37,7 +37,8 @@ def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | Non
     """
     from ..publish.hub import check_push_access, check_repo_id, push_snapshot
     from ..publish.snapshot import publish_snapshot
-    from ..publish.staging import check_empty_target
+    from ..output_guard import guard_output_dir
+    from ..publish.staging import check_empty_target, remove_stale_staging
 
     if repo_id:
         check_repo_id(repo_id)
@@ -45,7 +46,10 @@ def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | Non
         raise UserError("--push needs --repo-id ORG/NAME")
     if private and not push:
         raise UserError("--private only applies with --push")
+    guard_output_dir(snapshot, "--out", "snapshot", {"--data": data_dir})
     check_empty_target(snapshot, "--out")
+    for stale in remove_stale_staging(snapshot):
+        click.echo(f"removed {stale}: left by an interrupted publish")
     token = check_push_access() if push else None
     result = publish_snapshot(data_dir, snapshot, name=name, repo_id=repo_id, echo=(lambda _: None) if quiet else click.echo)
     rows = sum(split.rows for split in result.splits)
@@ -75,11 +79,15 @@ def verify_snapshot(snapshot: Path, unpack_to: Path | None) -> None:
     """
     from ..publish.checksums import SnapshotChanged
     from ..publish.checksums import verify_snapshot as verify
-    from ..publish.staging import check_empty_target
+    from ..output_guard import guard_output_dir
+    from ..publish.staging import check_empty_target, remove_stale_staging
     from ..publish.unpack import unpack_snapshot
 
     if unpack_to is not None:
+        guard_output_dir(unpack_to, "--unpack-to", "data", {"SNAPSHOT": snapshot})
         check_empty_target(unpack_to, "--unpack-to")
+        for stale in remove_stale_staging(unpack_to):
+            click.echo(f"removed {stale}: left by an interrupted unpack")
     try:
         manifest = verify(snapshot)
         files = len(manifest["files"])

@@ -22,6 +22,8 @@ from ..tasks import BUILDERS
 from ..tasks.base import TaskBuilder
 from ..tokenization import load_tokenizer
 from ..workers import worker_pool
+from ..output_guard import guard_output_dir, mark_folder
+from ..paths import CACHE_HINT, cache_dir
 from ..writable import ensure_writable_dir
 from .base_lengths import base_length_warnings
 from .fitting import BuildContext
@@ -100,7 +102,8 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
     templates = PromptTemplates(options.templates)
     for task in options.tasks:
         templates.validate(task)
-    ensure_writable_dir(options.out)
+    guard_output_dir(options.out, "--out", "data", {"--templates": options.templates, "--sources": location.root})
+    ensure_writable_dir(cache_dir(), f"the cache folder ({CACHE_HINT})")
     check_out_folder(options.out, options.resume)
     try:
         return _generate(options, location, templates, echo, progress)
@@ -123,6 +126,7 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         "template_sha256": {task: templates.fingerprint(task)["sha256"] for task in options.tasks},
         "source_files": {name: data.files for name, data in corpus.sources.items()},
     })
+    mark_folder(options.out, "data")
     echo(f"tokenizer {tokenizer.spec} ({tokenizer.origin}); sources: {location.describe()} ({len(corpus.sources)} loaded)")
 
     budgets = {label: budget - options.reserve_output for label, budget in options.lengths}  # what a prompt may use

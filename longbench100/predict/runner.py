@@ -33,7 +33,7 @@ from ..interrupts import Interrupted
 from ..llm_client import CompletionResult, LLMClient, error_reason, get_models, served_model_ids
 from ..scoring.data import manifest_sha256
 from ..task_info import answer_room
-from ..writable import ensure_writable_dir
+from ..output_guard import guard_output_dir, mark_folder
 from .data import SampleRef, index_data, load_sample
 from .options import PredictOptions, changed_settings, check_options, request_settings
 from .store import PredictionStore
@@ -296,7 +296,7 @@ def run_predictions(options: PredictOptions) -> RunSummary:
     same job to resume.
     """
     check_options(options)
-    ensure_writable_dir(options.out_dir)
+    guard_output_dir(options.out_dir, "--out", "predictions", {"--data": options.data_dir})
     started = time.perf_counter()
     summary = RunSummary()
     refs = index_data(options.data_dir, options.tasks, options.labels)
@@ -304,6 +304,7 @@ def run_predictions(options: PredictOptions) -> RunSummary:
         refs = first_rows(refs, options.limit)
     summary.total = len(refs)
     store = PredictionStore(options.out_dir)
+    mark_folder(options.out_dir, "predictions")
     files: list[tuple[str, str]] = []
     completed = False
     try:

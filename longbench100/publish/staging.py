@@ -18,6 +18,14 @@ def check_empty_target(target: Path, option: str) -> None:
         raise UserError(f"{option} {target}: exists and is not an empty folder")
 
 
+def remove_stale_staging(target: Path) -> list[Path]:
+    """Remove the hidden staging folders an interrupted run (even ``kill -9``) left beside ``target``; return them."""
+    stale = sorted(path for path in target.parent.glob(f".{target.name}.*.partial") if path.is_dir())
+    for path in stale:
+        shutil.rmtree(path, ignore_errors=True)
+    return stale
+
+
 @contextmanager
 def staged_folder(target: Path, option: str) -> Iterator[Path]:
     """Yield an empty staging folder; on success it becomes ``target``, on any error it is removed."""

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..analysis.chart import load_fit, write_dolce_report
-from ..writable import ensure_writable_dir
+from ..output_guard import guard_output_dir, mark_folder
 from ..analysis.coverage import construction_table
 from ..errors import UserError
 from ..scoring.data import manifest_sha256
@@ -54,7 +54,8 @@ def run_report(options: ReportOptions) -> ReportOutcome:
     different settings (unless ``allow_mixed``) and an ``out`` folder that cannot be written; in
     each case before anything is written.
     """
-    ensure_writable_dir(options.out)
+    guard_output_dir(options.out, "--out", "report", [*(("RESULTS", path) for path in options.results),
+                                                       ("--dolce", options.dolce), ("--data", options.data_dir)])
     results = load_results(list(options.results))
     dolce_fit = load_fit(options.dolce) if options.dolce else None
     coverage = None
@@ -68,7 +69,7 @@ def run_report(options: ReportOptions) -> ReportOutcome:
             "the results were made with different settings (" + "; ".join(d.describe() for d in check.differences)
             + "): report.md says so, and models made differently get no paired test"
         )
-    options.out.mkdir(parents=True, exist_ok=True)
+    mark_folder(options.out, "report")
     written = write_report(results, options.out, check, n_boot=options.n_boot, seed=options.seed, coverage=coverage)
     if dolce_fit is not None:
         written += write_dolce_report(dolce_fit, options.out)

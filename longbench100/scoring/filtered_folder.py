@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..atomic import write_bytes_atomic, write_json_atomic
 from ..errors import UserError
+from ..output_guard import guard_output_dir, mark_folder
 from ..task_info import TASKS
 from .data import MANIFEST, data_files
 
@@ -54,17 +55,17 @@ def _hidden(relative: Path) -> bool:
     return any(part.startswith(".") for part in relative.parts)
 
 
-def _check_out(data_dir: Path, out_dir: Path) -> None:
-    """Refuse to write into the data folder itself or into a non-empty folder."""
-    if out_dir.resolve() == data_dir.resolve() or data_dir.resolve() in out_dir.resolve().parents:
-        raise UserError(f"--out {out_dir}: must not be inside --data {data_dir}")
-    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+def check_filter_out(data_dir: Path, out_dir: Path, predictions: list[Path]) -> None:
+    """Before any work: refuse to write into an input, into a non-empty folder or where nothing can be written."""
+    guard_output_dir(out_dir, "--out", "data", [("--data", data_dir), *(("--predictions", path) for path in predictions)])
+    if out_dir.exists() and any(out_dir.iterdir()):
         raise UserError(f"--out {out_dir}: exists and is not an empty folder")
 
 
 def write_filtered(data_dir: Path, out_dir: Path, dropped: set[str], filter_record: dict) -> dict[str, dict]:
     """Copy ``data_dir`` to ``out_dir`` without the ``dropped`` records; return the new data files' entries."""
-    _check_out(data_dir, out_dir)
+    check_filter_out(data_dir, out_dir, [])
+    mark_folder(out_dir, "data")
     data_paths = set(data_files(data_dir))
     for source in sorted(data_dir.rglob("*")):
         target = out_dir / source.relative_to(data_dir)

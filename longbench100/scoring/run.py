@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..datafolder import first_rows
 from ..errors import UserError
-from ..writable import ensure_writable_file
+from ..output_guard import guard_output_file
 from ..lengths import DEFAULT_BASE_LABELS
 from ..suites import recorded_suite
 from .aggregate import aggregate, canonical_base_labels
@@ -109,7 +109,7 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
     judge_style = resolve_judge_style(options.judge_style, suite)
     base_labels = canonical_base_labels(list(options.base_lengths or (suite["base_lengths"] if suite else DEFAULT_BASE_LABELS)))
     if not options.dry_run:
-        ensure_writable_file(options.out)
+        guard_output_file(options.out, "--out", {"--data": options.data_dir, "--predictions": options.predictions})
     every = load_data(options.data_dir)
     records = limit_rows(every, options.limit)
     manifest = manifest_sha256(options.data_dir)
