@@ -56,8 +56,13 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
         where = f"{path}:{spec.member}" if spec.member else str(path)
         unit = row_unit(spec)
         names = class_label_names(path, spec, spec.item.label) if spec.item and spec.item.label else ()
+        rows = 0
         for number, row in iter_rows(path, spec):
             _map_row(entry, spec, row, f"{where} {unit} {number}", number, data, names)
+            rows += 1
+        if rows == 0:
+            raise UserError(f"source {entry.name}: {where} holds no rows ({path.stat().st_size} bytes); "
+                            "a damaged or unfinished copy? fetch it again")
     _drop_duplicate_items(data)
     _make_item_ids_unique(data)
     write_bytes_atomic(cached_file, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))

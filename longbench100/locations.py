@@ -116,13 +116,16 @@ def _download(entry: SourceEntry, spec: FileSpec) -> Path:
 def resolve_location(option: str | None) -> SourceLocation:
     """Turn a ``--sources`` value (or the environment variable, or the hub default) into a location."""
     value = option or os.environ.get(SOURCES_ENV) or "hub"
+    given = "--sources" if option else SOURCES_ENV
     if value == "demo":
         return SourceLocation("demo", DEMO_DIR / "data", DEMO_DIR / "sources")
     if value == "hub":
         return SourceLocation("hub", None, packaged_dir("sources"))
     root = Path(value).expanduser()
+    if root.exists() and not root.is_dir():
+        raise UserError(f"{given} {value}: is a file, not a folder (use 'demo', 'hub', or a mirror folder)")
     if not root.is_dir():
-        raise UserError(f"--sources {value}: no such folder (use 'demo', 'hub', or a mirror folder)")
+        raise UserError(f"{given} {value}: no such folder (use 'demo', 'hub', or a mirror folder)")
     return SourceLocation("mirror", root.resolve(), packaged_dir("sources"))
 
 

@@ -73,6 +73,8 @@ def parse_task_list(text: str) -> list[str]:
     if text.strip() == "all":
         return list(TASKS)
     names = [name.strip() for name in text.split(",") if name.strip()]
+    if "all" in names:
+        raise UserError(f"--tasks {text}: 'all' stands alone (it means every task); name tasks without it")
     unknown = [name for name in names if name not in TASKS]
     if unknown or not names:
         raise UserError(f"unknown task {', '.join(unknown) or repr(text)}: choose from all, {', '.join(TASKS)}")

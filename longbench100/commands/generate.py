@@ -51,7 +51,7 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
     if suite.name != DEFAULT_SUITE and not suite_spec:
         click.echo(f"suite: {suite.name} (it lists every task asked; --suite chooses another)")
     options = GenerateOptions(
-        tasks=pick_tasks(tasks, suite), lengths=tuple(parse_length_list(lengths)) if lengths else suite.lengths, rows=rows, seed=seed,
+        tasks=pick_tasks(tasks, suite), lengths=tuple(parse_length_list(lengths)) if lengths is not None else suite.lengths, rows=rows, seed=seed,
         tokenizer=tokenizer_spec, out=out, sources=sources_option, templates=templates_dir, workers=workers, resume=resume,
         whole_documents=whole_documents, chat_template=chat_template, reserve_output=reserve_output, unpaired=unpaired, negatives=negatives, suite=suite,
         verify_counts=verify_counts,

@@ -10,7 +10,7 @@ import click
 
 from ..errors import HubUnreachable, SourceAbsent, UserError
 from ..loader import load_source
-from ..locations import SOURCES_ENV, SourceLocation, active_entries, resolve_location
+from ..locations import MIRROR_HINT, SOURCES_ENV, SourceLocation, active_entries, resolve_location
 from ..registry import SourceEntry
 from ..suites import Suite, load_all_suites, suites_of_task
 from ..token_cache import attach_token_counts
@@ -97,6 +97,8 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
     click.echo(f"{loaded} sources loaded, {len(absent)} missing, {len(failures)} malformed in {time.perf_counter() - started:.1f}s")
     if failures or (strict and absent):
         sys.exit(1)
+    if loaded == 0:
+        raise UserError(f"no registered source is in {location.describe()}: {MIRROR_HINT}")
 
 
 def _label(entry: SourceEntry) -> str:

@@ -14,13 +14,24 @@ def suites(ctx: click.Context) -> None:
 
     \b
     Examples:
-      longbench100 suites                       one line per packaged suite and its tasks
+      longbench100 suites                       one line per packaged suite and its tasks (or: suites list)
       longbench100 suites show 100-longbench    lengths, base lengths, metrics and overall
       longbench100 suites show my_suite.toml    check and show a suite file of your own
     """
     if ctx.invoked_subcommand is None:
-        for suite in load_all_suites():
-            click.echo(f"{suite.name}: {', '.join(suite.tasks)}")
+        _print_suites()
+
+
+@suites.command("list")
+def list_suites() -> None:
+    """One line per packaged suite and its tasks (the same as plain `longbench100 suites`)."""
+    _print_suites()
+
+
+def _print_suites() -> None:
+    """Print one line per packaged suite: its name and tasks."""
+    for suite in load_all_suites():
+        click.echo(f"{suite.name}: {', '.join(suite.tasks)}")
 
 
 @suites.command("show")

@@ -18,9 +18,13 @@ def base_length_warnings(rows: dict[str, dict[str, int]], base_labels: tuple[str
     if not present:
         return [f"none of the base lengths ({', '.join(base_labels)}) was generated, so scoring with the default "
                 f"--base-lengths gives no Base Ability or LongScore: add them to --lengths, or score with --base-lengths set to lengths you generated"]
+    longer = [label for label in generated if label not in base_labels]
+    only_base = [] if longer else [f"every generated length ({', '.join(sorted(generated, key=parse_length))}) is a base "
+                                   "length: Base Ability can be measured but LongScore needs at least one longer length; "
+                                   "add one to --lengths"]
     absent = [label for label in base_labels if label not in generated]
     one = len(absent) == 1
-    lines = [f"base {'length' if one else 'lengths'} {', '.join(absent)} {'was' if one else 'were'} not generated; every task's "
+    lines = only_base + [f"base {'length' if one else 'lengths'} {', '.join(absent)} {'was' if one else 'were'} not generated; every task's "
              f"Base Ability will rest on {', '.join(present)} only (add {'it' if one else 'them'} to --lengths, or score with "
              "--base-lengths set to lengths you generated)"] if absent else []
     for task, by_label in rows.items():

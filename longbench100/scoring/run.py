@@ -13,7 +13,7 @@ from pathlib import Path
 from ..datafolder import first_rows
 from ..errors import UserError
 from ..output_guard import guard_output_file
-from ..lengths import DEFAULT_BASE_LABELS
+from ..lengths import DEFAULT_BASE_LABELS, parse_length
 from ..suites import recorded_suite
 from .aggregate import aggregate, canonical_base_labels
 from .by_suite import suite_blocks
@@ -112,6 +112,10 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
         guard_output_file(options.out, "--out", {"--data": options.data_dir, "--predictions": options.predictions})
     every = load_data(options.data_dir)
     records = limit_rows(every, options.limit)
+    present = sorted({record.label for record in every}, key=parse_length)
+    if options.base_lengths and not set(base_labels) & set(present):
+        raise UserError(f"--base-lengths {','.join(options.base_lengths)}: the data has no rows at any of them "
+                        f"(its lengths: {', '.join(present)}), so no Base Ability or LongScore could be computed")
     manifest = manifest_sha256(options.data_dir)
     by_id = read_predictions(options.predictions, records, {record.id for record in every}, manifest,
                                       options.allow_missing, echo)
