@@ -241,7 +241,7 @@ def test_report_has_one_table_set_per_suite(tmp_path):
 def test_generate_and_inspect_use_the_suite_base_lengths_and_group_by_suite(tmp_path):
     path = write_suite(tmp_path, VALID.replace('base_lengths = ["2k"]', 'base_lengths = ["3k"]'))
     result = invoke("generate", "--sources", "demo", "--out", str(tmp_path / "out"), "--rows", "1", "--workers", "1",
-                    "--quiet", "--suite", str(path), "--tasks", "kv_retrieval", "--lengths", "3k")
+                    "--quiet", "--suite", str(path), "--tasks", "kv_retrieval", "--lengths", "3k,5k")
     assert result.exit_code == 0, result.output
     assert "warning" not in result.output  # the default 2k, 4k, 6k would all be missing
     inspected = invoke("inspect", str(tmp_path / "out"))

@@ -108,7 +108,10 @@ def test_base_length_warnings_name_the_task_and_the_fix() -> None:
         "score it with --base-lengths 8k,16k, or generate a length its items fit",
     ]
     assert base_length_warnings({"kv_retrieval": {"8k": 3}})[0].startswith("none of the base lengths (2k, 4k, 6k) was generated")
-    assert base_length_warnings({"kv_retrieval": {"2k": 3, "4k": 3, "6k": 3}}) == []
+    assert base_length_warnings({"kv_retrieval": {"2k": 3, "4k": 3, "6k": 3, "8k": 3}}) == []
+    assert base_length_warnings({"kv_retrieval": {"2k": 3, "4k": 3, "6k": 3}}) == [  # no length to measure LongScore at
+        "every generated length (2k, 4k, 6k) is a base length: Base Ability can be measured but LongScore needs at "
+        "least one longer length; add one to --lengths"]
 
 
 def test_base_lengths_left_out_of_the_run_are_named() -> None:
@@ -117,7 +120,7 @@ def test_base_lengths_left_out_of_the_run_are_named() -> None:
         "base lengths 2k, 6k were not generated; every task's Base Ability will rest on 4k only "
         "(add them to --lengths, or score with --base-lengths set to lengths you generated)",
     ]
-    assert base_length_warnings({"kv_retrieval": {"2k": 3, "4k": 3}})[0].startswith(
+    assert base_length_warnings({"kv_retrieval": {"2k": 3, "4k": 3, "8k": 3}})[0].startswith(
         "base length 6k was not generated; every task's Base Ability will rest on 2k, 4k only (add it to --lengths")
 
 

@@ -24,9 +24,9 @@ def base_length_warnings(rows: dict[str, dict[str, int]], base_labels: tuple[str
                                    "add one to --lengths"]
     absent = [label for label in base_labels if label not in generated]
     one = len(absent) == 1
-    lines = only_base + [f"base {'length' if one else 'lengths'} {', '.join(absent)} {'was' if one else 'were'} not generated; every task's "
-             f"Base Ability will rest on {', '.join(present)} only (add {'it' if one else 'them'} to --lengths, or score with "
-             "--base-lengths set to lengths you generated)"] if absent else []
+    lines = only_base + ([f"base {'length' if one else 'lengths'} {', '.join(absent)} {'was' if one else 'were'} not generated; "
+                          f"every task's Base Ability will rest on {', '.join(present)} only (add {'it' if one else 'them'} to "
+                          "--lengths, or score with --base-lengths set to lengths you generated)"] if absent else [])
     for task, by_label in rows.items():
         empty = [label for label in present if by_label.get(label, 0) == 0]
         if not empty:
