@@ -25,7 +25,10 @@ from typing import Any, Protocol
 
 import httpx
 
+from .errors import UserError
+
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+RATE_LIMITED = frozenset(f"HTTP {status}" for status in RETRYABLE_STATUS)  # busy, not broken: never stops a run early
 MAX_BACKOFF_S = 60.0
 MAX_RETRY_AFTER_S = 300.0
 _MESSAGE_LIMIT = 500
@@ -160,6 +163,14 @@ class ClientSettings(Protocol):
     backoff_base_s: float
 
 
+BROKEN_AFTER = 5
+"""Attempts that all failed in the same way, before the server ever answered, that mean it is broken."""
+
+
+class ServerBroken(UserError):
+    """The server failed every attempt so far in the same way: retrying each request would only cost time."""
+
+
 class LLMClient:
     """Send prompts to one model on an OpenAI-compatible server, with bounded concurrency and retries.
 
@@ -203,6 +214,8 @@ class LLMClient:
         self.url = base_url.rstrip("/") + ("/chat/completions" if mode == "chat" else "/completions")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._semaphore = asyncio.Semaphore(concurrency)
+        self._answered = False  # whether any attempt got a 200 answer
+        self._early_errors: list[str] = []  # the errors of the attempts made before that
         self._http = httpx.AsyncClient(
             headers=headers,
             verify=shared_ssl_context(),
@@ -276,6 +289,20 @@ class LLMClient:
         """Return a failed-for-good result."""
         return CompletionResult(None, None, None, None, latency_s, attempts, error)
 
+    def _check_broken(self, error: str) -> None:
+        """Stop early (:class:`ServerBroken`) when the first :data:`BROKEN_AFTER` attempts, before any answer,
+        all failed with the same error: a server that answers 500 to everything would otherwise cost every
+        request its full retries. A request-specific failure (a prompt too long) differs from one prompt
+        to the next and does not stop anything; neither does any failure once the server has answered,
+        nor a rate limit (429 and the like, or any answer with Retry-After: the caller is asked to wait)."""
+        if self._answered:
+            return
+        self._early_errors.append(error)
+        if len(self._early_errors) >= BROKEN_AFTER and len(set(self._early_errors)) == 1:
+            raise ServerBroken(f"the server at {self.url} failed the first {len(self._early_errors)} attempts the same "
+                               f"way ({error}); stopped instead of retrying every request: check the server and the "
+                               "model name, then rerun the same command (finished work is kept)")
+
     def _backoff(self, retry: int, retry_after: float | None) -> float:
         """Return how long to wait before retry number ``retry`` (0-based): Retry-After, else full jitter."""
         if retry_after is not None:
@@ -302,11 +329,14 @@ class LLMClient:
                 else:
                     latency_s = time.perf_counter() - started
                     if response.status_code == 200:
+                        self._answered = True
                         return self._parse(response, latency_s, attempts)
                     error = f"HTTP {response.status_code}: {_server_message(response)}"
                     retryable = response.status_code in RETRYABLE_STATUS or response.status_code >= 500
                     retry_after = parse_retry_after(response.headers.get("retry-after"))
             latency_s = time.perf_counter() - started
+            if not (retry_after is not None or error.split(":")[0] in RATE_LIMITED):
+                self._check_broken(error)
             if not retryable:
                 return self._failure(error, latency_s, attempts)
             if attempts > self.max_retries:

@@ -37,8 +37,6 @@ def error_lines(output: str) -> list[str]:
 @pytest.mark.parametrize(
     "reply, reason",
     [
-        ((404, {"error": {"message": "no such route"}}), "HTTP 404"),
-        ((500, {"error": {"message": "engine crashed"}}), "HTTP 500"),
         ((429, {"error": {"message": "slow down"}}, {"Retry-After": "0"}), "HTTP 429"),
         ((200, "<!doctype html><html><body>Sign in</body></html>"), "HTML reply"),
         ((200, '{"choices": [{"message": ', {"Content-Type": "application/json"}), "bad response"),
@@ -51,6 +49,22 @@ def test_every_request_failing_exits_1_with_one_summary_line(tmp_path, reply, re
     assert result.exit_code == 1, result.output
     assert error_lines(result.output) == [f"error: 4 of 4 samples failed: {reason} x 4; rerun with --retry-failed"]
     assert all(record["prediction"] is None for record in read_predictions(tmp_path / "pred"))
+
+
+@pytest.mark.parametrize("status, message", [(500, "engine crashed"), (404, "no such route")])
+def test_a_server_failing_everything_the_same_way_stops_the_run_early(tmp_path, status, message):
+    """A server answering 500 to everything used to cost every sample its full retries (45 s for one
+    sample, 170 s for 38): now the run stops after BROKEN_AFTER identical failures, with one line."""
+    from longbench100.llm_client import BROKEN_AFTER
+
+    data = write_data(tmp_path / "data", {("kv_retrieval", "2k"): 38})
+    with OpenAIStub(lambda body: (status, {"error": {"message": message}})) as server:
+        result = predict(server.base_url, data, tmp_path / "pred")
+        sent = len(server.requests)
+    assert result.exit_code == 2, result.output
+    [line] = error_lines(result.output)
+    assert "failed the first" in line and f"HTTP {status}: {message}" in line and "rerun the same command" in line
+    assert sent < BROKEN_AFTER + 8  # at most one attempt more per request in flight (concurrency 8), not 38 x 7
 
 
 def test_a_base_url_without_v1_is_caught_before_any_request(tmp_path):
@@ -204,3 +218,13 @@ def test_run_predict_is_the_library_entry(tmp_path):
         summary = run_predict(options, echo=lines.append)
     assert (summary.total, summary.done) == (2, 2)
     assert lines[0].startswith("samples:  2 selected, 2 done")
+
+
+def test_progress_is_plain_lines_off_a_terminal(tmp_path):
+    """Under CI or in a log (stderr not a terminal) a bar shows nothing useful: predict prints lines."""
+    data = write_data(tmp_path / "data", {("kv_retrieval", "2k"): 5})
+    with OpenAIStub(echo) as server:
+        result = predict(server.base_url, data, tmp_path / "pred")
+    assert result.exit_code == 0, result.output
+    assert "predict: 5 samples to do" in result.output and "predict: 5/5 samples (100%)" in result.output
+    assert "- done" in result.output

@@ -48,7 +48,7 @@ class PredictOptions:
     timeout_s: float = 600.0
     max_retries: int = 6
     backoff_base_s: float = 1.0
-    progress: bool | None = None  # tqdm's convention: None shows the bar only on a terminal
+    progress: bool | None = None  # None: a bar on a terminal, plain progress lines elsewhere; False: nothing
 
     def extras(self) -> RequestExtras:
         """The request fields beyond prompt, ``max_tokens`` and ``temperature``."""

@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable, Iterator
 
 import httpx
-from tqdm import tqdm
 
 from ..datafolder import first_rows
 from ..errors import UserError
@@ -34,6 +33,7 @@ from ..llm_client import CompletionResult, LLMClient, error_reason, get_models, 
 from ..scoring.data import manifest_sha256
 from ..task_info import answer_room
 from ..output_guard import guard_output_dir, mark_folder
+from ..progress import progress_bar
 from .data import SampleRef, index_data, load_sample
 from .options import PredictOptions, changed_settings, check_options, request_settings
 from .store import PredictionStore
@@ -243,8 +243,7 @@ async def _run_all(
 ) -> None:
     """Send every sample in ``todo`` with at most ``options.concurrency`` requests in flight."""
     next_refs: Iterator[SampleRef] = iter(todo)
-    disable = None if options.progress is None else not options.progress
-    bar = tqdm(total=len(todo), unit="sample", desc="predict", disable=disable, dynamic_ncols=True)
+    bar = progress_bar(len(todo), "predict", "sample", options.progress)
 
     held: list[tuple[SampleRef, dict, list[CompletionResult]]] = []  # dropped connections, in a row
 

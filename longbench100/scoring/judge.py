@@ -16,7 +16,7 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 
-from tqdm import tqdm
+from ..progress import progress_bar
 
 from ..llm_client import LLMClient, error_reason
 from .judge_cache import JudgeCache
@@ -262,7 +262,7 @@ class Judge:
             )
 
         try:
-            with tqdm(total=len(prompts), desc="judge", unit="call", disable=not progress) as bar:
+            with progress_bar(len(prompts), "judge", "call", progress) as bar:
                 for finished in asyncio.as_completed([one(prompt) for prompt in prompts]):
                     await finished
                     bar.update()
