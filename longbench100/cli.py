@@ -5,6 +5,7 @@ never pays for importing plotting or HTTP libraries. Every error prints as one `
 (click's usage errors too, after the usage line); Ctrl-C and SIGTERM print one line and exit 130/143.
 """
 
+import errno
 import importlib
 import sys
 
@@ -68,6 +69,13 @@ class _LazyGroup(click.Group):
                 return super().invoke(ctx)
         except UserError as error:
             click.echo(f"error: {error}", err=True)
+            sys.exit(2)
+        except OSError as error:
+            if error.errno != errno.ENOSPC:
+                raise
+            where = f" while writing {error.filename}" if error.filename else ""
+            click.echo(f"error: no space left on the device{where}: free some space, then run the same command again "
+                       "(generate continues with --resume, predict where it stopped)", err=True)
             sys.exit(2)
         except KeyboardInterrupt as stop:
             click.echo(interrupt_message(stop), err=True)

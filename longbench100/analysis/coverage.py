@@ -22,6 +22,7 @@ from .. import __version__
 from ..atomic import write_json_atomic
 from ..datafolder import list_data_files
 from ..errors import UserError
+from ..folder_lock import output_lock
 from ..output_guard import guard_output_file
 from ..scoring.data import MANIFEST, read_jsonl, read_manifest, tokenizer_identity
 from ..scoring.judge import Judge, JudgePlan, Verdict
@@ -111,7 +112,8 @@ def run_coverage(options: CoverageOptions) -> CoverageOutcome:
                             "no coverage can be measured; check --evaluator-model and its server")
     report = _report(samples, tokenizer, source, judge, options.chunk_tokens, verdicts)
     if options.out is not None:
-        write_json_atomic(options.out, report, indent=1)
+        with output_lock(options.out, "--out"):
+            write_json_atomic(options.out, report, indent=1)
     return CoverageOutcome(report, notes=notes)
 
 

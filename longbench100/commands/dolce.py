@@ -8,6 +8,7 @@ import click
 
 from ..atomic import write_json_atomic
 from ..errors import UserError
+from ..folder_lock import output_lock
 from ..output_guard import guard_output_dir, guard_output_file, mark_folder
 from ..lengths import parse_length_list
 from ..task_info import parse_task_list
@@ -70,7 +71,8 @@ def probes_command(data_dir: Path, out_dir: Path, tasks: str, lengths: str | Non
     if dry_run:
         click.echo("dry run: nothing was written")
         return
-    write_probes(probe_set, options, out_dir)
+    with output_lock(out_dir, "--out"):
+        write_probes(probe_set, options, out_dir)
     click.echo(f"wrote {probe_set.requests} probes to {out_dir}")
 
 
@@ -109,7 +111,8 @@ def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_
         outcomes = prediction_outcomes(probes, predictions)
         source = {"oracle": False, "noise": None, "seed": None, "predictions": str(predictions)}
     result = run_fit(probes, outcomes, manifest, source, estimator)
-    write_json_atomic(out_path, result, indent=1)
+    with output_lock(out_path, "--out"):
+        write_json_atomic(out_path, result, indent=1)
     click.echo(category_table(result), nl=False)
     for text in task_warnings(result):
         click.echo(f"warning: {text}", err=True)

@@ -11,6 +11,7 @@ from ..scoring.dataset_filter import FilterModel, drops, flag, qa_records
 from ..scoring.grading import JUDGE_METRICS, GradeJob, choose_metrics, grade_jobs, judge_prompts
 from ..scoring.judge_style import resolve_judge_style
 from ..scoring.qa_filter import DEFAULT_THRESHOLD, parse_threshold
+from ..folder_lock import output_lock
 from ..scoring.filtered_folder import check_filter_out, write_filtered
 from ..scoring.cost import check_prices, plan_lines
 from ..scoring.run import default_model_name, prepare_judge, read_predictions
@@ -101,7 +102,8 @@ def filter_command(
         "counts": _counts(qa, dropped),
         "dropped_ids": dropped,
     }
-    write_filtered(data_dir, out_dir, set(dropped), record)
+    with output_lock(out_dir, "--out"):
+        write_filtered(data_dir, out_dir, set(dropped), record)
     _print_summary(record, out_dir)
 
 

@@ -77,7 +77,9 @@ def _api_key(variable: str | None) -> str | None:
 @click.option(
     "--max-retries", type=click.IntRange(min=0), default=6, help="Retries on 429, 5xx, timeouts, connection errors."
 )
-@click.option("--progress/--no-progress", default=None, show_default=False, help="Progress bar [default: if a tty]")
+@click.option("--progress/--no-progress", default=None, show_default=False,
+              help="Progress: a bar on a terminal, plain lines on stderr otherwise [default: shown]")
+@click.option("--wait", is_flag=True, help="When another run is writing the same --out, wait for it instead of refusing.")
 def predict(
     data_dir: Path,
     model: str,
@@ -100,6 +102,7 @@ def predict(
     timeout_s: float,
     max_retries: int,
     progress: bool | None,
+    wait: bool,
 ) -> None:
     """Send every sample's prompt to an OpenAI-compatible server and write PRED/<task>/<label>.jsonl.
 
@@ -143,6 +146,7 @@ def predict(
         timeout_s=timeout_s,
         max_retries=max_retries,
         progress=progress,
+        wait=wait,
     )
     summary = run_predict(options, echo=click.echo)  # Ctrl-C / SIGTERM: the CLI prints the resume hint, exit 130 / 143
     failure = failure_message(summary, options)

@@ -37,6 +37,7 @@ def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | Non
     """
     from ..publish.hub import check_push_access, check_repo_id, push_snapshot
     from ..publish.snapshot import publish_snapshot
+    from ..folder_lock import output_lock
     from ..output_guard import guard_output_dir
     from ..publish.staging import check_empty_target, remove_stale_staging
 
@@ -51,7 +52,8 @@ def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | Non
     for stale in remove_stale_staging(snapshot):
         click.echo(f"removed {stale}: left by an interrupted publish")
     token = check_push_access() if push else None
-    result = publish_snapshot(data_dir, snapshot, name=name, repo_id=repo_id, echo=(lambda _: None) if quiet else click.echo)
+    with output_lock(snapshot, "--out"):
+        result = publish_snapshot(data_dir, snapshot, name=name, repo_id=repo_id, echo=(lambda _: None) if quiet else click.echo)
     rows = sum(split.rows for split in result.splits)
     tasks = len({split.task for split in result.splits})
     skipped = f"; {len(result.empty)} empty data files left out" if result.empty else ""

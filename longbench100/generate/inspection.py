@@ -81,10 +81,15 @@ def summarise_folder(out: Path) -> FolderSummary:
 def summarise_file(path: Path) -> LengthSummary:
     """Token, fill, depth and gold-passage statistics of one data file."""
     tokens, fills, depths, golds, budget = [], [], [], [], 0
+    seen: dict[str, int] = {}
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             try:
                 record = json.loads(line)
+                if record["id"] in seen:
+                    raise UserError(f"{path} line {number}: duplicate id {record['id']!r} (also line {seen[record['id']]}): "
+                                    "two runs wrote this file at once? generate it again into a new folder")
+                seen[record["id"]] = number
                 budget = record["length"]
                 tokens.append(record["prompt_tokens"])
                 depth = record["gold"].get("depth")

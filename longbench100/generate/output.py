@@ -45,6 +45,15 @@ def completed_rows(partial: Path) -> int:
     return rows[-1] + 1 if rows else 0
 
 
+def written_rows_in(out: Path) -> int:
+    """Complete rows in an output folder: finished data files and complete lines of ``.partial`` files."""
+    count = 0
+    for path in [*out.glob("*/*.jsonl"), *out.glob("*/*.jsonl.partial")]:
+        with open(path, "rb") as handle:
+            count += sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 16), b""))
+    return count
+
+
 def written_rows(path: Path) -> list[int]:
     """The ``row`` of every line of a data file, read from the head of each line (prompts are not parsed)."""
     rows = []

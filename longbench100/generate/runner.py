@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from ..tasks import BUILDERS
 from ..tasks.base import TaskBuilder
 from ..tokenization import load_tokenizer
 from ..workers import worker_pool
+from ..folder_lock import output_lock
 from ..output_guard import guard_output_dir, mark_folder
 from ..paths import CACHE_HINT, cache_dir
 from ..writable import ensure_writable_dir
@@ -29,7 +31,7 @@ from .base_lengths import base_length_warnings
 from .fitting import BuildContext
 from .manifest import build_manifest, check_out_folder, claim_out_folder
 from .verify_counts import verify_prompt_counts
-from .output import LineAppender, completed_rows, partial_file, written_rows
+from .output import LineAppender, completed_rows, partial_file, written_rows, written_rows_in
 from .planner import LengthPlan, RowPlan, plan_rows, rows_per_source
 from .rng import derive_rng
 from .spans import shifted_spans
@@ -56,6 +58,7 @@ class GenerateOptions:
     unpaired: bool = False
     negatives: str = "bm25"  # rag_hard / rerank: BM25 hard negatives or random ones
     verify_counts: bool = False  # recount every prompt whole after writing it (does not change the output)
+    wait: bool = False  # wait for another run writing the same --out instead of refusing
     suite: Suite = field(default_factory=lambda: load_suite(DEFAULT_SUITE))  # recorded; gives each task's metric
 
     def shaping(self) -> dict:
@@ -104,13 +107,19 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
         templates.validate(task)
     guard_output_dir(options.out, "--out", "data", {"--templates": options.templates, "--sources": location.root})
     ensure_writable_dir(cache_dir(), f"the cache folder ({CACHE_HINT})")
-    check_out_folder(options.out, options.resume)
-    try:
-        return _generate(options, location, templates, echo, progress)
-    except Interrupted:
-        raise
-    except KeyboardInterrupt as stop:
-        raise Interrupted(f"rows finished so far are saved in {options.out}; rerun with --resume to continue", stop) from None
+    with output_lock(options.out, "--out", options.wait):
+        check_out_folder(options.out, options.resume)
+        try:
+            return _generate(options, location, templates, echo, progress)
+        except Interrupted:
+            raise
+        except KeyboardInterrupt as stop:
+            raise Interrupted(f"rows finished so far are saved in {options.out}; rerun with --resume to continue", stop) from None
+        except OSError as error:
+            if error.errno != errno.ENOSPC:
+                raise
+            raise UserError(f"no space left on the device while writing {options.out} ({written_rows_in(options.out)} rows "
+                            f"written so far are kept): free some space, then rerun with --resume to continue") from None
 
 
 def _generate(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, echo: Callable[[str], None], progress: bool) -> dict:

@@ -49,6 +49,7 @@ class PredictOptions:
     max_retries: int = 6
     backoff_base_s: float = 1.0
     progress: bool | None = None  # None: a bar on a terminal, plain progress lines elsewhere; False: nothing
+    wait: bool = False  # wait for another run writing the same --out instead of refusing
 
     def extras(self) -> RequestExtras:
         """The request fields beyond prompt, ``max_tokens`` and ``temperature``."""

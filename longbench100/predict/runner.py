@@ -32,6 +32,7 @@ from ..interrupts import Interrupted
 from ..llm_client import CompletionResult, LLMClient, error_reason, get_models, served_model_ids
 from ..scoring.data import manifest_sha256
 from ..task_info import answer_room
+from ..folder_lock import output_lock
 from ..output_guard import guard_output_dir, mark_folder
 from ..progress import progress_bar
 from .data import SampleRef, index_data, load_sample
@@ -296,6 +297,12 @@ def run_predictions(options: PredictOptions) -> RunSummary:
     """
     check_options(options)
     guard_output_dir(options.out_dir, "--out", "predictions", {"--data": options.data_dir})
+    with output_lock(options.out_dir, "--out", options.wait):
+        return _run_locked(options)
+
+
+def _run_locked(options: PredictOptions) -> RunSummary:
+    """:func:`run_predictions` once this run holds the output's lock."""
     started = time.perf_counter()
     summary = RunSummary()
     refs = index_data(options.data_dir, options.tasks, options.labels)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..datafolder import first_rows
 from ..errors import UserError
+from ..folder_lock import output_lock
 from ..output_guard import guard_output_file
 from ..lengths import DEFAULT_BASE_LABELS, parse_length
 from ..suites import recorded_suite
@@ -52,6 +53,7 @@ class ScoreOptions:
     rouge_variant: str = DEFAULT_ROUGE_VARIANT
     limit: int | None = None
     dry_run: bool = False
+    wait: bool = False  # wait for another run writing the same --out instead of refusing
     price_in: float | None = None
     price_out: float | None = None
 
@@ -102,14 +104,21 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
     Raises :class:`UserError` for bad input, predictions made for other prompts, a judge that does
     not answer, and (after writing results.json) samples left ungraded unless ``allow_ungraded``.
     """
+    if options.dry_run:
+        return _score(options, echo, progress)
+    guard_output_file(options.out, "--out", {"--data": options.data_dir, "--predictions": options.predictions})
+    with output_lock(options.out, "--out", options.wait):
+        return _score(options, echo, progress)
+
+
+def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
+    """:func:`run_score`, holding the results file's lock unless it is a dry run."""
     if options.rouge_variant not in ROUGE_VARIANTS:
         raise UserError(f"--rouge-variant {options.rouge_variant}: choose from {', '.join(ROUGE_VARIANTS)}")
     check_prices(options.price_in, options.price_out)
     suite = recorded_suite(read_manifest(options.data_dir))
     judge_style = resolve_judge_style(options.judge_style, suite)
     base_labels = canonical_base_labels(list(options.base_lengths or (suite["base_lengths"] if suite else DEFAULT_BASE_LABELS)))
-    if not options.dry_run:
-        guard_output_file(options.out, "--out", {"--data": options.data_dir, "--predictions": options.predictions})
     every = load_data(options.data_dir)
     records = limit_rows(every, options.limit)
     present = sorted({record.label for record in every}, key=parse_length)
