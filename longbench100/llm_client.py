@@ -168,7 +168,13 @@ BROKEN_AFTER = 5
 
 
 class ServerBroken(UserError):
-    """The server failed every attempt so far in the same way: retrying each request would only cost time."""
+    """The server failed every attempt so far in the same way: retrying each request would only cost time.
+
+    ``error`` is that repeated error."""
+
+    def __init__(self, message: str, error: str) -> None:
+        super().__init__(message)
+        self.error = error
 
 
 class LLMClient:
@@ -195,6 +201,7 @@ class LLMClient:
         max_retries: int = 6,
         backoff_base_s: float = 1.0,
         extras: RequestExtras = RequestExtras(),
+        retry_unreachable: bool = True,
     ) -> None:
         if mode not in ("chat", "completion"):
             raise ValueError(f"mode must be 'chat' or 'completion', not {mode!r}")
@@ -211,6 +218,7 @@ class LLMClient:
         self.max_retries = max_retries
         self.backoff_base_s = backoff_base_s
         self.extras = extras
+        self.retry_unreachable = retry_unreachable  # False: a refused connection fails at once (another server can take it)
         self.url = base_url.rstrip("/") + ("/chat/completions" if mode == "chat" else "/completions")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._semaphore = asyncio.Semaphore(concurrency)
@@ -225,7 +233,8 @@ class LLMClient:
 
     @classmethod
     def from_settings(
-        cls, settings: ClientSettings, *, mode: str = "chat", extras: RequestExtras = RequestExtras()
+        cls, settings: ClientSettings, *, mode: str = "chat", extras: RequestExtras = RequestExtras(),
+        retry_unreachable: bool = True,
     ) -> LLMClient:
         """A client for the endpoint, model, key, concurrency, timeout and retry settings of a run's config."""
         return cls(
@@ -238,6 +247,7 @@ class LLMClient:
             max_retries=settings.max_retries,
             backoff_base_s=settings.backoff_base_s,
             extras=extras,
+            retry_unreachable=retry_unreachable,
         )
 
     async def __aenter__(self) -> LLMClient:
@@ -301,7 +311,7 @@ class LLMClient:
         if len(self._early_errors) >= BROKEN_AFTER and len(set(self._early_errors)) == 1:
             raise ServerBroken(f"the server at {self.url} failed the first {len(self._early_errors)} attempts the same "
                                f"way ({error}); stopped instead of retrying every request: check the server and the "
-                               "model name, then rerun the same command (finished work is kept)")
+                               "model name, then rerun the same command (finished work is kept)", error)
 
     def _backoff(self, retry: int, retry_after: float | None) -> float:
         """Return how long to wait before retry number ``retry`` (0-based): Retry-After, else full jitter."""
@@ -322,7 +332,8 @@ class LLMClient:
                     response = await self._http.post(self.url, json=body)
                 except httpx.TransportError as exc:  # connection errors and timeouts, but not a bad URL scheme
                     error = f"{type(exc).__name__}: {str(exc) or 'no detail'}"
-                    retryable = not isinstance(exc, httpx.UnsupportedProtocol)
+                    unreachable = isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout))
+                    retryable = not isinstance(exc, httpx.UnsupportedProtocol) and (self.retry_unreachable or not unreachable)
                 except (httpx.HTTPError, httpx.InvalidURL) as exc:  # retrying cannot help
                     error = f"{type(exc).__name__}: {str(exc) or 'no detail'}"
                     retryable = False

@@ -35,7 +35,11 @@ def _api_key(variable: str | None) -> str | None:
 @click.command(context_settings={"show_default": True})
 @click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path), help="Folder from `generate`.")
 @click.option("--model", required=True, help="Model name as the server knows it (vLLM: as given to `vllm serve`).")
-@click.option("--base-url", required=True, help="API root, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--base-url", "base_urls", multiple=True,
+              help="API root, e.g. http://127.0.0.1:8000/v1. Give it several times for replicas of one model: each "
+                   "request goes to the least busy server, a dead one is dropped and its requests sent elsewhere.")
+@click.option("--base-urls-file", type=click.Path(path_type=Path, dir_okay=False),
+              help="A file of API roots, one per line (# starts a comment), added to the --base-url ones.")
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Prediction folder (per model).")
 @click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key (default: send none).")
 @click.option(
@@ -83,7 +87,8 @@ def _api_key(variable: str | None) -> str | None:
 def predict(
     data_dir: Path,
     model: str,
-    base_url: str,
+    base_urls: tuple[str, ...],
+    base_urls_file: Path | None,
     out_dir: Path,
     api_key_env: str | None,
     mode: str,
@@ -124,11 +129,13 @@ def predict(
     from ..predict.options import PredictOptions, parse_extra_body
     from ..predict.runner import failure_message, run_predict
 
+    servers = _servers(base_urls, base_urls_file)
     options = PredictOptions(
         data_dir=data_dir,
         out_dir=out_dir,
         model=model,
-        base_url=base_url,
+        base_url=servers[0],
+        more_base_urls=servers[1:],
         api_key=_api_key(api_key_env),
         mode=mode,
         concurrency=concurrency,
@@ -153,3 +160,17 @@ def predict(
     if failure is not None:
         click.echo(f"error: {failure}", err=True)
         sys.exit(1)
+
+
+def _servers(base_urls: tuple[str, ...], urls_file: Path | None) -> tuple[str, ...]:
+    """The API roots of ``--base-url`` (repeated) and ``--base-urls-file``, in order; at least one."""
+    servers = list(base_urls)
+    if urls_file is not None:
+        try:
+            lines = urls_file.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as error:
+            raise UserError(f"--base-urls-file {urls_file}: cannot read it ({error})") from None
+        servers += [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
+    if not servers:
+        raise UserError("give the server: --base-url http://HOST:PORT/v1 (several times for replicas), or --base-urls-file")
+    return tuple(servers)

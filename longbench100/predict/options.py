@@ -50,6 +50,11 @@ class PredictOptions:
     backoff_base_s: float = 1.0
     progress: bool | None = None  # None: a bar on a terminal, plain progress lines elsewhere; False: nothing
     wait: bool = False  # wait for another run writing the same --out instead of refusing
+    more_base_urls: tuple[str, ...] = ()  # further servers of the same model: requests go to the least busy
+
+    def servers(self) -> tuple[str, ...]:
+        """Every server's API root, ``base_url`` first."""
+        return (self.base_url, *self.more_base_urls)
 
     def extras(self) -> RequestExtras:
         """The request fields beyond prompt, ``max_tokens`` and ``temperature``."""
@@ -88,8 +93,11 @@ def changed_settings(stored: dict[str, Any], current: dict[str, Any]) -> list[st
 
 def check_options(options: PredictOptions) -> None:
     """Raise UserError, in one line, for options that cannot make a run; return otherwise."""
-    if not options.base_url.startswith(("http://", "https://")):
-        raise UserError(f"bad --base-url {options.base_url!r}: expected http(s)://HOST[:PORT]/v1")
+    for url in options.servers():
+        if not url.startswith(("http://", "https://")):
+            raise UserError(f"bad --base-url {url!r}: expected http(s)://HOST[:PORT]/v1")
+    if len(set(options.servers())) != len(options.servers()):
+        raise UserError("--base-url: a server is given twice")
     if options.mode not in ("chat", "completion"):
         raise UserError(f"bad --mode {options.mode!r}: use chat or completion")
     if options.system_prompt is not None and options.mode != "chat":

@@ -23,13 +23,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack
+from dataclasses import replace
 
 import httpx
 
 from ..datafolder import first_rows
 from ..errors import UserError
 from ..interrupts import Interrupted
-from ..llm_client import CompletionResult, LLMClient, error_reason, get_models, served_model_ids
+from ..llm_client import CompletionResult, LLMClient, ServerBroken, error_reason, get_models, served_model_ids
 from ..scoring.data import manifest_sha256
 from ..task_info import answer_room
 from ..folder_lock import output_lock
@@ -37,8 +39,15 @@ from ..output_guard import guard_output_dir, mark_folder
 from ..progress import progress_bar
 from .data import SampleRef, index_data, load_sample
 from .options import PredictOptions, changed_settings, check_options, request_settings
+from .servers import ServerPool
 from .store import PredictionStore
 from .summary import RunSummary, by_count
+
+
+def check_servers(options: PredictOptions) -> None:
+    """:func:`check_server` for every server of the run."""
+    for url in options.servers():
+        check_server(replace(options, base_url=url, more_base_urls=()))
 
 
 def check_server(options: PredictOptions) -> None:
@@ -259,13 +268,35 @@ async def _run_all(
         while held:
             save(*held.pop(0))
 
-    async def worker(client: LLMClient) -> None:
-        for ref in next_refs:
-            record, results = await _predict_one(client, ref, options, run)
+    async def answer(pool: ServerPool, ref: SampleRef) -> tuple[dict, list[CompletionResult]]:
+        """One sample's answers from the least busy server; a server that is gone is dropped and the sample
+        sent to another (with one server, its loss stops the run)."""
+        while True:
+            client = pool.pick()
+            if client is None:
+                raise ServerLost(f"every server is gone, the last: {pool.dropped[-1][1]}")
+            pool.start(client)
+            try:
+                record, results = await _predict_one(client, ref, options, run)
+            except ServerBroken as broken:
+                if pool.size == 1:
+                    raise
+                pool.drop(client, f"its first attempts all failed: {broken.error}")
+                continue
+            finally:
+                pool.finish(client)
             errors = [result.error for result in results if result.error is not None]
-            for error in errors:  # a request that never reached the server says nothing about the sample
-                if error_reason(error) in CONNECT_ERRORS:
-                    raise ServerLost(error)
+            lost = next((error for error in errors if error_reason(error) in CONNECT_ERRORS), None)
+            if lost is None:  # a request that never reached the server says nothing about the sample
+                return record, results
+            if pool.size == 1:
+                raise ServerLost(lost)
+            pool.drop(client, lost)
+
+    async def worker(pool: ServerPool) -> None:
+        for ref in next_refs:
+            record, results = await answer(pool, ref)
+            errors = [result.error for result in results if result.error is not None]
             dropped = [error for error in errors if error_reason(error) in DROP_ERRORS]
             if dropped:
                 held.append((ref, record, results))
@@ -276,8 +307,14 @@ async def _run_all(
             save(ref, record, results)
 
     try:
-        async with LLMClient.from_settings(options, mode=options.mode, extras=options.extras()) as client:
-            workers = [asyncio.create_task(worker(client)) for _ in range(min(options.concurrency, len(todo)))]
+        async with AsyncExitStack() as stack:
+            clients = [await stack.enter_async_context(
+                LLMClient.from_settings(replace(options, base_url=url), mode=options.mode, extras=options.extras(),
+                                        retry_unreachable=len(options.servers()) == 1))
+                for url in options.servers()]
+            pool = ServerPool(clients, options.servers())
+            count = min(options.concurrency * len(clients), len(todo))  # --concurrency is per server
+            workers = [asyncio.create_task(worker(pool)) for _ in range(count)]
             finished, unfinished = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
             for task in unfinished:  # only after a failure: stop the others, losing just their requests
                 task.cancel()
@@ -317,7 +354,7 @@ def _run_locked(options: PredictOptions) -> RunSummary:
         todo = plan(refs, store, options, summary)
         files = list(dict.fromkeys((ref.task, ref.label) for ref in refs))
         if todo:
-            check_server(options)
+            check_servers(options)
             run = {
                 "model": options.model,
                 "data_manifest_sha256": manifest_sha256(options.data_dir),
@@ -328,7 +365,8 @@ def _run_locked(options: PredictOptions) -> RunSummary:
     except ServerLost as lost:
         saved = summary.done + sum(summary.failed.values())
         raise UserError(
-            f"lost the server at {options.base_url} ({lost}); {saved} samples were saved by this run: "
+            f"lost {'the server at ' + options.base_url if len(options.servers()) == 1 else 'every server'} ({lost}); "
+            f"{saved} samples were saved by this run: "
             "rerun the same command to resume"
         ) from None
     finally:
