@@ -21,6 +21,7 @@ COMMANDS = {
     "suites": "suites:suites",
     "generate": "generate:generate",
     "inspect": "inspect:inspect",
+    "baselines": "baselines:baselines",
     "predict": "predict:predict",
     "score": "score:score",
     "filter": "filter:filter_command",

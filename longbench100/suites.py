@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .baselines.limits import DEFAULT_LIMIT, ShortcutLimit, parse_limit
 from .errors import UserError
 from .lengths import parse_length_list
 from .paths import packaged_dir
@@ -35,7 +36,7 @@ OVERALL_METHODS = ("mean",)
 
 _TOP_KEYS = {"name", "description", "lengths", "base_lengths", "overall", "tasks", "judge_style"}
 _OVERALL_KEYS = {"method", "tasks"}
-_TASK_KEYS = {"metric"}
+_TASK_KEYS = {"metric", "shortcut_limit", "shortcut_reported"}
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class Suite:
     path: Path
     sha256: str
     judge_style: str | None = None  # the rubrics of its judge tasks (scoring/judge_style.py); None: score's default
+    shortcut_limits: dict[str, ShortcutLimit] = field(default_factory=dict)  # task -> how well a shortcut may score (baselines)
 
     def metric(self, task: str) -> str:
         """The metric family of ``task``: the suite's choice, else the task's own (for tasks outside the suite)."""
@@ -65,6 +67,7 @@ class Suite:
             "lengths": [label for label, _ in self.lengths], "base_lengths": list(self.base_lengths),
             "overall": {"method": self.overall_method, "tasks": list(self.overall_tasks)},
             **({"judge_style": self.judge_style} if self.judge_style else {}),
+            "shortcut_limits": {task: limit.record() for task, limit in self.shortcut_limits.items()},
         }
 
 
@@ -134,13 +137,13 @@ def parse_suite_file(path: Path) -> Suite:
     stray = [label for label, _ in base_lengths if label not in listed]
     if stray:
         raise UserError(f"{where}: base_lengths {', '.join(stray)} must also be listed in lengths")
-    tasks, metrics = _tasks(raw.get("tasks"), where)
+    tasks, metrics, limits = _tasks(raw.get("tasks"), where)
     method, overall_tasks = _overall(raw.get("overall", {}), tasks, where)
     judge_style = check_judge_style(_string(raw, "judge_style", where), f"{where}: judge_style") if "judge_style" in raw else None
     return Suite(
         name=name, description=description, lengths=tuple(lengths), base_lengths=tuple(label for label, _ in base_lengths),
         tasks=tasks, metrics=metrics, overall_method=method, overall_tasks=overall_tasks, path=path,
-        sha256=hashlib.sha256(raw_bytes).hexdigest(), judge_style=judge_style,
+        sha256=hashlib.sha256(raw_bytes).hexdigest(), judge_style=judge_style, shortcut_limits=limits,
     )
 
 
@@ -172,12 +175,12 @@ def _lengths(raw: dict, key: str, where: str) -> list[tuple[str, int]]:
         raise UserError(f"{where}: field {key!r}: {error}") from None
 
 
-def _tasks(table: object, where: str) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The ``[tasks.<name>]`` tables: known task names and their metric families."""
+def _tasks(table: object, where: str) -> tuple[tuple[str, ...], dict[str, str], dict[str, ShortcutLimit]]:
+    """The ``[tasks.<name>]`` tables: known task names, their metric families and shortcut limits."""
     if not isinstance(table, dict) or not table:
         raise UserError(f"{where}: field 'tasks' must hold at least one [tasks.<name>] table")
     families = sorted({info.metric for info in TASKS.values()})
-    metrics = {}
+    metrics, limits = {}, {}
     for task, settings in table.items():
         field = f"tasks.{task}"
         if task not in TASKS:
@@ -189,7 +192,8 @@ def _tasks(table: object, where: str) -> tuple[tuple[str, ...], dict[str, str]]:
         if metric != DEFAULT_METRIC and metric not in families:
             raise UserError(f"{where}: {field}.metric {metric!r}: use \"default\" or one of {', '.join(families)}")
         metrics[task] = TASKS[task].metric if metric == DEFAULT_METRIC else metric
-    return tuple(table), metrics
+        limits[task] = parse_limit(settings.get("shortcut_limit", DEFAULT_LIMIT), settings.get("shortcut_reported", []), f"{where}: {field}")
+    return tuple(table), metrics, limits
 
 
 def _overall(table: object, tasks: tuple[str, ...], where: str) -> tuple[str, tuple[str, ...]]:

@@ -136,6 +136,7 @@ WRITERS = {
     "dolce fit": lambda w, out: ["dolce", "fit", "--probes", w["probes"], "--oracle", "--out", out],
     "dolce report": lambda w, out: ["dolce", "report", w["fit"], "--out", out],
     "export lm-eval": lambda w, out: ["export", "lm-eval", w["data"], out],
+    "baselines": lambda w, out: ["baselines", w["data"], "--out", out],
     "publish": lambda w, out: ["publish", "--data", w["data"], "--out", out],
     "verify-snapshot": lambda w, out: ["verify-snapshot", w["snapshot"], "--unpack-to", out],
 }
@@ -165,7 +166,7 @@ def test_every_writer_refuses_a_bad_output_place_in_one_line(world: dict[str, Pa
         out = Path("/proc/longbench100-out")
     else:
         out = request.getfixturevalue("read_only_dir") / "out"
-    if command in ("score", "coverage", "dolce fit"):
+    if command in ("score", "coverage", "dolce fit", "baselines"):
         out = out.with_suffix(".json")
     before = snapshot_of(world["data"], world["predictions"], world["probes"])
     code, output = invoke(*WRITERS[command](world, out))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -31,11 +32,15 @@ from .sources import SOURCES_HELP
 @click.option("--unpaired", is_flag=True, help="Sample each length independently instead of asking row r the same question at every length.")
 @click.option("--negatives", default="bm25", show_default=True, type=click.Choice(["bm25", "random"]), help="rag_hard and rerank: negatives ranked by BM25 on the question (hard), or drawn at random from the same corpus (easy).")
 @click.option("--verify-counts", is_flag=True, help="After writing, recount every prompt by tokenizing it whole and fail on any difference from its recorded prompt_tokens (cl100k_base and o200k_base count long prompts from cached pieces; docs/benchmarks.md).")
+@click.option("--check-shortcuts", is_flag=True, help="After writing, run the no-model baselines on the output "
+              "(as 'longbench100 baselines OUT'), record the verdict in the manifest and exit with status 1 when a task's "
+              "best shortcut is over its suite limit (the data is kept).")
 @click.option("--wait", is_flag=True, help="When another run is writing the same --out, wait for it instead of refusing.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: int, tokenizer_spec: str, sources_option: str | None, out: Path,
              workers: int, templates_dir: Path | None, resume: bool, whole_documents: bool, chat_template: bool,
-             reserve_output: int, unpaired: bool, negatives: str, verify_counts: bool, wait: bool, quiet: bool) -> None:
+             reserve_output: int, unpaired: bool, negatives: str, verify_counts: bool, check_shortcuts: bool, wait: bool,
+             quiet: bool) -> None:
     """Generate benchmark samples whose whole prompt fits an exact token budget.
 
     Each sample hides its ground truth among real distractor documents of the same kind, pads with
@@ -55,6 +60,9 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
         tasks=pick_tasks(tasks, suite), lengths=tuple(parse_length_list(lengths)) if lengths is not None else suite.lengths, rows=rows, seed=seed,
         tokenizer=tokenizer_spec, out=out, sources=sources_option, templates=templates_dir, workers=workers, resume=resume,
         whole_documents=whole_documents, chat_template=chat_template, reserve_output=reserve_output, unpaired=unpaired, negatives=negatives, suite=suite,
-        verify_counts=verify_counts, wait=wait,
+        verify_counts=verify_counts, check_shortcuts=check_shortcuts, wait=wait,
     )
-    run_generate(options, echo=click.echo, progress=not quiet)
+    manifest = run_generate(options, echo=click.echo, progress=not quiet)
+    if (manifest.get("shortcuts") or {}).get("passed") is False:
+        click.echo(f"error: a no-model shortcut is over its limit in {out} (see the table above; the data is kept)", err=True)
+        sys.exit(1)

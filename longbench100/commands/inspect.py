@@ -55,6 +55,7 @@ def inspect(out: Path, as_json: bool) -> None:
         click.echo(summary.near_duplicates)
     if coverage_note:
         click.echo(f"note: {coverage_note}")
+    click.echo(_shortcut_line(read_manifest(out) or {}, out))
     tokenizer = (read_manifest(out) or {}).get("tokenizer") or {}
     if tokenizer:
         click.echo(f"tokenizer {tokenizer.get('spec')}; prompt tokens counted "
@@ -96,3 +97,14 @@ def _sources_line(by_label: dict[str, LengthSummary]) -> str:
     """``source a/b/c, ...``: rows per ground-truth source at each length (empty for synthetic tasks)."""
     names = list(dict.fromkeys(name for s in by_label.values() for name in (s.sources or {})))
     return ", ".join(f"{name} " + "/".join(str((s.sources or {}).get(name, 0)) for s in by_label.values()) for name in names)
+
+
+def _shortcut_line(manifest: dict, out: Path) -> str:
+    """What the manifest says of the no-model shortcut check (generate --check-shortcuts)."""
+    check = manifest.get("shortcuts")
+    if not isinstance(check, dict):
+        return f"shortcut check: not run (longbench100 baselines {out} --check)"
+    if check.get("passed"):
+        return f"shortcut check: passed on {check.get('cells')} task-lengths (every judged no-model baseline within its limit)"
+    over = ", ".join(f"{cell['task']} {cell['label']} ({cell['best']} {cell['score']:.3f} > {cell['ceiling']:.3f})" for cell in check.get("over", []))
+    return f"shortcut check: over the limit in {over}"

@@ -99,3 +99,10 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
     }
     write_json_atomic(options.out / MANIFEST, manifest, indent=2)
     return manifest
+
+
+def record_shortcut_check(out: Path, manifest: dict, verdict: dict) -> dict:
+    """The manifest with the no-model baselines' verdict (key ``shortcuts``), written back to ``out``."""
+    manifest = {**manifest, "shortcuts": verdict}
+    write_json_atomic(out / MANIFEST, manifest, indent=2)
+    return manifest

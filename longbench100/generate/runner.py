@@ -29,7 +29,7 @@ from ..paths import CACHE_HINT, cache_dir
 from ..writable import ensure_writable_dir
 from .base_lengths import base_length_warnings
 from .fitting import BuildContext
-from .manifest import build_manifest, check_out_folder, claim_out_folder
+from .manifest import build_manifest, check_out_folder, claim_out_folder, record_shortcut_check
 from .verify_counts import verify_prompt_counts
 from .output import LineAppender, completed_rows, partial_file, written_rows, written_rows_in
 from .planner import LengthPlan, RowPlan, plan_rows, rows_per_source
@@ -58,6 +58,7 @@ class GenerateOptions:
     unpaired: bool = False
     negatives: str = "bm25"  # rag_hard / rerank: BM25 hard negatives or random ones
     verify_counts: bool = False  # recount every prompt whole after writing it (does not change the output)
+    check_shortcuts: bool = False  # run the no-model baselines on the output and record the verdict in the manifest
     wait: bool = False  # wait for another run writing the same --out instead of refusing
     suite: Suite = field(default_factory=lambda: load_suite(DEFAULT_SUITE))  # recorded; gives each task's metric
 
@@ -161,8 +162,20 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
                                        options.chat_template)
         echo(f"verified {checked} prompt token counts: each equals a whole recount")
     manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results))
+    if options.check_shortcuts:
+        manifest = _check_shortcuts(options.out, manifest, echo)
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
     return manifest
+
+
+def _check_shortcuts(out: Path, manifest: dict, echo: Callable[[str], None]) -> dict:
+    """Run the no-model baselines on ``out``, print their table and keep the verdict in the manifest (key ``shortcuts``)."""
+    from ..baselines.check import run_baselines
+    from ..baselines.output import format_table, summary_record
+
+    run = run_baselines(out)
+    echo(format_table(run))
+    return record_shortcut_check(out, manifest, summary_record(run))
 
 
 def _context(options: GenerateOptions, tokenizer, task: str, label: str, budget: int) -> BuildContext:

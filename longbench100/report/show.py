@@ -67,7 +67,8 @@ def select_samples(path: Path, query: SampleQuery) -> tuple[str, list[dict]]:
 def format_sample(entry: dict, *, width: int, max_chars: int) -> str:
     """One sample as terminal text: a header line, then each field, long texts wrapped to ``width``
     and cut after ``max_chars`` characters (0: never cut) with a marker saying how much was left out."""
-    lines = [_rule(str(entry.get("id", "?")), width)]
+    title = str(entry.get("id", "?")) + (f" · baseline {entry['baseline']}" if entry.get("baseline") else "")
+    lines = [_rule(title, width)]
     lines.append(_field("score", _score_text(entry), width))
     if entry.get("also"):
         lines.append(_field("also", _secondary_text(entry["also"]), width))

@@ -52,7 +52,7 @@ class Attributing(GoldAmongDistractors):
         return {name: distinct_texts(self.corpus.documents_of([name]), self.corpus.near_duplicates)
                 for name in self.corpus.sources_with_role(self.name, "noisy")}
 
-    def distractor_pool(self, item: Item) -> list[Document]:
+    def distractor_pool(self, item: Item, budget: int) -> list[Document]:
         """The item's own source's documents when that source pads this task (same domain), else the noisy pool."""
         return self._source_pools.get(item.source, self.noisy_pool)
 

@@ -133,8 +133,8 @@ class GoldAmongDistractors(TaskBuilder):
         """The item's supporting documents, each text once (some sources give one passage several ids, or near-copies)."""
         return distinct_texts([self.corpus.documents[doc_id] for doc_id in item.doc_ids], self.corpus.near_duplicates)
 
-    def distractor_pool(self, item: Item) -> list[Document]:
-        """The documents that pad a prompt about ``item``: the task's noisy pool."""
+    def distractor_pool(self, item: Item, budget: int) -> list[Document]:
+        """The documents that pad a prompt about ``item`` at ``budget`` tokens: the task's noisy pool."""
         return self.noisy_pool
 
     def _render_for(self, item: Item):
@@ -152,7 +152,7 @@ class GoldAmongDistractors(TaskBuilder):
         """Place the item's documents at random positions among whole distractors and a cut-off filler."""
         item = candidate.item
         render = self._render_for(item)
-        fitted = fit_prompt(ctx, rng, render, [gold_piece(doc) for doc in self.gold_documents(item)], self.distractor_pool(item),
+        fitted = fit_prompt(ctx, rng, render, [gold_piece(doc) for doc in self.gold_documents(item)], self.distractor_pool(item, ctx.budget),
                             text_key=self.corpus.near_duplicates.key)
         if fitted is None:
             return None

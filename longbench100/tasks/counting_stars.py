@@ -13,23 +13,24 @@ from .base import Sample, TaskBuilder
 STARS = 4
 SENTENCE = "The little penguin counted {count} stars."
 UNANSWERABLE = "The passages do not give enough information to tell."
+WRONG_OPTIONS = 3
 
 
 def counts_for_row(seed: int, row: int) -> tuple[list[int], list[str], int]:
-    """The row's star counts, its answer options and the 1-based number of the right option."""
+    """The row's star counts, its answer options and the 1-based number of the right option.
+
+    Each wrong option is a list of four counts drawn on its own, never made from the right list, so
+    no option is the centre the others were made around (100-LongBench swaps, changes or reorders
+    the right counts, and the option agreeing most with the others is then right 73-88% of the time).
+    """
     rng = derive_rng(seed, "counting_stars", "row", row)
     counts = [rng.randint(1, 100) for _ in range(STARS)]
     right = counts_text(counts)
     wrong: list[str] = []
-    makers = [_swapped, _modified, _reordered]
-    attempts = 0
-    while len(wrong) < len(makers):
-        option = counts_text(makers[len(wrong)](counts, rng))
-        attempts += 1
+    while len(wrong) < WRONG_OPTIONS:
+        option = counts_text([rng.randint(1, 100) for _ in range(STARS)])
         if option != right and option not in wrong:
             wrong.append(option)
-        elif attempts > 50:  # every count equal: swapping and reordering cannot differ, so modify instead
-            makers[len(wrong)] = _modified
     options = [right] + wrong
     rng.shuffle(options)
     return counts, options + [UNANSWERABLE], options.index(right) + 1
@@ -38,26 +39,6 @@ def counts_for_row(seed: int, row: int) -> tuple[list[int], list[str], int]:
 def counts_text(counts: list[int]) -> str:
     """``[12, 5, 88, 40]`` as the option text."""
     return "[" + ", ".join(str(count) for count in counts) + "]"
-
-
-def _swapped(counts: list[int], rng: random.Random) -> list[int]:
-    changed = list(counts)
-    i = rng.randrange(len(changed) - 1)
-    changed[i], changed[i + 1] = changed[i + 1], changed[i]
-    return changed
-
-
-def _modified(counts: list[int], rng: random.Random) -> list[int]:
-    changed = list(counts)
-    i = rng.randrange(len(changed))
-    changed[i] = rng.choice([value for value in range(1, 101) if value != changed[i]])
-    return changed
-
-
-def _reordered(counts: list[int], rng: random.Random) -> list[int]:
-    changed = list(counts)
-    rng.shuffle(changed)
-    return changed if changed != counts else list(reversed(counts))
 
 
 def insertion_points(pieces: list[Piece], rng: random.Random) -> list[tuple[int, int]]:

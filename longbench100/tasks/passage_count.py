@@ -1,8 +1,9 @@
-"""passage_count: passages appear one to three times each; the answer is the number of distinct passages."""
+"""passage_count: passages appear one to three times each, at least one of them twice; the answer is the number of distinct passages."""
 
 from __future__ import annotations
 
 import random
+from typing import Callable
 
 from ..corpus import Corpus
 from ..generate.fitting import BuildContext, fit_prompt
@@ -10,6 +11,19 @@ from ..generate.templates import PromptTemplates
 from .base import Sample, TaskBuilder, distinct_texts
 
 MAX_COPIES = 3
+
+
+def copies_with_a_repeat(rng: random.Random) -> Callable[[], int]:
+    """Copies per picked document: the first gets 2-3, each later one 1-3, so every prompt holds a repeat
+    (with none, the announced number of paragraphs would be the answer)."""
+    drawn = 0
+
+    def copies() -> int:
+        nonlocal drawn
+        drawn += 1
+        return rng.randint(2 if drawn == 1 else 1, MAX_COPIES)
+
+    return copies
 
 
 class PassageCount(TaskBuilder):
@@ -28,7 +42,7 @@ class PassageCount(TaskBuilder):
 
     def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
         """One sample: repeated whole documents plus a filler, shuffled together."""
-        fitted = fit_prompt(ctx, rng, self.render, [], self.noisy_pool, copies=lambda: rng.randint(1, MAX_COPIES))
+        fitted = fit_prompt(ctx, rng, self.render, [], self.noisy_pool, copies=copies_with_a_repeat(rng))
         if fitted is None:
             return None
         passages = [piece for piece in fitted.pieces if piece.is_passage]

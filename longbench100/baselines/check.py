@@ -1,0 +1,187 @@
+"""Run every applicable no-model baseline on a data folder and judge each task against its shortcut limit.
+
+Answers are graded by :func:`~longbench100.scoring.reply_scores.classic_scores`, the code that grades
+real predictions with ``score --metric classic`` (judge tasks use their classic F1 / ROUGE-L here).
+A cell (task, length) passes when every judged baseline stays within the task's limit
+(:mod:`.limits`: chance plus the allowed margin, or an absolute ceiling), allowing for sampling
+error: a baseline is over only when its mean exceeds the ceiling by more than :data:`Z_ONE_SIDED`
+standard errors, so a 30-row run does not fail on noise (a baseline at chance + 0.10 on 30 rows
+moves by about 0.07 from draw to draw), while a real shortcut still fails.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import math
+
+from ..scoring.data import DataRecord, data_files, load_data, read_jsonl, read_manifest
+from ..scoring.reply_scores import classic_scores
+from .limits import ShortcutLimit, limit_from_record
+from .prompt_view import read_prompt
+from .strategies import Attempt, Baseline, baselines_for, chance_answers
+
+
+Z_ONE_SIDED = 1.645
+"""Standard errors a baseline's mean may exceed its ceiling by before it counts as over (one-sided 95%)."""
+
+
+@dataclass(frozen=True)
+class BaselineScore:
+    """One baseline's mean score on one cell, its standard error, and whether the limit holds it."""
+
+    name: str
+    family: str
+    description: str
+    score: float
+    stderr: float
+    judged: bool
+
+    def over(self, ceiling: float) -> bool:
+        """Whether this judged baseline is over ``ceiling`` beyond sampling error."""
+        return self.judged and self.score > ceiling + Z_ONE_SIDED * self.stderr + 1e-9
+
+
+@dataclass
+class CellVerdict:
+    """One task at one length: chance, every baseline's score, the best judged one and the verdict."""
+
+    task: str
+    label: str
+    samples: int
+    chance: float
+    limit: ShortcutLimit
+    baselines: list[BaselineScore] = field(default_factory=list)
+
+    @property
+    def ceiling(self) -> float:
+        """The score no judged baseline may exceed."""
+        return self.limit.ceiling(self.chance)
+
+    @property
+    def best(self) -> BaselineScore | None:
+        """The judged baseline that scores highest (``None`` when none applies)."""
+        judged = [baseline for baseline in self.baselines if baseline.judged]
+        return max(judged, key=lambda baseline: baseline.score) if judged else None
+
+    @property
+    def passed(self) -> bool:
+        """Whether no judged baseline is over the ceiling beyond sampling error."""
+        return not any(baseline.over(self.ceiling) for baseline in self.baselines)
+
+    def to_json(self) -> dict:
+        """The cell as ``baselines.json`` stores it."""
+        best = self.best
+        return {
+            "task": self.task, "label": self.label, "samples": self.samples, "chance": round(self.chance, 4),
+            "limit": self.limit.record(), "ceiling": round(self.ceiling, 4),
+            "best": best.name if best else None, "best_score": round(best.score, 4) if best else None, "passed": self.passed,
+            "baselines": {b.name: {"family": b.family, "score": round(b.score, 4), "stderr": round(b.stderr, 4), "judged": b.judged}
+                          for b in self.baselines},
+        }
+
+
+@dataclass
+class BaselineRun:
+    """Every cell's verdict, and each baseline's answer and score per sample (for ``show``)."""
+
+    data_dir: Path
+    cells: list[CellVerdict]
+    samples: list[dict]
+
+    @property
+    def failed(self) -> list[CellVerdict]:
+        """The cells whose best judged shortcut exceeds the limit."""
+        return [cell for cell in self.cells if not cell.passed]
+
+
+def run_baselines(data_dir: Path, tasks: set[str] | None = None) -> BaselineRun:
+    """Run the baselines of every task in ``data_dir`` (or only ``tasks``) and judge each cell."""
+    manifest = read_manifest(data_dir) or {}
+    suite = manifest.get("suite") or {}
+    limits = suite.get("shortcut_limits") or {}
+    families = suite.get("metrics")
+    records = [record for record in load_data(data_dir) if tasks is None or record.task in tasks]
+    prompts = read_prompts(data_dir)
+    views = {record.id: read_prompt(prompts.get(record.id, "")) for record in records}
+    priors = _other_rows_answers(records)
+    jobs: list[tuple[DataRecord, str, str]] = []  # (record, answer, what: baseline name or "chance")
+    for record in records:
+        view = views[record.id]
+        for baseline in baselines_for(record.task):
+            answer = baseline.answer(Attempt(record, view, priors[(record.task, record.row)]))
+            jobs.append((record, answer or "", baseline.name))
+        for answer in chance_answers(record.task, view, record.row):
+            jobs.append((record, answer, "chance"))
+    scores = classic_scores([record for record, _, _ in jobs], [answer for _, answer, _ in jobs], families)
+    return _verdicts(data_dir, records, jobs, scores, limits)
+
+
+def read_prompts(data_dir: Path) -> dict[str, str]:
+    """Every record's prompt by id (scoring keeps only a prompt's hash; the baselines read it whole)."""
+    prompts = {}
+    for path in data_files(data_dir):
+        for _, data in read_jsonl(path):
+            if isinstance(data, dict) and isinstance(data.get("id"), str):
+                prompts[data["id"]] = data.get("prompt") or ""
+    return prompts
+
+
+def _other_rows_answers(records: list[DataRecord]) -> dict[tuple[str, int], Counter]:
+    """For each (task, row): the first gold answers of the task's other rows (every length, this row left out)."""
+    by_task: dict[str, Counter] = defaultdict(Counter)
+    by_row: dict[tuple[str, int], Counter] = defaultdict(Counter)
+    for record in records:
+        if record.answers:
+            by_task[record.task][record.answers[0]] += 1
+            by_row[(record.task, record.row)][record.answers[0]] += 1
+    return {(record.task, record.row): by_task[record.task] - by_row[(record.task, record.row)] for record in records}
+
+
+def _verdicts(data_dir: Path, records: list[DataRecord], jobs: list[tuple[DataRecord, str, str]], scores: list[float],
+              limits: dict) -> BaselineRun:
+    per_cell: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    chance_per_record: dict[str, list[float]] = defaultdict(list)
+    samples = []
+    for (record, answer, what), score in zip(jobs, scores):
+        if what == "chance":
+            chance_per_record[record.id].append(score)
+            continue
+        per_cell[(record.task, record.label)][what].append(score)
+        samples.append({"id": record.id, "task": record.task, "label": record.label, "row": record.row, "length": record.length,
+                        "baseline": what, "prediction": answer, "score": score, "answers": list(record.answers),
+                        "source": record.source, "depth": record.depth})
+    cells = []
+    for task, label in _cell_order(records):
+        cell_records = [record for record in records if record.task == task and record.label == label]
+        chance = sum(_mean(chance_per_record.get(record.id, [0.0])) for record in cell_records) / len(cell_records)
+        limit = limit_from_record(limits.get(task))
+        cell = CellVerdict(task, label, len(cell_records), chance, limit)
+        for baseline in baselines_for(task):
+            values = per_cell[(task, label)].get(baseline.name, [])
+            cell.baselines.append(_score(baseline, values, limit))
+        cells.append(cell)
+    return BaselineRun(data_dir, cells, samples)
+
+
+def _score(baseline: Baseline, values: list[float], limit: ShortcutLimit) -> BaselineScore:
+    mean = _mean(values)
+    spread = math.sqrt(sum((value - mean) ** 2 for value in values) / (len(values) - 1)) if len(values) > 1 else 0.0
+    stderr = spread / math.sqrt(len(values)) if values else 0.0
+    return BaselineScore(baseline.name, baseline.family, baseline.description, mean, stderr, baseline.family not in limit.reported)
+
+
+def _cell_order(records: list[DataRecord]) -> list[tuple[str, str]]:
+    """(task, label) cells in the data's task order, then by length."""
+    lengths: dict[tuple[str, str], int] = {}
+    task_order: dict[str, int] = {}
+    for record in records:
+        lengths.setdefault((record.task, record.label), record.length)
+        task_order.setdefault(record.task, len(task_order))
+    return sorted(lengths, key=lambda cell: (task_order[cell[0]], lengths[cell]))
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0

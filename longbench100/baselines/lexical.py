@@ -1,0 +1,56 @@
+"""Lexical similarity for the baselines: TF-IDF vectors from scikit-learn, fitted on one prompt's passages.
+
+scikit-learn's ``TfidfVectorizer`` (English stop words, sublinear term frequency) is what the
+shortcut attacks in the validity issue used; bm25s, which the builders use for hard negatives, ranks
+one query against an index but gives no passage-to-passage similarities, which the outlier
+baseline needs. Fitting on the prompt's own passages keeps each sample independent of the others.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.metrics.pairwise import cosine_similarity
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _vectorizer() -> TfidfVectorizer:
+    return TfidfVectorizer(stop_words="english", sublinear_tf=True, token_pattern=r"(?u)\b\w\w+\b")
+
+
+def query_similarities(query: str, texts: list[str]) -> np.ndarray:
+    """Cosine similarity of ``query`` to each of ``texts`` (TF-IDF fitted on ``texts``); zeros when nothing is shared."""
+    if not texts:
+        return np.zeros(0)
+    try:
+        vectorizer = _vectorizer()
+        matrix = vectorizer.fit_transform(texts)
+    except ValueError:  # only stop words, or empty texts
+        return np.zeros(len(texts))
+    return cosine_similarity(vectorizer.transform([query]), matrix)[0]
+
+
+def outlier_index(texts: list[str]) -> int | None:
+    """The index of the text least similar, on average, to the others (TF-IDF cosine); ``None`` for fewer than 3 texts."""
+    if len(texts) < 3:
+        return None
+    try:
+        matrix = _vectorizer().fit_transform(texts)
+    except ValueError:
+        return None
+    similarity = cosine_similarity(matrix)
+    np.fill_diagonal(similarity, 0.0)
+    return int(np.argmin(similarity.sum(axis=1)))
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens of ``text``."""
+    return _WORD.findall(text.lower())
+
+
+def overlap(a: str, b: str) -> int:
+    """How many distinct words ``a`` and ``b`` share."""
+    return len(set(words(a)) & set(words(b)))

@@ -1,0 +1,351 @@
+"""The no-model strategies: each answers a sample from its prompt alone, without understanding it.
+
+Every baseline belongs to a family (docs/baselines.md): ``context-free`` answers from the question
+and options only (or from the answers of the task's other rows, never the row's own); ``position``
+picks by place (first, middle or last passage, the announced total, alphabetical order);
+``outlier`` picks the passage least like the others; ``lexical`` matches the question (or target,
+or summary) to the context by TF-IDF; ``copy`` copies openings of the context as a summary;
+``frequency`` counts words or labels. Which baselines apply depends on the task's answer kind
+(:data:`ANSWER_KINDS`); a baseline that cannot answer a sample returns ``None`` and is scored 0.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..scoring.data import DataRecord
+from .lexical import outlier_index, overlap, query_similarities
+from .prompt_view import PromptView
+
+ANSWER_KINDS: dict[str, str] = {
+    "counting_stars": "option", "kv_retrieval": "record_value", "passage_retrieval": "passage_number",
+    "passage_count": "count", "single_doc_qa": "qa", "multi_doc_qa": "qa", "rag_hard": "qa",
+    "single_doc_sum": "summary", "multi_doc_sum": "summary", "section_summarizing": "section_summaries",
+    "organizing": "order", "attributing": "passage_set", "rerank": "ranking",
+    "common_words": "words", "frequent_words": "words",
+    **{name: "label" for name in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")},
+    **{name: "needle" for name in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
+                                   "niah_multikey_3", "niah_multivalue", "niah_multiquery", "json_kv", "variable_tracking")},
+}
+"""Each task's kind of answer, which decides the baselines that apply to it."""
+
+OPENING_WORDS = 60
+"""Words of a section's opening that the ``section_openings`` baselines read (the validity issue's attack)."""
+
+LEAD_SENTENCES = 3
+"""Sentences of each named passage that ``lead_sentences`` copies as a summary."""
+
+CHANCE_DRAWS = 20
+"""Random answers drawn per sample where chance is estimated by sampling (orders and rankings)."""
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_LABEL_LINE = re.compile(r"^label: (\S+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What a baseline may use: the record (its prompt and question; never its answers), the prompt's
+    view, and the gold answers of the task's other rows (for the learned-prior baseline)."""
+
+    record: DataRecord
+    view: PromptView
+    other_rows_answers: Counter
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """One strategy: its name, family, a one-line description and the function that answers."""
+
+    name: str
+    family: str
+    description: str
+    answer: Callable[[Attempt], str | None]
+
+
+def _first_passage(attempt: Attempt) -> str | None:
+    return attempt.view.passages[0].label if attempt.view.passages else None
+
+
+def _middle_passage(attempt: Attempt) -> str | None:
+    passages = attempt.view.passages
+    return passages[len(passages) // 2].label if passages else None
+
+
+def _last_passage(attempt: Attempt) -> str | None:
+    return attempt.view.passages[-1].label if attempt.view.passages else None
+
+
+def _outlier_passage(attempt: Attempt) -> str | None:
+    index = outlier_index([passage.text for passage in attempt.view.passages])
+    return attempt.view.passages[index].label if index is not None else None
+
+
+def _query(attempt: Attempt) -> str:
+    return attempt.record.question or ""
+
+
+def _top_passage(attempt: Attempt) -> str | None:
+    passages = attempt.view.passages
+    if not passages:
+        return None
+    scores = query_similarities(_query(attempt), [passage.text for passage in passages])
+    return passages[int(np.argmax(scores))].label
+
+
+def _prior_answer(attempt: Attempt) -> str | None:
+    """The answer most often right in the task's other rows."""
+    common = attempt.other_rows_answers.most_common(1)
+    return common[0][0] if common else None
+
+
+def _option_agreement(attempt: Attempt, positional: bool) -> str | None:
+    """The option sharing most elements (or elements in the same place) with the other options."""
+    lists = [(number, re.findall(r"-?\d+", text)) for number, text in attempt.view.options]
+    lists = [(number, values) for number, values in lists if values]
+    if not lists:
+        return None
+
+    def agreement(values: list[str]) -> int:
+        total = 0
+        for _, others in lists:
+            if positional:
+                total += sum(a == b for a, b in zip(values, others))
+            else:
+                total += sum((Counter(values) & Counter(others)).values())
+        return total
+
+    return max(lists, key=lambda entry: agreement(entry[1]))[0]
+
+
+def _question_overlap_option(attempt: Attempt) -> str | None:
+    options = attempt.view.options
+    if not options:
+        return None
+    return max(options, key=lambda option: overlap(option[1], _query(attempt)))[0]
+
+
+def _unused_value(attempt: Attempt) -> str | None:
+    """The first record value that is never used as a key: the end of a chain, found without following it."""
+    keys = {key for key, _ in attempt.view.records}
+    ends = [value for _, value in attempt.view.records if value not in keys]
+    return ends[0] if ends else None
+
+
+def _last_record_value(attempt: Attempt) -> str | None:
+    return attempt.view.records[-1][1] if attempt.view.records else None
+
+
+def _announced_total(attempt: Attempt) -> str | None:
+    total = attempt.view.listed or len(attempt.view.passages)
+    return str(total) if total else None
+
+
+def _sentences(text: str) -> list[str]:
+    return [sentence for sentence in _SENTENCE_END.split(text.strip()) if sentence]
+
+
+def _best_sentence(attempt: Attempt) -> str | None:
+    """The sentence of the named passages (else of the whole context) that shares most words with the question."""
+    sentences = [sentence for passage in attempt.view.named_passages() for sentence in _sentences(passage.text)]
+    if not sentences:
+        return None
+    scores = query_similarities(_query(attempt), sentences)
+    return sentences[int(np.argmax(scores))]
+
+
+def _lead(attempt: Attempt) -> str | None:
+    """The first sentences of each named passage (the classic lead baseline of summarisation)."""
+    parts = [" ".join(_sentences(passage.text)[:LEAD_SENTENCES]) for passage in attempt.view.named_passages()]
+    return "\n".join(part for part in parts if part) or None
+
+
+def _section_openings_summaries(attempt: Attempt) -> str | None:
+    """Each section's opening words, in the reply format the task asks for."""
+    passages = attempt.view.passages
+    if not passages:
+        return None
+    return "\n".join(f"Section {passage.label}: {' '.join(passage.text.split()[:OPENING_WORDS])}" for passage in passages)
+
+
+def _openings_order(attempt: Attempt) -> str | None:
+    """Each section's summary: the one sharing most words with the section's opening (greedy, best pairs first)."""
+    sections, summaries = attempt.view.passages, attempt.view.summaries
+    if not sections or not summaries:
+        return None
+    openings = [" ".join(section.text.split()[:OPENING_WORDS]) for section in sections]
+    pairs = sorted(((overlap(opening, text), i, letter) for i, opening in enumerate(openings) for letter, text in summaries), reverse=True)
+    chosen: dict[int, str] = {}
+    used: set[str] = set()
+    for _, index, letter in pairs:
+        if index not in chosen and letter not in used:
+            chosen[index] = letter
+            used.add(letter)
+    return " > ".join(chosen.get(index, "") for index in range(len(sections)))
+
+
+def _alphabetical_order(attempt: Attempt) -> str | None:
+    letters = [letter for letter, _ in attempt.view.summaries]
+    return " > ".join(sorted(letters)) if letters else None
+
+
+def _attribution_target(attempt: Attempt) -> str:
+    """attributing's question and target text, as the prompt shows them after "Target"."""
+    prompt = attempt.view.prompt
+    start = prompt.rfind("\nTarget ")
+    end = prompt.rfind("\n\nWhich passages")
+    return prompt[start:end] if start >= 0 and end > start else _query(attempt)
+
+
+def _top_passages(attempt: Attempt) -> str | None:
+    """Passages whose TF-IDF similarity to the target stands out: at least half the best score."""
+    passages = attempt.view.passages
+    if not passages:
+        return None
+    scores = query_similarities(_attribution_target(attempt), [passage.text for passage in passages])
+    if not scores.max() > 0:
+        return None
+    return ", ".join(passage.label for passage, score in zip(passages, scores) if score >= scores.max() / 2)
+
+
+def _lexical_ranking(attempt: Attempt) -> str | None:
+    passages = attempt.view.passages
+    if not passages:
+        return None
+    scores = query_similarities(_query(attempt), [passage.text for passage in passages])
+    order = sorted(range(len(passages)), key=lambda index: -scores[index])
+    return " > ".join(f"[{passages[index].label}]" for index in order)
+
+
+def _prompt_order_ranking(attempt: Attempt) -> str | None:
+    passages = attempt.view.passages
+    return " > ".join(f"[{passage.label}]" for passage in passages) if passages else None
+
+
+def _answer_room_words(attempt: Attempt) -> int:
+    match = re.search(r"Reply with the (\d+) words", attempt.view.prompt) or re.search(r"which (\d+) (?:coded )?words", attempt.view.prompt)
+    return int(match.group(1)) if match else 10
+
+
+def _frequent_in_opening(attempt: Attempt) -> str | None:
+    """The most frequent words of the first tenth of the context: what a model that stops reading early would say."""
+    context = attempt.view.context or attempt.view.prompt
+    text = context[: max(1, len(context) // 10)]
+    counts = Counter(re.findall(r"[A-Za-z]+", text))
+    top = [word for word, _ in counts.most_common(_answer_room_words(attempt))]
+    return ", ".join(top) or None
+
+
+def _majority_label(attempt: Attempt) -> str | None:
+    """The label the demonstrations use most often."""
+    labels = Counter(_LABEL_LINE.findall(attempt.view.prompt))
+    return labels.most_common(1)[0][0] if labels else None
+
+
+def _answer(text: str) -> Callable[[Attempt], str | None]:
+    return lambda attempt: text
+
+
+_PRIOR = Baseline("prior_answer", "context-free", "the answer most often right in the task's other rows", _prior_answer)
+_FIRST = Baseline("first_passage", "position", "the first passage", _first_passage)
+_MIDDLE = Baseline("middle_passage", "position", "the middle passage", _middle_passage)
+_LAST = Baseline("last_passage", "position", "the last passage", _last_passage)
+
+BASELINES: dict[str, tuple[Baseline, ...]] = {
+    "option": (
+        Baseline("option_consensus", "context-free", "the option sharing most counts with the other options",
+                 lambda attempt: _option_agreement(attempt, positional=False)),
+        Baseline("option_position_consensus", "context-free", "the option agreeing most, place by place, with the other options",
+                 lambda attempt: _option_agreement(attempt, positional=True)),
+        Baseline("option_question_overlap", "context-free", "the option sharing most words with the question", _question_overlap_option),
+        _PRIOR,
+    ),
+    "record_value": (
+        Baseline("unused_value", "context-free", "the first record value never used as a key", _unused_value),
+        Baseline("last_record_value", "position", "the value of the last record", _last_record_value),
+    ),
+    "passage_number": (
+        _FIRST, _MIDDLE, _LAST,
+        Baseline("outlier_passage", "outlier", "the passage least like the others (TF-IDF)", _outlier_passage),
+        Baseline("top_passage", "lexical", "the passage most like the question or summary (TF-IDF)", _top_passage),
+        _PRIOR,
+    ),
+    "count": (
+        Baseline("announced_total", "position", "the number of passages the prompt announces", _announced_total),
+        _PRIOR,
+    ),
+    "qa": (
+        Baseline("answer_yes", "context-free", "always 'yes'", _answer("yes")),
+        Baseline("answer_no", "context-free", "always 'no'", _answer("no")),
+        _PRIOR,
+        Baseline("best_sentence", "lexical", "the sentence of the named passages most like the question (TF-IDF)", _best_sentence),
+    ),
+    "summary": (
+        Baseline("lead_sentences", "copy", f"the first {LEAD_SENTENCES} sentences of each named passage", _lead),
+    ),
+    "section_summaries": (
+        Baseline("section_openings", "copy", f"the first {OPENING_WORDS} words of each section", _section_openings_summaries),
+    ),
+    "order": (
+        Baseline("alphabetical_order", "position", "the summaries' letters in alphabetical order", _alphabetical_order),
+        Baseline("section_openings", "lexical", f"each section's summary: the one sharing most words with its first {OPENING_WORDS} words",
+                 _openings_order),
+    ),
+    "passage_set": (
+        _FIRST,
+        Baseline("top_passages", "lexical", "passages scoring at least half the best TF-IDF similarity to question and target", _top_passages),
+    ),
+    "ranking": (
+        Baseline("prompt_order", "position", "the passages in the order shown", _prompt_order_ranking),
+        Baseline("lexical_ranking", "lexical", "passages by TF-IDF similarity to the question", _lexical_ranking),
+    ),
+    "words": (
+        Baseline("frequent_in_opening", "frequency", "the most frequent words of the first tenth of the context", _frequent_in_opening),
+    ),
+    "label": (
+        Baseline("majority_label", "frequency", "the label the demonstrations use most", _majority_label),
+        _PRIOR,
+    ),
+    "needle": (
+        _PRIOR,
+    ),
+}
+"""The baselines of each answer kind, in the order tables list them."""
+
+
+def baselines_for(task: str) -> tuple[Baseline, ...]:
+    """The baselines that apply to ``task`` (none for a task of unknown kind)."""
+    return BASELINES.get(ANSWER_KINDS.get(task, ""), ())
+
+
+def chance_answers(task: str, view: PromptView, row_seed: int) -> list[str]:
+    """Answers whose mean score is the task's chance level for one sample: every candidate where the
+    answer is one of a few (options, passages, counts, labels, values), seeded random draws for orders
+    and rankings, every passage for a passage set; none where chance is nil (free text)."""
+    kind = ANSWER_KINDS.get(task, "")
+    rng = random.Random(row_seed)
+    if kind == "option":
+        return [number for number, _ in view.options]
+    if kind == "passage_number":
+        return [passage.label for passage in view.passages]
+    if kind == "count":
+        return [str(number) for number in range(1, (view.listed or len(view.passages)) + 1)]
+    if kind == "record_value":
+        return sorted({value for _, value in view.records})
+    if kind == "label":
+        return sorted(set(_LABEL_LINE.findall(view.prompt)))
+    if kind == "order":
+        letters = [letter for letter, _ in view.summaries]
+        return [" > ".join(rng.sample(letters, len(letters))) for _ in range(CHANCE_DRAWS)] if letters else []
+    if kind == "ranking":
+        labels = [passage.label for passage in view.passages]
+        return [" > ".join(f"[{label}]" for label in rng.sample(labels, len(labels))) for _ in range(CHANCE_DRAWS)] if labels else []
+    if kind == "passage_set":
+        return [", ".join(passage.label for passage in view.passages)] if view.passages else []
+    return []
+
