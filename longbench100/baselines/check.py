@@ -11,13 +11,13 @@ moves by about 0.07 from draw to draw), while a real shortcut still fails.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import fmean, stdev
 
-import math
-
-from ..scoring.data import DataRecord, data_files, load_data, read_jsonl, read_manifest
+from ..scoring.data import DataRecord, load_data_with_prompts, read_manifest
 from ..scoring.reply_scores import classic_scores
 from .limits import ShortcutLimit, limit_from_record
 from .prompt_view import read_prompt
@@ -103,9 +103,9 @@ def run_baselines(data_dir: Path, tasks: set[str] | None = None) -> BaselineRun:
     suite = manifest.get("suite") or {}
     limits = suite.get("shortcut_limits") or {}
     families = suite.get("metrics")
-    records = [record for record in load_data(data_dir) if tasks is None or record.task in tasks]
-    prompts = read_prompts(data_dir)
-    views = {record.id: read_prompt(prompts.get(record.id, "")) for record in records}
+    loaded = [(record, prompt) for record, prompt in load_data_with_prompts(data_dir) if tasks is None or record.task in tasks]
+    records = [record for record, _ in loaded]
+    views = {record.id: read_prompt(prompt) for record, prompt in loaded}
     priors = _other_rows_answers(records)
     jobs: list[tuple[DataRecord, str, str]] = []  # (record, answer, what: baseline name or "chance")
     for record in records:
@@ -117,16 +117,6 @@ def run_baselines(data_dir: Path, tasks: set[str] | None = None) -> BaselineRun:
             jobs.append((record, answer, "chance"))
     scores = classic_scores([record for record, _, _ in jobs], [answer for _, answer, _ in jobs], families)
     return _verdicts(data_dir, records, jobs, scores, limits)
-
-
-def read_prompts(data_dir: Path) -> dict[str, str]:
-    """Every record's prompt by id (scoring keeps only a prompt's hash; the baselines read it whole)."""
-    prompts = {}
-    for path in data_files(data_dir):
-        for _, data in read_jsonl(path):
-            if isinstance(data, dict) and isinstance(data.get("id"), str):
-                prompts[data["id"]] = data.get("prompt") or ""
-    return prompts
 
 
 def _other_rows_answers(records: list[DataRecord]) -> dict[tuple[str, int], Counter]:
@@ -153,10 +143,13 @@ def _verdicts(data_dir: Path, records: list[DataRecord], jobs: list[tuple[DataRe
         samples.append({"id": record.id, "task": record.task, "label": record.label, "row": record.row, "length": record.length,
                         "baseline": what, "prediction": answer, "score": score, "answers": list(record.answers),
                         "source": record.source, "depth": record.depth})
+    by_cell: dict[tuple[str, str], list[DataRecord]] = defaultdict(list)
+    for record in records:
+        by_cell[(record.task, record.label)].append(record)
     cells = []
     for task, label in _cell_order(records):
-        cell_records = [record for record in records if record.task == task and record.label == label]
-        chance = sum(_mean(chance_per_record.get(record.id, [0.0])) for record in cell_records) / len(cell_records)
+        cell_records = by_cell[(task, label)]
+        chance = fmean(fmean(chance_per_record.get(record.id, [0.0])) for record in cell_records)
         limit = limit_from_record(limits.get(task))
         cell = CellVerdict(task, label, len(cell_records), chance, limit)
         for baseline in baselines_for(task):
@@ -167,9 +160,8 @@ def _verdicts(data_dir: Path, records: list[DataRecord], jobs: list[tuple[DataRe
 
 
 def _score(baseline: Baseline, values: list[float], limit: ShortcutLimit) -> BaselineScore:
-    mean = _mean(values)
-    spread = math.sqrt(sum((value - mean) ** 2 for value in values) / (len(values) - 1)) if len(values) > 1 else 0.0
-    stderr = spread / math.sqrt(len(values)) if values else 0.0
+    mean = fmean(values) if values else 0.0
+    stderr = stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
     return BaselineScore(baseline.name, baseline.family, baseline.description, mean, stderr, baseline.family not in limit.reported)
 
 
@@ -181,7 +173,3 @@ def _cell_order(records: list[DataRecord]) -> list[tuple[str, str]]:
         lengths.setdefault((record.task, record.label), record.length)
         task_order.setdefault(record.task, len(task_order))
     return sorted(lengths, key=lambda cell: (task_order[cell[0]], lengths[cell]))
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0

@@ -126,7 +126,12 @@ def read_jsonl(path: Path) -> list[tuple[str, object]]:
 
 def load_data(data_dir: Path) -> list[DataRecord]:
     """Read every record of a data folder; ids must be unique across the folder."""
-    records: list[DataRecord] = []
+    return [record for record, _ in load_data_with_prompts(data_dir)]
+
+
+def load_data_with_prompts(data_dir: Path) -> list[tuple[DataRecord, str]]:
+    """Every record of a data folder with its whole prompt text (records keep only its hash), in one read."""
+    records: list[tuple[DataRecord, str]] = []
     seen: dict[str, str] = {}
     for path in data_files(data_dir):
         for where, value in read_jsonl(path):
@@ -134,7 +139,7 @@ def load_data(data_dir: Path) -> list[DataRecord]:
             if record.id in seen:
                 raise UserError(f"{where}: duplicate id {record.id!r} (first at {seen[record.id]})")
             seen[record.id] = where
-            records.append(record)
+            records.append((record, value.get("prompt") or ""))
     return records
 
 

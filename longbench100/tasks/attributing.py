@@ -14,12 +14,11 @@ so every passage has to be read and judged; leaving any one unread can change th
 from __future__ import annotations
 
 import random
-from functools import cached_property
 
 from ..generate.fitting import BuildContext
 from ..generate.spans import whole_context_spans
 from ..records import Document, Item
-from .base import Candidate, GoldAmongDistractors, Sample, distinct_texts
+from .base import Candidate, GoldAmongDistractors, Sample
 
 MIN_SUPPORTING = 2  # one supporting passage would make this passage retrieval
 
@@ -46,15 +45,9 @@ class Attributing(GoldAmongDistractors):
             return "Which passages does this summary draw on?" + (f" Its request: {item.question}" if item.question else "")
         return f"Which passages support the answer to this question: {item.question}"
 
-    @cached_property
-    def _source_pools(self) -> dict[str, list[Document]]:
-        """Each padding source's own documents, each text once."""
-        return {name: distinct_texts(self.corpus.documents_of([name]), self.corpus.near_duplicates)
-                for name in self.corpus.sources_with_role(self.name, "noisy")}
-
     def distractor_pool(self, item: Item, budget: int) -> list[Document]:
         """The item's own source's documents when that source pads this task (same domain), else the noisy pool."""
-        return self._source_pools.get(item.source, self.noisy_pool)
+        return self.source_pools.get(item.source, self.noisy_pool)
 
     def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """The item's supporting passages among distractors; the answer lists their numbers."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 from ..corpus import Corpus
@@ -136,6 +137,12 @@ class GoldAmongDistractors(TaskBuilder):
     def distractor_pool(self, item: Item, budget: int) -> list[Document]:
         """The documents that pad a prompt about ``item`` at ``budget`` tokens: the task's noisy pool."""
         return self.noisy_pool
+
+    @cached_property
+    def source_pools(self) -> dict[str, list[Document]]:
+        """Each of the task's padding sources' own documents, each text once (for same-source padding)."""
+        return {name: distinct_texts(self.corpus.documents_of([name]), self.corpus.near_duplicates)
+                for name in self.corpus.sources_with_role(self.name, "noisy")}
 
     def _render_for(self, item: Item):
         variables = self.variables(item)

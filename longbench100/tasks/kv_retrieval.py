@@ -24,11 +24,6 @@ DECOY_RECORDS = (3, 6)  # records per decoy chain
 DECOY_CHAINS_PER_8K = 1  # decoy chains: 2, plus one per 8k tokens of budget
 
 
-def chain_for_row(seed: int, row: int) -> list[str]:
-    """The row's asked UUID chain ``[k1, v1, v2, v3]``: the same at every length, drawn from the row's RNG."""
-    return extended_chain(seed, row)[1]
-
-
 def extended_chain(seed: int, row: int) -> tuple[list[str], list[str], list[str]]:
     """The row's whole chain as (lead-in, asked chain ``[k1, v1, v2, v3]``, lead-on): the same at every length."""
     rng = derive_rng(seed, "kv_retrieval", "row", row)

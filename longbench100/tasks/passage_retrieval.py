@@ -7,7 +7,7 @@ two passages.
 
 from ..generate.fitting import BuildContext
 from ..records import Document, Item
-from .base import Candidate, GoldAmongDistractors, Sample, distinct_texts
+from .base import Candidate, GoldAmongDistractors, Sample
 
 MIN_SECOND_PASSAGE = 64
 """Tokens a candidate's prompt keeps free for a second passage (a cut-off opening at least)."""
@@ -17,10 +17,6 @@ class PassageRetrieval(GoldAmongDistractors):
     """Ground truth: summary items of one document (sources 9-15); distractors: documents of sources 9-15."""
 
     name = "passage_retrieval"
-
-    def __init__(self, corpus, templates) -> None:
-        super().__init__(corpus, templates)
-        self._pools: dict[str, list[Document]] = {}
 
     def accepts(self, item: Item) -> bool:
         """Reference summaries of exactly one document."""
@@ -37,13 +33,8 @@ class PassageRetrieval(GoldAmongDistractors):
     def distractor_pool(self, item: Item, budget: int) -> list[Document]:
         """The gold's own source's documents when they hold twice the budget; else the task's whole noisy pool
         (a source too small to pad a long prompt alone: its documents then come along with the others')."""
-        own = self._own_source_pool(item.source)
+        own = self.source_pools.get(item.source, [])
         return own if sum(document.tokens for document in own) >= 2 * budget else self.noisy_pool
-
-    def _own_source_pool(self, source: str) -> list[Document]:
-        if source not in self._pools:
-            self._pools[source] = distinct_texts(self.corpus.documents_of([source]), self.corpus.near_duplicates)
-        return self._pools[source]
 
     def build(self, ctx, row, candidate, rng) -> Sample | None:
         """As the base builder, with the gold passage number as the answer; ``None`` with fewer than two passages."""
