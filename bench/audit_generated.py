@@ -17,7 +17,10 @@ longbench100, so a bug in the generator cannot hide in a shared helper). It repo
   longer one);
 - fillers (the truncated padding passage): ending inside an abbreviation, ending without terminal
   punctuation, shorter than 20 characters; star sentences inserted inside a sentence;
-- upstream noise left in prompts or answers: HTML tags, mojibake, ``{disfmarker}``-style markers;
+- upstream noise left in prompts or answers: HTML tags, mojibake, ``{disfmarker}``-style markers,
+  HTML entities, wiki markup (``<ref>``, ``{{``, "( edit )"), paper placeholders (``BIBREF0``,
+  ``\\mathbf``), Penn-Treebank tokenization ("What 's", "`` ''", "Russia ?"), U+FFFD; passages
+  that open mid-word or mid-sentence, and sentences repeated within a short passage;
 - near-copies within one prompt: two different passages whose 8-word shingles overlap by at least
   half of the smaller one's (passage_count's deliberate exact copies are not near-copies);
 - wording: singular/plural agreement ("Passages 1 are", "1 passages"), the multi-document wording
@@ -53,6 +56,13 @@ ABBREVIATION_END = re.compile(r"(?:\b(?:[A-Za-z]\.){2,}|(?<![\w.])[A-Z]\.|\b(?:%
 TERMINAL_END = re.compile(r"""[.!?…]["'”’)\]]*$""")
 HTML_TAG = re.compile(r"</?(?:h[1-6]|table|tr|td|th|p|li|ul|ol|br|div|span|a|b|i|dd|dl|dt|tbody)(?:\s[^<>]*)?/?>", re.I)
 MOJIBAKE = re.compile(r"â€|Ã[\xa0-\xbf]|Â[\xa0-\xbf]|â€™|ï»¿")
+ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos|nbsp|#\d{2,5}|#x[0-9a-fA-F]{2,4});")
+WIKI = re.compile(r"<ref\b|\{\{|\|\s*accessdate\s*=|\( ?edit ?\)|\[ ?edit ?\]", re.I)
+PAPER = re.compile(r"\b(?:BIBREF|TABREF|FIGREF|SECREF|INLINEFORM|DISPLAYFORM)\d+|\\math(?:bf|rm|it|cal|bb)\b")
+TOKENIZED = re.compile(r"``|''|\w (?:n't|'s|'re|'ve|'ll|'m|'d)\b|\w [,;?!](?= |$)|\w \.(?= [A-Z]|$)|\( \w|\b(?:don|doesn|didn|isn|wasn|won|can) t\b",
+                       re.M)
+FRAGMENT_OPEN = re.compile(r"^[a-z]+(?=[\s,;:.)-])")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 MARKER = re.compile(r"\{(?:disfmarker|vocalsound|pause|gap|comment|nonvocalsound|[a-z]+marker)\}")
 BAD_WORDING = re.compile(r"\bPassages \d+(?![\d,]| and \d)|\b1 (?:passages|paragraphs)\b|\bare 1 (?:distinct |numbered |unique )?(?:passages|paragraphs)\b|\bPassage \d+(?:, \d+)+\b"
                          r"|for example \"Passage")
@@ -61,7 +71,8 @@ SHINGLE = 8
 NEAR = 0.5
 ZERO_REQUIRED = ("over budget", "token recount differs", "wrong gold", "filler ends in abbreviation",
                  "filler under 20 chars", "star mid-sentence", "html tags", "mojibake", "transcript markers",
-                 "near-copy pairs", "wording errors")
+                 "near-copy pairs", "wording errors", "html entities", "wiki markup", "paper markup",
+                 "tokenized text", "replacement chars", "passage opens mid-word", "repeated sentence")
 # informational: with fewer rows than sources, a row whose own item does not fit a short length is lent to
 # another source there, and that source's count falls back at the first length where the row's item fits
 
@@ -148,9 +159,35 @@ def audit_record(record: dict, encoding, recount: bool) -> Counter:
         found["html tags"] += len(HTML_TAG.findall(text))
         found["mojibake"] += len(MOJIBAKE.findall(text))
         found["transcript markers"] += len(MARKER.findall(text))
+        found["html entities"] += len(ENTITY.findall(text))
+        found["wiki markup"] += len(WIKI.findall(text))
+        found["paper markup"] += len(PAPER.findall(text))
+        found["tokenized text"] += len(TOKENIZED.findall(text))
+        found["replacement chars"] += text.count("\ufffd")
+    for _, text in blocks:
+        found["passage opens mid-word"] += opens_mid_sentence(text)
+        found["repeated sentence"] += repeated_sentences(text)
     found["near-copy pairs"] += near_copy_pairs([text for _, text in blocks])
     found["wording errors"] += wording_errors(record, blocks)
     return found
+
+
+def opens_mid_sentence(text: str) -> bool:
+    """A passage whose text opens with a lower-case word (a snippet cut mid-word or mid-sentence); a
+    first line that is a title (a short line without end punctuation followed by more text) is skipped."""
+    text = STAR.sub("", text).lstrip()
+    first, _, rest = text.partition("\n")
+    if rest and len(first) < 120 and not TERMINAL_END.search(first):
+        text = rest.lstrip()
+    return bool(FRAGMENT_OPEN.match(text))
+
+
+def repeated_sentences(text: str) -> int:
+    """Sentences of four words or more that occur again in the same short passage (under 200 words)."""
+    if len(text.split()) >= 200:
+        return 0
+    sentences = [sentence.strip().lower() for sentence in SENTENCE_END.split(text) if len(sentence.split()) >= 4]
+    return len(sentences) - len(set(sentences))
 
 
 def split_blocks(prompt: str) -> list[tuple[int, str]]:
@@ -321,7 +358,9 @@ def print_tables(tally, per_source, gold_passages, smallest_gold, manifest) -> N
     """Print the per-task figures, the rows per source (with the smallest gold material seen) and the gold passages per sample."""
     names = ["samples", "over budget", "token recount differs", "wrong gold", "retrieval gold not top word match", "fillers", "filler ends in abbreviation",
              "filler without end punctuation", "filler under 20 chars", "star sentences", "star mid-sentence",
-             "html tags", "mojibake", "transcript markers", "near-copy pairs", "wording errors", "source dropped at longer length"]
+             "html tags", "mojibake", "transcript markers", "html entities", "wiki markup", "paper markup", "tokenized text",
+             "replacement chars", "passage opens mid-word", "repeated sentence", "near-copy pairs", "wording errors",
+             "source dropped at longer length"]
     tasks = sorted(tally)
     print("check".ljust(32) + "".join(task[:14].rjust(15) for task in tasks) + "total".rjust(8))
     for name in names:

@@ -12,11 +12,29 @@ its upstream text needs:
 - ``transcript_markers``: meeting-transcript annotations written as a lowercase word in braces
   (``{disfmarker}``, ``{vocalsound}``, ``{pause}``, ``{gap}``, ``{comment}``) are dropped and the
   spaces around them tidied.
+- ``wiki_markup``: Wikipedia source left in the text: ``<ref ...>`` citations (closed, self-closing
+  or cut off by a template end), ``{{...}}`` templates and the "( edit )" links after headings.
+- ``paper_markup``: the placeholders of S2ORC-style papers: runs of ``BIBREFn`` become a numbered
+  citation "[1, 2]", ``TABREFn`` / ``FIGREFn`` / ``SECREFn`` become the number n + 1 (the text
+  already says "Table"), ``INLINEFORMn`` / ``DISPLAYFORMn`` become "[formula]", and inline LaTeX
+  (``$\\mathbf {w_{i1}}$``) becomes its plain-text reading with pylatexenc.
+- ``detokenize``: text split into Penn-Treebank tokens ("What 's", "`` best ''", "Russia ?") is
+  joined back with NLTK's ``TreebankWordDetokenizer``, line by line.
+- ``contractions``: contractions whose apostrophe was lost ("don t", "you ll", "DMV s") get it back.
+- ``replacement_chars``: U+FFFD left where an upstream byte was lost is removed.
+- ``snippet_fragments`` (documents only): a passage cut out of a longer text that opens in the
+  middle of a sentence loses that partial sentence, and a sentence repeated within the passage is
+  kept once; a passage that is only a fragment becomes empty and is skipped.
+
+Every text also has its HTML character references unescaped ("R&amp;D" becomes "R&D", also when
+doubly escaped); see :func:`clean_text`.
 """
 
 from __future__ import annotations
 
 import re
+import html
+from functools import lru_cache
 from typing import Callable, Sequence
 
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>")
@@ -26,6 +44,26 @@ _NON_ASCII_WORD = re.compile(r"[^ \t\n\r]*[^\x00-\x7f][^ \t\n\r]*")  # split at 
 _TRANSCRIPT_MARKER = re.compile(r"\{[a-z]+\}")
 _SPACE_RUN = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
+_ENTITY = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
+_WIKI_REF = re.compile(r"<ref\b[^<>]*/>|<ref\b[^<>]*>.*?</ref>|<ref\b[^\n]*?\}\}|</?ref\b[^<>]*>", re.IGNORECASE | re.DOTALL)
+_WIKI_TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
+_WIKI_EDIT = re.compile(r"[ \t]*[(\[] ?edit ?[)\]]", re.IGNORECASE)
+_CITATION_RUN = re.compile(r"BIBREF(\d+)(?:\s*[,;]\s*(?:and\s+)?BIBREF\d+)*")
+_CITATION = re.compile(r"BIBREF(\d+)")
+_REFERENCE = re.compile(r"(?:TABREF|FIGREF|SECREF)(\d+)")
+_FORMULA = re.compile(r"(?:INLINEFORM|DISPLAYFORM)\d+")
+_INLINE_LATEX = re.compile(r"(?<![\\$])\$(?!\s)([^$\n]{1,300}?)\$(?!\$)")
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+|[_^]\{|[_^][A-Za-z0-9]")
+_FONT_MACROS = re.compile(r"\\(?:mathbf|mathrm|mathit|mathcal|mathbb|mathsf|mathtt|textbf|textit|textrm|texttt|boldsymbol|bm|operatorname)\s*")
+_LOST_APOSTROPHE = re.compile(
+    r"\b(?:(do|does|did|is|are|was|were|ca|could|would|should|wo|have|has|had|ai|need|must)n t"
+    r"|(I|you|we|they|he|she|it|that|there|who|what|let)\s(ll|re|ve|d|m|s))\b(?=[\s.,;:!?)]|$)",
+    re.IGNORECASE,
+)
+_ACRONYM_POSSESSIVE = re.compile(r"\b([A-Z]{2,}) s\b(?=\s)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+_QUOTE_GUARD = "\ue000"  # a private-use character standing in for '"' while the detokenizer runs
+_FRAGMENT_START = re.compile(r"^[a-z][a-z]*(?=[\s,;:.)-])")
 
 
 def fix_mojibake(text: str) -> str:
@@ -62,6 +100,109 @@ def drop_transcript_markers(text: str) -> str:
     return _tidy(_TRANSCRIPT_MARKER.sub(" ", text))
 
 
+def unescape_entities(text: str) -> str:
+    """Turn HTML character references ("&amp;", "&#39;", "&quot;") into characters, also when escaped twice."""
+    for _ in range(3):
+        if not _ENTITY.search(text):
+            break
+        text = html.unescape(text)
+    return text
+
+
+def drop_wiki_markup(text: str) -> str:
+    """Remove ``<ref>`` citations, ``{{...}}`` templates and "( edit )" links left from Wikipedia source."""
+    if "<ref" not in text.lower() and "{{" not in text and "edit" not in text:
+        return text
+    text = _WIKI_TEMPLATE.sub("", _WIKI_REF.sub("", text))
+    return _WIKI_EDIT.sub("", text)
+
+
+def repair_paper_markup(text: str) -> str:
+    """Replace S2ORC placeholders (``BIBREFn``, ``TABREFn``, ``INLINEFORMn`` ...) and inline LaTeX with readable text."""
+    if "REF" in text:
+        text = _CITATION_RUN.sub(lambda match: "[" + ", ".join(str(int(n) + 1) for n in _CITATION.findall(match.group(0))) + "]", text)
+        text = _REFERENCE.sub(lambda match: str(int(match.group(1)) + 1), text)
+    if "FORM" in text:
+        text = _FORMULA.sub("[formula]", text)
+    if "$" in text:
+        text = _INLINE_LATEX.sub(_latex_to_text, text)
+    return text
+
+
+def _latex_to_text(match: re.Match) -> str:
+    """The plain-text reading of one inline formula; a span without LaTeX is a formula only when it is
+    tight ("$n$"), not when it ends in a space ("$5 and $10" are amounts) and is then left as it is."""
+    source = match.group(1)
+    if not _LATEX_COMMAND.search(source):
+        return match.group(0) if source != source.rstrip() else source
+    return _latex_converter().latex_to_text(_FONT_MACROS.sub("", source)).strip()
+
+
+@lru_cache(maxsize=1)
+def _latex_converter():
+    """pylatexenc's LaTeX-to-text converter, built once."""
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    return LatexNodes2Text(math_mode="text", strict_latex_spaces=True)
+
+
+def detokenize(text: str) -> str:
+    """Join Penn-Treebank-tokenized text back into ordinary prose, line by line (NLTK's detokenizer).
+
+    Plain double quotes are kept out of the detokenizer's reach (it would glue an opening quote to the
+    word before it); Treebank text writes its quotes as `` and '', which it turns into plain quotes.
+    """
+    detokenizer = _detokenizer()
+    lines = (detokenizer.detokenize(line.replace('"', _QUOTE_GUARD).split(" ")).replace(_QUOTE_GUARD, '"') if line.strip() else line
+             for line in text.split("\n"))
+    return "\n".join(lines)
+
+
+@lru_cache(maxsize=1)
+def _detokenizer():
+    """NLTK's Treebank detokenizer, built once."""
+    from nltk.tokenize.treebank import TreebankWordDetokenizer
+
+    return TreebankWordDetokenizer()
+
+
+def restore_contractions(text: str) -> str:
+    """Put back the apostrophe of contractions that lost it ("don t" -> "don't", "you ll" -> "you'll", "DMV s" -> "DMV's")."""
+    text = _LOST_APOSTROPHE.sub(_with_apostrophe, text)
+    return _ACRONYM_POSSESSIVE.sub(r"\1's", text)
+
+
+def _with_apostrophe(match: re.Match) -> str:
+    """"don t" -> "don't", "we ll" -> "we'll"."""
+    if match.group(1):
+        return match.group(0)[:-2] + "'t"
+    return f"{match.group(2)}'{match.group(3)}"
+
+
+def drop_replacement_chars(text: str) -> str:
+    """Remove U+FFFD replacement characters (a byte lost upstream cannot be recovered)."""
+    return text.replace("\ufffd", "") if "\ufffd" in text else text
+
+
+def trim_snippet_fragments(text: str) -> str:
+    """Drop a passage's opening partial sentence and keep each repeated sentence once ("" when nothing whole is left)."""
+    if _FRAGMENT_START.match(text):
+        start = _SENTENCE_END.search(text)
+        text = text[start.end():] if start else ""
+    sentences = _SENTENCE_END.split(text)
+    if len(sentences) < 2:
+        return text
+    seen: set[str] = set()
+    kept = []
+    for sentence in sentences:
+        key = sentence.strip().lower()
+        if key in seen and len(key.split()) >= 4:
+            continue
+        seen.add(key)
+        kept.append(sentence)
+    return text if len(kept) == len(sentences) else " ".join(kept)
+
+
 def _tidy(text: str) -> str:
     """One space between words, no spaces at line ends, at most one blank line in a row."""
     lines = (_SPACE_RUN.sub(" ", line).strip() for line in text.split("\n"))
@@ -72,11 +213,29 @@ CLEANING_STEPS: dict[str, Callable[[str], str]] = {
     "mojibake": fix_mojibake,
     "html": html_to_text,
     "transcript_markers": drop_transcript_markers,
+    "wiki_markup": drop_wiki_markup,
+    "paper_markup": repair_paper_markup,
+    "detokenize": detokenize,
+    "contractions": restore_contractions,
+    "replacement_chars": drop_replacement_chars,
+    "snippet_fragments": trim_snippet_fragments,
 }
+PASSAGE_STEPS = frozenset({"snippet_fragments"})  # steps that apply to document texts only
 
 
-def clean_text(text: str, steps: Sequence[str]) -> str:
-    """Apply the named cleaning steps to ``text`` in order (names must be keys of :data:`CLEANING_STEPS`)."""
+def clean_text(text: str, steps: Sequence[str], *, passage: bool = False) -> str:
+    """Apply the named cleaning steps to ``text`` in order (names must be keys of :data:`CLEANING_STEPS`).
+
+    HTML character references are always unescaped: first, or right after ``html`` when that step
+    is listed (inscriptis reads the references inside markup itself). Steps of :data:`PASSAGE_STEPS`
+    run only when ``passage`` is true (document texts, not questions or answers).
+    """
+    if "html" not in steps:
+        text = unescape_entities(text)
     for step in steps:
+        if step in PASSAGE_STEPS and not passage:
+            continue
         text = CLEANING_STEPS[step](text)
+        if step == "html":
+            text = unescape_entities(text)
     return text

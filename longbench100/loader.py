@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .answerability import failed_rule
 from .atomic import write_bytes_atomic
 from .cleaning import clean_text
 from .errors import SourceAbsent, UserError
@@ -19,7 +20,7 @@ from .records import Document, Item, SourceData
 from .paths import cache_dir
 from .registry import DocumentMapping, FileSpec, ItemMapping, SourceEntry
 
-RECORDS_FORMAT = 4  # bump when the mapping code changes what records it produces
+RECORDS_FORMAT = 5  # bump when the mapping code changes what records it produces
 _PASSAGE_HEADING = re.compile(r"^Passage \d+:[ \t]*\n", re.MULTILINE)
 
 
@@ -36,8 +37,8 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     """Read every file of ``entry`` from ``location`` and map its rows to documents and items.
 
     Texts pass through the entry's cleaning steps, items are kept only when they meet the mapping's
-    ``where`` / ``min_documents`` rules, and an item identical to an earlier one is dropped (both
-    counted). The mapped records are cached per (entry fingerprint, file checksums), so an unchanged
+    ``where`` / ``min_documents`` rules and the entry's answerability rules, and an item identical
+    to an earlier one is dropped (all counted). The mapped records are cached per (entry fingerprint, file checksums), so an unchanged
     source is parsed only once; a changed file, mapping or cleaning list is parsed afresh.
     """
     paths = {spec.display: location.fetch(entry, spec) for spec in entry.files}
@@ -63,6 +64,7 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
         if rows == 0:
             raise UserError(f"source {entry.name}: {where} holds no rows ({path.stat().st_size} bytes); "
                             "a damaged or unfinished copy? fetch it again")
+    _drop_unanswerable_items(entry, data)
     _drop_duplicate_items(data)
     _make_item_ids_unique(data)
     write_bytes_atomic(cached_file, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
@@ -130,12 +132,12 @@ def _documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, where: s
     text = _text(_field(row, mapping.text, entry, where)).strip()
     title = _clean(entry, _text(_field(row, mapping.title, entry, where))) if mapping.title else None
     if mapping.split is None:
-        text = _clean(entry, text)
+        text = _clean(entry, text, passage=True)
         local_id = str(_field(row, mapping.id, entry, where)) if mapping.id else _content_id(text)
         return [Document(f"{entry.name}/{local_id}", entry.name, text, title or None)]
     documents = []
     for block in _PASSAGE_HEADING.split(text):
-        block = _clean(entry, block.strip())
+        block = _clean(entry, block.strip(), passage=True)
         if not block:
             continue
         block_title = block.split("\n", 1)[0].strip() if mapping.split == "titled_passages" else None
@@ -198,14 +200,30 @@ def _text(value: Any) -> str:
     return text
 
 
-def _clean(entry: SourceEntry, text: str) -> str:
-    """``text`` after the entry's declared cleaning steps (unchanged when it declares none)."""
-    return clean_text(text, entry.clean).strip() if entry.clean else text
+def _clean(entry: SourceEntry, text: str, *, passage: bool = False) -> str:
+    """``text`` after the entry's declared cleaning steps and entity unescaping (``passage``: a document text)."""
+    return clean_text(text, entry.clean, passage=passage).strip()
 
 
 def _content_id(text: str) -> str:
     """A stable id derived from the text itself, so identical passages are one document."""
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _drop_unanswerable_items(entry: SourceEntry, data: SourceData) -> None:
+    """Drop the QA items that fail one of the entry's answerability rules, counted per rule."""
+    if not entry.answerable:
+        return
+    kept = []
+    for item in data.items:
+        rule = None
+        if item.kind == "qa":
+            rule = failed_rule(entry.answerable, item.question or "", item.answers, [data.documents[doc_id].text for doc_id in item.doc_ids])
+        if rule is None:
+            kept.append(item)
+        else:
+            data.unanswerable[rule] = data.unanswerable.get(rule, 0) + 1
+    data.items = kept
 
 
 def _drop_duplicate_items(data: SourceData) -> None:

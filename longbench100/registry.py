@@ -14,6 +14,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .answerability import ANSWERABILITY_RULES
 from .cleaning import CLEANING_STEPS
 from .errors import UserError
 from .task_info import TASKS
@@ -88,6 +89,7 @@ class SourceEntry:
     license: str = ""
     stand_in_for: str | None = None
     clean: tuple[str, ...] = ()  # cleaning steps applied to every text of the source (longbench100.cleaning)
+    answerable: tuple[str, ...] = ()  # answerability rules its QA items must pass (longbench100.answerability)
     entry_file: str = ""
 
     def has_role(self, task: str, kind: str) -> bool:
@@ -97,7 +99,7 @@ class SourceEntry:
     def fingerprint(self) -> str:
         """A digest of the entry's data-shaping fields; part of every token-count cache key."""
         shaping = {"repo_id": self.repo_id, "revision": self.revision, "files": [asdict(f) for f in self.files],
-                   "clean": list(self.clean)}
+                   "clean": list(self.clean), "answerable": list(self.answerable)}
         return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -139,6 +141,10 @@ def parse_entry(path: Path) -> SourceEntry:
     for step in clean:
         if not isinstance(step, str) or step not in CLEANING_STEPS:
             raise UserError(f"{where}: unknown cleaning step {step!r} in 'clean': use {', '.join(CLEANING_STEPS)}")
+    answerable = _required(raw, "answerable", list, where) if "answerable" in raw else []
+    for rule in answerable:
+        if not isinstance(rule, str) or rule not in ANSWERABILITY_RULES:
+            raise UserError(f"{where}: unknown answerability rule {rule!r} in 'answerable': use {', '.join(ANSWERABILITY_RULES)}")
     return SourceEntry(
         name=name,
         repo_id=_required(hub, "repo_id", str, f"{where} [hub]"),
@@ -150,6 +156,7 @@ def parse_entry(path: Path) -> SourceEntry:
         license=str(raw.get("license", "")),
         stand_in_for=raw.get("stand_in_for"),
         clean=tuple(clean),
+        answerable=tuple(answerable),
         entry_file=where,
     )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 import zipfile
 from pathlib import Path
 
@@ -63,8 +64,19 @@ def _classification_rows(spec: FileSpec) -> list[dict]:
     return [{item.text: _request(label, key), item.label: label} for label, key in keys]
 
 
-def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus_ids: list[int]) -> list[dict]:
-    """Rows carrying exactly the fields ``spec`` maps, with synthetic content of varied length."""
+def _span(text: str, start: int) -> str:
+    """Two consecutive words of ``text`` from about word ``start`` (an extractive answer), or a made-up one without text."""
+    words = re.findall(r"[a-z]+", text.lower())
+    if len(words) < 2:
+        return f"the {WORDS[start]}"
+    offset = start % (len(words) - 1)
+    return " ".join(words[offset:offset + 2])
+
+
+def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus: dict[int, str]) -> list[dict]:
+    """Rows carrying exactly the fields ``spec`` maps, with synthetic content of varied length; QA answers
+    are spans of the row's document or of the ``corpus`` documents (by id) the row refers to."""
+    corpus_ids = list(range(30))
     if spec.item is not None and spec.item.kind == "classification":
         return _classification_rows(spec)
     rows = []
@@ -86,8 +98,12 @@ def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus_ids
             if item.id:
                 row[item.id] = f"{entry.name}-q{index}"
             questions = [f"What did the {rng.choice(WORDS)} {rng.choice(VERBS)} in part {index}-{k}?" for k in range(2)]
-            answers = [f"the {rng.choice(WORDS)} {k}" for k in range(2)]
+            answer_starts = [WORDS.index(rng.choice(WORDS)) for _ in range(2)]
             summaries = [paragraph(rng, 2) for _ in range(2)]
+            if item.doc_ids:
+                row[item.doc_ids] = rng.sample(corpus_ids, 2)
+            grounds = row.get(spec.document.text, "") if spec.document else " ".join(corpus.get(i, "") for i in row.get(item.doc_ids, []))
+            answers = [_span(grounds, start) for start in answer_starts]
             if item.parallel:
                 row[item.question] = questions if item.kind == "qa" else ["Please summarize the text."] * 2
                 row[item.answers or item.summary] = answers if item.kind == "qa" else summaries
@@ -98,8 +114,6 @@ def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus_ids
                     row[item.answers] = [answers[0]] if spec.format == "jsonl" else answers[0]
                 else:
                     row[item.summary] = [summaries[0]] if spec.member else summaries[0]
-            if item.doc_ids:
-                row[item.doc_ids] = rng.sample(corpus_ids, 2)
             for name, values in item.where:  # every fourth row fails the entry's row filter
                 row[name] = None if index % 4 == 3 else values[0]
         rows.append(row)
@@ -128,9 +142,11 @@ def write_mirror(root: Path, *, only: set[str] | None = None, seed: int = 7) -> 
     for entry in load_registry(packaged_dir("sources")).values():
         if only is not None and entry.name not in only:
             continue
-        corpus_ids = list(range(30))
+        corpus: dict[int, str] = {}
         for spec in entry.files:
-            rows = _rows_for(entry, spec, rng, corpus_ids)
+            rows = _rows_for(entry, spec, rng, corpus)
+            if spec.document is not None and spec.document.id and spec.item is None:
+                corpus.update({index: row[spec.document.text] for index, row in enumerate(rows)})
             key = (root / entry.repo_id / spec.path, spec.member, spec.format)
             if spec.item is not None and spec.item.kind == "classification":
                 class_columns.setdefault(key[0], set()).add(spec.item.label)

@@ -72,7 +72,10 @@ def test_records_follow_the_schema(generated: Path) -> None:
     assert manifest["files"]["single_doc_qa/2k.jsonl"]["rows"] == 4
     assert manifest["tokenizer"]["identity"] == "tiktoken:cl100k_base"
     assert set(manifest["sources"]["hotpotqa"]["files"]) == {"data.zip:data/hotpotqa.jsonl"}
-    assert manifest["sources"]["hotpotqa"]["clean"] == ["html"] and manifest["sources"]["cnn_dailymail"]["clean"] == []
+    assert manifest["sources"]["hotpotqa"]["clean"] == ["html", "wiki_markup", "detokenize"]
+    assert manifest["sources"]["cnn_dailymail"]["clean"] == ["detokenize"] and manifest["sources"]["cnn_dailymail"]["answerable"] == []
+    assert manifest["sources"]["hotpotqa"]["answerable"] == ["question_standalone", "answer_grounded"]
+    assert all(isinstance(facts["unanswerable"], dict) for facts in manifest["sources"].values())
 
 
 def test_kv_chain_is_in_the_prompt_and_leads_to_the_answer(generated: Path) -> None:

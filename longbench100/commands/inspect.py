@@ -53,6 +53,8 @@ def inspect(out: Path, as_json: bool) -> None:
         click.echo(f"warning: {line}")
     if summary.near_duplicates:
         click.echo(summary.near_duplicates)
+    if summary.unanswerable:
+        click.echo(summary.unanswerable)
     if coverage_note:
         click.echo(f"note: {coverage_note}")
     click.echo(_shortcut_line(read_manifest(out) or {}, out))

@@ -8,6 +8,7 @@ import time
 
 import click
 
+from ..answerability import rule_counts_line
 from ..errors import HubUnreachable, SourceAbsent, UserError
 from ..loader import load_source
 from ..locations import MIRROR_HINT, SOURCES_ENV, SourceLocation, active_entries, resolve_location
@@ -52,7 +53,8 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
     """Load every available source and print record counts and token lengths (min/median/max).
 
     Columns: documents, items, empty records skipped, duplicate items dropped (identical document
-    texts, question and reference), then document token lengths.
+    texts, question and reference), items dropped by the source's answerability rules (one line per
+    rule below the table), then document token lengths.
 
     Exits with status 1 when a present source is malformed, or (with --strict) when a registered
     source is absent. Token counts are cached, so a second run is fast.
@@ -62,8 +64,8 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
     registry = location.registry()
     active = active_entries(location, registry)
     click.echo(f"sources: {location.describe()}   tokenizer: {tokenizer.spec}")
-    click.echo(f"{'source':<28} {'docs':>7} {'items':>6} {'empty':>5} {'dups':>5} {'tok min':>8} {'median':>8} {'max':>8}  cache")
-    failures, absent, loaded = [], [], 0
+    click.echo(f"{'source':<28} {'docs':>7} {'items':>6} {'empty':>5} {'dups':>5} {'unans':>5} {'tok min':>8} {'median':>8} {'max':>8}  cache")
+    failures, absent, loaded, unanswerable = [], [], 0, {}
     started = time.perf_counter()
     for name, entry in registry.items():
         if name not in active:
@@ -87,11 +89,15 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
             click.echo(f"{_label(entry):<28} MALFORMED: {error}")
             continue
         loaded += 1
+        if data.unanswerable:
+            unanswerable[name] = data.unanswerable
         lengths = sorted(document.tokens for document in data.documents.values()) or [0]
         click.echo(
-            f"{_label(entry):<28} {len(data.documents):>7} {len(data.items):>6} {data.skipped_empty:>5} {data.duplicate_items:>5} "
+            f"{_label(entry):<28} {len(data.documents):>7} {len(data.items):>6} {data.skipped_empty:>5} {data.duplicate_items:>5} {sum(data.unanswerable.values()):>5} "
             f"{lengths[0]:>8} {int(statistics.median(lengths)):>8} {lengths[-1]:>8}  {'hit' if hit else 'counted'}"
         )
+    for name, counts in unanswerable.items():
+        click.echo(f"unanswerable {name}: {rule_counts_line(counts)}")
     if tokenizer.loaded:
         click.echo(f"tokenizer {tokenizer.spec} loaded from {tokenizer.origin}")
     click.echo(f"{loaded} sources loaded, {len(absent)} missing, {len(failures)} malformed in {time.perf_counter() - started:.1f}s")

@@ -7,6 +7,8 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..answerability import rule_counts_line
+
 from ..datafolder import list_data_files
 from ..errors import UserError
 from ..lengths import DEFAULT_BASE_LABELS, parse_length
@@ -49,6 +51,7 @@ class FolderSummary:
     shortfalls: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     near_duplicates: str | None = None
+    unanswerable: str | None = None
 
 
 def summarise_folder(out: Path) -> FolderSummary:
@@ -75,6 +78,7 @@ def summarise_folder(out: Path) -> FolderSummary:
                                             tuple(suite["base_lengths"]) if suite else DEFAULT_BASE_LABELS)
     summary.shortfalls = [f"{s['task']} {s['label']}: {s['rows']} of {s['requested']} rows ({s['reason']})" for s in manifest.get("shortfalls", [])]
     summary.near_duplicates = near_duplicates_line(manifest.get("near_duplicates"))
+    summary.unanswerable = unanswerable_line(manifest.get("sources", {}))
     return summary
 
 
@@ -126,6 +130,15 @@ def near_duplicates_line(facts: dict | None) -> str | None:
                         for source, count in facts["dropped"].items()) or "none"
     return (f"near-duplicate documents dropped (sharing >= {facts['threshold']:.0%} of {facts['shingle_words']}-word shingles, "
             f"identical texts included): {dropped}")
+
+
+def unanswerable_line(sources: dict) -> str | None:
+    """One line on the items each source lost to its answerability rules, from the manifest's sources section."""
+    dropped = {name: facts["unanswerable"] for name, facts in sources.items() if facts.get("unanswerable")}
+    if not dropped:
+        return None
+    return "unanswerable items dropped at load: " + "; ".join(
+        f"{name} {sum(counts.values())} ({rule_counts_line(counts)})" for name, counts in dropped.items())
 
 
 def _read_manifest(out: Path) -> dict:

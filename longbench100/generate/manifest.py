@@ -87,7 +87,8 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
         "sources": {
             name: {"repo_id": corpus.entries[name].repo_id, "revision": corpus.entries[name].revision,
                    "license": corpus.entries[name].license, "stand_in_for": corpus.entries[name].stand_in_for,
-                   "clean": list(corpus.entries[name].clean),
+                   "clean": list(corpus.entries[name].clean), "answerable": list(corpus.entries[name].answerable),
+                   "unanswerable": dict(data.unanswerable),
                    "files": data.files, "documents": len(data.documents), "items": len(data.items)}
             for name, data in corpus.sources.items()
         },

@@ -1,0 +1,80 @@
+"""Answerability rules (longbench100.answerability) on small hand-written items, and the loader's per-rule counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from longbench100.answerability import ANSWERABILITY_RULES, failed_rule, rule_counts_line
+from longbench100.errors import UserError
+from longbench100.registry import parse_entry
+
+DOCUMENT = "The clinic in Tromso opens at nine. Patients renew their permits by mail within forty days of the expiry date."
+
+
+@pytest.mark.parametrize("rule, question, answer, passes", [
+    ("answer_not_question", "How do I renew my permit?", "By mail, within forty days.", True),
+    ("answer_not_question", "I want to learn about permits", "Are you a resident?", False),
+    ("question_standalone", "How do I renew my permit?", "by mail", True),
+    ("question_standalone", "That's great to hear! Another concern relates to teaching.", "by mail", False),
+    ("question_standalone", "OK good. What do I do next?", "by mail", False),
+    ("question_standalone", "yes", "by mail", False),
+    ("question_standalone", "I have a FFEL loan.", "by mail", False),
+    ("question_standalone", "I want to know when the clinic opens", "at nine", True),
+    ("question_standalone", "Hello, I need to know when the clinic opens.", "at nine", True),
+    ("question_standalone", "Which of the two tornado outbreaks killed the most people?", "the second", False),
+    ("question_standalone", "Which of the two, Tromso or Oslo, is further north?", "Tromso", True),
+    ("question_standalone", "handmaid's tale how many episodes in series 2", "13", True),
+    ("question_standalone", 'Highlight the parts (if any) of this contract related to "Parties".', "the clinic", True),
+    ("question_without_dialogue_pointer", "How would I be able to get this mailed to me?", "by mail", False),
+    ("question_without_dialogue_pointer", "How do I renew a permit by mail?", "by mail", True),
+    ("answer_extractive", "When does it open?", "at Nine!", True),
+    ("answer_extractive", "When does it open?", "at ten", False),
+    ("answer_grounded", "How?", "Patients renew permits by mail.", True),
+    ("answer_grounded", "How?", "Yes, much greater. This is our powerhouse, the leasing business.", False),
+    ("answer_not_yes_no", "Is it open?", "Yes, it is open at nine.", False),
+    ("answer_not_yes_no", "What is open?", "Nobody knows; the clinic.", True),
+])
+def test_each_rule_passes_and_fails_where_it_should(rule: str, question: str, answer: str, passes: bool) -> None:
+    assert ANSWERABILITY_RULES[rule](question, (answer,), (DOCUMENT,)) is passes
+
+
+def test_failed_rule_names_the_first_rule_failed_in_declared_order() -> None:
+    rules = ("answer_not_question", "answer_grounded")
+    assert failed_rule(rules, "How?", ("Is it open?",), (DOCUMENT,)) == "answer_not_question"
+    assert failed_rule(rules, "How?", ("Unrelated powerhouse words.",), (DOCUMENT,)) == "answer_grounded"
+    assert failed_rule(rules, "How?", ("By mail.",), (DOCUMENT,)) is None
+    assert rule_counts_line({"answer_grounded": 2, "answer_not_question": 1}) == "answer_not_question 1, answer_grounded 2"
+
+
+def test_registry_refuses_an_unknown_rule_in_one_line(tmp_path: Path) -> None:
+    entry = tmp_path / "x.toml"
+    entry.write_text('name = "x"\nanswerable = ["answer_is_right"]\n[hub]\nrepo_id = "a/b"\n[[files]]\npath = "f.jsonl"\nformat = "jsonl"\n'
+                     '[files.document]\ntext = "t"\n')
+    with pytest.raises(UserError, match="unknown answerability rule 'answer_is_right'"):
+        parse_entry(entry)
+
+
+def test_loader_drops_and_counts_unanswerable_items(tmp_path: Path) -> None:
+    import json
+
+    from longbench100.loader import load_source
+    from longbench100.locations import resolve_location
+
+    mirror = tmp_path / "mirror"
+    (mirror / "a" / "b").mkdir(parents=True)
+    rows = [{"text": DOCUMENT, "q": "How do I renew my permit?", "a": "by mail"},
+            {"text": DOCUMENT, "q": "When does the clinic open?", "a": "Are you a resident?"},
+            {"text": DOCUMENT, "q": "yes", "a": "at nine"}]
+    (mirror / "a" / "b" / "f.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    registry = tmp_path / "sources"
+    registry.mkdir()
+    (registry / "x.toml").write_text(
+        'name = "x"\nanswerable = ["answer_not_question", "question_standalone"]\nroles = ["single_doc_qa:real"]\n'
+        '[hub]\nrepo_id = "a/b"\n[[files]]\npath = "f.jsonl"\nformat = "jsonl"\n[files.document]\ntext = "text"\n'
+        '[files.item]\nkind = "qa"\nquestion = "q"\nanswers = "a"\n')
+    entry = parse_entry(registry / "x.toml")
+    data = load_source(resolve_location(str(mirror)), entry)
+    assert [item.question for item in data.items] == ["How do I renew my permit?"]
+    assert data.unanswerable == {"answer_not_question": 1, "question_standalone": 1}
