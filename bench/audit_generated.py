@@ -59,9 +59,10 @@ MOJIBAKE = re.compile(r"â€|Ã[\xa0-\xbf]|Â[\xa0-\xbf]|â€™|ï»¿")
 ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos|nbsp|#\d{2,5}|#x[0-9a-fA-F]{2,4});")
 WIKI = re.compile(r"<ref\b|\{\{|\|\s*accessdate\s*=|\( ?edit ?\)|\[ ?edit ?\]", re.I)
 PAPER = re.compile(r"\b(?:BIBREF|TABREF|FIGREF|SECREF|INLINEFORM|DISPLAYFORM)\d+|\\math(?:bf|rm|it|cal|bb)\b")
-TOKENIZED = re.compile(r"``|''|\w (?:n't|'s|'re|'ve|'ll|'m|'d)\b|\w [,;?!](?= |$)|\w \.(?= [A-Z]|$)|\( \w|\b(?:don|doesn|didn|isn|wasn|won|can) t\b",
+TOKENIZED = re.compile(r"``|''|\w (?:n't|'s|'re|'ve|'ll|'m|'d)\b|\w [,;?!](?= \w|$)|\w \.(?= [A-Z]|$)|\( \w|\b(?:don|doesn|didn|isn|wasn|won|can) t\b",
                        re.M)
 FRAGMENT_OPEN = re.compile(r"^[a-z]+(?=[\s,;:.)-])")
+SPEAKER_TURN = re.compile(r"^[A-Z][\w .]{0,30}: ", re.M)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 MARKER = re.compile(r"\{(?:disfmarker|vocalsound|pause|gap|comment|nonvocalsound|[a-z]+marker)\}")
 BAD_WORDING = re.compile(r"\bPassages \d+(?![\d,]| and \d)|\b1 (?:passages|paragraphs)\b|\bare 1 (?:distinct |numbered |unique )?(?:passages|paragraphs)\b|\bPassage \d+(?:, \d+)+\b"
@@ -183,8 +184,9 @@ def opens_mid_sentence(text: str) -> bool:
 
 
 def repeated_sentences(text: str) -> int:
-    """Sentences of four words or more that occur again in the same short passage (under 200 words)."""
-    if len(text.split()) >= 200:
+    """Sentences of four words or more that occur again in the same short passage (under 200 words);
+    transcripts (three speaker turns or more) repeat greetings by nature and are skipped."""
+    if len(text.split()) >= 200 or len(SPEAKER_TURN.findall(text)) >= 3:
         return 0
     sentences = [sentence.strip().lower() for sentence in SENTENCE_END.split(text) if len(sentence.split()) >= 4]
     return len(sentences) - len(set(sentences))

@@ -16,7 +16,7 @@ its upstream text needs:
   or cut off by a template end), ``{{...}}`` templates and the "( edit )" links after headings.
 - ``paper_markup``: the placeholders of S2ORC-style papers: runs of ``BIBREFn`` become a numbered
   citation "[1, 2]", ``TABREFn`` / ``FIGREFn`` / ``SECREFn`` become the number n + 1 (the text
-  already says "Table"), ``INLINEFORMn`` / ``DISPLAYFORMn`` become "[formula]", and inline LaTeX
+  already says "Table"), ``INLINEFORMn`` / ``DISPLAYFORMn`` become "[formula]", and display and inline LaTeX
   (``$\\mathbf {w_{i1}}$``) becomes its plain-text reading with pylatexenc.
 - ``detokenize``: text split into Penn-Treebank tokens ("What 's", "`` best ''", "Russia ?") is
   joined back with NLTK's ``TreebankWordDetokenizer``, line by line.
@@ -52,6 +52,7 @@ _CITATION_RUN = re.compile(r"BIBREF(\d+)(?:\s*[,;]\s*(?:and\s+)?BIBREF\d+)*")
 _CITATION = re.compile(r"BIBREF(\d+)")
 _REFERENCE = re.compile(r"(?:TABREF|FIGREF|SECREF)(\d+)")
 _FORMULA = re.compile(r"(?:INLINEFORM|DISPLAYFORM)\d+")
+_DISPLAY_LATEX = re.compile(r"\$\$(.{1,2000}?)\$\$", re.DOTALL)
 _INLINE_LATEX = re.compile(r"(?<![\\$])\$(?!\s)([^$\n]{1,300}?)\$(?!\$)")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+|[_^]\{|[_^][A-Za-z0-9]")
 _FONT_MACROS = re.compile(r"\\(?:mathbf|mathrm|mathit|mathcal|mathbb|mathsf|mathtt|textbf|textit|textrm|texttt|boldsymbol|bm|operatorname)\s*")
@@ -125,6 +126,7 @@ def repair_paper_markup(text: str) -> str:
     if "FORM" in text:
         text = _FORMULA.sub("[formula]", text)
     if "$" in text:
+        text = _DISPLAY_LATEX.sub(lambda match: _latex_converter().latex_to_text(_FONT_MACROS.sub("", match.group(1))).strip(), text)
         text = _INLINE_LATEX.sub(_latex_to_text, text)
     return text
 

@@ -3,6 +3,7 @@
 import json
 import re
 import statistics
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -105,16 +106,24 @@ def test_common_words_counts_are_thirty_for_the_gold_ten_and_three_for_every_oth
             common = {word for word, count in counts.items() if count == 30}
             assert common == set(record["answers"]) and len(common) == 10
             assert {count for word, count in counts.items() if word not in common} == {3}
+            assert not [(gold, word) for gold in common for word in counts if gold != word and gold in word]  # substring scoring is unambiguous
 
 
-def test_frequent_words_gold_is_the_untied_top_three_of_the_coded_text(data):
+def test_frequent_words_follows_ruler_noise_on_top_exact_zipf_counts_answers_ranks_two_to_four(data):
     for label in LENGTHS:
         for record in records(data, "frequent_words", label):
             text = record["prompt"].split("\n\n")[1]
-            ranked = Counter(text.split()).most_common(4)
-            assert [word for word, _ in ranked[:3]] == record["answers"]
-            assert ranked[0][1] > ranked[1][1] > ranked[2][1] > ranked[3][1]
-            assert [count for _, count in ranked[:3]] == record["gold"]["counts"]
+            ranked = Counter(text.split()).most_common()
+            assert ranked[0][0] == "...." and "'....'" in record["prompt"]  # the top "word" is the noise token
+            assert [word for word, _ in ranked[1:4]] == record["answers"]
+            assert ranked[1][1] > ranked[2][1] > ranked[3][1] > ranked[4][1]
+            assert all(len(word) == 6 and word.isalpha() and word.islower() for word, _ in ranked[1:])
+            zeta2 = math.pi ** 2 / 6  # every count is int(N / (k**2 * zeta(2))) for one N: exact Zipf, not samples
+            counts = [count for _, count in ranked]
+            sizes = [n for n in range(int(counts[0] * zeta2), int((counts[0] + 1) * zeta2) + 1)
+                     if [int(n / (k * k * zeta2)) for k in range(1, len(counts) + 1)] == counts]
+            assert sizes, counts[:6]
+            assert len(ranked) <= record["length"] // 50  # RULER's vocabulary: one code per 50 tokens
 
 
 @pytest.mark.parametrize("task", SYNTHETIC)

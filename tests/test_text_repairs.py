@@ -28,6 +28,7 @@ def test_entities_are_unescaped_after_html_so_markup_is_not_invented() -> None:
     ("paper_markup", "in social media BIBREF0, BIBREF1, BIBREF2 or claims BIBREF5.", "in social media [1, 2, 3] or claims [6]."),
     ("paper_markup", "Table TABREF19 and Figure FIGREF0 in Section SECREF3", "Table 20 and Figure 1 in Section 4"),
     ("paper_markup", "we set INLINEFORM0 to DISPLAYFORM1", "we set [formula] to [formula]"),
+    ("paper_markup", "defined as\n$$S_{W}=\\mathbb {E}\\left[\\frac{a}{b}\\right]$$ where", "defined as\nS_W=E[a/b] where"),
     ("paper_markup", "the first character ( $\\mathbf {w_{i1}}$ ) and $n$ words", "the first character ( w_i1 ) and n words"),
     ("paper_markup", "costs $5 and $10 today", "costs $5 and $10 today"),
     ("detokenize", "What 's the `` best '' film in Russia ?", 'What\'s the "best" film in Russia?'),

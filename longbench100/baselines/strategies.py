@@ -306,6 +306,7 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
     ),
     "words": (
         Baseline("frequent_in_opening", "frequency", "the most frequent words of the first tenth of the context", _frequent_in_opening),
+        _PRIOR,
     ),
     "label": (
         Baseline("majority_label", "frequency", "the label the demonstrations use most", _majority_label),

@@ -32,7 +32,7 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
                       {"blocks": _PASSAGES, "gold_numbers": [2], "request": "What do they report on treatment?"}],
     "variable_tracking": [{"context": "Rain falls. VAR ABCDE = 12345. VAR FGHIJ = VAR ABCDE.", "value": "12345", "count": 2}],
     "common_words": [{"word_list": "1. apple\n2. river\n3. apple", "count": 1}],
-    "frequent_words": [{"text": "abc qrs abc xyz", "count": 3}],
+    "frequent_words": [{"text": "abcdef .... qrstuv abcdef", "noise": "...."}],
     **{task: [{"context": "Plain text. One of the special magic numbers for calm-otter is: 1234567. More text.",
                 "kind": "numbers", "what": "number", "many": False, "keys": "calm-otter"}]
        for task in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",

@@ -16,10 +16,22 @@ OTHER_TIMES = 3
 
 
 def words_for_row(seed: int, row: int) -> list[str]:
-    """The row's word order: its ten common words first, then the others in the order they are added."""
+    """The row's word order: its ten common words first, then the others in the order they are added.
+
+    No common word is part of another word of the row ("pro" never sits beside "cuproid"), since
+    the metric looks for each gold word inside the reply: the common words are drawn so that none
+    holds another, and other words that hold a common word are left out.
+    """
     words = list(english_words())
     derive_rng(seed, "common_words", "row", row).shuffle(words)
-    return words
+    common: list[str] = []
+    for word in words:
+        if not any(word in chosen or chosen in word for chosen in common):
+            common.append(word)
+        if len(common) == COMMON:
+            break
+    chosen = set(common)
+    return common + [word for word in words if word not in chosen and not any(gold in word for gold in common)]
 
 
 def word_list(words: list[str], others: int, rng: random.Random) -> list[str]:

@@ -1,79 +1,84 @@
-"""frequent_words: a text of coded words drawn with Zipf frequencies (alpha 2); name the three most frequent (RULER)."""
+"""frequent_words: RULER's frequent-words extraction (fwe) on our exact budgets.
+
+As in RULER's ``freq_words_extraction.py``: a vocabulary of 6-letter random codes, one per 50
+tokens of budget; word of rank k appears ``int(N * k**-2 / zeta(2))`` times for a text of N words
+(exact Zipf counts, alpha = 2, not samples); the top-ranked word is replaced by the noise token
+"...." that the prompt says to ignore, and the answer is the codes of ranks 2-4. Codes that are
+English words are never drawn, and the words are shuffled.
+"""
 
 from __future__ import annotations
 
-import itertools
 import random
 import string
-from collections import Counter
 
-from ..generate.fitting import BuildContext, Fitted
+from ..generate.fitting import BuildContext
 from ..generate.rng import derive_rng
 from ..generate.spans import whole_context_spans
 from .base import Sample, TaskBuilder
-from .synthetic import fill_units
+from .synthetic import english_words, fill_units
 
 ALPHA = 2.0
-VOCABULARY = 500
-TOP = 3
+CODE_LETTERS = 6
+TOKENS_PER_VOCABULARY_WORD = 50  # RULER: vocab_size = max_seq_length // 50
+NOISE = "...."
+ANSWER_RANKS = 3  # the codes of ranks 2, 3 and 4
+ZETA_2 = 1.6449340668482264  # zeta(2) = pi**2 / 6, RULER's normaliser (scipy.special.zeta(2.0))
 
 
-def vocabulary_for_row(seed: int, row: int) -> list[str]:
-    """The row's distinct coded words (3-6 random lowercase letters), most probable first."""
+def vocabulary_for_row(seed: int, row: int, size: int) -> list[str]:
+    """``size`` distinct 6-letter codes that are not English words, in rank order; rank 1 is the noise token."""
     rng = derive_rng(seed, "frequent_words", "row", row)
-    codes: list[str] = []
-    while len(codes) < VOCABULARY:
-        code = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 6)))
-        if code not in codes:
-            codes.append(code)
-    return codes
+    english = set(english_words())
+    codes: dict[str, None] = {}
+    while len(codes) < size - 1:
+        code = "".join(rng.choice(string.ascii_lowercase) for _ in range(CODE_LETTERS))
+        if code not in english:
+            codes.setdefault(code)
+    return [NOISE, *codes]
 
 
-def word_stream(seed: int, row: int, count: int) -> list[int]:
-    """The row's first ``count`` word ranks, drawn with probability proportional to ``1 / rank**ALPHA``.
-
-    The same row gives the same stream at every length; a longer prompt takes a longer prefix.
-    """
-    weights = list(itertools.accumulate(1 / rank**ALPHA for rank in range(1, VOCABULARY + 1)))
-    return derive_rng(seed, "frequent_words", "row", row, "stream").choices(range(VOCABULARY), cum_weights=weights, k=count)
+def rank_counts(words: int, size: int) -> list[int]:
+    """How often each rank appears in a text of ``words`` words: ``int(words * k**-ALPHA / zeta(ALPHA))``."""
+    return [int(words * rank**-ALPHA / ZETA_2) for rank in range(1, size + 1)]
 
 
-def top_words(words: list[str]) -> list[str] | None:
-    """The ``TOP`` most frequent words, most frequent first, or ``None`` when a tie makes them ambiguous."""
-    ranked = Counter(words).most_common(TOP + 1)
-    counts = [count for _, count in ranked] + [0]
-    if len(ranked) < TOP or len(set(counts[:TOP + 1])) < TOP + 1:
-        return None
-    return [word for word, _ in ranked[:TOP]]
+def coded_text(vocabulary: list[str], words: int, rng: random.Random) -> list[str]:
+    """The text's words: each code repeated its rank's count, shuffled by ``rng``."""
+    text = [code for code, count in zip(vocabulary, rank_counts(words, len(vocabulary))) for _ in range(count)]
+    rng.shuffle(text)
+    return text
 
 
 class FrequentWords(TaskBuilder):
-    """A prefix of the row's Zipf stream of coded words, as long as the budget allows; name the three most frequent."""
+    """A Zipf text of coded words as long as the budget allows; name the three most frequent codes, ignoring "....".
+
+    The vocabulary is the row's (one code per 50 tokens of the length's budget, so it grows with
+    the length as RULER's does); the text size is the largest that fits, found by exact counts.
+    """
 
     name = "frequent_words"
     required_roles = ()
 
     def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
-        """One sample: the longest stream prefix that fits, shortened word by word until the top three are untied."""
-        codes = vocabulary_for_row(ctx.seed, row)
-        stream = [codes[rank] for rank in word_stream(ctx.seed, row, ctx.budget)]
+        """One sample: the longest Zipf text that fits; the gold is the codes of ranks 2-4."""
+        vocabulary = vocabulary_for_row(ctx.seed, row, max(ANSWER_RANKS + 2, ctx.budget // TOKENS_PER_VOCABULARY_WORD))
 
-        def render(count: int) -> str:
-            return self.templates.render(self.name, {"text": " ".join(stream[:count]), "count": TOP})
+        def text(words: int) -> str:
+            return " ".join(coded_text(vocabulary, words, derive_rng(ctx.seed, self.name, ctx.label, row, "order", words)))
 
-        filled = fill_units(ctx, ctx.budget, render, len(stream))
+        def render(words: int) -> str:
+            return self.templates.render(self.name, {"text": text(words), "noise": NOISE})
+
+        filled = fill_units(ctx, ctx.budget, render, ctx.budget)
         if filled is None:
             return None
-        fitted, count = filled
-        while count > 0 and top_words(stream[:count]) is None:
-            count -= 1
-        answers = top_words(stream[:count])
-        if answers is None:
+        fitted, words = filled
+        counts = rank_counts(words, len(vocabulary))
+        if not counts[1] > counts[2] > counts[3] > counts[4]:  # too short a text to rank the answers
             return None
-        if count != filled[1]:
-            prompt = render(count)
-            fitted = Fitted(prompt, ctx.count_prompt(prompt), [], 0)
-        gold = {"sources": [], "item_ids": [], "passages": [], "words": count,
-                "counts": [stream[:count].count(word) for word in answers],
-                "spans": whole_context_spans(fitted.prompt, [" ".join(stream[:count])])}  # counting needs every word
-        return Sample(fitted, answers, f"What are the {TOP} most frequent coded words?", gold)
+        answers = vocabulary[1:1 + ANSWER_RANKS]
+        gold = {"sources": [], "item_ids": [], "passages": [], "words": sum(counts), "vocabulary": len(vocabulary),
+                "noise": NOISE, "noise_count": counts[0], "counts": counts[1:1 + ANSWER_RANKS],
+                "spans": whole_context_spans(fitted.prompt, [text(words)])}  # counting needs every word
+        return Sample(fitted, answers, "What are the three most frequent coded words, ignoring the dots?", gold)
