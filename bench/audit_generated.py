@@ -46,6 +46,7 @@ import tiktoken
 
 # "Passage 3:" on its own line (the paper's tasks), or rag_hard's "Document [3] (Title: ...): " before the text
 BLOCK = re.compile(r"^(?:(?:Passage|Paragraph) (\d+):\n|Document \[(\d+)\](?: \(Title: [^\n]*?\))?: )", re.M)
+TITLED_BLOCK = re.compile(r"^Document \[(\d+)\] \(Title: ([^\n]*?)\): ", re.M)
 RERANK_ID = re.compile(r"^\[ID: ([A-Za-z0-9]+)\] ", re.M)
 RECORD = re.compile(r'Record: the key "([0-9a-f-]{36})" has the value "([0-9a-f-]{36})"\.')
 STAR = re.compile(r"The little penguin counted (\d+) stars\.")
@@ -59,7 +60,9 @@ MOJIBAKE = re.compile(r"â€|Ã[\xa0-\xbf]|Â[\xa0-\xbf]|â€™|ï»¿")
 ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos|nbsp|#\d{2,5}|#x[0-9a-fA-F]{2,4});")
 WIKI = re.compile(r"<ref\b|\{\{|\|\s*accessdate\s*=|\( ?edit ?\)|\[ ?edit ?\]", re.I)
 PAPER = re.compile(r"\b(?:BIBREF|TABREF|FIGREF|SECREF|INLINEFORM|DISPLAYFORM)\d+|\\math(?:bf|rm|it|cal|bb)\b")
-TOKENIZED = re.compile(r"``|''|\w (?:n't|'s|'re|'ve|'ll|'m|'d)\b|\w [,;?!](?= \w|$)|\w \.(?= [A-Z]|$)|\( \w|\b(?:don|doesn|didn|isn|wasn|won|can) t\b",
+# spaced punctuation after a word of two letters or more, before a word: "Russia ?", "jingle , Frasier"; a
+# contract's empty form fields ("Franchisee: , a , with its address") are not tokenization
+TOKENIZED = re.compile(r"``|''|\w (?:n't|'s|'re|'ve|'ll|'m|'d)\b|\w\w [,;?!](?= \w|$)|\w \.(?= [A-Z]|$)|\( \w|\b(?:don|doesn|didn|isn|wasn|won|can) t\b",
                        re.M)
 FRAGMENT_OPEN = re.compile(r"^[a-z]+(?=[\s,;:.)-])")
 SPEAKER_TURN = re.compile(r"^[A-Z][\w .]{0,30}: ", re.M)
@@ -165,18 +168,22 @@ def audit_record(record: dict, encoding, recount: bool) -> Counter:
         found["paper markup"] += len(PAPER.findall(text))
         found["tokenized text"] += len(TOKENIZED.findall(text))
         found["replacement chars"] += text.count("\ufffd")
-    for _, text in blocks:
-        found["passage opens mid-word"] += opens_mid_sentence(text)
+    titles = dict(TITLED_BLOCK.findall(prompt))
+    for number, text in blocks:
+        found["passage opens mid-word"] += opens_mid_sentence(text, titles.get(str(number)))
         found["repeated sentence"] += repeated_sentences(text)
     found["near-copy pairs"] += near_copy_pairs([text for _, text in blocks])
     found["wording errors"] += wording_errors(record, blocks)
     return found
 
 
-def opens_mid_sentence(text: str) -> bool:
+def opens_mid_sentence(text: str, title: str | None = None) -> bool:
     """A passage whose text opens with a lower-case word (a snippet cut mid-word or mid-sentence); a
-    first line that is a title (a short line without end punctuation followed by more text) is skipped."""
+    first line that is a title (a short line without end punctuation followed by more text) is skipped,
+    and so is a text that opens with its own title as the prompt's heading gives it ("i am a good person ...")."""
     text = STAR.sub("", text).lstrip()
+    if title and text.lower().startswith(title.lower()):
+        return False
     first, _, rest = text.partition("\n")
     if rest and len(first) < 120 and not TERMINAL_END.search(first):
         text = rest.lstrip()

@@ -64,6 +64,7 @@ _LOST_APOSTROPHE = re.compile(
 _ACRONYM_POSSESSIVE = re.compile(r"\b([A-Z]{2,}) s\b(?=\s)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 _QUOTE_GUARD = "\ue000"  # a private-use character standing in for '"' while the detokenizer runs
+_TITLE_END = re.compile(r"[.!?:;,]\s*$")
 _FRAGMENT_START = re.compile(r"^[a-z][a-z]*(?=[\s,;:.)-])")
 
 
@@ -187,7 +188,15 @@ def drop_replacement_chars(text: str) -> str:
 
 
 def trim_snippet_fragments(text: str) -> str:
-    """Drop a passage's opening partial sentence and keep each repeated sentence once ("" when nothing whole is left)."""
+    """Drop a passage's opening partial sentence and keep each repeated sentence once ("" when nothing whole is left).
+
+    A first line that is a title (short, no end punctuation, more text below) is kept, and the
+    body below it is trimmed; a title left without a body is nothing.
+    """
+    first, newline, rest = text.partition("\n")
+    if newline and rest.strip() and len(first) < 300 and not _TITLE_END.search(first):
+        body = trim_snippet_fragments(rest.lstrip())
+        return f"{first}\n{body}" if body else ""
     if _FRAGMENT_START.match(text):
         start = _SENTENCE_END.search(text)
         text = text[start.end():] if start else ""

@@ -39,6 +39,8 @@ def test_entities_are_unescaped_after_html_so_markup_is_not_invented() -> None:
     ("snippet_fragments", "nemia is common. Anemia is treatable. It has causes here. It has causes here.", "Anemia is treatable. It has causes here."),
     ("snippet_fragments", "mRNA levels rose sharply. They fell later.", "mRNA levels rose sharply. They fell later."),
     ("snippet_fragments", "and the patients recovered", ""),
+    ("snippet_fragments", "Treatment of Anemia in Kidney Disease\nnemia is common. Anemia is treatable.", "Treatment of Anemia in Kidney Disease\nAnemia is treatable."),
+    ("snippet_fragments", "Sites of transcription at the U6 gene\nt the box", ""),
 ])
 def test_each_step_repairs_its_artifact_and_leaves_clean_text_alone(step: str, text: str, expected: str) -> None:
     assert CLEANING_STEPS[step](text) == expected
