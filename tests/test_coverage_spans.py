@@ -47,7 +47,7 @@ def _context_and_gold(record: dict) -> tuple[str, list[str]]:
     if task == "json_kv":
         return _between(prompt, "is a UUID.\n\n", "\n\nQuestion: "), [json.dumps(gold["key"]) + ": " + json.dumps(record["answers"][0])]
     if task == "variable_tracking":
-        return _between(prompt, "value of another variable.\n\n", "\n\nQuestion: "), gold["chain"]
+        return _between(prompt, "Now the text to work on.\n\n", "\n\nQuestion: "), gold["chain"]
     context = _between(prompt, "only a few times.\n\n" if task == "common_words" else "three coded words that appear most often.\n\n", "\n\nQuestion: ")
     return context, [context]
 

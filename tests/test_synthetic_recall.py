@@ -16,7 +16,6 @@ from longbench100.scoring.grading import choose_metrics
 from longbench100.scoring.parsers import string_match_all
 from longbench100.task_info import TASKS
 from longbench100.tasks.synthetic import fill_units
-from longbench100.tasks.variable_tracking import DEPTHS
 from longbench100.tokenization import load_tokenizer
 
 SYNTHETIC = ("variable_tracking", "common_words", "frequent_words")
@@ -58,7 +57,9 @@ def test_every_prompt_recounts_within_its_budget_less_the_answer_space_and_fills
 
 
 def holders(prompt: str) -> tuple[set[str], str, int]:
-    """Resolve every ``VAR X = ...`` statement of the prompt: the names holding the asked value, the value, statements."""
+    """Resolve every ``VAR X = ...`` statement of the task part of the prompt (after the worked example):
+    the names holding the asked value, the value, the number of statements."""
+    prompt = prompt.split("Now the text to work on.", 1)[1]
     value = re.search(r"assigned the value (\d+)", prompt).group(1)
     statements = re.findall(r"VAR ([A-Z]+) = (\d+|VAR [A-Z]+)\.", prompt)
     assigned = dict(statements)
@@ -80,16 +81,26 @@ def test_variable_chains_resolve_to_exactly_the_gold_names(data):
             assert all(record["prompt"].index(f"VAR {name} = ") > first for name in record["answers"][1:])
 
 
-def test_variable_tracking_depths_follow_the_grid_and_pair_across_lengths(data):
+def test_variable_tracking_follows_ruler_random_sorted_places_and_a_worked_example_paired_across_lengths(data):
     by_row = {}
     for label in LENGTHS:
         for record in records(data, "variable_tracking", label):
-            target = DEPTHS[record["row"] % len(DEPTHS)]
-            assert record["gold"]["depth_target"] == target
-            assert abs(record["gold"]["depth"] - target) < 0.02
-            assert int(record["gold"]["depth"] * 10) == int(target * 10)  # in the decile the grid point is the centre of
-            by_row.setdefault(record["row"], set()).add((tuple(record["answers"]), record["gold"]["value"], target))
-    assert all(len(variants) == 1 for variants in by_row.values())
+            prompt = record["prompt"]
+            example, task = prompt.split("Now the text to work on.", 1)
+            shown = re.search(r"are: ([A-Z, ]+)\n", example).group(1).split(", ")  # the worked example answers itself
+            example_value = re.search(r"assigned the value (\d+)", example).group(1)
+            assert shown == record["gold"]["example_chain"] and all(len(name) == 3 for name in shown)
+            assert f"VAR {shown[0]} = {example_value}." in example
+            context = task.split("\n\n")[1]
+            depths = [context.index(line) / len(context) for line in record["gold"]["chain"]]
+            assert depths == sorted(depths) and depths[-1] - depths[0] > 0.05  # spread, not packed behind the first
+            assert [round(depth, 4) for depth in depths] == record["gold"]["depths"] and record["gold"]["depth"] == record["gold"]["depths"][0]
+            by_row.setdefault(record["row"], []).append((tuple(record["answers"]), record["gold"]["value"], depths))
+    for variants in by_row.values():
+        assert len({(answers, value) for answers, value, _ in variants}) == 1
+        assert all(abs(a - b) < 0.02 for _, _, depths in variants for a, b in zip(depths, variants[0][2]))  # same places at every length
+    lasts = [variants[0][2][-1] for variants in by_row.values()]
+    assert min(lasts) < 0.8 or len(lasts) < 4  # the last hop is not always near the end, as it was with grid-then-even spacing
 
 
 def numbered_words(prompt: str) -> list[str]:

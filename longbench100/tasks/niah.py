@@ -2,7 +2,9 @@
 
 A needle is the sentence "One of the special magic <kind> for <key> is: <value>." The row's needles
 (keys, values, depths) come from the row's own RNG, so row ``r`` asks the same thing at the same
-depth at every length; only the haystack around them depends on the length.
+depth at every length; only the haystack around them depends on the length. Needles are placed at
+the unit boundary nearest their target depth in characters; the recorded ``depth`` / ``depths``
+are measured in tokens (the tokens before the needle over the context's tokens).
 """
 
 from __future__ import annotations
@@ -89,6 +91,12 @@ def row_needles(spec: NeedleSpec, task: str, seed: int, row: int) -> RowNeedles:
     return RowNeedles(keys[: spec.queried_keys], values, gold, distractors)
 
 
+def token_depths(ctx: BuildContext, context: str, offsets: list[int]) -> list[float]:
+    """Each offset's depth in the context, in tokens: the tokens before it over the context's tokens."""
+    total = max(1, ctx.tokenizer.count(context))
+    return [round(ctx.tokenizer.count(context[:offset]) / total, 4) for offset in offsets]
+
+
 def key_phrase(keys: list[str]) -> str:
     """``a``, ``a and b``, ``a, b, c and d``."""
     return keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
@@ -139,7 +147,7 @@ class NeedleTask(TaskBuilder):
             return None
         fitted_prompt, count = fitted
         context, offsets = haystack.joined(count, placed)
-        depths = [round(offset / max(1, len(context)), 4) for offset in offsets]
+        depths = token_depths(ctx, context, offsets[: len(needles.gold)])
         gold = {
             "sources": [],
             "item_ids": [],
@@ -151,7 +159,7 @@ class NeedleTask(TaskBuilder):
             "distractor_needles": [text for _, text in needles.distractors],
             "target_depth": needles.gold[0][0],
             "depth": depths[0],
-            "depths": depths[: len(needles.gold)],
+            "depths": depths,
             "spans": embedded_spans(fitted_prompt.prompt, context, sorted(
                 (offset, offset + len(text)) for offset, (_, text) in zip(offsets, needles.gold))),
         }

@@ -1,4 +1,12 @@
-"""variable_tracking: one chain of variable assignments hidden in repeated noise sentences (RULER)."""
+"""variable_tracking: RULER's variable tracking (vt) on our exact budgets.
+
+As in RULER's ``variable_tracking.py`` with its noise haystack: one chain ``VAR A = 12345``,
+``VAR B = VAR A``, ... (4 hops, five 5-letter names) whose statements sit at random sorted
+positions among repeated noise sentences, after a one-shot example (a short chain of 3-letter
+names, with its answer) as RULER adds it. Where we differ: the positions are fractions of the
+context drawn once per row, so a row's chain sits at the same relative places at every length
+(paired rows), and the noise is five sentences of our own.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +21,8 @@ from .synthetic import fill_units
 
 HOPS = 4
 NAME_LETTERS = 5
-DEPTHS = tuple((step + 0.5) / 10 for step in range(10))  # evenly spaced: the centre of each depth decile, 5% ... 95%
+EXAMPLE_NAME_LETTERS = 3  # RULER's one-shot example uses 3-letter names
+EXAMPLE_SENTENCES = 10
 NOISE = (
     "The river runs past the old mill.",
     "A bell rings in the square at noon.",
@@ -23,11 +32,13 @@ NOISE = (
 )
 
 
-def chain_for_row(seed: int, row: int) -> tuple[list[str], str]:
-    """The row's ``HOPS + 1`` distinct variable names, in assignment order, and the value they all hold."""
-    rng = derive_rng(seed, "variable_tracking", "row", row)
-    names = distinct_draws(HOPS + 1, lambda: "".join(rng.choice(string.ascii_uppercase) for _ in range(NAME_LETTERS)))
-    return names, str(rng.randint(10000, 99999))
+def chain_for_row(seed: int, row: int, letters: int = NAME_LETTERS, stream: str = "row") -> tuple[list[str], str, list[float]]:
+    """The row's ``HOPS + 1`` distinct variable names in assignment order, the value they hold, and the
+    sorted fractions of the context before which the statements stand."""
+    rng = derive_rng(seed, "variable_tracking", stream, row)
+    names = distinct_draws(HOPS + 1, lambda: "".join(rng.choice(string.ascii_uppercase) for _ in range(letters)))
+    value = str(rng.randint(10000, 99999))
+    return names, value, sorted(rng.random() for _ in range(HOPS + 1))
 
 
 def statements(names: list[str], value: str) -> list[str]:
@@ -35,17 +46,10 @@ def statements(names: list[str], value: str) -> list[str]:
     return [f"VAR {names[0]} = {value}."] + [f"VAR {name} = VAR {before}." for before, name in zip(names, names[1:])]
 
 
-def statement_slots(depth: float, sentences: int) -> list[int]:
-    """Sentence indices before which the statements go: the first at ``depth``, the rest evenly after it."""
-    step = (1 - depth) / (HOPS + 1)
-    return [round((depth + hop * step) * sentences) for hop in range(HOPS + 1)]
-
-
-def context_text(lines: list[str], depth: float, sentences: int) -> str:
-    """``sentences`` noise sentences with the chain's statements between them at their slots, in order."""
-    slots = statement_slots(depth, sentences)
+def context_text(lines: list[str], fractions: list[float], sentences: int) -> str:
+    """``sentences`` noise sentences with the statements, in chain order, before sentence ``round(f * sentences)``."""
+    queue = [(round(fraction * sentences), line) for fraction, line in zip(fractions, lines)]
     parts: list[str] = []
-    queue = list(zip(slots, lines))
     for index in range(sentences + 1):
         while queue and queue[0][0] == index:
             parts.append(queue.pop(0)[1])
@@ -54,34 +58,44 @@ def context_text(lines: list[str], depth: float, sentences: int) -> str:
     return " ".join(parts)
 
 
+def one_shot_example(seed: int, row: int) -> dict:
+    """The row's worked example: a short context with a 3-letter chain, its value and its answer."""
+    names, value, fractions = chain_for_row(seed, row, EXAMPLE_NAME_LETTERS, "example")
+    return {"context": context_text(statements(names, value), fractions, EXAMPLE_SENTENCES), "value": value,
+            "count": len(names), "answer": ", ".join(names)}
+
+
 class VariableTracking(TaskBuilder):
-    """The row's chain ``VAR A = value``, ``VAR B = VAR A``, ... at a grid depth; name every variable holding the value."""
+    """The row's chain at random sorted places in noise, after a one-shot example; name every variable holding the value."""
 
     name = "variable_tracking"
     required_roles = ()
 
     def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
         """One sample: as many noise sentences as the budget (less the answer space) allows, around the chain."""
-        names, value = chain_for_row(ctx.seed, row)
+        names, value, fractions = chain_for_row(ctx.seed, row)
         lines = statements(names, value)
-        depth = DEPTHS[row % len(DEPTHS)]
+        example = one_shot_example(ctx.seed, row)
 
         def render(sentences: int) -> str:
-            return self.templates.render(self.name, {"context": context_text(lines, depth, sentences), "value": value, "count": len(names)})
+            return self.templates.render(self.name, {"context": context_text(lines, fractions, sentences), "value": value,
+                                                     "count": len(names), "example": example})
 
         filled = fill_units(ctx, ctx.budget, render, ctx.budget)
         if filled is None:
             return None
         fitted = filled[0]
-        context = context_text(lines, depth, filled[1])
+        context = context_text(lines, fractions, filled[1])
+        depths = [round(context.index(line) / len(context), 4) for line in lines]
         gold = {
             "sources": [],
             "item_ids": [],
             "passages": [],
             "chain": lines,
             "value": value,
-            "depth_target": depth,
-            "depth": round(context.index(lines[0]) / len(context), 4),
+            "depth": depths[0],
+            "depths": depths,
+            "example_chain": example["answer"].split(", "),
             "spans": embedded_spans(fitted.prompt, context, text_spans(context, lines)),
         }
         return Sample(fitted, names, f"Which variables are assigned the value {value}?", gold)

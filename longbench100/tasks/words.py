@@ -1,48 +1,45 @@
-"""Our own small word lists for needle keys: adjective-noun pairs such as ``quiet-harbor``.
+"""Needle keys as RULER draws them: an adjective and a noun from the ``wonderwords`` package's lists (``quizzical-lantern``).
 
-RULER draws its keys from a word-list package; ours are written out here so generation needs no
-download and no extra dependency. About 16,000 distinct keys: enough for needle haystacks (one key
-per distractor needle) up to about 256k tokens.
+RULER's ``niah.py`` builds its word keys from wonderwords' ``adjectivelist.txt`` and
+``nounlist.txt``; ours take the same lists (910 adjectives x 6,782 nouns, about 6.2 million keys),
+so that, as in RULER, a distractor needle sharing the asked key's adjective or noun is rare and the
+key space never runs out. The lists are part of the output, so the package version is pinned and
+the lists are checked against their sha256 on first use.
 """
 
+import hashlib
 import random
+from functools import lru_cache
 
-ADJECTIVES = tuple("""
-able amber ancient angry bare bold brave breezy bright brisk broad calm careful cheerful chilly clever
-cloudy coarse cosy crisp curious damp dark deep dusty eager early easy empty faint famous fancy fast
-fierce flat fluffy fond fresh friendly frozen gentle giant glad golden grand green happy hardy heavy
-hidden hollow honest humble icy idle jolly kind large late lazy little lively lonely loud lucky mellow
-merry mighty misty modest muddy narrow neat noble odd orange pale patient plain polite proud purple
-quick quiet rapid rare rough round rusty salty sharp shiny silent silver sleepy slow smooth soft
-sour spare spicy steady steep stern stiff stormy strong sturdy sunny sweet swift tall tame tender thick
-tidy tiny tough vast velvet warm wary weary wide wild windy wise witty woolly young zesty
-""".split())
+from ..errors import UserError
 
-NOUNS = tuple("""
-acorn anchor apple arrow badger bakery basket beacon bell bench blanket boat bottle bridge brook bucket
-button cabin camel candle canyon carpet castle cellar chimney cliff clock cloud comet compass cottage
-crater dolphin door dragon drum eagle engine falcon feather fence ferry field forest fountain garden
-gate glacier glove harbor hammer hat hill island jacket kettle kite ladder lake lantern lemon lighthouse
-meadow mirror mountain needle ocean orchard otter oven paddle parrot pebble pencil pepper piano pillow
-planet pond puzzle quilt rabbit raven ribbon river robot saddle sailor shovel spoon squirrel stable
-stone storm street sugar summit swan table teapot tent thimble thunder tiger torch tower tractor train
-trumpet tulip tunnel turtle umbrella valley violin wagon walrus whistle window wolf yacht zebra
-""".split())
+LISTS_SHA256 = "92531ea73be83582a17521e1c73a03c1c398ef712f89079cd1db615fdc77527b"
+
+
+@lru_cache(maxsize=1)
+def key_words() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """wonderwords' adjectives and nouns, each list sorted and without repeats, checked against :data:`LISTS_SHA256`."""
+    from wonderwords.random_word import _get_words_from_text_file
+
+    adjectives = tuple(sorted(set(_get_words_from_text_file("adjectivelist.txt"))))
+    nouns = tuple(sorted(set(_get_words_from_text_file("nounlist.txt"))))
+    digest = hashlib.sha256("\n".join(adjectives + ("",) + nouns).encode("utf-8")).hexdigest()
+    if digest != LISTS_SHA256:
+        raise UserError(f"the wonderwords word lists differ from the ones longbench100 was built with (sha256 {digest[:12]}...); "
+                        "install the pinned version: pip install 'wonderwords==3.0.1'")
+    return adjectives, nouns
 
 
 def word_key(rng: random.Random) -> str:
-    """One adjective-noun key drawn from ``rng``, e.g. ``quiet-harbor``."""
-    return f"{rng.choice(ADJECTIVES)}-{rng.choice(NOUNS)}"
-
-
-def word_key_count() -> int:
-    """How many distinct word keys there are."""
-    return len(ADJECTIVES) * len(NOUNS)
+    """One adjective-noun key drawn from ``rng``, e.g. ``quizzical-lantern``."""
+    adjectives, nouns = key_words()
+    return f"{rng.choice(adjectives)}-{rng.choice(nouns)}"
 
 
 def distinct_word_keys(rng: random.Random, count: int, exclude: set[str]) -> list[str]:
     """Up to ``count`` different word keys not in ``exclude``, in a random order drawn from ``rng``."""
-    total = word_key_count()
+    adjectives, nouns = key_words()
+    total = len(adjectives) * len(nouns)
     indices = rng.sample(range(total), min(total, count + len(exclude)))
-    keys = (f"{ADJECTIVES[index // len(NOUNS)]}-{NOUNS[index % len(NOUNS)]}" for index in indices)
+    keys = (f"{adjectives[index // len(nouns)]}-{nouns[index % len(nouns)]}" for index in indices)
     return [key for key in keys if key not in exclude][:count]
