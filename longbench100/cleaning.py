@@ -193,13 +193,13 @@ def trim_snippet_fragments(text: str) -> str:
     A first line that is a title (short, no end punctuation, more text below) is kept, and the
     body below it is trimmed; a title left without a body is nothing.
     """
+    if _FRAGMENT_START.match(text):
+        start = _SENTENCE_END.search(text)
+        text = text[start.end():] if start else ""
     first, newline, rest = text.partition("\n")
     if newline and rest.strip() and len(first) < 300 and not _TITLE_END.search(first):
         body = trim_snippet_fragments(rest.lstrip())
         return f"{first}\n{body}" if body else ""
-    if _FRAGMENT_START.match(text):
-        start = _SENTENCE_END.search(text)
-        text = text[start.end():] if start else ""
     sentences = _SENTENCE_END.split(text)
     if len(sentences) < 2:
         return text

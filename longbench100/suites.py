@@ -37,6 +37,7 @@ OVERALL_METHODS = ("mean",)
 _TOP_KEYS = {"name", "description", "lengths", "base_lengths", "overall", "tasks", "judge_style"}
 _OVERALL_KEYS = {"method", "tasks"}
 _TASK_KEYS = {"metric", "shortcut_limit", "shortcut_reported"}
+ALTERNATIVE_METRICS = ("ndcg_at_10_lenient",)  # metrics a suite may choose although no task uses them by default
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ def _tasks(table: object, where: str) -> tuple[tuple[str, ...], dict[str, str], 
     """The ``[tasks.<name>]`` tables: known task names, their metric families and shortcut limits."""
     if not isinstance(table, dict) or not table:
         raise UserError(f"{where}: field 'tasks' must hold at least one [tasks.<name>] table")
-    families = sorted({info.metric for info in TASKS.values()})
+    families = sorted({info.metric for info in TASKS.values()} | set(ALTERNATIVE_METRICS))
     metrics, limits = {}, {}
     for task, settings in table.items():
         field = f"tasks.{task}"

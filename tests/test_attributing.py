@@ -64,7 +64,7 @@ def test_prompts_keep_the_budget_and_name_the_supporting_passages(data: Path) ->
             assert len(gold["passages"]) >= 2 and set(gold["passages"]) <= set(passages)
             assert record["answers"] == [", ".join(str(number) for number in gold["passages"])]
             assert record["metric"] == "id_f1"
-            # distractors come from the gold item's own source (same domain)
+            # distractors come from the gold item's own source (same domain): its most similar other targets' passages
             assert {entry["source"] for entry in record["distractors"]} == {gold["sources"][0]}
             assert len(passages) == len(gold["passages"]) + len(record["distractors"])
 

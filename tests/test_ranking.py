@@ -15,7 +15,7 @@ from longbench100.errors import UserError
 from longbench100.lengths import parse_length
 from longbench100.scoring.data import DataRecord
 from longbench100.scoring.grading import GradeJob, grade_jobs
-from longbench100.scoring.ranking import ndcg_at_10, ndcg_cut, parse_ranking
+from longbench100.scoring.ranking import helmet_ranking, ndcg_at_10, ndcg_at_10_lenient, ndcg_cut, parse_ranking
 from longbench100.scoring.record_metrics import RECORD_METRICS
 from longbench100.task_info import TASKS, TaskInfo
 
@@ -37,11 +37,11 @@ def rerank_record(relevance: dict[str, int]) -> DataRecord:
                       gold={"relevance": relevance})
 
 
-def random_case(rng: random.Random) -> tuple[list[str], dict[str, int]]:
+def random_case(rng: random.Random, alphabet: str = string.ascii_letters + string.digits) -> tuple[list[str], dict[str, int]]:
     """Random passage ids with random grades (at least one relevant) and a random partial ranking of them."""
     count = rng.randint(1, 40)
     ids = list(dict.fromkeys(
-        "".join(rng.choices(string.ascii_letters + string.digits, k=rng.randint(1, 6))) for _ in range(count)
+        "".join(rng.choices(alphabet, k=rng.randint(1, 6))) for _ in range(count)
     ))
     relevance = {identifier: rng.choice([0, 0, 0, 1, 2, 3]) for identifier in ids}
     relevance[rng.choice(ids)] = rng.randint(1, 3)
@@ -59,9 +59,43 @@ def test_ndcg_equals_the_textbook_formula_on_random_rankings():
 def test_ndcg_at_10_reads_the_reply_and_matches_the_textbook_formula():
     rng = random.Random(7)
     for _ in range(200):
-        ranking, relevance = random_case(rng)
+        ranking, relevance = random_case(rng, string.digits)  # HELMET's passage ids are integers
         reply = "Ranking: " + " > ".join(f"[{identifier}]" for identifier in ranking)
         assert ndcg_at_10(reply, rerank_record(relevance)) == pytest.approx(textbook_ndcg(ranking, relevance), abs=1e-9)
+        ranking, relevance = random_case(rng)
+        reply = "Ranking: " + " > ".join(f"[{identifier}]" for identifier in ranking)
+        assert ndcg_at_10_lenient(reply, rerank_record(relevance)) == pytest.approx(textbook_ndcg(ranking, relevance), abs=1e-9)
+
+
+# HELMET's reader (utils.parse_rankings), worked out by hand from its rules for each reply shape:
+# drop "[", "]", ":"; lower-case; delete "id"; take the longest run "N > N > ..."; unknown ids stay.
+HELMET_REPLIES = [
+    ("Ranking: [ID: 12] > [ID: 7] > [ID: 3]", ["12", "7", "3"]),  # the asked format
+    ("ID12 > ID7 > ID3", ["12", "7", "3"]),
+    ("[12] > [7]\nso the rest follow: [3] > [5] > [9]", ["3", "5", "9"]),  # the longest chain wins
+    ("1. [ID: 12]\n2. [ID: 7]\n3. [ID: 3]", ["12"]),  # a numbered list: runs of one number; the first longest is the first id
+    ("12, 7, 3", ["12"]),  # commas are no chain: the first integer alone
+    ("The most relevant is passage 7, then 12.", ["12"]),  # the longest run, even of one number, wins: "12" over "7"
+    ("<think>12 > 3 > 7 > 5</think>Ranking: 7 > 12", ["12", "3", "7", "5"]),  # reasoning is read like any text
+    ("[99] > [12] > [7]", ["99", "12", "7"]),  # an unknown id keeps its place
+    ("[12] > [7] > [12] > [3]", ["12", "7", "3"]),  # a repeat keeps its first place
+    ("None of them is relevant.", ["none of them is relevant."]),  # no integer: the whole reply, one unknown id
+]
+
+
+@pytest.mark.parametrize("reply, expected", HELMET_REPLIES)
+def test_the_default_reader_parses_as_helmet_does(reply, expected):
+    assert helmet_ranking(reply) == expected
+
+
+def test_helmet_reading_ranks_unknown_ids_as_non_relevant_and_lists_by_their_first_id():
+    relevance = {"12": 2, "7": 1, "3": 0, "5": 0}
+    record = rerank_record(relevance)
+    assert ndcg_at_10("[99] > [12] > [7]", record) == pytest.approx(textbook_ndcg(["99", "12", "7"], relevance))
+    assert ndcg_at_10("[99] > [12] > [7]", record) < ndcg_at_10_lenient("[99] > [12] > [7]", record) == pytest.approx(1.0)
+    numbered = "1. [ID: 12]\n2. [ID: 7]"
+    assert ndcg_at_10(numbered, record) == pytest.approx(textbook_ndcg(["12"], relevance))
+    assert ndcg_at_10(numbered, record) < ndcg_at_10_lenient(numbered, record) == pytest.approx(1.0)
 
 
 def test_ndcg_by_hand_and_its_cutoff():
@@ -181,9 +215,9 @@ def write_rerank_folder(root: Path, relevance: dict[str, int], replies: dict[str
 
 def test_score_grades_rerank_records_with_ndcg_at_10(tmp_path, monkeypatch):
     monkeypatch.setitem(TASKS, PROBE, TaskInfo(PROBE, "information_retrieval", "ndcg_at_10", False, 200))
-    relevance = {"p1": 2, "p2": 0, "p3": 1, "p4": 0}
-    replies = {"2k": "[p1] > [p3] > [p2] > [p4]", "4k": "Sure, here it is:\n1. [ID: p3]\n2. [ID: p1]",
-               "6k": "p4, p2", "8k": "<think>p1 first</think>I can't tell which passage is better."}
+    relevance = {"11": 2, "12": 0, "13": 1, "14": 0}
+    replies = {"2k": "[11] > [13] > [12] > [14]", "4k": "Sure, here it is:\n[ID: 13] > [ID: 11]",
+               "6k": "14 > 12", "8k": "<think>11 first</think>I can't tell which passage is better."}
     data, predictions = write_rerank_folder(tmp_path, relevance, replies)
     out = tmp_path / "results.json"
     result = CliRunner().invoke(main, ["score", "--n-boot", "0", "--data", str(data), "--predictions",
@@ -192,13 +226,14 @@ def test_score_grades_rerank_records_with_ndcg_at_10(tmp_path, monkeypatch):
     results = json.loads(out.read_text())
     assert results["metrics"] == {PROBE: "ndcg_at_10"}
     scores = {sample["label"]: sample["score"] for sample in results["samples"]}
-    assert scores == pytest.approx({"2k": 1.0, "4k": textbook_ndcg(["p3", "p1"], relevance), "6k": 0.0, "8k": 0.0})
+    assert scores == pytest.approx({"2k": 1.0, "4k": textbook_ndcg(["13", "11"], relevance), "6k": 0.0,
+                                    "8k": textbook_ndcg(["11"], relevance)})  # HELMET reads the reasoning's "11"
     assert 0 < scores["4k"] < 1
 
-    relevance["p1"] = "best"
+    relevance["11"] = "best"
     data, predictions = write_rerank_folder(tmp_path, relevance, replies)
     result = CliRunner().invoke(main, ["score", "--n-boot", "0", "--data", str(data), "--predictions",
                                        str(predictions), "--out", str(out)])
     assert result.exit_code == 2
     last_line = result.output.strip().splitlines()[-1]
-    assert last_line.startswith(f"error: record {PROBE}-2k-0000 ({PROBE} 2k): gold.relevance grade of passage 'p1'")
+    assert last_line.startswith(f"error: record {PROBE}-2k-0000 ({PROBE} 2k): gold.relevance grade of passage '11'")

@@ -41,6 +41,7 @@ def test_entities_are_unescaped_after_html_so_markup_is_not_invented() -> None:
     ("snippet_fragments", "and the patients recovered", ""),
     ("snippet_fragments", "Treatment of Anemia in Kidney Disease\nnemia is common. Anemia is treatable.", "Treatment of Anemia in Kidney Disease\nAnemia is treatable."),
     ("snippet_fragments", "Sites of transcription at the U6 gene\nt the box", ""),
+    ("snippet_fragments", "s not affected. Early events in mast cells\nThey rose.", "Early events in mast cells\nThey rose."),
 ])
 def test_each_step_repairs_its_artifact_and_leaves_clean_text_alone(step: str, text: str, expected: str) -> None:
     assert CLEANING_STEPS[step](text) == expected

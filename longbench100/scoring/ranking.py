@@ -1,13 +1,23 @@
 """Re-ranking: read the order of passage ids out of a model's reply, and grade it with NDCG@10.
 
-The rerank prompt shows passages as ``[ID: <id>]`` and asks for ``[<id>] > [<id>] > ...``; real
-models answer that way, or with ``ID: 12 > ID: 7``, numbered or bulleted lists, ``12, 7, 3``, prose
+Two readers. The default, :func:`helmet_ranking`, reads a reply exactly as HELMET's
+``parse_rankings`` does (``utils.py``): brackets and colons dropped, "id" removed, the longest run
+of integers joined by ``>`` taken as the ranking (a numbered list therefore yields its first id
+only), a reply without any integer kept whole as one unknown id; unknown ids stay in the ranking
+and take their places as non-relevant passages, and a reasoning block is read like any other text.
+Metric ``ndcg_at_10``.
+
+The lenient reader, :func:`parse_ranking` (metric ``ndcg_at_10_lenient``, reported under that
+name), is kinder to chatty replies: the rerank prompt shows passages as ``[ID: <id>]`` and asks for
+``[<id>] > [<id>] > ...``; real models answer that way, or with ``ID: 12 > ID: 7``, numbered or bulleted lists, ``12, 7, 3``, prose
 naming the ids, and reasoning before or after the ranking. :func:`parse_ranking` reads, in this
 order of trust: the longest ``>`` chain of ids (the later one of equally long chains, as a final
 answer follows its reasoning), else the longest numbered or bulleted list (the first id of each
 item), else every id mention in reply order, the marked ones (``[12]``, ``ID: 12``, ``ID12``,
 ``Passage 12``) when there are any, else the bare ones (list numbers are never read as ids). Only ids of the record
-count; a repeated id keeps its first place. NDCG@10 is computed by ``pytrec_eval`` (trec_eval's
+count; a repeated id keeps its first place; reasoning blocks are skipped. On the same replies the
+two readers differ (unknown ids skipped vs ranked; numbered lists read whole vs first id), so a
+figure says which it used. NDCG@10 is computed by ``pytrec_eval`` for both (trec_eval's
 ``ndcg_cut.10``: gain = grade, discount log2(rank + 1), ideal order from all graded passages).
 """
 
@@ -23,6 +33,8 @@ from .data import DataRecord
 from .text import strip_reasoning
 
 CUTOFF = 10
+_HELMET_DROPPED = re.compile(r"[\[\]:]")
+_HELMET_CHAIN = re.compile(r"(\d+)(?:\s*>\s*(\d+))*")
 
 # an id mention: an alphanumeric token, maybe after "Passage" / "Document" / "Doc", "[", and "ID:" / "ID " / "ID"
 _MENTION = re.compile(
@@ -59,6 +71,15 @@ class _Marker:
     end: int
     indent: int
     numbered: bool
+
+
+def helmet_ranking(reply: str) -> list[str]:
+    """The ranking HELMET reads from ``reply``, best first, first occurrence of each id kept (unknown ids
+    included; a reply without any integer is one unknown id: itself, after HELMET's clean-up)."""
+    text = _HELMET_DROPPED.sub("", reply).lower().replace("id", "")
+    longest = max((match.group(0) for match in _HELMET_CHAIN.finditer(text)), key=len, default="")
+    ranked = [part.strip() for part in longest.split(">") if part.strip().isdigit()] if longest else [text]
+    return list(dict.fromkeys(ranked))
 
 
 def parse_ranking(reply: str, ids: list[str]) -> list[str]:
@@ -198,7 +219,12 @@ def ndcg_cut(ranking: list[str], relevance: dict[str, int], cutoff: int = CUTOFF
 
 
 def ndcg_at_10(prediction: str, record: DataRecord) -> float:
-    """The rerank metric ``ndcg_at_10``: NDCG@10 of the ranking read from ``prediction`` against the record's
-    ``gold.relevance`` (0-1)."""
+    """The rerank metric ``ndcg_at_10``: NDCG@10 of the ranking HELMET's parser reads from ``prediction``
+    against the record's ``gold.relevance`` (0-1)."""
+    return ndcg_cut(helmet_ranking(prediction), relevance_grades(record))
+
+
+def ndcg_at_10_lenient(prediction: str, record: DataRecord) -> float:
+    """``ndcg_at_10_lenient``: NDCG@10 of the ranking the lenient reader takes from ``prediction`` (record ids only)."""
     relevance = relevance_grades(record)
     return ndcg_cut(parse_ranking(prediction, list(relevance)), relevance)

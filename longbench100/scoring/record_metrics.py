@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from .data import DataRecord
 from .label_match import label_match
-from .ranking import ndcg_at_10
+from .ranking import ndcg_at_10, ndcg_at_10_lenient
 from .passage_ids import id_f1
 from .sections import order_exact, order_lcs, section_rouge
 
@@ -18,6 +18,7 @@ RecordMetric = Callable[[str, DataRecord], float]
 RECORD_METRICS: dict[str, RecordMetric] = {
     "label_match": label_match,
     "ndcg_at_10": ndcg_at_10,
+    "ndcg_at_10_lenient": ndcg_at_10_lenient,
     "id_f1": id_f1,
     "section_rouge": section_rouge,
     "order_lcs": order_lcs,

@@ -3,12 +3,12 @@
 The target is an item whose answer draws on several documents: a BioASQ question with its answer
 (its relevant snippets support it) or a multi-document summary (its cluster's articles). The
 passages around them are the supporting documents of the *most similar other targets* of the
-task (TF-IDF cosine of their questions, or of their texts when there is no question), nearest
+same source (TF-IDF cosine of their questions, or of their texts when there is no question), nearest
 first, as many as the length needs: passages on the same subject that support a neighbouring
 question, not this one, as ETHIC's medical and legal versions draw their candidates from one
 topic. Targets whose question is nearly the same as this one's (cosine >= 0.8) are skipped, so a
-distractor never supports the same claim (a small source that runs out of neighbours pads from the
-task's noisy sources). The answer is the set of supporting passage numbers
+distractor never supports the same claim (a small source that runs out of neighbours pads with its
+other documents, or the task's noisy sources when it does not pad). The answer is the set of supporting passage numbers
 (metric ``id_f1``).
 
 Information coverage by construction is the whole context: the answer is a set over all passages,
@@ -69,14 +69,16 @@ class Attributing(GoldAmongDistractors):
                     tokens += document.tokens
             if tokens >= POOL_MARGIN * budget:
                 return pool
-        return pool + [document for document in self.noisy_pool if self.corpus.near_duplicates.key(document) not in seen]
+        rest = self.source_pools.get(item.source, self.noisy_pool)
+        return pool + [document for document in rest if self.corpus.near_duplicates.key(document) not in seen]
 
     def _neighbours(self, item: Item) -> list[Item]:
-        """The task's other targets, most similar first, without those that ask nearly the same question."""
+        """The task's other targets from the same source, most similar first, without those that ask nearly the same question."""
         index = self._item_index[item.id]
         similarity = (self._item_vectors @ self._item_vectors[index].T).toarray().ravel()
         order = sorted(range(len(self.items)), key=lambda other: (-similarity[other], other))
-        return [self.items[other] for other in order if other != index and similarity[other] < SAME_QUESTION]
+        return [self.items[other] for other in order
+                if other != index and similarity[other] < SAME_QUESTION and self.items[other].source == item.source]
 
     @cached_property
     def _item_index(self) -> dict[str, int]:
