@@ -16,6 +16,7 @@ from longbench100.records import Document, SourceData
 from longbench100.registry import SourceEntry
 from longbench100.retrieval import bm25
 from longbench100.tasks.haystack import grid_depth
+from longbench100.scoring.text import normalize_answer
 from longbench100.tokenization import load_tokenizer
 from tests.conftest import SHARED_SOURCES
 from tests.generate_helpers import generate, records
@@ -63,6 +64,20 @@ def test_ranking_puts_matching_documents_first_and_honours_exclusions():
     assert len(top) == 2 and top[0] == "toy/0" and "toy/2" not in top
     zero = index.ranked("the of and")  # only stop words: every score 0, ties in index order
     assert [doc_id for doc_id, _ in zero] == [f"toy/{n}" for n in range(len(TOY))]
+
+
+def test_a_document_holding_a_gold_answer_is_never_a_negative(isolated_cache):
+    import random
+
+    from longbench100.corpus import Corpus
+    from longbench100.tasks.negatives import NegativePool
+
+    corpus = Corpus({"toy": _entry()}, {"toy": _data(TOY)})
+    pool = NegativePool(corpus, ["toy"])
+    kept = [n.document.id for n in pool.negatives("toy", "where do otters live", [], "bm25", random.Random(1), ("the water",))]
+    assert "toy/2" not in kept and {"toy/0", "toy/1", "toy/3", "toy/4"} == set(kept)  # "... near the water." answers it
+    unfiltered = [n.document.id for n in pool.negatives("toy", "where do otters live", [], "bm25", random.Random(1))]
+    assert "toy/2" in unfiltered
 
 
 def test_the_index_is_cached_on_disk_and_keyed_by_the_source_files(isolated_cache):
@@ -195,6 +210,13 @@ def test_an_unknown_negatives_kind_is_refused_in_one_line(mirror, tmp_path):
 # ---- the real sources ----------------------------------------------------------------------------------
 
 @pytest.mark.skipif(not SHARED_SOURCES.is_dir(), reason="../shared/sources is not available")
+def passages(prompt: str) -> list[tuple[int, str]]:
+    """The ``Document [n] (Title: ...): text`` blocks of a rag_hard prompt as (n, text)."""
+    heads = list(re.finditer(r"^Document \[(\d+)\](?: \(Title: [^\n]*?\))?: ", prompt, re.M))
+    ends = [head.start() for head in heads[1:]] + [prompt.rindex("\n\nQuestion: ")]
+    return [(int(head.group(1)), prompt[head.end():end]) for head, end in zip(heads, ends)]
+
+
 def test_real_hard_negatives_score_higher_than_random_ones(tmp_path):
     tokenizer = load_tokenizer("cl100k_base")
 
@@ -204,6 +226,10 @@ def test_real_hard_negatives_score_higher_than_random_ones(tmp_path):
         assert {row["gold"]["sources"][0] for row in rows} == {"hotpotqa", "musique", "rag_mini_bioasq"}
         for row in rows:  # short real passages fill the budget closely
             assert 0.95 * (8192 - RESERVED["rag_hard"]) < tokenizer.count(row["prompt"]) <= 8192 - RESERVED["rag_hard"]
+        for row in rows:  # no negative holds a gold answer (normalised as the QA metrics normalise)
+            negatives = [text for number, text in passages(row["prompt"]) if number not in row["gold"]["passages"]]
+            answers = [f" {normalize_answer(answer)} " for answer in row["answers"]]
+            assert not [text for text in negatives if any(answer in f" {normalize_answer(text)} " for answer in answers)]
         return [entry["bm25"] for row in rows for entry in row["gold"]["negative_scores"]]
     assert statistics.median(scores("bm25")) > 2 * statistics.median(scores("random"))
 

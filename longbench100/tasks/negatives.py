@@ -1,8 +1,9 @@
 """Negative passages for the HELMET retrieval tasks (rag_hard, rerank): documents of the gold's own
 source, ranked by BM25 on the question (hard negatives) or in a seeded random order (easy ones).
 
-Both kinds exclude the gold documents, their near-duplicates, and near-copies of a negative already
-taken, so no text appears twice in a prompt. Every negative carries its BM25 score for the
+Both kinds exclude the gold documents, their near-duplicates, near-copies of a negative already
+taken (so no text appears twice in a prompt) and, for questions, any document that contains a gold
+answer. Every negative carries its BM25 score for the
 question either way, so the two kinds can be compared (docs/benchmarks.md).
 """
 
@@ -17,6 +18,7 @@ from ..generate.pieces import Piece
 from ..generate.templates import PromptTemplates
 from ..records import Document
 from ..retrieval.bm25 import SourceIndex, source_index
+from ..scoring.text import normalize_answer
 from .base import GoldAmongDistractors
 
 NEGATIVE_KINDS = ("bm25", "random")
@@ -38,10 +40,13 @@ class NegativePool:
         self.corpus = corpus
         self.indexes: dict[str, SourceIndex] = {name: source_index(corpus.entries[name], corpus.sources[name]) for name in sources}
 
-    def negatives(self, source: str, query: str, gold: list[Document], kind: str, rng: random.Random) -> list[Negative]:
+    def negatives(self, source: str, query: str, gold: list[Document], kind: str, rng: random.Random,
+                  answers: tuple[str, ...] = ()) -> list[Negative]:
         """Every usable negative of ``source`` in the order they are to be placed.
 
-        ``kind`` ``bm25``: best BM25 match for ``query`` first; ``random``: shuffled by ``rng``.
+        ``kind`` ``bm25``: best BM25 match for ``query`` first; ``random``: shuffled by ``rng``. A
+        document that contains one of ``answers`` (both normalised as the QA metrics normalise) is
+        never a negative: it may well answer the question.
         """
         if kind not in NEGATIVE_KINDS:
             raise UserError(f"--negatives {kind!r}: choose from {', '.join(NEGATIVE_KINDS)}")
@@ -50,14 +55,23 @@ class NegativePool:
             rng.shuffle(ranked)
         key = self.corpus.near_duplicates.key
         taken = {key(document) for document in gold}
+        wanted = [f" {normalize_answer(answer)} " for answer in answers if normalize_answer(answer)]
         chosen: list[Negative] = []
         for doc_id, score in ranked:
             document = self.corpus.documents[doc_id]
-            if key(document) in taken or not document.text.strip():
+            if key(document) in taken or not document.text.strip() or contains_answer(document.text, wanted):
                 continue
             taken.add(key(document))
             chosen.append(Negative(document, score))
         return chosen
+
+
+def contains_answer(text: str, normalised_answers: list[str]) -> bool:
+    """Whether the normalised ``text`` holds one of ``normalised_answers`` (each padded with spaces: whole words)."""
+    if not normalised_answers:
+        return False
+    padded = f" {normalize_answer(text)} "
+    return any(answer in padded for answer in normalised_answers)
 
 
 def passage_body(document: Document) -> str:

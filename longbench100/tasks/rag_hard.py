@@ -70,7 +70,7 @@ class RagHard(NegativesTask):
         item = candidate.item
         gold_pieces = self.gold_pieces(item)
         negatives = self.pool.negatives(item.source, item.question, [piece.doc for piece in gold_pieces], ctx.negatives,
-                                        derive_rng(ctx.seed, self.name, "negatives", item.id))
+                                        derive_rng(ctx.seed, self.name, "negatives", item.id), tuple(self.answers(item)))
         units = [passage_piece("distractor", negative.document) for negative in negatives]
         target = grid_depth(row)
         render = self._render_for(item)
