@@ -31,11 +31,11 @@ DEFAULT_SUITE = "100-longbench"
 DEFAULT_METRIC = "default"
 """A suite's metric for a task that keeps the task's own metric family."""
 
-OVERALL_METHODS = ("mean",)
+OVERALL_METHODS = ("mean", "category_mean")
 """How a suite's overall figures are formed: ``mean`` averages its overall tasks (docs/aggregates.md)."""
 
 _TOP_KEYS = {"name", "description", "lengths", "base_lengths", "overall", "tasks", "judge_style"}
-_OVERALL_KEYS = {"method", "tasks"}
+_OVERALL_KEYS = {"method", "tasks", "categories"}
 _TASK_KEYS = {"metric", "shortcut_limit", "shortcut_reported"}
 ALTERNATIVE_METRICS = ("ndcg_at_10_lenient",)  # metrics a suite may choose although no task uses them by default
 
@@ -56,6 +56,7 @@ class Suite:
     sha256: str
     judge_style: str | None = None  # the rubrics of its judge tasks (scoring/judge_style.py); None: score's default
     shortcut_limits: dict[str, ShortcutLimit] = field(default_factory=dict)  # task -> how well a shortcut may score (baselines)
+    categories: dict[str, tuple[str, ...]] = field(default_factory=dict)  # category_mean: category -> its tasks
 
     def metric(self, task: str) -> str:
         """The metric family of ``task``: the suite's choice, else the task's own (for tasks outside the suite)."""
@@ -66,7 +67,8 @@ class Suite:
         return {
             "name": self.name, "sha256": self.sha256, "tasks": list(self.tasks), "metrics": dict(self.metrics),
             "lengths": [label for label, _ in self.lengths], "base_lengths": list(self.base_lengths),
-            "overall": {"method": self.overall_method, "tasks": list(self.overall_tasks)},
+            "overall": {"method": self.overall_method, "tasks": list(self.overall_tasks),
+                        **({"categories": {name: list(members) for name, members in self.categories.items()}} if self.categories else {})},
             **({"judge_style": self.judge_style} if self.judge_style else {}),
             "shortcut_limits": {task: limit.record() for task, limit in self.shortcut_limits.items()},
         }
@@ -140,10 +142,11 @@ def parse_suite_file(path: Path) -> Suite:
         raise UserError(f"{where}: base_lengths {', '.join(stray)} must also be listed in lengths")
     tasks, metrics, limits = _tasks(raw.get("tasks"), where)
     method, overall_tasks = _overall(raw.get("overall", {}), tasks, where)
+    categories = _categories(raw.get("overall", {}), method, overall_tasks, where)
     judge_style = check_judge_style(_string(raw, "judge_style", where), f"{where}: judge_style") if "judge_style" in raw else None
     return Suite(
         name=name, description=description, lengths=tuple(lengths), base_lengths=tuple(label for label, _ in base_lengths),
-        tasks=tasks, metrics=metrics, overall_method=method, overall_tasks=overall_tasks, path=path,
+        tasks=tasks, metrics=metrics, overall_method=method, overall_tasks=overall_tasks, path=path, categories=categories,
         sha256=hashlib.sha256(raw_bytes).hexdigest(), judge_style=judge_style, shortcut_limits=limits,
     )
 
@@ -214,6 +217,34 @@ def _overall(table: object, tasks: tuple[str, ...], where: str) -> tuple[str, tu
     if outside:
         raise UserError(f"{where}: overall.tasks {', '.join(outside)} not among the suite's [tasks]")
     return method, tuple(task for task in tasks if task in chosen)
+
+
+def _categories(table: dict, method: str, overall_tasks: tuple[str, ...], where: str) -> dict[str, tuple[str, ...]]:
+    """``[overall] categories`` (``{name = [tasks]}``): needed by ``category_mean``, where every overall task
+    belongs to exactly one category; refused with any other method."""
+    raw = table.get("categories") if isinstance(table, dict) else None
+    if method != "category_mean":
+        if raw is not None:
+            raise UserError(f"{where}: overall.categories is used only with method = \"category_mean\"")
+        return {}
+    if not isinstance(raw, dict) or not raw or not all(isinstance(v, list) and v and all(isinstance(t, str) for t in v) for v in raw.values()):
+        raise UserError(f"{where}: overall.method \"category_mean\" needs overall.categories = {{name = [tasks], ...}}")
+    placed = [task for members in raw.values() for task in members]
+    missing = [task for task in overall_tasks if task not in placed]
+    stray = sorted({task for task in placed if task not in overall_tasks} | {task for task in placed if placed.count(task) > 1})
+    if missing or stray:
+        problem = f"without a category: {', '.join(missing)}" if missing else f"not an overall task or in two categories: {', '.join(stray)}"
+        raise UserError(f"{where}: overall.categories must place every overall task in exactly one category ({problem})")
+    return {name: tuple(members) for name, members in raw.items()}
+
+
+def category_weights(recorded_overall: dict | None, tasks: list[str]) -> dict[str, float] | None:
+    """Per-task weights that make each category of a ``category_mean`` overall count equally among ``tasks``
+    (1 / the number of its category's tasks present); ``None`` for a plain mean."""
+    if not isinstance(recorded_overall, dict) or recorded_overall.get("method") != "category_mean":
+        return None
+    present = {name: [task for task in members if task in tasks] for name, members in recorded_overall["categories"].items()}
+    return {task: 1 / len(members) for members in present.values() for task in members}
 
 
 NO_SUITE = "(no suite)"

@@ -217,6 +217,38 @@ def test_a_suite_overall_averages_only_its_overall_tasks():
     assert blocks["mine"]["overall"]["avg_lc"] == only_kv["avg_lc"] == pytest.approx(-50.0)
 
 
+def test_a_category_mean_overall_counts_every_category_once():
+    samples = (model_samples({"2k": 80, "8k": 40}, tasks=["kv_retrieval"]) + model_samples({"2k": 80, "8k": 40}, tasks=["counting_stars"])
+               + model_samples({"2k": 50, "8k": 50}, tasks=["passage_count"]))
+    overall = {"method": "category_mean", "tasks": ["kv_retrieval", "counting_stars", "passage_count"],
+               "categories": {"a": ["kv_retrieval", "counting_stars"], "b": ["passage_count"]}}
+    recorded = {"name": "mine", "tasks": ["kv_retrieval", "counting_stars", "passage_count"], "overall": overall}
+    blocks = suite_blocks(samples, ["2k"], recorded, n_boot=0, seed=0)
+    # categories weigh equally: S_8k = (40 + 50) / 2 = 45, Base = (80 + 50) / 2 = 65, LC = (45 - 65) / 65;
+    # a plain task mean weighs category a twice: S_8k = 130 / 3, Base = 210 / 3, LC = (130 - 210) / 210
+    assert blocks["mine"]["overall"]["avg_lc"] == pytest.approx(100 * (45 - 65) / 65) and blocks["mine"]["method"] == "category_mean"
+    assert aggregate(samples, ["2k"], n_boot=0)["overall"]["avg_lc"] == pytest.approx(100 * (130 - 210) / 210)
+
+
+def test_the_helmet_suite_averages_its_six_categories():
+    suite = load_suite("helmet")
+    assert suite.overall_method == "category_mean"
+    assert list(suite.categories) == ["recall", "rag", "rerank", "icl", "longqa", "summ"]
+    assert sorted(task for members in suite.categories.values() for task in members) == sorted(suite.tasks)
+
+
+@pytest.mark.parametrize("overall, message", [
+    ('method = "category_mean"', "needs overall.categories"),
+    ('method = "category_mean"\ncategories = { a = ["kv_retrieval"] }', "without a category: counting_stars"),
+    ('method = "mean"\ncategories = { a = ["kv_retrieval"] }', "used only with method"),
+])
+def test_category_rules_are_checked_in_one_line(tmp_path, overall, message):
+    text = ('name = "mine"\nlengths = ["2k", "4k"]\nbase_lengths = ["2k"]\n[overall]\n' + overall +
+            '\n[tasks.kv_retrieval]\nmetric = "default"\n[tasks.counting_stars]\nmetric = "default"\n')
+    with pytest.raises(UserError, match=message):
+        parse_suite_file(write_suite(tmp_path, text))
+
+
 def test_report_has_one_table_set_per_suite(tmp_path):
     tasks = ("kv_retrieval", "single_doc_qa")
     data = write_dataset(tmp_path / "data", tasks=tasks, labels=("2k", "4k", "6k", "8k"), rows=2)

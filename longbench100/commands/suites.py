@@ -50,7 +50,8 @@ def describe(suite: Suite) -> list[str]:
     lines += [
         f"lengths: {', '.join(label for label, _ in suite.lengths)}",
         f"base lengths: {', '.join(suite.base_lengths)}",
-        f"overall: {suite.overall_method} over {', '.join(suite.overall_tasks)}",
+        f"overall: {suite.overall_method} over {', '.join(suite.overall_tasks)}" if not suite.categories else
+        "overall: mean of the categories " + "; ".join(f"{name} ({', '.join(members)})" for name, members in suite.categories.items()),
         *([f"judge style: {suite.judge_style}"] if suite.judge_style else []),
         "tasks (metric):",
     ]

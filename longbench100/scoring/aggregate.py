@@ -44,7 +44,8 @@ class _Cell:
     n_ungraded: int = 0
 
 
-def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: int = 1000, seed: int = 0) -> dict:
+def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: int = 1000, seed: int = 0,
+              weights: dict[str, float] | None = None) -> dict:
     """Aggregate one model's scored samples into S_l, Base Ability, LC_l and averages, with 95% intervals.
 
     ``base_labels`` are the base lengths (e.g. ``["2k", "4k", "6k"]``); every other length present
@@ -55,7 +56,8 @@ def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: in
     come from ``n_boot`` percentile-bootstrap replicates that resample the samples of each (task,
     length) cell, seeded by ``seed`` and the cell's name (0 replicates: intervals are null). The
     ``depth`` key holds score by gold-depth decile per task and length, the ``also`` key the secondary
-    metrics' means per task and length (:func:`.secondary.secondary_means`). Returns a JSON-serialisable
+    metrics' means per task and length (:func:`.secondary.secondary_means`). ``weights`` ({task: weight})
+    weighs the tasks in the overall figures (a suite's category mean). Returns a JSON-serialisable
     dict whose shape docs/aggregates.md documents; warnings explain every null.
     """
     if n_boot < 0:
@@ -78,7 +80,7 @@ def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: in
         )
         for task in tasks
     }
-    task_scores, overall = score_tasks(matrices, base_cols, long_cols)
+    task_scores, overall = score_tasks(matrices, base_cols, long_cols, weights)
     layout = _Layout(labels, label_lengths, base_cols, long_cols)
     return {
         "base_labels": base,

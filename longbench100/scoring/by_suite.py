@@ -1,10 +1,13 @@
 """Overall figures per suite, for results whose tasks come from one suite or several.
 
 Each suite's overall is :func:`aggregate`'s overall over that suite's overall tasks (its
-``[overall] tasks``) among the scored ones, so it follows exactly the rules of the all-task overall.
+``[overall] tasks``) among the scored ones, so it follows exactly the rules of the all-task overall;
+a suite whose overall method is ``category_mean`` (helmet, as HELMET reports) weighs its tasks so
+that every category counts once, whatever its number of tasks. The all-task overall stays a plain
+mean over the scored tasks.
 """
 
-from ..suites import NO_SUITE, group_by_suite, load_suite
+from ..suites import NO_SUITE, category_weights, group_by_suite, load_suite
 from .aggregate import aggregate, task_order
 from .samples import ScoredSample
 
@@ -20,18 +23,21 @@ def suite_blocks(samples: list[ScoredSample], base_labels: list[str], recorded: 
     tasks = sorted(dict.fromkeys(sample.task for sample in samples), key=task_order)
     blocks = {}
     for name, members in group_by_suite(tasks, recorded).items():
-        chosen = set(_overall_tasks(name, recorded) or members)
+        rule = _overall_rule(name, recorded)
+        chosen = set(rule["tasks"] if rule and isinstance(rule.get("tasks"), list) else members)
+        scored = [task for task in members if task in chosen]
         subset = [sample for sample in samples if sample.task in chosen and sample.task in members]
-        overall = aggregate(subset, base_labels, n_boot=n_boot, seed=seed)["overall"] if subset else None
-        blocks[name] = {"tasks": members, "overall": overall}
+        weights = category_weights(rule, scored)
+        overall = aggregate(subset, base_labels, n_boot=n_boot, seed=seed, weights=weights)["overall"] if subset else None
+        blocks[name] = {"tasks": members, "overall": overall, "method": rule.get("method", "mean") if rule else "mean"}
     return blocks
 
 
-def _overall_tasks(name: str, recorded: dict | None) -> list[str] | None:
-    """The tasks a suite's overall averages: from the manifest's record, else the packaged suite; None: all."""
+def _overall_rule(name: str, recorded: dict | None) -> dict | None:
+    """A suite's ``overall`` record (method, tasks, categories): from the manifest, else the packaged suite; None: none."""
     if recorded and name == recorded["name"]:
         overall = recorded.get("overall")
-        return list(overall["tasks"]) if isinstance(overall, dict) and isinstance(overall.get("tasks"), list) else None
+        return overall if isinstance(overall, dict) else None
     if name == NO_SUITE:
         return None
-    return list(load_suite(name).overall_tasks)
+    return load_suite(name).record()["overall"]

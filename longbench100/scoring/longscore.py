@@ -91,7 +91,8 @@ def longscore(matrix: np.ndarray, base: np.ndarray, base_cols: list[int], long_c
 
 
 def overall_longscore(
-    matrices: dict[str, np.ndarray], task_scores: dict[str, LongScores], long_cols: list[int]
+    matrices: dict[str, np.ndarray], task_scores: dict[str, LongScores], long_cols: list[int],
+    weights: dict[str, float] | None = None,
 ) -> OverallScores:
     """Compute the overall figures over one fixed task set: the tasks with a Base Ability.
 
@@ -99,12 +100,17 @@ def overall_longscore(
     samples (never a mean over fewer tasks). The overall Base Ability is the mean of their own Base
     Abilities; LC_l and the averages follow from these as for a task, which is the paper's recipe
     when every task has every base length. Tasks without a Base Ability are returned in ``excluded``.
+    ``weights`` ({task: weight}) makes the means weighted (HELMET's category mean: each category's
+    tasks share one category's weight); tasks it does not name weigh 0.
     """
     tasks = [task for task in matrices if np.isfinite(task_scores[task].base[0])]
     excluded = [task for task in matrices if task not in tasks]
+    if weights is not None:
+        tasks = [task for task in tasks if weights.get(task, 0) > 0]
     if tasks:
-        matrix = np.stack([matrices[task] for task in tasks]).mean(axis=0)
-        base = np.stack([task_scores[task].base for task in tasks]).mean(axis=0)
+        shares = None if weights is None else [weights[task] for task in tasks]
+        matrix = np.average(np.stack([matrices[task] for task in tasks]), axis=0, weights=shares)
+        base = np.average(np.stack([task_scores[task].base for task in tasks]), axis=0, weights=shares)
     else:
         shape = next(iter(matrices.values())).shape
         matrix, base = np.full(shape, np.nan), np.full(shape[0], np.nan)
@@ -112,8 +118,8 @@ def overall_longscore(
 
 
 def score_tasks(
-    matrices: dict[str, np.ndarray], base_cols: list[int], long_cols: list[int]
+    matrices: dict[str, np.ndarray], base_cols: list[int], long_cols: list[int], weights: dict[str, float] | None = None
 ) -> tuple[dict[str, LongScores], OverallScores]:
-    """Per-task LongScores of every task's S_l matrix and the overall figures built from them."""
+    """Per-task LongScores of every task's S_l matrix and the overall figures built from them (weighted by ``weights``)."""
     task_scores = {task: task_longscore(matrix, base_cols, long_cols) for task, matrix in matrices.items()}
-    return task_scores, overall_longscore(matrices, task_scores, long_cols)
+    return task_scores, overall_longscore(matrices, task_scores, long_cols, weights)
