@@ -191,11 +191,12 @@ def opens_mid_sentence(text: str, title: str | None = None) -> bool:
 
 
 def repeated_sentences(text: str) -> int:
-    """Sentences of four words or more that occur again in the same short passage (under 200 words);
+    """Sentences of eight words or more that occur again in the same short passage (under 200 words): a
+    snippet pasted twice; shorter refrains ("This option will take longer.") are real text, and
     transcripts (three speaker turns or more) repeat greetings by nature and are skipped."""
     if len(text.split()) >= 200 or len(SPEAKER_TURN.findall(text)) >= 3:
         return 0
-    sentences = [sentence.strip().lower() for sentence in SENTENCE_END.split(text) if len(sentence.split()) >= 4]
+    sentences = [sentence.strip().lower() for sentence in SENTENCE_END.split(text) if len(sentence.split()) >= 8]
     return len(sentences) - len(set(sentences))
 
 

@@ -51,7 +51,7 @@ TASKS: dict[str, TaskInfo] = {
         # ETHIC attribution (issue 12; docs/suites.md): list the passages a target draws on, F1 over passage numbers
         TaskInfo("attributing", "information_retrieval", "id_f1", False, 128, 128),
         # ETHIC high-coverage tasks (tasks/sections.py); each record keeps its own answer room (gold.answer_tokens)
-        TaskInfo("section_summarizing", "summarization", "section_rouge", False, 4096),
+        TaskInfo("section_summarizing", "summarization", "section_rouge", False, 4096, also=("rep_2", "repeated_bigram_share")),
         TaskInfo("organizing", "comprehension", "order_lcs", False, 1024, also=("order_exact",)),
     )
 }

@@ -8,6 +8,7 @@ function returns a 0-1 score.
 from collections.abc import Callable
 
 from .data import DataRecord
+from .degeneration import rep_2, repeated_bigram_share
 from .label_match import label_match
 from .ranking import ndcg_at_10, ndcg_at_10_lenient
 from .passage_ids import id_f1
@@ -23,4 +24,6 @@ RECORD_METRICS: dict[str, RecordMetric] = {
     "section_rouge": section_rouge,
     "order_lcs": order_lcs,
     "order_exact": order_exact,
+    "rep_2": rep_2,
+    "repeated_bigram_share": repeated_bigram_share,
 }
