@@ -64,6 +64,7 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
         if rows == 0:
             raise UserError(f"source {entry.name}: {where} holds no rows ({path.stat().st_size} bytes); "
                             "a damaged or unfinished copy? fetch it again")
+    _CLEANED.clear()
     _drop_unanswerable_items(entry, data)
     _drop_duplicate_items(data)
     _make_item_ids_unique(data)
@@ -201,8 +202,19 @@ def _text(value: Any) -> str:
 
 
 def _clean(entry: SourceEntry, text: str, *, passage: bool = False) -> str:
-    """``text`` after the entry's declared cleaning steps and entity unescaping (``passage``: a document text)."""
-    return clean_text(text, entry.clean, passage=passage).strip()
+    """``text`` after the entry's declared cleaning steps and entity unescaping (``passage``: a document text).
+
+    Sources repeat texts (LongBench's qmsum gives every query its meeting's whole transcript), so a
+    text is cleaned once per load and the result reused.
+    """
+    key = (entry.name, passage, text)
+    cleaned = _CLEANED.get(key)
+    if cleaned is None:
+        cleaned = _CLEANED[key] = clean_text(text, entry.clean, passage=passage).strip()
+    return cleaned
+
+
+_CLEANED: dict[tuple[str, bool, str], str] = {}  # emptied after each source's load (load_source)
 
 
 def _content_id(text: str) -> str:
