@@ -65,12 +65,15 @@ _ACRONYM_POSSESSIVE = re.compile(r"\b([A-Z]{2,}) s\b(?=\s)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 # what the Treebank detokenizer acts on besides a line's outer spaces: `` and '', a space before closing
 # punctuation, quotes or a clitic, a space after an opening bracket or $ #, split contractions ("can not",
-# "gon na"), dashes, escaped brackets
+# "gon na"), escaped brackets (dashes and ellipses are guarded from it)
 _TOKENIZED_HINT = re.compile(
     r"``|''|\s[,.;:?!%)\]}>'\"]|[(\[{<$#]\s|\sn't\b|(?i:\b(?:can\s+not|gon\s+na|got\s+ta|lem\s+me|wan\s+na|gim\s+me"
-    r"|more\s+'n|d'\s+ye)\b)|\s'(?:t\s+is|t\s+was)\b|--|-[LR][RSC]B-"
+    r"|more\s+'n|d'\s+ye)\b)|\s'(?:t\s+is|t\s+was)\b|-[LR][RSC]B-"
 )
-_QUOTE_GUARD = "\ue000"  # a private-use character standing in for '"' while the detokenizer runs
+# what the detokenizer must not touch, each standing in as a private-use character while it runs: plain
+# double quotes (it would glue an opening quote to the word before), and the dash and ellipsis that
+# English prose spaces too (it would write "field--only", "work...in")
+_GUARDED = (('"', "\ue000"), ("--", "\ue001"), ("...", "\ue002"))
 _TITLE_END = re.compile(r"[.!?:;,]\s*$")
 _FRAGMENT_START = re.compile(r"^[a-z][a-z]*(?=[\s,;:.)-])")
 
@@ -159,16 +162,30 @@ def _latex_converter():
 def detokenize(text: str) -> str:
     """Join Penn-Treebank-tokenized text back into ordinary prose, line by line (NLTK's detokenizer).
 
-    Plain double quotes are kept out of the detokenizer's reach (it would glue an opening quote to the
-    word before it); Treebank text writes its quotes as `` and '', which it turns into plain quotes.
+    Plain double quotes, "--" and "..." are kept out of the detokenizer's reach (:data:`_GUARDED`);
+    Treebank text writes its quotes as `` and '', which it turns into plain quotes.
     Only lines with something the detokenizer acts on are passed to it (:data:`_TOKENIZED_HINT`); it
     would return every other line stripped of its outer spaces and otherwise unchanged (checked on
     130,000 real source lines), so those are just stripped, which saves most of its cost.
     """
     detokenizer = _detokenizer()
-    lines = (detokenizer.detokenize(line.replace('"', _QUOTE_GUARD).split(" ")).replace(_QUOTE_GUARD, '"')
-             if _TOKENIZED_HINT.search(line) else line.strip() for line in text.split("\n"))
+    lines = (_unguard(detokenizer.detokenize(_guard(line).split(" "))) if _TOKENIZED_HINT.search(line) else line.strip()
+             for line in text.split("\n"))
     return "\n".join(lines)
+
+
+def _guard(line: str) -> str:
+    """``line`` with the :data:`_GUARDED` strings replaced by their stand-ins."""
+    for text, stand_in in _GUARDED:
+        line = line.replace(text, stand_in)
+    return line
+
+
+def _unguard(line: str) -> str:
+    """``line`` with the stand-ins of :data:`_GUARDED` turned back."""
+    for text, stand_in in reversed(_GUARDED):
+        line = line.replace(stand_in, text)
+    return line
 
 
 @lru_cache(maxsize=1)

@@ -33,6 +33,7 @@ def test_entities_are_unescaped_after_html_so_markup_is_not_invented() -> None:
     ("paper_markup", "costs $5 and $10 today", "costs $5 and $10 today"),
     ("detokenize", "What 's the `` best '' film in Russia ?", 'What\'s the "best" film in Russia?'),
     ("detokenize", "The Handmaid 's Tale ( TV series )\nApril 25 , 2018", "The Handmaid's Tale (TV series)\nApril 25, 2018"),
+    ("detokenize", "the field -- only work ... in 2015 . CNN", "the field -- only work ... in 2015. CNN"),
     ("contractions", "you don t know, we ll see if you re in; the DMV s rules", "you don't know, we'll see if you're in; the DMV's rules"),
     ("contractions", "Chapter t is a letter; I ll be there", "Chapter t is a letter; I'll be there"),
     ("replacement_chars", "the \u201cblack\ufffd material", "the \u201cblack material"),
