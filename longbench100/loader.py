@@ -20,7 +20,7 @@ from .records import Document, Item, SourceData
 from .paths import cache_dir
 from .registry import DocumentMapping, FileSpec, ItemMapping, SourceEntry
 
-RECORDS_FORMAT = 5  # bump when the mapping code changes what records it produces
+RECORDS_FORMAT = 6  # bump when the mapping code changes what records it produces
 _PASSAGE_HEADING = re.compile(r"^Passage \d+:[ \t]*\n", re.MULTILINE)
 
 
@@ -41,11 +41,11 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     to an earlier one is dropped (all counted). The mapped records are cached per (entry fingerprint, file checksums), so an unchanged
     source is parsed only once; a changed file, mapping or cleaning list is parsed afresh.
     """
-    paths = {spec.display: location.fetch(entry, spec) for spec in entry.files}
+    files = {spec.display: location.fetch_all(entry, spec) for spec in entry.files}  # a wildcard path names several
     for spec in entry.files:
-        if spec.member is not None and not zip_has_member(paths[spec.display], spec.member):
+        if spec.member is not None and not zip_has_member(files[spec.display][spec.display], spec.member):
             raise SourceAbsent(f"source {entry.name}: {spec.path} has no member {spec.member}")
-    checksums = {display: file_sha256(path) for display, path in paths.items()}
+    checksums = {display: file_sha256(path) for matched in files.values() for display, path in matched.items()}
     key = json.dumps([RECORDS_FORMAT, entry.name, entry.fingerprint(), sorted(checksums.items())])
     cached_file = cache_dir() / "records" / f"{entry.name}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle"
     cached = _read_pickle(cached_file)
@@ -53,23 +53,28 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
         return cached
     data = SourceData(entry.name, files=checksums)
     for spec in entry.files:
-        path = paths[spec.display]
-        where = f"{path}:{spec.member}" if spec.member else str(path)
-        unit = row_unit(spec)
-        names = class_label_names(path, spec, spec.item.label) if spec.item and spec.item.label else ()
-        rows = 0
-        for number, row in iter_rows(path, spec):
-            _map_row(entry, spec, row, f"{where} {unit} {number}", number, data, names)
-            rows += 1
-        if rows == 0:
-            raise UserError(f"source {entry.name}: {where} holds no rows ({path.stat().st_size} bytes); "
-                            "a damaged or unfinished copy? fetch it again")
+        for path in files[spec.display].values():
+            _map_file(entry, spec, path, data)
     _CLEANED.clear()
     _drop_unanswerable_items(entry, data)
     _drop_duplicate_items(data)
     _make_item_ids_unique(data)
     write_bytes_atomic(cached_file, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
     return data
+
+
+def _map_file(entry: SourceEntry, spec: FileSpec, path: Path, data: SourceData) -> None:
+    """Map every row of one file of ``spec`` into ``data``; a file without rows is an error."""
+    where = f"{path}:{spec.member}" if spec.member else str(path)
+    unit = row_unit(spec)
+    names = class_label_names(path, spec, spec.item.label) if spec.item and spec.item.label else ()
+    rows = 0
+    for number, row in iter_rows(path, spec):
+        _map_row(entry, spec, row, f"{where} {unit} {number}", number, data, names)
+        rows += 1
+    if rows == 0:
+        raise UserError(f"source {entry.name}: {where} holds no rows ({path.stat().st_size} bytes); "
+                        "a damaged or unfinished copy? fetch it again")
 
 
 def _read_pickle(path: Path) -> object:
@@ -94,6 +99,7 @@ def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, numbe
                 names: tuple[str, ...]) -> None:
     """The body of :func:`_map_row`."""
     doc_ids: list[str] = []
+    titles: dict[str, str] = {}  # the row's document titles -> ids (for doc_titles)
     if spec.document is not None:
         for document in _documents(entry, spec.document, row, where):
             if not document.text.strip():
@@ -103,8 +109,14 @@ def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, numbe
             if known.text != document.text:
                 raise UserError(f"source {entry.name}: {where}: document id {document.id!r} repeats with a different text")
             doc_ids.append(document.id)
+            titles.setdefault(document.title or "", document.id)
     if spec.item is None:
         return
+    if spec.item.doc_titles is not None:
+        wanted = _field(row, spec.item.doc_titles, entry, where)
+        wanted = [_clean(entry, _text(title)) for title in (wanted if isinstance(wanted, (list, tuple)) else [wanted])]
+        chosen = {titles[title] for title in wanted if title in titles}
+        doc_ids = [doc_id for doc_id in doc_ids if doc_id in chosen]  # in the row's order, each once
     if spec.item.doc_ids is not None:
         referenced = _field(row, spec.item.doc_ids, entry, where)
         referenced = referenced if isinstance(referenced, (list, tuple)) else [referenced]
@@ -130,6 +142,8 @@ def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, numbe
 
 def _documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str) -> list[Document]:
     """The documents a row yields: one, or one per ``Passage N:`` block when the mapping splits."""
+    if mapping.split == "lists":
+        return _listed_documents(entry, mapping, row, where)
     text = _text(_field(row, mapping.text, entry, where)).strip()
     title = _clean(entry, _text(_field(row, mapping.title, entry, where))) if mapping.title else None
     if mapping.split is None:
@@ -143,6 +157,24 @@ def _documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, where: s
             continue
         block_title = block.split("\n", 1)[0].strip() if mapping.split == "titled_passages" else None
         documents.append(Document(f"{entry.name}/{_content_id(block)}", entry.name, block, block_title))
+    return documents
+
+
+def _listed_documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str) -> list[Document]:
+    """One document per element of the parallel ``text`` and ``title`` lists; an element that is itself a
+    list (sentences) is joined as written. The id is a hash of title and text, so a paragraph that several
+    rows share is one document."""
+    texts = _field(row, mapping.text, entry, where)
+    titles = _field(row, mapping.title, entry, where) if mapping.title else [None] * len(texts or [])
+    if not isinstance(texts, (list, tuple)) or not isinstance(titles, (list, tuple)) or len(texts) != len(titles):
+        raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: fields {mapping.text!r} and {mapping.title!r} "
+                        "must be lists of equal length")
+    documents = []
+    for raw_text, raw_title in zip(texts, titles):
+        body = "".join(_text(part) for part in raw_text) if isinstance(raw_text, (list, tuple)) else _text(raw_text)
+        title = _clean(entry, _text(raw_title)) if raw_title is not None else None
+        text = _clean(entry, f"{title}\n{body.strip()}" if title else body.strip(), passage=True)
+        documents.append(Document(f"{entry.name}/{_content_id(text)}", entry.name, text, title or None))
     return documents
 
 
@@ -187,10 +219,16 @@ def _classification_item(entry: SourceEntry, mapping: ItemMapping, row: dict, wh
 
 
 def _field(row: dict, name: str, entry: SourceEntry, where: str) -> Any:
-    """``row[name]``, or a one-line error naming the field, the registry entry and the line."""
-    if name not in row:
-        raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: missing field {name!r}")
-    return row[name]
+    """``row[name]`` (a dotted name reads inside nested objects: ``context.title``), or a one-line error
+    naming the field, the registry entry and the line."""
+    if name in row:
+        return row[name]
+    value: Any = row
+    for part in name.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: missing field {name!r}")
+        value = value[part]
+    return value
 
 
 def _text(value: Any) -> str:

@@ -7,9 +7,10 @@ A mirror folder holds a file that lives at ``<path>`` inside hub repo ``<owner>/
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .errors import HubUnreachable, SourceAbsent, UserError
@@ -56,9 +57,31 @@ class SourceLocation:
             raise UserError(f"source {entry.name}: {self.root / entry.repo_id / spec.path} is missing from the mirror")
         return _download(entry, spec)
 
+    def fetch_all(self, entry: SourceEntry, spec: FileSpec) -> dict[str, Path]:
+        """Every file ``spec`` names, as {path in the repository: local path}: one file, or for a ``path``
+        with wildcards (``distractor/train-*.parquet``) every match, in name order."""
+        if not spec.is_pattern:
+            return {spec.display: self.fetch(entry, spec)}
+        names = self.pattern_matches(entry, spec)
+        if not names:
+            where = self.root / entry.repo_id if self.root is not None else f"{entry.repo_id}@{entry.revision}"
+            raise SourceAbsent(f"source {entry.name}: no file matches {spec.path} in {where}")
+        return {name: self.fetch(entry, replace(spec, path=name)) for name in names}
+
+    def pattern_matches(self, entry: SourceEntry, spec: FileSpec) -> list[str]:
+        """The repository paths matching ``spec.path``'s wildcards: in the mirror folder, or listed by the hub."""
+        if self.root is not None:
+            folder = self.root / entry.repo_id
+            return sorted(path.relative_to(folder).as_posix() for path in folder.glob(spec.path) if path.is_file())
+        return sorted(name for name in _hub_files(entry) if fnmatch.fnmatchcase(name, spec.path))
+
     def is_available(self, entry: SourceEntry) -> bool:
         """Whether every file (and zip member) of ``entry`` can be read here without a download."""
         for spec in entry.files:
+            if spec.is_pattern:
+                if self.root is None or not self.pattern_matches(entry, spec):
+                    return False
+                continue
             path = self.local_path(entry, spec)
             if path is None or (spec.member is not None and not zip_has_member(path, spec.member)):
                 return False
@@ -72,6 +95,32 @@ def zip_has_member(path: Path, member: str) -> bool:
             return member in archive.namelist()
     except (OSError, zipfile.BadZipFile):
         return True
+
+
+def _hub_files(entry: SourceEntry) -> list[str]:
+    """The files of the entry's hub repository at its revision (for wildcard paths)."""
+    problem = hub_problem()
+    if problem:
+        raise HubUnreachable(f"source {entry.name}: the Hugging Face hub is unreachable ({problem}); {MIRROR_HINT}")
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+
+    where = f"source {entry.name}: {entry.repo_id}@{entry.revision}"
+    try:
+        return HfApi().list_repo_files(entry.repo_id, repo_type="dataset", revision=entry.revision)
+    except GatedRepoError:
+        raise UserError(f"{where}: the repository is gated: accept its terms on the hub and log in (HF_TOKEN or `hf auth login`)") from None
+    except RevisionNotFoundError:
+        raise SourceAbsent(f"{where}: no such revision") from None
+    except RepositoryNotFoundError:
+        raise SourceAbsent(f"{where}: repository not found (or private: log in with HF_TOKEN)") from None
+    except HfHubHTTPError as error:
+        status = error.response.status_code if error.response is not None else "?"
+        if status == 404:
+            raise SourceAbsent(f"{where}: repository not found (or private: log in with HF_TOKEN)") from None
+        raise UserError(f"{where}: the hub refused to list the repository's files (HTTP {status})") from None
+    except Exception as error:  # connection failures surface as several exception types
+        raise HubUnreachable(f"source {entry.name}: the Hugging Face hub is unreachable ({type(error).__name__}); {MIRROR_HINT}") from None
 
 
 def _download(entry: SourceEntry, spec: FileSpec) -> Path:

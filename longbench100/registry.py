@@ -38,7 +38,9 @@ class DocumentMapping:
     text: str
     title: str | None = None
     id: str | None = None
-    split: str | None = None  # "passages" / "titled_passages": split LongBench "Passage N:" contexts
+    split: str | None = None  # "passages" / "titled_passages": split LongBench "Passage N:" contexts;
+    # "lists": text and title are parallel lists, one document per element (HotpotQA's context.title /
+    # context.sentences; an element that is a list of sentences is joined as written)
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class ItemMapping:
     summary: str | None = None
     parallel: bool = False  # question/answer (or summary) fields are parallel lists: one item per pair
     doc_ids: str | None = None  # items refer to documents of an earlier file of this entry by id
+    doc_titles: str | None = None  # items use only the row's documents with these titles (HotpotQA's supporting facts)
     where: tuple[tuple[str, tuple[WhereValue, ...]], ...] = ()  # keep rows whose field holds one of the values
     min_documents: int = 1  # keep items that refer to at least this many documents
     text: str | None = None  # classification: the field holding the text to classify
@@ -73,6 +76,11 @@ class FileSpec:
     def display(self) -> str:
         """The file as a user would name it (``data.zip:data/qmsum.jsonl``)."""
         return f"{self.path}:{self.member}" if self.member else self.path
+
+    @property
+    def is_pattern(self) -> bool:
+        """Whether ``path`` holds wildcards (``*``, ``?``, ``[``) and names every matching file."""
+        return any(character in self.path for character in "*?[")
 
 
 @dataclass(frozen=True)
@@ -173,8 +181,8 @@ def _parse_file(raw: dict, where: str) -> FileSpec:
             text=_required(doc, "text", str, f"{where}.document"),
             title=doc.get("title"), id=doc.get("id"), split=doc.get("split"),
         )
-        if document.split not in (None, "passages", "titled_passages"):
-            raise UserError(f"{where}.document: split must be 'passages' or 'titled_passages', not {document.split!r}")
+        if document.split not in (None, "passages", "titled_passages", "lists"):
+            raise UserError(f"{where}.document: split must be 'passages', 'titled_passages' or 'lists', not {document.split!r}")
     if "item" in raw:
         it = raw["item"]
         kind = _required(it, "kind", str, f"{where}.item")
@@ -182,7 +190,7 @@ def _parse_file(raw: dict, where: str) -> FileSpec:
             raise UserError(f"{where}.item: kind must be one of {', '.join(ITEM_KINDS)}, not {kind!r}")
         item = ItemMapping(
             kind=kind, id=it.get("id"), question=it.get("question"), answers=it.get("answers"),
-            summary=it.get("summary"), parallel=bool(it.get("parallel", False)), doc_ids=it.get("doc_ids"),
+            summary=it.get("summary"), parallel=bool(it.get("parallel", False)), doc_ids=it.get("doc_ids"), doc_titles=it.get("doc_titles"),
             where=_parse_where(it.get("where", {}), f"{where}.item.where"), min_documents=_min_documents(it, f"{where}.item"),
             text=it.get("text"), label=it.get("label"), split=it.get("split"),
         )

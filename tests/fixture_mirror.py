@@ -84,14 +84,18 @@ def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus: di
     for index in range(count):
         row: dict = {}
         if spec.document is not None:
-            if spec.document.split:
+            if spec.document.split == "lists":  # HotpotQA's layout: parallel title and sentence lists, nested
+                titles = [f"{rng.choice(WORDS).title()} {index}-{n}" for n in range(1, 5)]
+                _put(row, spec.document.title, titles)
+                _put(row, spec.document.text, [[sentence(rng)] + [" " + sentence(rng) for _ in range(rng.randint(1, 4))] for _ in titles])
+            elif spec.document.split:
                 passages = [f"Passage {n}:\n{rng.choice(WORDS).title()} {index}-{n}\n{paragraph(rng, rng.randint(2, 5))}" for n in range(1, 5)]
                 row[spec.document.text] = "\n".join(passages)
             else:
                 row[spec.document.text] = "\n\n".join(paragraph(rng, 6) for _ in range(rng.randint(1, 12)))
             if spec.document.id:
                 row[spec.document.id] = index if spec.format == "parquet" else f"{entry.name}-{index}"
-            if spec.document.title:
+            if spec.document.title and spec.document.split != "lists":
                 row[spec.document.title] = f"Title {index}"
         if spec.item is not None:
             item = spec.item
@@ -102,7 +106,13 @@ def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus: di
             summaries = [paragraph(rng, 2) for _ in range(2)]
             if item.doc_ids:
                 row[item.doc_ids] = rng.sample(corpus_ids, 2)
-            grounds = row.get(spec.document.text, "") if spec.document else " ".join(corpus.get(i, "") for i in row.get(item.doc_ids, []))
+            if item.doc_titles:  # the first two paragraphs support the answer
+                _put(row, item.doc_titles, _get(row, spec.document.title)[:2])
+                grounds = " ".join("".join(sentences) for sentences in _get(row, spec.document.text)[:2])
+            elif spec.document:
+                grounds = row.get(spec.document.text, "")
+            else:
+                grounds = " ".join(corpus.get(i, "") for i in row.get(item.doc_ids, []))
             answers = [_span(grounds, start) for start in answer_starts]
             if item.parallel:
                 row[item.question] = questions if item.kind == "qa" else ["Please summarize the text."] * 2
@@ -118,6 +128,21 @@ def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus: di
                 row[name] = None if index % 4 == 3 else values[0]
         rows.append(row)
     return rows
+
+
+def _put(row: dict, name: str, value: object) -> None:
+    """Set field ``name`` of ``row``; a dotted name (``context.title``) writes inside nested objects."""
+    *parents, last = name.split(".")
+    for part in parents:
+        row = row.setdefault(part, {})
+    row[last] = value
+
+
+def _get(row: dict, name: str) -> object:
+    """Field ``name`` of ``row`` (dotted names read nested objects)."""
+    for part in name.split("."):
+        row = row[part]
+    return row
 
 
 def _merge_rows(earlier: list[dict], later: list[dict]) -> list[dict]:
@@ -147,7 +172,7 @@ def write_mirror(root: Path, *, only: set[str] | None = None, seed: int = 7) -> 
             rows = _rows_for(entry, spec, rng, corpus)
             if spec.document is not None and spec.document.id and spec.item is None:
                 corpus.update({index: row[spec.document.text] for index, row in enumerate(rows)})
-            key = (root / entry.repo_id / spec.path, spec.member, spec.format)
+            key = (root / entry.repo_id / spec.path.replace("*", "00000-of-00001"), spec.member, spec.format)  # a wildcard names one shard
             if spec.item is not None and spec.item.kind == "classification":
                 class_columns.setdefault(key[0], set()).add(spec.item.label)
             files[key] = _merge_rows(files[key], rows) if key in files else rows

@@ -209,7 +209,6 @@ def test_an_unknown_negatives_kind_is_refused_in_one_line(mirror, tmp_path):
 
 # ---- the real sources ----------------------------------------------------------------------------------
 
-@pytest.mark.skipif(not SHARED_SOURCES.is_dir(), reason="../shared/sources is not available")
 def passages(prompt: str) -> list[tuple[int, str]]:
     """The ``Document [n] (Title: ...): text`` blocks of a rag_hard prompt as (n, text)."""
     heads = list(re.finditer(r"^Document \[(\d+)\](?: \(Title: [^\n]*?\))?: ", prompt, re.M))
@@ -217,13 +216,31 @@ def passages(prompt: str) -> list[tuple[int, str]]:
     return [(int(head.group(1)), prompt[head.end():end]) for head, end in zip(heads, ends)]
 
 
+@pytest.mark.skipif(not SHARED_SOURCES.is_dir(), reason="../shared/sources is not available")
+def test_real_rag_hard_gold_is_the_supporting_paragraphs_hotpotqa_marks(tmp_path):
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(SHARED_SOURCES / "hotpotqa" / "hotpot_qa" / "distractor" / "train-00000-of-00001.parquet")
+    upstream = {f"hotpot_qa/{row['id']}": row for row in table.to_pylist()}  # read here, not through the loader
+    out = generate(tmp_path / "gold", "--tasks", "rag_hard", "--lengths", "8k", "--rows", "6", "--sources", str(SHARED_SOURCES))
+    for row in records(out, "rag_hard", "8k"):
+        facts = upstream[row["gold"]["item_ids"][0]]
+        supporting = list(dict.fromkeys(facts["supporting_facts"]["title"]))
+        shown = dict(re.findall(r"^Document \[(\d+)\] \(Title: ([^\n]*?)\): ", row["prompt"], re.M))
+        assert sorted(shown[str(number)] for number in row["gold"]["passages"]) == sorted(supporting)
+        assert row["answers"] == [facts["answer"]]
+        others = [title for number, title in shown.items() if int(number) not in row["gold"]["passages"]]
+        assert not set(others) & set(supporting)  # no supporting paragraph among the negatives
+
+
+@pytest.mark.skipif(not SHARED_SOURCES.is_dir(), reason="../shared/sources is not available")
 def test_real_hard_negatives_score_higher_than_random_ones(tmp_path):
     tokenizer = load_tokenizer("cl100k_base")
 
     def scores(kind: str) -> list[float]:
         out = generate(tmp_path / kind, "--tasks", "rag_hard", "--lengths", "8k", "--rows", "3", "--sources", str(SHARED_SOURCES), "--negatives", kind)
         rows = records(out, "rag_hard", "8k")
-        assert {row["gold"]["sources"][0] for row in rows} == {"hotpotqa", "musique", "rag_mini_bioasq"}
+        assert {row["gold"]["sources"][0] for row in rows} == {"hotpot_qa"}  # the one source that marks its support
         for row in rows:  # short real passages fill the budget closely
             assert 0.95 * (8192 - RESERVED["rag_hard"]) < tokenizer.count(row["prompt"]) <= 8192 - RESERVED["rag_hard"]
         for row in rows:  # no negative holds a gold answer (normalised as the QA metrics normalise)

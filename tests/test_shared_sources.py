@@ -16,7 +16,7 @@ from tests.conftest import SHARED_SOURCES
 
 pytestmark = pytest.mark.skipif(not (SHARED_SOURCES / "README.md").exists(), reason="../shared/sources (real upstream mirror) is absent")
 
-PRESENT = ["cnn_dailymail", "financial_qa", "hotpotqa", "legal_contract_qa", "meeting_summ", "multidoc_qa", "musique",
+PRESENT = ["cnn_dailymail", "financial_qa", "hotpot_qa", "hotpotqa", "legal_contract_qa", "meeting_summ", "multidoc_qa", "musique",
            "natural_question", "patent_summ", "qmsum", "rag_mini_bioasq", "review_summ", "scientific_qa", "tv_show_summ",
            "leval_gov_report_summ", "leval_news_summ", "rag_mini_bioasq_summary"]
 CLASSIFICATION = {"banking77": 13078, "clinc150": 20750, "trec_coarse": 5881, "trec_fine": 5882}  # train + test items, no documents
