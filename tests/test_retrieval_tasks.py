@@ -157,6 +157,22 @@ def test_hard_negatives_match_the_question_better_than_random_ones(hard, easy):
     assert json.loads((easy / "manifest.json").read_text())["options"]["negatives"] == "random"
 
 
+def test_rag_hard_shows_two_worked_examples_before_the_documents_as_helmet_does(hard):
+    by_row = {}
+    for label in ("2k", "4k"):
+        for row in records(hard, "rag_hard", label):
+            prompt, gold = row["prompt"], row["gold"]
+            demos = re.findall(r"Here is a worked example\.\n(.*?)\nQuestion: (.*?)\nAnswer: (.*?)\n", prompt, re.S)
+            assert len(demos) == 2 == len(gold["demonstration_ids"]) and row["question"] not in {q for _, q, _ in demos}
+            assert gold["item_ids"][0] not in gold["demonstration_ids"]
+            demo_texts = {text for documents, _, _ in demos for text in re.findall(r"^Document \(Title: [^\n]*?\): (.*)$", documents, re.M)}
+            shown = prompt.split("Now the documents for your question.", 1)[1]
+            assert not [text for text in demo_texts if text in shown]  # a demonstration's paragraph is never a negative
+            assert prompt.index("Here is a worked example") < prompt.index("Document [1]")
+            by_row.setdefault(row["row"], set()).add(tuple(gold["demonstration_ids"]))
+    assert all(len(variants) == 1 for variants in by_row.values())  # the same examples at every length
+
+
 def test_rows_are_paired_across_lengths(hard):
     for task in ("rag_hard", "rerank"):
         short, long = records(hard, task, "2k"), records(hard, task, "4k")

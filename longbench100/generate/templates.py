@@ -40,7 +40,8 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
                     "niah_multikey_3", "niah_multivalue", "niah_multiquery")},
     "json_kv": [{"context": '{"key-1": "value-1", "key-2": "value-2"}', "key": "key-2"}],
     # HELMET retrieval tasks
-    "rag_hard": [{"blocks": [{**_PASSAGES[0], "title": "A title"}, _PASSAGES[1]], "gold_numbers": [2], **_QUESTION}],
+    "rag_hard": [{"blocks": [{**_PASSAGES[0], "title": "A title"}, _PASSAGES[1]], "gold_numbers": [2], **_QUESTION,
+                  "demos": [{"documents": [{"title": "T", "text": "Some text."}], "question": "Q?", "answer": "A"}]}],
     "rerank": [{"passages": [{"id": "123456", "title": None, "text": "A made-up passage."}, {"id": "654321", "title": "A title", "text": "Another."}],
                 **_QUESTION}],
     # HELMET in-context learning (tasks/icl.py)

@@ -4,7 +4,9 @@ A question's gold passages sit among negatives from the same source's corpus: by
 passages BM25 ranks best for the question (``--negatives bm25``), most relevant first, as many as the
 budget holds; ``--negatives random`` draws them at random from the same corpus (the easy variant).
 The gold passages stay together as one block whose start sits at row r's grid depth
-(0%, 10%, ..., 100%), so row r asks the same question at the same depth at every length.
+(0%, 10%, ..., 100%), so row r asks the same question at the same depth at every length. As in
+HELMET, two worked examples (other questions of the source with their supporting documents and
+answers) come before the documents and count in the budget; their paragraphs are never negatives.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from ..records import Item
 from ..scoring.text import normalize_answer
 from .base import Candidate, Sample, number_blocks
 from .haystack import fit_units, grid_depth, nearest_boundary
-from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_piece
+from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_body, passage_piece
 
+DEMONSTRATIONS = 2  # HELMET's RAG prompts show two worked examples (shots: 2 in its configs)
 MAX_ANSWER_WORDS = 5  # substring match suits short answers; rag-mini-bioasq's "answer" is mostly a whole sentence
 YES_NO = {"yes", "no"}  # a bare yes/no is guessed half the time under substring match
 
@@ -54,8 +57,22 @@ class RagHard(NegativesTask):
         return item.kind == "qa" and bool(item.question) and bool(item.doc_ids) and bool(item.answers) and short_answer(item.answers[0])
 
     def variables(self, item: Item) -> dict:
-        """The question."""
-        return {"question": item.question}
+        """The question and the worked demonstrations shown before the documents."""
+        return {"question": item.question, "demos": [self._demo(other) for other in self.demonstrations(item)]}
+
+    def demonstrations(self, item: Item) -> list[Item]:
+        """HELMET's two worked examples: other questions of the item's source, drawn from a seed that the item
+        alone fixes (the same at every length), none sharing a paragraph with the item."""
+        own = {self.corpus.near_duplicates.key(document) for document in self.gold_documents(item)}
+        others = [other for other in self.items if other.source == item.source and other.id != item.id
+                  and not own & {self.corpus.near_duplicates.key(document) for document in self.gold_documents(other)}]
+        rng = derive_rng(0, self.name, "demonstrations", item.id)
+        return rng.sample(others, min(DEMONSTRATIONS, len(others)))
+
+    def _demo(self, item: Item) -> dict:
+        """One worked example as the template shows it: its supporting documents, question and answer."""
+        documents = [{"title": document.title, "text": passage_body(document)} for document in self.gold_documents(item)]
+        return {"documents": documents, "question": item.question, "answer": item.answers[0]}
 
     def gold_pieces(self, item: Item) -> list[Piece]:
         """The item's gold passages, in the source's order."""
@@ -69,7 +86,8 @@ class RagHard(NegativesTask):
         """The gold block at the row's depth among the most negatives (in placement order) that fit the budget."""
         item = candidate.item
         gold_pieces = self.gold_pieces(item)
-        negatives = self.pool.negatives(item.source, item.question, [piece.doc for piece in gold_pieces], ctx.negatives,
+        shown = [piece.doc for piece in gold_pieces] + [document for demo in self.demonstrations(item) for document in self.gold_documents(demo)]
+        negatives = self.pool.negatives(item.source, item.question, shown, ctx.negatives,
                                         derive_rng(ctx.seed, self.name, "negatives", item.id), tuple(self.answers(item)))
         units = [passage_piece("distractor", negative.document) for negative in negatives]
         target = grid_depth(row)
@@ -88,6 +106,7 @@ class RagHard(NegativesTask):
         gold = {
             "sources": [item.source],
             "item_ids": [item.id],
+            "demonstration_ids": [demo.id for demo in self.demonstrations(item)],
             "doc_ids": [piece.doc.id for piece in gold_pieces],
             "passages": gold_numbers,
             "negatives": ctx.negatives,
