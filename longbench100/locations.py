@@ -10,6 +10,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -99,36 +101,27 @@ def zip_has_member(path: Path, member: str) -> bool:
 
 def _hub_files(entry: SourceEntry) -> list[str]:
     """The files of the entry's hub repository at its revision (for wildcard paths)."""
-    problem = hub_problem()
-    if problem:
-        raise HubUnreachable(f"source {entry.name}: the Hugging Face hub is unreachable ({problem}); {MIRROR_HINT}")
-    from huggingface_hub import HfApi
-    from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+    with _hub_call(entry, "the repository's file list", listing=True):
+        from huggingface_hub import HfApi
 
-    where = f"source {entry.name}: {entry.repo_id}@{entry.revision}"
-    try:
         return HfApi().list_repo_files(entry.repo_id, repo_type="dataset", revision=entry.revision)
-    except GatedRepoError:
-        raise UserError(f"{where}: the repository is gated: accept its terms on the hub and log in (HF_TOKEN or `hf auth login`)") from None
-    except RevisionNotFoundError:
-        raise SourceAbsent(f"{where}: no such revision") from None
-    except RepositoryNotFoundError:
-        raise SourceAbsent(f"{where}: repository not found (or private: log in with HF_TOKEN)") from None
-    except HfHubHTTPError as error:
-        status = error.response.status_code if error.response is not None else "?"
-        if status == 404:
-            raise SourceAbsent(f"{where}: repository not found (or private: log in with HF_TOKEN)") from None
-        raise UserError(f"{where}: the hub refused to list the repository's files (HTTP {status})") from None
-    except Exception as error:  # connection failures surface as several exception types
-        raise HubUnreachable(f"source {entry.name}: the Hugging Face hub is unreachable ({type(error).__name__}); {MIRROR_HINT}") from None
 
 
 def _download(entry: SourceEntry, spec: FileSpec) -> Path:
     """Download one file with huggingface_hub (datasets' loading scripts are deliberately not used)."""
+    with _hub_call(entry, spec.path):
+        from huggingface_hub import hf_hub_download
+
+        return Path(hf_hub_download(entry.repo_id, spec.path, repo_type="dataset", revision=entry.revision))
+
+
+@contextmanager
+def _hub_call(entry: SourceEntry, what: str, *, listing: bool = False) -> Iterator[None]:
+    """Run a hub request for ``what`` (a file path, or the file list when ``listing``), turning its failures
+    into one-line errors: unreachable, gated, absent (repository, revision or file) or refused."""
     problem = hub_problem()
     if problem:
         raise HubUnreachable(f"source {entry.name}: the Hugging Face hub is unreachable ({problem}); {MIRROR_HINT}")
-    from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import (
         EntryNotFoundError,
         GatedRepoError,
@@ -141,21 +134,24 @@ def _download(entry: SourceEntry, spec: FileSpec) -> Path:
 
     hub_logging.set_verbosity_error()  # our one-line message replaces its retry chatter
     where = f"source {entry.name}: {entry.repo_id}@{entry.revision}"
+    absent = f"{where}: repository not found (or private: log in with HF_TOKEN)" + ("" if listing else f" for {what}")
     try:
-        return Path(hf_hub_download(entry.repo_id, spec.path, repo_type="dataset", revision=entry.revision))
+        yield
     except LocalEntryNotFoundError:  # offline mode, or no connection and nothing cached
         raise HubUnreachable(f"source {entry.name}: the Hugging Face hub is unreachable (offline, nothing cached); {MIRROR_HINT}") from None
     except GatedRepoError:
         raise UserError(f"{where}: the repository is gated: accept its terms on the hub and log in (HF_TOKEN or `hf auth login`)") from None
     except RepositoryNotFoundError:
-        raise SourceAbsent(f"{where}: repository not found (or private: log in with HF_TOKEN) for {spec.path}") from None
+        raise SourceAbsent(absent) from None
     except RevisionNotFoundError:
         raise SourceAbsent(f"{where}: no such revision") from None
     except EntryNotFoundError:
-        raise SourceAbsent(f"{where}: no file {spec.path}") from None
+        raise SourceAbsent(f"{where}: no file {what}") from None
     except HfHubHTTPError as error:
         status = error.response.status_code if error.response is not None else "?"
-        raise UserError(f"{where}: the hub refused {spec.path} (HTTP {status})") from None
+        if listing and status == 404:  # the listing route answers 404 for a repository it does not know
+            raise SourceAbsent(absent) from None
+        raise UserError(f"{where}: the hub refused {what} (HTTP {status})") from None
     except Exception as error:  # connection failures surface as several exception types
         raise HubUnreachable(
             f"source {entry.name}: the Hugging Face hub is unreachable ({type(error).__name__}); {MIRROR_HINT}"
