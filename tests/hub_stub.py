@@ -10,6 +10,8 @@ against huggingface_hub 2.4):
 * an LFS file (by default ``.zip`` and ``.parquet``) answers ``302`` with ``Location`` on a second
   "CDN" origin, ``X-Linked-Etag`` (the sha256), ``X-Linked-Size`` and ``X-Repo-Commit``: the client
   takes its metadata from the redirect and GETs the CDN URL directly, as with the real hub;
+* ``GET /api/datasets/<owner>/<name>/tree/<revision>`` (``HfApi.list_repo_files``, for wildcard
+  paths) answers every file of the repository in one page;
 * an unknown repository answers ``404`` with ``X-Error-Code: RepoNotFound``, an unknown revision
   ``404 RevisionNotFound``, a missing file ``404 EntryNotFound`` (with ``X-Repo-Commit``, so the
   client caches the absence under ``.no_exist``).
@@ -21,6 +23,7 @@ installed. Every request is recorded in :attr:`HubStub.requests` as ``(origin, m
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -28,6 +31,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 _RESOLVE = re.compile(r"^/datasets/(?P<owner>[^/]+)/(?P<name>[^/]+)/resolve/(?P<revision>[^/]+)/(?P<file>.+)$")
+_TREE = re.compile(r"^/api/datasets/(?P<owner>[^/]+)/(?P<name>[^/]+)/tree/(?P<revision>[^/]+)$")
 _CDN = re.compile(r"^/lfs/(?P<sha256>[0-9a-f]{64})$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
@@ -130,8 +134,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.stub._record(self.origin, self.command, raw_path)
         if self.origin == "cdn":
             self._cdn(raw_path, send_body)
+        elif _TREE.match(raw_path):
+            self._tree(_TREE.match(raw_path), send_body)
         else:
             self._resolve(raw_path, send_body)
+
+    # -- the hub's file listing (HfApi.list_repo_files asks for the whole tree, recursively) -----------
+    def _tree(self, match: re.Match, send_body: bool) -> None:
+        owner, name, revision = unquote(match["owner"]), unquote(match["name"]), unquote(match["revision"])
+        repo_dir = self.stub.root / owner / name
+        if not repo_dir.is_dir():
+            return self._error(404, "RepoNotFound", "Repository not found", send_body)
+        if revision not in (*self.stub.branches, self.stub.commit(f"{owner}/{name}")):
+            return self._error(404, "RevisionNotFound", "Invalid rev id: " + revision, send_body)
+        entries = [{"type": "file", "path": path.relative_to(repo_dir).as_posix(), "size": path.stat().st_size,
+                    "oid": hashlib.sha1(b"blob %d\0" % path.stat().st_size + path.read_bytes()).hexdigest()}
+                   for path in sorted(repo_dir.rglob("*")) if path.is_file()]
+        body = json.dumps(entries).encode()
+        self._send(200, body if send_body else b"", len(body), {"Content-Type": "application/json"})
 
     # -- the hub's /resolve endpoint ---------------------------------------------------------------
     def _resolve(self, raw_path: str, send_body: bool) -> None:

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote
 
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from huggingface_hub import constants
@@ -184,6 +185,24 @@ def test_sources_verify_against_the_hub(stub: HubStub, tmp_path: Path, monkeypat
     for name in SERVED:
         assert _verify_rows(second.output)[name].split()[-1] == "hit"
     assert stub.file_requests("GET") == downloaded  # the served files came from the hub cache
+
+
+def test_a_wildcard_path_reads_every_shard_the_hub_lists(tmp_path: Path, hub_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mirror = write_mirror(tmp_path / "m", only={"hotpot_qa"})
+    folder = mirror / "hotpotqa" / "hotpot_qa" / "distractor"
+    (folder / "train-00000-of-00001.parquet").rename(folder / "train-00000-of-00002.parquet")
+    table = pq.read_table(folder / "train-00000-of-00002.parquet")
+    pq.write_table(table.slice(6), folder / "train-00001-of-00002.parquet")  # the rows split over two shards
+    pq.write_table(table.slice(0, 6), folder / "train-00000-of-00002.parquet")
+    (folder / "validation-00000-of-00001.parquet").write_bytes(b"not read")  # outside the pattern
+    with serving(mirror, monkeypatch) as hub:
+        data = _load_fresh(resolve_location("hub"), "hotpot_qa", tmp_path / "cache-hub", monkeypatch)
+        asked = {unquote(path) for _, _, path in hub.requests}
+    from_mirror = _load_fresh(resolve_location(str(mirror)), "hotpot_qa", tmp_path / "cache-mirror", monkeypatch)
+    assert sorted(data.files) == ["distractor/train-00000-of-00002.parquet", "distractor/train-00001-of-00002.parquet"]
+    assert data.items and data.items == from_mirror.items and data.files == from_mirror.files
+    assert "/api/datasets/hotpotqa/hotpot_qa/tree/main" in asked
+    assert not any("validation" in path for path in asked if "/resolve/" in path)
 
 
 def test_trec_is_read_from_the_hubs_parquet_conversion_branch(tmp_path: Path, hub_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
