@@ -9,7 +9,7 @@ one group), and each group is represented by its first document in corpus order.
 A shingle that occurs in more than ``MAX_SHINGLE_TEXTS`` distinct texts is boilerplate (bylines,
 licence notes) and is ignored when counting shared shingles, which also keeps the pair count small.
 Only the first ``SHINGLED_CHARS`` characters of a text are shingled: versions of one text share
-their opening, and this halves the work on the long reports and books (on ../shared/sources the
+their opening, and this halves the work on the long reports and books (on the real source mirror the
 groups are the same as over whole texts).
 The computation is exact (no sampling), deterministic, and cached on disk per set of texts.
 docs/benchmarks.md compares it with MinHash LSH from ``datasketch``.

@@ -49,7 +49,7 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
 
     \b
     Example (the paper's suite from a local mirror):
-      longbench100 generate --sources ../shared/sources --out data/ --rows 100
+      longbench100 generate --sources /data/lb100-mirror --out data/ --rows 100
     """
     from ..generate.runner import GenerateOptions, run_generate
 
