@@ -48,7 +48,7 @@ def _context_and_gold(record: dict) -> tuple[str, list[str]]:
         return _between(prompt, "is a UUID.\n\n", "\n\nQuestion: "), [json.dumps(gold["key"]) + ": " + json.dumps(record["answers"][0])]
     if task == "variable_tracking":
         return _between(prompt, "Now the text to work on.\n\n", "\n\nQuestion: "), gold["chain"]
-    context = _between(prompt, "only a few times.\n\n" if task == "common_words" else "three coded words that appear most often.\n\n", "\n\nQuestion: ")
+    context = _between(prompt, "Now the list to work on.\n\n" if task == "common_words" else "three coded words that appear most often.\n\n", "\n\nQuestion: ")
     return context, [context]
 
 

@@ -1,9 +1,9 @@
 """variable_tracking, common_words and frequent_words: budgets, independently checked gold, pairing, metric."""
 
 import json
+import math
 import re
 import statistics
-import math
 from collections import Counter
 from pathlib import Path
 
@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
+from longbench100.lengths import parse_length
 from longbench100.generate.fitting import BuildContext
 from longbench100.scoring.grading import choose_metrics
 from longbench100.scoring.parsers import string_match_all
@@ -104,20 +105,29 @@ def test_variable_tracking_follows_ruler_random_sorted_places_and_a_worked_examp
 
 
 def numbered_words(prompt: str) -> list[str]:
-    """The words of the numbered list, checking that the numbers run 1, 2, 3, ..."""
-    entries = re.findall(r"^(\d+)\. ([a-z]+)$", prompt, flags=re.MULTILINE)
+    """The words of the task's numbered list (after the worked example), checking that the numbers run 1, 2, 3, ..."""
+    entries = re.findall(r"^(\d+)\. ([a-z]+)$", prompt.split("Now the list to work on.", 1)[1], flags=re.MULTILINE)
     assert [int(number) for number, _ in entries] == list(range(1, len(entries) + 1))
     return [word for _, word in entries]
 
 
-def test_common_words_counts_are_thirty_for_the_gold_ten_and_three_for_every_other(data):
+def test_common_words_counts_follow_rulers_settings_after_a_worked_example(data):
     for label in LENGTHS:
+        long = parse_length(label) >= 4096  # RULER: 30 / 3 from 4k up (example 40 words, 10 / 3), else 6 / 1 (20 words, 3 / 1)
+        times, other_times, example_size, example_times, example_other = (30, 3, 40, 10, 3) if long else (6, 1, 20, 3, 1)
         for record in records(data, "common_words", label):
             counts = Counter(numbered_words(record["prompt"]))
-            common = {word for word, count in counts.items() if count == 30}
+            common = {word for word, count in counts.items() if count == times}
             assert common == set(record["answers"]) and len(common) == 10
-            assert {count for word, count in counts.items() if word not in common} == {3}
+            assert {count for word, count in counts.items() if word not in common} == {other_times}
+            assert record["gold"]["times"] == {"common": times, "other": other_times}
             assert not [(gold, word) for gold in common for word in counts if gold != word and gold in word]  # substring scoring is unambiguous
+            example = record["prompt"].split("Now the list to work on.", 1)[0]  # RULER's worked example, with its answer
+            shown = Counter(re.findall(r"^\d+\. ([a-z]+)$", example, flags=re.MULTILINE))
+            assert sorted(word for word, n in shown.items() if n == example_times) == sorted(record["gold"]["example_words"])
+            assert len(shown) == example_size
+            assert {n for word, n in shown.items() if word not in record["gold"]["example_words"]} == {example_other}
+            assert ", ".join(record["gold"]["example_words"]) in example and not set(shown) & set(counts)
 
 
 def test_frequent_words_follows_ruler_noise_on_top_exact_zipf_counts_answers_ranks_two_to_four(data):

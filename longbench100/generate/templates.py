@@ -32,7 +32,8 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
                       {"blocks": _PASSAGES, "gold_numbers": [2], "request": "What do they report on treatment?"}],
     "variable_tracking": [{"context": "Rain falls. VAR ABCDE = 12345. VAR FGHIJ = VAR ABCDE.", "value": "12345", "count": 2,
                            "example": {"context": "Rain. VAR ABC = 54321. VAR DEF = VAR ABC.", "value": "54321", "count": 2, "answer": "ABC, DEF"}}],
-    "common_words": [{"word_list": "1. apple\n2. river\n3. apple", "count": 1}],
+    "common_words": [{"word_list": "1. apple\n2. river\n3. apple", "count": 1,
+                      "example": {"word_list": "1. stone\n2. stone\n3. lamp", "answer": "stone"}}],
     "frequent_words": [{"text": "abcdef .... qrstuv abcdef", "noise": "...."}],
     **{task: [{"context": "Plain text. One of the special magic numbers for calm-otter is: 1234567. More text.",
                 "kind": "numbers", "what": "number", "many": False, "keys": "calm-otter"}]
