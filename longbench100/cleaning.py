@@ -32,8 +32,8 @@ doubly escaped); see :func:`clean_text`.
 
 from __future__ import annotations
 
-import re
 import html
+import re
 from functools import lru_cache
 from typing import Callable, Sequence
 
@@ -190,31 +190,10 @@ def _unguard(line: str) -> str:
 
 @lru_cache(maxsize=1)
 def _detokenizer():
-    """NLTK's Treebank detokenizer, built once, its patterns compiled with the standard library's ``re``.
-
-    NLTK wraps each pattern in a timed ``regex`` object (a guard against catastrophic backtracking)
-    that makes detokenizing the sources about ten times slower; the same patterns compiled with
-    ``re`` give the same output (tests/test_text_repairs.py compares them on real-shaped lines).
-    """
+    """NLTK's Treebank detokenizer, built once."""
     from nltk.tokenize.treebank import TreebankWordDetokenizer
 
-    detokenizer = TreebankWordDetokenizer()
-    for name in _DETOKENIZER_PATTERNS:
-        setattr(detokenizer, name, _standard_pattern(getattr(detokenizer, name)))
-    return detokenizer
-
-
-_DETOKENIZER_PATTERNS = ("STARTING_QUOTES", "ENDING_QUOTES", "PUNCTUATION", "PARENS_BRACKETS", "CONVERT_PARENTHESES",
-                         "DOUBLE_DASHES", "CONTRACTIONS2", "CONTRACTIONS3")
-
-
-def _standard_pattern(value):
-    """``value`` (a timed pattern, a (pattern, replacement) pair, or a list of either) with ``re`` patterns."""
-    if isinstance(value, list):
-        return [_standard_pattern(item) for item in value]
-    if isinstance(value, tuple):
-        return (_standard_pattern(value[0]), value[1])
-    return re.compile(value.pattern, re.IGNORECASE if value.flags & re.IGNORECASE else 0)
+    return TreebankWordDetokenizer()
 
 
 def restore_contractions(text: str) -> str:

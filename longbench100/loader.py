@@ -52,10 +52,12 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     if isinstance(cached, SourceData) and cached.files == checksums:
         return cached
     data = SourceData(entry.name, files=checksums)
-    for spec in entry.files:
-        for path in files[spec.display].values():
-            _map_file(entry, spec, path, data)
-    _CLEANED.clear()
+    try:
+        for spec in entry.files:
+            for path in files[spec.display].values():
+                _map_file(entry, spec, path, data)
+    finally:
+        _CLEANED.clear()
     _drop_unanswerable_items(entry, data)
     _drop_duplicate_items(data)
     _make_item_ids_unique(data)
@@ -245,14 +247,14 @@ def _clean(entry: SourceEntry, text: str, *, passage: bool = False) -> str:
     Sources repeat texts (LongBench's qmsum gives every query its meeting's whole transcript), so a
     text is cleaned once per load and the result reused.
     """
-    key = (entry.name, passage, text)
+    key = (entry.clean, passage, text)
     cleaned = _CLEANED.get(key)
     if cleaned is None:
         cleaned = _CLEANED[key] = clean_text(text, entry.clean, passage=passage).strip()
     return cleaned
 
 
-_CLEANED: dict[tuple[str, bool, str], str] = {}  # emptied after each source's load (load_source)
+_CLEANED: dict[tuple[tuple[str, ...], bool, str], str] = {}  # emptied when each source's load ends (load_source)
 
 
 def _content_id(text: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import string
+from functools import lru_cache
 
 from ..generate.fitting import BuildContext
 from ..generate.rng import derive_rng
@@ -29,13 +30,19 @@ ZETA_2 = 1.6449340668482264  # zeta(2) = pi**2 / 6, RULER's normaliser (scipy.sp
 def vocabulary_for_row(seed: int, row: int, size: int) -> list[str]:
     """``size`` distinct 6-letter codes that are not English words, in rank order; rank 1 is the noise token."""
     rng = derive_rng(seed, "frequent_words", "row", row)
-    english = set(english_words())
+    english = _english_word_set()
     codes: dict[str, None] = {}
     while len(codes) < size - 1:
         code = "".join(rng.choice(string.ascii_lowercase) for _ in range(CODE_LETTERS))
         if code not in english:
             codes.setdefault(code)
     return [NOISE, *codes]
+
+
+@lru_cache(maxsize=1)
+def _english_word_set() -> frozenset[str]:
+    """The English word list as a set, built once (codes that are English words are not drawn)."""
+    return frozenset(english_words())
 
 
 def rank_counts(words: int, size: int) -> list[int]:

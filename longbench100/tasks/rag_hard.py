@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import itertools
 import random
+from functools import cached_property
 
+from ..corpus import Corpus
 from ..generate.fitting import BuildContext, minimum_tokens
 from ..generate.pieces import Piece
 from ..generate.rng import derive_rng
 from ..generate.spans import coverage_spans
+from ..generate.templates import PromptTemplates
 from ..records import Item
 from ..scoring.text import normalize_answer
 from .base import Candidate, Sample, number_blocks
@@ -52,6 +55,11 @@ class RagHard(NegativesTask):
     """Ground truth: short-answer questions of hotpotqa, musique and rag-mini-bioasq; negatives: the same source."""
 
     name = "rag_hard"
+
+    def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
+        super().__init__(corpus, templates)
+        self._demonstrations: dict[str, list[Item]] = {}  # item id -> its worked examples, drawn once
+
     def accepts(self, item: Item) -> bool:
         """Questions with a short answer and at least one gold passage."""
         return item.kind == "qa" and bool(item.question) and bool(item.doc_ids) and bool(item.answers) and short_answer(item.answers[0])
@@ -62,12 +70,20 @@ class RagHard(NegativesTask):
 
     def demonstrations(self, item: Item) -> list[Item]:
         """HELMET's two worked examples: other questions of the item's source, drawn from a seed that the item
-        alone fixes (the same at every length), none sharing a paragraph with the item."""
-        own = {self.corpus.near_duplicates.key(document) for document in self.gold_documents(item)}
-        others = [other for other in self.items if other.source == item.source and other.id != item.id
-                  and not own & {self.corpus.near_duplicates.key(document) for document in self.gold_documents(other)}]
-        rng = derive_rng(0, self.name, "demonstrations", item.id)
-        return rng.sample(others, min(DEMONSTRATIONS, len(others)))
+        alone fixes (the same at every length), none sharing a paragraph with the item. Drawn once per item."""
+        if item.id not in self._demonstrations:
+            own = self._paragraph_keys[item.id]
+            others = [other for other in self.items if other.source == item.source and other.id != item.id
+                      and not own & self._paragraph_keys[other.id]]
+            rng = derive_rng(0, self.name, "demonstrations", item.id)
+            self._demonstrations[item.id] = rng.sample(others, min(DEMONSTRATIONS, len(others)))
+        return self._demonstrations[item.id]
+
+    @cached_property
+    def _paragraph_keys(self) -> dict[str, frozenset[str]]:
+        """Each item's gold paragraphs as near-duplicate keys (what "sharing a paragraph" compares)."""
+        key = self.corpus.near_duplicates.key
+        return {item.id: frozenset(key(document) for document in self.gold_documents(item)) for item in self.items}
 
     def _demo(self, item: Item) -> dict:
         """One worked example as the template shows it: its supporting documents, question and answer."""
