@@ -1,9 +1,9 @@
-"""Audit section_summarizing / organizing data independently of the generator: ``python bench/audit_sections.py DATA``.
+"""Audit document_summarizing / document_organizing data independently of the generator: ``python bench/audit_sections.py DATA``.
 
 Recounts every prompt with tiktoken's cl100k_base (imports nothing from longbench100; the encoding is
 loaded as ``audit_generated.py`` loads it) and checks, per record: the recount equals
 ``prompt_tokens``; prompt plus the recorded answer room (``gold.answer_tokens``) is within the length;
-the prompt's "Section i:" headings run 1..K; for organizing, the summary shown under each label of
+the prompt's "Section i:" headings run 1..K; for document_organizing, the summary shown under each label of
 ``gold.order`` is the reference of that section. Prints sections, fill of the length (prompt plus answer
 room) and rows that mix sources, per task and length; exits 1 when any check fails.
 """
@@ -20,11 +20,11 @@ from audit_generated import cl100k_base
 
 SECTION = re.compile(r"^Section (\d+):\n", re.MULTILINE)
 SUMMARY = re.compile(r"^\[([A-Z]{1,2})\] ", re.MULTILINE)
-TASKS = ("section_summarizing", "organizing")
+TASKS = ("document_summarizing", "document_organizing")
 
 
 def shown_summaries(prompt: str) -> dict[str, str]:
-    """Label -> summary text, read from the organizing prompt's shuffled list."""
+    """Label -> summary text, read from the document_organizing prompt's shuffled list."""
     part = prompt.split("Summaries, shuffled:\n", 1)[1].split("\n\nPut the summaries", 1)[0]
     marks = list(SUMMARY.finditer(part))
     return {mark.group(1): part[mark.end():(following.start() - 1) if following else None] for mark, following in zip(marks, marks[1:] + [None])}
@@ -41,7 +41,7 @@ def problems(record: dict, encoding) -> list[str]:
         found.append(f"over budget: {tokens} + {gold['answer_tokens']} > {record['length']}")
     if [int(number) for number in SECTION.findall(prompt)] != list(range(1, gold["sections"] + 1)):
         found.append("section headings are not 1..K")
-    if record["task"] == "organizing":
+    if record["task"] == "document_organizing":
         shown = shown_summaries(prompt)
         if [shown.get(label) for label in gold["order"]] != gold["references"]:
             found.append("order does not map labels to the sections' references")

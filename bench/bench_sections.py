@@ -1,11 +1,11 @@
 """Reference points for the ETHIC section tasks' metrics: ``python bench/bench_sections.py DATA``.
 
-DATA holds section_summarizing and organizing data (e.g. ``generate --suite ethic``). Per length it
+DATA holds document_summarizing and document_organizing data (e.g. ``generate --suite ethic``). Per length it
 prints the mean score of replies that need no model, so a model's scores can be read against them:
 
-- section_summarizing, "lead": each section answered with its first 60 words (markdown headings);
-- section_summarizing, "half": the exact references of the first half of the sections only;
-- organizing, "random": a random order of the labels (seed 0); "alphabetical": A, B, C, ...
+- document_summarizing, "lead": each section answered with its first 60 words (markdown headings);
+- document_summarizing, "half": the exact references of the first half of the sections only;
+- document_organizing, "random": a random order of the labels (seed 0); "alphabetical": A, B, C, ...
 
 and the time ``section_rouge`` takes per record.
 """
@@ -56,8 +56,8 @@ def rows_of(path: Path) -> list[dict]:
 def main(data: Path) -> None:
     """Print one line per length."""
     rng = random.Random(0)
-    for path in sorted((data / "section_summarizing").glob("*.jsonl"), key=lambda p: rows_of(p)[0]["length"]):
-        summaries, orders = rows_of(path), rows_of(data / "organizing" / path.name)
+    for path in sorted((data / "document_summarizing").glob("*.jsonl"), key=lambda p: rows_of(p)[0]["length"]):
+        summaries, orders = rows_of(path), rows_of(data / "document_organizing" / path.name)
         start = time.perf_counter()
         lead = [section_rouge(lead_reply(row), as_record(row)) for row in summaries]
         per_record = (time.perf_counter() - start) / len(summaries)

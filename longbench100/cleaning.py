@@ -21,6 +21,9 @@ its upstream text needs:
 - ``detokenize``: text split into Penn-Treebank tokens ("What 's", "`` best ''", "Russia ?") is
   joined back with NLTK's ``TreebankWordDetokenizer``, line by line.
 - ``contractions``: contractions whose apostrophe was lost ("don t", "you ll", "DMV s") get it back.
+- ``gutenberg`` (documents only): a Project Gutenberg book keeps only the text between its "*** START OF
+  ... ***" and "*** END OF ... ***" lines (the licence, header and "Produced by" credits go), and each
+  paragraph's hard-wrapped lines are joined into one line (blank lines still separate paragraphs).
 - ``replacement_chars``: U+FFFD left where an upstream byte was lost is removed.
 - ``snippet_fragments`` (documents only): a passage cut out of a longer text that opens in the
   middle of a sentence loses that partial sentence, and a sentence repeated within the passage is
@@ -74,6 +77,10 @@ _TOKENIZED_HINT = re.compile(
 # double quotes (it would glue an opening quote to the word before), and the dash and ellipsis that
 # English prose spaces too (it would write "field--only", "work...in")
 _GUARDED = (('"', "\ue000"), ("--", "\ue001"), ("...", "\ue002"))
+_GUTENBERG_START = re.compile(r"^\*{3} ?START OF (?:THIS|THE) PROJECT GUTENBERG EBOOK[^\n]*$", re.MULTILINE | re.IGNORECASE)
+_GUTENBERG_END = re.compile(r"^(?:\*{3} ?END OF (?:THIS|THE) PROJECT GUTENBERG EBOOK|End of (?:the )?Project Gutenberg)", re.MULTILINE | re.IGNORECASE)
+_GUTENBERG_CREDITS = re.compile(r"^(?:Produced by|This (?:e|E)book was produced by)[^\n]*(?:\n[^\n]+)*\n*", re.IGNORECASE)
+_WRAPPED_LINE = re.compile(r"(?<=\S)[ \t]*\n(?=[ \t]*\S)")
 _TITLE_END = re.compile(r"[.!?:;,]\s*$")
 _FRAGMENT_START = re.compile(r"^[a-z][a-z]*(?=[\s,;:.)-])")
 
@@ -241,6 +248,20 @@ def trim_snippet_fragments(text: str) -> str:
     return text if len(kept) == len(sentences) else " ".join(kept)
 
 
+def strip_gutenberg_frame(text: str) -> str:
+    """A Gutenberg book's own text: what lies between its START and END lines, credits dropped, lines unwrapped.
+
+    A text without a START line is kept from its beginning; one without an END line to its end.
+    """
+    start = _GUTENBERG_START.search(text)
+    body = text[start.end():] if start else text
+    end = _GUTENBERG_END.search(body)
+    body = (body[:end.start()] if end else body).strip()
+    body = _GUTENBERG_CREDITS.sub("", body, count=1)
+    paragraphs = re.split(r"\n[ \t]*\n", body)
+    return "\n\n".join(_WRAPPED_LINE.sub(" ", paragraph.strip()) for paragraph in paragraphs if paragraph.strip())
+
+
 def _tidy(text: str) -> str:
     """One space between words, no spaces at line ends, at most one blank line in a row."""
     lines = (_SPACE_RUN.sub(" ", line).strip() for line in text.split("\n"))
@@ -256,9 +277,10 @@ CLEANING_STEPS: dict[str, Callable[[str], str]] = {
     "detokenize": detokenize,
     "contractions": restore_contractions,
     "replacement_chars": drop_replacement_chars,
+    "gutenberg": strip_gutenberg_frame,
     "snippet_fragments": trim_snippet_fragments,
 }
-PASSAGE_STEPS = frozenset({"snippet_fragments"})  # steps that apply to document texts only
+PASSAGE_STEPS = frozenset({"snippet_fragments", "gutenberg"})  # steps that apply to document texts only
 
 
 def clean_text(text: str, steps: Sequence[str], *, passage: bool = False) -> str:

@@ -50,9 +50,13 @@ TASKS: dict[str, TaskInfo] = {
             "icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")),
         # ETHIC attribution (issue 12; docs/suites.md): list the passages a target draws on, F1 over passage numbers
         TaskInfo("attributing", "information_retrieval", "id_f1", False, 128, 128),
-        # ETHIC high-coverage tasks (tasks/sections.py); each record keeps its own answer room (gold.answer_tokens)
+        # ETHIC one-document tasks (tasks/one_document.py); each record keeps its own answer room (gold.answer_tokens)
         TaskInfo("section_summarizing", "summarization", "section_rouge", False, 4096, also=("rep_2", "repeated_bigram_share")),
         TaskInfo("organizing", "comprehension", "order_lcs", False, 1024, also=("order_exact",)),
+        TaskInfo("recalling", "synthetic_recall", "name_set_f1", False, 1024, also=("rep_2", "repeated_bigram_share")),
+        # the same section tasks over unrelated whole documents, by construction (tasks/sections.py; not ETHIC's)
+        TaskInfo("document_summarizing", "summarization", "section_rouge", False, 4096, also=("rep_2", "repeated_bigram_share")),
+        TaskInfo("document_organizing", "comprehension", "order_lcs", False, 1024, also=("order_exact",)),
     )
 }
 

@@ -80,8 +80,8 @@ def test_option_consensus_finds_the_centre_of_perturbed_options():
 def test_openings_order_and_outlier():
     prompt = ("Section 1:\nThe storm hit the coast at dawn. More follows.\n\nSection 2:\nThe court ruled on the tax case today.\n\n"
               "Summaries, shuffled:\n[A] A court ruling on tax.\n[B] A storm on the coast.\n\nPut the summaries in order.")
-    assert _answer("order", "section_openings", _record("organizing"), prompt) == "B > A"
-    assert _answer("order", "alphabetical_order", _record("organizing"), prompt) == "A > B"
+    assert _answer("order", "section_openings", _record("document_organizing"), prompt) == "B > A"
+    assert _answer("order", "alphabetical_order", _record("document_organizing"), prompt) == "A > B"
     odd = "\n\n".join(f"Passage {i}:\n{text}" for i, text in enumerate(
         ["football match goal score team", "football team coach goal season", "patent claim apparatus valve housing",
          "team score football league match"], start=1)) + "\n\nSummary:\nx"

@@ -20,4 +20,4 @@ def test_rep_2_and_repeated_bigram_share_by_hand(text, rep2, share):
 
 
 def test_section_summaries_report_both_measures_beside_their_score():
-    assert secondary_metrics("section_summarizing") == ("rep_2", "repeated_bigram_share")
+    assert secondary_metrics("document_summarizing") == ("rep_2", "repeated_bigram_share")

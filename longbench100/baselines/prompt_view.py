@@ -36,7 +36,7 @@ class PromptView:
     passages: tuple[Passage, ...]
     options: tuple[tuple[str, str], ...]  # (number, text) in prompt order
     records: tuple[tuple[str, str], ...]  # kv_retrieval: (key, value) in prompt order
-    summaries: tuple[tuple[str, str], ...]  # organizing: (letter, text) in the shuffled order shown
+    summaries: tuple[tuple[str, str], ...]  # the organizing tasks: (letter, text) in the shuffled order shown
     named: tuple[str, ...]  # passage numbers the instruction points to ("Using only Passage 4")
     listed: int | None  # the number of passages the opening announces ("Below are 10 numbered paragraphs")
 
@@ -86,7 +86,7 @@ def _without_records(text: str) -> str:
 
 
 def _summaries(tail: str) -> tuple[tuple[str, str], ...]:
-    """organizing's lettered summaries after "Summaries, shuffled:", each up to the next letter."""
+    """The organizing tasks' lettered summaries after "Summaries, shuffled:", each up to the next letter."""
     start = tail.find("Summaries, shuffled:")
     if start < 0:
         return ()

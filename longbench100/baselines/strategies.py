@@ -26,8 +26,8 @@ from .prompt_view import PromptView
 ANSWER_KINDS: dict[str, str] = {
     "counting_stars": "option", "kv_retrieval": "record_value", "passage_retrieval": "passage_number",
     "passage_count": "count", "single_doc_qa": "qa", "multi_doc_qa": "qa", "rag_hard": "qa",
-    "single_doc_sum": "summary", "multi_doc_sum": "summary", "section_summarizing": "section_summaries",
-    "organizing": "order", "attributing": "passage_set", "rerank": "ranking",
+    "single_doc_sum": "summary", "multi_doc_sum": "summary", "document_summarizing": "section_summaries",
+    "document_organizing": "order", "attributing": "passage_set", "rerank": "ranking",
     "common_words": "words", "frequent_words": "words",
     **{name: "label" for name in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")},
     **{name: "needle" for name in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..lengths import parse_length_list
+from ..scoring.judge_setup import OPENAI_BASE_URL, JudgeOptions
 from ..suites import DEFAULT_SUITE, load_suite, pick_tasks, suite_for_tasks
 from ..tokenization import DEFAULT_TOKENIZER
 from .sources import SOURCES_HELP
@@ -35,21 +36,36 @@ from .sources import SOURCES_HELP
 @click.option("--check-shortcuts", is_flag=True, help="After writing, run the no-model baselines on the output "
               "(as 'longbench100 baselines OUT'), record the verdict in the manifest and exit with status 1 when a task's "
               "best shortcut is over its suite limit (the data is kept).")
+@click.option("--annotator-model", help="Model that labels each chunk of the one-document ETHIC tasks (recalling, organizing, "
+              "section_summarizing): a summary or the people named, per chunk of at most 1,024 tokens; replies are cached by model "
+              "and prompt. Those tasks are refused without it.")
+@click.option("--annotator-base-url", default=OPENAI_BASE_URL, show_default=True, help="API root of the annotator's OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1).")
+@click.option("--annotator-api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable holding the annotator API key (optional for local servers).")
+@click.option("--annotator-concurrency", type=click.IntRange(1), default=8, show_default=True, help="Parallel annotator calls.")
+@click.option("--annotator-max-tokens", type=click.IntRange(16), default=400, show_default=True, help="Reply budget of one annotator call (a cut-off reply is no label).")
+@click.option("--dry-run", is_flag=True, help="Print the annotator calls (after cache hits) and their prompt tokens, then stop: nothing is sent or written.")
 @click.option("--wait", is_flag=True, help="When another run is writing the same --out, wait for it instead of refusing.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: int, tokenizer_spec: str, sources_option: str | None, out: Path,
              workers: int, templates_dir: Path | None, resume: bool, whole_documents: bool, chat_template: bool,
-             reserve_output: int, unpaired: bool, negatives: str, verify_counts: bool, check_shortcuts: bool, wait: bool,
-             quiet: bool) -> None:
+             reserve_output: int, unpaired: bool, negatives: str, verify_counts: bool, check_shortcuts: bool,
+             annotator_model: str | None, annotator_base_url: str, annotator_api_key_env: str, annotator_concurrency: int,
+             annotator_max_tokens: int, dry_run: bool, wait: bool, quiet: bool) -> None:
     """Generate benchmark samples whose whole prompt fits an exact token budget.
 
     Each sample hides its ground truth among real distractor documents of the same kind, pads with
     whole documents and closes the last gap with the opening of one more document cut at a sentence
     boundary, then counts the rendered prompt exactly: prompt_tokens <= budget, always.
 
+    The ETHIC one-document tasks (recalling, organizing, section_summarizing) need chunk labels from
+    an annotator model (--annotator-model); --dry-run says what that costs first.
+
     \b
     Example (the paper's suite from a local mirror):
       longbench100 generate --sources /data/lb100-mirror --out data/ --rows 100
+    Example (ETHIC, chunk labels by a local server):
+      longbench100 generate --suite ethic --lengths 8k,32k --rows 10 --out ethic/ \
+        --annotator-model smollm2 --annotator-base-url http://127.0.0.1:8080/v1
     """
     from ..generate.runner import GenerateOptions, run_generate
 
@@ -60,9 +76,12 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
         tasks=pick_tasks(tasks, suite), lengths=tuple(parse_length_list(lengths)) if lengths is not None else suite.lengths, rows=rows, seed=seed,
         tokenizer=tokenizer_spec, out=out, sources=sources_option, templates=templates_dir, workers=workers, resume=resume,
         whole_documents=whole_documents, chat_template=chat_template, reserve_output=reserve_output, unpaired=unpaired, negatives=negatives, suite=suite,
-        verify_counts=verify_counts, check_shortcuts=check_shortcuts, wait=wait,
+        verify_counts=verify_counts, check_shortcuts=check_shortcuts, wait=wait, dry_run=dry_run,
+        annotator=JudgeOptions(annotator_model or None, annotator_base_url, annotator_api_key_env, annotator_concurrency, annotator_max_tokens),
     )
     manifest = run_generate(options, echo=click.echo, progress=not quiet)
+    if dry_run:
+        return
     if (manifest.get("shortcuts") or {}).get("passed") is False:
         click.echo(f"error: a no-model shortcut is over its limit in {out} (see the table above; the data is kept)", err=True)
         sys.exit(1)

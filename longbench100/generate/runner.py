@@ -14,13 +14,17 @@ from tqdm import tqdm
 
 from ..corpus import Corpus, load_corpus
 from ..datafolder import data_file_path
+from ..annotation.annotator import annotate, plan_annotations
+from ..annotation.prompts import PROMPT_VERSIONS
 from ..errors import UserError
+from ..scoring.judge_setup import JudgeOptions
 from ..interrupts import Interrupted
 from ..locations import SourceLocation, resolve_location
 from ..suites import DEFAULT_SUITE, Suite, load_suite
 from ..task_info import reserved_output
 from ..tasks import BUILDERS
 from ..tasks.base import TaskBuilder
+from ..tasks.one_document import OneDocumentTask
 from ..tokenization import load_tokenizer
 from ..workers import worker_pool
 from ..folder_lock import output_lock
@@ -60,6 +64,8 @@ class GenerateOptions:
     verify_counts: bool = False  # recount every prompt whole after writing it (does not change the output)
     check_shortcuts: bool = False  # run the no-model baselines on the output and record the verdict in the manifest
     wait: bool = False  # wait for another run writing the same --out instead of refusing
+    annotator: JudgeOptions = field(default_factory=JudgeOptions)  # labels the one-document tasks' chunks (model None: none)
+    dry_run: bool = False  # count the annotator's calls and tokens, then stop without writing
     suite: Suite = field(default_factory=lambda: load_suite(DEFAULT_SUITE))  # recorded; gives each task's metric
 
     def shaping(self) -> dict:
@@ -71,7 +77,12 @@ class GenerateOptions:
             **({"negatives": self.negatives} if any(BUILDERS[task].uses_negatives for task in self.tasks) else {}),
             "templates": "user folder" if self.templates else "packaged",
             "suite": {"name": self.suite.name, "sha256": self.suite.sha256},
+            **({"annotator": {"model": self.annotator.model, "prompt_versions": dict(PROMPT_VERSIONS)}} if self.annotated_tasks() else {}),
         }
+
+    def annotated_tasks(self) -> list[str]:
+        """The tasks asked for whose chunks an annotator must label."""
+        return [task for task in self.tasks if issubclass(BUILDERS[task], OneDocumentTask)]
 
 
 @dataclass
@@ -102,10 +113,17 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
         raise UserError("--rows must be at least 1")
     if options.reserve_output < 0 or options.reserve_output >= min(budget for _, budget in options.lengths):
         raise UserError(f"--reserve-output {options.reserve_output} must be >= 0 and smaller than the shortest length")
+    if options.annotated_tasks() and not options.annotator.model:
+        raise UserError(f"{', '.join(options.annotated_tasks())}: needs chunk labels by an annotator model; give --annotator-model "
+                        "(and --annotator-base-url for a local server), or leave the task out (docs/suites.md, ETHIC)")
+    if options.dry_run and not options.annotator.model:
+        raise UserError("--dry-run counts the annotator's calls: give --annotator-model and a task that needs one (recalling, organizing, section_summarizing)")
     location = resolve_location(options.sources)
     templates = PromptTemplates(options.templates)
     for task in options.tasks:
         templates.validate(task)
+    if options.dry_run:
+        return _dry_run(options, location, echo, progress)
     guard_output_dir(options.out, "--out", "data", {"--templates": options.templates, "--sources": location.root})
     ensure_writable_dir(cache_dir(), f"the cache folder ({CACHE_HINT})")
     with output_lock(options.out, "--out", options.wait):
@@ -130,6 +148,9 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
     needed = {name for name, entry in registry.items() if any(role.split(":")[0] in options.tasks for role in entry.roles)}
     corpus = load_corpus(location, tokenizer, only=needed, progress=progress)
     _check_pools(corpus, options.tasks, location.describe())
+    budgets = {label: budget - options.reserve_output for label, budget in options.lengths}  # what a prompt may use
+    builders: dict[str, TaskBuilder] = {task: BUILDERS[task](corpus, templates) for task in options.tasks}
+    annotator = _annotate(options, builders, tokenizer, budgets, echo, progress)
     claim_out_folder(options.out, {
         **options.shaping(),
         "tokenizer_identity": tokenizer.identity,
@@ -139,8 +160,6 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
     mark_folder(options.out, "data")
     echo(f"tokenizer {tokenizer.spec} ({tokenizer.origin}); sources: {location.describe()} ({len(corpus.sources)} loaded)")
 
-    budgets = {label: budget - options.reserve_output for label, budget in options.lengths}  # what a prompt may use
-    builders: dict[str, TaskBuilder] = {task: BUILDERS[task](corpus, templates) for task in options.tasks}
     plans: dict[str, dict[str, LengthPlan]] = {}
     for task, builder in builders.items():
         probe = _context(options, tokenizer, task, options.lengths[0][0], options.lengths[0][1])
@@ -161,11 +180,52 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         checked = verify_prompt_counts(options.out, tokenizer, options.tasks, [label for label, _ in options.lengths],
                                        options.chat_template)
         echo(f"verified {checked} prompt token counts: each equals a whole recount")
-    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results))
+    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results), annotator)
     if options.check_shortcuts:
         manifest = _check_shortcuts(options.out, manifest, echo)
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
     return manifest
+
+
+def _annotation_requests(options: GenerateOptions, builders: dict[str, TaskBuilder], tokenizer, budgets: dict[str, int]) -> list[tuple[str, str]]:
+    """(kind, chunk) for every chunk the one-document tasks may use at the requested lengths and rows."""
+    return [(builder.annotation_kind, text) for builder in builders.values() if isinstance(builder, OneDocumentTask)
+            for text in builder.annotation_chunks(tokenizer, options.seed, options.rows, list(budgets.values()))]
+
+
+def _annotate(options: GenerateOptions, builders: dict[str, TaskBuilder], tokenizer, budgets: dict[str, int],
+              echo: Callable[[str], None], progress: bool) -> dict | None:
+    """Label the chunks the one-document tasks need (cached replies first) and hand the labels to their builders."""
+    requests = _annotation_requests(options, builders, tokenizer, budgets)
+    if not requests:
+        return None
+    annotations = annotate(options.annotator, requests, progress=progress)
+    for note in annotations.info.pop("notes"):
+        echo(note)
+    info = annotations.info
+    echo(f"annotator {info['model']}: {sum(info['chunks'].values())} chunk labels ({info['cache_hits']} cached, {info['calls']} calls)")
+    for builder in builders.values():
+        if isinstance(builder, OneDocumentTask):
+            builder.annotations = annotations
+    return info
+
+
+def _dry_run(options: GenerateOptions, location: SourceLocation, echo: Callable[[str], None], progress: bool) -> dict:
+    """Count the annotator calls and prompt tokens the run would need (after cache hits); write nothing."""
+    tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
+    tasks = options.annotated_tasks()
+    registry = location.registry()
+    needed = {name for name, entry in registry.items() if any(role.split(":")[0] in tasks for role in entry.roles)}
+    corpus = load_corpus(location, tokenizer, only=needed, progress=progress)
+    _check_pools(corpus, tuple(tasks), location.describe())
+    templates = PromptTemplates(options.templates)
+    builders = {task: BUILDERS[task](corpus, templates) for task in tasks}
+    budgets = {label: budget - options.reserve_output for label, budget in options.lengths}
+    requests = list(dict.fromkeys(_annotation_requests(options, builders, tokenizer, budgets)))
+    plan = plan_annotations(options.annotator, requests)
+    echo(f"annotator dry run ({options.annotator.model}): {plan.unique_prompts} chunk prompts for {', '.join(tasks) or 'no task'}, "
+         f"{plan.cache_hits} cached, {plan.calls} calls to send, {plan.prompt_tokens} prompt tokens (cl100k_base); nothing written")
+    return {"dry_run": {"prompts": plan.unique_prompts, "cache_hits": plan.cache_hits, "calls": plan.calls, "prompt_tokens": plan.prompt_tokens}}
 
 
 def _check_shortcuts(out: Path, manifest: dict, echo: Callable[[str], None]) -> dict:

@@ -52,8 +52,13 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
     # ETHIC attribution
     "attributing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], **_QUESTION, "target": "It says little.", "kind": "answer"},
                     {"blocks": _PASSAGES, "gold_numbers": [1, 2], "question": "", "target": "Both report a storm.", "kind": "summary"}],
-    "section_summarizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], "words": 100}],
+    "document_summarizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], "words": 100}],
+    # ETHIC one-document tasks (tasks/one_document.py)
+    "section_summarizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], "sentences": 5}],
     "organizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2],
+                    "summaries": [{"label": "A", "text": "The second passage."}, {"label": "B", "text": "The first passage."}]}],
+    "recalling": [{"context": "Anna met Mr. Brook in the garden.", "entity_type": "people"}],
+    "document_organizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2],
                     "summaries": [{"label": "A", "text": "The second passage."}, {"label": "B", "text": "The first passage."}]}],
 }
 """Representative variables of each task's template: every shape a builder renders (closed-book prompts too)."""

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 from ..analysis.coverage_rubric import COVERAGE_METRIC, coverage_parts, coverage_score
+from ..annotation.prompts import MENTIONS, SUMMARY, read_mentions, read_summary
 from .judge_parse import (
     helmet_qa_parts, helmet_qa_score, key_points_parts, qa_parts, qa_score, recall_parts, summary_parts, summary_score,
 )
@@ -33,19 +34,23 @@ def verdict_parts(prompt: JudgePrompt, reply: str) -> dict | None:
         return recall_parts(reply, prompt.n_sentences)
     if prompt.metric == COVERAGE_METRIC:
         return coverage_parts(reply)
+    if prompt.metric == SUMMARY:
+        return read_summary(reply)
+    if prompt.metric == MENTIONS:
+        return read_mentions(reply, prompt.reference)
     return summary_parts(reply, prompt.n_sentences)
 
 
 def verdict_score(prompt: JudgePrompt, parts: dict) -> float:
     """The score of valid sub-scores (from :func:`verdict_parts`) under the prompt's rubric.
 
-    A key-point extraction grades nothing: a valid list of key points scores 1.
+    A key-point extraction or a chunk annotation grades nothing: a valid one scores 1.
     """
     if prompt.metric == "qa_judge":
         return qa_score(parts)
     if prompt.metric == QA_HELMET:
         return helmet_qa_score(parts)
-    if prompt.metric == KEY_POINTS:
+    if prompt.metric in (KEY_POINTS, SUMMARY, MENTIONS):
         return 1.0
     if prompt.metric == KEY_POINT_RECALL:
         return parts["supported_key_points"] / parts["n_key_points"]

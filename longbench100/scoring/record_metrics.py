@@ -11,6 +11,7 @@ from .data import DataRecord
 from .degeneration import rep_2, repeated_bigram_share
 from .label_match import label_match
 from .ranking import ndcg_at_10, ndcg_at_10_lenient
+from .name_sets import name_set_f1
 from .passage_ids import id_f1
 from .sections import order_exact, order_lcs, section_rouge
 
@@ -24,6 +25,7 @@ RECORD_METRICS: dict[str, RecordMetric] = {
     "section_rouge": section_rouge,
     "order_lcs": order_lcs,
     "order_exact": order_exact,
+    "name_set_f1": name_set_f1,
     "rep_2": rep_2,
     "repeated_bigram_share": repeated_bigram_share,
 }

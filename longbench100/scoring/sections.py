@@ -1,11 +1,11 @@
 """Metrics of the ETHIC high-coverage tasks (tasks/sections.py), read from real-shaped replies.
 
-- ``section_rouge`` (section_summarizing): the reply is split into per-section summaries ("Section 3:
+- ``section_rouge`` (document_summarizing): the reply is split into per-section summaries ("Section 3:
   ...", also as markdown "**Section 3:**" or "### Section 3"; a plain numbered list "3. ..." when no
   section heading appears); each section's summary is scored against its reference with ROUGE-L (the
   project's default variant, ``classic.rouge_l``) and the sample's score is the mean over ALL sections,
   a missing one scoring 0.
-- ``order_lcs`` / ``order_exact`` (organizing): the summary labels are read from the reply in order
+- ``order_lcs`` / ``order_exact`` (document_organizing): the summary labels are read from the reply in order
   (each once); ``order_lcs`` is the length of their longest common subsequence with the true order
   divided by the number of sections (ETHIC's rule), ``order_exact`` is 1 only for the true order.
 """

@@ -14,7 +14,10 @@ from .passage_count import PassageCount
 from .passage_retrieval import PassageRetrieval
 from .rag_hard import RagHard
 from .rerank import Rerank
-from .sections import Organizing, SectionSummarizing
+from .organizing import Organizing
+from .recalling import Recalling
+from .section_summarizing import SectionSummarizing
+from .sections import DocumentOrganizing, DocumentSummarizing
 from .single_doc_qa import SingleDocQa
 from .single_doc_sum import SingleDocSum
 from .variable_tracking import VariableTracking
@@ -24,5 +27,5 @@ BUILDERS = {
     for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum,
                     *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
                     RagHard, Rerank, *ICL_TASKS, Attributing,
-                    SectionSummarizing, Organizing)
+                    SectionSummarizing, Organizing, Recalling, DocumentSummarizing, DocumentOrganizing)
 }

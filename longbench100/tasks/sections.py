@@ -1,8 +1,10 @@
-"""ETHIC's high-coverage tasks (issue 12): the context is K real documents numbered as sections, each with
-its own reference summary, and the task needs every section.
+"""ETHIC-style section tasks built from whole documents (by construction, no annotator): the context is K
+real, unrelated documents numbered as sections, each with its own reference summary, and the task
+needs every section. They are not ETHIC's tasks (whose sections are parts of one long text, see
+:mod:`.one_document`) and are not in the ``ethic`` suite; the ``ethic-documents`` suite holds them.
 
-- ``section_summarizing``: write one summary per section ("Section 3: ..."), graded section by section.
-- ``organizing``: the sections' reference summaries follow in shuffled order, labelled A, B, C, ...;
+- ``document_summarizing``: write one summary per section ("Section 3: ..."), graded section by section.
+- ``document_organizing``: the sections' reference summaries follow in shuffled order, labelled A, B, C, ...;
   give the labels in the order of the sections.
 
 Rows are paired. Row r has a home source (round-robin over the task's real sources, registry order) and
@@ -39,7 +41,7 @@ from .summary_requests import specific_request
 
 ORDER_KEY = "ethic-sections"  # both tasks draw row r's document order from the same stream
 MIN_SECTIONS = 2  # fewer is no text of sections (and nothing to put in order)
-SUMMARY_WORDS = 100  # the word limit section_summarizing asks for, per section
+SUMMARY_WORDS = 100  # the word limit document_summarizing asks for, per section
 PLACEHOLDER = Document("placeholder", "", "x", tokens=1)
 
 
@@ -213,10 +215,10 @@ class SectionTask(TaskBuilder):
         return Sample(Fitted(prompt, tokens, pieces, 0), answers, question, gold)
 
 
-class SectionSummarizing(SectionTask):
+class DocumentSummarizing(SectionTask):
     """Summarise every section; the references are the documents' own summaries."""
 
-    name = "section_summarizing"
+    name = "document_summarizing"
     answer_fixed = 16
     answer_per_section = 160  # "Section 12: " and up to SUMMARY_WORDS words (about 130 tokens in English)
 
@@ -230,10 +232,10 @@ class SectionSummarizing(SectionTask):
         return [ideal], f"Summarise each of the {len(sections)} sections, one line per section.", {}
 
 
-class Organizing(SectionTask):
+class DocumentOrganizing(SectionTask):
     """Put the shuffled section summaries back in the order of the sections."""
 
-    name = "organizing"
+    name = "document_organizing"
     answer_fixed = 32
     answer_per_section = 6  # a label (one or two letters) and " > "
 

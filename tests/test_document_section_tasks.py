@@ -1,4 +1,4 @@
-"""ETHIC's section_summarizing and organizing: exact budgets with answer room, the prompt checked against
+"""ETHIC's document_summarizing and document_organizing: exact budgets with answer room, the prompt checked against
 the gold independently of the builder, pairing, determinism, and the parsers and metrics on real-shaped replies."""
 
 import json
@@ -27,7 +27,7 @@ def tree_without_manifest(root: Path) -> dict[str, bytes]:
     return tree(root, skip=("manifest.json",))
 
 SHARED_SOURCES = Path(__file__).resolve().parents[2] / "shared" / "sources"
-TASK_NAMES = ("section_summarizing", "organizing")
+TASK_NAMES = ("document_summarizing", "document_organizing")
 LENGTHS = (("4k", 4096), ("8k", 8192), ("16k", 16384))
 # Written from the templates' wording, not taken from the builder.
 SECTION_RE = re.compile(r"^Section (\d+):\n", re.MULTILINE)
@@ -55,7 +55,7 @@ def section_texts(prompt: str, count: int, end_marker: str) -> list[str]:
 @pytest.mark.parametrize("task", TASK_NAMES)
 def test_whole_prompt_and_answer_room_fit_every_length_recounted(data, task):
     tokenizer = load_tokenizer("cl100k_base")
-    per_section, fixed = {"section_summarizing": (160, 16), "organizing": (6, 32)}[task]
+    per_section, fixed = {"document_summarizing": (160, 16), "document_organizing": (6, 32)}[task]
     for label, length in LENGTHS:
         rows = records(data, task, label)
         assert len(rows) == 6
@@ -75,7 +75,7 @@ def test_sections_hold_whole_documents_with_their_own_references(data, task, mir
 
     corpus = load_corpus(resolve_location(str(mirror)), load_tokenizer("cl100k_base"), progress=False)
     items = {item.id: item for name in corpus.sources for item in corpus.sources[name].items}
-    end_marker = "Write a summary of each" if task == "section_summarizing" else "Summaries, shuffled:"
+    end_marker = "Write a summary of each" if task == "document_summarizing" else "Summaries, shuffled:"
     for label, _ in LENGTHS:
         for row in records(data, task, label):
             gold = row["gold"]
@@ -92,10 +92,10 @@ def test_sections_hold_whole_documents_with_their_own_references(data, task, mir
 
 
 def test_summarizing_asks_for_one_line_per_section_and_its_ideal_reply_scores_one(data):
-    for row in records(data, "section_summarizing", "8k"):
+    for row in records(data, "document_summarizing", "8k"):
         count = row["gold"]["sections"]
         assert f"up to Section {count}." in row["prompt"] and row["prompt"].endswith("Summaries:")
-        record = data_record("section_summarizing", row["gold"], row["answers"])
+        record = data_record("document_summarizing", row["gold"], row["answers"])
         assert section_rouge(row["answers"][0], record) == pytest.approx(1.0)
         assert section_rouge("", record) == 0.0
 
@@ -103,7 +103,7 @@ def test_summarizing_asks_for_one_line_per_section_and_its_ideal_reply_scores_on
 def test_organizing_shows_each_summary_once_under_a_shuffled_label(data):
     shuffled = 0
     for label, _ in LENGTHS:
-        for row in records(data, "organizing", label):
+        for row in records(data, "document_organizing", label):
             gold = row["gold"]
             summaries_part = row["prompt"].split("Summaries, shuffled:\n", 1)[1].split("\n\nPut the summaries", 1)[0]
             marks = list(SUMMARY_LINE_RE.finditer(summaries_part))
@@ -114,7 +114,7 @@ def test_organizing_shows_each_summary_once_under_a_shuffled_label(data):
             assert [text_of[label] for label in gold["order"]] == gold["references"]
             assert row["answers"] == [" > ".join(gold["order"])]
             shuffled += gold["order"] != shown
-            assert order_lcs(row["answers"][0], data_record("organizing", gold, row["answers"])) == 1.0
+            assert order_lcs(row["answers"][0], data_record("document_organizing", gold, row["answers"])) == 1.0
     assert shuffled >= 10
 
 
@@ -137,7 +137,7 @@ def test_same_options_give_identical_files_whatever_the_workers(data, mirror, tm
 
 
 def test_a_mixed_length_prompt_uses_other_sources_only_after_the_home_source(data):
-    for row in records(data, "section_summarizing", "16k"):
+    for row in records(data, "document_summarizing", "16k"):
         sources = [origin["source"] for origin in row["gold"]["section_sources"]]
         home = sources[0]
         first_other = next((index for index, source in enumerate(sources) if source != home), len(sources))
@@ -159,7 +159,7 @@ def test_predict_sends_each_record_its_answer_room_and_score_grades_the_ideal_re
                                        "--out", str(tmp_path / "results.json"), "--base-lengths", "4k,8k"])
     assert result.exit_code == 0, result.output
     results = json.loads((tmp_path / "results.json").read_text())
-    assert results["metrics"] == {"section_summarizing": "section_rouge", "organizing": "order_lcs"}
+    assert results["metrics"] == {"document_summarizing": "section_rouge", "document_organizing": "order_lcs"}
     assert [sample["score"] for sample in results["samples"]] == pytest.approx([1.0] * len(ideal))
 
 
@@ -173,7 +173,7 @@ REFERENCES = [
 
 
 def summarizing_record(references: list[str] = REFERENCES) -> DataRecord:
-    return data_record("section_summarizing", {"references": list(references), "sections": len(references)}, [])
+    return data_record("document_summarizing", {"references": list(references), "sections": len(references)}, [])
 
 
 @pytest.mark.parametrize("reply", [
@@ -221,12 +221,12 @@ ORDER = ["B", "C", "A"]
 ])
 def test_order_parser_reads_common_reply_shapes(reply):
     assert parse_order(reply, set(ORDER)) == ORDER
-    record = data_record("organizing", {"order": ORDER}, [])
+    record = data_record("document_organizing", {"order": ORDER}, [])
     assert order_lcs(reply, record) == 1.0 and order_exact(reply, record) == 1.0
 
 
 def test_order_metrics_give_partial_credit_by_longest_common_subsequence():
-    record = data_record("organizing", {"order": ["A", "B", "C", "D"]}, [])
+    record = data_record("document_organizing", {"order": ["A", "B", "C", "D"]}, [])
     assert order_lcs("A > C > B > D", record) == 0.75 and order_exact("A > C > B > D", record) == 0.0
     assert order_lcs("D > C > B > A", record) == 0.25
     assert order_lcs("B", record) == 0.25  # labels not given count as missing
@@ -239,10 +239,10 @@ def test_order_metrics_give_partial_credit_by_longest_common_subsequence():
 
 
 def test_metrics_are_registered_and_graded_by_name():
-    assert TASKS["section_summarizing"].metric == "section_rouge" and TASKS["organizing"].metric == "order_lcs"
-    assert TASKS["organizing"].also == ("order_exact",)
+    assert TASKS["document_summarizing"].metric == "section_rouge" and TASKS["document_organizing"].metric == "order_lcs"
+    assert TASKS["document_organizing"].also == ("order_exact",)
     assert {"section_rouge", "order_lcs", "order_exact"} <= set(RECORD_METRICS)
-    order_record = data_record("organizing", {"order": ORDER}, [])
+    order_record = data_record("document_organizing", {"order": ORDER}, [])
     jobs = [GradeJob(summarizing_record(), "section_rouge", f"Section 2: {REFERENCES[1]}"),
             GradeJob(order_record, "order_lcs", "B > A > C"), GradeJob(order_record, "order_exact", "B > A > C")]
     assert grade_jobs(jobs, None, progress=False) == [pytest.approx(1 / 3), pytest.approx(2 / 3), 0.0]
@@ -257,7 +257,7 @@ def test_ethic_suite_lists_both_tasks():
     suite = load_suite("ethic")
     assert suite.tasks[:2] == TASK_NAMES and suite.base_lengths == ("8k", "16k")
     assert [label for label, _ in suite.lengths] == ["8k", "16k", "32k", "64k", "128k"]
-    assert suite.metric("section_summarizing") == "section_rouge" and suite.metric("organizing") == "order_lcs"
+    assert suite.metric("document_summarizing") == "section_rouge" and suite.metric("document_organizing") == "order_lcs"
 
 
 @pytest.mark.skipif(not SHARED_SOURCES.is_dir(), reason="needs ../shared/sources")

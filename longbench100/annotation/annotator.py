@@ -1,0 +1,87 @@
+"""Ask the annotator model for every chunk a run needs, with the judge's machinery: cache, retries, preflight.
+
+Replies are cached on disk like the judge's (``<cache>/annotator/<model>-<8 hex>/``), keyed by the model
+and the sha256 of the prompt, which holds the prompt's wording (its version) and the chunk; so
+regenerating at other lengths, seeds or row counts asks only for chunks not seen before, and changing
+server (a local copy of the same model) costs nothing. Only readable replies are cached. A chunk left
+without a label (a failed request, a cut-off or unreadable reply) stops the run with one line saying
+how many and why, before anything is written; rerunning asks only for those.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..errors import UserError
+from ..paths import cache_dir
+from ..scoring.judge import Judge, JudgePlan
+from ..scoring.judge_cache import JudgeCache
+from ..scoring.judge_prompts import JudgePrompt
+from ..scoring.judge_setup import JudgeOptions, check_judge
+from .prompts import MENTIONS, PROMPT_VERSIONS, SUMMARY, mentions_prompt, summary_prompt
+
+_PROMPTS = {SUMMARY: summary_prompt, MENTIONS: mentions_prompt}
+
+
+@dataclass
+class Annotations:
+    """The labels of the annotated chunks, by kind and chunk text, and what getting them cost."""
+
+    labels: dict[tuple[str, str], dict] = field(default_factory=dict)
+    info: dict = field(default_factory=dict)
+
+    def summary(self, chunk: str) -> str:
+        """The chunk's summary (a ``KeyError`` names a chunk that was not annotated: a planning bug)."""
+        return self.labels[SUMMARY, chunk]["summary"]
+
+    def mentions(self, chunk: str) -> list[str]:
+        """The people the chunk names, as the annotator wrote them (each found in the chunk)."""
+        return self.labels[MENTIONS, chunk]["mentions"]
+
+
+def annotation_prompt(kind: str, chunk: str) -> JudgePrompt:
+    """The annotator prompt of one chunk (the chunk rides along to check the names against it)."""
+    return JudgePrompt(kind, _PROMPTS[kind](chunk), reference=chunk)
+
+
+def make_annotator(options: JudgeOptions) -> Judge:
+    """The annotator: a judge model whose replies are cached under ``annotator/`` by model and prompt."""
+    config = options.config()
+    return Judge(config, JudgeCache(config.model, cache_dir() / "annotator"))
+
+
+def plan_annotations(options: JudgeOptions, requests: list[tuple[str, str]]) -> JudgePlan:
+    """What annotating ``requests`` ((kind, chunk) pairs) would cost after cache hits; sends nothing."""
+    return make_annotator(options).plan([annotation_prompt(kind, chunk) for kind, chunk in requests])
+
+
+def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress: bool = True) -> Annotations:
+    """Label every (kind, chunk) pair: cached replies first, the rest asked of the annotator (checked first).
+
+    Raises :class:`UserError` when the server does not answer or any chunk is left without a label.
+    """
+    annotator = make_annotator(options)
+    prompts = [annotation_prompt(kind, chunk) for kind, chunk in dict.fromkeys(requests)]
+    plan = annotator.plan(prompts)
+    notes = check_judge(annotator.config, options.api_key_env, role="annotator") if plan.calls else []
+    annotator.grade(prompts, progress=progress)
+    verdicts = [annotator.verdicts[prompt.text] for prompt in prompts]
+    failed = Counter(verdict.reason or "no label" for verdict in verdicts if verdict.parts is None)
+    if failed:
+        reasons = ", ".join(f"{reason} {count}" for reason, count in failed.most_common())
+        raise UserError(f"annotator {options.model}: {sum(failed.values())} of {len(prompts)} chunks got no usable label "
+                        f"({reasons}); nothing was written. Rerun to ask again for those only (the others are cached), "
+                        "or try a larger --annotator-max-tokens or another --annotator-model")
+    labels = {(prompt.metric, prompt.reference): verdict.parts for prompt, verdict in zip(prompts, verdicts)}
+    kinds = Counter(prompt.metric for prompt in prompts)
+    info = {
+        "model": options.model, "base_url": options.base_url, "max_tokens": options.max_tokens, "temperature": 0.0,
+        "prompt_versions": {kind.removeprefix("annotation_"): PROMPT_VERSIONS[kind] for kind in sorted(kinds)},
+        "chunks": {kind.removeprefix("annotation_"): count for kind, count in sorted(kinds.items())},
+        "calls": annotator.stats.calls, "cache_hits": annotator.stats.cache_hits,
+        "prompt_tokens_sent": plan.prompt_tokens,
+        "names_not_in_chunk": sum((parts or {}).get("dropped", 0) for parts in labels.values()),
+        "notes": notes,
+    }
+    return Annotations(labels, info)

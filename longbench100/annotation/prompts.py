@@ -1,0 +1,98 @@
+"""The annotator's prompts and how its replies are read.
+
+Two kinds of annotation, each asked of one chunk (at most :data:`CHUNK_TOKENS` tokens of one document):
+
+- ``summary``: what the chunk says, in at most five sentences (document_organizing shows these shuffled;
+  document_summarizing keeps them as its reference summaries);
+- ``mentions``: the people the chunk names (recalling's gold is their union over the context).
+
+Each kind has a version (:data:`PROMPT_VERSIONS`), bumped whenever its wording or reading changes;
+the manifest records them. A reply that cannot be read is *invalid* (never an empty label): the run
+stops and says so. Names are kept only where the chunk itself contains them (case-insensitive), so
+recalling's gold can be re-derived from the prompt text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..scoring.text import strip_reasoning
+
+CHUNK_TOKENS = 1024
+"""Most tokens (in the run's tokenizer) of one annotated chunk, as in ETHIC."""
+
+SUMMARY = "annotation_summary"
+MENTIONS = "annotation_mentions"
+PROMPT_VERSIONS = {SUMMARY: 1, MENTIONS: 1}
+"""Each annotation prompt's version (recorded in the manifest; the cache is keyed by the prompt text itself)."""
+
+SUMMARY_SENTENCES = 5
+"""The most sentences a chunk summary may have (ETHIC: up to five)."""
+
+ENTITY_TYPE = "people"
+"""What recalling asks for in every source: the people (persons or characters) named in the text."""
+
+_SUMMARY_PROMPT = """You are helping to annotate a long text one passage at a time. Here is one passage of it; it may start or stop in the middle of a scene, a speech or an argument.
+
+<passage>
+{chunk}
+</passage>
+
+Summarise this passage in at most {sentences} sentences: who is involved, what happens or is argued, and what it leads to. Use only what this passage says, and name people as it names them. Reply with the summary alone, as plain prose on one line."""
+
+_MENTIONS_PROMPT = """You are helping to annotate a long text one passage at a time. Here is one passage of it.
+
+<passage>
+{chunk}
+</passage>
+
+List every person named in this passage: real people and fictional characters, each under the name the passage uses (for example "Mr. Darcy" or "Elizabeth"), each once. Leave out places, organisations, titles without a name, and pronouns. Reply with the names separated by semicolons on one line, and nothing else. If the passage names nobody, reply with the single word NONE."""
+
+_LABEL = re.compile(r"^\s*(?:\*\*)?(?:summary|names|people|answer)(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.IGNORECASE)
+_NONE = re.compile(r"^\W*(?:none|no one|nobody|n/?a)\W*$", re.IGNORECASE)
+_ITEM_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
+_SPACES = re.compile(r"\s+")
+
+
+def summary_prompt(chunk: str) -> str:
+    """The prompt asking for ``chunk``'s summary."""
+    return _SUMMARY_PROMPT.format(chunk=chunk.strip(), sentences=SUMMARY_SENTENCES)
+
+
+def mentions_prompt(chunk: str) -> str:
+    """The prompt asking for the people ``chunk`` names."""
+    return _MENTIONS_PROMPT.format(chunk=chunk.strip())
+
+
+def read_summary(reply: str) -> dict | None:
+    """``{"summary": one line}`` from a reply, or ``None`` when it holds no summary (empty, or under three words)."""
+    text = _LABEL.sub("", strip_reasoning(reply)).strip().strip('"').replace("**", "")
+    text = _SPACES.sub(" ", text).strip()
+    return {"summary": text} if len(text.split()) >= 3 else None
+
+
+def read_mentions(reply: str, chunk: str) -> dict | None:
+    """``{"mentions": [...], "dropped": n}`` from a reply: the names listed that ``chunk`` contains, each once.
+
+    ``NONE`` reads as no names; names the chunk does not contain are dropped (and counted); a reply
+    with neither a name nor ``NONE`` is invalid (``None``).
+    """
+    text = _LABEL.sub("", strip_reasoning(reply)).strip()
+    if not text:
+        return None
+    if _NONE.match(text):
+        return {"mentions": [], "dropped": 0}
+    lowered = chunk.lower()
+    names: dict[str, str] = {}
+    dropped = 0
+    for part in re.split(r"[;\n]|,(?!\s*(?:Jr|Sr)\b)", text):
+        name = _SPACES.sub(" ", _ITEM_MARK.sub("", part)).strip().strip("\"'“”‘’*.").strip()
+        if not name or _NONE.match(name):
+            continue
+        if name.lower() in lowered:
+            names.setdefault(name.lower(), name)
+        else:
+            dropped += 1
+    if not names and not dropped:
+        return None
+    return {"mentions": list(names.values()), "dropped": dropped}

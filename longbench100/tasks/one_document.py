@@ -1,0 +1,238 @@
+"""ETHIC's one-document tasks: the context is contiguous chunks of one long document, cut at chunk
+boundaries to the budget, so the number of chunks K grows with the length.
+
+A document is cut once into consecutive chunks of at most :data:`~longbench100.annotation.prompts.CHUNK_TOKENS`
+tokens (in the run's tokenizer) at sentence boundaries; an annotator model labels each chunk the tasks
+use (:mod:`longbench100.annotation`): a short summary, or the people it names. The labels are asked
+for before any row is built (:meth:`OneDocumentTask.annotation_chunks` lists the chunks every row
+could use), so building stays free of model calls and the annotator's cache makes other lengths and
+seeds free.
+
+Rows: the task's documents (every document of its ``real`` sources, each text once) in a seeded order,
+those that reach the most lengths first (a 400k-token novel before a 20k-token report). At a length,
+only documents at least as long as the length are eligible, and row r takes the (r mod n)-th of them
+from its first chunk; rows beyond the first n start at a seeded chunk from which the document still
+fills the length. With as many long documents as rows, row r reads the same opening of the same
+document at every length, longer at each (paired rows).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..analysis.coverage_chunks import chunk_spans
+from ..annotation.annotator import Annotations
+from ..annotation.prompts import CHUNK_TOKENS, SUMMARY
+from ..corpus import Corpus
+from ..errors import UserError
+from ..generate.fitting import BuildContext, Fitted
+from ..generate.pieces import Piece
+from ..generate.rng import derive_rng
+from ..generate.spans import coverage_spans
+from ..generate.templates import PromptTemplates
+from ..records import Document
+from ..tokenization import Tokenizer
+from .base import Sample, TaskBuilder, distinct_texts
+
+ORDER_KEY = "ethic-one-document"  # every one-document task draws the same document order, so they share annotations
+SHORTEST_LENGTH = 8192  # the length whose doublings rank the documents by reach
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk of a document: its text (outer whitespace removed), token count, and place in the document."""
+
+    text: str
+    tokens: int
+    start: int  # character offsets in the document's text
+    end: int
+
+
+@dataclass(frozen=True)
+class Window:
+    """The chunks one row may use at one length: a document, the first chunk's index, and the chunks."""
+
+    document: Document
+    first: int
+    chunks: list[Chunk]
+
+
+def document_chunks(document: Document, tokenizer: Tokenizer) -> list[Chunk]:
+    """``document`` cut into consecutive chunks of at most ``CHUNK_TOKENS`` tokens at sentence boundaries."""
+    spans = [(start, end) for start, end in chunk_spans(document.text, tokenizer, CHUNK_TOKENS) if document.text[start:end].strip()]
+    texts = [document.text[start:end].strip() for start, end in spans]
+    return [Chunk(text, tokens, start, end) for text, tokens, (start, end) in zip(texts, tokenizer.count_batch(texts), spans)]
+
+
+def reach(tokens: int) -> int:
+    """How many doublings of the shortest length a document of ``tokens`` tokens fills (-1 below it)."""
+    return int(math.floor(math.log2(tokens / SHORTEST_LENGTH))) if tokens >= SHORTEST_LENGTH else -1
+
+
+class OneDocumentTask(TaskBuilder):
+    """What the one-document tasks share: the document pool, each row's window, the annotations and the fit."""
+
+    required_roles = ("real",)
+    annotation_kind: ClassVar[str]  # the annotation each chunk needs (annotation.prompts.SUMMARY or MENTIONS)
+    min_chunks: ClassVar[int] = 2
+
+    def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
+        super().__init__(corpus, templates)
+        self.documents = distinct_texts(corpus.documents_of(corpus.sources_with_role(self.name, "real")), corpus.near_duplicates)
+        self._chunks: dict[str, list[Chunk]] = {}
+        self.annotations: Annotations | None = None
+
+    def chunks(self, document: Document, tokenizer: Tokenizer) -> list[Chunk]:
+        """The document's chunks (cut once per process)."""
+        if document.id not in self._chunks:
+            self._chunks[document.id] = document_chunks(document, tokenizer)
+        return self._chunks[document.id]
+
+    def ordered_documents(self, seed: int) -> list[Document]:
+        """The pool in the run's seeded order, documents that reach more lengths first."""
+        documents = sorted(self.documents, key=lambda document: document.id)
+        derive_rng(seed, ORDER_KEY).shuffle(documents)
+        return sorted(documents, key=lambda document: -reach(document.tokens))
+
+    def window(self, tokenizer: Tokenizer, seed: int, row: int, budget: int) -> Window | None:
+        """Row ``row``'s document and the chunks from its first one while their tokens fit ``budget`` (``None``: no
+        document is that long)."""
+        eligible = [document for document in self.ordered_documents(seed) if document.tokens >= budget]
+        if not eligible:
+            return None
+        document = eligible[row % len(eligible)]
+        chunks = self.chunks(document, tokenizer)
+        first = 0
+        if row >= len(eligible):  # a later round over the same documents starts elsewhere in them
+            tail, last = 0, len(chunks)
+            while last > 0 and tail < budget:
+                last -= 1
+                tail += chunks[last].tokens
+            first = derive_rng(seed, ORDER_KEY, row).randrange(last + 1)
+        taken, total = [], 0
+        for chunk in chunks[first:]:
+            if total + chunk.tokens > budget:
+                break
+            taken.append(chunk)
+            total += chunk.tokens
+        return Window(document, first, taken)
+
+    def annotation_chunks(self, tokenizer: Tokenizer, seed: int, rows: int, budgets: list[int]) -> list[str]:
+        """Every chunk text a row may use at any of ``budgets``: what must be annotated before building."""
+        texts: dict[str, None] = {}
+        for budget in budgets:
+            for row in range(rows):
+                window = self.window(tokenizer, seed, row, budget)
+                for chunk in window.chunks if window else ():
+                    texts.setdefault(chunk.text)
+        return list(texts)
+
+    def need_annotations(self) -> Annotations:
+        """The annotations given to this builder; building without them is a one-line error naming the option."""
+        if self.annotations is None:
+            raise UserError(f"{self.name} needs chunk annotations by a model: give --annotator-model "
+                            "(and --annotator-base-url for a local server; docs/suites.md, ETHIC)")
+        return self.annotations
+
+    def answer_tokens(self, chunks: list[Chunk]) -> int:
+        """Tokens kept free for the answer of a prompt over ``chunks``."""
+        raise NotImplementedError
+
+    def render_chunks(self, chunks: list[Chunk], document: Document, seed: int) -> str:
+        """The prompt over ``chunks`` (any shuffled material drawn from ``seed``)."""
+        raise NotImplementedError
+
+    def sample(self, prompt: str, tokens: int, window: Window, chunks: list[Chunk], seed: int) -> Sample:
+        """The sample of a prompt that fits."""
+        raise NotImplementedError
+
+    def per_chunk_extra(self, chunk: Chunk, ctx: BuildContext) -> int:
+        """Tokens a chunk adds to the prompt besides its text and its heading (organizing: its summary)."""
+        return 0
+
+    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+        """The most chunks of the row's window that fit the budget with their answer room, counted exactly."""
+        window = self.window(ctx.tokenizer, ctx.seed, row, ctx.budget)
+        if window is None:
+            return None
+        seed = rng.getrandbits(64)
+        chunks = list(window.chunks)
+        empty = ctx.count_prompt(self.render_chunks([], window.document, seed))
+        room = ctx.budget - empty
+        used, count = 0, 0
+        for chunk in chunks:  # estimate: each chunk's text, a few tokens of heading, its extra and answer room
+            cost = chunk.tokens + 8 + self.per_chunk_extra(chunk, ctx)
+            if used + cost + self.answer_tokens(chunks[:count + 1]) > room:
+                break
+            used += cost
+            count += 1
+        chunks = chunks[:count]
+        while len(chunks) >= self.min_chunks:
+            prompt = self.render_chunks(chunks, window.document, seed)
+            tokens = ctx.count_prompt(prompt)
+            if tokens + self.answer_tokens(chunks) <= ctx.budget:
+                return self.sample(prompt, tokens, window, chunks, seed)
+            chunks.pop()
+        return None
+
+    @staticmethod
+    def pieces(chunks: list[Chunk], document: Document) -> list[Piece]:
+        """The chunks as gold passage pieces of ``document``."""
+        return [Piece("gold", chunk.text, chunk.tokens, document) for chunk in chunks]
+
+    @staticmethod
+    def base_gold(window: Window, chunks: list[Chunk]) -> dict:
+        """The provenance every one-document sample records."""
+        return {
+            "sources": [window.document.source],
+            "item_ids": [],
+            "doc_ids": [window.document.id],
+            "first_chunk": window.first,
+            "chunk_chars": [[chunk.start, chunk.end] for chunk in chunks],
+            "depth": None,
+        }
+
+
+class ChunkSections(OneDocumentTask):
+    """The section tasks over one document: each chunk is a numbered section, and every section is needed."""
+
+    annotation_kind = SUMMARY
+    answer_fixed: ClassVar[int]  # answer tokens kept free whatever the number of sections
+    answer_per_section: ClassVar[int]  # and for each section
+
+    def answer_tokens(self, chunks: list[Chunk]) -> int:
+        """The fixed room plus the room of each section."""
+        return self.answer_fixed + self.answer_per_section * len(chunks)
+
+    def variables(self, chunks: list[Chunk], seed: int) -> dict:
+        """Template variables besides the numbered sections."""
+        return {}
+
+    def render_chunks(self, chunks: list[Chunk], document: Document, seed: int) -> str:
+        """The chunks as numbered sections, in the task's template."""
+        return self.render(self.pieces(chunks, document), **self.variables(chunks, seed))
+
+    def outcome(self, chunks: list[Chunk], seed: int) -> tuple[list[str], str, dict]:
+        """The answers, the recorded instruction and the task's own gold fields."""
+        raise NotImplementedError
+
+    def context_texts(self, chunks: list[Chunk], seed: int) -> list[str]:
+        """The context's pieces in prompt order (for ``gold["spans"]``): the sections."""
+        return [chunk.text for chunk in chunks]
+
+    def sample(self, prompt: str, tokens: int, window: Window, chunks: list[Chunk], seed: int) -> Sample:
+        """The sample, with the section provenance both tasks record."""
+        answers, question, own = self.outcome(chunks, seed)
+        texts = self.context_texts(chunks, seed)
+        gold = {
+            **self.base_gold(window, chunks),
+            "passages": list(range(1, len(chunks) + 1)),
+            "sections": len(chunks),
+            "answer_tokens": self.answer_tokens(chunks),
+            **own,
+            "spans": coverage_spans(prompt, texts, [True] * len(texts)),
+        }
+        return Sample(Fitted(prompt, tokens, self.pieces(chunks, window.document), 0), answers, question, gold)
