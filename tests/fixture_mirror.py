@@ -40,6 +40,27 @@ def paragraph(rng: random.Random, sentences: int) -> str:
     return " ".join(sentence(rng) for _ in range(sentences))
 
 
+PEOPLE = ("Anna Brook", "Mr. Tallis", "Mrs. Verey", "Tom", "Clara", "Dr. Oakes", "Hester", "Captain Rowe", "Ned", "Lucy Fane")
+BOOKS = 3
+BOOK_PARAGRAPHS = 320  # about 30k tokens a book: long enough for one-document tasks at 16k
+
+
+def book(rng: random.Random, number: int) -> str:
+    """A made-up book in Project Gutenberg's frame: licence header, START line, paragraphs naming people, END line."""
+    paragraphs = []
+    for _ in range(BOOK_PARAGRAPHS):
+        sentences = [sentence(rng) for _ in range(rng.randint(3, 7))]
+        if rng.random() < 0.7:  # most paragraphs name somebody
+            sentences.insert(rng.randrange(len(sentences)), f"{rng.choice(PEOPLE)} {rng.choice(VERBS)} the {rng.choice(WORDS)}.")
+        text = " ".join(sentences)
+        cut = [index for index, char in enumerate(text) if char == " "][::9]  # hard-wrapped lines, as Gutenberg's
+        paragraphs.append("".join("\n" if index in cut[1:] else char for index, char in enumerate(text)))
+    body = "\n\n".join(paragraphs)
+    return (f"The Project Gutenberg EBook of Book {number}\n\nThis eBook is for the use of anyone anywhere.\n\n"
+            f"*** START OF THIS PROJECT GUTENBERG EBOOK BOOK {number} ***\n\nProduced by a volunteer.\n\n\n{body}\n\n"
+            f"End of the Project Gutenberg EBook of Book {number}\n\n*** END OF THIS PROJECT GUTENBERG EBOOK BOOK {number} ***\n\nLicence text.\n")
+
+
 # A made-up classification set: requests about eight everyday topics. Every class has train rows; the
 # last has no test rows; the first test row repeats a train text of its class (as real sets sometimes do).
 CLASS_NAMES = ("weather", "travel", "cooking", "music", "sport", "money", "health", "garden")
@@ -79,6 +100,8 @@ def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus: di
     corpus_ids = list(range(30))
     if spec.item is not None and spec.item.kind == "classification":
         return _classification_rows(spec)
+    if "gutenberg" in entry.clean:
+        return [{spec.document.text: book(rng, number), spec.document.id: str(number)} for number in range(1, BOOKS + 1)]
     rows = []
     count = 30 if spec.document and spec.item is None else 12
     for index in range(count):

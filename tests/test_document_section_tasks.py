@@ -41,7 +41,7 @@ def data_record(task: str, gold: dict, answers: list[str]) -> DataRecord:
 @pytest.fixture(scope="module")
 def data(mirror, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("sections") / "data"
-    return generate(out, "--suite", "ethic", "--tasks", ",".join(TASK_NAMES), "--sources", str(mirror), "--lengths", ",".join(label for label, _ in LENGTHS), "--rows", "6")
+    return generate(out, "--suite", "ethic-documents", "--tasks", ",".join(TASK_NAMES), "--sources", str(mirror), "--lengths", ",".join(label for label, _ in LENGTHS), "--rows", "6")
 
 
 def section_texts(prompt: str, count: int, end_marker: str) -> list[str]:
@@ -132,7 +132,7 @@ def test_rows_are_paired_a_row_keeps_its_source_and_first_sections_and_grows(dat
 
 
 def test_same_options_give_identical_files_whatever_the_workers(data, mirror, tmp_path):
-    again = generate(tmp_path / "again", "--suite", "ethic", "--tasks", ",".join(TASK_NAMES), "--sources", str(mirror), "--lengths", "4k,8k,16k", "--rows", "6", "--workers", "2")
+    again = generate(tmp_path / "again", "--suite", "ethic-documents", "--tasks", ",".join(TASK_NAMES), "--sources", str(mirror), "--lengths", "4k,8k,16k", "--rows", "6", "--workers", "2")
     assert tree_without_manifest(again) == tree_without_manifest(data)
 
 
@@ -253,16 +253,17 @@ def test_a_record_of_another_task_is_a_one_line_error():
         section_rouge("Section 1: x", data_record("single_doc_sum", {"passages": [1]}, ["x"]))
 
 
-def test_ethic_suite_lists_both_tasks():
-    suite = load_suite("ethic")
-    assert suite.tasks[:2] == TASK_NAMES and suite.base_lengths == ("8k", "16k")
+def test_ethic_documents_suite_lists_both_tasks_and_ethic_neither():
+    suite = load_suite("ethic-documents")
+    assert not set(TASK_NAMES) & set(load_suite("ethic").tasks)
+    assert suite.tasks == TASK_NAMES and suite.base_lengths == ("8k", "16k")
     assert [label for label, _ in suite.lengths] == ["8k", "16k", "32k", "64k", "128k"]
     assert suite.metric("document_summarizing") == "section_rouge" and suite.metric("document_organizing") == "order_lcs"
 
 
 @pytest.mark.skipif(not SHARED_SOURCES.is_dir(), reason="needs ../shared/sources")
 def test_shared_sources_fit_from_8k_to_128k(tmp_path):
-    out = generate(tmp_path / "shared", "--suite", "ethic", "--tasks", ",".join(TASK_NAMES), "--sources", str(SHARED_SOURCES), "--lengths", "8k,128k", "--rows", "5")
+    out = generate(tmp_path / "shared", "--suite", "ethic-documents", "--tasks", ",".join(TASK_NAMES), "--sources", str(SHARED_SOURCES), "--lengths", "8k,128k", "--rows", "5")
     tokenizer = load_tokenizer("cl100k_base")
     for task in TASK_NAMES:
         for label, length in (("8k", 8192), ("128k", 131072)):

@@ -23,6 +23,8 @@ from longbench100.generate.manifest import RUN_STATE
 from longbench100.generate.runner import GenerateOptions, run_generate
 from longbench100.generate.templates import EXAMPLE_VARIABLES, PromptTemplates
 from longbench100.task_info import TASKS
+from longbench100.tasks import BUILDERS
+from longbench100.tasks.one_document import OneDocumentTask
 from longbench100.scoring.data import read_jsonl
 from longbench100.scoring.results import write_results
 from longbench100.writable import ensure_writable_dir, ensure_writable_file
@@ -246,8 +248,9 @@ def test_template_examples_cover_every_variable_the_builders_pass(
         return render(self, task, variables)
 
     monkeypatch.setattr(PromptTemplates, "render", recording)
-    run_generate(_options(mirror, tmp_path / "out", tasks=tuple(TASKS), rows=1), echo=lambda _: None, progress=False)
-    assert set(passed) == set(TASKS)
+    tasks = tuple(task for task in TASKS if not issubclass(BUILDERS[task], OneDocumentTask))  # those need an annotator:
+    run_generate(_options(mirror, tmp_path / "out", tasks=tasks, rows=1), echo=lambda _: None, progress=False)  # test_one_document_tasks
+    assert set(passed) == set(tasks)
     for task, names in passed.items():
         for example in EXAMPLE_VARIABLES[task]:
             assert names <= set(example), (task, names - set(example))

@@ -81,6 +81,7 @@ def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress
         "chunks": {kind.removeprefix("annotation_"): count for kind, count in sorted(kinds.items())},
         "calls": annotator.stats.calls, "cache_hits": annotator.stats.cache_hits,
         "prompt_tokens_sent": plan.prompt_tokens,
+        "cut_off_replies_kept": sum(prompt.text in annotator.cut_off for prompt in prompts),
         "names_not_in_chunk": sum((parts or {}).get("dropped", 0) for parts in labels.values()),
         "notes": notes,
     }

@@ -8,7 +8,9 @@ Two kinds of annotation, each asked of one chunk (at most :data:`CHUNK_TOKENS` t
 
 Each kind has a version (:data:`PROMPT_VERSIONS`), bumped whenever its wording or reading changes;
 the manifest records them. A reply that cannot be read is *invalid* (never an empty label): the run
-stops and says so. Names are kept only where the chunk itself contains them (case-insensitive), so
+stops and says so. A reply cut off at the reply budget (small models ramble) keeps what it completed:
+a summary's whole sentences, the names before the list's last separator. A summary keeps at most its
+first five sentences. Names are kept only where the chunk itself contains them (case-insensitive), so
 recalling's gold can be re-derived from the prompt text.
 """
 
@@ -52,6 +54,9 @@ _LABEL = re.compile(r"^\s*(?:\*\*)?(?:summary|names|people|answer)(?:\*\*)?\s*:\
 _NONE = re.compile(r"^\W*(?:none|no one|nobody|n/?a)\W*$", re.IGNORECASE)
 _ITEM_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 _SPACES = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])")
+_LAST_SENTENCE_END = re.compile(r"[.!?][\"'”’)]*(?=[^.!?]*$)")
+_LAST_SEPARATOR = re.compile(r"[;\n,](?=[^;\n,]*$)")
 
 
 def summary_prompt(chunk: str) -> str:
@@ -65,9 +70,12 @@ def mentions_prompt(chunk: str) -> str:
 
 
 def read_summary(reply: str) -> dict | None:
-    """``{"summary": one line}`` from a reply, or ``None`` when it holds no summary (empty, or under three words)."""
+    """``{"summary": one line}`` from a reply: its first five sentences (the instruction's limit), or ``None``
+    when it holds no summary (empty, or under three words)."""
     text = _LABEL.sub("", strip_reasoning(reply)).strip().strip('"').replace("**", "")
     text = _SPACES.sub(" ", text).strip()
+    sentences = _SENTENCE_END.split(text)
+    text = " ".join(sentences[:SUMMARY_SENTENCES])
     return {"summary": text} if len(text.split()) >= 3 else None
 
 
@@ -96,3 +104,15 @@ def read_mentions(reply: str, chunk: str) -> dict | None:
     if not names and not dropped:
         return None
     return {"mentions": list(names.values()), "dropped": dropped}
+
+
+def read_annotation(kind: str, reply: str, chunk: str, *, cut_off: bool = False) -> dict | None:
+    """The label in a reply of ``kind``; a reply ``cut_off`` at the reply budget keeps what it completed: a
+    summary its whole sentences, a list of names those before its last separator (``None`` if nothing is)."""
+    if cut_off:
+        pattern = _LAST_SENTENCE_END if kind == SUMMARY else _LAST_SEPARATOR
+        end = pattern.search(reply)
+        if end is None:
+            return None
+        reply = reply[:end.end()] if kind == SUMMARY else reply[:end.start()]
+    return read_summary(reply) if kind == SUMMARY else read_mentions(reply, chunk)

@@ -28,6 +28,7 @@ ANSWER_KINDS: dict[str, str] = {
     "passage_count": "count", "single_doc_qa": "qa", "multi_doc_qa": "qa", "rag_hard": "qa",
     "single_doc_sum": "summary", "multi_doc_sum": "summary", "document_summarizing": "section_summaries",
     "document_organizing": "order", "attributing": "passage_set", "rerank": "ranking",
+    "section_summarizing": "section_summaries", "organizing": "order", "recalling": "names",
     "common_words": "words", "frequent_words": "words",
     **{name: "label" for name in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")},
     **{name: "needle" for name in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
@@ -45,6 +46,11 @@ CHANCE_DRAWS = 20
 """Random answers drawn per sample where chance is estimated by sampling (orders and rankings)."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# a run of capitalised words inside a sentence (after a lowercase word or a comma): how a name looks
+_INNER_CAPITALISED = re.compile(r"(?<=[a-z,;] )((?:(?:Mr|Mrs|Ms|Dr|Miss|Sir|Lady|Lord|Captain)\.? )?[A-Z][a-z]+(?: [A-Z][a-z]+){0,2})")
+_NOT_NAMES = frozenset("I The A An And But He She It They We You His Her My Our Their This That God Heaven Sir Madam Lady Lord Mr Mrs Miss "
+                       "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August "
+                       "September October November December English French Christian".split())
 _LABEL_LINE = re.compile(r"^label: (\S+)$", re.MULTILINE)
 
 
@@ -189,6 +195,30 @@ def _openings_order(attempt: Attempt) -> str | None:
     return " > ".join(chosen.get(index, "") for index in range(len(sections)))
 
 
+def _capitalised_names(text: str, minimum: int) -> list[str]:
+    """Capitalised runs inside sentences that occur at least ``minimum`` times, most frequent first (a name guesser)."""
+    counts = Counter(match for match in _INNER_CAPITALISED.findall(text) if match.split()[0] not in _NOT_NAMES or len(match.split()) > 1)
+    return [name for name, count in counts.most_common() if count >= minimum]
+
+
+def _running_text(attempt: Attempt) -> str:
+    """The context of a prompt that shows one text between ``<text>`` and ``</text>`` (recalling), else its passages."""
+    prompt = attempt.view.prompt
+    start, end = prompt.find("<text>"), prompt.rfind("</text>")
+    return prompt[start + len("<text>"):end] if 0 <= start < end else attempt.view.context or prompt
+
+
+def _names_in_opening(attempt: Attempt) -> str | None:
+    """The names guessed from the first tenth of the context: what a model that stops reading early would list."""
+    context = _running_text(attempt)
+    return "; ".join(_capitalised_names(context[: max(1, len(context) // 10)], 1)) or None
+
+
+def _names_everywhere(attempt: Attempt) -> str | None:
+    """Every capitalised run inside sentences that occurs twice or more in the whole context."""
+    return "; ".join(_capitalised_names(_running_text(attempt), 2)) or None
+
+
 def _alphabetical_order(attempt: Attempt) -> str | None:
     letters = [letter for letter, _ in attempt.view.summaries]
     return " > ".join(sorted(letters)) if letters else None
@@ -295,6 +325,11 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
         Baseline("alphabetical_order", "position", "the summaries' letters in alphabetical order", _alphabetical_order),
         Baseline("section_openings", "lexical", f"each section's summary: the one sharing most words with its first {OPENING_WORDS} words",
                  _openings_order),
+    ),
+    "names": (
+        _PRIOR,
+        Baseline("names_in_opening", "position", "capitalised runs inside sentences in the first tenth of the context", _names_in_opening),
+        Baseline("capitalised_runs", "lexical", "capitalised runs inside sentences seen twice or more in the context", _names_everywhere),
     ),
     "passage_set": (
         _FIRST,

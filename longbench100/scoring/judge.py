@@ -97,6 +97,8 @@ class Judge:
         self.stats = JudgeStats()
         self.verdicts: dict[str, Verdict] = {}
         """Every verdict of this judge's runs, by prompt text (read by the per-sample log)."""
+        self.cut_off: set[str] = set()
+        """Prompts whose reply (sent or cached) was cut off at the reply budget (kept only where the rubric reads what it holds)."""
 
     def describe(self) -> dict:
         """The judge's settings and this run's statistics, for results.json and manifests."""
@@ -114,6 +116,8 @@ class Judge:
                 to_send.append(text)
             else:
                 cached[text] = entry["text"]
+                if entry.get("finish_reason") == "length":
+                    self.cut_off.add(text)
         return to_send, cached
 
     def _known_key_points(self, reference: str) -> list[str] | None:
@@ -224,6 +228,8 @@ class Judge:
         if to_send:
             sent, truncated, failures = asyncio.run(self._request_all([first[text] for text in to_send], progress))
             replies.update(sent)
+        self.cut_off |= truncated
+        truncated = self.cut_off
         return {text: judge_verdict(prompt, replies.get(text), failures.get(text), text in truncated)
                 for text, prompt in first.items()}
 
@@ -248,10 +254,10 @@ class Judge:
                 self.stats.failed[failures[text]] += 1
                 return
             replies[text] = result.text
-            if result.finish_reason == "length":
+            cut_off = result.finish_reason == "length"
+            if cut_off:
                 truncated.add(text)
-                return
-            if verdict_parts(prompt, result.text) is None:
+            if judge_verdict(prompt, result.text, None, cut_off).parts is None:
                 return
             self.cache.put(
                 text,
@@ -259,6 +265,7 @@ class Judge:
                 finish_reason=result.finish_reason,
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,
+                **({"cut_off_kept": True} if cut_off else {}),
             )
 
         try:

@@ -48,7 +48,9 @@ class JudgeCache:
             return None
         if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
             return None
-        return None if entry.get("finish_reason") == "length" else entry  # a cut-off reply is asked again
+        if entry.get("finish_reason") == "length" and not entry.get("cut_off_kept"):
+            return None  # a cut-off reply is asked again, unless its rubric keeps what it holds (chunk annotations)
+        return entry
 
     def put(self, prompt: str, text: str, **usage: object) -> None:
         """Store a reply atomically; ``usage`` adds fields such as token counts and finish reason."""

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from ..analysis.coverage_rubric import COVERAGE_METRIC, coverage_parts, coverage_score
-from ..annotation.prompts import MENTIONS, SUMMARY, read_mentions, read_summary
+from ..annotation.prompts import MENTIONS, SUMMARY, read_annotation
 from .judge_parse import (
     helmet_qa_parts, helmet_qa_score, key_points_parts, qa_parts, qa_score, recall_parts, summary_parts, summary_score,
 )
@@ -34,10 +34,8 @@ def verdict_parts(prompt: JudgePrompt, reply: str) -> dict | None:
         return recall_parts(reply, prompt.n_sentences)
     if prompt.metric == COVERAGE_METRIC:
         return coverage_parts(reply)
-    if prompt.metric == SUMMARY:
-        return read_summary(reply)
-    if prompt.metric == MENTIONS:
-        return read_mentions(reply, prompt.reference)
+    if prompt.metric in (SUMMARY, MENTIONS):
+        return read_annotation(prompt.metric, reply, prompt.reference)
     return summary_parts(reply, prompt.n_sentences)
 
 
@@ -63,6 +61,9 @@ def judge_verdict(prompt: JudgePrompt, reply: str | None, failure: str | None, t
     """Judge one reply: a failed request, a cut-off reply or an unparsable one is ungraded, with its reason."""
     if reply is None:
         return Verdict(None, None, f"request failed ({failure or 'unknown'})")
+    if truncated and prompt.metric in (SUMMARY, MENTIONS):  # an annotation keeps what a cut-off reply completed
+        parts = read_annotation(prompt.metric, reply, prompt.reference, cut_off=True)
+        return Verdict(1.0, reply, parts=parts) if parts is not None else Verdict(None, reply, "truncated reply")
     if truncated:
         return Verdict(None, reply, "truncated reply")
     parts = verdict_parts(prompt, reply)

@@ -11,8 +11,8 @@ seeds free.
 Rows: the task's documents (every document of its ``real`` sources, each text once) in a seeded order,
 those that reach the most lengths first (a 400k-token novel before a 20k-token report). At a length,
 only documents at least as long as the length are eligible, and row r takes the (r mod n)-th of them
-from its first chunk; rows beyond the first n start at a seeded chunk from which the document still
-fills the length. With as many long documents as rows, row r reads the same opening of the same
+from its first chunk; rows beyond the first n start at a seeded chunk of their own (moved back, at a
+length, as far as the rest of the document must be to fill it). With as many long documents as rows, row r reads the same opening of the same
 document at every length, longer at each (paired rows).
 """
 
@@ -106,12 +106,12 @@ class OneDocumentTask(TaskBuilder):
         document = eligible[row % len(eligible)]
         chunks = self.chunks(document, tokenizer)
         first = 0
-        if row >= len(eligible):  # a later round over the same documents starts elsewhere in them
-            tail, last = 0, len(chunks)
+        if row >= len(eligible):  # a later round over the same documents starts at a seeded chunk, moved back where
+            tail, last = 0, len(chunks)  # the rest of the document would not fill the length
             while last > 0 and tail < budget:
                 last -= 1
                 tail += chunks[last].tokens
-            first = derive_rng(seed, ORDER_KEY, row).randrange(last + 1)
+            first = min(last, derive_rng(seed, ORDER_KEY, row).randrange(len(chunks)))
         taken, total = [], 0
         for chunk in chunks[first:]:
             if total + chunk.tokens > budget:

@@ -1,0 +1,238 @@
+"""ETHIC's one-document tasks (recalling, organizing, section_summarizing) against a stub annotator: the
+prompt re-read independently of the builder (one document's consecutive chunks, labels from the stub),
+budgets, pairing, caching, --dry-run, refusals and loud failures, and the recalling metric."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from longbench100.annotation.prompts import read_mentions, read_summary
+from longbench100.cleaning import strip_gutenberg_frame
+from longbench100.cli import main
+from longbench100.scoring.data import DataRecord
+from longbench100.scoring.name_sets import name_set_f1, reply_names
+from longbench100.tokenization import load_tokenizer
+from tests.fixture_mirror import BOOKS, PEOPLE
+from tests.generate_helpers import records, tree
+from tests.openai_stub import OpenAIStub, prompt_text
+
+TASKS = ("recalling", "organizing", "section_summarizing")
+LENGTHS = (("4k", 4096), ("8k", 8192), ("16k", 16384))
+PASSAGE = re.compile(r"<passage>\n(.*)\n</passage>", re.DOTALL)
+SECTION = re.compile(r"^Section (\d+):\n", re.MULTILINE)
+UNGROUNDED = "Zed Nobody"  # a name the stub adds that no chunk contains: it must be dropped
+
+
+def stub_summary(chunk: str) -> str:
+    """What the stub annotator answers for a chunk's summary (re-derivable from the chunk alone)."""
+    words = chunk.split()
+    return f"A part of {len(words)} words that opens with {' '.join(words[:4])} and closes with {' '.join(words[-3:])}"
+
+
+def stub_names(chunk: str) -> list[str]:
+    """The people the stub finds in a chunk, in a fixed order."""
+    return [name for name in PEOPLE if name in chunk]
+
+
+def annotator(body: dict) -> str:
+    text = prompt_text(body)
+    match = PASSAGE.search(text)
+    if match is None:
+        return "OK"  # the preflight
+    chunk = match.group(1)
+    if "List every person" in text:
+        return "; ".join(stub_names(chunk) + [UNGROUNDED]) if stub_names(chunk) else "NONE"
+    return stub_summary(chunk)
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["generate", "--quiet", *args])
+    return result.exit_code, result.output
+
+
+@pytest.fixture(scope="module")
+def stub():
+    with OpenAIStub(annotator) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def data(mirror, stub, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("one_document") / "data"
+    with pytest.MonkeyPatch.context() as patch:  # the session's own cache, as the autouse fixture sets it for each test
+        patch.setenv("LONGBENCH100_CACHE", str(tmp_path_factory.getbasetemp() / "lb100-cache"))
+        code, output = run("--suite", "ethic", "--tasks", ",".join(TASKS), "--sources", str(mirror), "--rows", "4",
+                           "--lengths", ",".join(label for label, _ in LENGTHS), "--out", str(out),
+                           "--annotator-model", "stub-model", "--annotator-base-url", stub.base_url)
+    assert code == 0, output
+    return out
+
+
+def books(mirror: Path) -> dict[str, str]:
+    """The mirror's books, cleaned the way the registry says, by document id."""
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(next((mirror / "manu" / "project_gutenberg" / "data").glob("*.parquet"))).to_pylist()
+    return {f"project_gutenberg/{row['id']}": strip_gutenberg_frame(row["text"]) for row in rows}
+
+
+def sections(prompt: str, end: str) -> list[str]:
+    marks = list(SECTION.finditer(prompt))
+    assert [int(mark.group(1)) for mark in marks] == list(range(1, len(marks) + 1))
+    ends = [mark.start() for mark in marks[1:]] + [prompt.index(end, marks[-1].end())]
+    return [prompt[mark.end():stop].rstrip("\n") for mark, stop in zip(marks, ends)]
+
+
+def test_refused_without_an_annotator_in_one_line(mirror, tmp_path):
+    code, output = run("--suite", "ethic", "--tasks", "organizing", "--sources", str(mirror), "--out", str(tmp_path / "out"))
+    assert code != 0
+    assert "--annotator-model" in output and "Traceback" not in output and len(output.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_prompt_and_answer_room_fit_and_fill(data, task):
+    tokenizer = load_tokenizer("cl100k_base")
+    for label, length in LENGTHS:
+        rows = records(data, task, label)
+        assert len(rows) == 4
+        for row in rows:
+            assert tokenizer.count(row["prompt"]) == row["prompt_tokens"]
+            assert row["prompt_tokens"] + row["gold"]["answer_tokens"] <= length
+            assert row["prompt_tokens"] + row["gold"]["answer_tokens"] > length - 1024 - 300  # cut at a chunk boundary
+
+
+@pytest.mark.parametrize("task", ("organizing", "section_summarizing"))
+def test_sections_are_consecutive_text_of_one_book(data, mirror, task):
+    texts = books(mirror)
+    end = "Summaries, shuffled:" if task == "organizing" else "\nSummarise each of"
+    for label, _ in LENGTHS:
+        for row in records(data, task, label):
+            found = sections(row["prompt"], end)
+            book = texts[row["gold"]["doc_ids"][0]]
+            assert len(found) == row["gold"]["sections"] >= 2
+            position = 0
+            for text in found:  # each section is the book's text, in order, with only whitespace between
+                start = book.index(text, position)
+                assert not book[position:start].strip() or position == 0
+                position = start + len(text)
+
+
+def test_organizing_gold_maps_each_section_to_its_own_summary(data):
+    for label, _ in LENGTHS:
+        for row in records(data, "organizing", label):
+            prompt = row["prompt"]
+            found = sections(prompt, "Summaries, shuffled:")
+            shown = dict(re.findall(r"^\[([A-Z]{1,2})\] (.*)$", prompt[prompt.index("Summaries, shuffled:"):], re.MULTILINE))
+            expected = [next(letter for letter, text in shown.items() if text == stub_summary(section)) for section in found]
+            assert row["gold"]["order"] == expected
+            assert row["answers"] == [" > ".join(expected)]
+            assert len(shown) == len(found)
+
+
+def test_section_summarizing_references_are_the_chunk_summaries(data):
+    for row in records(data, "section_summarizing", "8k"):
+        found = sections(row["prompt"], "\nSummarise each of")
+        assert row["gold"]["references"] == [stub_summary(section) for section in found]
+        assert "at most 5 sentences" in row["prompt"]
+
+
+def test_recalling_gold_is_the_union_of_names_found_in_the_prompt(data):
+    for label, _ in LENGTHS:
+        for row in records(data, "recalling", label):
+            context = row["prompt"][row["prompt"].index("<text>"):row["prompt"].index("</text>")]
+            mentions = row["gold"]["mentions"]
+            assert UNGROUNDED not in mentions
+            assert sorted(mentions) == sorted(name for name in PEOPLE if name in context)
+            assert name_set_f1(row["answers"][0], DataRecord(row["id"], "recalling", label, row["length"], 0, tuple(row["answers"]), None, None, gold=row["gold"])) == 1.0
+
+
+def test_rows_are_paired_prefixes_of_the_same_document(data):
+    for task in TASKS:
+        by_label = {label: records(data, task, label) for label, _ in LENGTHS}
+        for row in range(4):
+            documents = {by_label[label][row]["gold"]["doc_ids"][0] for label, _ in LENGTHS}
+            assert len(documents) == 1
+            if row >= BOOKS:  # a second round over the books starts at a seeded chunk, moved back where needed
+                continue
+            spans = [by_label[label][row]["gold"]["chunk_chars"] for label, _ in LENGTHS]
+            assert spans[0] == spans[1][:len(spans[0])] and spans[1] == spans[2][:len(spans[1])]
+
+
+def test_manifest_records_the_annotator_and_a_rerun_is_free(data, mirror, stub, tmp_path):
+    manifest = json.loads((data / "manifest.json").read_text())
+    annotator_info = manifest["annotator"]
+    assert annotator_info["model"] == "stub-model" and annotator_info["prompt_versions"] == {"mentions": 1, "summary": 1}
+    assert annotator_info["names_not_in_chunk"] > 0
+    before = len(stub.requests)
+    again = tmp_path / "again"
+    code, output = run("--suite", "ethic", "--tasks", ",".join(TASKS), "--sources", str(mirror), "--rows", "4", "--lengths", "4k,8k,16k",
+                       "--out", str(again), "--annotator-model", "stub-model", "--annotator-base-url", stub.base_url, "--workers", "2")
+    assert code == 0, output
+    assert len(stub.requests) == before  # every label cached: not even the preflight is sent
+    assert json.loads((again / "manifest.json").read_text())["annotator"]["calls"] == 0
+    assert tree(again, skip=("manifest.json",)) == tree(data, skip=("manifest.json",))
+
+
+def test_dry_run_counts_calls_and_writes_nothing(mirror, stub, tmp_path):
+    before = len(stub.requests)
+    out = tmp_path / "dry"
+    code, output = run("--suite", "ethic", "--tasks", "recalling", "--sources", str(mirror), "--rows", "2", "--lengths", "4k",
+                       "--seed", "5", "--out", str(out), "--annotator-model", "other-model", "--annotator-base-url", stub.base_url, "--dry-run")
+    assert code == 0, output
+    assert re.search(r"annotator dry run \(other-model\): (\d+) chunk prompts .* 0 cached, \1 calls to send, \d+ prompt tokens", output)
+    assert len(stub.requests) == before and not out.exists()
+
+
+def test_unreadable_labels_stop_the_run_before_writing(mirror, tmp_path):
+    def empty_summaries(body: dict) -> str:
+        return "OK" if PASSAGE.search(prompt_text(body)) is None else "   "
+
+    with OpenAIStub(empty_summaries) as server:
+        out = tmp_path / "out"
+        code, output = run("--suite", "ethic", "--tasks", "organizing", "--sources", str(mirror), "--rows", "1", "--lengths", "4k",
+                           "--out", str(out), "--annotator-model", "empty-model", "--annotator-base-url", server.base_url)
+    assert code != 0 and "got no usable label (invalid reply" in output and "Traceback" not in output
+    assert not list(out.glob("*/*.jsonl"))
+
+
+def test_annotation_replies_are_read_strictly():
+    chunk = "Mr. Darcy bowed. Elizabeth smiled at Jane in Meryton."
+    assert read_mentions("Mr. Darcy; Elizabeth; Bingley", chunk) == {"mentions": ["Mr. Darcy", "Elizabeth"], "dropped": 1}
+    assert read_mentions("Names: 1. Elizabeth\n2. Jane\n3. elizabeth", chunk) == {"mentions": ["Elizabeth", "Jane"], "dropped": 0}
+    assert read_mentions("NONE", chunk) == {"mentions": [], "dropped": 0}
+    assert read_mentions("", chunk) is None
+    assert read_summary("Summary: Darcy bows to Elizabeth.\nThey talk.") == {"summary": "Darcy bows to Elizabeth. They talk."}
+    assert read_summary("<think>hmm</think> OK") is None
+
+
+def test_name_set_f1_on_reply_shapes():
+    record = DataRecord("r", "recalling", "8k", 8192, 0, ("Mr. Darcy; Elizabeth",), None, None, gold={"mentions": ["Mr. Darcy", "Elizabeth", "Jane"]})
+    assert reply_names("Names: mr darcy, Elizabeth;\n- Jane") == {"mr darcy", "elizabeth", "jane"}
+    assert name_set_f1("Mr. Darcy; Elizabeth; Jane", record) == 1.0
+    assert name_set_f1("Elizabeth", record) == pytest.approx(0.5)
+    assert name_set_f1("Elizabeth; Kitty; Lydia", record) == pytest.approx(1 / 3)
+    assert name_set_f1("", record) == 0.0
+
+
+def test_template_examples_cover_every_variable_these_builders_pass(mirror, stub, tmp_path, monkeypatch):
+    from longbench100.generate.templates import EXAMPLE_VARIABLES, PromptTemplates
+
+    passed: dict[str, set[str]] = {}
+    render = PromptTemplates.render
+
+    def recording(self, task: str, variables: dict) -> str:
+        passed.setdefault(task, set()).update(variables)
+        return render(self, task, variables)
+
+    monkeypatch.setattr(PromptTemplates, "render", recording)
+    code, output = run("--suite", "ethic", "--tasks", ",".join(TASKS), "--sources", str(mirror), "--rows", "1", "--lengths", "4k",
+                       "--workers", "1", "--out", str(tmp_path / "out"), "--annotator-model", "stub-model", "--annotator-base-url", stub.base_url)
+    assert code == 0, output
+    assert set(passed) == set(TASKS)
+    for task, names in passed.items():
+        for example in EXAMPLE_VARIABLES[task]:
+            assert names <= set(example), (task, names - set(example))
