@@ -21,6 +21,11 @@ class TaskInfo:
     reserve_output: int = 0  # tokens of each length kept free for the answer unless --reserve-output is given
     also: tuple[str, ...] = ()  # secondary metrics graded next to ``metric`` and reported beside it, never in LongScore
 
+    @property
+    def judged_by_section(self) -> bool:
+        """Whether a judge grades the answer section by section against the record's section texts."""
+        return self.metric == "section_judge"
+
 
 TASKS: dict[str, TaskInfo] = {
     info.name: info
@@ -51,7 +56,7 @@ TASKS: dict[str, TaskInfo] = {
         # ETHIC attribution (issue 12; docs/suites.md): list the passages a target draws on, F1 over passage numbers
         TaskInfo("attributing", "information_retrieval", "id_f1", False, 128, 128),
         # ETHIC one-document tasks (tasks/one_document.py); each record keeps its own answer room (gold.answer_tokens)
-        TaskInfo("section_summarizing", "summarization", "section_rouge", False, 4096, also=("rep_2", "repeated_bigram_share")),
+        TaskInfo("section_summarizing", "summarization", "section_judge", False, 4096, also=("rep_2", "repeated_bigram_share")),
         TaskInfo("organizing", "comprehension", "order_lcs", False, 1024, also=("order_exact",)),
         TaskInfo("recalling", "synthetic_recall", "name_set_f1", False, 1024, also=("rep_2", "repeated_bigram_share")),
         # the same section tasks over unrelated whole documents, by construction (tasks/sections.py; not ETHIC's)

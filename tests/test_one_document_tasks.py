@@ -236,3 +236,65 @@ def test_template_examples_cover_every_variable_these_builders_pass(mirror, stub
     for task, names in passed.items():
         for example in EXAMPLE_VARIABLES[task]:
             assert names <= set(example), (task, names - set(example))
+
+
+def section_judge(body: dict) -> str:
+    """A judge stub: full marks when the summary is the annotator's summary of that very section, else the lowest."""
+    text = prompt_text(body)
+    if "<<<SECTION" not in text:
+        return "OK"
+    section = text.split("<<<SECTION\n", 1)[1].split("\nSECTION>>>", 1)[0]
+    summary = text.split("<<<SUMMARY\n", 1)[1].split("\nSUMMARY>>>", 1)[0]
+    mark = 5 if summary == stub_summary(section) else 1
+    return f'The summary was compared with the section.\n{{"consistency": {mark}, "relevance": {mark}, "faithfulness": {mark}}}'
+
+
+def swapped_first_two(reply: str) -> str:
+    lines = reply.splitlines()
+    first, second = lines[0].split(": ", 1), lines[1].split(": ", 1)
+    return "\n".join([f"{first[0]}: {second[1]}", f"{second[0]}: {first[1]}", *lines[2:]])
+
+
+def test_section_summaries_are_judged_section_by_section_against_their_text(data, tmp_path):
+    rows = records(data, "section_summarizing", "8k")
+    single = tmp_path / "data"
+    (single / "section_summarizing").mkdir(parents=True)
+    (single / "section_summarizing" / "8k.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    replies = {rows[0]["id"]: rows[0]["answers"][0],  # ideal: 1
+               rows[1]["id"]: swapped_first_two(rows[1]["answers"][0]),  # two sections wrong: (K - 2) / K
+               rows[2]["id"]: rows[2]["answers"][0].splitlines()[0],  # one section only: 1 / K
+               rows[3]["id"]: "I cannot summarise this."}  # none: 0
+    predictions = tmp_path / "pred" / "section_summarizing"
+    predictions.mkdir(parents=True)
+    (predictions / "8k.jsonl").write_text("".join(json.dumps({"id": key, "prediction": value, "error": None}) + "\n" for key, value in replies.items()))
+    with OpenAIStub(section_judge) as server:
+        result = CliRunner().invoke(main, ["score", "--n-boot", "20", "--data", str(single), "--predictions", str(tmp_path / "pred"),
+                                           "--out", str(tmp_path / "judged.json"), "--base-lengths", "8k",
+                                           "--judge-model", server.model, "--judge-base-url", server.base_url])
+        assert result.exit_code == 0, result.output
+        judged_calls = sum("<<<SECTION" in prompt_text(body) for body in server.bodies)
+    sections = [row["gold"]["sections"] for row in rows]
+    assert judged_calls == sections[0] + sections[1] + 1  # a missing summary is not sent
+    results = json.loads((tmp_path / "judged.json").read_text())
+    assert results["metrics"] == {"section_summarizing": "section_judge"}
+    scores = {sample["id"]: sample["score"] for sample in results["samples"]}
+    assert scores[rows[0]["id"]] == 1.0
+    assert scores[rows[1]["id"]] == pytest.approx((sections[1] - 2) / sections[1])
+    assert scores[rows[2]["id"]] == pytest.approx(1 / sections[2])
+    assert scores[rows[3]["id"]] == 0.0
+    result = CliRunner().invoke(main, ["score", "--n-boot", "20", "--data", str(single), "--predictions", str(tmp_path / "pred"),
+                                       "--out", str(tmp_path / "classic.json"), "--base-lengths", "8k", "--metric", "classic"])
+    assert result.exit_code == 0, result.output
+    classic = json.loads((tmp_path / "classic.json").read_text())
+    assert classic["metrics"] == {"section_summarizing": "section_rouge"}
+    assert {sample["id"]: sample["score"] for sample in classic["samples"]}[rows[0]["id"]] == pytest.approx(1.0)
+
+
+def test_section_judge_replies_are_read_strictly():
+    from longbench100.scoring.judge_parse import section_parts, section_score
+
+    assert section_parts('ok\n{"consistency": 4, "relevance": "5", "faithfulness": 3}') == {"consistency": 4, "relevance": 5, "faithfulness": 3}
+    assert section_parts("Consistency: 2\nRelevance (1-5): 3\n**Faithfulness**: 4") == {"consistency": 2, "relevance": 3, "faithfulness": 4}
+    assert section_parts('{"consistency": 0, "relevance": 5, "faithfulness": 5}') is None
+    assert section_parts('{"consistency": 4, "relevance": 5}') is None
+    assert section_score({"consistency": 5, "relevance": 3, "faithfulness": 1}) == 0.5

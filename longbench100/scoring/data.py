@@ -31,6 +31,7 @@ class DataRecord:
     depth: float | None = None  # gold.depth: relative position (0-1) of the gold material in the prompt
     source: str | None = None  # gold.sources[0]: the source the gold material comes from
     gold: dict | None = field(default=None, compare=False, hash=False)  # the record's whole gold object, for task metrics
+    sections: tuple[str, ...] | None = field(default=None, compare=False, hash=False)  # section texts, for tasks a judge grades section by section
 
 
 _FIELDS: dict[str, tuple[type, ...]] = {
@@ -83,7 +84,20 @@ def parse_record(data: object, where: str) -> DataRecord:
         depth=_depth(data.get("gold")),
         source=_first_source(data.get("gold")),
         gold=data["gold"] if isinstance(data.get("gold"), dict) else None,
+        sections=_section_texts(data) if TASKS[data["task"]].judged_by_section else None,
     )
+
+
+def _section_texts(data: dict) -> tuple[str, ...] | None:
+    """The texts of the record's gold spans (its sections, in order), cut from its prompt; ``None`` without them."""
+    gold, prompt = data.get("gold"), data.get("prompt")
+    spans = (gold.get("spans") or {}).get("gold") if isinstance(gold, dict) else None
+    if not isinstance(prompt, str) or not isinstance(spans, list):
+        return None
+    try:
+        return tuple(prompt[start:end] for start, end in spans)
+    except (TypeError, ValueError):
+        return None
 
 
 def _options(gold: object) -> tuple[str, ...] | None:

@@ -7,7 +7,9 @@ from ..task_info import TASKS
 from .classic import DEFAULT_ROUGE_VARIANT, qa_f1, rouge_l_many
 from .data import DataRecord
 from .judge import Judge
-from .judge_prompts import JudgePrompt, helmet_summary_prompt, qa_prompt, summary_prompt
+from .judge import Verdict
+from .judge_prompts import SECTION_JUDGE, JudgePrompt, helmet_summary_prompt, qa_prompt, section_prompt, summary_prompt
+from .sections import parse_sections
 from .judge_style import DEFAULT_JUDGE_STYLE, HELMET_METRICS, QA_HELMET, SUMMARY_HELMET, style_metric
 from .parsers import accuracy, string_match_all, substring_match
 from .record_metrics import RECORD_METRICS
@@ -17,7 +19,7 @@ JUDGE_FREE_METRICS = frozenset({"accuracy", "qa_f1", "rouge_l", *MATCH_METRICS})
 """The metrics ``grade_jobs`` grades without a judge, besides those of ``RECORD_METRICS``."""
 
 METRIC_MODES = ("auto", "classic", "judge")
-CLASSIC_METRICS = {"qa_judge": "qa_f1", "summary_judge": "rouge_l"}
+CLASSIC_METRICS = {"qa_judge": "qa_f1", "summary_judge": "rouge_l", SECTION_JUDGE: "section_rouge"}
 JUDGE_METRICS = frozenset(CLASSIC_METRICS) | frozenset(HELMET_METRICS.values())
 
 
@@ -55,8 +57,34 @@ class GradeJob:
     text: str
 
 
+def section_prompts(job: GradeJob) -> list[JudgePrompt | None]:
+    """One ``section_judge`` prompt per section of the record (its text and the reply's summary of it), ``None``
+    for a section the reply does not summarise (it scores 0)."""
+    sections = job.record.sections
+    if sections is None:
+        raise UserError(f"record {job.record.id} ({job.record.task}): its gold has no section spans, so the judge cannot grade it "
+                        "section by section (score it with --metric classic)")
+    summaries = parse_sections(job.text)
+    return [section_prompt(section, summaries[number]) if summaries.get(number) else None
+            for number, section in enumerate(sections, 1)]
+
+
+def section_verdict(job: GradeJob, judge: Judge) -> Verdict:
+    """The sample's verdict from its sections' verdicts: the mean score (a missing summary 0), ungraded when any
+    section is; ``parts`` holds each section's sub-scores (``None`` for a missing summary)."""
+    verdicts = [None if prompt is None else judge.verdicts[prompt.text] for prompt in section_prompts(job)]
+    ungraded = [verdict.reason for verdict in verdicts if verdict is not None and verdict.score is None]
+    if ungraded or not verdicts:
+        return Verdict(None, None, f"{len(ungraded)} of {len(verdicts)} sections ungraded ({ungraded[0] if ungraded else 'no section'})")
+    score = sum(verdict.score if verdict is not None else 0.0 for verdict in verdicts) / len(verdicts)
+    return Verdict(score, None, parts={"sections": [None if verdict is None else verdict.parts for verdict in verdicts]})
+
+
 def judge_prompt(job: GradeJob) -> JudgePrompt | None:
-    """The judge prompt for a judge-metric job, or ``None`` when the answer is empty (scored 0)."""
+    """The judge prompt for a judge-metric job, or ``None`` when the answer is empty (scored 0) or is graded
+    section by section (:func:`section_prompts`)."""
+    if job.metric == SECTION_JUDGE:
+        return None
     answers = list(job.record.answers)
     if job.metric in ("qa_judge", QA_HELMET):
         return qa_prompt(job.record.question, answers, job.text, job.metric)
@@ -67,7 +95,12 @@ def judge_prompt(job: GradeJob) -> JudgePrompt | None:
 
 def judge_prompts(jobs: list[GradeJob]) -> list[JudgePrompt]:
     """All judge prompts that grading ``jobs`` needs (duplicates included; the judge sends each once)."""
-    prompts = (judge_prompt(job) for job in jobs if job.metric in JUDGE_METRICS)
+    prompts: list[JudgePrompt | None] = []
+    for job in jobs:
+        if job.metric == SECTION_JUDGE:
+            prompts += section_prompts(job)
+        elif job.metric in JUDGE_METRICS:
+            prompts.append(judge_prompt(job))
     return [prompt for prompt in prompts if prompt is not None]
 
 
@@ -86,7 +119,8 @@ def grade_jobs(
     """
     scores: list[float | None] = [None] * len(jobs)
     rouge: list[int] = []
-    pending: list[tuple[int, JudgePrompt]] = []
+    pending: list[tuple[int | None, JudgePrompt]] = []  # None: one section of a section_judge job
+    sectioned: list[int] = []
     for index, job in enumerate(jobs):
         answers = list(job.record.answers)
         if job.metric == "accuracy":
@@ -100,6 +134,9 @@ def grade_jobs(
             scores[index] = qa_f1(job.text, answers)
         elif job.metric == "rouge_l":
             rouge.append(index)
+        elif job.metric == SECTION_JUDGE:
+            sectioned.append(index)
+            pending += [(None, prompt) for prompt in section_prompts(job) if prompt is not None]
         elif job.metric in JUDGE_METRICS:
             prompt = judge_prompt(job)
             if prompt is None:
@@ -115,5 +152,8 @@ def grade_jobs(
         if judge is None:
             raise ValueError("judge metrics need a Judge")
         for (index, _), score in zip(pending, judge.grade([prompt for _, prompt in pending], progress=progress)):
-            scores[index] = score
+            if index is not None:
+                scores[index] = score
+    for index in sectioned:
+        scores[index] = section_verdict(jobs[index], judge).score if judge is not None else None
     return scores

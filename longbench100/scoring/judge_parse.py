@@ -329,3 +329,23 @@ def recall_parts(reply: str, n_key_points: int) -> dict | None:
     if supported is None or n_key_points < 1:
         return None
     return {"supported_key_points": supported, "n_key_points": n_key_points}
+
+
+SECTION_CRITERIA = ("consistency", "relevance", "faithfulness")
+"""ETHIC's criteria for one section summary, each rated 1-5."""
+
+
+def section_parts(reply: str) -> dict | None:
+    """``{"consistency", "relevance", "faithfulness"}`` (1-5 each) from a reply: the last JSON object with all
+    three, else ``Consistency: 4`` style labels; ``None`` when one is missing or out of range."""
+    found = _last_object_with(reply, SECTION_CRITERIA)
+    values = ([_integer(found[name]) for name in SECTION_CRITERIA] if found is not None
+              else [_labelled_integer(reply, name) for name in SECTION_CRITERIA])
+    if any(value is None or not 1 <= value <= 5 for value in values):
+        return None
+    return dict(zip(SECTION_CRITERIA, values))
+
+
+def section_score(parts: dict) -> float:
+    """The 0-1 score of valid section sub-scores: their mean, from 1-5 onto 0-1."""
+    return (sum(parts[name] for name in SECTION_CRITERIA) / len(SECTION_CRITERIA) - 1) / 4

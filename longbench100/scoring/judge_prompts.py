@@ -19,6 +19,7 @@ RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"
 
 KEY_POINTS = "key_points"
 KEY_POINT_RECALL = "key_point_recall"
+SECTION_JUDGE = "section_judge"
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,11 @@ def summary_prompt(instruction: str | None, reference: str, prediction: str) -> 
     if not sentences:
         return None
     return JudgePrompt("summary_judge", _summary_rubric(instruction, reference, sentences), len(sentences))
+
+
+def section_prompt(section: str, summary: str) -> JudgePrompt:
+    """The ETHIC rubric prompt for one section summary (consistency, relevance, faithfulness against the section)."""
+    return JudgePrompt(SECTION_JUDGE, _template(f"{SECTION_JUDGE}.jinja2").render(section=section, summary=summary))
 
 
 def output_sentences(text: str) -> list[str]:

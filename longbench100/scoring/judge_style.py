@@ -35,5 +35,6 @@ def resolve_judge_style(option: str | None, suite: dict | None) -> str:
 
 
 def style_metric(family: str, style: str) -> str:
-    """The metric that grades the judge family ``family`` (``qa_judge``, ``summary_judge``) in ``style``."""
-    return HELMET_METRICS[family] if style == "helmet" else family
+    """The metric that grades the judge family ``family`` (``qa_judge``, ``summary_judge``) in ``style`` (a family
+    HELMET has no rubric of its own for, such as ``section_judge``, keeps its own)."""
+    return HELMET_METRICS.get(family, family) if style == "helmet" else family

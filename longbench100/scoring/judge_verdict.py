@@ -5,9 +5,9 @@ from dataclasses import dataclass
 from ..analysis.coverage_rubric import COVERAGE_METRIC, coverage_parts, coverage_score
 from ..annotation.prompts import MENTIONS, SUMMARY, read_annotation
 from .judge_parse import (
-    helmet_qa_parts, helmet_qa_score, key_points_parts, qa_parts, qa_score, recall_parts, summary_parts, summary_score,
+    section_parts, section_score, helmet_qa_parts, helmet_qa_score, key_points_parts, qa_parts, qa_score, recall_parts, summary_parts, summary_score,
 )
-from .judge_prompts import KEY_POINT_RECALL, KEY_POINTS, JudgePrompt
+from .judge_prompts import KEY_POINT_RECALL, KEY_POINTS, SECTION_JUDGE, JudgePrompt
 from .judge_style import QA_HELMET
 
 
@@ -34,6 +34,8 @@ def verdict_parts(prompt: JudgePrompt, reply: str) -> dict | None:
         return recall_parts(reply, prompt.n_sentences)
     if prompt.metric == COVERAGE_METRIC:
         return coverage_parts(reply)
+    if prompt.metric == SECTION_JUDGE:
+        return section_parts(reply)
     if prompt.metric in (SUMMARY, MENTIONS):
         return read_annotation(prompt.metric, reply, prompt.reference)
     return summary_parts(reply, prompt.n_sentences)
@@ -54,6 +56,8 @@ def verdict_score(prompt: JudgePrompt, parts: dict) -> float:
         return parts["supported_key_points"] / parts["n_key_points"]
     if prompt.metric == COVERAGE_METRIC:
         return coverage_score(parts)
+    if prompt.metric == SECTION_JUDGE:
+        return section_score(parts)
     return summary_score(parts)
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from ..task_info import TASKS
 from .data import DataRecord
 from .classic import DEFAULT_ROUGE_VARIANT
-from .grading import JUDGE_METRICS, GradeJob, grade_jobs, judge_prompt, judge_prompts
+from .grading import JUDGE_METRICS, GradeJob, grade_jobs, judge_prompt, judge_prompts, section_verdict
+from .judge_prompts import SECTION_JUDGE
 from .judge import Judge, Verdict
 from .judge_prompts import JudgePrompt
 from .predictions import Prediction
@@ -93,6 +94,8 @@ def _verdict(job: GradeJob | None, judge: Judge | None) -> Verdict | None:
     """The judge's verdict on a judge-metric answer, or ``None`` (no judge metric, empty answer, no answer)."""
     if job is None or judge is None or job.metric not in JUDGE_METRICS:
         return None
+    if job.metric == SECTION_JUDGE:
+        return section_verdict(job, judge)
     prompt = judge_prompt(job)
     return None if prompt is None else judge.verdicts.get(prompt.text)
 
