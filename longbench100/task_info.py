@@ -53,6 +53,10 @@ TASKS: dict[str, TaskInfo] = {
         # HELMET in-context learning with label mapping (tasks/icl.py); HELMET generates 20 tokens, kept free
         *(TaskInfo(name, "in_context_learning", "label_match", False, 20, 20) for name in (
             "icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")),
+        # HELMET long-document QA and summaries: one document fills the context, cut to fit (tasks/long_document.py);
+        # HELMET generates up to 100 (QA) and 1,200 (InfiniteBench summaries) tokens; the room is kept free
+        TaskInfo("long_doc_qa", "comprehension", "qa_judge", True, 128, 128),
+        TaskInfo("long_doc_sum", "summarization", "summary_judge", False, 1024, 1024),
         # ETHIC attribution (issue 12; docs/suites.md): list the passages a target draws on, F1 over passage numbers
         TaskInfo("attributing", "information_retrieval", "id_f1", False, 128, 128),
         # ETHIC one-document tasks (tasks/one_document.py); each record keeps its own answer room (gold.answer_tokens)

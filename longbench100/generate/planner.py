@@ -63,8 +63,7 @@ def plan_rows(candidates: list[Candidate] | None, budgets: dict[str, int], rows:
 
 def _home_sources(candidates: list[Candidate], sources: tuple[str, ...], budgets: dict[str, int], rows: int) -> list[str | None]:
     """Each row's home source: round-robin over the sources with an item that fits some requested length."""
-    longest = max(budgets.values(), default=0)
-    usable = [source for source in sources if any(c.item.source == source and c.min_tokens <= longest for c in candidates)]
+    usable = [source for source in sources if any(c.item.source == source and any(c.fits(b) for b in budgets.values()) for c in candidates)]
     return [usable[row % len(usable)] if usable else None for row in range(rows)]
 
 
@@ -75,7 +74,7 @@ def _source_pools(candidates: list[Candidate], sources: tuple[str, ...], budgets
         pool = [candidate for candidate in candidates if candidate.item.source == source]
         rng.shuffle(pool)
         if by_fit:
-            pool.sort(key=lambda candidate: -sum(candidate.min_tokens <= budget for budget in budgets.values()))
+            pool.sort(key=lambda candidate: -sum(candidate.fits(budget) for budget in budgets.values()))
         pools[source] = pool
     return pools
 
@@ -94,12 +93,12 @@ def _own_items(pools: dict[str, list[Candidate]], homes: list[str | None]) -> li
 def _plan_length(pools: dict[str, list[Candidate]], homes: list[str | None], own: list[Candidate | None], budget: int,
                  sources: tuple[str, ...]) -> LengthPlan:
     """Rows for one length: share the rows out over the sources that fit, then give each row an item of its source."""
-    eligible = {source: [c for c in pool if c.min_tokens <= budget] for source, pool in pools.items()}
+    eligible = {source: [c for c in pool if c.fits(budget)] for source, pool in pools.items()}
     eligible = {source: pool for source, pool in eligible.items() if pool}
     if not eligible:
         return LengthPlan([], 0, sources)
     rows = len(homes)
-    kept = [own[row] is not None and own[row].min_tokens <= budget for row in range(rows)]
+    kept = [own[row] is not None and own[row].fits(budget) for row in range(rows)]
     assigned: dict[int, str] = {row: homes[row] for row in range(rows) if kept[row]}
     load = Counter(assigned.values())
     for row in range(rows):  # rows whose own item does not fit stay with their home source while it has items left

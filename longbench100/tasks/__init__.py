@@ -7,6 +7,8 @@ from .frequent_words import FrequentWords
 from .icl import ICL_TASKS
 from .json_kv import JsonKv
 from .kv_retrieval import KvRetrieval
+from .long_doc_qa import LongDocQa
+from .long_doc_sum import LongDocSum
 from .multi_doc_qa import MultiDocQa
 from .multi_doc_sum import MultiDocSum
 from .niah import NIAH_TASKS
@@ -26,6 +28,6 @@ BUILDERS = {
     builder.name: builder
     for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum,
                     *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
-                    RagHard, Rerank, *ICL_TASKS, Attributing,
+                    RagHard, Rerank, *ICL_TASKS, LongDocQa, LongDocSum, Attributing,
                     SectionSummarizing, Organizing, Recalling, DocumentSummarizing, DocumentOrganizing)
 }

@@ -17,10 +17,16 @@ from ..records import Document, Item
 
 @dataclass(frozen=True)
 class Candidate:
-    """A ground-truth item a row can ask about, with the fewest tokens any prompt about it needs."""
+    """A ground-truth item a row can ask about, with the fewest tokens any prompt about it needs, and for a task
+    whose document must fill the prompt, the most (``None``: no limit)."""
 
     item: Item
     min_tokens: int
+    max_tokens: int | None = None
+
+    def fits(self, budget: int) -> bool:
+        """Whether a prompt of ``budget`` tokens can ask about this item."""
+        return self.min_tokens <= budget and (self.max_tokens is None or budget <= self.max_tokens)
 
 
 @dataclass
