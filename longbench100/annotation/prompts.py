@@ -25,7 +25,7 @@ CHUNK_TOKENS = 1024
 
 SUMMARY = "annotation_summary"
 MENTIONS = "annotation_mentions"
-PROMPT_VERSIONS = {SUMMARY: 1, MENTIONS: 1}
+PROMPT_VERSIONS = {SUMMARY: 2, MENTIONS: 1}
 """Each annotation prompt's version (recorded in the manifest; the cache is keyed by the prompt text itself)."""
 
 SUMMARY_SENTENCES = 5
@@ -40,7 +40,7 @@ _SUMMARY_PROMPT = """You are helping to annotate a long text one passage at a ti
 {chunk}
 </passage>
 
-Summarise this passage in at most {sentences} sentences: who is involved, what happens or is argued, and what it leads to. Use only what this passage says, and name people as it names them. Reply with the summary alone, as plain prose on one line."""
+Summarise this passage in at most {sentences} sentences: who is involved, what happens or is argued, and what it leads to. Use only what this passage says, and name people as it names them, but put it in your own words: do not copy its sentences or open with its first words. Reply with the summary alone, as plain prose on one line."""
 
 _MENTIONS_PROMPT = """You are helping to annotate a long text one passage at a time. Here is one passage of it.
 

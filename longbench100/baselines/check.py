@@ -119,15 +119,32 @@ def run_baselines(data_dir: Path, tasks: set[str] | None = None) -> BaselineRun:
     return _verdicts(data_dir, records, jobs, scores, limits)
 
 
+def _question_key(record: DataRecord) -> tuple:
+    """What makes two records the same question: their ground-truth items (a reused item asks it again), else the row."""
+    items = (record.gold or {}).get("item_ids")
+    return ("items", *items) if isinstance(items, list) and items else ("row", record.row)
+
+
 def _other_rows_answers(records: list[DataRecord]) -> dict[tuple[str, int], Counter]:
-    """For each (task, row): the first gold answers of the task's other rows (every length, this row left out)."""
+    """For each (task, row): the first gold answers of the task's other rows (every length), leaving out this row
+    and every record asking the same item (a reused item's answer is no prior knowledge)."""
     by_task: dict[str, Counter] = defaultdict(Counter)
     by_row: dict[tuple[str, int], Counter] = defaultdict(Counter)
+    by_question: dict[tuple[str, tuple], Counter] = defaultdict(Counter)
+    by_both: dict[tuple[str, int, tuple], Counter] = defaultdict(Counter)
     for record in records:
         if record.answers:
-            by_task[record.task][record.answers[0]] += 1
-            by_row[(record.task, record.row)][record.answers[0]] += 1
-    return {(record.task, record.row): by_task[record.task] - by_row[(record.task, record.row)] for record in records}
+            answer = record.answers[0]
+            by_task[record.task][answer] += 1
+            by_row[(record.task, record.row)][answer] += 1
+            by_question[(record.task, _question_key(record))][answer] += 1
+            by_both[(record.task, record.row, _question_key(record))][answer] += 1
+    priors = {}
+    for record in records:
+        key = _question_key(record)
+        left_out = by_row[(record.task, record.row)] + by_question[(record.task, key)] - by_both[(record.task, record.row, key)]
+        priors[(record.task, record.row)] = by_task[record.task] - left_out
+    return priors
 
 
 def _verdicts(data_dir: Path, records: list[DataRecord], jobs: list[tuple[DataRecord, str, str]], scores: list[float],

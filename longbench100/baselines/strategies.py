@@ -21,7 +21,7 @@ import numpy as np
 
 from ..scoring.data import DataRecord
 from .lexical import outlier_index, overlap, query_similarities
-from .prompt_view import PromptView
+from .prompt_view import Passage, PromptView
 
 ANSWER_KINDS: dict[str, str] = {
     "counting_stars": "option", "kv_retrieval": "record_value", "passage_retrieval": "passage_number",
@@ -157,9 +157,21 @@ def _sentences(text: str) -> list[str]:
     return [sentence for sentence in _SENTENCE_END.split(text.strip()) if sentence]
 
 
+def _document_passages(attempt: Attempt) -> list[Passage]:
+    """The named passages (else every passage); a prompt without numbered passages (one long document, as in
+    long_doc_qa) gives its body: after the opening instruction, before the closing question or request."""
+    passages = attempt.view.named_passages()
+    if passages:
+        return passages
+    prompt = attempt.view.prompt
+    start, end = prompt.find("\n\n") + 2, max(prompt.rfind("\n\nQuestion:"), prompt.rfind("\n\nNow "))
+    body = prompt[start:end].removesuffix(" ... [the rest of the text is omitted]").strip() if 2 <= start < end else ""
+    return [Passage("1", body)] if body else []
+
+
 def _best_sentence(attempt: Attempt) -> str | None:
     """The sentence of the named passages (else of the whole context) that shares most words with the question."""
-    sentences = [sentence for passage in attempt.view.named_passages() for sentence in _sentences(passage.text)]
+    sentences = [sentence for passage in _document_passages(attempt) for sentence in _sentences(passage.text)]
     if not sentences:
         return None
     scores = query_similarities(_query(attempt), sentences)
@@ -168,7 +180,7 @@ def _best_sentence(attempt: Attempt) -> str | None:
 
 def _lead(attempt: Attempt) -> str | None:
     """The first sentences of each named passage (the classic lead baseline of summarisation)."""
-    parts = [" ".join(_sentences(passage.text)[:LEAD_SENTENCES]) for passage in attempt.view.named_passages()]
+    parts = [" ".join(_sentences(passage.text)[:LEAD_SENTENCES]) for passage in _document_passages(attempt)]
     return "\n".join(part for part in parts if part) or None
 
 
