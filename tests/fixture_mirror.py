@@ -101,7 +101,8 @@ def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus: di
     if spec.item is not None and spec.item.kind == "classification":
         return _classification_rows(spec)
     if "gutenberg" in entry.clean:
-        return [{spec.document.text: book(rng, number), spec.document.id: str(number)} for number in range(1, BOOKS + 1)]
+        # each book from its own generator, so adding books leaves every other source's made-up rows as they were
+        return [{spec.document.text: book(random.Random(f"book-{number}"), number), spec.document.id: str(number)} for number in range(1, BOOKS + 1)]
     rows = []
     count = 30 if spec.document and spec.item is None else 12
     for index in range(count):

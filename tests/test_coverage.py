@@ -133,7 +133,10 @@ def test_evaluator_decides_each_chunk_leaves_garbage_undecided_and_is_validated(
     fragments = [_fragment(body)[0] for body in bodies]
     assert fragments and all(tokenizer.count(fragment) <= 300 for fragment in fragments)
     rows = report["samples"]
-    assert sum(row["chunks"] for row in rows) == len(bodies)
+    sent = [prompt_text(body) for body in bodies]
+    assert len(set(sent)) == len(sent) == report["evaluator"]["calls"]  # each distinct chunk prompt is asked once
+    assert all(len(row["decisions"]) == row["chunks"] for row in rows)
+    assert sum(row["chunks"] for row in rows) >= len(bodies)  # samples sharing a chunk and query share its call
     records = {record["id"]: record for record in _records(data)}
     for row in rows:
         context, _ = _context_and_gold(records[row["id"]])
@@ -147,7 +150,7 @@ def test_evaluator_decides_each_chunk_leaves_garbage_undecided_and_is_validated(
     validation = report["evaluator"]["validation"]
     single = validation["single_doc_qa"]
     assert single["precision"] == 1.0  # a chunk with the named passage's heading always overlaps it
-    assert single["tp"] >= 2 and single["undecided"] == 2
+    assert single["tp"] >= 1 and single["undecided"] == 2  # a named heading may share the undecided first chunk
     assert single["recall"] == round(single["tp"] / (single["tp"] + single["fn"]), 4)
     counting = validation["passage_count"]
     assert counting["tp"] == 0 and counting["recall"] == 0.0 and counting["fn"] == counting["gold_chunks"] > 0

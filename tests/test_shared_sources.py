@@ -35,7 +35,7 @@ def test_verify_lists_every_source_present_with_counts() -> None:
     assert rows["leval_news_summ"][3:6] == ["11", "0", "1"]  # two identical news items count once
     for name, items in CLASSIFICATION.items():
         assert rows[name][2:4] == ["0", str(items)], name
-    assert f"{len(PRESENT) + len(CLASSIFICATION) + len(DOCUMENTS_ONLY)} sources loaded, 6 missing, 0 malformed" in result.output
+    assert f"{len(PRESENT) + len(CLASSIFICATION) + len(DOCUMENTS_ONLY)} sources loaded, 8 missing, 0 malformed" in result.output
 
 
 def test_generate_fills_real_budgets(tmp_path: Path) -> None:
