@@ -165,7 +165,7 @@ def test_rows_are_paired_prefixes_of_the_same_document(data):
 def test_manifest_records_the_annotator_and_a_rerun_is_free(data, mirror, stub, tmp_path):
     manifest = json.loads((data / "manifest.json").read_text())
     annotator_info = manifest["annotator"]
-    assert annotator_info["model"] == "stub-model" and annotator_info["prompt_versions"] == {"mentions": 1, "summary": 2}
+    assert annotator_info["model"] == "stub-model" and annotator_info["prompt_versions"] == {"mentions": 2, "summary": 2}
     assert annotator_info["names_not_in_chunk"] > 0
     before = len(stub.requests)
     again = tmp_path / "again"

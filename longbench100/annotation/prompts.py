@@ -11,7 +11,8 @@ the manifest records them. A reply that cannot be read is *invalid* (never an em
 stops and says so. A reply cut off at the reply budget (small models ramble) keeps what it completed:
 a summary's whole sentences, the names before the list's last separator. A summary keeps at most its
 first five sentences. Names are kept only where the chunk itself contains them (case-insensitive), so
-recalling's gold can be re-derived from the prompt text.
+recalling's gold can be re-derived from the prompt text, and only when they look like names (at most
+five capitalised words), so copied prose is not taken for a list of names.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ CHUNK_TOKENS = 1024
 
 SUMMARY = "annotation_summary"
 MENTIONS = "annotation_mentions"
-PROMPT_VERSIONS = {SUMMARY: 2, MENTIONS: 1}
+PROMPT_VERSIONS = {SUMMARY: 2, MENTIONS: 2}
 """Each annotation prompt's version (recorded in the manifest; the cache is keyed by the prompt text itself)."""
 
 SUMMARY_SENTENCES = 5
@@ -54,6 +55,10 @@ _LABEL = re.compile(r"^\s*(?:\*\*)?(?:summary|names|people|answer)(?:\*\*)?\s*:\
 _NONE = re.compile(r"^\W*(?:none|no one|nobody|n/?a)\W*$", re.IGNORECASE)
 _ITEM_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 _SPACES = re.compile(r"\s+")
+_LEADING_WORDS = re.compile(r"^(?:(?:and|or|&)\s+)?(?:the\s+)?", re.IGNORECASE)  # "..., and the Reverend Edward Casaubon"
+_NAME_PARTICLES = frozenset("of de del della di da du van von der den la le y al bin ibn and".split())
+NAME_WORDS = 5
+"""The most words a listed name may have (longer items are copied prose, not names)."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])")
 _LAST_SENTENCE_END = re.compile(r"[.!?][\"'”’)]*(?=[^.!?]*$)")
 _LAST_SEPARATOR = re.compile(r"[;\n,](?=[^;\n,]*$)")
@@ -70,20 +75,28 @@ def mentions_prompt(chunk: str) -> str:
 
 
 def read_summary(reply: str) -> dict | None:
-    """``{"summary": one line}`` from a reply: its first five sentences (the instruction's limit), or ``None``
-    when it holds no summary (empty, or under three words)."""
+    """``{"summary": one line}`` from a reply: its first five sentences (the instruction's limit; a line break or
+    list item ends one), or ``None`` when it holds no summary (empty, or under three words)."""
     text = _LABEL.sub("", strip_reasoning(reply)).strip().strip('"').replace("**", "")
-    text = _SPACES.sub(" ", text).strip()
-    sentences = _SENTENCE_END.split(text)
+    lines = (_SPACES.sub(" ", _ITEM_MARK.sub("", line)).strip() for line in text.splitlines())
+    sentences = [sentence for line in lines if line for sentence in _SENTENCE_END.split(line)]  # a line ends a sentence
     text = " ".join(sentences[:SUMMARY_SENTENCES])
     return {"summary": text} if len(text.split()) >= 3 else None
+
+
+def name_shaped(item: str) -> bool:
+    """Whether a listed item looks like a name: at most five words, each capitalised but for particles ("of", "de")."""
+    words = item.split()
+    return (0 < len(words) <= NAME_WORDS and item[0].isupper()
+            and all(word[0].isupper() or word.lower() in _NAME_PARTICLES for word in words))
 
 
 def read_mentions(reply: str, chunk: str) -> dict | None:
     """``{"mentions": [...], "dropped": n}`` from a reply: the names listed that ``chunk`` contains, each once.
 
-    ``NONE`` reads as no names; names the chunk does not contain are dropped (and counted); a reply
-    with neither a name nor ``NONE`` is invalid (``None``).
+    ``NONE`` reads as no names; an item that is not name-shaped (:func:`name_shaped`: copied prose) or
+    that the chunk does not contain is dropped (and counted); a reply with neither a name nor ``NONE``
+    is invalid (``None``).
     """
     text = _LABEL.sub("", strip_reasoning(reply)).strip()
     if not text:
@@ -95,9 +108,10 @@ def read_mentions(reply: str, chunk: str) -> dict | None:
     dropped = 0
     for part in re.split(r"[;\n]|,(?!\s*(?:Jr|Sr)\b)", text):
         name = _SPACES.sub(" ", _ITEM_MARK.sub("", part)).strip().strip("\"'“”‘’*.").strip()
-        if not name or _NONE.match(name):
+        name = _LEADING_WORDS.sub("", name)
+        if not name or _NONE.match(name) or name.lower() in names:
             continue
-        if name.lower() in lowered:
+        if name_shaped(name) and name.lower() in lowered:
             names.setdefault(name.lower(), name)
         else:
             dropped += 1
