@@ -25,7 +25,7 @@ from ..task_info import reserved_output
 from ..tasks import BUILDERS
 from ..tasks.base import TaskBuilder
 from ..tasks.one_document import OneDocumentTask
-from ..tokenization import load_tokenizer
+from ..tokenization import Tokenizer, load_tokenizer
 from ..workers import worker_pool
 from ..folder_lock import output_lock
 from ..output_guard import guard_output_dir, mark_folder
@@ -143,13 +143,8 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
 
 def _generate(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, echo: Callable[[str], None], progress: bool) -> dict:
     """Load the tokenizer and sources, claim ``out``, build every task and length, and write the manifest."""
-    tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
-    registry = location.registry()
-    needed = {name for name, entry in registry.items() if any(role.split(":")[0] in options.tasks for role in entry.roles)}
-    corpus = load_corpus(location, tokenizer, only=needed, progress=progress)
-    _check_pools(corpus, options.tasks, location.describe())
-    budgets = {label: budget - options.reserve_output for label, budget in options.lengths}  # what a prompt may use
-    builders: dict[str, TaskBuilder] = {task: BUILDERS[task](corpus, templates) for task in options.tasks}
+    tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress)
+    budgets = _budgets(options)
     annotator = _annotate(options, builders, tokenizer, budgets, echo, progress)
     claim_out_folder(options.out, {
         **options.shaping(),
@@ -187,6 +182,21 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
     return manifest
 
 
+def _load_builders(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, tasks: tuple[str, ...],
+                   progress: bool) -> tuple[Tokenizer, Corpus, dict[str, TaskBuilder]]:
+    """The run's tokenizer, the sources ``tasks`` use (checked to hold what each task needs) and the tasks' builders."""
+    tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
+    needed = {name for name, entry in location.registry().items() if any(role.split(":")[0] in tasks for role in entry.roles)}
+    corpus = load_corpus(location, tokenizer, only=needed, progress=progress)
+    _check_pools(corpus, tasks, location.describe())
+    return tokenizer, corpus, {task: BUILDERS[task](corpus, templates) for task in tasks}
+
+
+def _budgets(options: GenerateOptions) -> dict[str, int]:
+    """What a prompt may use at each length (before any task's own answer room)."""
+    return {label: budget - options.reserve_output for label, budget in options.lengths}
+
+
 def _annotation_requests(options: GenerateOptions, builders: dict[str, TaskBuilder], tokenizer, budgets: dict[str, int]) -> list[tuple[str, str]]:
     """(kind, chunk) for every chunk the one-document tasks may use at the requested lengths and rows."""
     return [(builder.annotation_kind, text) for builder in builders.values() if isinstance(builder, OneDocumentTask)
@@ -212,16 +222,9 @@ def _annotate(options: GenerateOptions, builders: dict[str, TaskBuilder], tokeni
 
 def _dry_run(options: GenerateOptions, location: SourceLocation, echo: Callable[[str], None], progress: bool) -> dict:
     """Count the annotator calls and prompt tokens the run would need (after cache hits); write nothing."""
-    tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
-    tasks = options.annotated_tasks()
-    registry = location.registry()
-    needed = {name for name, entry in registry.items() if any(role.split(":")[0] in tasks for role in entry.roles)}
-    corpus = load_corpus(location, tokenizer, only=needed, progress=progress)
-    _check_pools(corpus, tuple(tasks), location.describe())
-    templates = PromptTemplates(options.templates)
-    builders = {task: BUILDERS[task](corpus, templates) for task in tasks}
-    budgets = {label: budget - options.reserve_output for label, budget in options.lengths}
-    requests = list(dict.fromkeys(_annotation_requests(options, builders, tokenizer, budgets)))
+    tasks = tuple(options.annotated_tasks())
+    tokenizer, _, builders = _load_builders(options, location, PromptTemplates(options.templates), tasks, progress)
+    requests = list(dict.fromkeys(_annotation_requests(options, builders, tokenizer, _budgets(options))))
     plan = plan_annotations(options.annotator, requests)
     echo(f"annotator dry run ({options.annotator.model}): {plan.unique_prompts} chunk prompts for {', '.join(tasks) or 'no task'}, "
          f"{plan.cache_hits} cached, {plan.calls} calls to send, {plan.prompt_tokens} prompt tokens (cl100k_base); nothing written")
