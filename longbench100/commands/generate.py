@@ -63,8 +63,8 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
     \b
     Example (the paper's suite from a local mirror):
       longbench100 generate --sources /data/lb100-mirror --out data/ --rows 100
-    Example (ETHIC, chunk labels by a local server):
-      longbench100 generate --suite ethic --lengths 8k,32k --rows 10 --out ethic/ \
+    Example (ETHIC, chunk labels by a local server; try --dry-run first):
+      longbench100 generate --suite ethic --lengths 8k,32k --rows 10 --out ethic/
         --annotator-model smollm2 --annotator-base-url http://127.0.0.1:8080/v1
     """
     from ..generate.runner import GenerateOptions, run_generate

@@ -114,7 +114,8 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
     if options.reserve_output < 0 or options.reserve_output >= min(budget for _, budget in options.lengths):
         raise UserError(f"--reserve-output {options.reserve_output} must be >= 0 and smaller than the shortest length")
     if options.annotated_tasks() and not options.annotator.model:
-        raise UserError(f"{', '.join(options.annotated_tasks())}: needs chunk labels by an annotator model; give --annotator-model "
+        tasks = options.annotated_tasks()
+        raise UserError(f"{', '.join(tasks)} need{'s' if len(tasks) == 1 else ''} chunk labels by an annotator model: give --annotator-model "
                         "(and --annotator-base-url for a local server), or leave the task out (docs/suites.md, ETHIC)")
     if options.dry_run and not options.annotator.model:
         raise UserError("--dry-run counts the annotator's calls: give --annotator-model and a task that needs one (recalling, organizing, section_summarizing)")
