@@ -45,3 +45,27 @@ def terminal_signals() -> None:
     """``preexec_fn`` for a child that must react to Ctrl-C as under a terminal, even when the test run
     itself was started with SIGINT ignored (a background job of a non-interactive shell)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def record_template_variables(monkeypatch) -> dict[str, set[str]]:
+    """Patch template rendering to record, per task, the variable names builders pass (run with one worker)."""
+    from longbench100.generate.templates import PromptTemplates
+
+    passed: dict[str, set[str]] = {}
+    render = PromptTemplates.render
+
+    def recording(self, task: str, variables: dict) -> str:
+        passed.setdefault(task, set()).update(variables)
+        return render(self, task, variables)
+
+    monkeypatch.setattr(PromptTemplates, "render", recording)
+    return passed
+
+
+def assert_examples_cover(passed: dict[str, set[str]]) -> None:
+    """Every variable a builder passed appears in each of its task's example variables (the pre-run template check)."""
+    from longbench100.generate.templates import EXAMPLE_VARIABLES
+
+    for task, names in passed.items():
+        for example in EXAMPLE_VARIABLES[task]:
+            assert names <= set(example), (task, names - set(example))

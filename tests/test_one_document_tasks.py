@@ -16,7 +16,7 @@ from longbench100.scoring.data import DataRecord
 from longbench100.scoring.name_sets import name_set_f1, reply_names
 from longbench100.tokenization import load_tokenizer
 from tests.fixture_mirror import BOOKS, PEOPLE
-from tests.generate_helpers import records, tree
+from tests.generate_helpers import assert_examples_cover, record_template_variables, records, tree
 from tests.openai_stub import OpenAIStub, prompt_text
 
 TASKS = ("recalling", "organizing", "section_summarizing")
@@ -219,23 +219,12 @@ def test_name_set_f1_on_reply_shapes():
 
 
 def test_template_examples_cover_every_variable_these_builders_pass(mirror, stub, tmp_path, monkeypatch):
-    from longbench100.generate.templates import EXAMPLE_VARIABLES, PromptTemplates
-
-    passed: dict[str, set[str]] = {}
-    render = PromptTemplates.render
-
-    def recording(self, task: str, variables: dict) -> str:
-        passed.setdefault(task, set()).update(variables)
-        return render(self, task, variables)
-
-    monkeypatch.setattr(PromptTemplates, "render", recording)
+    passed = record_template_variables(monkeypatch)
     code, output = run("--suite", "ethic", "--tasks", ",".join(TASKS), "--sources", str(mirror), "--rows", "1", "--lengths", "4k",
                        "--workers", "1", "--out", str(tmp_path / "out"), "--annotator-model", "stub-model", "--annotator-base-url", stub.base_url)
     assert code == 0, output
     assert set(passed) == set(TASKS)
-    for task, names in passed.items():
-        for example in EXAMPLE_VARIABLES[task]:
-            assert names <= set(example), (task, names - set(example))
+    assert_examples_cover(passed)
 
 
 def section_judge(body: dict) -> str:

@@ -21,14 +21,13 @@ from longbench100.errors import UserError
 from longbench100.generate import runner
 from longbench100.generate.manifest import RUN_STATE
 from longbench100.generate.runner import GenerateOptions, run_generate
-from longbench100.generate.templates import EXAMPLE_VARIABLES, PromptTemplates
 from longbench100.task_info import TASKS
 from longbench100.tasks import BUILDERS
 from longbench100.tasks.one_document import OneDocumentTask
 from longbench100.scoring.data import read_jsonl
 from longbench100.scoring.results import write_results
 from longbench100.writable import ensure_writable_dir, ensure_writable_file
-from tests.generate_helpers import terminal_signals
+from tests.generate_helpers import assert_examples_cover, record_template_variables, terminal_signals
 from tests.openai_stub import OpenAIStub
 from tests.test_score_inputs import RIGHT, write_dataset, write_predictions
 
@@ -240,20 +239,11 @@ def test_template_examples_cover_every_variable_the_builders_pass(
 ) -> None:
     # the check before claiming renders EXAMPLE_VARIABLES; a variable a builder passes but the
     # examples lack would make a valid user template fail that check
-    passed: dict[str, set[str]] = {}
-    render = PromptTemplates.render
-
-    def recording(self, task: str, variables: dict) -> str:
-        passed.setdefault(task, set()).update(variables)
-        return render(self, task, variables)
-
-    monkeypatch.setattr(PromptTemplates, "render", recording)
+    passed = record_template_variables(monkeypatch)
     tasks = tuple(task for task in TASKS if not issubclass(BUILDERS[task], OneDocumentTask))  # those need an annotator:
     run_generate(_options(mirror, tmp_path / "out", tasks=tasks, rows=1), echo=lambda _: None, progress=False)  # test_one_document_tasks
     assert set(passed) == set(tasks)
-    for task, names in passed.items():
-        for example in EXAMPLE_VARIABLES[task]:
-            assert names <= set(example), (task, names - set(example))
+    assert_examples_cover(passed)
 
 
 def test_a_folder_without_finished_rows_is_reused_without_resume(mirror: Path, tmp_path: Path) -> None:

@@ -180,3 +180,15 @@ class GoldAmongDistractors(TaskBuilder):
         }
         closed = self.templates.render(self.name, {**self.variables(item), "blocks": [], "gold_numbers": [], "closed_book": True}) if self.closed_book else None
         return Sample(fitted, self.answers(item), self.question(item, gold_numbers), gold, closed)
+
+
+class SingleDocumentQuestions:
+    """For QA tasks about one document: which items they take and the template variables of a question."""
+
+    def accepts(self, item: Item) -> bool:
+        """Questions with answers about exactly one document."""
+        return item.kind == "qa" and len(item.doc_ids) == 1
+
+    def variables(self, item: Item) -> dict:
+        """The question; the closed-book switch is off for the main prompt."""
+        return {"question": item.question, "closed_book": False}

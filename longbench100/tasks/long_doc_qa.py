@@ -4,22 +4,15 @@ are not used at that length."""
 
 from ..answerability import answer_extractive, answer_grounded
 from ..records import Item
+from .base import SingleDocumentQuestions
 from .long_document import LongDocumentTask
 
 
-class LongDocQa(LongDocumentTask):
+class LongDocQa(SingleDocumentQuestions, LongDocumentTask):
     """Answer a question about the one long document in the prompt."""
 
     name = "long_doc_qa"
     closed_book = True
-
-    def accepts(self, item: Item) -> bool:
-        """Questions with answers about exactly one document."""
-        return item.kind == "qa" and len(item.doc_ids) == 1
-
-    def variables(self, item: Item) -> dict:
-        """The question; the closed-book switch is off for the main prompt."""
-        return {"question": item.question, "closed_book": False}
 
     def evidence_kept(self, item: Item, text: str) -> bool:
         """An extractive answer must occur in ``text``; another must have 70% of its content words there."""
