@@ -99,7 +99,7 @@ class LongDocumentTask(TaskBuilder):
                 best = (prompt, tokens, context.removesuffix(OMITTED))
             if excess == 0 or (excess < 0 and keep >= len(ids)):
                 break
-            keep -= excess if excess > 0 else max(1, -excess // 2)
+            keep -= excess  # fewer tokens when over, more when short
         if best is None or not self.evidence_kept(item, best[2]):
             return None
         prompt, tokens, kept = best

@@ -15,8 +15,8 @@ from ..records import Document
 from .base import Sample
 from .one_document import Chunk, OneDocumentTask, Window
 
-ANSWER_FIXED = 16
-TOKENS_PER_NAME = 8  # a name of a few tokens and "; "
+ANSWER_FIXED = 64  # room for a reply that lists more names than the annotator found
+TOKENS_PER_NAME = 12  # a name of a few tokens and "; ", with room to spare
 
 
 class Recalling(OneDocumentTask):
