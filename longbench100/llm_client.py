@@ -55,6 +55,9 @@ class CompletionResult:
     latency_s: float
     attempts: int
     error: str | None
+    logprobs: list[dict] | None = None
+    """The answer's tokens with their log-probabilities and alternatives (``choices[0].logprobs.content``), when
+    they were asked for and the server sent them."""
 
 
 @functools.cache
@@ -262,9 +265,11 @@ class LLMClient:
         """Close the underlying connection pool; the client cannot be used afterwards."""
         await self._http.aclose()
 
-    def _body(self, prompt: str, max_tokens: int, temperature: float) -> dict:
-        """Return the JSON request body for one prompt."""
+    def _body(self, prompt: str, max_tokens: int, temperature: float, top_logprobs: int | None = None) -> dict:
+        """Return the JSON request body for one prompt (asking for token log-probabilities with ``top_logprobs``)."""
         body: dict = {"model": self.model, "max_tokens": max_tokens, "temperature": temperature}
+        if top_logprobs and self.mode == "chat":
+            body.update(logprobs=True, top_logprobs=top_logprobs)
         if self.mode == "chat":
             body["messages"] = [{"role": "user", "content": prompt}]
         else:
@@ -279,6 +284,7 @@ class LLMClient:
             text = choice["message"].get("content") if self.mode == "chat" else choice["text"]
             finish_reason = choice.get("finish_reason")
             usage = data.get("usage") or {}
+            logprobs = (choice.get("logprobs") or {}).get("content") if isinstance(choice.get("logprobs"), dict) else None
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             snippet = " ".join(response.text.split())[:200]
             if snippet.startswith("<"):  # a web page (a proxy, a login wall, the wrong port), not an API answer
@@ -292,6 +298,7 @@ class LLMClient:
             latency_s=latency_s,
             attempts=attempts,
             error=None,
+            logprobs=logprobs if isinstance(logprobs, list) else None,
         )
 
     @staticmethod
@@ -319,9 +326,11 @@ class LLMClient:
             return retry_after
         return random.uniform(0.0, min(MAX_BACKOFF_S, self.backoff_base_s * 2**retry))
 
-    async def complete(self, prompt: str, *, max_tokens: int, temperature: float = 0.0) -> CompletionResult:
-        """Send one prompt and return the answer, or a result with ``error`` set if it failed for good."""
-        body = self._body(prompt, max_tokens, temperature)
+    async def complete(self, prompt: str, *, max_tokens: int, temperature: float = 0.0,
+                       top_logprobs: int | None = None) -> CompletionResult:
+        """Send one prompt and return the answer, or a result with ``error`` set if it failed for good
+        (``top_logprobs``: ask for that many alternatives per answer token, in chat mode)."""
+        body = self._body(prompt, max_tokens, temperature, top_logprobs)
         attempts = 0
         while True:
             attempts += 1

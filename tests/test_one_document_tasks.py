@@ -287,3 +287,65 @@ def test_section_judge_replies_are_read_strictly():
     assert section_parts('{"consistency": 0, "relevance": 5, "faithfulness": 5}') is None
     assert section_parts('{"consistency": 4, "relevance": 5}') is None
     assert section_score({"consistency": 5, "relevance": 3, "faithfulness": 1}) == 0.5
+
+
+def logprob_judge(body: dict):
+    """A judge stub whose server sends logprobs: each rating digit is a token of its own, with alternatives."""
+    import math
+
+    text = prompt_text(body)
+    if "<<<SECTION" not in text:
+        return "OK"
+    pieces = ["The summary fits.\n{\"consistency\": ", "4", ", \"relevance\": ", "5", ", \"faithfulness\": ", "3", "}"]
+    alternatives = {"4": {"4": 0.6, "5": 0.4}, "5": {"5": 0.9, "2": 0.1}, "3": {"3": 0.5, "1": 0.5}}
+    content = [{"token": piece, "logprob": 0.0,
+                "top_logprobs": [{"token": token, "logprob": math.log(p)} for token, p in alternatives.get(piece, {}).items()]}
+               for piece in pieces]
+    reply = "".join(pieces)
+    return 200, {"id": "x", "object": "chat.completion", "model": body["model"],
+                 "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop",
+                              "logprobs": {"content": content}}],
+                 "usage": {"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17}}
+
+
+def test_section_ratings_are_weighted_by_the_judges_logprobs_when_sent(data, tmp_path):
+    row = records(data, "section_summarizing", "8k")[0]
+    single = tmp_path / "data" / "section_summarizing"
+    single.mkdir(parents=True)
+    (single / "8k.jsonl").write_text(json.dumps(row) + "\n")
+    predictions = tmp_path / "pred" / "section_summarizing"
+    predictions.mkdir(parents=True)
+    (predictions / "8k.jsonl").write_text(json.dumps({"id": row["id"], "prediction": row["answers"][0], "error": None}) + "\n")
+    arguments = ["score", "--n-boot", "20", "--data", str(tmp_path / "data"), "--predictions", str(tmp_path / "pred"),
+                 "--base-lengths", "8k"]
+    with OpenAIStub(logprob_judge) as server:
+        result = CliRunner().invoke(main, [*arguments, "--out", str(tmp_path / "first.json"),
+                                           "--judge-model", server.model, "--judge-base-url", server.base_url])
+        assert result.exit_code == 0, result.output
+        rated = [body for body in server.bodies if "<<<SECTION" in prompt_text(body)]
+        assert rated and all(body["logprobs"] is True and body["top_logprobs"] == 5 for body in rated)
+        again = CliRunner().invoke(main, [*arguments, "--out", str(tmp_path / "again.json"),
+                                          "--judge-model", server.model, "--judge-base-url", server.base_url])
+        assert again.exit_code == 0, again.output
+        assert len([body for body in server.bodies if "<<<SECTION" in prompt_text(body)]) == len(rated)  # all cached
+    weighted = ((4 * 0.6 + 5 * 0.4) + (5 * 0.9 + 2 * 0.1) + (3 * 0.5 + 1 * 0.5)) / 3  # mean expected rating
+    for name in ("first.json", "again.json"):
+        results = json.loads((tmp_path / name).read_text())
+        assert results["samples"][0]["score"] == pytest.approx((weighted - 1) / 4, abs=1e-4)
+        assert results["judge"]["section_ratings"] == {"probability-weighted": row["gold"]["sections"]}
+    assert "probability-weighted" in result.output
+
+
+def test_ratings_are_weighted_only_where_each_digit_is_a_token_of_its_own():
+    from longbench100.scoring.judge_parse import weighted_section_parts
+
+    def token(text, alternatives=()):
+        return {"token": text, "logprob": 0.0, "top_logprobs": [{"token": t, "logprob": lp} for t, lp in alternatives]}
+
+    reply = '{"consistency": 4, "relevance": 5, "faithfulness": 3}'
+    digits = [token('{"consistency": '), token("4", [("4", 0.0)]), token(', "relevance": '), token(" 5"[1:], [("5", 0.0)]),
+              token(', "faithfulness": '), token("3", [("3", -1.0), ("2", -1.0), ("x", 0.0)]), token("}")]
+    assert weighted_section_parts(reply, digits) == {"consistency": 4.0, "relevance": 5.0, "faithfulness": 2.5}
+    glued = digits[:5] + [token("3}", [("3}", 0.0)])]
+    assert weighted_section_parts(reply, glued) is None  # the digit shares its token: plain ratings
+    assert weighted_section_parts(reply + " ", digits) is None  # the tokens do not spell the reply

@@ -110,6 +110,19 @@ def per_task_tables(results: list[ModelResult], tasks: list[str], long: list[str
     return parts
 
 
+def section_ratings_note(results: list[ModelResult]) -> str | None:
+    """How the judge's 1-5 section ratings were read (section_judge), per model: weighted by logprobs or plain."""
+    lines = []
+    for result in results:
+        sections = [section for sample in result.samples if sample.metric == "section_judge" and sample.parts
+                    for section in sample.parts.get("sections") or [] if section]
+        if sections:
+            weighted = sum("weighted" in section for section in sections)
+            lines.append(f"- {result.model}: {weighted} of {len(sections)} section ratings probability-weighted "
+                         f"(the judge's server sent logprobs), {len(sections) - weighted} plain 1-5")
+    return "Section summaries judged reference-free (section_judge):\n" + "\n".join(lines) if lines else None
+
+
 def render_report(results: list[ModelResult], content: ReportContent) -> str:
     """The whole report.md: settings, overall leaderboard, plots, per-task tables, depth, intervals,
     comparisons, warnings."""
@@ -139,6 +152,9 @@ def render_report(results: list[ModelResult], content: ReportContent) -> str:
                     if (result.aggregates.get("suites", {}).get(suite) or {}).get("overall")]
             parts += [f"## Suite {suite}", "Overall of this suite's tasks:", leaderboard(rows, long)]
             parts += per_task_tables(results, members, long)
+    note = section_ratings_note(results)
+    if note:
+        parts.append(note)
     parts.append(depth_section(results, content))
     if content.coverage:
         parts.append(coverage_section(content.coverage))

@@ -22,11 +22,14 @@ from ..llm_client import LLMClient, error_reason
 from .judge_cache import JudgeCache
 from .judge_helmet import summary_calls, summary_verdict
 from .judge_keypoints import KeyPointStore
-from .judge_prompts import KEY_POINTS, JudgePrompt, key_points_prompt, output_sentences, recall_prompt
+from .judge_prompts import KEY_POINTS, SECTION_JUDGE, JudgePrompt, key_points_prompt, output_sentences, recall_prompt
 from .judge_style import SUMMARY_HELMET
-from .judge_verdict import Verdict, judge_verdict, verdict_parts
+from .judge_parse import weighted_section_parts
+from .judge_verdict import Verdict, judge_verdict, verdict_parts, weighted_verdict
 
 TOKEN_ENCODING = "cl100k_base"
+RATING_ALTERNATIVES = 5
+"""Alternatives per token asked for with a section rating (``top_logprobs``), to weight the 1-5 ratings."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,8 @@ class JudgeStats:
     failed: Counter = field(default_factory=Counter)
     invalid_replies: int = 0
     truncated_replies: int = 0
+    section_ratings: Counter = field(default_factory=Counter)
+    """Section verdicts by how their 1-5 ratings were read: ``probability-weighted`` (logprobs) or ``plain``."""
 
     def to_json(self) -> dict:
         """A plain dict for results.json."""
@@ -74,6 +79,7 @@ class JudgeStats:
             "failed_by_reason": dict(self.failed),
             "invalid_replies": self.invalid_replies,
             "truncated_replies": self.truncated_replies,
+            **({"section_ratings": dict(self.section_ratings)} if self.section_ratings else {}),
         }
 
 
@@ -97,6 +103,8 @@ class Judge:
         self.stats = JudgeStats()
         self.verdicts: dict[str, Verdict] = {}
         """Every verdict of this judge's runs, by prompt text (read by the per-sample log)."""
+        self.weighted: dict[str, dict] = {}
+        """Probability-weighted section ratings by prompt text, where the judge's server sent logprobs."""
         self.cut_off: set[str] = set()
         """Prompts whose reply (sent or cached) was cut off at the reply budget (kept only where the rubric reads what it holds)."""
 
@@ -116,6 +124,8 @@ class Judge:
                 to_send.append(text)
             else:
                 cached[text] = entry["text"]
+                if isinstance(entry.get("weighted"), dict):
+                    self.weighted[text] = entry["weighted"]
                 if entry.get("finish_reason") == "length":
                     self.cut_off.add(text)
         return to_send, cached
@@ -230,8 +240,13 @@ class Judge:
             replies.update(sent)
         self.cut_off |= truncated
         truncated = self.cut_off
-        return {text: judge_verdict(prompt, replies.get(text), failures.get(text), text in truncated)
-                for text, prompt in first.items()}
+        verdicts = {text: judge_verdict(prompt, replies.get(text), failures.get(text), text in truncated)
+                    for text, prompt in first.items()}
+        for text, prompt in first.items():
+            if prompt.metric == SECTION_JUDGE and verdicts[text].score is not None:
+                verdicts[text] = weighted_verdict(verdicts[text], self.weighted.get(text))
+                self.stats.section_ratings["probability-weighted" if text in self.weighted else "plain"] += 1
+        return verdicts
 
     async def _request_all(
         self, prompts: list[JudgePrompt], progress: bool
@@ -247,7 +262,9 @@ class Judge:
 
         async def one(prompt: JudgePrompt) -> None:
             text = prompt.text
-            result = await client.complete(text, max_tokens=config.max_tokens, temperature=0.0)
+            rated = prompt.metric == SECTION_JUDGE
+            result = await client.complete(text, max_tokens=config.max_tokens, temperature=0.0,
+                                           top_logprobs=RATING_ALTERNATIVES if rated else None)
             self.stats.calls += 1
             if result.text is None:
                 failures[text] = error_reason(result.error or "unknown")
@@ -259,6 +276,9 @@ class Judge:
                 truncated.add(text)
             if judge_verdict(prompt, result.text, None, cut_off).parts is None:
                 return
+            weighted = weighted_section_parts(result.text, result.logprobs) if rated and result.logprobs else None
+            if weighted:
+                self.weighted[text] = weighted
             self.cache.put(
                 text,
                 result.text,
@@ -266,6 +286,7 @@ class Judge:
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,
                 **({"cut_off_kept": True} if cut_off else {}),
+                **({"weighted": weighted} if weighted else {}),
             )
 
         try:

@@ -11,6 +11,7 @@ verdict, verdicts or lists that contradict each other) gives ``None``. Numbers m
 """
 
 import json
+import math
 import re
 from collections.abc import Callable
 
@@ -349,3 +350,37 @@ def section_parts(reply: str) -> dict | None:
 def section_score(parts: dict) -> float:
     """The 0-1 score of valid section sub-scores: their mean, from 1-5 onto 0-1."""
     return (sum(parts[name] for name in SECTION_CRITERIA) / len(SECTION_CRITERIA) - 1) / 4
+
+
+SCALE_DIGITS = "12345"
+
+
+def weighted_section_parts(reply: str, tokens: list[dict]) -> dict | None:
+    """Each criterion's expected rating under the judge's own token probabilities (G-Eval's weighting), from the
+    reply's ``logprobs.content``: the rating digit of each criterion in the reply's last verdict must be a token of
+    its own, and the 1-5 digits among its alternatives are renormalised. ``None`` when that cannot be read for
+    all three (the plain ratings are used then)."""
+    pieces = [token.get("token") for token in tokens if isinstance(token, dict)]
+    if len(pieces) != len(tokens) or not all(isinstance(piece, str) for piece in pieces) or "".join(pieces) != reply:
+        return None
+    starts, offset = [], 0
+    for piece in pieces:
+        starts.append(offset)
+        offset += len(piece)
+    weighted = {}
+    for name in SECTION_CRITERIA:
+        found = list(re.finditer(rf'"?{name}"?\s*:\s*"?([1-5])\b', reply, re.IGNORECASE))
+        if not found:
+            return None
+        position = found[-1].start(1)
+        index = max(i for i, start in enumerate(starts) if start <= position)
+        if pieces[index].strip() != reply[position]:
+            return None
+        alternatives = [(entry.get("token", "").strip(), entry.get("logprob")) for entry in tokens[index].get("top_logprobs") or []]
+        probabilities = {digit: math.exp(logprob) for digit, logprob in alternatives
+                         if digit in SCALE_DIGITS and digit and isinstance(logprob, (int, float))}
+        total = sum(probabilities.values())
+        if total <= 0:
+            return None
+        weighted[name] = round(sum(int(digit) * probability for digit, probability in probabilities.items()) / total, 4)
+    return weighted

@@ -74,3 +74,10 @@ def judge_verdict(prompt: JudgePrompt, reply: str | None, failure: str | None, t
     if parts is None:
         return Verdict(None, reply, "invalid reply")
     return Verdict(verdict_score(prompt, parts), reply, parts=parts)
+
+
+def weighted_verdict(verdict: Verdict, weighted: dict | None) -> Verdict:
+    """A section verdict scored from its probability-weighted ratings when the server sent logprobs, else as it is."""
+    if weighted is None or verdict.parts is None:
+        return verdict
+    return Verdict(section_score(weighted), verdict.reply, verdict.reason, {**verdict.parts, "weighted": weighted})

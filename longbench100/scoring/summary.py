@@ -75,6 +75,9 @@ def print_summary(results: dict, outcome: ScoreOutcome, echo: Echo) -> None:
         if stats.get("truncated_replies"):
             echo(f"{stats['truncated_replies']} judge replies were cut off at --judge-max-tokens and left "
                  "ungraded (not cached); raise --judge-max-tokens and rerun")
+        if stats.get("section_ratings"):
+            kinds = ", ".join(f"{count} {kind}" for kind, count in stats["section_ratings"].items())
+            echo(f"section summaries' 1-5 ratings: {kinds} (probability-weighted where the judge's server sent logprobs)")
     if results["ungraded"]:
         echo(f"{results['ungraded']} samples could not be graded by the judge ({reasons_text(results['ungraded_by_reason'])}; "
              "score null, left out of the means)")
