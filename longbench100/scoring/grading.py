@@ -75,7 +75,7 @@ def section_verdict(job: GradeJob, judge: Judge) -> Verdict:
     verdicts = [None if prompt is None else judge.verdicts[prompt.text] for prompt in section_prompts(job)]
     ungraded = [verdict.reason for verdict in verdicts if verdict is not None and verdict.score is None]
     if ungraded or not verdicts:
-        return Verdict(None, None, f"{len(ungraded)} of {len(verdicts)} sections ungraded ({ungraded[0] if ungraded else 'no section'})")
+        return Verdict(None, None, f"a section ungraded ({ungraded[0]})" if ungraded else "no section to grade")
     score = sum(verdict.score if verdict is not None else 0.0 for verdict in verdicts) / len(verdicts)
     return Verdict(score, None, parts={"sections": [None if verdict is None else verdict.parts for verdict in verdicts]})
 
