@@ -270,3 +270,21 @@ def test_real_hard_negatives_score_higher_than_random_ones(tmp_path):
 def test_negatives_are_recorded_only_for_tasks_they_shape(mirror, tmp_path):
     other = generate(tmp_path / "other", "--tasks", "kv_retrieval", "--lengths", "2k", "--rows", "1", "--sources", str(mirror))
     assert "negatives" not in json.loads((other / "manifest.json").read_text())["options"]  # folders made before --negatives resume
+
+
+def test_rerank_shows_helmets_two_worked_examples_where_they_fit(mirror, tmp_path):
+    out = generate(tmp_path / "demos", "--tasks", "rerank", "--lengths", "2k,64k", "--rows", "3", "--sources", str(mirror))
+    assert all(not row["gold"]["demonstration_ids"] and "worked example" not in row["prompt"] for row in records(out, "rerank", "2k"))
+    rows = records(out, "rerank", "64k")  # the made-up passages are long (about 500 tokens): two examples of ten need 64k
+    assert rows and all(len(row["gold"]["demonstration_ids"]) == 2 for row in rows)
+    for row in rows:
+        prompt = row["prompt"]
+        demos, task = prompt.split("Now the passages for your question.", 1)
+        assert demos.count("Here is a worked example.") == 2
+        for example in demos.split("Here is a worked example.")[1:]:
+            ids = re.findall(r"^Passage with ID (\d+)", example, re.MULTILINE)
+            ranking = re.findall(r"\[(\d+)\]", example.split("\nRanking: ", 1)[1])
+            assert len(ids) == len(set(ids)) >= 2 and sorted(ranking) == sorted(ids)
+        demo_texts = set(re.findall(r"^Passage with ID \d+: (.*)$", demos, re.MULTILINE))
+        task_texts = set(re.findall(r"^\[ID: \d+\] (.*)$", task, re.MULTILINE))
+        assert demo_texts and task_texts and not demo_texts & task_texts

@@ -44,7 +44,7 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
     "rag_hard": [{"blocks": [{**_PASSAGES[0], "title": "A title"}, _PASSAGES[1]], "gold_numbers": [2], **_QUESTION,
                   "demos": [{"documents": [{"title": "T", "text": "Some text."}], "question": "Q?", "answer": "A"}]}],
     "rerank": [{"passages": [{"id": "123456", "title": None, "text": "A made-up passage."}, {"id": "654321", "title": "A title", "text": "Another."}],
-                **_QUESTION}],
+                **_QUESTION, "demos": [{"question": "Q?", "passages": [{"id": "111111", "title": None, "text": "T."}], "ranking": "[111111]"}]}],
     # HELMET in-context learning (tasks/icl.py)
     **{task: [{"demonstrations": "text: Where is the nearest harbor?\nlabel: 1\n\ntext: Who painted the mill?\nlabel: 0",
                 "text": "Who built the bridge?"}]

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..corpus import Corpus
 from ..errors import UserError
 from ..generate.pieces import Piece
+from ..generate.rng import derive_rng
 from ..generate.templates import PromptTemplates
-from ..records import Document
+from ..records import Document, Item
 from ..retrieval.bm25 import SourceIndex, source_index
 from ..scoring.text import normalize_answer
 from .base import GoldAmongDistractors
 
 NEGATIVE_KINDS = ("bm25", "random")
+DEMONSTRATIONS = 2  # HELMET's RAG and re-ranking prompts show two worked examples (shots: 2 in its configs)
 PASSAGE_OVERHEAD = 12  # tokens of a passage heading and separators: the fitting search's first guess only
 
 
@@ -103,3 +106,21 @@ class NegativesTask(GoldAmongDistractors):
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
         self.pool = NegativePool(corpus, corpus.sources_with_role(self.name, "real"))
+        self._demonstrations: dict[str, list[Item]] = {}  # item id -> its worked examples, drawn once
+
+    def demonstrations(self, item: Item) -> list[Item]:
+        """HELMET's two worked examples: other questions of the item's source, drawn from a seed that the item
+        alone fixes (the same at every length), none sharing a passage with the item. Drawn once per item."""
+        if item.id not in self._demonstrations:
+            own = self._passage_keys[item.id]
+            others = [other for other in self.items if other.source == item.source and other.id != item.id
+                      and not own & self._passage_keys[other.id]]
+            rng = derive_rng(0, self.name, "demonstrations", item.id)
+            self._demonstrations[item.id] = rng.sample(others, min(DEMONSTRATIONS, len(others)))
+        return self._demonstrations[item.id]
+
+    @cached_property
+    def _passage_keys(self) -> dict[str, frozenset[str]]:
+        """Each item's gold passages as near-duplicate keys (what "sharing a passage" compares)."""
+        key = self.corpus.near_duplicates.key
+        return {item.id: frozenset(key(document) for document in self.gold_documents(item)) for item in self.items}

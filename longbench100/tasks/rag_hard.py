@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import random
-from functools import cached_property
 
 from ..corpus import Corpus
 from ..generate.fitting import BuildContext, minimum_tokens
@@ -27,7 +26,6 @@ from .base import Candidate, Sample, number_blocks
 from .haystack import fit_units, grid_depth, nearest_boundary
 from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_body, passage_piece
 
-DEMONSTRATIONS = 2  # HELMET's RAG prompts show two worked examples (shots: 2 in its configs)
 MAX_ANSWER_WORDS = 5  # substring match suits short answers; rag-mini-bioasq's "answer" is mostly a whole sentence
 YES_NO = {"yes", "no"}  # a bare yes/no is guessed half the time under substring match
 
@@ -56,10 +54,6 @@ class RagHard(NegativesTask):
 
     name = "rag_hard"
 
-    def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
-        super().__init__(corpus, templates)
-        self._demonstrations: dict[str, list[Item]] = {}  # item id -> its worked examples, drawn once
-
     def accepts(self, item: Item) -> bool:
         """Questions with a short answer and at least one gold passage."""
         return item.kind == "qa" and bool(item.question) and bool(item.doc_ids) and bool(item.answers) and short_answer(item.answers[0])
@@ -67,23 +61,6 @@ class RagHard(NegativesTask):
     def variables(self, item: Item) -> dict:
         """The question and the worked demonstrations shown before the documents."""
         return {"question": item.question, "demos": [self._demo(other) for other in self.demonstrations(item)]}
-
-    def demonstrations(self, item: Item) -> list[Item]:
-        """HELMET's two worked examples: other questions of the item's source, drawn from a seed that the item
-        alone fixes (the same at every length), none sharing a paragraph with the item. Drawn once per item."""
-        if item.id not in self._demonstrations:
-            own = self._paragraph_keys[item.id]
-            others = [other for other in self.items if other.source == item.source and other.id != item.id
-                      and not own & self._paragraph_keys[other.id]]
-            rng = derive_rng(0, self.name, "demonstrations", item.id)
-            self._demonstrations[item.id] = rng.sample(others, min(DEMONSTRATIONS, len(others)))
-        return self._demonstrations[item.id]
-
-    @cached_property
-    def _paragraph_keys(self) -> dict[str, frozenset[str]]:
-        """Each item's gold paragraphs as near-duplicate keys (what "sharing a paragraph" compares)."""
-        key = self.corpus.near_duplicates.key
-        return {item.id: frozenset(key(document) for document in self.gold_documents(item)) for item in self.items}
 
     def _demo(self, item: Item) -> dict:
         """One worked example as the template shows it: its supporting documents, question and answer."""

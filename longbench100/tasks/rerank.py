@@ -7,6 +7,12 @@ passages as the budget holds, relevant and non-relevant taken alternately while 
 item gives three rows with different orders and ids (row r: item r // 3, permutation r % 3); the
 passages chosen, their order and ids depend on the row, never on the length, so row r at a longer
 length shows the same passages and more.
+
+As HELMET's re-ranking prompt, two worked examples come first: other questions of the source, each
+with its relevant passages and its best BM25 negatives (``DEMO_PASSAGES`` in all, in a shuffled order
+under their own ids) and the ideal ranking; fixed per question, counted in the budget, and sharing no
+passage with the question's own passages or negatives. At lengths where they would take more than a
+quarter of the budget (HELMET starts re-ranking at 8k), no worked example is shown.
 """
 
 from __future__ import annotations
@@ -17,11 +23,13 @@ from ..generate.fitting import BuildContext
 from ..generate.pieces import Piece
 from ..generate.rng import derive_rng
 from ..generate.spans import coverage_spans
-from ..records import Item
+from ..records import Document, Item
 from .base import Candidate, Sample
 from .haystack import fit_units
-from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_piece
+from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_body, passage_piece
 
+DEMO_PASSAGES = 10  # passages in each worked example (HELMET's re-ranking demonstrations list ten, k10)
+DEMO_SHARE = 0.25  # the most of a budget the worked examples may take; below that (short lengths) none are shown
 PERMUTATIONS = 3
 ID_RANGE = range(100_000, 1_000_000)  # six-digit passage ids
 MIN_PASSAGES = 2
@@ -44,6 +52,28 @@ class Rerank(NegativesTask):
         """Questions with at least ``MIN_RELEVANT`` relevant passages (distinct texts)."""
         return item.kind == "qa" and bool(item.question) and len(self.gold_documents(item)) >= MIN_RELEVANT
 
+    def worked_example(self, item: Item, negatives: str, seed: int, taken: list[Document]) -> dict:
+        """One demonstration as the template shows it: passages (id, title, text) in a shuffled order, the
+        question, and the ideal ranking (relevant passages first); none of its negatives is in ``taken``
+        (the asked question's relevant passages, an earlier example's passages)."""
+        rng = derive_rng(seed, self.name, "demonstration", item.id)
+        relevant = self.gold_documents(item)[:DEMO_PASSAGES // 2]
+        excluded = self.gold_documents(item) + taken
+        others = [negative.document for negative in self.pool.negatives(item.source, item.question, excluded, negatives, rng)]
+        documents = relevant + others[:DEMO_PASSAGES - len(relevant)]
+        ids = [str(number) for number in rng.sample(ID_RANGE, len(documents))]
+        ranking = " > ".join(f"[{passage_id}]" for passage_id in ids)
+        shown = list(zip(ids, documents))
+        rng.shuffle(shown)
+        passages = [{"id": passage_id, "title": document.title, "text": passage_body(document)} for passage_id, document in shown]
+        return {"question": item.question, "passages": passages, "ranking": ranking, "documents": documents}
+
+    def demo_tokens(self, ctx: BuildContext, item: Item, demos: list[dict]) -> int:
+        """Tokens the worked examples add to the prompt."""
+        bare = {"question": item.question, "passages": []}
+        return ctx.count_prompt(self.templates.render(self.name, {**bare, "demos": demos})) - ctx.count_prompt(
+            self.templates.render(self.name, {**bare, "demos": []}))
+
     def candidates(self, ctx: BuildContext) -> None:
         """``None``: rows choose their own items (row r asks about item r // 3), so the three permutations share one."""
         return None
@@ -62,7 +92,13 @@ class Rerank(NegativesTask):
         item_rng = derive_rng(ctx.seed, self.name, "item", item.id)
         relevant = self.gold_documents(item)
         item_rng.shuffle(relevant)
-        negatives = self.pool.negatives(item.source, item.question, relevant, ctx.negatives, item_rng)
+        demos: list[dict] = []
+        for demo in self.demonstrations(item):
+            demos.append(self.worked_example(demo, ctx.negatives, ctx.seed, relevant + [d for shown in demos for d in shown["documents"]]))
+        if self.demo_tokens(ctx, item, demos) > ctx.budget * DEMO_SHARE:  # short lengths: the examples would crowd out the task
+            demos = []
+        shown = relevant + [document for demo in demos for document in demo["documents"]]
+        negatives = self.pool.negatives(item.source, item.question, shown, ctx.negatives, item_rng)
         scores = {negative.document.id: negative.bm25 for negative in negatives}
         units = alternate([passage_piece("gold", document) for document in relevant],
                           [passage_piece("distractor", negative.document) for negative in negatives])
@@ -77,7 +113,7 @@ class Rerank(NegativesTask):
 
         def render(count: int) -> str:
             passages = [{"id": piece.fields["id"], "title": piece.doc.title, "text": piece.text} for piece in arrange(count)]
-            return self.templates.render(self.name, {"question": item.question, "passages": passages})
+            return self.templates.render(self.name, {"question": item.question, "passages": passages, "demos": demos})
 
         fitted = fit_units(ctx, render, len(units), mean_tokens(units) + PASSAGE_OVERHEAD, arrange)
         if fitted is None or len(fitted[0].pieces) < MIN_PASSAGES:
@@ -91,6 +127,7 @@ class Rerank(NegativesTask):
             "doc_ids": [piece.doc.id for piece in pieces if piece.role == "gold"],
             "relevance": relevance,
             "permutation": row % PERMUTATIONS,
+            "demonstration_ids": [demo.id for demo in self.demonstrations(item)] if demos else [],
             "negatives": ctx.negatives,
             "negative_scores": [{"id": piece.doc.id, "bm25": scores[piece.doc.id]} for piece in pieces if piece.role != "gold"],
             "spans": coverage_spans(prompt.prompt, [piece.text for piece in pieces], [True] * len(pieces)),
