@@ -10,8 +10,9 @@ seeds free.
 
 Rows: the task's documents (every document of its ``real`` sources, each text once) in a seeded order,
 those that reach the most lengths first (a 400k-token novel before a 20k-token report). At a length,
-only documents at least as long as the length are eligible, and row r takes the (r mod n)-th of them
-from its first chunk; rows beyond the first n start at a seeded chunk of their own (moved back, at a
+only documents at least a chunk longer than the length are eligible, and row r takes the (r mod n)-th
+of them from its second chunk (the first holds a book's title page and contents, which would give
+Section 1 away); rows beyond the first n start at a seeded chunk of their own (moved back, at a
 length, as far as the rest of the document must be to fill it). With as many long documents as rows, row r reads the same opening of the same
 document at every length, longer at each (paired rows).
 """
@@ -38,6 +39,7 @@ from ..tokenization import Tokenizer
 from .base import Sample, TaskBuilder, distinct_texts
 
 ORDER_KEY = "ethic-one-document"  # every one-document task draws the same document order, so they share annotations
+FRONT_CHUNKS = 1  # a document's opening chunks left out: a book's title page and contents, which would place Section 1 at sight
 SHORTEST_LENGTH = 8192  # the length whose doublings rank the documents by reach
 
 
@@ -100,18 +102,18 @@ class OneDocumentTask(TaskBuilder):
     def window(self, tokenizer: Tokenizer, seed: int, row: int, budget: int) -> Window | None:
         """Row ``row``'s document and the chunks from its first one while their tokens fit ``budget`` (``None``: no
         document is that long)."""
-        eligible = [document for document in self.ordered_documents(seed) if document.tokens >= budget]
+        eligible = [document for document in self.ordered_documents(seed) if document.tokens >= budget + FRONT_CHUNKS * CHUNK_TOKENS]
         if not eligible:
             return None
         document = eligible[row % len(eligible)]
         chunks = self.chunks(document, tokenizer)
-        first = 0
+        first = FRONT_CHUNKS
         if row >= len(eligible):  # a later round over the same documents starts at a seeded chunk, moved back where
             tail, last = 0, len(chunks)  # the rest of the document would not fill the length
-            while last > 0 and tail < budget:
+            while last > FRONT_CHUNKS and tail < budget:
                 last -= 1
                 tail += chunks[last].tokens
-            first = min(last, derive_rng(seed, ORDER_KEY, row).randrange(len(chunks)))
+            first = min(last, derive_rng(seed, ORDER_KEY, row).randrange(FRONT_CHUNKS, max(FRONT_CHUNKS + 1, len(chunks))))
         taken, total = [], 0
         for chunk in chunks[first:]:
             if total + chunk.tokens > budget:
