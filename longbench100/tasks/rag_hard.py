@@ -14,12 +14,10 @@ from __future__ import annotations
 import itertools
 import random
 
-from ..corpus import Corpus
 from ..generate.fitting import BuildContext, minimum_tokens
 from ..generate.pieces import Piece
 from ..generate.rng import derive_rng
 from ..generate.spans import coverage_spans
-from ..generate.templates import PromptTemplates
 from ..records import Item
 from ..scoring.text import normalize_answer
 from .base import Candidate, Sample, number_blocks
