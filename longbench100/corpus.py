@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from tqdm import tqdm
-
 from .locations import SourceLocation, active_entries
 from .loader import load_source
 from .near_duplicates import NearDuplicates, find_near_duplicates
+from .progress import progress_bar
 from .records import Document, Item, SourceData
 from .registry import SourceEntry
 from .token_cache import attach_token_counts
@@ -54,8 +53,10 @@ def load_corpus(location: SourceLocation, tokenizer: Tokenizer, *, only: set[str
     missing = [name for name, entry in registry.items() if name not in active and not entry.stand_in_for]
     chosen = {name: entry for name, entry in active.items() if only is None or name in only}
     sources: dict[str, SourceData] = {}
-    for name, entry in tqdm(chosen.items(), desc="loading sources", unit="source", disable=not progress, leave=False):
-        data = load_source(location, entry)
-        attach_token_counts(tokenizer, entry, data)
-        sources[name] = data
+    with progress_bar(len(chosen), "loading sources", "source", progress, leave=False) as bar:
+        for name, entry in chosen.items():
+            data = load_source(location, entry)
+            attach_token_counts(tokenizer, entry, data)
+            sources[name] = data
+            bar.update()
     return Corpus(registry, sources, missing)

@@ -19,9 +19,9 @@ EVERY_S = 10.0
 class PlainProgress:
     """The part of tqdm's interface the runners use, printing whole lines to stderr."""
 
-    def __init__(self, total: int, desc: str, unit: str) -> None:
+    def __init__(self, total: int, desc: str, unit: str, initial: int = 0) -> None:
         self.total, self.desc, self.unit = total, desc, unit
-        self.n = 0
+        self.n = initial
         self.postfix: dict[str, Any] = {}
         self._started = self._printed = time.monotonic()
         self._line(f"{total} {unit}s to do")
@@ -57,10 +57,12 @@ class PlainProgress:
         self.close()
 
 
-def progress_bar(total: int, desc: str, unit: str, show: bool | None = None) -> tqdm | PlainProgress:
-    """A tqdm bar on a terminal, plain lines elsewhere; ``show`` False shows nothing, None means shown."""
+def progress_bar(total: int, desc: str, unit: str, show: bool | None = None, *, initial: int = 0,
+                 leave: bool = True) -> tqdm | PlainProgress:
+    """A tqdm bar on a terminal, plain lines elsewhere; ``show`` False shows nothing, None means shown.
+    ``initial`` units are done already (a resumed run); ``leave`` False clears a terminal bar when it closes."""
     if show is False:
         return tqdm(total=total, desc=desc, unit=unit, disable=True)
     if sys.stderr.isatty():
-        return tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True)
-    return PlainProgress(total, desc, unit)
+        return tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True, leave=leave)
+    return PlainProgress(total, desc, unit, initial)

@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from tqdm import tqdm
-
 from ..corpus import Corpus, load_corpus
 from ..datafolder import data_file_path
 from ..annotation.annotator import annotate, plan_annotations
@@ -30,6 +28,7 @@ from ..workers import worker_pool
 from ..folder_lock import output_lock
 from ..output_guard import guard_output_dir, mark_folder
 from ..paths import CACHE_HINT, cache_dir
+from ..progress import progress_bar
 from ..writable import ensure_writable_dir
 from .base_lengths import base_length_warnings
 from .fitting import BuildContext
@@ -283,7 +282,7 @@ def _write_length(options: GenerateOptions, task: str, label: str, budget: int, 
         start = completed_rows(partial)
         jobs = [(task, label, budget, row_plan) for row_plan in plan.rows if row_plan.row >= start]
         appender = LineAppender(partial)
-        bar = tqdm(total=len(plan.rows), initial=len(plan.rows) - len(jobs), desc=f"{task} {label}", unit="row", disable=not progress, leave=False)
+        bar = progress_bar(len(plan.rows), f"{task} {label}", "row", progress, initial=len(plan.rows) - len(jobs), leave=False)
         try:
             for line in executor.map(_build_line, jobs, chunksize=1):
                 if line is not None:
