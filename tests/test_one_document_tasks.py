@@ -349,3 +349,10 @@ def test_ratings_are_weighted_only_where_each_digit_is_a_token_of_its_own():
     glued = digits[:5] + [token("3}", [("3}", 0.0)])]
     assert weighted_section_parts(reply, glued) is None  # the digit shares its token: plain ratings
     assert weighted_section_parts(reply + " ", digits) is None  # the tokens do not spell the reply
+
+
+def test_inspect_says_who_labelled_the_chunks(data):
+    result = CliRunner().invoke(main, ["inspect", str(data)])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("chunk labels by annotator"))
+    assert "stub-model (mentions v2, summary v2)" in line and "listed names dropped" in line

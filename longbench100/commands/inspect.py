@@ -58,6 +58,9 @@ def inspect(out: Path, as_json: bool) -> None:
     if coverage_note:
         click.echo(f"note: {coverage_note}")
     click.echo(_shortcut_line(read_manifest(out) or {}, out))
+    annotator = _annotator_line(read_manifest(out) or {})
+    if annotator:
+        click.echo(annotator)
     tokenizer = (read_manifest(out) or {}).get("tokenizer") or {}
     if tokenizer:
         click.echo(f"tokenizer {tokenizer.get('spec')}; prompt tokens counted "
@@ -99,6 +102,18 @@ def _sources_line(by_label: dict[str, LengthSummary]) -> str:
     """``source a/b/c, ...``: rows per ground-truth source at each length (empty for synthetic tasks)."""
     names = list(dict.fromkeys(name for s in by_label.values() for name in (s.sources or {})))
     return ", ".join(f"{name} " + "/".join(str((s.sources or {}).get(name, 0)) for s in by_label.values()) for name in names)
+
+
+def _annotator_line(manifest: dict) -> str | None:
+    """Who labelled the one-document tasks' chunks (generate --annotator-model), or ``None`` when nobody did."""
+    info = manifest.get("annotator")
+    if not isinstance(info, dict):
+        return None
+    labels = ", ".join(f"{count} {kind}" for kind, count in (info.get("chunks") or {}).items())
+    versions = ", ".join(f"{kind} v{version}" for kind, version in (info.get("prompt_versions") or {}).items())
+    return (f"chunk labels by annotator {info.get('model')} ({versions}): {labels}; {info.get('calls')} calls, "
+            f"{info.get('cache_hits')} from the cache, {info.get('cut_off_replies_kept', 0)} cut-off replies kept, "
+            f"{info.get('names_not_in_chunk', 0)} listed names dropped (not name-shaped or not in their chunk)")
 
 
 def _shortcut_line(manifest: dict, out: Path) -> str:
