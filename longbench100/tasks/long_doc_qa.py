@@ -14,8 +14,13 @@ class LongDocQa(SingleDocumentQuestions, LongDocumentTask):
     name = "long_doc_qa"
     closed_book = True
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._extractive: dict[str, bool] = {}  # item id -> whether its answer occurs in its whole document
+
     def evidence_kept(self, item: Item, text: str) -> bool:
         """An extractive answer must occur in ``text``; another must have 70% of its content words there."""
-        if answer_extractive(item.question or "", item.answers, [self.document(item).text]):
-            return answer_extractive(item.question or "", item.answers, [text])
-        return answer_grounded(item.question or "", item.answers, [text])
+        if item.id not in self._extractive:  # decided once per item, not at every step of the cut's search
+            self._extractive[item.id] = answer_extractive(item.question or "", item.answers, [self.document(item).text])
+        rule = answer_extractive if self._extractive[item.id] else answer_grounded
+        return rule(item.question or "", item.answers, [text])
