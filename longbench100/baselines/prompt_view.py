@@ -28,6 +28,9 @@ class Passage:
     text: str
 
 
+OMITTED_MARK = " ... [the rest of the text is omitted]"  # where a long document was cut (tasks/long_document.py)
+
+
 @dataclass(frozen=True)
 class PromptView:
     """What a prompt shows, split into the parts the baselines use."""
@@ -49,6 +52,18 @@ class PromptView:
         """The passages the instruction names, else every passage."""
         chosen = [passage for passage in self.passages if passage.label in self.named]
         return chosen or list(self.passages)
+
+    @property
+    def body(self) -> str:
+        """The one text of a prompt without numbered passages: between ``<text>`` and ``</text>`` (recalling), else
+        after the opening instruction and before the closing question or request (one long document, as in
+        long_doc_qa), without the mark of a cut document; "" when neither layout is found."""
+        prompt = self.prompt
+        start, end = prompt.find("<text>"), prompt.rfind("</text>")
+        if 0 <= start < end:
+            return prompt[start + len("<text>"):end]
+        start, end = prompt.find("\n\n") + 2, max(prompt.rfind("\n\nQuestion:"), prompt.rfind("\n\nNow "))
+        return prompt[start:end].removesuffix(OMITTED_MARK).strip() if 2 <= start < end else ""
 
 
 def read_prompt(prompt: str) -> PromptView:

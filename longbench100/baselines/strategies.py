@@ -161,12 +161,8 @@ def _document_passages(attempt: Attempt) -> list[Passage]:
     """The named passages (else every passage); a prompt without numbered passages (one long document, as in
     long_doc_qa) gives its body: after the opening instruction, before the closing question or request."""
     passages = attempt.view.named_passages()
-    if passages:
-        return passages
-    prompt = attempt.view.prompt
-    start, end = prompt.find("\n\n") + 2, max(prompt.rfind("\n\nQuestion:"), prompt.rfind("\n\nNow "))
-    body = prompt[start:end].removesuffix(" ... [the rest of the text is omitted]").strip() if 2 <= start < end else ""
-    return [Passage("1", body)] if body else []
+    body = "" if passages else attempt.view.body
+    return passages or ([Passage("1", body)] if body else [])
 
 
 def _best_sentence(attempt: Attempt) -> str | None:
@@ -215,10 +211,8 @@ def _capitalised_names(text: str, minimum: int) -> list[str]:
 
 
 def _running_text(attempt: Attempt) -> str:
-    """The context of a prompt that shows one text between ``<text>`` and ``</text>`` (recalling), else its passages."""
-    prompt = attempt.view.prompt
-    start, end = prompt.find("<text>"), prompt.rfind("</text>")
-    return prompt[start + len("<text>"):end] if 0 <= start < end else attempt.view.context or prompt
+    """The context of a prompt: its passages, else its one unnumbered text (recalling), else the whole prompt."""
+    return attempt.view.context or attempt.view.body or attempt.view.prompt
 
 
 def _names_in_opening(attempt: Attempt) -> str | None:
