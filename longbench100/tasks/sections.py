@@ -130,6 +130,26 @@ def section_labels(count: int) -> list[str]:
     return labels
 
 
+def shuffled_order(count: int, seed: int) -> list[int]:
+    """The sections' indices in the order their summaries are shown: a shuffle drawn from ``seed``."""
+    shown = list(range(count))
+    random.Random(seed).shuffle(shown)
+    return shown
+
+
+def labelled_summaries(summaries: list[str], arrangement: list[int]) -> list[dict]:
+    """The summaries (in section order) as a prompt shows them: labelled A, B, ... in the order ``arrangement`` gives."""
+    return [{"label": label, "text": summaries[index]} for label, index in zip(section_labels(len(summaries)), arrangement)]
+
+
+def order_outcome(arrangement: list[int]) -> tuple[list[str], str, dict]:
+    """An organizing task's answer (the labels in section order, joined by " > "), recorded question and gold ``order``."""
+    label_of = {index: label for label, index in zip(section_labels(len(arrangement)), arrangement)}
+    order = [label_of[index] for index in range(len(arrangement))]
+    question = f"Give the labels of the {len(arrangement)} summaries in the order of the sections they summarise."
+    return [" > ".join(order)], question, {"order": order}
+
+
 class SectionTask(TaskBuilder):
     """What both tasks share: the section pools, each row's document order, and the exact fit with answer room."""
 
@@ -251,14 +271,11 @@ class DocumentOrganizing(SectionTask):
 
     def arrangement(self, count: int, seed: int) -> list[int]:
         """The sections' indices in the order their summaries are shown: a shuffle drawn from ``seed``."""
-        shown = list(range(count))
-        random.Random(seed).shuffle(shown)
-        return shown
+        return shuffled_order(count, seed)
 
     def variables(self, sections: list[Section], arrangement: list[int]) -> dict:
         """The summaries as shown: labelled A, B, ... in the shuffled order."""
-        labels = section_labels(len(sections))
-        return {"summaries": [{"label": label, "text": sections[index].reference} for label, index in zip(labels, arrangement)]}
+        return {"summaries": labelled_summaries([section.reference for section in sections], arrangement)}
 
     def context_texts(self, sections: list[Section], arrangement: list[int]) -> list[str]:
         """The documents, then the summaries as shown."""
@@ -266,8 +283,4 @@ class DocumentOrganizing(SectionTask):
 
     def outcome(self, sections: list[Section], arrangement: list[int]) -> tuple[list[str], str, dict]:
         """The labels in section order, joined as the prompt asks; gold ``order`` holds them as a list."""
-        labels = section_labels(len(sections))
-        label_of = {index: label for label, index in zip(labels, arrangement)}
-        order = [label_of[index] for index in range(len(sections))]
-        question = f"Give the labels of the {len(sections)} summaries in the order of the sections they summarise."
-        return [" > ".join(order)], question, {"order": order}
+        return order_outcome(arrangement)
