@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..annotation.prompts import SUMMARY_SENTENCES
 from .one_document import Chunk, ChunkSections
+from .sections import summary_outcome
 
 SENTENCE_TOKENS = 40  # room for one sentence of a section summary
 
@@ -27,7 +28,6 @@ class SectionSummarizing(ChunkSections):
 
     def outcome(self, chunks: list[Chunk], seed: int) -> tuple[list[str], str, dict]:
         """The annotator's summaries in the asked format (the classic metric's references), the instruction."""
-        annotations = self.need_annotations()
-        references = [annotations.summary(chunk.text) for chunk in chunks]
-        ideal = "\n".join(f"Section {number}: {reference}" for number, reference in enumerate(references, 1))
-        return [ideal], f"Summarise each of the {len(chunks)} sections, one line per section.", {"references": references}
+        references = [self.need_annotations().summary(chunk.text) for chunk in chunks]
+        answers, question, _ = summary_outcome(references)
+        return answers, question, {"references": references}

@@ -142,6 +142,13 @@ def labelled_summaries(summaries: list[str], arrangement: list[int]) -> list[dic
     return [{"label": label, "text": summaries[index]} for label, index in zip(section_labels(len(summaries)), arrangement)]
 
 
+def summary_outcome(references: list[str]) -> tuple[list[str], str, dict]:
+    """A summarizing task's ideal reply (every section's reference in the asked line format), its recorded
+    instruction, and no gold fields of its own."""
+    ideal = "\n".join(f"Section {number}: {reference}" for number, reference in enumerate(references, 1))
+    return [ideal], f"Summarise each of the {len(references)} sections, one line per section.", {}
+
+
 def order_outcome(arrangement: list[int]) -> tuple[list[str], str, dict]:
     """An organizing task's answer (the labels in section order, joined by " > "), recorded question and gold ``order``."""
     label_of = {index: label for label, index in zip(section_labels(len(arrangement)), arrangement)}
@@ -248,8 +255,7 @@ class DocumentSummarizing(SectionTask):
 
     def outcome(self, sections: list[Section], arrangement: list[int]) -> tuple[list[str], str, dict]:
         """The ideal reply (every reference in the asked format), the instruction, nothing more."""
-        ideal = "\n".join(f"Section {number}: {section.reference}" for number, section in enumerate(sections, 1))
-        return [ideal], f"Summarise each of the {len(sections)} sections, one line per section.", {}
+        return summary_outcome([section.reference for section in sections])
 
 
 class DocumentOrganizing(SectionTask):
