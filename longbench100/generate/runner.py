@@ -253,6 +253,8 @@ def _check_pools(corpus: Corpus, tasks: tuple[str, ...], where: str) -> None:
         for kind in BUILDERS[task].required_roles:
             if not corpus.sources_with_role(task, kind):
                 wanted = [name for name, entry in corpus.entries.items() if entry.has_role(task, kind)]
+                if not wanted:
+                    raise UserError(f"task {task}: no source in {where} plays its {kind} role (a {task}:{kind} entry in sources/)")
                 raise UserError(f"task {task}: none of its {kind} sources ({', '.join(wanted)}) is available in {where}")
 
 
