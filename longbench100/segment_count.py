@@ -23,7 +23,7 @@ thousands of random joins of real text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 SEGMENTED_ENCODINGS = frozenset({"cl100k_base", "o200k_base"})
 """tiktoken encodings whose pre-tokenizer is proven to cut at :data:`CUT`."""
@@ -46,21 +46,28 @@ class SegmentCounter:
         """The exact token count of ``text``."""
         if len(text) <= SHORT:
             return self._count_whole(text)
-        cache = self._cache
-        if len(cache) > CACHE_LIMIT:
-            cache.clear()
         total = 0
         start = 0
         for match in CUT.finditer(text):
             end = match.start() + 1
-            piece = text[start:end]
-            known = cache.get(piece)
-            if known is None:
-                known = cache[piece] = self._count_whole(piece)
-            total += known
+            total += self.piece(text[start:end])
             start = end
-        piece = text[start:]
-        known = cache.get(piece)
+        return total + self.piece(text[start:])
+
+    def pieces(self, text: str) -> list[str]:
+        """``text`` cut at its :data:`CUT` places: the pieces whose counts :meth:`count` adds up."""
+        starts = [0, *(match.start() + 1 for match in CUT.finditer(text))]
+        return [text[start:end] for start, end in zip(starts, [*starts[1:], len(text)])]
+
+    def learn(self, pieces: Iterable[str], counts: Iterable[int]) -> None:
+        """Remember the token counts of ``pieces`` (counted elsewhere, e.g. in a batch or a previous run)."""
+        self._cache.update(zip(pieces, counts))
+
+    def piece(self, text: str) -> int:
+        """The token count of one piece (a text with no :data:`CUT` place inside), cached by its text."""
+        known = self._cache.get(text)
         if known is None:
-            known = cache[piece] = self._count_whole(piece)
-        return total + known
+            if len(self._cache) > CACHE_LIMIT:
+                self._cache.clear()
+            known = self._cache[text] = self._count_whole(text)
+        return known

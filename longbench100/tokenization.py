@@ -21,12 +21,13 @@ import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 from unittest import mock
 
 from .errors import UserError
 from .hub import hub_problem
 from .segment_count import SEGMENTED_ENCODINGS, SegmentCounter
+from .spliced_count import SplicedCounter, WholeCounter
 
 DEFAULT_TOKENIZER = "cl100k_base"
 ACCEPTED_FORMS = "a tiktoken encoding (cl100k_base, o200k_base, ...) or hf:<model id | folder | tokenizer.json>"
@@ -91,6 +92,24 @@ class Tokenizer:
         if self._segments is not None:
             return self._segments.count(text)
         return len(self.encode(text))
+
+    def spliced(self, base: str) -> SplicedCounter | WholeCounter:
+        """A counter of texts spliced from spans of ``base`` and literal inserts: from cached pieces and
+        running totals where :attr:`counting` is ``segments``, else whole (see :mod:`longbench100.spliced_count`)."""
+        if self._segments is not None:
+            return SplicedCounter(base, self._segments)
+        return WholeCounter(base, self.count)
+
+    def pieces(self, texts: Iterable[str]) -> list[str] | None:
+        """Every piece that counting ``texts`` by segments would count (``None`` when :attr:`counting` is ``whole``)."""
+        if self._segments is None:
+            return None
+        return [piece for text in texts for piece in self._segments.pieces(text)]
+
+    def learn(self, pieces: Sequence[str], counts: Sequence[int]) -> None:
+        """Take ``counts`` as the token counts of ``pieces`` from now on (pieces of :meth:`pieces`, counted before)."""
+        if self._segments is not None:
+            self._segments.learn(pieces, counts)
 
     def count_whole(self, text: str) -> int:
         """Return the number of tokens in ``text``, tokenizing it in one go."""

@@ -160,6 +160,8 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         probe = _context(options, tokenizer, task, options.lengths[0][0], options.lengths[0][1])
         plans[task] = plan_rows(builder.candidates(probe), budgets, options.rows, options.seed, task, paired=not options.unpaired)
 
+    for builder in builders.values():
+        builder.prepare(tokenizer)
     _STATE.update(builders=builders, options=options, tokenizer=tokenizer)
     results: dict[str, dict[str, LengthResult]] = {}
     with _executor(options.workers) as executor:

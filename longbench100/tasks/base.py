@@ -13,6 +13,7 @@ from ..generate.pieces import Piece, gold_piece
 from ..generate.templates import PromptTemplates
 from ..near_duplicates import NearDuplicates, identical_text
 from ..records import Document, Item
+from ..tokenization import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,10 @@ class TaskBuilder:
     def candidates(self, ctx: BuildContext) -> list[Candidate] | None:
         """Ground-truth candidates, or ``None`` for synthetic tasks whose rows need no real item."""
         return None
+
+    def prepare(self, tokenizer: Tokenizer) -> None:
+        """Work every row shares, done once before the rows are built (in this process, so worker
+        processes inherit it). Nothing by default."""
 
     def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """Build one sample, or ``None`` when it cannot fit the budget."""

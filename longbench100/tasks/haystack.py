@@ -11,13 +11,14 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property
 
 from ..generate.fitting import BuildContext, Fitted
 from ..generate.pieces import Piece
-from ..generate.sentences import sentence_ends
 from ..records import Document
+from ..spliced_count import Part, materialize, part_length
 from ..tokenization import Tokenizer
+from .essay_units import document_units
 
 DEPTH_GRID = tuple(step / 10 for step in range(11))  # 0%, 10%, ..., 100%
 MAX_SEARCH_STEPS = 40
@@ -44,36 +45,51 @@ class Haystack:
     placements: list[int] = field(default_factory=list)
     passes: int = 0
 
-    def joined(self, count: int, needles: list[tuple[float, str]], separator: str = " ") -> tuple[str, list[int]]:
-        """The first ``count`` units with each ``(depth, needle)`` inserted at the unit boundary nearest to
-        ``depth`` of the text's characters.
+    @cached_property
+    def base(self) -> str:
+        """Every unit joined by its own separator (the first unit's is left out): the text that spans of
+        :meth:`layout` point into. Computed once, when the units are complete."""
+        return "".join(itertools.chain.from_iterable(zip(["", *self.separators[1:]], self.units)))
 
-        Returns the text and the character offset of each needle (in the order given).
+    @cached_property
+    def _bounds(self) -> tuple[list[int], list[int]]:
+        """Where each unit starts and ends in :attr:`base`."""
+        ends = list(itertools.accumulate(len(self.separators[i]) * bool(i) + len(self.units[i]) for i in range(len(self.units))))
+        return [end - len(unit) for end, unit in zip(ends, self.units)], ends
+
+    def layout(self, count: int, needles: list[tuple[float, str]], separator: str = " ") -> tuple[list[Part], list[int]]:
+        """The first ``count`` units with each ``(depth, needle)`` inserted at the unit boundary nearest to
+        ``depth`` of the units' characters, as parts over :attr:`base`: runs of units as spans, needles and
+        the ``separator`` around them as literals.
+
+        Returns the parts and the index of each needle's part (in the order given).
         """
-        ends = list(itertools.accumulate(len(self.separators[i]) * bool(i) + len(self.units[i]) for i in range(count)))
-        total = ends[-1] if ends else 0
+        starts, ends = self._bounds
+        total = ends[count - 1] if count else 0
         at: dict[int, list[int]] = {}
         for index, (depth, _) in enumerate(needles):
-            at.setdefault(nearest_boundary(ends, depth * total), []).append(index)
-        parts: list[str] = []
-        length = 0
-        offsets = [0] * len(needles)
-        for position in range(count + 1):
-            for index in at.get(position, []):
+            at.setdefault(nearest_boundary(ends, depth * total, count), []).append(index)
+        parts: list[Part] = []
+        where = [0] * len(needles)
+        cursor = 0
+        for position in [*sorted(at), count]:
+            if position > cursor:
                 if parts:
                     parts.append(separator)
-                    length += len(separator)
-                offsets[index] = length
-                parts.append(needles[index][1])
-                length += len(needles[index][1])
-            if position < count:
+                parts.append((starts[cursor], ends[position - 1]))
+                cursor = position
+            for index in at.get(position, ()):
                 if parts:
-                    sep = self.separators[position] if position and not at.get(position) else separator
-                    parts.append(sep)
-                    length += len(sep)
-                parts.append(self.units[position])
-                length += len(self.units[position])
-        return "".join(parts), offsets
+                    parts.append(separator)
+                where[index] = len(parts)
+                parts.append(needles[index][1])
+        return parts, where
+
+    def joined(self, count: int, needles: list[tuple[float, str]], separator: str = " ") -> tuple[str, list[int]]:
+        """The text of :meth:`layout` and the character offset of each needle (in the order given)."""
+        parts, where = self.layout(count, needles, separator)
+        offsets = list(itertools.accumulate((part_length(part) for part in parts), initial=0))
+        return materialize(self.base, parts), [offsets[index] for index in where]
 
     def tokens_per_unit(self, tokenizer: Tokenizer, sample: int = ESTIMATE_SAMPLE) -> float:
         """Estimated tokens of one unit: the first ``sample`` units counted together (a guess for the search)."""
@@ -94,13 +110,15 @@ class Haystack:
         return pieces
 
 
-def nearest_boundary(ends: list[int], target: float) -> int:
-    """The number of units before the boundary closest to character ``target`` (``ends``: cumulative unit ends)."""
-    after = bisect.bisect_left(ends, target)
+def nearest_boundary(ends: list[int], target: float, count: int | None = None) -> int:
+    """The number of units before the boundary closest to character ``target`` among the first ``count``
+    units (all by default; ``ends``: cumulative unit ends)."""
+    count = len(ends) if count is None else count
+    after = bisect.bisect_left(ends, target, 0, count)
     if after == 0:
-        return 0 if not ends or target <= ends[0] / 2 else 1
-    if after >= len(ends):
-        return len(ends)
+        return 0 if not count or target <= ends[0] / 2 else 1
+    if after >= count:
+        return count
     return after if target - ends[after - 1] <= ends[after] - target else after + 1
 
 
@@ -129,26 +147,10 @@ def essay(pool: list[Document], rng: random.Random, tokens_wanted: int) -> Hayst
     return haystack
 
 
-@lru_cache(maxsize=4096)
-def _document_units(text: str) -> tuple[tuple[str, str], ...]:
-    """A document's sentences (and lines) with the separator each keeps inside the document: a line break
-    when one precedes it, else a space. Cached: rows draw their haystacks from the same documents."""
-    cuts = sorted({*sentence_ends(text), *(i + 1 for i, char in enumerate(text) if char == "\n"), len(text)})
-    units = []
-    start = 0
-    for end in cuts:
-        raw = text[start:end]
-        start = end
-        sentence = raw.strip()
-        if sentence:
-            units.append((sentence, "\n" if "\n" in raw[: len(raw) - len(raw.lstrip())] else " "))
-    return tuple(units)
-
-
 def _add_sentences(haystack: Haystack, document: Document, placement: int) -> None:
     """Append ``document``'s sentences (and lines) to ``haystack`` as units of one placement; the first is
     set apart from the previous document by a blank line."""
-    for index, (sentence, separator) in enumerate(_document_units(document.text)):
+    for index, (sentence, separator) in enumerate(document_units(document.text)):
         haystack.units.append(sentence)
         haystack.separators.append("\n\n" if index == 0 else separator)
         haystack.documents.append(document)
@@ -185,3 +187,66 @@ def fit_units(ctx: BuildContext, render: Callable[[int], str], available: int, p
         return None
     prompt = render(count)
     return Fitted(prompt, ctx.count_prompt(prompt), pieces(count) if pieces else [], 0), count
+
+
+FRAME_MARKS = ("\x00context one\x00", "\x00context two\x00")
+
+
+def prompt_frame(render: Callable[[str], str]) -> tuple[str, str] | None:
+    """The prompt's text before and after its context, when ``render`` places the context once, verbatim,
+    and the rest does not depend on it; else ``None``."""
+    first, second = (render(mark) for mark in FRAME_MARKS)
+    if first.count(FRAME_MARKS[0]) != 1 or first.replace(FRAME_MARKS[0], FRAME_MARKS[1]) != second:
+        return None
+    before, after = first.split(FRAME_MARKS[0])
+    return before, after
+
+
+@dataclass
+class HaystackFit:
+    """A haystack prompt that fits its budget: the prompt, its number of units, its context and where each
+    needle is in it (characters, and tokens before the needle over the context's tokens)."""
+
+    fitted: Fitted
+    count: int
+    context: str
+    offsets: list[int]
+    depths: list[float]
+
+
+def fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[float, str]], render: Callable[[str], str],
+                 separator: str = " ", pieces: Callable[[int], list[Piece]] | None = None) -> HaystackFit | None:
+    """The prompt (``render`` of the context) with the most units of ``haystack`` and all ``needles`` that
+    fits ``ctx.budget`` (``None``: nothing fits).
+
+    Each candidate size is counted from the haystack's cached pieces and the few places where a needle or
+    the template meets it (:mod:`longbench100.spliced_count`), never rendered; only the chosen one is.
+    A template that does not place its context once and verbatim, or a chat template, is counted whole.
+    """
+    frame = None if ctx.chat else prompt_frame(render)
+    fit = _fit_haystack(ctx, haystack, needles, render, separator, pieces, frame)
+    if fit is None or frame is None or fit.fitted.prompt == frame[0] + fit.context + frame[1]:
+        return fit
+    return _fit_haystack(ctx, haystack, needles, render, separator, pieces, None)  # the frame guessed wrong: count whole
+
+
+def _fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[float, str]], render: Callable[[str], str],
+                  separator: str, pieces: Callable[[int], list[Piece]] | None, frame: tuple[str, str] | None) -> HaystackFit | None:
+    """:func:`fit_haystack` with the prompt counted from ``frame`` and the layout, or rendered whole when it is ``None``."""
+    counter = ctx.tokenizer.spliced(haystack.base)
+
+    def prompt_tokens(count: int) -> int:
+        if frame is None:
+            return ctx.count_prompt(render(haystack.joined(count, needles, separator)[0]))
+        return counter.count([frame[0], *haystack.layout(count, needles, separator)[0], frame[1]])
+
+    count = largest_fitting(prompt_tokens, ctx.budget, len(haystack.units), haystack.tokens_per_unit(ctx.tokenizer))
+    if count is None:
+        return None
+    parts, where = haystack.layout(count, needles, separator)
+    context = materialize(haystack.base, parts)
+    starts = list(itertools.accumulate((part_length(part) for part in parts), initial=0))
+    total = max(1, counter.count(parts))
+    depths = [round(counter.count(parts[:index]) / total, 4) for index in where]
+    fitted = Fitted(render(context), prompt_tokens(count), pieces(count) if pieces else [], 0)
+    return HaystackFit(fitted, count, context, [starts[index] for index in where], depths)

@@ -29,7 +29,7 @@ from ..generate.spans import coverage_spans
 from ..generate.templates import PromptTemplates
 from ..records import Item
 from .base import Sample, TaskBuilder
-from .haystack import fit_units, repeated
+from .haystack import fit_haystack, repeated
 
 DEMONSTRATION = "text: {text}\nlabel: {label}"  # one demonstration; the template ends with the asked text in the same form
 SEPARATOR = "\n\n"
@@ -135,13 +135,11 @@ class IclTask(TaskBuilder):
         units = [DEMONSTRATION.format(text=item.question, label=plan.mapping[item.label]) for item in plan.demonstrations]
         haystack = repeated(iter(units), len(units), SEPARATOR)
 
-        def render(count: int) -> str:
-            return self.templates.render(self.name, {"demonstrations": haystack.joined(count, [], SEPARATOR)[0], "text": plan.test.question})
-
-        fitted = fit_units(ctx, render, len(units), haystack.tokens_per_unit(ctx.tokenizer))
-        if fitted is None:
+        fit = fit_haystack(ctx, haystack, [], lambda demonstrations: self.templates.render(
+            self.name, {"demonstrations": demonstrations, "text": plan.test.question}), SEPARATOR)
+        if fit is None:
             return None
-        fitted_prompt, count = fitted
+        fitted_prompt, count = fit.fitted, fit.count
         shown = plan.demonstrations[:count]
         per_label = Counter(item.label for item in shown)
         if count < plan.round_size or not per_label[plan.test.label]:

@@ -14,7 +14,7 @@ from ..generate.fitting import BuildContext
 from ..generate.rng import derive_rng
 from ..generate.spans import embedded_spans
 from .base import Sample, TaskBuilder
-from .haystack import fit_units, grid_depth, repeated
+from .haystack import fit_haystack, grid_depth, repeated
 from .niah import make_value
 
 JSON_POSITIONS = tuple(step / 5 for step in range(6))
@@ -41,14 +41,10 @@ class JsonKv(TaskBuilder):
         pairs = repeated((json_pair(make_value("uuid", rng), make_value("uuid", rng)) for _ in range(limit)), limit, ", ")
         gold_pair = [(position, json_pair(key, value))]
 
-        def render(count: int) -> str:
-            return self.templates.render(self.name, {"context": "{" + pairs.joined(count, gold_pair, ", ")[0] + "}", "key": key})
-
-        fitted = fit_units(ctx, render, len(pairs.units), pairs.tokens_per_unit(ctx.tokenizer))
-        if fitted is None:
+        fit = fit_haystack(ctx, pairs, gold_pair, lambda context: self.templates.render(self.name, {"context": "{" + context + "}", "key": key}), ", ")
+        if fit is None:
             return None
-        fitted_prompt, count = fitted
-        context, offsets = pairs.joined(count, gold_pair, ", ")
+        count, context, offsets = fit.count, fit.context, fit.offsets
         pair_start = offsets[0] + 1  # after the object's opening brace
         gold = {
             "sources": [],
@@ -59,6 +55,6 @@ class JsonKv(TaskBuilder):
             "index": round(position * count),
             "target_depth": position,
             "depth": round(offsets[0] / max(1, len(context)), 4),
-            "spans": embedded_spans(fitted_prompt.prompt, "{" + context + "}", [(pair_start, pair_start + len(gold_pair[0][1]))]),
+            "spans": embedded_spans(fit.fitted.prompt, "{" + context + "}", [(pair_start, pair_start + len(gold_pair[0][1]))]),
         }
-        return Sample(fitted_prompt, [value], f'What is the value of the key "{key}" in the JSON object?', gold)
+        return Sample(fit.fitted, [value], f'What is the value of the key "{key}" in the JSON object?', gold)

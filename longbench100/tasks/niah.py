@@ -18,8 +18,10 @@ from typing import ClassVar
 from ..generate.fitting import BuildContext
 from ..generate.rng import derive_rng, distinct_draws
 from ..generate.spans import embedded_spans
+from ..tokenization import Tokenizer
 from .base import Sample, TaskBuilder
-from .haystack import Haystack, essay, fit_units, grid_depth, repeated
+from .essay_units import prepare_pool
+from .haystack import Haystack, essay, fit_haystack, grid_depth, repeated
 from .words import distinct_word_keys, word_key
 
 # Our own plain sentences, repeated to make a "noise" haystack.
@@ -91,12 +93,6 @@ def row_needles(spec: NeedleSpec, task: str, seed: int, row: int) -> RowNeedles:
     return RowNeedles(keys[: spec.queried_keys], values, gold, distractors)
 
 
-def token_depths(ctx: BuildContext, context: str, offsets: list[int]) -> list[float]:
-    """Each offset's depth in the context, in tokens: the tokens before it over the context's tokens."""
-    total = max(1, ctx.tokenizer.count(context))
-    return [round(ctx.tokenizer.count(context[:offset]) / total, 4) for offset in offsets]
-
-
 def key_phrase(keys: list[str]) -> str:
     """``a``, ``a and b``, ``a, b, c and d``."""
     return keys[0] if len(keys) == 1 else f"{', '.join(keys[:-1])} and {keys[-1]}"
@@ -112,6 +108,11 @@ class NeedleTask(TaskBuilder):
         super().__init_subclass__(**kwargs)
         if cls.spec.haystack == "essay":
             cls.required_roles = ("noisy",)
+
+    def prepare(self, tokenizer: Tokenizer) -> None:
+        """An essay haystack's pool split into sentences and its pieces counted, once (cached on disk)."""
+        if self.spec.haystack == "essay":
+            prepare_pool(self.noisy_pool, tokenizer)
 
     def haystack(self, ctx: BuildContext, needles: RowNeedles, rng: random.Random) -> Haystack:
         """Units enough to fill the budget: repeated noise sentences, real prose, or distractor needles."""
@@ -139,15 +140,11 @@ class NeedleTask(TaskBuilder):
         placed = needles.gold + needles.distractors
         variables = self.variables(needles)
 
-        def render(count: int) -> str:
-            return self.templates.render(self.name, {"context": haystack.joined(count, placed)[0], **variables})
-
-        fitted = fit_units(ctx, render, len(haystack.units), haystack.tokens_per_unit(ctx.tokenizer), haystack.provenance_pieces)
-        if fitted is None:
+        fit = fit_haystack(ctx, haystack, placed, lambda context: self.templates.render(self.name, {"context": context, **variables}),
+                           pieces=haystack.provenance_pieces)
+        if fit is None:
             return None
-        fitted_prompt, count = fitted
-        context, offsets = haystack.joined(count, placed)
-        depths = token_depths(ctx, context, offsets[: len(needles.gold)])
+        gold_depths = fit.depths[: len(needles.gold)]
         gold = {
             "sources": [],
             "item_ids": [],
@@ -158,13 +155,13 @@ class NeedleTask(TaskBuilder):
             "needles": [text for _, text in needles.gold],
             "distractor_needles": [text for _, text in needles.distractors],
             "target_depth": needles.gold[0][0],
-            "depth": depths[0],
-            "depths": depths,
-            "spans": embedded_spans(fitted_prompt.prompt, context, sorted(
-                (offset, offset + len(text)) for offset, (_, text) in zip(offsets, needles.gold))),
+            "depth": gold_depths[0],
+            "depths": gold_depths,
+            "spans": embedded_spans(fit.fitted.prompt, fit.context, sorted(
+                (offset, offset + len(text)) for offset, (_, text) in zip(fit.offsets, needles.gold))),
         }
         question = f"What {'are all the' if variables['many'] else 'is the'} special magic {variables['what']} for {variables['keys']}?"
-        return Sample(fitted_prompt, list(needles.values), question, gold)
+        return Sample(fit.fitted, list(needles.values), question, gold)
 
 
 def needle_task(name: str, spec: NeedleSpec) -> type[NeedleTask]:

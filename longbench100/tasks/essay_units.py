@@ -1,0 +1,102 @@
+"""The sentences of an essay pool's documents, and their token counts, prepared once per run and kept on disk.
+
+RULER's essay haystacks are whole documents split at sentence ends and line breaks. Splitting a
+document (sentencex plus our ending rules) and counting its pieces are the costly steps of a
+haystack row, and every row draws from the same pool. :func:`prepare_pool` does both for the whole
+pool before any worker starts (the workers inherit the result), and keeps them in the cache folder,
+keyed by the pool's texts, the splitting rules and the tokenizer, so a second run reads them back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from ..atomic import write_json_atomic
+from ..generate.sentences import sentence_ends
+from ..paths import cache_dir
+from ..records import Document
+from ..tokenization import Tokenizer
+
+UNITS_VERSION = 1  # bump when the splitting below changes: cached units are then recomputed
+_LINE_END = re.compile("\n")
+
+Units = tuple[tuple[str, str], ...]
+"""A document's units: (sentence or line, the separator it keeps inside the document)."""
+
+_UNITS: dict[str, Units] = {}
+
+
+def document_units(text: str) -> Units:
+    """A document's sentences (and lines) with the separator each keeps inside the document: a line break
+    when one precedes it, else a space. Kept in memory: rows draw their haystacks from the same documents."""
+    units = _UNITS.get(text)
+    if units is None:
+        units = _UNITS[text] = _units_at(text, _unit_bounds(text))
+    return units
+
+
+def placed_text(units: Units) -> str:
+    """A document as a haystack holds it: its units joined by their own separators."""
+    return "".join(separator * bool(index) + sentence for index, (sentence, separator) in enumerate(units))
+
+
+def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
+    """Split every document of ``pool`` into units and teach ``tokenizer`` the counts of their pieces, from
+    the cache folder when a run did it before; return whether the cache had them."""
+    path = _cache_path(pool, tokenizer)
+    stored = _read(path, len(pool))
+    cached = stored or {"bounds": [_unit_bounds(document.text) for document in pool], "pieces": None}
+    for document, bounds in zip(pool, cached["bounds"]):
+        _UNITS.setdefault(document.text, _units_at(document.text, bounds))
+    pieces = tokenizer.pieces(placed_text(_UNITS[document.text]) for document in pool)
+    hit = stored is not None and (pieces is None or len(stored.get("pieces") or ()) == len(pieces))
+    if pieces is not None:
+        if not hit:
+            cached["pieces"] = tokenizer.count_batch(pieces)
+        tokenizer.learn(pieces, cached["pieces"])
+    if not hit:
+        write_json_atomic(path, cached)
+    return hit
+
+
+def _unit_bounds(text: str) -> list[int]:
+    """Each unit of ``text`` as three numbers: where its sentence starts and ends, and 1 when a line break
+    precedes it (its separator), else 0."""
+    cuts = sorted({*sentence_ends(text), *(match.end() for match in _LINE_END.finditer(text)), len(text)})
+    bounds: list[int] = []
+    start = 0
+    for end in cuts:
+        raw = text[start:end]
+        leading = len(raw) - len(raw.lstrip())
+        if raw.strip():
+            bounds += [start + leading, start + len(raw.rstrip()), int("\n" in raw[:leading])]
+        start = end
+    return bounds
+
+
+def _units_at(text: str, bounds: list[int]) -> Units:
+    """The units that :func:`_unit_bounds` numbers describe."""
+    return tuple((text[bounds[i]:bounds[i + 1]], "\n" if bounds[i + 2] else " ") for i in range(0, len(bounds), 3))
+
+
+def _cache_path(pool: list[Document], tokenizer: Tokenizer) -> Path:
+    """The cache file of ``pool``'s units and piece counts with ``tokenizer``."""
+    digest = hashlib.sha256(json.dumps([UNITS_VERSION, tokenizer.identity, tokenizer.counting]).encode())
+    for document in pool:
+        digest.update(hashlib.sha256(document.text.encode("utf-8", "surrogatepass")).digest())
+    return cache_dir() / "essay_units" / f"{digest.hexdigest()[:24]}.json"
+
+
+def _read(path: Path, documents: int) -> dict | None:
+    """The cached units and counts, or ``None`` when absent, unreadable or not for this many documents."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            cached = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(cached, dict) or len(cached.get("bounds") or ()) != documents:
+        return None
+    return cached
