@@ -1,87 +1,106 @@
-"""Exact token counts of texts spliced from spans of one long base text and short literal inserts.
+"""Exact token counts of texts spliced from spans of long known texts and short literal inserts.
 
-A haystack search counts many prompts that are the same long text cut at different places, with a few
-short inserts (needles, a template's opening and closing) at different places. Counting each prompt
-whole costs a pass over its text every time. For the encodings of :mod:`.segment_count`, a
-:data:`~.segment_count.CUT` place is always a boundary of the pre-tokenizer, so the base text is cut
-there once and each piece counted once (cached), and running totals give the tokens of any run of
-whole pieces by one subtraction. A spliced text is then counted as: the running totals for the part
-of each span that lies between two cut places *strictly inside* the span (there the text around the
-cut is the base text's own, so the cut is a cut place of the spliced text too), and a whole count of
-each short window where a span meets an insert (the span's first and last partial piece with the
-inserts between them). The sum is exact, by the same argument as :mod:`.segment_count`.
+A prompt is mostly long texts the generator already knows (documents, a haystack) with short text
+around them (a template's opening and closing, passage headings, needles), and a fit counts many
+such prompts that differ only in where the texts are cut and what sits between them. Counting each
+prompt whole costs a pass over all of it every time. For the encodings of :mod:`.segment_count`, a
+:data:`~.segment_count.CUT` place is always a boundary of the pre-tokenizer, so a known text is cut
+there once, each piece counted once, and running totals give the tokens of any run of whole pieces by
+one subtraction (:class:`TextIndex`). A spliced text is then counted as the running totals for the
+part of each span that lies between two cut places *strictly inside* the span (there the characters
+around the cut are the known text's own, so it is a cut place of the spliced text too), plus a whole
+count of each short window where a span meets an insert (the span's first and last partial pieces
+with the inserts between them). The sum is exact, by the same argument as :mod:`.segment_count`.
 
-Tokenizers without that proof get :class:`WholeCounter`, which joins the parts and counts the text
-whole: the same numbers, at the old cost.
+Tokenizers without that proof join the parts and count the text whole: the same numbers, at the old cost.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Union
 
 from .segment_count import CUT, SegmentCounter
 
-Span = tuple[int, int]
-"""``(start, end)``: the characters ``base[start:end]`` of the counter's base text."""
+
+class TextIndex:
+    """One known text cut at its :data:`CUT` places, with the running token totals of its pieces."""
+
+    def __init__(self, text: str, segments: SegmentCounter | None, piece_counts: Sequence[int] | None = None) -> None:
+        """Count the pieces of ``text`` through ``segments`` (cached), unless ``piece_counts`` gives them
+        (counted before, in the order of :meth:`SegmentCounter.pieces`). Without ``segments`` (a tokenizer
+        counted whole) the index only holds the text: no cut is ever used."""
+        self.text = text
+        self.cuts = [match.start() + 1 for match in CUT.finditer(text)] if segments is not None else []
+        if segments is None:
+            piece_counts = []
+        elif piece_counts is None or len(piece_counts) != len(self.cuts) + 1:
+            bounds = [0, *self.cuts, len(text)]
+            piece_counts = list(map(segments.piece, (text[start:end] for start, end in zip(bounds, bounds[1:]))))
+        self.totals = list(itertools.accumulate(piece_counts, initial=0))
+
+    def inner(self, start: int, end: int) -> tuple[int, int, int] | None:
+        """The first and last cut strictly inside ``text[start:end]`` (its mark and the character after it
+        included) and the tokens between them, or ``None`` when there is no such cut."""
+        first = bisect.bisect_left(self.cuts, start + 1)
+        last = bisect.bisect_right(self.cuts, end - 2) - 1
+        if first > last:
+            return None
+        return self.cuts[first], self.cuts[last], self.totals[last + 1] - self.totals[first + 1]
+
+
+Span = tuple[TextIndex, int, int]
+"""``(index, start, end)``: the characters ``index.text[start:end]``."""
 
 Part = Union[str, Span]
-"""A part of a spliced text: a literal string or a span of the base text."""
+"""A part of a spliced text: a literal string or a span of a known text."""
 
 
-def materialize(base: str, parts: Sequence[Part]) -> str:
-    """The text that ``parts`` spell over ``base``."""
-    return "".join(part if isinstance(part, str) else base[part[0]:part[1]] for part in parts)
+def materialize(parts: Sequence[Part]) -> str:
+    """The text that ``parts`` spell."""
+    return "".join(part if isinstance(part, str) else part[0].text[part[1]:part[2]] for part in parts)
 
 
 def part_length(part: Part) -> int:
     """The number of characters of one part."""
-    return len(part) if isinstance(part, str) else part[1] - part[0]
+    return len(part) if isinstance(part, str) else part[2] - part[1]
 
 
-class SplicedCounter:
-    """Counts spliced texts over one base text from cached piece counts and running totals."""
-
-    def __init__(self, base: str, segments: SegmentCounter) -> None:
-        """Cut ``base`` at its :data:`CUT` places and total its pieces' counts (cached in ``segments``)."""
-        self.base = base
-        self._count = segments.count
-        self._cuts = [match.start() + 1 for match in CUT.finditer(base)]
-        bounds = [0, *self._cuts, len(base)]
-        pieces = (base[start:end] for start, end in zip(bounds, bounds[1:]))
-        self._totals = list(itertools.accumulate(map(segments.piece, pieces), initial=0))
-
-    def count(self, parts: Sequence[Part]) -> int:
-        """The exact token count of the text ``parts`` spell."""
-        base, cuts, totals = self.base, self._cuts, self._totals
-        total = 0
-        window: list[str] = []
-        for part in parts:
-            if isinstance(part, str):
-                window.append(part)
-                continue
-            start, end = part
-            first = bisect.bisect_left(cuts, start + 1)  # a cut needs its mark and next character in the span
-            last = bisect.bisect_right(cuts, end - 2) - 1
-            if first > last:
-                window.append(base[start:end])
-                continue
-            window.append(base[start:cuts[first]])
-            total += self._count("".join(window)) + totals[last + 1] - totals[first + 1]
-            window = [base[cuts[last]:end]]
-        return total + self._count("".join(window))
+def count_parts(parts: Sequence[Part], segments: SegmentCounter) -> int:
+    """The exact token count of the text ``parts`` spell (see the module docstring)."""
+    total = 0
+    window: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            window.append(part)
+            continue
+        index, start, end = part
+        inner = index.inner(start, end)
+        if inner is None:
+            window.append(index.text[start:end])
+            continue
+        first, last, tokens = inner
+        window.append(index.text[start:first])
+        total += segments.count("".join(window)) + tokens
+        window = [index.text[last:end]]
+    return total + segments.count("".join(window))
 
 
-class WholeCounter:
-    """The same interface for tokenizers without a cut proof: join the parts, count the text whole."""
-
-    def __init__(self, base: str, count: Callable[[str], int]) -> None:
-        """``count`` counts a whole text."""
-        self.base = base
-        self._count = count
-
-    def count(self, parts: Sequence[Part]) -> int:
-        """The token count of the text ``parts`` spell."""
-        return self._count(materialize(self.base, parts))
+def locate(text: str, known: Sequence[tuple[TextIndex, int]]) -> list[Part]:
+    """``text`` as parts: each ``(index, length)`` of ``known`` whose opening ``index.text[:length]`` is
+    found in ``text`` (in order, after the previous one) becomes a span; the rest stays literal."""
+    parts: list[Part] = []
+    cursor = 0
+    for index, length in known:
+        if length <= 0:
+            continue
+        position = text.find(index.text[:length], cursor)
+        if position < 0:
+            continue
+        parts.append(text[cursor:position])
+        parts.append((index, 0, length))
+        cursor = position + length
+    parts.append(text[cursor:])
+    return parts

@@ -21,22 +21,42 @@ from .tokenization import Tokenizer
 
 def cache_path(tokenizer: Tokenizer, entry: SourceEntry, data: SourceData) -> Path:
     """The cache file for ``data`` read from ``entry`` and counted with ``tokenizer``."""
-    key = json.dumps([tokenizer.identity, entry.fingerprint(), sorted(data.files.items())])
+    key = json.dumps([tokenizer.identity, tokenizer.counting, entry.fingerprint(), sorted(data.files.items())])
     digest = hashlib.sha256(key.encode()).hexdigest()[:24]
     return cache_dir() / "token_counts" / f"{entry.name}-{digest}.json"
 
 
 def attach_token_counts(tokenizer: Tokenizer, entry: SourceEntry, data: SourceData) -> bool:
-    """Fill in ``tokens`` on every document of ``data``; return whether the counts came from the cache."""
+    """Fill in ``tokens`` on every document of ``data``; return whether the counts came from the cache.
+
+    Where the tokenizer counts by segments, the cache holds each document's piece counts (its tokens are
+    their sum) and the tokenizer learns them, so placing the document in a prompt tokenizes nothing.
+    """
     path = cache_path(tokenizer, entry, data)
     counts = _read(path)
     hit = counts is not None and all(doc_id in counts for doc_id in data.documents)
     if not hit:
-        ids = list(data.documents)
-        counts = dict(zip(ids, tokenizer.count_batch([data.documents[doc_id].text for doc_id in ids])))
+        counts = _count(tokenizer, {doc_id: document.text for doc_id, document in data.documents.items()})
         write_json_atomic(path, counts)
-    data.documents = {doc_id: replace(document, tokens=counts[doc_id]) for doc_id, document in data.documents.items()}
+    pieces = {doc_id: value for doc_id, value in counts.items() if isinstance(value, list)}
+    tokenizer.learn_texts([data.documents[doc_id].text for doc_id in pieces if doc_id in data.documents],
+                          [value for doc_id, value in pieces.items() if doc_id in data.documents])
+    data.documents = {doc_id: replace(document, tokens=_tokens(counts[doc_id])) for doc_id, document in data.documents.items()}
     return hit
+
+
+def _count(tokenizer: Tokenizer, texts: dict[str, str]) -> dict[str, int | list[int]]:
+    """Each text's token count, or its pieces' counts where the tokenizer counts by segments (one batch)."""
+    if tokenizer.counting != "segments":
+        return dict(zip(texts, tokenizer.count_batch(list(texts.values()))))
+    split = [tokenizer.pieces([text]) or [] for text in texts.values()]
+    flat = iter(tokenizer.count_batch([piece for pieces in split for piece in pieces]))
+    return {doc_id: [next(flat) for _ in pieces] for doc_id, pieces in zip(texts, split)}
+
+
+def _tokens(value: int | list[int]) -> int:
+    """A document's token count from its cached value (a count, or its pieces' counts)."""
+    return sum(value) if isinstance(value, list) else value
 
 
 def _read(path: Path) -> dict[str, int] | None:

@@ -27,11 +27,12 @@ from unittest import mock
 from .errors import UserError
 from .hub import hub_problem
 from .segment_count import SEGMENTED_ENCODINGS, SegmentCounter
-from .spliced_count import SplicedCounter, WholeCounter
+from .spliced_count import Part, TextIndex, count_parts, locate, materialize
 
 DEFAULT_TOKENIZER = "cl100k_base"
 ACCEPTED_FORMS = "a tiktoken encoding (cl100k_base, o200k_base, ...) or hf:<model id | folder | tokenizer.json>"
 THREADS = max(1, min(2, os.cpu_count() or 1))
+INDEX_LIMIT = 50_000  # known texts kept indexed; the index starts afresh when full
 
 
 class Tokenizer:
@@ -50,6 +51,8 @@ class Tokenizer:
         self._loader = loader
         self._loaded: tuple[Any, str] | None = None
         self._segments = SegmentCounter(self.count_whole) if segmented else None
+        self._indexes: dict[str, TextIndex] = {}
+        self._piece_counts: dict[str, Sequence[int]] = {}
 
     @property
     def counting(self) -> str:
@@ -93,12 +96,37 @@ class Tokenizer:
             return self._segments.count(text)
         return len(self.encode(text))
 
-    def spliced(self, base: str) -> SplicedCounter | WholeCounter:
-        """A counter of texts spliced from spans of ``base`` and literal inserts: from cached pieces and
-        running totals where :attr:`counting` is ``segments``, else whole (see :mod:`longbench100.spliced_count`)."""
+    def index(self, text: str, keep: bool = True) -> TextIndex:
+        """``text`` cut at its count places with running token totals, for :meth:`count_parts` spans; kept in
+        memory for the next call when ``keep`` (documents recur across rows; a one-off haystack does not)."""
+        index = self._indexes.get(text)
+        if index is None:
+            index = TextIndex(text, self._segments, self._piece_counts.get(text))
+            if keep:
+                if len(self._indexes) >= INDEX_LIMIT:
+                    self._indexes.clear()
+                self._indexes[text] = index
+        return index
+
+    def count_parts(self, parts: Sequence[Part]) -> int:
+        """The exact token count of the text ``parts`` spell: from running totals and the windows where parts
+        meet when :attr:`counting` is ``segments`` (see :mod:`longbench100.spliced_count`), else whole."""
+        if self._segments is None:
+            return self.count(materialize(parts))
+        return count_parts(parts, self._segments)
+
+    def count_known(self, text: str, known: Sequence[tuple[str, int]]) -> int:
+        """The exact token count of ``text``, which holds the openings ``document[:length]`` of each
+        ``(document, length)`` of ``known`` in order (where one is not found, its text is counted as any other)."""
+        if self._segments is None:
+            return self.count(text)
+        return count_parts(locate(text, [(self.index(document), length) for document, length in known]), self._segments)
+
+    def learn_texts(self, texts: Sequence[str], piece_counts: Sequence[Sequence[int]]) -> None:
+        """Take ``piece_counts[i]`` as the counts of the pieces of ``texts[i]`` (counted before, e.g. in a
+        previous run), so indexing them tokenizes nothing."""
         if self._segments is not None:
-            return SplicedCounter(base, self._segments)
-        return WholeCounter(base, self.count)
+            self._piece_counts.update(zip(texts, piece_counts))
 
     def pieces(self, texts: Iterable[str]) -> list[str] | None:
         """Every piece that counting ``texts`` by segments would count (``None`` when :attr:`counting` is ``whole``)."""

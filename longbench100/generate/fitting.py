@@ -30,10 +30,16 @@ class BuildContext:
     chat: bool = False
     negatives: str = "bm25"  # the retrieval tasks' negatives: "bm25" (hard) or "random"
 
-    def count_prompt(self, prompt: str) -> int:
-        """Tokens of ``prompt`` as the model receives it (chat template applied with ``--chat-template``)."""
+    def count_prompt(self, prompt: str, known: Sequence[tuple[str, int]] = ()) -> int:
+        """Tokens of ``prompt`` as the model receives it (chat template applied with ``--chat-template``).
+
+        ``known``: ``(document, length)`` pairs whose openings the prompt holds in order, counted from the
+        documents' running totals instead of again (see ``Tokenizer.count_known``).
+        """
         if self.chat:
             return self.tokenizer.count_rendered(self.tokenizer.apply_chat_template(prompt))
+        if known:
+            return self.tokenizer.count_known(prompt, known)
         return self.tokenizer.count(prompt)
 
     @property
@@ -124,7 +130,7 @@ def _verify(ctx: BuildContext, render: Render, pieces: list[Piece], per_passage:
     """Count the rendered prompt exactly; while it is over budget, shorten the filler or drop padding."""
     for _ in range(MAX_REPAIRS):
         prompt = render(pieces)
-        tokens = ctx.count_prompt(prompt)
+        tokens = ctx.count_prompt(prompt, [(piece.doc.text, len(piece.text)) for piece in pieces if piece.doc is not None])
         excess = tokens - ctx.budget
         if excess <= 0:
             return Fitted(prompt, tokens, pieces, per_passage)

@@ -68,7 +68,7 @@ def cut_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, i
         prefix = text[:end].rstrip()
         if len(prefix) < MIN_FILLER_CHARS:
             return None
-        tokens = tokenizer.count(prefix)
+        tokens = tokenizer.count_known(prefix, [(text, len(prefix))])
         if tokens <= max_tokens:
             return prefix, tokens
     return None

@@ -16,7 +16,7 @@ from functools import cached_property
 from ..generate.fitting import BuildContext, Fitted
 from ..generate.pieces import Piece
 from ..records import Document
-from ..spliced_count import Part, materialize, part_length
+from ..spliced_count import Part, TextIndex, materialize, part_length
 from ..tokenization import Tokenizer
 from .essay_units import document_units
 
@@ -57,10 +57,10 @@ class Haystack:
         ends = list(itertools.accumulate(len(self.separators[i]) * bool(i) + len(self.units[i]) for i in range(len(self.units))))
         return [end - len(unit) for end, unit in zip(ends, self.units)], ends
 
-    def layout(self, count: int, needles: list[tuple[float, str]], separator: str = " ") -> tuple[list[Part], list[int]]:
+    def layout(self, base: TextIndex, count: int, needles: list[tuple[float, str]], separator: str = " ") -> tuple[list[Part], list[int]]:
         """The first ``count`` units with each ``(depth, needle)`` inserted at the unit boundary nearest to
-        ``depth`` of the units' characters, as parts over :attr:`base`: runs of units as spans, needles and
-        the ``separator`` around them as literals.
+        ``depth`` of the units' characters, as parts: runs of units as spans of ``base`` (an index of
+        :attr:`base`), needles and the ``separator`` around them as literals.
 
         Returns the parts and the index of each needle's part (in the order given).
         """
@@ -76,7 +76,7 @@ class Haystack:
             if position > cursor:
                 if parts:
                     parts.append(separator)
-                parts.append((starts[cursor], ends[position - 1]))
+                parts.append((base, starts[cursor], ends[position - 1]))
                 cursor = position
             for index in at.get(position, ()):
                 if parts:
@@ -87,9 +87,9 @@ class Haystack:
 
     def joined(self, count: int, needles: list[tuple[float, str]], separator: str = " ") -> tuple[str, list[int]]:
         """The text of :meth:`layout` and the character offset of each needle (in the order given)."""
-        parts, where = self.layout(count, needles, separator)
+        parts, where = self.layout(TextIndex(self.base, None), count, needles, separator)
         offsets = list(itertools.accumulate((part_length(part) for part in parts), initial=0))
-        return materialize(self.base, parts), [offsets[index] for index in where]
+        return materialize(parts), [offsets[index] for index in where]
 
     def tokens_per_unit(self, tokenizer: Tokenizer, sample: int = ESTIMATE_SAMPLE) -> float:
         """Estimated tokens of one unit: the first ``sample`` units counted together (a guess for the search)."""
@@ -233,20 +233,21 @@ def fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[floa
 def _fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[float, str]], render: Callable[[str], str],
                   separator: str, pieces: Callable[[int], list[Piece]] | None, frame: tuple[str, str] | None) -> HaystackFit | None:
     """:func:`fit_haystack` with the prompt counted from ``frame`` and the layout, or rendered whole when it is ``None``."""
-    counter = ctx.tokenizer.spliced(haystack.base)
+    tokenizer = ctx.tokenizer
+    base = tokenizer.index(haystack.base, keep=False)
 
     def prompt_tokens(count: int) -> int:
         if frame is None:
             return ctx.count_prompt(render(haystack.joined(count, needles, separator)[0]))
-        return counter.count([frame[0], *haystack.layout(count, needles, separator)[0], frame[1]])
+        return tokenizer.count_parts([frame[0], *haystack.layout(base, count, needles, separator)[0], frame[1]])
 
     count = largest_fitting(prompt_tokens, ctx.budget, len(haystack.units), haystack.tokens_per_unit(ctx.tokenizer))
     if count is None:
         return None
-    parts, where = haystack.layout(count, needles, separator)
-    context = materialize(haystack.base, parts)
+    parts, where = haystack.layout(base, count, needles, separator)
+    context = materialize(parts)
     starts = list(itertools.accumulate((part_length(part) for part in parts), initial=0))
-    total = max(1, counter.count(parts))
-    depths = [round(counter.count(parts[:index]) / total, 4) for index in where]
+    total = max(1, tokenizer.count_parts(parts))
+    depths = [round(tokenizer.count_parts(parts[:index]) / total, 4) for index in where]
     fitted = Fitted(render(context), prompt_tokens(count), pieces(count) if pieces else [], 0)
     return HaystackFit(fitted, count, context, [starts[index] for index in where], depths)
