@@ -49,9 +49,7 @@ def _count(tokenizer: Tokenizer, texts: dict[str, str]) -> dict[str, int | list[
     """Each text's token count, or its pieces' counts where the tokenizer counts by segments (one batch)."""
     if tokenizer.counting != "segments":
         return dict(zip(texts, tokenizer.count_batch(list(texts.values()))))
-    split = [tokenizer.pieces([text]) or [] for text in texts.values()]
-    flat = iter(tokenizer.count_batch([piece for pieces in split for piece in pieces]))
-    return {doc_id: [next(flat) for _ in pieces] for doc_id, pieces in zip(texts, split)}
+    return dict(zip(texts, tokenizer.count_groups([tokenizer.pieces(text) or [] for text in texts.values()])))
 
 
 def _tokens(value: int | list[int]) -> int:

@@ -20,7 +20,7 @@ from ..paths import cache_dir
 from ..records import Document
 from ..tokenization import Tokenizer
 
-UNITS_VERSION = 1  # bump when the splitting below changes: cached units are then recomputed
+UNITS_VERSION = 2  # bump when the splitting below changes: cached units are then recomputed
 _LINE_END = re.compile("\n")
 
 Units = tuple[tuple[str, str], ...]
@@ -51,12 +51,14 @@ def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
     cached = stored or {"bounds": [_unit_bounds(document.text) for document in pool], "pieces": None}
     for document, bounds in zip(pool, cached["bounds"]):
         _UNITS.setdefault(document.text, _units_at(document.text, bounds))
-    pieces = tokenizer.pieces(placed_text(_UNITS[document.text]) for document in pool)
-    hit = stored is not None and (pieces is None or len(stored.get("pieces") or ()) == len(pieces))
-    if pieces is not None:
+    pieces = [tokenizer.pieces(placed_text(_UNITS[document.text])) for document in pool]
+    segmented = tokenizer.counting == "segments"
+    hit = stored is not None and (not segmented or [len(group) for group in stored.get("pieces") or ()] == [len(group) for group in pieces])
+    if segmented:
         if not hit:
-            cached["pieces"] = tokenizer.count_batch(pieces)
-        tokenizer.learn(pieces, cached["pieces"])
+            cached["pieces"] = tokenizer.count_groups(pieces)
+        for group, counts in zip(pieces, cached["pieces"]):
+            tokenizer.learn(group, counts)
     if not hit:
         write_json_atomic(path, cached)
     return hit

@@ -72,7 +72,7 @@ class Haystack:
         parts: list[Part] = []
         where = [0] * len(needles)
         cursor = 0
-        for position in [*sorted(at), count]:
+        for position in sorted({*at, count}):
             if position > cursor:
                 if parts:
                     parts.append(separator)
@@ -189,7 +189,7 @@ def fit_units(ctx: BuildContext, render: Callable[[int], str], available: int, p
     return Fitted(prompt, ctx.count_prompt(prompt), pieces(count) if pieces else [], 0), count
 
 
-FRAME_MARKS = ("\x00context one\x00", "\x00context two\x00")
+FRAME_MARKS = ("\x00context\x00", "\x00another, longer context\x00")  # two lengths: a frame that measures its context shows
 
 
 def prompt_frame(render: Callable[[str], str]) -> tuple[str, str] | None:

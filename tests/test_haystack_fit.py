@@ -1,0 +1,109 @@
+"""The haystack fit counts candidate prompts from spans and running totals; these tests hold it to the
+slow way: the obvious join, a whole count of every rendered prompt, and templates that break the frame."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+
+from longbench100.generate.fitting import BuildContext
+from longbench100.records import Document
+from longbench100.tasks.essay_units import _cache_path, document_units, placed_text, prepare_pool
+from longbench100.tasks.haystack import Haystack, essay, fit_haystack, nearest_boundary, prompt_frame, repeated
+from longbench100.tokenization import load_tokenizer
+from tests.test_segment_count import real_sentences
+
+
+def joined_the_obvious_way(haystack: Haystack, count: int, needles: list[tuple[float, str]], separator: str) -> tuple[str, list[int]]:
+    """The reference join: units in order, each needle before the unit boundary nearest its depth, the
+    needle's separator around needles and a unit's own separator elsewhere."""
+    ends = list(itertools.accumulate(len(haystack.separators[i]) * bool(i) + len(haystack.units[i]) for i in range(count)))
+    positions = [nearest_boundary(ends, depth * (ends[-1] if ends else 0)) for depth, _ in needles]
+    text = ""
+    offsets = [0] * len(needles)
+
+    def add(before: str, item: str) -> int:
+        nonlocal text
+        text += before if text else ""
+        text += item
+        return len(text) - len(item)
+
+    for position in range(count + 1):
+        for index in [i for i, at in enumerate(positions) if at == position]:
+            offsets[index] = add(separator, needles[index][1])
+        if position < count:
+            add(haystack.separators[position] if position and position not in positions else separator, haystack.units[position])
+    return text, offsets
+
+
+def random_haystack(rng: random.Random) -> Haystack:
+    sentences = real_sentences()
+    units = [rng.choice(sentences) for _ in range(rng.randint(0, 60))]
+    return Haystack(units, [rng.choice([" ", "\n", "\n\n"]) for _ in units])
+
+
+def test_joined_equals_the_obvious_join():
+    rng = random.Random(3)
+    for _ in range(400):
+        haystack = random_haystack(rng)
+        needles = [(rng.choice([0.0, 0.5, 1.0, rng.random()]), f"Needle {i} says {rng.randint(0, 99)}.") for i in range(rng.randint(0, 4))]
+        separator = rng.choice([" ", ", ", "\n\n"])
+        count = rng.randint(0, len(haystack.units))
+        assert haystack.joined(count, needles, separator) == joined_the_obvious_way(haystack, count, needles, separator)
+
+
+def ctx_for(budget: int, tokenizer=None) -> BuildContext:
+    return BuildContext(tokenizer or load_tokenizer("cl100k_base"), "niah_single_2", "test", budget, 1)
+
+
+def test_fit_matches_whole_counts_of_the_rendered_prompt():
+    rng = random.Random(5)
+    tokenizer = load_tokenizer("cl100k_base")
+    for budget in (60, 300, 1200):
+        haystack = Haystack([rng.choice(real_sentences()) for _ in range(400)], [rng.choice([" ", "\n"]) for _ in range(400)])
+        needles = [(0.3, "The special magic number for calm-river is: 4821937."), (0.9, "Another one is: 12.")]
+        render = lambda context: f"Read this.\n{context}\nWhat is the number?"  # noqa: E731
+        fit = fit_haystack(ctx_for(budget, tokenizer), haystack, needles, render)
+        assert fit is not None
+        assert fit.fitted.tokens == tokenizer.count_whole(fit.fitted.prompt) <= budget
+        assert fit.fitted.prompt == render(fit.context)
+        one_more = render(haystack.joined(fit.count + 1, needles)[0])
+        assert fit.count == len(haystack.units) or tokenizer.count_whole(one_more) > budget  # the most units that fit
+        total = tokenizer.count_whole(fit.context)
+        assert fit.depths == [round(tokenizer.count_whole(fit.context[:offset]) / total, 4) for offset in fit.offsets]
+        assert [fit.context[offset:offset + len(text)] for offset, (_, text) in zip(fit.offsets, needles)] == [text for _, text in needles]
+
+
+def test_templates_that_do_not_place_the_context_verbatim_are_counted_whole():
+    assert prompt_frame(lambda context: f"<{context}>") == ("<", ">")
+    assert prompt_frame(lambda context: f"{context} and again {context}") is None
+    assert prompt_frame(lambda context: context.upper()) is None
+    assert prompt_frame(lambda context: f"{len(context)}:{context}") is None  # the frame depends on the context
+    tokenizer = load_tokenizer("cl100k_base")
+    haystack = repeated(itertools.cycle(["The river runs slowly.", "A light wind moves."]), 500)
+    sneaky = lambda context: "Text: " + context[:300] + " End."  # noqa: E731 - the marks fit in 300 characters, real contexts do not
+    fit = fit_haystack(ctx_for(200, tokenizer), haystack, [], sneaky)
+    assert fit.fitted.tokens == tokenizer.count_whole(fit.fitted.prompt) <= 200
+    assert fit.fitted.prompt == sneaky(fit.context)
+
+
+def test_essay_pool_units_and_piece_counts_are_cached(monkeypatch, tmp_path):
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path))
+    sentences = real_sentences()
+    pool = [Document(f"d/{i}", "d", "\n".join(" ".join(sentences[i * 7:i * 7 + 7]) for _ in range(2)), tokens=50) for i in range(20)]
+    assert prepare_pool(pool, load_tokenizer("cl100k_base")) is False
+    cached = json.loads(_cache_path(pool, load_tokenizer("cl100k_base")).read_text())
+    assert len(cached["bounds"]) == len(pool)
+    fresh = load_tokenizer("cl100k_base")
+    assert prepare_pool(pool, fresh) is True
+    for document in pool:
+        text = placed_text(document_units(document.text))
+        assert fresh.count(text) == fresh.count_whole(text)
+    haystack = essay(pool, random.Random(1), 10_000)
+    assert haystack.base == "\n\n".join(placed_text(document_units(document.text)) for document in haystack_documents(haystack))
+
+
+def haystack_documents(haystack: Haystack) -> list[Document]:
+    """The documents of a haystack in placement order."""
+    return [document for index, document in enumerate(haystack.documents) if index == 0 or haystack.placements[index - 1] != haystack.placements[index]]

@@ -1,0 +1,109 @@
+"""Counting spliced texts from running totals equals counting them whole.
+
+Known texts are random joins of real sentences; spliced texts cut spans out of them at random places
+(mid-word, mid-sentence, at cut places, next to them) and put random inserts between them: the
+junction bits of the piece test, needles, template openings. Every count is compared with a whole
+count of the same text, for each encoding that counts by segments, and the whole-counting fallback
+is checked to give the same numbers.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from longbench100.segment_count import CUT, SEGMENTED_ENCODINGS
+from longbench100.spliced_count import TextIndex, locate, materialize
+from longbench100.tokenization import load_tokenizer
+from tests.test_segment_count import JUNCTION_BITS, real_sentences
+
+INSERTS = [*JUNCTION_BITS, " One of the special magic numbers for calm-river is: 4821937. ", "\n\nPassage 3:\n", "{", "}", ", ",
+           "Read the text below.\n", "\nQuestion: what is it?\nAnswer:", "", ". ", "? "]
+
+
+def known_text(rng: random.Random, sentences: list[str]) -> str:
+    """A long text of real sentences joined by the separators a haystack and a document use."""
+    joins = [". ", ". ", "! ", "? ", ".\n", "\n\n", " ", ". \n", ".  "]
+    return "".join(rng.choice(sentences) + rng.choice(joins) for _ in range(rng.randint(20, 120)))
+
+
+def random_span(rng: random.Random, text: str, cuts: list[int]) -> tuple[int, int]:
+    """A span of ``text`` whose ends fall anywhere, on a cut place, or one character either side of one."""
+    def point() -> int:
+        if cuts and rng.random() < 0.5:
+            return max(0, min(len(text), rng.choice(cuts) + rng.choice([-1, 0, 1, 2])))
+        return rng.randint(0, len(text))
+    start, end = sorted((point(), point()))
+    return start, end
+
+
+@pytest.mark.parametrize("encoding", sorted(SEGMENTED_ENCODINGS))
+def test_spliced_counts_equal_whole_counts(encoding: str):
+    tokenizer = load_tokenizer(encoding)
+    sentences = real_sentences()
+    rng = random.Random(f"spliced-{encoding}")
+    indexes = [tokenizer.index(known_text(rng, sentences)) for _ in range(12)]
+    used_totals = 0
+    for _ in range(1500):
+        parts = []
+        for _ in range(rng.randint(1, 6)):
+            if rng.random() < 0.4:
+                parts.append(rng.choice(INSERTS) + rng.choice(["", *JUNCTION_BITS]))
+            index = rng.choice(indexes)
+            start, end = random_span(rng, index.text, index.cuts)
+            parts.append((index, start, end))
+            used_totals += index.inner(start, end) is not None
+        if rng.random() < 0.5:
+            parts.append(rng.choice(INSERTS))
+        text = materialize(parts)
+        assert tokenizer.count_parts(parts) == tokenizer.count_whole(text), text[:200]
+    assert used_totals > 2000  # most spans were counted from running totals, not whole
+
+
+@pytest.mark.parametrize("encoding", sorted(SEGMENTED_ENCODINGS))
+def test_known_openings_found_in_a_prompt_count_exactly(encoding: str):
+    tokenizer = load_tokenizer(encoding)
+    sentences = real_sentences()
+    rng = random.Random(f"known-{encoding}")
+    for _ in range(300):
+        documents = [known_text(rng, sentences) for _ in range(rng.randint(1, 5))]
+        openings = [(document, rng.choice([len(document), rng.randint(0, len(document))])) for document in documents]
+        prompt = "".join(rng.choice(INSERTS) + document[:length] for document, length in openings) + rng.choice(INSERTS)
+        assert tokenizer.count_known(prompt, openings) == tokenizer.count_whole(prompt)
+        # a document that is not in the prompt, or listed out of order, is simply counted as text
+        assert tokenizer.count_known(prompt, [*reversed(openings), (known_text(rng, sentences), 50)]) == tokenizer.count_whole(prompt)
+
+
+def test_locate_marks_each_known_opening_once_in_order():
+    index_a, index_b = TextIndex("Alpha one. Alpha two.", None), TextIndex("Beta one. Beta two.", None)
+    prompt = "Passage 1:\nAlpha one. Alpha two.\nPassage 2:\nBeta one.\nEnd"
+    parts = locate(prompt, [(index_a, len(index_a.text)), (index_b, 9), (index_a, 5)])
+    assert materialize(parts) == prompt
+    assert [part[1:] for part in parts if not isinstance(part, str)] == [(0, 21), (0, 9)]  # the second Alpha is not after Beta
+
+
+def test_cuts_inside_a_span_only_count_when_their_neighbours_are_inside():
+    tokenizer = load_tokenizer("cl100k_base")
+    index = tokenizer.index("First one. Second one. Third one.")
+    assert [match.start() + 1 for match in CUT.finditer(index.text)] == index.cuts == [10, 22]
+    assert index.inner(0, len(index.text)) == (10, 22, tokenizer.count_whole(" Second one."))
+    assert index.inner(10, len(index.text)) == (22, 22, 0)  # the cut at 10 has no mark inside the span
+    assert index.inner(0, 11) is None  # nor one whose next character is outside it
+    assert index.inner(0, 12) == (10, 10, 0)
+
+
+def test_whole_counting_tokenizers_give_the_same_numbers(tmp_path):
+    (tmp_path / "tokenizer.json").write_text(_WORD_LEVEL_TOKENIZER, encoding="utf-8")
+    tokenizer = load_tokenizer(f"hf:{tmp_path / 'tokenizer.json'}")
+    assert tokenizer.counting == "whole"
+    index = tokenizer.index("alpha beta. gamma delta. alpha")
+    parts = ["beta ", (index, 6, 24), " gamma"]
+    assert tokenizer.count_parts(parts) == tokenizer.count_whole(materialize(parts))
+    assert tokenizer.count_known("x alpha beta. gamma", [(index.text, 11)]) == tokenizer.count_whole("x alpha beta. gamma")
+
+
+_WORD_LEVEL_TOKENIZER = """{"version": "1.0", "truncation": null, "padding": null, "added_tokens": [], "normalizer": null,
+ "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null, "decoder": null,
+ "model": {"type": "WordLevel", "vocab": {"[UNK]": 0, "alpha": 1, "beta": 2, "gamma": 3, "delta": 4, ".": 5, "x": 6},
+           "unk_token": "[UNK]"}}"""
