@@ -113,8 +113,8 @@ def test_token_counts_are_cached_and_invalidated_by_a_changed_file(tmp_path: Pat
     entry = location.registry()["mine"]
     tokenizer = load_tokenizer()
     calls = []
-    original = tokenizer.count_batch
-    monkeypatch.setattr(tokenizer, "count_batch", lambda texts: calls.append(len(texts)) or original(texts))
+    original = tokenizer.count_groups  # cl100k_base counts by segments: each document's pieces, one group each
+    monkeypatch.setattr(tokenizer, "count_groups", lambda groups: calls.append(len(groups)) or original(groups))
     assert attach_token_counts(tokenizer, entry, load_source(location, entry)) is False
     data = load_source(location, entry)
     assert attach_token_counts(tokenizer, entry, data) is True
