@@ -130,3 +130,15 @@ def test_encoding_without_bundled_ranks_names_the_offline_ones(monkeypatch: pyte
     message = str(error.value)
     assert "\n" not in message and "r50k_base" in message
     assert "work offline: cl100k_base, o200k_base" in message
+
+
+def test_parsed_ranks_are_kept_in_the_cache_and_a_damaged_copy_is_replaced(tmp_path, monkeypatch):
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path))
+    first = load_tokenizer("cl100k_base")
+    assert first.count("The committee met again in the spring.") == 8
+    cached = list((tmp_path / "tiktoken_ranks").glob("*.marshal"))
+    assert len(cached) == 1
+    cached[0].write_bytes(b"damaged")
+    second = load_tokenizer("cl100k_base")
+    assert second.encode("The committee met again in the spring.") == first.encode("The committee met again in the spring.")
+    assert cached[0].stat().st_size > 1_000_000  # parsed again and written back whole
