@@ -35,6 +35,17 @@ CACHE_LIMIT = 1_000_000  # pieces kept; the cache starts afresh when full
 SHORT = 256  # texts at most this long are counted whole (cutting them saves nothing)
 
 
+def cut_places(text: str) -> list[int]:
+    """Where :data:`CUT` cuts ``text``: the offset of each cut's space, in order."""
+    return [match.start() + 1 for match in CUT.finditer(text)]
+
+
+def split_at(text: str, cuts: list[int]) -> list[str]:
+    """``text`` cut at the offsets ``cuts`` (in order): the pieces between them."""
+    bounds = [0, *cuts, len(text)]
+    return [text[start:end] for start, end in zip(bounds, bounds[1:])]
+
+
 class SegmentCounter:
     """Counts tokens as the sum of cached counts of the pieces between :data:`CUT` places."""
 
@@ -46,18 +57,11 @@ class SegmentCounter:
         """The exact token count of ``text``."""
         if len(text) <= SHORT:
             return self._count_whole(text)
-        total = 0
-        start = 0
-        for match in CUT.finditer(text):
-            end = match.start() + 1
-            total += self.piece(text[start:end])
-            start = end
-        return total + self.piece(text[start:])
+        return sum(map(self.piece, self.pieces(text)))
 
     def pieces(self, text: str) -> list[str]:
         """``text`` cut at its :data:`CUT` places: the pieces whose counts :meth:`count` adds up."""
-        starts = [0, *(match.start() + 1 for match in CUT.finditer(text))]
-        return [text[start:end] for start, end in zip(starts, [*starts[1:], len(text)])]
+        return split_at(text, cut_places(text))
 
     def learn(self, pieces: Iterable[str], counts: Iterable[int]) -> None:
         """Remember the token counts of ``pieces`` (counted elsewhere, e.g. in a batch or a previous run)."""

@@ -22,23 +22,22 @@ import itertools
 from collections.abc import Sequence
 from typing import Union
 
-from .segment_count import CUT, SegmentCounter
+from .segment_count import SegmentCounter, cut_places, split_at
 
 
 class TextIndex:
-    """One known text cut at its :data:`CUT` places, with the running token totals of its pieces."""
+    """One known text cut at its :data:`~.segment_count.CUT` places, with the running token totals of its pieces."""
 
     def __init__(self, text: str, segments: SegmentCounter | None, piece_counts: Sequence[int] | None = None) -> None:
         """Count the pieces of ``text`` through ``segments`` (cached), unless ``piece_counts`` gives them
         (counted before, in the order of :meth:`SegmentCounter.pieces`). Without ``segments`` (a tokenizer
         counted whole) the index only holds the text: no cut is ever used."""
         self.text = text
-        self.cuts = [match.start() + 1 for match in CUT.finditer(text)] if segments is not None else []
+        self.cuts = cut_places(text) if segments is not None else []
         if segments is None:
             piece_counts = []
         elif piece_counts is None or len(piece_counts) != len(self.cuts) + 1:
-            bounds = [0, *self.cuts, len(text)]
-            piece_counts = list(map(segments.piece, (text[start:end] for start, end in zip(bounds, bounds[1:]))))
+            piece_counts = list(map(segments.piece, split_at(text, self.cuts)))
         self.totals = list(itertools.accumulate(piece_counts, initial=0))
 
     def inner(self, start: int, end: int) -> tuple[int, int, int] | None:

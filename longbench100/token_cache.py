@@ -57,7 +57,7 @@ def _tokens(value: int | list[int]) -> int:
     return sum(value) if isinstance(value, list) else value
 
 
-def _read(path: Path) -> dict[str, int] | None:
+def _read(path: Path) -> dict[str, int | list[int]] | None:
     """The cached counts, or ``None`` when the file is absent or unreadable."""
     try:
         with open(path, encoding="utf-8") as handle:
