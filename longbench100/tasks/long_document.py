@@ -79,8 +79,9 @@ class LongDocumentTask(TaskBuilder):
             if not self.evidence_kept(item, document.text):
                 continue
             overhead = ctx.count_prompt(self.render_context(item, OMITTED)) + self.room
-            whole = ctx.count_prompt(self.render_context(item, document.text)) + self.room
-            kept = ctx.tokenizer.count(document.text[:self.shortest_kept(item)])
+            whole = ctx.count_prompt(self.render_context(item, document.text), [(document.text, len(document.text))]) + self.room
+            shortest = self.shortest_kept(item)
+            kept = ctx.tokenizer.count_known(document.text[:shortest], [(document.text, shortest)])
             found.append(Candidate(item, overhead + kept + EVIDENCE_MARGIN, whole))
         return found
 
@@ -93,7 +94,7 @@ class LongDocumentTask(TaskBuilder):
         for _ in range(8):  # a cut's count differs from its estimate by a few tokens at the junctions
             context = document.text if keep >= len(ids) else _opening(ctx, document.text, ids, keep) + OMITTED
             prompt = self.render_context(item, context)
-            tokens = ctx.count_prompt(prompt)
+            tokens = ctx.count_prompt(prompt, [(document.text, len(context.removesuffix(OMITTED)))])
             excess = tokens - ctx.budget
             if excess <= 0 and (best is None or tokens > best[1]):
                 best = (prompt, tokens, context.removesuffix(OMITTED))
