@@ -14,13 +14,13 @@ from .answerability import failed_rule
 from .atomic import write_bytes_atomic
 from .cleaning import clean_text
 from .errors import SourceAbsent, UserError
-from .locations import SourceLocation, zip_has_member
+from .locations import SourceLocation, archive_has_member
 from .readers import class_label_names, iter_rows, row_unit
 from .records import Document, Item, SourceData
 from .paths import cache_dir
 from .registry import DocumentMapping, FileSpec, ItemMapping, SourceEntry
 
-RECORDS_FORMAT = 6  # bump when the mapping code changes what records it produces
+RECORDS_FORMAT = 7  # bump when the mapping code changes what records it produces
 _PASSAGE_HEADING = re.compile(r"^Passage \d+:[ \t]*\n", re.MULTILINE)
 
 
@@ -43,7 +43,7 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     """
     files = {spec.display: location.fetch_all(entry, spec) for spec in entry.files}  # a wildcard path names several
     for spec in entry.files:
-        if spec.member is not None and not zip_has_member(files[spec.display][spec.display], spec.member):
+        if spec.member is not None and not archive_has_member(files[spec.display][spec.display], spec.member):
             raise SourceAbsent(f"source {entry.name}: {spec.path} has no member {spec.member}")
     checksums = {display: file_sha256(path) for matched in files.values() for display, path in matched.items()}
     key = json.dumps([RECORDS_FORMAT, entry.name, entry.fingerprint(), sorted(checksums.items())])
@@ -102,16 +102,22 @@ def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, numbe
     """The body of :func:`_map_row`."""
     doc_ids: list[str] = []
     titles: dict[str, str] = {}  # the row's document titles -> ids (for doc_titles)
-    if spec.document is not None:
-        for document in _documents(entry, spec.document, row, where):
-            if not document.text.strip():
-                data.skipped_empty += 1
-                continue
-            known = data.documents.setdefault(document.id, document)
-            if known.text != document.text:
-                raise UserError(f"source {entry.name}: {where}: document id {document.id!r} repeats with a different text")
-            doc_ids.append(document.id)
-            titles.setdefault(document.title or "", document.id)
+    documents = _documents(entry, spec.document, row, where) if spec.document is not None else []
+    grades = _grades(entry, spec.item, row, where, len(documents)) if spec.item is not None and spec.item.grades else None
+    kept_grades: list[int] = []
+    for position, document in enumerate(documents):
+        if not document.text.strip():
+            data.skipped_empty += 1
+            continue
+        known = data.documents.setdefault(document.id, document)
+        if known.text != document.text:
+            raise UserError(f"source {entry.name}: {where}: document id {document.id!r} repeats with a different text")
+        if grades is not None and document.id in doc_ids:
+            continue  # a candidate listed twice is judged once
+        doc_ids.append(document.id)
+        titles.setdefault(document.title or "", document.id)
+        if grades is not None:
+            kept_grades.append(grades[position])
     if spec.item is None:
         return
     if spec.item.doc_titles is not None:
@@ -124,8 +130,12 @@ def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, numbe
         referenced = referenced if isinstance(referenced, (list, tuple)) else [referenced]
         doc_ids = [f"{entry.name}/{value}" for value in referenced if f"{entry.name}/{value}" in data.documents]
     wanted = all(_field(row, name, entry, where) in values for name, values in spec.item.where)
-    items = [_classification_item(entry, spec.item, row, where, number, names)] if spec.item.kind == "classification" \
-        else _items(entry, spec.item, row, where, number, tuple(doc_ids))
+    if spec.item.kind == "classification":
+        items = [_classification_item(entry, spec.item, row, where, number, names)]
+    elif spec.item.kind == "ranking":
+        items = [_ranking_item(entry, spec.item, row, where, number, tuple(doc_ids), tuple(kept_grades))]
+    else:
+        items = _items(entry, spec.item, row, where, number, tuple(doc_ids))
     for item in items:
         if not wanted:
             data.filtered_items += 1
@@ -134,6 +144,11 @@ def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, numbe
                 data.items.append(item)
             else:
                 data.skipped_empty += 1
+        elif item.kind == "ranking":
+            if item.question and any(item.grades):
+                data.items.append(item)
+            else:
+                data.skipped_empty += 1  # no question, or nothing judged relevant: nothing to rank
         elif not item.doc_ids or not (item.summary or item.answers) or (item.kind == "qa" and not item.question):
             data.skipped_empty += 1
         elif len(item.doc_ids) < spec.item.min_documents:
@@ -146,6 +161,8 @@ def _documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, where: s
     """The documents a row yields: one, or one per ``Passage N:`` block when the mapping splits."""
     if mapping.split == "lists":
         return _listed_documents(entry, mapping, row, where)
+    if mapping.split == "records":
+        return _record_documents(entry, mapping, row, where)
     text = _text(_field(row, mapping.text, entry, where)).strip()
     title = _clean(entry, _text(_field(row, mapping.title, entry, where))) if mapping.title else None
     if mapping.split is None:
@@ -178,6 +195,61 @@ def _listed_documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, w
         text = _clean(entry, f"{title}\n{body.strip()}" if title else body.strip(), passage=True)
         documents.append(Document(f"{entry.name}/{_content_id(text)}", entry.name, text, title or None))
     return documents
+
+
+def _record_list(entry: SourceEntry, row: dict, name: str, where: str) -> tuple[list, str]:
+    """The list of objects that a dotted ``name`` (``ctxs.text``) reads from, and the key inside each object."""
+    list_name, _, key = name.rpartition(".")
+    records = _field(row, list_name, entry, where) if list_name else None
+    if not isinstance(records, (list, tuple)) or not all(isinstance(record, dict) for record in records):
+        raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: field {list_name or name!r} must be a list of objects "
+                        f"(split = \"records\" reads {name!r} as key {key!r} of each)")
+    return list(records), key
+
+
+def _record_documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str) -> list[Document]:
+    """One document per object of a list of objects (HELMET's ``ctxs``: ``{"id", "title", "text", ...}``). The id
+    is the object's ``id`` key when the mapping names one (passage ids shared across rows), else a hash of the text."""
+    records, text_key = _record_list(entry, row, mapping.text, where)
+    title_key = mapping.title.rpartition(".")[2] if mapping.title else None
+    id_key = mapping.id.rpartition(".")[2] if mapping.id else None
+    documents = []
+    for position, record in enumerate(records):
+        if text_key not in record:
+            raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: object {position + 1} of the list has no key {text_key!r}")
+        raw_title = record.get(title_key) if title_key else None
+        title = _clean(entry, _text(raw_title)) if raw_title else None
+        text = _clean(entry, f"{title}\n{_text(record[text_key]).strip()}" if title else _text(record[text_key]).strip(), passage=True)
+        local_id = str(record[id_key]) if id_key and record.get(id_key) is not None else _content_id(text)
+        documents.append(Document(f"{entry.name}/{local_id}", entry.name, text, title or None))
+    return documents
+
+
+def _grades(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, count: int) -> list[int]:
+    """The row's relevance grades (``ctxs.label``), one integer >= 0 per document of the row."""
+    records, key = _record_list(entry, row, mapping.grades or "", where)
+    grades = []
+    for position, record in enumerate(records):
+        value = record.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            grade = value
+        else:
+            grade = int(value) if isinstance(value, str) and value.strip().isdigit() else -1
+        if grade < 0:
+            raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: grade {key!r} of object {position + 1} "
+                            f"is {value!r}, not an integer >= 0")
+        grades.append(grade)
+    if len(grades) != count:
+        raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: {len(grades)} grades for {count} documents")
+    return grades
+
+
+def _ranking_item(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, number: int,
+                  doc_ids: tuple[str, ...], grades: tuple[int, ...]) -> Item:
+    """A question with every candidate document of its row and the candidates' relevance grades."""
+    local_id = str(_field(row, mapping.id, entry, where)) if mapping.id else f"row{number}"
+    question = _clean(entry, _text(_field(row, mapping.question, entry, where)).strip()) or None
+    return Item(f"{entry.name}/{local_id}", entry.name, doc_ids, question, grades=grades)
 
 
 def _items(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, number: int, doc_ids: tuple[str, ...]) -> list[Item]:
@@ -283,7 +355,7 @@ def _drop_duplicate_items(data: SourceData) -> None:
     seen: set[tuple] = set()
     kept = []
     for item in data.items:
-        key = (tuple(data.documents[doc_id].text for doc_id in item.doc_ids), item.question, item.answers, item.summary, item.split)
+        key = (tuple(data.documents[doc_id].text for doc_id in item.doc_ids), item.question, item.answers, item.summary, item.split, item.grades)
         if key in seen:
             data.duplicate_items += 1
             continue

@@ -18,6 +18,7 @@ from pathlib import Path
 from .errors import HubUnreachable, SourceAbsent, UserError
 from .hub import hub_problem
 from .paths import DEMO_DIR, packaged_dir
+from .readers import is_tar_archive
 from .registry import FileSpec, SourceEntry, load_registry
 
 SOURCES_ENV = "LONGBENCH100_SOURCES"
@@ -85,13 +86,16 @@ class SourceLocation:
                     return False
                 continue
             path = self.local_path(entry, spec)
-            if path is None or (spec.member is not None and not zip_has_member(path, spec.member)):
+            if path is None or (spec.member is not None and not archive_has_member(path, spec.member)):
                 return False
         return True
 
 
-def zip_has_member(path: Path, member: str) -> bool:
-    """Whether the zip archive at ``path`` holds ``member`` (an unreadable archive counts as present, to fail loudly later)."""
+def archive_has_member(path: Path, member: str) -> bool:
+    """Whether the archive at ``path`` holds ``member`` (an unreadable archive counts as present, to fail loudly later).
+    A tar archive counts as present without a look: finding a member means decompressing up to it, which the read does."""
+    if is_tar_archive(path):
+        return True
     try:
         with zipfile.ZipFile(path) as archive:
             return member in archive.namelist()

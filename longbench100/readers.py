@@ -1,12 +1,13 @@
 """Row readers for the registry's file formats, yielding ``(row number, row dict)`` pairs.
 
-Every parse error names the file (and zip member) and the line or row number.
+Every parse error names the file (and archive member) and the line or row number.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import tarfile
 import zipfile
 from pathlib import Path
 from typing import Iterator
@@ -21,17 +22,11 @@ def row_unit(spec: FileSpec) -> str:
 
 
 def iter_rows(path: Path, spec: FileSpec) -> Iterator[tuple[int, dict]]:
-    """Yield the rows of ``path`` read as ``spec.format`` (inside ``spec.member`` for zip archives)."""
+    """Yield the rows of ``path`` read as ``spec.format`` (inside ``spec.member`` for zip and tar archives)."""
     where = f"{path}:{spec.member}" if spec.member else str(path)
     if spec.member:
-        try:
-            with zipfile.ZipFile(path) as archive:
-                data = archive.read(spec.member)
-        except KeyError:
-            raise UserError(f"{path}: zip archive has no member {spec.member}") from None
-        except (OSError, zipfile.BadZipFile) as error:
-            raise UserError(f"{path}: cannot read zip archive ({error})") from None
-        return _parse(data, spec.format, where)
+        reader = _tar_member if is_tar_archive(path) else _zip_member
+        return _parse(reader(path, spec.member), spec.format, where)
     if spec.format == "parquet":
         return _parquet_rows(path, where)
     try:
@@ -39,6 +34,41 @@ def iter_rows(path: Path, spec: FileSpec) -> Iterator[tuple[int, dict]]:
     except OSError as error:
         raise UserError(f"{where}: cannot read ({error.strerror})") from None
     return _parse(data, spec.format, where)
+
+
+TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
+
+
+def is_tar_archive(path: Path) -> bool:
+    """Whether ``path`` names a tar archive (by its suffix; anything else with a member is read as zip)."""
+    return path.name.endswith(TAR_SUFFIXES)
+
+
+def _zip_member(path: Path, member: str) -> bytes:
+    """The bytes of ``member`` of the zip archive at ``path``."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return archive.read(member)
+    except KeyError:
+        raise UserError(f"{path}: zip archive has no member {member}") from None
+    except (OSError, zipfile.BadZipFile) as error:
+        raise UserError(f"{path}: cannot read zip archive ({error})") from None
+
+
+def _tar_member(path: Path, member: str) -> bytes:
+    """The bytes of ``member`` of the tar archive at ``path`` (compressed or not), read as a stream: a large
+    archive (HELMET's ``data.tar.gz``) is decompressed once up to the member, never listed first."""
+    wanted = {member.lstrip("/"), f"./{member.lstrip('/')}"}
+    try:
+        with tarfile.open(path, mode="r|*") as archive:
+            for info in archive:
+                if info.name in wanted and info.isfile():
+                    handle = archive.extractfile(info)
+                    if handle is not None:
+                        return handle.read()
+    except (OSError, tarfile.TarError, EOFError) as error:
+        raise UserError(f"{path}: cannot read tar archive ({error})") from None
+    raise UserError(f"{path}: tar archive has no member {member}")
 
 
 def class_label_names(path: Path, spec: FileSpec, column: str) -> tuple[str, ...]:

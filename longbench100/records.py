@@ -26,7 +26,9 @@ class Item:
     ``doc_ids`` names the supporting documents in order (one for single-document items, several for
     multi-hop questions and multi-document summaries; none for classification items). A
     classification item keeps its text in ``question``, its class name in ``label`` (also its one
-    answer) and the split it comes from (``train``, ``test``) in ``split``.
+    answer) and the split it comes from (``train``, ``test``) in ``split``. A ranking item (re-ranking
+    data that judges a list of candidates) names every candidate in ``doc_ids`` and its relevance grade
+    (0 = not relevant) at the same position of ``grades``.
     """
 
     id: str
@@ -37,12 +39,16 @@ class Item:
     summary: str | None = None
     label: str | None = None
     split: str | None = None
+    grades: tuple[int, ...] = ()
 
     @property
     def kind(self) -> str:
-        """``"classification"`` for a labelled text, ``"summary"`` when the item carries a reference summary, else ``"qa"``."""
+        """``"classification"`` for a labelled text, ``"ranking"`` for graded candidates, ``"summary"`` when the
+        item carries a reference summary, else ``"qa"``."""
         if self.label is not None:
             return "classification"
+        if self.grades:
+            return "ranking"
         return "summary" if self.summary is not None else "qa"
 
 

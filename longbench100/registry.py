@@ -26,8 +26,10 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 FORMATS = ("jsonl", "json", "parquet")
 ROLE_KINDS = ("real", "noisy")
-ITEM_KINDS = ("qa", "summary", "classification")
-_NEEDED_FIELDS = {"qa": ("question", "answers"), "summary": ("summary",), "classification": ("text", "label")}
+ITEM_KINDS = ("qa", "summary", "classification", "ranking")
+_NEEDED_FIELDS = {"qa": ("question", "answers"), "summary": ("summary",), "classification": ("text", "label"),
+                  "ranking": ("question", "grades")}
+DOCUMENT_SPLITS = ("passages", "titled_passages", "lists", "records")
 WhereValue = str | int | float | bool
 
 
@@ -40,7 +42,9 @@ class DocumentMapping:
     id: str | None = None
     split: str | None = None  # "passages" / "titled_passages": split LongBench "Passage N:" contexts;
     # "lists": text and title are parallel lists, one document per element (HotpotQA's context.title /
-    # context.sentences; an element that is a list of sentences is joined as written)
+    # context.sentences; an element that is a list of sentences is joined as written);
+    # "records": the row holds a list of objects, one document each: text = "ctxs.text" reads key "text"
+    # of every object of list "ctxs" (title and id likewise; a missing title is no title)
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class ItemMapping:
     text: str | None = None  # classification: the field holding the text to classify
     label: str | None = None  # classification: the label field (a class name, or an index into the file's class names)
     split: str | None = None  # classification: the split the file's rows belong to ("train", "test", ...)
+    grades: str | None = None  # ranking: one relevance grade (an integer >= 0) per document of the row, in order
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,7 @@ class FileSpec:
 
     path: str
     format: str
-    member: str | None = None  # a member inside a zip archive
+    member: str | None = None  # a member inside a zip or tar archive (.zip, .tar, .tar.gz, .tgz)
     document: DocumentMapping | None = None
     item: ItemMapping | None = None
 
@@ -181,8 +186,8 @@ def _parse_file(raw: dict, where: str) -> FileSpec:
             text=_required(doc, "text", str, f"{where}.document"),
             title=doc.get("title"), id=doc.get("id"), split=doc.get("split"),
         )
-        if document.split not in (None, "passages", "titled_passages", "lists"):
-            raise UserError(f"{where}.document: split must be 'passages', 'titled_passages' or 'lists', not {document.split!r}")
+        if document.split is not None and document.split not in DOCUMENT_SPLITS:
+            raise UserError(f"{where}.document: split must be one of {', '.join(map(repr, DOCUMENT_SPLITS))}, not {document.split!r}")
     if "item" in raw:
         it = raw["item"]
         kind = _required(it, "kind", str, f"{where}.item")
@@ -192,13 +197,16 @@ def _parse_file(raw: dict, where: str) -> FileSpec:
             kind=kind, id=it.get("id"), question=it.get("question"), answers=it.get("answers"),
             summary=it.get("summary"), parallel=bool(it.get("parallel", False)), doc_ids=it.get("doc_ids"), doc_titles=it.get("doc_titles"),
             where=_parse_where(it.get("where", {}), f"{where}.item.where"), min_documents=_min_documents(it, f"{where}.item"),
-            text=it.get("text"), label=it.get("label"), split=it.get("split"),
+            text=it.get("text"), label=it.get("label"), split=it.get("split"), grades=it.get("grades"),
         )
         missing = [name for name in _NEEDED_FIELDS[kind] if getattr(item, name) is None]
         if missing:
             raise UserError(f"{where}.item: a {kind} item needs the field mapping{'s' if len(missing) > 1 else ''} {' and '.join(map(repr, missing))}")
         if document is None and item.doc_ids is None and kind != "classification":
             raise UserError(f"{where}.item: needs a [document] mapping in the same file or 'doc_ids' referring to one")
+        if kind == "ranking" and (document is None or item.doc_ids is not None or item.doc_titles is not None):
+            raise UserError(f"{where}.item: a ranking item grades the documents of its own row: it needs a [document] "
+                            "mapping in the same file and neither 'doc_ids' nor 'doc_titles'")
     if document is None and item is None:
         raise UserError(f"{where}: needs a 'document' or an 'item' mapping")
     return FileSpec(path=_required(raw, "path", str, where), format=file_format, member=raw.get("member"), document=document, item=item)

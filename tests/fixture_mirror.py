@@ -11,6 +11,7 @@ import io
 import json
 import random
 import re
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from longbench100.paths import packaged_dir
+from longbench100.readers import is_tar_archive
 from longbench100.registry import FileSpec, SourceEntry, load_registry
 
 WORDS = (
@@ -85,6 +87,34 @@ def _classification_rows(spec: FileSpec) -> list[dict]:
     return [{item.text: _request(label, key), item.label: label} for label, key in keys]
 
 
+RANKING_QUERIES = 12
+RANKING_CANDIDATES = 40  # per query: grades 3, 2 and 1 a few times each, the rest 0
+
+
+def _ranking_rows(spec: FileSpec, rng: random.Random) -> list[dict]:
+    """Re-ranking rows in HELMET's layout (``{"qid", "query", "ctxs": [{"id", "text", "label"}]}``): each query's
+    candidates graded 0-3; the last candidate of each query is the first of the next query (a passage that
+    two queries share keeps its id and text), and the first query lists one candidate twice."""
+    item, document = spec.item, spec.document
+    list_name, text_key = document.text.rsplit(".", 1)
+    id_key, grade_key = document.id.rsplit(".", 1)[1], item.grades.rsplit(".", 1)[1]
+    rows = []
+    shared: dict | None = None
+    for index in range(RANKING_QUERIES):
+        grades = [3, 2, 2, 1, 1, 1] + [0] * (RANKING_CANDIDATES - 6)
+        rng.shuffle(grades)
+        candidates = [{id_key: f"{7000 + index * 100 + n}", text_key: paragraph(rng, rng.randint(1, 3)), grade_key: grade}
+                      for n, grade in enumerate(grades)]
+        if shared is not None:
+            candidates[0] = {**shared, grade_key: 0}
+        if index == 0:
+            candidates.append(dict(candidates[1]))
+        shared = candidates[-1]
+        rows.append({item.id: f"q{index}", item.question: f"what does the {rng.choice(WORDS)} {rng.choice(VERBS)} in part {index}",
+                     list_name: candidates})
+    return rows
+
+
 def _span(text: str, start: int) -> str:
     """Two consecutive words of ``text`` from about word ``start`` (an extractive answer), or a made-up one without text."""
     words = re.findall(r"[a-z]+", text.lower())
@@ -100,6 +130,8 @@ def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus: di
     corpus_ids = list(range(30))
     if spec.item is not None and spec.item.kind == "classification":
         return _classification_rows(spec)
+    if spec.item is not None and spec.item.kind == "ranking":
+        return _ranking_rows(spec, random.Random(f"ranking-{entry.name}"))  # its own generator: other sources' rows stay as they were
     if "gutenberg" in entry.clean:
         # each book from its own generator, so adding books leaves every other source's made-up rows as they were
         return [{spec.document.text: book(random.Random(f"book-{number}"), number), spec.document.id: str(number)} for number in range(1, BOOKS + 1)]
@@ -205,14 +237,31 @@ def write_mirror(root: Path, *, only: set[str] | None = None, seed: int = 7) -> 
         path.parent.mkdir(parents=True, exist_ok=True)
         if member:
             zips.setdefault(path, {})[member] = "".join(json.dumps(row) + "\n" for row in rows).encode()
-        elif file_format == "parquet":
+            continue
+        if file_format == "parquet":
             pq.write_table(_with_class_names(pa.Table.from_pylist(rows), class_columns.get(path, set())), path)
         else:
             path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     for path, members in zips.items():
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w") as archive:
-            for member, data in sorted(members.items()):
-                archive.writestr(member, data)
-        path.write_bytes(buffer.getvalue())
+        path.write_bytes(tar_archive(members) if is_tar_archive(path) else zip_archive(members))
     return root
+
+
+def zip_archive(members: dict[str, bytes]) -> bytes:
+    """A zip archive holding ``members`` (name -> bytes)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for member, data in sorted(members.items()):
+            archive.writestr(member, data)
+    return buffer.getvalue()
+
+
+def tar_archive(members: dict[str, bytes]) -> bytes:
+    """A gzip-compressed tar archive holding ``members`` after an unrelated first member (as HELMET's data.tar.gz holds many)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for member, data in [("data/README.txt", b"other data\n"), *sorted(members.items())]:
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()

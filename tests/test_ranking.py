@@ -237,3 +237,21 @@ def test_score_grades_rerank_records_with_ndcg_at_10(tmp_path, monkeypatch):
     assert result.exit_code == 2
     last_line = result.output.strip().splitlines()[-1]
     assert last_line.startswith(f"error: record {PROBE}-2k-0000 ({PROBE} 2k): gold.relevance grade of passage '11'")
+
+
+def test_results_and_report_say_whether_the_relevance_was_graded_or_binary(tmp_path, monkeypatch):
+    monkeypatch.setitem(TASKS, PROBE, TaskInfo(PROBE, "information_retrieval", "ndcg_at_10", False, 200))
+    replies = {"2k": "[11] > [13]", "4k": "[13] > [11]"}
+    for name, relevance in (("graded", {"11": 3, "12": 0, "13": 1}), ("binary", {"11": 1, "12": 0, "13": 1})):
+        data, predictions = write_rerank_folder(tmp_path / name, relevance, replies)
+        out = tmp_path / f"{name}.json"
+        result = CliRunner().invoke(main, ["score", "--n-boot", "0", "--model-name", name, "--base-lengths", "2k", "--data", str(data),
+                                           "--predictions", str(predictions), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        assert {tuple(sample["relevance_grades"]) for sample in json.loads(out.read_text())["samples"]} == {tuple(sorted(set(relevance.values())))}
+    report = tmp_path / "report"
+    result = CliRunner().invoke(main, ["report", str(tmp_path / "graded.json"), str(tmp_path / "binary.json"), "--out", str(report)])
+    assert result.exit_code == 0, result.output
+    text = (report / "report.md").read_text()
+    assert "- graded: 2 of 2 samples graded beyond relevant / not relevant, 0 binary" in text
+    assert "- binary: 0 of 2 samples graded beyond relevant / not relevant, 2 binary" in text

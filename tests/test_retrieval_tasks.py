@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import statistics
 from pathlib import Path
 
@@ -28,13 +29,22 @@ ID_RE = re.compile(r"^\[ID: ([A-Za-z0-9]+)\]", re.MULTILINE)  # written from the
 
 
 @pytest.fixture(scope="module")
-def hard(mirror: Path, tmp_path_factory) -> Path:
-    return generate(tmp_path_factory.mktemp("hard") / "data", "--tasks", TASKS, "--lengths", "2k,4k", "--rows", "6", "--sources", str(mirror))
+def binary_mirror(mirror: Path, tmp_path_factory) -> Path:
+    """The synthetic mirror without HELMET's graded re-ranking data, so rerank reads the binary stand-in (BioASQ's
+    layout; tests/test_rerank_graded.py covers the graded data)."""
+    copy = tmp_path_factory.mktemp("binary") / "mirror"
+    shutil.copytree(mirror, copy, ignore=lambda folder, names: ["HELMET"] if "HELMET" in names else [])
+    return copy
 
 
 @pytest.fixture(scope="module")
-def easy(mirror: Path, tmp_path_factory) -> Path:
-    return generate(tmp_path_factory.mktemp("easy") / "data", "--tasks", TASKS, "--lengths", "2k,4k", "--rows", "6", "--sources", str(mirror),
+def hard(binary_mirror: Path, tmp_path_factory) -> Path:
+    return generate(tmp_path_factory.mktemp("hard") / "data", "--tasks", TASKS, "--lengths", "2k,4k", "--rows", "6", "--sources", str(binary_mirror))
+
+
+@pytest.fixture(scope="module")
+def easy(binary_mirror: Path, tmp_path_factory) -> Path:
+    return generate(tmp_path_factory.mktemp("easy") / "data", "--tasks", TASKS, "--lengths", "2k,4k", "--rows", "6", "--sources", str(binary_mirror),
                     "--negatives", "random")
 
 
@@ -151,8 +161,7 @@ def test_rag_hard_hard_negatives_come_in_bm25_order_and_never_repeat_the_gold(ha
 def test_hard_negatives_match_the_question_better_than_random_ones(hard, easy):
     def mean_score(folder: Path, task: str) -> float:
         return statistics.mean(entry["bm25"] for label in LENGTHS for row in records(folder, task, label) for entry in row["gold"]["negative_scores"])
-    for task in ("rag_hard", "rerank"):
-        assert mean_score(hard, task) > mean_score(easy, task)
+    assert mean_score(hard, "rag_hard") > mean_score(easy, "rag_hard")  # rerank: tests/test_rerank_graded.py (this corpus is too small)
     assert records(easy, "rag_hard", "4k")[0]["gold"]["negatives"] == "random"
     assert json.loads((easy / "manifest.json").read_text())["options"]["negatives"] == "random"
 
@@ -210,8 +219,8 @@ def test_rerank_labels_every_shown_passage_and_asks_for_a_ranking(hard):
             assert texts[0] == texts[1] == texts[2]
 
 
-def test_the_same_options_give_byte_identical_files_whatever_the_workers(hard, mirror, tmp_path):
-    again = generate(tmp_path / "again", "--tasks", TASKS, "--lengths", "2k,4k", "--rows", "6", "--sources", str(mirror), "--workers", "2")
+def test_the_same_options_give_byte_identical_files_whatever_the_workers(hard, binary_mirror, tmp_path):
+    again = generate(tmp_path / "again", "--tasks", TASKS, "--lengths", "2k,4k", "--rows", "6", "--sources", str(binary_mirror), "--workers", "2")
     for task in ("rag_hard", "rerank"):
         for label in LENGTHS:
             assert (again / task / f"{label}.jsonl").read_bytes() == (hard / task / f"{label}.jsonl").read_bytes()
@@ -272,8 +281,8 @@ def test_negatives_are_recorded_only_for_tasks_they_shape(mirror, tmp_path):
     assert "negatives" not in json.loads((other / "manifest.json").read_text())["options"]  # folders made before --negatives resume
 
 
-def test_rerank_shows_helmets_two_worked_examples_where_they_fit(mirror, tmp_path):
-    out = generate(tmp_path / "demos", "--tasks", "rerank", "--lengths", "2k,64k", "--rows", "3", "--sources", str(mirror))
+def test_rerank_shows_helmets_two_worked_examples_where_they_fit(binary_mirror, tmp_path):
+    out = generate(tmp_path / "demos", "--tasks", "rerank", "--lengths", "2k,64k", "--rows", "3", "--sources", str(binary_mirror))
     assert all(not row["gold"]["demonstration_ids"] and "worked example" not in row["prompt"] for row in records(out, "rerank", "2k"))
     rows = records(out, "rerank", "64k")  # the made-up passages are long (about 500 tokens): two examples of ten need 64k
     assert rows and all(len(row["gold"]["demonstration_ids"]) == 2 for row in rows)

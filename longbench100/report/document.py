@@ -123,6 +123,22 @@ def section_ratings_note(results: list[ModelResult]) -> str | None:
     return "Section summaries judged reference-free (section_judge):\n" + "\n".join(lines) if lines else None
 
 
+def relevance_grades_note(results: list[ModelResult]) -> str | None:
+    """How finely the re-ranking samples were judged, per model: graded (0-3, as TREC DL) or binary only."""
+    lines = []
+    for result in results:
+        levels = [sample.relevance_grades for sample in result.samples if sample.relevance_grades]
+        if levels:
+            binary = sum(max(grades) <= 1 for grades in levels)
+            lines.append(f"- {result.model}: {len(levels) - binary} of {len(levels)} samples graded beyond relevant / "
+                         f"not relevant, {binary} binary")
+    if not lines:
+        return None
+    return ("Re-ranking relevance (NDCG@10 over gold.relevance). HELMET's own MS MARCO data grades 0-3; binary "
+            "judgements (the offline stand-in) cannot tell a partly relevant passage from a perfect one, so their "
+            "NDCG is not comparable with HELMET's:\n" + "\n".join(lines))
+
+
 def render_report(results: list[ModelResult], content: ReportContent) -> str:
     """The whole report.md: settings, overall leaderboard, plots, per-task tables, depth, intervals,
     comparisons, warnings."""
@@ -152,9 +168,7 @@ def render_report(results: list[ModelResult], content: ReportContent) -> str:
                     if (result.aggregates.get("suites", {}).get(suite) or {}).get("overall")]
             parts += [f"## Suite {suite}", "Overall of this suite's tasks:", leaderboard(rows, long)]
             parts += per_task_tables(results, members, long)
-    note = section_ratings_note(results)
-    if note:
-        parts.append(note)
+    parts += [note for note in (section_ratings_note(results), relevance_grades_note(results)) if note]
     parts.append(depth_section(results, content))
     if content.coverage:
         parts.append(coverage_section(content.coverage))

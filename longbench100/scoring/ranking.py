@@ -207,6 +207,15 @@ def relevance_grades(record: DataRecord) -> dict[str, int]:
     return relevance
 
 
+def grade_levels(record: DataRecord) -> tuple[int, ...] | None:
+    """The distinct grades of the record's ``gold.relevance`` in ascending order (``(0, 1)`` for binary
+    judgements), or ``None`` when the record grades no passages (not a ranking record)."""
+    relevance = (record.gold or {}).get("relevance")
+    if not isinstance(relevance, dict) or not relevance:
+        return None
+    return tuple(sorted({grade for grade in relevance.values() if type(grade) is int}))
+
+
 def ndcg_cut(ranking: list[str], relevance: dict[str, int], cutoff: int = CUTOFF) -> float:
     """trec_eval's NDCG at ``cutoff`` (via ``pytrec_eval``) of ``ranking`` (ids, best first, no repeats)
     against ``relevance`` ({id: grade}); 0 for an empty ranking."""
@@ -220,7 +229,7 @@ def ndcg_cut(ranking: list[str], relevance: dict[str, int], cutoff: int = CUTOFF
 
 def ndcg_at_10(prediction: str, record: DataRecord) -> float:
     """The rerank metric ``ndcg_at_10``: NDCG@10 of the ranking HELMET's parser reads from ``prediction``
-    against the record's ``gold.relevance`` (0-1)."""
+    against the record's ``gold.relevance`` (graded: 0-3 on TREC DL data, 0-1 on binary data)."""
     return ndcg_cut(helmet_ranking(prediction), relevance_grades(record))
 
 

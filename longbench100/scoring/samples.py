@@ -15,6 +15,8 @@ class ScoredSample:
     ``gold.sources`` entry); ``prediction`` and ``answers`` are the graded answer and the gold answers;
     ``parts`` holds the judge's sub-scores and reasoning for judge metrics. ``also`` holds the 0-1 scores
     of the task's secondary metrics (``TaskInfo.also``) by name, ``None`` for a task without any.
+    ``relevance_grades`` lists the distinct grades of a ranking record's ``gold.relevance`` (``(0, 1)``:
+    binary judgements), ``None`` for other records.
     """
 
     id: str
@@ -34,13 +36,18 @@ class ScoredSample:
     judge_reply: str | None = None
     ungraded_reason: str | None = None
     also: dict[str, float] | None = None
+    relevance_grades: tuple[int, ...] | None = None
 
     def to_json(self) -> dict:
-        """Return the sample as a plain dict for results.json (``also`` only for a task with secondary metrics)."""
+        """Return the sample as a plain dict for results.json (``also`` only for a task with secondary metrics,
+        ``relevance_grades`` only for a ranking record)."""
         data = asdict(self)
         data["answers"] = list(self.answers)
-        if self.also is None:
-            del data["also"]
+        for key in ("also", "relevance_grades"):
+            if data[key] is None:
+                del data[key]
+        if self.relevance_grades is not None:
+            data["relevance_grades"] = list(self.relevance_grades)
         return data
 
     @classmethod
@@ -49,4 +56,6 @@ class ScoredSample:
         known = {field.name for field in fields(cls)}
         values = {key: value for key, value in data.items() if key in known}
         values["answers"] = tuple(values.get("answers", ()))
+        if values.get("relevance_grades") is not None:
+            values["relevance_grades"] = tuple(values["relevance_grades"])
         return cls(**values)

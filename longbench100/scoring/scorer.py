@@ -21,6 +21,7 @@ from .judge_prompts import SECTION_JUDGE
 from .judge import Judge, Verdict
 from .judge_prompts import JudgePrompt
 from .predictions import Prediction
+from .ranking import grade_levels
 from .samples import ScoredSample
 from .secondary import secondary_jobs, secondary_metrics
 
@@ -162,6 +163,7 @@ def score_predictions(
                 judge_reply=verdict.reply if ungraded else None,
                 ungraded_reason=verdict.reason if ungraded else None,
                 also=_secondary_scores(item, grades),
+                relevance_grades=grade_levels(record),
             )
         )
     outcome.qa_filter = {"threshold": qa_threshold, "tasks": {task: dict(labels) for task, labels in cells.items()}}

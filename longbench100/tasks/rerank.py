@@ -1,16 +1,20 @@
-"""rerank: HELMET's passage re-ranking, on rag-mini-bioasq.
+"""rerank: HELMET's passage re-ranking.
 
-A question with its relevant passages (grade 1) and non-relevant ones from the same corpus (grade 0;
-BM25's best matches for the question by default, ``--negatives random`` for random ones): as many
-passages as the budget holds, relevant and non-relevant taken alternately while relevant ones last
-(the most balanced labels the data allows), shown in a random order under random numeric ids. Each
-item gives three rows with different orders and ids (row r: item r // 3, permutation r % 3); the
-passages chosen, their order and ids depend on the row, never on the length, so row r at a longer
-length shows the same passages and more.
+Two kinds of data. HELMET's own (source ``helmet_msmarco``): a TREC Deep Learning query with its
+candidate passages, each judged 0-3; the prompt shows a grade-balanced share of them (one of each grade
+in turn, highest grade first, each grade's candidates in a seeded order), as many as the budget holds,
+then BM25's best other passages of the source as grade 0 if the candidates run out. Binary data (the
+offline stand-in, rag-mini-bioasq): a question's relevant passages are grade 1 and BM25's best matches
+for the question among the other passages of the corpus grade 0 (``--negatives random`` for random
+ones), taken alternately while relevant ones last (the most balanced labels the data allows). The
+passages are shown in a random order under random numeric ids. Each item gives three rows with
+different orders and ids (row r: item r // 3, permutation r % 3); the passages chosen, their order and
+ids depend on the row, never on the length, so row r at a longer length shows the same passages and
+more. ``gold.relevance`` holds each shown passage's grade; NDCG@10 is graded.
 
 As HELMET's re-ranking prompt, two worked examples come first: other questions of the source, each
-with its relevant passages and its best BM25 negatives (``DEMO_PASSAGES`` in all, in a shuffled order
-under their own ids) and the ideal ranking; fixed per question, counted in the budget, and sharing no
+with ``DEMO_PASSAGES`` of its passages chosen the same way (in a shuffled order under their own ids) and
+the ideal ranking (highest grade first); fixed per question, counted in the budget, and sharing no
 passage with the question's own passages or negatives. At lengths where they would take more than a
 quarter of the budget (HELMET starts re-ranking at 8k), no worked example is shown.
 """
@@ -36,37 +40,92 @@ MIN_PASSAGES = 2
 MIN_RELEVANT = 2  # a third of the bioasq questions have a single relevant passage: nothing to rank among the relevant
 
 
-def alternate(relevant: list[Piece], others: list[Piece]) -> list[Piece]:
-    """Relevant and non-relevant passages taken in turn, then the rest of the longer list."""
+def round_robin(groups: list[list[Piece]]) -> list[Piece]:
+    """One piece of each group in turn (a group that runs out is passed over), so any prefix is as balanced as the groups allow."""
     merged: list[Piece] = []
-    for index in range(max(len(relevant), len(others))):
-        merged.extend(group[index] for group in (relevant, others) if index < len(group))
+    for index in range(max((len(group) for group in groups), default=0)):
+        merged.extend(group[index] for group in groups if index < len(group))
     return merged
+
+
+def graded_piece(document: Document, grade: int, bm25: float | None = None) -> Piece:
+    """A passage with its relevance grade (role ``gold`` when the grade is above 0) and, for a non-relevant one,
+    its BM25 score for the question."""
+    piece = passage_piece("gold" if grade > 0 else "distractor", document)
+    piece.fields["grade"] = grade
+    if bm25 is not None:
+        piece.fields["bm25"] = bm25
+    return piece
 
 
 class Rerank(NegativesTask):
     """Ground truth: rag-mini-bioasq questions with their relevant passage ids; negatives: the same corpus."""
 
     name = "rerank"
+
     def accepts(self, item: Item) -> bool:
-        """Questions with at least ``MIN_RELEVANT`` relevant passages (distinct texts)."""
+        """Graded items with a relevant candidate and ``MIN_PASSAGES`` candidates; binary questions with at least
+        ``MIN_RELEVANT`` relevant passages (distinct texts)."""
+        if item.kind == "ranking":
+            graded = self.judged(item)
+            return bool(item.question) and len(graded) >= MIN_PASSAGES and any(grade for _, grade in graded)
         return item.kind == "qa" and bool(item.question) and len(self.gold_documents(item)) >= MIN_RELEVANT
 
+    def judged(self, item: Item) -> list[tuple[Document, int]]:
+        """A graded item's candidates with their grades, each text once (a near-copy keeps the higher grade)."""
+        key = self.corpus.near_duplicates.key
+        best: dict[str, tuple[Document, int]] = {}
+        for doc_id, grade in zip(item.doc_ids, item.grades):
+            document = self.corpus.documents[doc_id]
+            kept = best.get(key(document))
+            if kept is None or grade > kept[1]:
+                best[key(document)] = (document if kept is None else kept[0], grade)
+        return list(best.values())
+
+    def balanced(self, item: Item, rng: random.Random, excluded: list[Document], negatives: str, limit: int | None = None) -> list[Piece]:
+        """The item's passages in the order they are shown as the budget grows: one of each grade in turn (highest
+        first; each grade in ``rng``'s order), the grade-0 ones followed by the source's other passages (BM25's best
+        for the question, or random ones) that are not in ``excluded``; at most ``limit``."""
+        if item.kind == "ranking":
+            by_grade: dict[int, list[Document]] = {}
+            for document, grade in self.judged(item):
+                by_grade.setdefault(grade, []).append(document)
+            for documents in by_grade.values():
+                rng.shuffle(documents)
+        else:
+            relevant = self.gold_documents(item)
+            rng.shuffle(relevant)
+            by_grade = {1: relevant, 0: []}
+        relevant = [document for grade in by_grade if grade for document in by_grade[grade]]
+        ranked = self.pool.negatives(item.source, item.question or "", relevant + excluded, negatives, rng)  # judged zeros among them
+        scores = {negative.document.id: negative.bm25 for negative in ranked}
+        judged_zeros = [document for document in by_grade.get(0, []) if document.id in scores]  # not near-copies of what is shown
+        judged_ids = {document.id for document in judged_zeros}
+        zeros = judged_zeros + [negative.document for negative in ranked if negative.document.id not in judged_ids]
+        groups = [[graded_piece(document, grade) for document in by_grade[grade]] for grade in sorted(by_grade, reverse=True) if grade]
+        groups.append([graded_piece(document, 0, scores[document.id]) for document in zeros[:limit]])
+        pieces = round_robin(groups)
+        return pieces[:limit] if limit is not None else pieces
+
     def worked_example(self, item: Item, negatives: str, seed: int, taken: list[Document]) -> dict:
-        """One demonstration as the template shows it: passages (id, title, text) in a shuffled order, the
-        question, and the ideal ranking (relevant passages first); none of its negatives is in ``taken``
-        (the asked question's relevant passages, an earlier example's passages)."""
+        """One demonstration as the template shows it: ``DEMO_PASSAGES`` passages (id, title, text) in a shuffled
+        order, the question, and the ideal ranking (highest grade first); none of its passages is in ``taken``
+        (the asked question's own passages, an earlier example's passages)."""
         rng = derive_rng(seed, self.name, "demonstration", item.id)
-        relevant = self.gold_documents(item)[:DEMO_PASSAGES // 2]
-        excluded = self.gold_documents(item) + taken
-        others = [negative.document for negative in self.pool.negatives(item.source, item.question, excluded, negatives, rng)]
-        documents = relevant + others[:DEMO_PASSAGES - len(relevant)]
-        ids = [str(number) for number in rng.sample(ID_RANGE, len(documents))]
-        ranking = " > ".join(f"[{passage_id}]" for passage_id in ids)
-        shown = list(zip(ids, documents))
+        if item.kind == "ranking":
+            pieces = self.balanced(item, rng, taken, negatives, DEMO_PASSAGES)
+        else:  # binary: up to half relevant, then BM25's best negatives
+            relevant = self.gold_documents(item)[:DEMO_PASSAGES // 2]
+            others = self.pool.negatives(item.source, item.question or "", self.gold_documents(item) + taken, negatives, rng)
+            pieces = [graded_piece(document, 1) for document in relevant]
+            pieces += [graded_piece(negative.document, 0, negative.bm25) for negative in others[:DEMO_PASSAGES - len(relevant)]]
+        ids = [str(number) for number in rng.sample(ID_RANGE, len(pieces))]
+        best_first = sorted(zip(ids, pieces), key=lambda pair: -pair[1].fields["grade"])  # stable: ties keep the listed order
+        ranking = " > ".join(f"[{passage_id}]" for passage_id, _ in best_first)
+        shown = list(zip(ids, pieces))
         rng.shuffle(shown)
-        passages = [{"id": passage_id, "title": document.title, "text": passage_body(document)} for passage_id, document in shown]
-        return {"question": item.question, "passages": passages, "ranking": ranking, "documents": documents}
+        passages = [{"id": passage_id, "title": piece.doc.title, "text": piece.text} for passage_id, piece in shown]
+        return {"question": item.question, "passages": passages, "ranking": ranking, "documents": [piece.doc for piece in pieces]}
 
     def demo_tokens(self, ctx: BuildContext, item: Item, demos: list[dict]) -> int:
         """Tokens the worked examples add to the prompt."""
@@ -90,18 +149,15 @@ class Rerank(NegativesTask):
             return None
         item = self.item_for(ctx.seed, row)
         item_rng = derive_rng(ctx.seed, self.name, "item", item.id)
-        relevant = self.gold_documents(item)
-        item_rng.shuffle(relevant)
+        own = [document for document, _ in self.judged(item)] if item.kind == "ranking" else self.gold_documents(item)
         demos: list[dict] = []
         for demo in self.demonstrations(item):
-            demos.append(self.worked_example(demo, ctx.negatives, ctx.seed, relevant + [d for shown in demos for d in shown["documents"]]))
+            demos.append(self.worked_example(demo, ctx.negatives, ctx.seed, own + [d for shown in demos for d in shown["documents"]]))
+        # the examples' passages are never the question's, whether or not the length shows the examples: the
+        # question's passages (and their ids and order) then depend on the row alone, so rows pair across lengths
+        units = self.balanced(item, item_rng, [document for demo in demos for document in demo["documents"]], ctx.negatives)
         if self.demo_tokens(ctx, item, demos) > ctx.budget * DEMO_SHARE:  # short lengths: the examples would crowd out the task
             demos = []
-        shown = relevant + [document for demo in demos for document in demo["documents"]]
-        negatives = self.pool.negatives(item.source, item.question, shown, ctx.negatives, item_rng)
-        scores = {negative.document.id: negative.bm25 for negative in negatives}
-        units = alternate([passage_piece("gold", document) for document in relevant],
-                          [passage_piece("distractor", negative.document) for negative in negatives])
         row_rng = derive_rng(ctx.seed, self.name, "row", row)
         ids = [str(number) for number in row_rng.sample(ID_RANGE, len(units))]
         for piece, passage_id in zip(units, ids):
@@ -120,7 +176,7 @@ class Rerank(NegativesTask):
             return None
         prompt, count = fitted
         pieces = prompt.pieces
-        relevance = {piece.fields["id"]: int(piece.role == "gold") for piece in pieces}
+        relevance = {piece.fields["id"]: piece.fields["grade"] for piece in pieces}
         gold = {
             "sources": [item.source],
             "item_ids": [item.id],
@@ -129,7 +185,7 @@ class Rerank(NegativesTask):
             "permutation": row % PERMUTATIONS,
             "demonstration_ids": [demo.id for demo in self.demonstrations(item)] if demos else [],
             "negatives": ctx.negatives,
-            "negative_scores": [{"id": piece.doc.id, "bm25": scores[piece.doc.id]} for piece in pieces if piece.role != "gold"],
+            "negative_scores": [{"id": piece.doc.id, "bm25": piece.fields["bm25"]} for piece in pieces if piece.role != "gold"],
             "spans": coverage_spans(prompt.prompt, [piece.text for piece in pieces], [True] * len(pieces)),
         }
         ideal = sorted(relevance, key=lambda passage_id: -relevance[passage_id])  # stable: ties keep prompt order
