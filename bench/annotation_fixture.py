@@ -25,7 +25,7 @@ from longbench100.annotation.annotator import annotation_prompt, make_annotator
 from longbench100.annotation.prompts import PROMPT_VERSIONS, read_annotation
 from longbench100.cli import main
 from longbench100.generate import runner
-from longbench100.scoring.judge_setup import JudgeOptions
+from longbench100.scoring.judge_options import JudgeOptions
 
 OPENING_CHARS = 160
 

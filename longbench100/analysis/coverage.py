@@ -27,7 +27,8 @@ from ..output_guard import guard_output_file
 from ..scoring.data import MANIFEST, read_jsonl, read_manifest, tokenizer_identity
 from ..scoring.judge import Judge, JudgePlan, Verdict
 from ..scoring.judge_prompts import JudgePrompt
-from ..scoring.judge_setup import JudgeOptions, check_judge, make_judge
+from ..scoring.judge_options import JudgeOptions
+from ..scoring.judge_setup import check_judge, make_judge
 from ..tokenization import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 from .coverage_chunks import CHUNK_TOKENS, chunk_spans
 from .coverage_gold import gold_spans, overlaps

@@ -18,7 +18,8 @@ from ..paths import cache_dir
 from ..scoring.judge import Judge, JudgePlan
 from ..scoring.judge_cache import JudgeCache
 from ..scoring.judge_prompts import JudgePrompt
-from ..scoring.judge_setup import JudgeOptions, check_judge
+from ..scoring.judge_options import JudgeOptions
+from ..scoring.judge_setup import check_judge
 from .prompts import MENTIONS, PROMPT_VERSIONS, SUMMARY, mentions_prompt, summary_prompt
 
 _PROMPTS = {SUMMARY: summary_prompt, MENTIONS: mentions_prompt}

@@ -8,7 +8,7 @@ import click
 
 from ..analysis.coverage import CoverageOptions, CoverageOutcome, run_coverage
 from ..analysis.coverage_chunks import CHUNK_TOKENS
-from ..scoring.judge_setup import OPENAI_BASE_URL, JudgeOptions
+from ..scoring.judge_options import OPENAI_BASE_URL, JudgeOptions
 from ..lengths import parse_length_list
 from ..task_info import parse_task_list
 

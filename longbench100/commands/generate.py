@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..lengths import parse_length_list
-from ..scoring.judge_setup import OPENAI_BASE_URL, JudgeOptions
+from ..scoring.judge_options import OPENAI_BASE_URL, JudgeOptions
 from ..suites import DEFAULT_SUITE, load_suite, pick_tasks, suite_for_tasks
 from ..tokenization import DEFAULT_TOKENIZER
 from .sources import SOURCES_HELP

@@ -11,7 +11,7 @@ import click
 from ..lengths import parse_length_list
 from ..scoring.classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
 from ..scoring.grading import METRIC_MODES
-from ..scoring.judge_setup import OPENAI_BASE_URL, JudgeOptions
+from ..scoring.judge_options import OPENAI_BASE_URL, JudgeOptions
 from ..scoring.judge_style import JUDGE_STYLES
 from ..scoring.qa_filter import DEFAULT_THRESHOLD, parse_threshold
 from ..scoring.run import ScoreOptions, run_score

@@ -12,10 +12,9 @@ from typing import Callable, Iterator
 
 from ..corpus import Corpus, load_corpus
 from ..datafolder import data_file_path
-from ..annotation.annotator import annotate, plan_annotations
 from ..annotation.prompts import PROMPT_VERSIONS
 from ..errors import UserError
-from ..scoring.judge_setup import JudgeOptions
+from ..scoring.judge_options import JudgeOptions
 from ..interrupts import Interrupted
 from ..locations import SourceLocation, resolve_location
 from ..suites import DEFAULT_SUITE, Suite, load_suite
@@ -211,6 +210,8 @@ def _annotate(options: GenerateOptions, builders: dict[str, TaskBuilder], tokeni
     requests = _annotation_requests(options, builders, tokenizer, budgets)
     if not requests:
         return None
+    from ..annotation.annotator import annotate  # the HTTP client loads only when a task needs labels
+
     annotations = annotate(options.annotator, requests, progress=progress)
     for note in annotations.info.pop("notes"):
         echo(note)
@@ -227,6 +228,8 @@ def _dry_run(options: GenerateOptions, location: SourceLocation, echo: Callable[
     tasks = tuple(options.annotated_tasks())
     tokenizer, _, builders = _load_builders(options, location, PromptTemplates(options.templates), tasks, progress)
     requests = list(dict.fromkeys(_annotation_requests(options, builders, tokenizer, _budgets(options))))
+    from ..annotation.annotator import plan_annotations
+
     plan = plan_annotations(options.annotator, requests)
     echo(f"annotator dry run ({options.annotator.model}): {plan.unique_prompts} chunk prompts for {', '.join(tasks) or 'no task'}, "
          f"{plan.cache_hits} cached, {plan.calls} calls to send, {plan.prompt_tokens} prompt tokens (cl100k_base); nothing written")

@@ -7,39 +7,19 @@ instead of minutes of retries followed by a run whose judge tasks are all ungrad
 """
 
 import asyncio
-import os
-from dataclasses import dataclass
 
 import httpx
 
 from ..errors import UserError
 from ..llm_client import LLMClient, _server_message, get_models, served_model_ids
 from .judge import Judge, JudgeConfig
+from .judge_options import JudgeOptions
 
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 PREFLIGHT_PROMPT = "Reply with the single word OK."
 PREFLIGHT_MAX_TOKENS = 16
 PREFLIGHT_TIMEOUT_S = 60.0
 """The preflight's request timeout: long enough for a cold local server, short against a hung one."""
 _MODELS_SHOWN = 5
-
-
-@dataclass(frozen=True)
-class JudgeOptions:
-    """The judge settings a user gives: model (``None``: no judge), server, key variable and limits."""
-
-    model: str | None = None
-    base_url: str = OPENAI_BASE_URL
-    api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = 8
-    max_tokens: int = 1024
-
-    def config(self) -> JudgeConfig:
-        """The judge's connection settings, with the key read from :attr:`api_key_env`."""
-        if not self.model:
-            raise ValueError("no judge model")
-        api_key = os.environ.get(self.api_key_env) or None
-        return JudgeConfig(self.model, self.base_url, api_key, concurrency=self.concurrency, max_tokens=self.max_tokens)
 
 
 def make_judge(options: JudgeOptions, data_fingerprint: str | None = None) -> Judge | None:

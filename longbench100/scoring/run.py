@@ -24,7 +24,8 @@ from .grading import JUDGE_METRICS, choose_metrics
 from .cost import check_prices, plan_lines
 from .judge import Judge
 from .judge_prompts import JudgePrompt
-from .judge_setup import JudgeOptions, check_judge, make_judge
+from .judge_options import JudgeOptions
+from .judge_setup import check_judge, make_judge
 from .judge_style import resolve_judge_style
 from .predictions import Prediction, check_fingerprints, load_predictions, match_predictions
 from .qa_filter import DEFAULT_THRESHOLD

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ..corpus import Corpus
 from ..errors import UserError
@@ -19,9 +20,11 @@ from ..generate.pieces import Piece
 from ..generate.rng import derive_rng
 from ..generate.templates import PromptTemplates
 from ..records import Document, Item
-from ..retrieval.bm25 import SourceIndex, source_index
 from ..scoring.text import normalize_answer
 from .base import GoldAmongDistractors
+
+if TYPE_CHECKING:
+    from ..retrieval.bm25 import SourceIndex
 
 NEGATIVE_KINDS = ("bm25", "random")
 DEMONSTRATIONS = 2  # HELMET's RAG and re-ranking prompts show two worked examples (shots: 2 in its configs)
@@ -40,6 +43,8 @@ class NegativePool:
     """The BM25 index of each source a task draws from (built or read from the cache once, at construction)."""
 
     def __init__(self, corpus: Corpus, sources: list[str]) -> None:
+        from ..retrieval.bm25 import source_index  # bm25s and SciPy load only for the tasks that rank passages
+
         self.corpus = corpus
         self.indexes: dict[str, SourceIndex] = {name: source_index(corpus.entries[name], corpus.sources[name]) for name in sources}
 

@@ -22,10 +22,9 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ..analysis.coverage_chunks import chunk_spans
-from ..annotation.annotator import Annotations
 from ..annotation.prompts import CHUNK_TOKENS, SUMMARY
 from ..corpus import Corpus
 from ..errors import UserError
@@ -37,6 +36,9 @@ from ..generate.templates import PromptTemplates
 from ..records import Document
 from ..tokenization import Tokenizer
 from .base import Sample, TaskBuilder, distinct_texts
+
+if TYPE_CHECKING:
+    from ..annotation.annotator import Annotations  # the labels; the annotator itself loads only when one is asked
 
 ORDER_KEY = "ethic-one-document"  # every one-document task draws the same document order, so they share annotations
 FRONT_CHUNKS = 1  # a document's opening chunks left out: a book's title page and contents, which would place Section 1 at sight

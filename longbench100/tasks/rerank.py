@@ -30,7 +30,7 @@ from ..generate.spans import coverage_spans
 from ..records import Document, Item
 from .base import Candidate, Sample
 from .haystack import fit_units
-from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_body, passage_piece
+from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_piece
 
 DEMO_PASSAGES = 10  # passages in each worked example (HELMET's re-ranking demonstrations list ten, k10)
 DEMO_SHARE = 0.25  # the most of a budget the worked examples may take; below that (short lengths) none are shown

@@ -1,0 +1,34 @@
+"""What a user sets about an LLM judge (or annotator): model, server, key variable and limits.
+
+Kept apart from the judge's machinery (:mod:`.judge_setup`, :mod:`.judge`, which load the HTTP client),
+so commands that only carry these options, like ``generate`` without an annotator, start without it.
+"""
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .judge import JudgeConfig
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """The judge settings a user gives: model (``None``: no judge), server, key variable and limits."""
+
+    model: str | None = None
+    base_url: str = OPENAI_BASE_URL
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = 8
+    max_tokens: int = 1024
+
+    def config(self) -> "JudgeConfig":
+        """The judge's connection settings, with the key read from :attr:`api_key_env`."""
+        from .judge import JudgeConfig
+
+        if not self.model:
+            raise ValueError("no judge model")
+        api_key = os.environ.get(self.api_key_env) or None
+        return JudgeConfig(self.model, self.base_url, api_key, concurrency=self.concurrency, max_tokens=self.max_tokens)
