@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from .locations import SourceLocation, active_entries
-from .loader import load_source
+from .loader import cached_checksums, load_source
 from .near_duplicates import NearDuplicates, find_near_duplicates
 from .progress import progress_bar
 from .records import Document, Item, SourceData
 from .registry import SourceEntry
-from .token_cache import attach_token_counts
+from .token_cache import attach_token_counts, cache_path
 from .tokenization import Tokenizer
+from .workers import worker_pool
 
 
 @dataclass
@@ -46,12 +48,20 @@ class Corpus:
         return [item for name in source_names for item in self.sources[name].items]
 
 
-def load_corpus(location: SourceLocation, tokenizer: Tokenizer, *, only: set[str] | None = None, progress: bool = True) -> Corpus:
-    """Load the active sources at ``location`` (optionally only those named) and attach token counts."""
+def load_corpus(location: SourceLocation, tokenizer: Tokenizer, *, only: set[str] | None = None, progress: bool = True,
+                workers: int = 1) -> Corpus:
+    """Load the active sources at ``location`` (optionally only those named) and attach token counts.
+
+    With ``workers`` above 1, the sources whose records or token counts are not cached yet are first
+    parsed, cleaned and counted in that many processes (each writes its caches), then every source is
+    read back here as from a warm cache; the corpus is the same either way.
+    """
     registry = location.registry()
     active = active_entries(location, registry)
     missing = [name for name, entry in registry.items() if name not in active and not entry.stand_in_for]
     chosen = {name: entry for name, entry in active.items() if only is None or name in only}
+    if workers > 1:
+        _fill_caches(location, tokenizer, chosen, workers, progress)
     sources: dict[str, SourceData] = {}
     with progress_bar(len(chosen), "loading sources", "source", progress, leave=False) as bar:
         for name, entry in chosen.items():
@@ -60,3 +70,38 @@ def load_corpus(location: SourceLocation, tokenizer: Tokenizer, *, only: set[str
             sources[name] = data
             bar.update()
     return Corpus(registry, sources, missing)
+
+
+_PREPARING: dict[str, object] = {}  # what forked cache-filling workers inherit (the tokenizer is not sent to them)
+
+
+def _uncached(location: SourceLocation, tokenizer: Tokenizer, entries: dict[str, SourceEntry]) -> list[str]:
+    """The entries whose mapped records or token counts are not in the cache yet, largest files first."""
+    pending = []
+    for name, entry in entries.items():
+        checksums = cached_checksums(location, entry)
+        if checksums is None or not cache_path(tokenizer, entry, checksums).is_file():
+            pending.append(name)
+    return pending
+
+
+def _fill_caches(location: SourceLocation, tokenizer: Tokenizer, entries: dict[str, SourceEntry], workers: int, progress: bool) -> None:
+    """Parse, clean and count the uncached sources in ``workers`` processes, each writing its caches."""
+    pending = _uncached(location, tokenizer, entries)
+    if len(pending) < 2:
+        return
+    _PREPARING["tokenizer"] = tokenizer
+    try:
+        with worker_pool(min(workers, len(pending))) as pool, \
+                progress_bar(len(pending), "reading new sources", "source", progress, leave=False) as bar:
+            futures = [pool.submit(_fill_cache, location, entries[name]) for name in pending]
+            for future in as_completed(futures):
+                future.result()  # a source's error stops the run here, as it would in the serial load
+                bar.update()
+    finally:
+        _PREPARING.clear()
+
+
+def _fill_cache(location: SourceLocation, entry: SourceEntry) -> None:
+    """Worker: map one source and count its documents, which leaves both in the cache."""
+    attach_token_counts(_PREPARING["tokenizer"], entry, load_source(location, entry))

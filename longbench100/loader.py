@@ -41,13 +41,7 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     to an earlier one is dropped (all counted). The mapped records are cached per (entry fingerprint, file checksums), so an unchanged
     source is parsed only once; a changed file, mapping or cleaning list is parsed afresh.
     """
-    files = {spec.display: location.fetch_all(entry, spec) for spec in entry.files}  # a wildcard path names several
-    for spec in entry.files:
-        if spec.member is not None and not archive_has_member(files[spec.display][spec.display], spec.member):
-            raise SourceAbsent(f"source {entry.name}: {spec.path} has no member {spec.member}")
-    checksums = {display: file_sha256(path) for matched in files.values() for display, path in matched.items()}
-    key = json.dumps([RECORDS_FORMAT, entry.name, entry.fingerprint(), sorted(checksums.items())])
-    cached_file = cache_dir() / "records" / f"{entry.name}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle"
+    files, checksums, cached_file = _records_cache(location, entry)
     cached = _read_pickle(cached_file)
     if isinstance(cached, SourceData) and cached.files == checksums:
         return cached
@@ -63,6 +57,23 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     _make_item_ids_unique(data)
     write_bytes_atomic(cached_file, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
     return data
+
+
+def _records_cache(location: SourceLocation, entry: SourceEntry) -> tuple[dict[str, dict[str, Path]], dict[str, str], Path]:
+    """The entry's files (fetched where needed), their checksums and the cache file of their mapped records."""
+    files = {spec.display: location.fetch_all(entry, spec) for spec in entry.files}  # a wildcard path names several
+    for spec in entry.files:
+        if spec.member is not None and not archive_has_member(files[spec.display][spec.display], spec.member):
+            raise SourceAbsent(f"source {entry.name}: {spec.path} has no member {spec.member}")
+    checksums = {display: file_sha256(path) for matched in files.values() for display, path in matched.items()}
+    key = json.dumps([RECORDS_FORMAT, entry.name, entry.fingerprint(), sorted(checksums.items())])
+    return files, checksums, cache_dir() / "records" / f"{entry.name}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle"
+
+
+def cached_checksums(location: SourceLocation, entry: SourceEntry) -> dict[str, str] | None:
+    """The checksums of ``entry``'s files when its mapped records are cached (a load reads them back), else ``None``."""
+    _, checksums, cached_file = _records_cache(location, entry)
+    return checksums if cached_file.is_file() else None
 
 
 def _map_file(entry: SourceEntry, spec: FileSpec, path: Path, data: SourceData) -> None:

@@ -14,6 +14,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .annotation.entities import DEFAULT_ENTITIES, ENTITY_TYPES
 from .answerability import ANSWERABILITY_RULES
 from .cleaning import CLEANING_STEPS
 from .errors import UserError
@@ -103,6 +104,7 @@ class SourceEntry:
     stand_in_for: str | None = None
     clean: tuple[str, ...] = ()  # cleaning steps applied to every text of the source (longbench100.cleaning)
     answerable: tuple[str, ...] = ()  # answerability rules its QA items must pass (longbench100.answerability)
+    entities: str = DEFAULT_ENTITIES  # what recalling lists in its documents (longbench100.annotation.entities)
     entry_file: str = ""
 
     def has_role(self, task: str, kind: str) -> bool:
@@ -158,6 +160,9 @@ def parse_entry(path: Path) -> SourceEntry:
     for rule in answerable:
         if not isinstance(rule, str) or rule not in ANSWERABILITY_RULES:
             raise UserError(f"{where}: unknown answerability rule {rule!r} in 'answerable': use {', '.join(ANSWERABILITY_RULES)}")
+    entities = raw.get("entities", DEFAULT_ENTITIES)
+    if entities not in ENTITY_TYPES:
+        raise UserError(f"{where}: unknown entity type {entities!r} in 'entities': use {', '.join(ENTITY_TYPES)}")
     return SourceEntry(
         name=name,
         repo_id=_required(hub, "repo_id", str, f"{where} [hub]"),
@@ -170,6 +175,7 @@ def parse_entry(path: Path) -> SourceEntry:
         stand_in_for=raw.get("stand_in_for"),
         clean=tuple(clean),
         answerable=tuple(answerable),
+        entities=entities,
         entry_file=where,
     )
 

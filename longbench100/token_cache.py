@@ -19,9 +19,9 @@ from .registry import SourceEntry
 from .tokenization import Tokenizer
 
 
-def cache_path(tokenizer: Tokenizer, entry: SourceEntry, data: SourceData) -> Path:
-    """The cache file for ``data`` read from ``entry`` and counted with ``tokenizer``."""
-    key = json.dumps([tokenizer.identity, tokenizer.counting, entry.fingerprint(), sorted(data.files.items())])
+def cache_path(tokenizer: Tokenizer, entry: SourceEntry, files: dict[str, str]) -> Path:
+    """The cache file for the data of ``files`` (display name -> sha256) read from ``entry`` and counted with ``tokenizer``."""
+    key = json.dumps([tokenizer.identity, tokenizer.counting, entry.fingerprint(), sorted(files.items())])
     digest = hashlib.sha256(key.encode()).hexdigest()[:24]
     return cache_dir() / "token_counts" / f"{entry.name}-{digest}.json"
 
@@ -32,7 +32,7 @@ def attach_token_counts(tokenizer: Tokenizer, entry: SourceEntry, data: SourceDa
     Where the tokenizer counts by segments, the cache holds each document's piece counts (its tokens are
     their sum) and the tokenizer learns them, so placing the document in a prompt tokenizes nothing.
     """
-    path = cache_path(tokenizer, entry, data)
+    path = cache_path(tokenizer, entry, data.files)
     counts = _read(path)
     hit = counts is not None and all(doc_id in counts for doc_id in data.documents)
     if not hit:

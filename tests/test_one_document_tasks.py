@@ -355,4 +355,4 @@ def test_inspect_says_who_labelled_the_chunks(data):
     result = CliRunner().invoke(main, ["inspect", str(data)])
     assert result.exit_code == 0, result.output
     line = next(line for line in result.output.splitlines() if line.startswith("chunk labels by annotator"))
-    assert "stub-model (mentions v2, summary v2)" in line and "listed names dropped" in line
+    assert "stub-model (mentions v2, summary v2)" in line and "listed items dropped" in line

@@ -20,9 +20,8 @@ from ..scoring.judge_cache import JudgeCache
 from ..scoring.judge_prompts import JudgePrompt
 from ..scoring.judge_options import JudgeOptions
 from ..scoring.judge_setup import check_judge
-from .prompts import MENTIONS, PROMPT_VERSIONS, SUMMARY, mentions_prompt, summary_prompt
+from .prompts import PROMPT_VERSIONS, SUMMARY, annotation_prompt_text
 
-_PROMPTS = {SUMMARY: summary_prompt, MENTIONS: mentions_prompt}
 
 
 @dataclass
@@ -36,14 +35,14 @@ class Annotations:
         """The chunk's summary (a ``KeyError`` names a chunk that was not annotated: a planning bug)."""
         return self.labels[SUMMARY, chunk]["summary"]
 
-    def mentions(self, chunk: str) -> list[str]:
-        """The people the chunk names, as the annotator wrote them (each found in the chunk)."""
-        return self.labels[MENTIONS, chunk]["mentions"]
+    def mentions(self, kind: str, chunk: str) -> list[str]:
+        """What the chunk names in annotation ``kind`` (one entity type), as the annotator wrote it (each found in the chunk)."""
+        return self.labels[kind, chunk]["mentions"]
 
 
 def annotation_prompt(kind: str, chunk: str) -> JudgePrompt:
     """The annotator prompt of one chunk (the chunk rides along to check the names against it)."""
-    return JudgePrompt(kind, _PROMPTS[kind](chunk), reference=chunk)
+    return JudgePrompt(kind, annotation_prompt_text(kind, chunk), reference=chunk)
 
 
 def make_annotator(options: JudgeOptions) -> Judge:

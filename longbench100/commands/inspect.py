@@ -113,7 +113,7 @@ def _annotator_line(manifest: dict) -> str | None:
     versions = ", ".join(f"{kind} v{version}" for kind, version in (info.get("prompt_versions") or {}).items())
     return (f"chunk labels by annotator {info.get('model')} ({versions}): {labels}; {info.get('calls')} calls, "
             f"{info.get('cache_hits')} from the cache, {info.get('cut_off_replies_kept', 0)} cut-off replies kept, "
-            f"{info.get('names_not_in_chunk', 0)} listed names dropped (not name-shaped or not in their chunk)")
+            f"{info.get('names_not_in_chunk', 0)} listed items dropped (not shaped as their type or not in their chunk)")
 
 
 def _shortcut_line(manifest: dict, out: Path) -> str:

@@ -188,7 +188,7 @@ def _load_builders(options: GenerateOptions, location: SourceLocation, templates
     """The run's tokenizer, the sources ``tasks`` use (checked to hold what each task needs) and the tasks' builders."""
     tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
     needed = {name for name, entry in location.registry().items() if any(role.split(":")[0] in tasks for role in entry.roles)}
-    corpus = load_corpus(location, tokenizer, only=needed, progress=progress)
+    corpus = load_corpus(location, tokenizer, only=needed, progress=progress, workers=options.workers)
     _check_pools(corpus, tasks, location.describe())
     return tokenizer, corpus, {task: BUILDERS[task](corpus, templates) for task in tasks}
 
@@ -200,8 +200,8 @@ def _budgets(options: GenerateOptions) -> dict[str, int]:
 
 def _annotation_requests(options: GenerateOptions, builders: dict[str, TaskBuilder], tokenizer, budgets: dict[str, int]) -> list[tuple[str, str]]:
     """(kind, chunk) for every chunk the one-document tasks may use at the requested lengths and rows."""
-    return [(builder.annotation_kind, text) for builder in builders.values() if isinstance(builder, OneDocumentTask)
-            for text in builder.annotation_chunks(tokenizer, options.seed, options.rows, list(budgets.values()))]
+    return [request for builder in builders.values() if isinstance(builder, OneDocumentTask)
+            for request in builder.annotation_requests(tokenizer, options.seed, options.rows, list(budgets.values()))]
 
 
 def _annotate(options: GenerateOptions, builders: dict[str, TaskBuilder], tokenizer, budgets: dict[str, int],

@@ -8,6 +8,7 @@ from pathlib import Path
 import jinja2
 import jinja2.meta
 
+from ..annotation.entities import ENTITY_TYPES
 from ..errors import UserError
 from ..paths import packaged_dir
 
@@ -61,7 +62,8 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
     "section_summarizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], "sentences": 5}],
     "organizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2],
                     "summaries": [{"label": "A", "text": "The second passage."}, {"label": "B", "text": "The first passage."}]}],
-    "recalling": [{"context": "Anna met Mr. Brook in the garden.", "entity_type": "people"}],
+    "recalling": [{"context": "Anna met Mr. Brook in the garden.", "entity": ENTITY_TYPES["people"]},
+                  {"context": "As set out in Section 2.1 and Exhibit B.", "entity": ENTITY_TYPES["legal_references"]}],
     "document_organizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2],
                     "summaries": [{"label": "A", "text": "The second passage."}, {"label": "B", "text": "The first passage."}]}],
 }

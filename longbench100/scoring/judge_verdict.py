@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from ..analysis.coverage_rubric import COVERAGE_METRIC, coverage_parts, coverage_score
-from ..annotation.prompts import MENTIONS, SUMMARY, read_annotation
+from ..annotation.prompts import ANNOTATION_KINDS, read_annotation
 from .judge_parse import (
     section_parts, section_score, helmet_qa_parts, helmet_qa_score, key_points_parts, qa_parts, qa_score, recall_parts, summary_parts, summary_score,
 )
@@ -36,7 +36,7 @@ def verdict_parts(prompt: JudgePrompt, reply: str) -> dict | None:
         return coverage_parts(reply)
     if prompt.metric == SECTION_JUDGE:
         return section_parts(reply)
-    if prompt.metric in (SUMMARY, MENTIONS):
+    if prompt.metric in ANNOTATION_KINDS:
         return read_annotation(prompt.metric, reply, prompt.reference)
     return summary_parts(reply, prompt.n_sentences)
 
@@ -50,7 +50,7 @@ def verdict_score(prompt: JudgePrompt, parts: dict) -> float:
         return qa_score(parts)
     if prompt.metric == QA_HELMET:
         return helmet_qa_score(parts)
-    if prompt.metric in (KEY_POINTS, SUMMARY, MENTIONS):
+    if prompt.metric == KEY_POINTS or prompt.metric in ANNOTATION_KINDS:
         return 1.0
     if prompt.metric == KEY_POINT_RECALL:
         return parts["supported_key_points"] / parts["n_key_points"]
@@ -65,7 +65,7 @@ def judge_verdict(prompt: JudgePrompt, reply: str | None, failure: str | None, t
     """Judge one reply: a failed request, a cut-off reply or an unparsable one is ungraded, with its reason."""
     if reply is None:
         return Verdict(None, None, f"request failed ({failure or 'unknown'})")
-    if truncated and prompt.metric in (SUMMARY, MENTIONS):  # an annotation keeps what a cut-off reply completed
+    if truncated and prompt.metric in ANNOTATION_KINDS:  # an annotation keeps what a cut-off reply completed
         parts = read_annotation(prompt.metric, reply, prompt.reference, cut_off=True)
         return Verdict(1.0, reply, parts=parts) if parts is not None else Verdict(None, reply, "truncated reply")
     if truncated:

@@ -4,7 +4,7 @@ boundaries to the budget, so the number of chunks K grows with the length.
 A document is cut once into consecutive chunks of at most :data:`~longbench100.annotation.prompts.CHUNK_TOKENS`
 tokens (in the run's tokenizer) at sentence boundaries; an annotator model labels each chunk the tasks
 use (:mod:`longbench100.annotation`): a short summary, or the people it names. The labels are asked
-for before any row is built (:meth:`OneDocumentTask.annotation_chunks` lists the chunks every row
+for before any row is built (:meth:`OneDocumentTask.annotation_requests` lists the chunks every row
 could use), so building stays free of model calls and the annotator's cache makes other lengths and
 seeds free.
 
@@ -80,7 +80,7 @@ class OneDocumentTask(TaskBuilder):
     """What the one-document tasks share: the document pool, each row's window, the annotations and the fit."""
 
     required_roles = ("real",)
-    annotation_kind: ClassVar[str]  # the annotation each chunk needs (annotation.prompts.SUMMARY or MENTIONS)
+    annotation_kind: ClassVar[str]  # the annotation each chunk needs (a key of annotation.prompts.PROMPT_VERSIONS)
     min_chunks: ClassVar[int] = 2
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
@@ -124,15 +124,19 @@ class OneDocumentTask(TaskBuilder):
             total += chunk.tokens
         return Window(document, first, taken)
 
-    def annotation_chunks(self, tokenizer: Tokenizer, seed: int, rows: int, budgets: list[int]) -> list[str]:
-        """Every chunk text a row may use at any of ``budgets``: what must be annotated before building."""
-        texts: dict[str, None] = {}
+    def kind_for(self, document: Document) -> str:
+        """The annotation ``document``'s chunks need (the task's; recalling's depends on the document's source)."""
+        return self.annotation_kind
+
+    def annotation_requests(self, tokenizer: Tokenizer, seed: int, rows: int, budgets: list[int]) -> list[tuple[str, str]]:
+        """(kind, chunk text) for every chunk a row may use at any of ``budgets``: what must be annotated before building."""
+        requests: dict[tuple[str, str], None] = {}
         for budget in budgets:
             for row in range(rows):
                 window = self.window(tokenizer, seed, row, budget)
                 for chunk in window.chunks if window else ():
-                    texts.setdefault(chunk.text)
-        return list(texts)
+                    requests.setdefault((self.kind_for(window.document), chunk.text))
+        return list(requests)
 
     def need_annotations(self) -> Annotations:
         """The annotations given to this builder; building without them is a one-line error naming the option."""
@@ -141,8 +145,8 @@ class OneDocumentTask(TaskBuilder):
                             "(and --annotator-base-url for a local server; docs/suites.md, ETHIC)")
         return self.annotations
 
-    def answer_tokens(self, chunks: list[Chunk]) -> int:
-        """Tokens kept free for the answer of a prompt over ``chunks``."""
+    def answer_tokens(self, chunks: list[Chunk], document: Document) -> int:
+        """Tokens kept free for the answer of a prompt over ``chunks`` of ``document``."""
         raise NotImplementedError
 
     def render_chunks(self, chunks: list[Chunk], document: Document, seed: int) -> str:
@@ -169,7 +173,7 @@ class OneDocumentTask(TaskBuilder):
         used, count = 0, 0
         for chunk in chunks:  # estimate: each chunk's text, a few tokens of heading, its extra and answer room
             cost = chunk.tokens + 8 + self.per_chunk_extra(chunk, ctx)
-            if used + cost + self.answer_tokens(chunks[:count + 1]) > room:
+            if used + cost + self.answer_tokens(chunks[:count + 1], window.document) > room:
                 break
             used += cost
             count += 1
@@ -177,7 +181,7 @@ class OneDocumentTask(TaskBuilder):
         while len(chunks) >= self.min_chunks:
             prompt = self.render_chunks(chunks, window.document, seed)
             tokens = ctx.count_prompt(prompt)
-            if tokens + self.answer_tokens(chunks) <= ctx.budget:
+            if tokens + self.answer_tokens(chunks, window.document) <= ctx.budget:
                 return self.sample(prompt, tokens, window, chunks, seed)
             chunks.pop()
         return None
@@ -207,7 +211,7 @@ class ChunkSections(OneDocumentTask):
     answer_fixed: ClassVar[int]  # answer tokens kept free whatever the number of sections
     answer_per_section: ClassVar[int]  # and for each section
 
-    def answer_tokens(self, chunks: list[Chunk]) -> int:
+    def answer_tokens(self, chunks: list[Chunk], document: Document) -> int:
         """The fixed room plus the room of each section."""
         return self.answer_fixed + self.answer_per_section * len(chunks)
 
@@ -235,7 +239,7 @@ class ChunkSections(OneDocumentTask):
             **self.base_gold(window, chunks),
             "passages": list(range(1, len(chunks) + 1)),
             "sections": len(chunks),
-            "answer_tokens": self.answer_tokens(chunks),
+            "answer_tokens": self.answer_tokens(chunks, window.document),
             **own,
             "spans": coverage_spans(prompt, texts, [True] * len(texts)),
         }

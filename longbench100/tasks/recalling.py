@@ -1,59 +1,73 @@
-"""recalling (ETHIC recalling): list every person named anywhere in one long stretch of one document.
+"""recalling (ETHIC recalling): list every mention of one entity type anywhere in one long stretch of one document.
 
-The context is the document's consecutive chunks (:mod:`.one_document`) as one continuous text. The
-gold is the union of the annotator's per-chunk lists of people named (each name found in its chunk,
-so the gold can be checked against the prompt), compared case-insensitively; scored by F1 over the
-set of names (``name_set_f1``). IC by construction counts the chunks that name somebody.
+What is listed depends on the document's source (its registry entry's ``entities``, :mod:`..annotation.entities`):
+the people named in novels and meeting transcripts, the legal references in contracts. The context is the
+document's consecutive chunks (:mod:`.one_document`) as one continuous text. The gold is the union of the
+annotator's per-chunk lists (each item found in its chunk, so the gold can be checked against the prompt),
+compared case-insensitively; scored by F1 over the set (``name_set_f1``). IC by construction counts the
+chunks that mention something.
 """
 
 from __future__ import annotations
 
-from ..annotation.prompts import ENTITY_TYPE, MENTIONS
+from ..annotation.entities import ENTITY_TYPES, EntityType
 from ..generate.fitting import Fitted
 from ..generate.spans import coverage_spans
 from ..records import Document
 from .base import Sample
 from .one_document import Chunk, OneDocumentTask, Window
 
-ANSWER_FIXED = 64  # room for a reply that lists more names than the annotator found
-TOKENS_PER_NAME = 12  # a name of a few tokens and "; ", with room to spare
+ANSWER_FIXED = 64  # room for a reply that lists more items than the annotator found
+TOKENS_PER_NAME = 12  # a name or reference of a few tokens and "; ", with room to spare
 
 
 class Recalling(OneDocumentTask):
-    """Name every person the text names."""
+    """List every mention of the document's entity type."""
 
     name = "recalling"
-    annotation_kind = MENTIONS
+    annotation_kind = ENTITY_TYPES["people"].annotation_kind
 
-    def names(self, chunks: list[Chunk]) -> list[str]:
-        """The people named in ``chunks``, each once (case-insensitively), in order of first mention."""
+    def entity(self, document: Document) -> EntityType:
+        """What ``document``'s rows ask for: its source's entity type."""
+        return ENTITY_TYPES[self.corpus.entries[document.source].entities]
+
+    def kind_for(self, document: Document) -> str:
+        """The annotation that lists the document's entity type per chunk."""
+        return self.entity(document).annotation_kind
+
+    def names(self, chunks: list[Chunk], document: Document) -> list[str]:
+        """What ``chunks`` mention of the document's entity type, each once (case-insensitively), in order of first mention."""
         annotations = self.need_annotations()
+        kind = self.kind_for(document)
         found: dict[str, str] = {}
         for chunk in chunks:
-            for name in annotations.mentions(chunk.text):
+            for name in annotations.mentions(kind, chunk.text):
                 found.setdefault(name.lower(), name)
         return list(found.values())
 
-    def answer_tokens(self, chunks: list[Chunk]) -> int:
-        """A few tokens per name to list."""
-        return ANSWER_FIXED + TOKENS_PER_NAME * len(self.names(chunks))
+    def answer_tokens(self, chunks: list[Chunk], document: Document) -> int:
+        """A few tokens per item to list."""
+        return ANSWER_FIXED + TOKENS_PER_NAME * len(self.names(chunks, document))
 
     def render_chunks(self, chunks: list[Chunk], document: Document, seed: int) -> str:
         """The chunks as one continuous text (the document's own text between the first and last chunk)."""
         context = document.text[chunks[0].start:chunks[-1].end].strip() if chunks else ""
-        return self.templates.render(self.name, {"context": context, "entity_type": ENTITY_TYPE})
+        return self.templates.render(self.name, {"context": context, "entity": self.entity(document)})
 
     def sample(self, prompt: str, tokens: int, window: Window, chunks: list[Chunk], seed: int) -> Sample:
-        """The names as the answer; the chunks that name somebody as the gold spans."""
-        names = self.names(chunks)
+        """The items as the answer; the chunks that mention one as the gold spans."""
+        document = window.document
+        names = self.names(chunks, document)
         annotations = self.need_annotations()
+        entity = self.entity(document)
         gold = {
             **self.base_gold(window, chunks),
+            "entities": entity.key,
             "mentions": names,
             "chunks": len(chunks),
-            "answer_tokens": self.answer_tokens(chunks),
+            "answer_tokens": self.answer_tokens(chunks, document),
             "spans": coverage_spans(prompt, [chunk.text for chunk in chunks],
-                                    [bool(annotations.mentions(chunk.text)) for chunk in chunks]),
+                                    [bool(annotations.mentions(entity.annotation_kind, chunk.text)) for chunk in chunks]),
         }
-        question = "List every person named in the text."
-        return Sample(Fitted(prompt, tokens, self.pieces(chunks, window.document), 0), ["; ".join(names)], question, gold)
+        question = f"List {entity.what} in the text."
+        return Sample(Fitted(prompt, tokens, self.pieces(chunks, document), 0), ["; ".join(names)], question, gold)
