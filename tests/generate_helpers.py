@@ -7,6 +7,7 @@ import signal
 import statistics
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
@@ -16,6 +17,18 @@ from longbench100.tokenization import load_tokenizer
 def generate(out: Path, *args: str) -> Path:
     """Run ``longbench100 generate --out OUT`` on one worker, quietly (a later ``--workers`` in ``args`` wins); assert it succeeded."""
     result = CliRunner().invoke(main, ["generate", "--out", str(out), "--workers", "1", "--quiet", *args])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def generate_annotated(tmp_path_factory, name: str, cache: str, annotator_url: str, *args: str) -> Path:
+    """Run ``generate --suite ethic`` with a stub annotator at ``annotator_url`` into a fresh folder ``name``, with the
+    session's cache folder ``cache`` (a module fixture runs outside the per-test cache); assert it succeeded."""
+    out = tmp_path_factory.mktemp(name) / "data"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LONGBENCH100_CACHE", str(tmp_path_factory.getbasetemp() / cache))
+        result = CliRunner().invoke(main, ["generate", "--quiet", "--suite", "ethic", "--out", str(out), *args,
+                                           "--annotator-model", "stub-model", "--annotator-base-url", annotator_url])
     assert result.exit_code == 0, result.output
     return out
 

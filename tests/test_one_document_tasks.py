@@ -16,7 +16,7 @@ from longbench100.scoring.data import DataRecord
 from longbench100.scoring.name_sets import name_set_f1, reply_names
 from longbench100.tokenization import load_tokenizer
 from tests.fixture_mirror import BOOKS, PEOPLE
-from tests.generate_helpers import assert_examples_cover, record_template_variables, records, tree
+from tests.generate_helpers import assert_examples_cover, generate_annotated, record_template_variables, records, tree
 from tests.openai_stub import OpenAIStub, prompt_text
 
 TASKS = ("recalling", "organizing", "section_summarizing")
@@ -61,14 +61,8 @@ def stub():
 
 @pytest.fixture(scope="module")
 def data(mirror, stub, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("one_document") / "data"
-    with pytest.MonkeyPatch.context() as patch:  # the session's own cache, as the autouse fixture sets it for each test
-        patch.setenv("LONGBENCH100_CACHE", str(tmp_path_factory.getbasetemp() / "lb100-cache"))
-        code, output = run("--suite", "ethic", "--tasks", ",".join(TASKS), "--sources", str(mirror), "--rows", "4",
-                           "--lengths", ",".join(label for label, _ in LENGTHS), "--out", str(out),
-                           "--annotator-model", "stub-model", "--annotator-base-url", stub.base_url)
-    assert code == 0, output
-    return out
+    return generate_annotated(tmp_path_factory, "one_document", "lb100-cache", stub.base_url, "--tasks", ",".join(TASKS),
+                              "--sources", str(mirror), "--rows", "4", "--lengths", ",".join(label for label, _ in LENGTHS))
 
 
 def books(mirror: Path) -> dict[str, str]:

@@ -11,16 +11,14 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from longbench100.annotation.entities import ENTITY_TYPES, name_shaped, reference_shaped
 from longbench100.annotation.prompts import read_mentions
 from longbench100.cleaning import clean_text
-from longbench100.cli import main
 from longbench100.errors import UserError
 from longbench100.registry import parse_entry
 from tests.fixture_mirror import sentence, write_mirror
-from tests.generate_helpers import records
+from tests.generate_helpers import generate_annotated, records
 from tests.openai_stub import OpenAIStub, prompt_text
 
 PASSAGE = re.compile(r"<passage>\n(.*)\n</passage>", re.DOTALL)
@@ -63,24 +61,16 @@ def contracts(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def stub():
+def run(contracts, tmp_path_factory) -> tuple[Path, OpenAIStub]:
+    """The generated recalling data and the stub annotator that labelled it (with every request it got)."""
     with OpenAIStub(annotator) as server:
-        yield server
+        out = generate_annotated(tmp_path_factory, "recalling", "lb100-cache-entities", server.base_url, "--tasks", "recalling",
+                                 "--sources", str(contracts), "--lengths", "8k,12k", "--rows", "3")
+    return out, server
 
 
-@pytest.fixture(scope="module")
-def data(contracts, stub, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("recalling") / "data"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("LONGBENCH100_CACHE", str(tmp_path_factory.getbasetemp() / "lb100-cache-entities"))
-        result = CliRunner().invoke(main, ["generate", "--quiet", "--suite", "ethic", "--tasks", "recalling", "--sources", str(contracts),
-                                           "--lengths", "8k,12k", "--rows", "3", "--out", str(out),
-                                           "--annotator-model", "stub-model", "--annotator-base-url", stub.base_url])
-    assert result.exit_code == 0, result.output
-    return out
-
-
-def test_contracts_ask_for_legal_references_and_the_gold_is_their_union(data, contracts):
+def test_contracts_ask_for_legal_references_and_the_gold_is_their_union(run, contracts):
+    data, _ = run
     path = contracts / "L4NLP" / "LEval" / "LEval" / "Generation" / "legal_contract_qa.jsonl"
     texts = [clean_text(json.loads(line)["input"], ["detokenize"], passage=True) for line in path.read_text().splitlines()]
     for label in ("8k", "12k"):
@@ -101,7 +91,8 @@ def test_contracts_ask_for_legal_references_and_the_gold_is_their_union(data, co
             assert row["answers"] == ["; ".join(expected)]
 
 
-def test_the_annotator_is_asked_for_references_with_their_own_prompt(data, stub):
+def test_the_annotator_is_asked_for_references_with_their_own_prompt(run):
+    data, stub = run
     asked = [prompt_text(body) for body in stub.bodies if PASSAGE.search(prompt_text(body))]
     assert asked and all("List every legal reference in this passage" in text for text in asked)
     assert not [text for text in asked if "List every person named" in text]
