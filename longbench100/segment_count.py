@@ -15,9 +15,16 @@ of the whole text is the sum of the counts of the pieces, exactly:
 
 So a piece's count does not depend on what comes before or after it, and pieces recur: a haystack
 search re-counts mostly the same sentences, rows share their padding passages. Counts are cached per
-piece text. Other tokenizers (Hugging Face ones, chat templates) are counted whole; ``generate
---verify-counts`` recounts every prompt whole and ``tests/test_segment_count.py`` compares both ways on
-thousands of random joins of real text.
+piece text.
+
+The same argument holds for a Hugging Face ``tokenizer.json`` built the same way
+(:func:`segmentable_tokenizer_json`): Qwen's (its split pattern is cl100k's with single digits) and
+Llama 3's (cl100k's own). Their pieces are split by the same kind of pattern, then mapped byte by
+byte and merged by BPE within each pre-token; their NFC normaliser (Qwen) changes nothing across a cut,
+since normalisation composes a character only with marks that follow it and the space that opens a
+piece composes with nothing; and no added token spans a cut. Other tokenizers (other Hugging Face
+ones, chat templates) are counted whole; ``generate --verify-counts`` recounts every prompt whole and
+``tests/test_segment_count.py`` compares both ways on thousands of random joins of real text.
 """
 
 from __future__ import annotations
@@ -28,11 +35,36 @@ from collections.abc import Callable, Iterable
 SEGMENTED_ENCODINGS = frozenset({"cl100k_base", "o200k_base"})
 """tiktoken encodings whose pre-tokenizer is proven to cut at :data:`CUT`."""
 
+CL100K_SHAPED_SPLITS = frozenset({
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",  # Qwen2, Qwen3
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",  # cl100k, Llama 3
+})
+"""Hugging Face split patterns of the same shape as cl100k's: a pre-token never runs past a single space into a non-blank."""
+
 CUT = re.compile(r"[.!?] (?=\S)")
 """A sentence-end mark, one space, then a non-blank character: the cut is just before the space."""
 
 CACHE_LIMIT = 1_000_000  # pieces kept; the cache starts afresh when full
 SHORT = 256  # texts at most this long are counted whole (cutting them saves nothing)
+
+
+def segmentable_tokenizer_json(config: dict) -> bool:
+    """Whether a Hugging Face ``tokenizer.json`` (parsed) provably splits at :data:`CUT`: no normaliser or NFC; a
+    ``Split`` by a pattern of :data:`CL100K_SHAPED_SPLITS` (isolated, not inverted) followed by byte-level
+    mapping without its own regex or prefix space; a BPE model without dropout; no added token holding a cut."""
+    normalizer = config.get("normalizer")
+    pre = config.get("pre_tokenizer") or {}
+    steps = pre.get("pretokenizers") if pre.get("type") == "Sequence" else None
+    model = config.get("model") or {}
+    if normalizer not in (None, {"type": "NFC"}) or not isinstance(steps, list) or len(steps) != 2:
+        return False
+    split, byte_level = steps
+    return (split.get("type") == "Split" and (split.get("pattern") or {}).get("Regex") in CL100K_SHAPED_SPLITS
+            and split.get("behavior") == "Isolated" and not split.get("invert")
+            and byte_level.get("type") == "ByteLevel" and not byte_level.get("use_regex", True)
+            and not byte_level.get("add_prefix_space", True)
+            and model.get("type") == "BPE" and not model.get("dropout")
+            and not any(CUT.search(str(token.get("content", ""))) for token in config.get("added_tokens") or []))
 
 
 def cut_places(text: str) -> list[int]:

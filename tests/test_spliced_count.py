@@ -13,9 +13,10 @@ import random
 
 import pytest
 
-from longbench100.segment_count import CUT, SEGMENTED_ENCODINGS
+from longbench100.segment_count import CUT
 from longbench100.spliced_count import TextIndex, locate, materialize
 from longbench100.tokenization import load_tokenizer
+from tests.conftest import SEGMENTED_TOKENIZERS, load_segmented
 from tests.test_segment_count import JUNCTION_BITS, real_sentences
 
 INSERTS = [*JUNCTION_BITS, " One of the special magic numbers for calm-river is: 4821937. ", "\n\nPassage 3:\n", "{", "}", ", ",
@@ -38,9 +39,9 @@ def random_span(rng: random.Random, text: str, cuts: list[int]) -> tuple[int, in
     return start, end
 
 
-@pytest.mark.parametrize("encoding", sorted(SEGMENTED_ENCODINGS))
+@pytest.mark.parametrize("encoding", SEGMENTED_TOKENIZERS)
 def test_spliced_counts_equal_whole_counts(encoding: str):
-    tokenizer = load_tokenizer(encoding)
+    tokenizer = load_segmented(encoding)
     sentences = real_sentences()
     rng = random.Random(f"spliced-{encoding}")
     indexes = [tokenizer.index(known_text(rng, sentences)) for _ in range(12)]
@@ -61,9 +62,9 @@ def test_spliced_counts_equal_whole_counts(encoding: str):
     assert used_totals > 2000  # most spans were counted from running totals, not whole
 
 
-@pytest.mark.parametrize("encoding", sorted(SEGMENTED_ENCODINGS))
+@pytest.mark.parametrize("encoding", SEGMENTED_TOKENIZERS)
 def test_known_openings_found_in_a_prompt_count_exactly(encoding: str):
-    tokenizer = load_tokenizer(encoding)
+    tokenizer = load_segmented(encoding)
     sentences = real_sentences()
     rng = random.Random(f"known-{encoding}")
     for _ in range(300):
