@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .locations import SourceLocation, active_entries
-from .loader import cached_checksums, load_source
+from .loader import cached_checksums, load_source, sharing_cleaned_texts
 from .near_duplicates import NearDuplicates, find_near_duplicates
 from .progress import progress_bar
 from .records import Document, Item, SourceData
@@ -75,33 +75,37 @@ def load_corpus(location: SourceLocation, tokenizer: Tokenizer, *, only: set[str
 _PREPARING: dict[str, object] = {}  # what forked cache-filling workers inherit (the tokenizer is not sent to them)
 
 
-def _uncached(location: SourceLocation, tokenizer: Tokenizer, entries: dict[str, SourceEntry]) -> list[str]:
-    """The entries whose mapped records or token counts are not in the cache yet, largest files first."""
-    pending = []
-    for name, entry in entries.items():
+def _uncached(location: SourceLocation, tokenizer: Tokenizer, entries: dict[str, SourceEntry]) -> list[list[SourceEntry]]:
+    """The entries whose mapped records or token counts are not in the cache yet, grouped by the files they read
+    and how they clean them (a group is read in one process, cleaning each text once)."""
+    groups: dict[tuple, list[SourceEntry]] = {}
+    for entry in entries.values():
         checksums = cached_checksums(location, entry)
         if checksums is None or not cache_path(tokenizer, entry, checksums).is_file():
-            pending.append(name)
-    return pending
+            key = (entry.repo_id, entry.revision, tuple(spec.display for spec in entry.files), entry.clean)
+            groups.setdefault(key, []).append(entry)
+    return list(groups.values())
 
 
 def _fill_caches(location: SourceLocation, tokenizer: Tokenizer, entries: dict[str, SourceEntry], workers: int, progress: bool) -> None:
     """Parse, clean and count the uncached sources in ``workers`` processes, each writing its caches."""
-    pending = _uncached(location, tokenizer, entries)
-    if len(pending) < 2:
+    groups = _uncached(location, tokenizer, entries)
+    if len(groups) < 2:
         return
     _PREPARING["tokenizer"] = tokenizer
     try:
-        with worker_pool(min(workers, len(pending))) as pool, \
-                progress_bar(len(pending), "reading new sources", "source", progress, leave=False) as bar:
-            futures = [pool.submit(_fill_cache, location, entries[name]) for name in pending]
+        with worker_pool(min(workers, len(groups))) as pool, \
+                progress_bar(sum(map(len, groups)), "reading new sources", "source", progress, leave=False) as bar:
+            futures = [pool.submit(_fill_cache, location, group) for group in groups]
             for future in as_completed(futures):
-                future.result()  # a source's error stops the run here, as it would in the serial load
-                bar.update()
+                bar.update(future.result())  # a source's error stops the run here, as it would in the serial load
     finally:
         _PREPARING.clear()
 
 
-def _fill_cache(location: SourceLocation, entry: SourceEntry) -> None:
-    """Worker: map one source and count its documents, which leaves both in the cache."""
-    attach_token_counts(_PREPARING["tokenizer"], entry, load_source(location, entry))
+def _fill_cache(location: SourceLocation, group: list[SourceEntry]) -> int:
+    """Worker: map the sources of ``group`` and count their documents, which leaves both in the cache; how many."""
+    with sharing_cleaned_texts():
+        for entry in group:
+            attach_token_counts(_PREPARING["tokenizer"], entry, load_source(location, entry))
+    return len(group)

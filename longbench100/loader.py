@@ -6,6 +6,8 @@ import hashlib
 import json
 import pickle
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,7 +53,8 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
             for path in files[spec.display].values():
                 _map_file(entry, spec, path, data)
     finally:
-        _CLEANED.clear()
+        if not _sharing:
+            _CLEANED.clear()
     _drop_unanswerable_items(entry, data)
     _drop_duplicate_items(data)
     _make_item_ids_unique(data)
@@ -338,6 +341,21 @@ def _clean(entry: SourceEntry, text: str, *, passage: bool = False) -> str:
 
 
 _CLEANED: dict[tuple[tuple[str, ...], bool, str], str] = {}  # emptied when each source's load ends (load_source)
+_sharing = 0  # open sharing_cleaned_texts blocks: while any is open, _CLEANED outlives each source's load
+
+
+@contextmanager
+def sharing_cleaned_texts() -> Iterator[None]:
+    """Keep cleaned texts from one source's load to the next inside this block (sources that read the same files
+    with the same cleaning steps, such as the rag-mini-bioasq entries, then clean each text once)."""
+    global _sharing
+    _sharing += 1
+    try:
+        yield
+    finally:
+        _sharing -= 1
+        if not _sharing:
+            _CLEANED.clear()
 
 
 def _content_id(text: str) -> str:
