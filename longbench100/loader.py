@@ -35,6 +35,19 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def source_file_sha256(path: Path) -> str:
+    """:func:`file_sha256` of a source file, read once per process while its size and modification time stay
+    (the cache checks before a run and the load itself, and entries that share files, ask for it again)."""
+    stat = path.stat()
+    version = (str(path.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    if version not in _DIGESTS:
+        _DIGESTS[version] = file_sha256(path)
+    return _DIGESTS[version]
+
+
+_DIGESTS: dict[tuple[str, int, int, int, int], str] = {}  # (path, inode, size, modified, changed) -> sha256 of source files
+
+
 def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     """Read every file of ``entry`` from ``location`` and map its rows to documents and items.
 
@@ -68,7 +81,7 @@ def _records_cache(location: SourceLocation, entry: SourceEntry) -> tuple[dict[s
     for spec in entry.files:
         if spec.member is not None and not archive_has_member(files[spec.display][spec.display], spec.member):
             raise SourceAbsent(f"source {entry.name}: {spec.path} has no member {spec.member}")
-    checksums = {display: file_sha256(path) for matched in files.values() for display, path in matched.items()}
+    checksums = {display: source_file_sha256(path) for matched in files.values() for display, path in matched.items()}
     key = json.dumps([RECORDS_FORMAT, entry.name, entry.fingerprint(), sorted(checksums.items())])
     return files, checksums, cache_dir() / "records" / f"{entry.name}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle"
 

@@ -8,7 +8,10 @@ A mirror folder holds a file that lives at ``<path>`` inside hub repo ``<owner>/
 from __future__ import annotations
 
 import fnmatch
+import hashlib
+import json
 import os
+import tarfile
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +20,8 @@ from pathlib import Path
 
 from .errors import HubUnreachable, SourceAbsent, UserError
 from .hub import hub_problem
-from .paths import DEMO_DIR, packaged_dir
+from .atomic import write_json_atomic
+from .paths import DEMO_DIR, cache_dir, packaged_dir
 from .readers import is_tar_archive
 from .registry import FileSpec, SourceEntry, load_registry
 
@@ -93,14 +97,40 @@ class SourceLocation:
 
 def archive_has_member(path: Path, member: str) -> bool:
     """Whether the archive at ``path`` holds ``member`` (an unreadable archive counts as present, to fail loudly later).
-    A tar archive counts as present without a look: finding a member means decompressing up to it, which the read does."""
+    A tar archive's member list is read once (decompressing it all) and kept in the cache folder per file version."""
     if is_tar_archive(path):
-        return True
+        members = tar_members(path)
+        return members is None or member.lstrip("/") in members
     try:
         with zipfile.ZipFile(path) as archive:
             return member in archive.namelist()
     except (OSError, zipfile.BadZipFile):
         return True
+
+
+def tar_members(path: Path) -> frozenset[str] | None:
+    """The regular files a tar archive holds (names without a leading ``./``), or ``None`` when it cannot be read.
+    Listed once per version of the file (path, size, modification time) and kept under the cache folder's ``tar_members/``."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    key = json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns])
+    cached = cache_dir() / "tar_members" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+    try:
+        return frozenset(json.loads(cached.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        pass
+    try:
+        with tarfile.open(path, mode="r|*") as archive:
+            names = sorted(info.name.removeprefix("./") for info in archive if info.isfile())
+    except (OSError, tarfile.TarError, EOFError):
+        return None
+    try:
+        write_json_atomic(cached, names)
+    except OSError:
+        pass  # a read-only cache: the list is read again next time
+    return frozenset(names)
 
 
 def _hub_files(entry: SourceEntry) -> list[str]:

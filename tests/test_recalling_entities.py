@@ -11,12 +11,16 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from longbench100.annotation.entities import ENTITY_TYPES, name_shaped, reference_shaped
 from longbench100.annotation.prompts import read_mentions
 from longbench100.cleaning import clean_text
+from longbench100.cli import main
 from longbench100.errors import UserError
 from longbench100.registry import parse_entry
+from longbench100.scoring.data import DataRecord
+from longbench100.scoring.name_sets import name_set_f1
 from tests.fixture_mirror import sentence, write_mirror
 from tests.generate_helpers import generate_annotated, records
 from tests.openai_stub import OpenAIStub, prompt_text
@@ -119,3 +123,40 @@ def test_an_unknown_entity_type_is_refused_in_one_line(tmp_path):
                     '[files.document]\ntext = "t"\n')
     with pytest.raises(UserError, match="unknown entity type 'planets' in 'entities': use people, legal_references"):
         parse_entry(path)
+
+
+def test_labelled_reference_replies_are_read_and_scored_like_names():
+    chunk = "As set out in Section 2.1 and Exhibit B."
+    assert read_mentions("References: Section 2.1; Exhibit B", chunk, ENTITY_TYPES["legal_references"]) == {
+        "mentions": ["Section 2.1", "Exhibit B"], "dropped": 0}
+    record = DataRecord("recalling-8k-0000", "recalling", "8k", 8192, 0, ("Section 2.1; Exhibit B",), None, None,
+                        gold={"mentions": ["Section 2.1", "Exhibit B"]})
+    assert name_set_f1("References: Section 2.1; Exhibit B", record) == 1.0
+    assert name_set_f1("Names: Section 2.1; Exhibit B", record) == 1.0
+
+
+def test_the_guessing_baselines_look_for_references_where_the_prompt_asks_for_them(run, tmp_path):
+    data, _ = run
+    out = tmp_path / "baselines.json"
+    result = CliRunner().invoke(main, ["baselines", str(data), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    guesses = [sample["prediction"] or "" for sample in json.loads(out.read_text())["samples"] if sample["baseline"] == "capitalised_runs"]
+    assert guesses and all(REFERENCE.search(guess) for guess in guesses)
+
+
+def test_a_contract_that_cites_nothing_gives_no_row(tmp_path, monkeypatch):
+    mirror = write_mirror(tmp_path / "mirror", only={"legal_contract_qa"})
+    rng = random.Random(5)
+    quiet = "MASTER AGREEMENT 9\n\n" + "\n\n".join(f"{index}. {sentence(rng)} {sentence(rng)}" for index in range(900))
+    rows = [{"input": text, "instructions": ["What governs it?"], "outputs": ["It does."]} for text in (contract(rng, 1), quiet)]
+    path = mirror / "L4NLP" / "LEval" / "LEval" / "Generation" / "legal_contract_qa.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
+    with OpenAIStub(annotator) as server:
+        result = CliRunner().invoke(main, ["generate", "--suite", "ethic", "--tasks", "recalling", "--sources", str(mirror), "--lengths", "8k",
+                                           "--rows", "2", "--out", str(tmp_path / "out"), "--annotator-model", "stub-model",
+                                           "--annotator-base-url", server.base_url])
+    assert result.exit_code == 0, result.output
+    written = records(tmp_path / "out", "recalling", "8k")
+    assert len(written) == 1 and written[0]["gold"]["mentions"]
+    assert "recalling 8k: 1 of 2 rows" in result.output

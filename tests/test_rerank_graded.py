@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import tarfile
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from longbench100.errors import UserError
+from longbench100.errors import SourceAbsent, UserError
 from longbench100.loader import load_source
 from longbench100.locations import active_entries, resolve_location
 from longbench100.registry import parse_entry
@@ -51,10 +52,16 @@ def file_grades(row: dict, upstream: dict[str, dict]) -> dict[str, int]:
     return {candidate["text"]: candidate["label"] for candidate in upstream[qid]["ctxs"]}
 
 
-def test_the_graded_source_replaces_the_binary_stand_in(graded_mirror):
+def test_the_graded_source_replaces_the_binary_stand_in_unless_its_member_is_missing(graded_mirror, tmp_path):
     location = resolve_location(str(graded_mirror))
     active = active_entries(location, location.registry())
     assert "helmet_msmarco" in active and "rag_mini_bioasq_rerank" not in active
+    mirror = tmp_path / "mirror"
+    shutil.copytree(graded_mirror, mirror)
+    (mirror / ARCHIVE).write_bytes(tar_archive({"data/msmarco/other.jsonl": b"{}\n"}))  # HELMET's archive, but not this file
+    location = resolve_location(str(mirror))
+    active = active_entries(location, location.registry())
+    assert "helmet_msmarco" not in active and "rag_mini_bioasq_rerank" in active
 
 
 def test_every_candidate_keeps_its_grade(graded_mirror, upstream):
@@ -133,7 +140,7 @@ def test_a_missing_member_and_a_bad_grade_stop_in_one_line(tmp_path):
 
     location = SourceLocation("mirror", tmp_path / "mirror", registry)
     archive.write_bytes(tar_archive({"data/other.jsonl": b"{}\n"}))
-    with pytest.raises(UserError, match=r"data\.tar\.gz: tar archive has no member data/msmarco/"):
+    with pytest.raises(SourceAbsent, match=r"source helmet_msmarco: data\.tar\.gz has no member data/msmarco/"):
         load_source(location, entry)
     bad = {"qid": "1", "query": "q", "ctxs": [{"id": "1", "text": "a passage", "label": "high"}]}
     archive.write_bytes(tar_archive({MEMBER: (json.dumps(bad) + "\n").encode()}))
@@ -170,3 +177,21 @@ def test_the_source_passages_after_the_candidates_are_bm25_best_by_default(grade
 
     hard_scores, easy_scores = unjudged_scores(graded), unjudged_scores(easy)
     assert hard_scores and easy_scores and sum(hard_scores) / len(hard_scores) > sum(easy_scores) / len(easy_scores)
+
+
+def test_no_passage_is_shown_twice_in_a_prompt(graded_mirror, tmp_path):
+    # every query but the last also judges one shared, highly relevant passage: the worked examples and the
+    # asked question must still never show it twice
+    shared = {"id": "999999", "text": "A shared passage that many queries judge perfectly relevant.", "label": 3}
+    mirror = tmp_path / "mirror"
+    shutil.copytree(graded_mirror, mirror)
+    with tarfile.open(graded_mirror / ARCHIVE) as archive:
+        rows = [json.loads(line) for line in archive.extractfile(MEMBER).read().decode().splitlines()]
+    for row in rows[:-1]:
+        row["ctxs"].append(dict(shared))
+    (mirror / ARCHIVE).write_bytes(tar_archive({MEMBER: "".join(json.dumps(row) + "\n" for row in rows).encode()}))
+    out = generate(tmp_path / "out", "--tasks", "rerank", "--lengths", "8k", "--rows", str(3 * len(rows)), "--sources", str(mirror))
+    for row in records(out, "rerank", "8k"):
+        texts = re.findall(r"^(?:\[ID: \d+\]|Passage with ID \d+:) (.*)$", row["prompt"], re.MULTILINE)
+        assert len(texts) == len(set(texts)), row["id"]
+        assert row["prompt"].count(shared["text"]) <= 1, row["id"]

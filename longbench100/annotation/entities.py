@@ -84,3 +84,10 @@ DEFAULT_ENTITIES = "people"
 def entity_of_kind(annotation_kind: str) -> EntityType | None:
     """The entity type whose annotation is ``annotation_kind`` (``None`` for other kinds, such as summaries)."""
     return next((entity for entity in ENTITY_TYPES.values() if entity.annotation_kind == annotation_kind), None)
+
+
+def reply_label_pattern() -> str:
+    """A regex alternation of the words a reply may open with before its list ("Names:", "References:",
+    singular or plural, any case), for every entity type."""
+    words = {word.lower().rstrip("s") for entity in ENTITY_TYPES.values() for word in (entity.answer_label, entity.items)}
+    return "|".join(f"{re.escape(word)}s?" for word in sorted(words))

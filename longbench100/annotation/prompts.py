@@ -53,7 +53,8 @@ _MENTIONS_PROMPT = """You are helping to annotate a long text one passage at a t
 
 List {what} in this passage: {rule} Reply with the {items} separated by semicolons on one line, and nothing else. If the passage {none_case}, reply with the single word NONE."""
 
-_LABEL = re.compile(r"^\s*(?:\*\*)?(?:summary|names|people|answer)(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.IGNORECASE)
+_LABEL = re.compile(r"^\s*(?:\*\*)?(?:summary|names|people|answer|references|legal references)(?:\*\*)?\s*:\s*(?:\*\*)?\s*",
+                    re.IGNORECASE)  # the people's reading is unchanged since its version 2; "references" came with legal_references
 _NONE = re.compile(r"^\W*(?:none|no one|nobody|n/?a)\W*$", re.IGNORECASE)
 _ITEM_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 _SPACES = re.compile(r"\s+")

@@ -210,20 +210,36 @@ def _capitalised_names(text: str, minimum: int) -> list[str]:
     return [name for name, count in counts.most_common() if count >= minimum]
 
 
+# a legal reference as contracts write them: a section, article, exhibit ... with its number or letter, or a named act
+_REFERENCE = re.compile(r"\b(?:(?:Sections?|Articles?|Clauses?|Exhibits?|Schedules?|Appendix|Annex|Paragraphs?) [0-9A-Z][0-9A-Za-z.()]*"
+                        r"|(?:[A-Z][a-z]+ ){1,5}Act(?: of \d{4})?)")
+
+
+def _references(text: str, minimum: int) -> list[str]:
+    """Legal-reference-shaped runs that occur at least ``minimum`` times, most frequent first (a reference guesser)."""
+    counts = Counter(match.rstrip(".") for match in _REFERENCE.findall(text))
+    return [reference for reference, count in counts.most_common() if count >= minimum]
+
+
+def _mention_guesser(attempt: Attempt) -> Callable[[str, int], list[str]]:
+    """How to guess the mentions a recalling prompt asks for: legal references where it asks for them, else names."""
+    return _references if "every legal reference" in attempt.view.prompt else _capitalised_names
+
+
 def _running_text(attempt: Attempt) -> str:
     """The context of a prompt: its passages, else its one unnumbered text (recalling), else the whole prompt."""
     return attempt.view.context or attempt.view.body or attempt.view.prompt
 
 
 def _names_in_opening(attempt: Attempt) -> str | None:
-    """The names guessed from the first tenth of the context: what a model that stops reading early would list."""
+    """The names (or references) guessed from the first tenth of the context: what a model that stops reading early would list."""
     context = _running_text(attempt)
-    return "; ".join(_capitalised_names(context[: max(1, len(context) // 10)], 1)) or None
+    return "; ".join(_mention_guesser(attempt)(context[: max(1, len(context) // 10)], 1)) or None
 
 
 def _names_everywhere(attempt: Attempt) -> str | None:
-    """Every capitalised run inside sentences that occurs twice or more in the whole context."""
-    return "; ".join(_capitalised_names(_running_text(attempt), 2)) or None
+    """Every name-shaped (or reference-shaped) run that occurs twice or more in the whole context."""
+    return "; ".join(_mention_guesser(attempt)(_running_text(attempt), 2)) or None
 
 
 def _alphabetical_order(attempt: Attempt) -> str | None:
@@ -335,8 +351,10 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
     ),
     "names": (
         _PRIOR,
-        Baseline("names_in_opening", "position", "capitalised runs inside sentences in the first tenth of the context", _names_in_opening),
-        Baseline("capitalised_runs", "lexical", "capitalised runs inside sentences seen twice or more in the context", _names_everywhere),
+        Baseline("names_in_opening", "position", "capitalised runs inside sentences (legal-reference runs where those are asked) "
+                 "in the first tenth of the context", _names_in_opening),
+        Baseline("capitalised_runs", "lexical", "capitalised runs inside sentences (legal-reference runs where those are asked) "
+                 "seen twice or more in the context", _names_everywhere),
     ),
     "passage_set": (
         _FIRST,

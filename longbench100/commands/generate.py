@@ -37,7 +37,7 @@ from .sources import SOURCES_HELP
               "(as 'longbench100 baselines OUT'), record the verdict in the manifest and exit with status 1 when a task's "
               "best shortcut is over its suite limit (the data is kept).")
 @click.option("--annotator-model", help="Model that labels each chunk of the one-document ETHIC tasks (recalling, organizing, "
-              "section_summarizing): a summary or the people named, per chunk of at most 1,024 tokens; replies are cached by model "
+              "section_summarizing): a summary, or the people (legal references in contracts) it names, per chunk of at most 1,024 tokens; replies are cached by model "
               "and prompt. Those tasks are refused without it.")
 @click.option("--annotator-base-url", default=OPENAI_BASE_URL, show_default=True, help="API root of the annotator's OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1).")
 @click.option("--annotator-api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable holding the annotator API key (optional for local servers).")

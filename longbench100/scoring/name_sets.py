@@ -1,7 +1,7 @@
-"""The ``name_set_f1`` metric (recalling): F1 of the names a reply lists against the record's gold names.
+"""The ``name_set_f1`` metric (recalling): F1 of the names (or references) a reply lists against the record's gold.
 
 As ETHIC scores recalling: the reply is split into items on commas, semicolons and line breaks (list
-markers, numbering and a leading "Names:" dropped), each item and each gold name is normalised the
+markers, numbering and a leading "Names:" or "References:" dropped), each item and each gold name is normalised the
 SQuAD way (lower case, no punctuation or articles, single spaces), and F1 is taken over the two sets.
 Reasoning blocks are ignored; an empty reply scores 0 (1 only when the gold is empty too).
 """
@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 
+from ..annotation.entities import reply_label_pattern
 from ..errors import UserError
 from .data import DataRecord
 from .text import normalize_answer, strip_reasoning
 
 _SEPARATOR = re.compile(r"[,;\n]")
-_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)]|names?\s*:)\s*", re.IGNORECASE)
+_MARKER = re.compile(rf"^\s*(?:[-*•]|\d+[.)]|(?:{reply_label_pattern()})\s*:)\s*", re.IGNORECASE)
 
 
 def reply_names(reply: str) -> set[str]:

@@ -3,7 +3,7 @@ boundaries to the budget, so the number of chunks K grows with the length.
 
 A document is cut once into consecutive chunks of at most :data:`~longbench100.annotation.prompts.CHUNK_TOKENS`
 tokens (in the run's tokenizer) at sentence boundaries; an annotator model labels each chunk the tasks
-use (:mod:`longbench100.annotation`): a short summary, or the people it names. The labels are asked
+use (:mod:`longbench100.annotation`): a short summary, or what it names of its source's entity type (people, legal references). The labels are asked
 for before any row is built (:meth:`OneDocumentTask.annotation_requests` lists the chunks every row
 could use), so building stays free of model calls and the annotator's cache makes other lengths and
 seeds free.
@@ -153,8 +153,8 @@ class OneDocumentTask(TaskBuilder):
         """The prompt over ``chunks`` (any shuffled material drawn from ``seed``)."""
         raise NotImplementedError
 
-    def sample(self, prompt: str, tokens: int, window: Window, chunks: list[Chunk], seed: int) -> Sample:
-        """The sample of a prompt that fits."""
+    def sample(self, prompt: str, tokens: int, window: Window, chunks: list[Chunk], seed: int) -> Sample | None:
+        """The sample of a prompt that fits (``None``: the row has nothing to ask, a shortfall)."""
         raise NotImplementedError
 
     def per_chunk_extra(self, chunk: Chunk, ctx: BuildContext) -> int:

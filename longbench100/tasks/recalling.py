@@ -54,10 +54,13 @@ class Recalling(OneDocumentTask):
         context = document.text[chunks[0].start:chunks[-1].end].strip() if chunks else ""
         return self.templates.render(self.name, {"context": context, "entity": self.entity(document)})
 
-    def sample(self, prompt: str, tokens: int, window: Window, chunks: list[Chunk], seed: int) -> Sample:
-        """The items as the answer; the chunks that mention one as the gold spans."""
+    def sample(self, prompt: str, tokens: int, window: Window, chunks: list[Chunk], seed: int) -> Sample | None:
+        """The items as the answer; the chunks that mention one as the gold spans. ``None`` when the chunks mention
+        nothing of the type (a contract that cites nothing): a list to recall must not be empty."""
         document = window.document
         names = self.names(chunks, document)
+        if not names:
+            return None
         annotations = self.need_annotations()
         entity = self.entity(document)
         gold = {

@@ -86,14 +86,16 @@ class Rerank(NegativesTask):
         """The item's passages in the order they are shown as the budget grows: one of each grade in turn (highest
         first; each grade in ``rng``'s order), the grade-0 ones followed by the source's other passages (BM25's best
         for the question, or random ones) that are not in ``excluded``; at most ``limit``."""
+        shown_elsewhere = self._keys(excluded)
         if item.kind == "ranking":
             by_grade: dict[int, list[Document]] = {}
             for document, grade in self.judged(item):
-                by_grade.setdefault(grade, []).append(document)
+                if self.corpus.near_duplicates.key(document) not in shown_elsewhere:
+                    by_grade.setdefault(grade, []).append(document)
             for documents in by_grade.values():
                 rng.shuffle(documents)
         else:
-            relevant = self.gold_documents(item)
+            relevant = self._unshown(self.gold_documents(item), shown_elsewhere)
             rng.shuffle(relevant)
             by_grade = {1: relevant, 0: []}
         relevant = [document for grade in by_grade if grade for document in by_grade[grade]]
@@ -107,6 +109,14 @@ class Rerank(NegativesTask):
         pieces = round_robin(groups)
         return pieces[:limit] if limit is not None else pieces
 
+    def _keys(self, documents: list[Document]) -> set[str]:
+        """The near-duplicate keys of ``documents`` (what "the same passage" compares)."""
+        return {self.corpus.near_duplicates.key(document) for document in documents}
+
+    def _unshown(self, documents: list[Document], shown: set[str]) -> list[Document]:
+        """``documents`` without those whose near-duplicate key is in ``shown``, in order."""
+        return [document for document in documents if self.corpus.near_duplicates.key(document) not in shown]
+
     def worked_example(self, item: Item, negatives: str, seed: int, taken: list[Document]) -> dict:
         """One demonstration as the template shows it: ``DEMO_PASSAGES`` passages (id, title, text) in a shuffled
         order, the question, and the ideal ranking (highest grade first); none of its passages is in ``taken``
@@ -115,7 +125,7 @@ class Rerank(NegativesTask):
         if item.kind == "ranking":
             pieces = self.balanced(item, rng, taken, negatives, DEMO_PASSAGES)
         else:  # binary: up to half relevant, then BM25's best negatives
-            relevant = self.gold_documents(item)[:DEMO_PASSAGES // 2]
+            relevant = self._unshown(self.gold_documents(item), self._keys(taken))[:DEMO_PASSAGES // 2]
             others = self.pool.negatives(item.source, item.question or "", self.gold_documents(item) + taken, negatives, rng)
             pieces = [graded_piece(document, 1) for document in relevant]
             pieces += [graded_piece(negative.document, 0, negative.bm25) for negative in others[:DEMO_PASSAGES - len(relevant)]]
