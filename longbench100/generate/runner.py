@@ -346,7 +346,7 @@ def _build_line(job: tuple[str, str, int, RowPlan]) -> str | None:
 def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: LengthPlan, result: LengthResult, rows: int) -> None:
     """Say on screen when a length got fewer rows than asked, or reused items."""
     if result.rows < rows:
-        reason = "no ground-truth item fits this length" if not plan.rows else f"{len(result.failed_rows)} rows could not fit the budget"
+        reason = "no ground-truth item fits this length" if not plan.rows else f"{len(result.failed_rows)} rows could not be built: their material does not fit the budget, or holds nothing to ask"
         echo(f"shortfall: {task} {label}: {result.rows} of {rows} rows ({reason})")
     if result.reused:
         echo(f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item")
