@@ -21,10 +21,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from longbench100.annotation import annotator
 from longbench100.annotation.annotator import annotation_prompt, make_annotator
 from longbench100.annotation.prompts import PROMPT_VERSIONS, read_annotation
 from longbench100.cli import main
-from longbench100.generate import runner
 from longbench100.scoring.judge_options import JudgeOptions
 
 OPENING_CHARS = 160
@@ -33,17 +33,17 @@ OPENING_CHARS = 160
 def planned_requests(arguments: list[str]) -> list[tuple[str, str]]:
     """The (kind, chunk) pairs a ``generate --dry-run`` with ``arguments`` plans."""
     planned: list[tuple[str, str]] = []
-    original = runner.plan_annotations
+    original = annotator.plan_annotations  # generate imports it from there when it plans
 
     def capture(options, requests):
         planned.extend(requests)
         return original(options, requests)
 
-    runner.plan_annotations = capture
+    annotator.plan_annotations = capture
     try:
         result = CliRunner().invoke(main, ["generate", "--quiet", "--dry-run", "--out", "/nonexistent/fixture-plan", *arguments])
     finally:
-        runner.plan_annotations = original
+        annotator.plan_annotations = original
     if result.exit_code != 0:
         raise SystemExit(result.output)
     return planned
