@@ -108,6 +108,7 @@ def test_reference_and_name_shapes():
     assert reference_shaped("Section 2.1") and reference_shaped("Exhibit B") and reference_shaped("the Securities Act of 1933")
     assert reference_shaped("§ 230") and reference_shaped("15 U.S.C. 78a")
     assert not reference_shaped("The Company") and not reference_shaped("within thirty days of the notice")
+    assert not reference_shaped("regulations promulgated thereunder") and not reference_shaped("this Section")  # which one?
     assert not reference_shaped("Section " + "word " * 12)
     assert name_shaped("Mr. Darcy") and not name_shaped("Section 2.1 of the Agreement between them")
     chunk = "As set out in Section 2.1 and Exhibit B, under the Securities Act of 1933."

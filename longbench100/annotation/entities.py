@@ -32,8 +32,13 @@ def name_shaped(item: str) -> bool:
 
 def reference_shaped(item: str) -> bool:
     """Whether a listed item looks like a legal reference: at most twelve words that name a section, article,
-    exhibit, schedule, act, code or regulation (or hold "§")."""
-    return 0 < len(item.split()) <= REFERENCE_WORDS and _REFERENCE_WORD.search(item) is not None
+    exhibit, schedule, act, code or regulation (or hold "§") and say which one: a number, or a capitalised word
+    besides that name ("Section 2.1", "Exhibit B", "the Securities Act"; not "regulations promulgated thereunder")."""
+    words = item.split()
+    if not 0 < len(words) <= REFERENCE_WORDS or _REFERENCE_WORD.search(item) is None:
+        return False
+    return any(any(char.isdigit() for char in word) or word == "§" or (word[0].isupper() and not _REFERENCE_WORD.fullmatch(word.rstrip(".,;:")))
+               for word in words)
 
 
 @dataclass(frozen=True)
