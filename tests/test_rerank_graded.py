@@ -195,3 +195,10 @@ def test_no_passage_is_shown_twice_in_a_prompt(graded_mirror, tmp_path):
         texts = re.findall(r"^(?:\[ID: \d+\]|Passage with ID \d+:) (.*)$", row["prompt"], re.MULTILINE)
         assert len(texts) == len(set(texts)), row["id"]
         assert row["prompt"].count(shared["text"]) <= 1, row["id"]
+
+
+def test_the_manifest_counts_rows_per_source_from_what_was_written(graded):
+    manifest = json.loads((graded / "manifest.json").read_text())
+    for label in ("2k", "8k"):
+        counted = Counter(row["gold"]["sources"][0] for row in records(graded, "rerank", label))
+        assert manifest["tasks"]["rerank"]["lengths"][label]["sources"] == dict(counted) == {"helmet_msmarco": 9}

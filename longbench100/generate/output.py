@@ -13,6 +13,7 @@ from pathlib import Path
 from ..errors import UserError
 
 _ROW = re.compile(rb'"row": (\d+)')
+_GOLD_SOURCE = re.compile(rb'"gold": \{"sources": \["((?:[^"\\]|\\.)*)"')  # unescaped quotes: only the record's own key
 
 
 def partial_file(final: Path) -> Path:
@@ -64,6 +65,19 @@ def written_rows(path: Path) -> list[int]:
                 raise UserError(f"{path}: line {len(rows) + 1} is not a longbench100 record")
             rows.append(int(match.group(1)))
     return rows
+
+
+def written_sources(path: Path) -> dict[str, int]:
+    """How many lines of a data file name each first ``gold.sources`` entry (tasks that choose their own items
+    record their ground-truth source there; lines without one are not counted)."""
+    counts: dict[str, int] = {}
+    with open(path, "rb") as handle:
+        for line in handle:
+            match = _GOLD_SOURCE.search(line)
+            if match is not None:
+                source = match.group(1).decode("utf-8")
+                counts[source] = counts.get(source, 0) + 1
+    return counts
 
 
 class LineAppender:

@@ -33,7 +33,7 @@ from .base_lengths import base_length_warnings
 from .fitting import BuildContext
 from .manifest import build_manifest, check_out_folder, claim_out_folder, record_shortcut_check
 from .verify_counts import verify_prompt_counts
-from .output import LineAppender, completed_rows, partial_file, written_rows, written_rows_in
+from .output import LineAppender, completed_rows, partial_file, written_rows, written_rows_in, written_sources
 from .planner import LengthPlan, RowPlan, plan_rows, rows_per_source
 from .rng import derive_rng
 from .spans import shifted_spans
@@ -304,7 +304,10 @@ def _write_length(options: GenerateOptions, task: str, label: str, budget: int, 
     written = set(written_rows(final))
     built = [row_plan for row_plan in plan.rows if row_plan.row in written]
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
-    return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed, rows_per_source(plan, built))
+    sources = rows_per_source(plan, built)
+    if _STATE["builders"][task].chooses_own_items:  # rerank, ICL, the one-document tasks: read from what was written
+        sources = written_sources(final)
+    return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed, sources)
 
 
 def _build_line(job: tuple[str, str, int, RowPlan]) -> str | None:

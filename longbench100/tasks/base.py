@@ -47,6 +47,7 @@ class TaskBuilder:
     name: ClassVar[str]
     required_roles: ClassVar[tuple[str, ...]] = ("noisy",)  # source roles the task cannot do without
     uses_negatives: ClassVar[bool] = False  # whether ``--negatives`` shapes its output (recorded in the manifest only then)
+    chooses_own_items: ClassVar[bool] = False  # rows pick their items themselves (no candidates): gold.sources[0] is each row's source
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         self.corpus = corpus

@@ -66,6 +66,7 @@ class IclTask(TaskBuilder):
     """An ICL task: subclasses set ``name``; the task's ``real`` sources give train and test items."""
 
     required_roles = ("real",)
+    chooses_own_items = True
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)

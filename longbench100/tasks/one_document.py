@@ -80,6 +80,7 @@ class OneDocumentTask(TaskBuilder):
     """What the one-document tasks share: the document pool, each row's window, the annotations and the fit."""
 
     required_roles = ("real",)
+    chooses_own_items = True
     annotation_kind: ClassVar[str]  # the annotation each chunk needs (a key of annotation.prompts.PROMPT_VERSIONS)
     min_chunks: ClassVar[int] = 2
 

@@ -59,9 +59,10 @@ def graded_piece(document: Document, grade: int, bm25: float | None = None) -> P
 
 
 class Rerank(NegativesTask):
-    """Ground truth: rag-mini-bioasq questions with their relevant passage ids; negatives: the same corpus."""
+    """Ground truth: HELMET's graded queries, or binary questions with their relevant passages; negatives: the same source."""
 
     name = "rerank"
+    chooses_own_items = True
 
     def accepts(self, item: Item) -> bool:
         """Graded items with a relevant candidate and ``MIN_PASSAGES`` candidates; binary questions with at least
