@@ -30,6 +30,7 @@ from ..paths import CACHE_HINT, cache_dir
 from ..progress import progress_bar
 from ..writable import ensure_writable_dir
 from .base_lengths import base_length_warnings
+from .candidate_cache import cached_candidates
 from .fitting import BuildContext
 from .manifest import build_manifest, check_out_folder, claim_out_folder, record_shortcut_check
 from .verify_counts import verify_prompt_counts
@@ -157,7 +158,8 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
     plans: dict[str, dict[str, LengthPlan]] = {}
     for task, builder in builders.items():
         probe = _context(options, tokenizer, task, options.lengths[0][0], options.lengths[0][1])
-        plans[task] = plan_rows(builder.candidates(probe), budgets, options.rows, options.seed, task, paired=not options.unpaired)
+        candidates = cached_candidates(builder, probe, corpus, templates.fingerprint(task)["sha256"], builder.candidates)
+        plans[task] = plan_rows(candidates, budgets, options.rows, options.seed, task, paired=not options.unpaired)
 
     for builder in builders.values():
         builder.prepare(tokenizer)

@@ -1,0 +1,64 @@
+"""Each task's candidates (its items with the fewest and most tokens a prompt about them needs), kept on disk.
+
+Working them out renders and counts a prompt per item (and, for the long-document tasks, searches
+each document for the shortest opening that keeps the answer), which a warm run would otherwise redo
+at every start. The cache key holds everything they depend on: the task, its template, the tokenizer,
+the probe context, every loaded source's data (entry fingerprint and file checksums, which also fix
+the near-duplicate groups) and the package's own code; a cached list that names an item the corpus
+does not hold is ignored. Files are written atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+from ..atomic import write_json_atomic
+from ..corpus import Corpus
+from ..paths import cache_dir
+from ..tasks.base import Candidate, TaskBuilder
+from .fitting import BuildContext
+
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """The sha256 of the package's Python files (a changed builder or counting rule makes new candidates)."""
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def cache_key(builder: TaskBuilder, ctx: BuildContext, corpus: Corpus, template_sha256: str) -> str:
+    """What ``builder``'s candidates depend on, as one digest."""
+    parts = [code_digest(), builder.name, template_sha256, ctx.tokenizer.identity, ctx.tokenizer.counting,
+             [ctx.label, ctx.budget, ctx.seed, ctx.whole_documents, ctx.chat, ctx.negatives],
+             sorted((name, corpus.entries[name].fingerprint(), sorted(data.files.items())) for name, data in corpus.sources.items())]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
+
+
+def cached_candidates(builder: TaskBuilder, ctx: BuildContext, corpus: Corpus, template_sha256: str,
+                      compute: Callable[[BuildContext], list[Candidate] | None]) -> list[Candidate] | None:
+    """``compute(ctx)``'s candidates, read back from the cache when they were worked out before for the same inputs."""
+    path = cache_dir() / "candidates" / f"{builder.name}-{cache_key(builder, ctx, corpus, template_sha256)}.json"
+    items = {item.id: item for item in getattr(builder, "items", [])}
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        if stored is None:
+            return None
+        return [Candidate(items[item_id], low, high) for item_id, low, high in stored]
+    except (OSError, ValueError, TypeError, KeyError):
+        pass  # absent, damaged, or naming an item the corpus lacks: work them out again
+    candidates = compute(ctx)
+    stored = None if candidates is None else [[c.item.id, c.min_tokens, c.max_tokens] for c in candidates]
+    try:
+        write_json_atomic(path, stored)
+    except OSError:
+        pass  # a read-only cache: worked out again next time
+    return candidates
