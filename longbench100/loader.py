@@ -132,6 +132,7 @@ def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, numbe
     documents = _documents(entry, spec.document, row, where) if spec.document is not None else []
     grades = _grades(entry, spec.item, row, where, len(documents)) if spec.item is not None and spec.item.grades else None
     kept_grades: list[int] = []
+    listed: set[str] = set()  # the row's document ids so far (a ranking row judges each candidate once)
     for position, document in enumerate(documents):
         if not document.text.strip():
             data.skipped_empty += 1
@@ -139,8 +140,9 @@ def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, numbe
         known = data.documents.setdefault(document.id, document)
         if known.text != document.text:
             raise UserError(f"source {entry.name}: {where}: document id {document.id!r} repeats with a different text")
-        if grades is not None and document.id in doc_ids:
+        if grades is not None and document.id in listed:
             continue  # a candidate listed twice is judged once
+        listed.add(document.id)
         doc_ids.append(document.id)
         titles.setdefault(document.title or "", document.id)
         if grades is not None:
@@ -215,13 +217,16 @@ def _listed_documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, w
     if not isinstance(texts, (list, tuple)) or not isinstance(titles, (list, tuple)) or len(texts) != len(titles):
         raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: fields {mapping.text!r} and {mapping.title!r} "
                         "must be lists of equal length")
-    documents = []
-    for raw_text, raw_title in zip(texts, titles):
-        body = "".join(_text(part) for part in raw_text) if isinstance(raw_text, (list, tuple)) else _text(raw_text)
-        title = _clean(entry, _text(raw_title)) if raw_title is not None else None
-        text = _clean(entry, f"{title}\n{body.strip()}" if title else body.strip(), passage=True)
-        documents.append(Document(f"{entry.name}/{_content_id(text)}", entry.name, text, title or None))
-    return documents
+    return [_titled_document(entry, raw_title, "".join(_text(part) for part in raw_text) if isinstance(raw_text, (list, tuple))
+                             else _text(raw_text)) for raw_text, raw_title in zip(texts, titles)]
+
+
+def _titled_document(entry: SourceEntry, raw_title: Any, body: str, local_id: str | None = None) -> Document:
+    """A document whose text is its cleaned title (when it has one) on a line above its body; its id is ``local_id``
+    or, without one, a hash of that text."""
+    title = _clean(entry, _text(raw_title)) if raw_title is not None else None
+    text = _clean(entry, f"{title}\n{body.strip()}" if title else body.strip(), passage=True)
+    return Document(f"{entry.name}/{local_id if local_id is not None else _content_id(text)}", entry.name, text, title or None)
 
 
 def _record_list(entry: SourceEntry, row: dict, name: str, where: str) -> tuple[list, str]:
@@ -244,11 +249,8 @@ def _record_documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, w
     for position, record in enumerate(records):
         if text_key not in record:
             raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: object {position + 1} of the list has no key {text_key!r}")
-        raw_title = record.get(title_key) if title_key else None
-        title = _clean(entry, _text(raw_title)) if raw_title else None
-        text = _clean(entry, f"{title}\n{_text(record[text_key]).strip()}" if title else _text(record[text_key]).strip(), passage=True)
-        local_id = str(record[id_key]) if id_key and record.get(id_key) is not None else _content_id(text)
-        documents.append(Document(f"{entry.name}/{local_id}", entry.name, text, title or None))
+        local_id = str(record[id_key]) if id_key and record.get(id_key) is not None else None
+        documents.append(_titled_document(entry, (record.get(title_key) if title_key else None) or None, _text(record[text_key]), local_id))
     return documents
 
 
