@@ -71,12 +71,7 @@ def summary_prompt(chunk: str) -> str:
 
 def annotation_prompt_text(kind: str, chunk: str) -> str:
     """The annotator prompt of ``kind`` for ``chunk``: its summary, or what it names of one entity type."""
-    if kind == SUMMARY:
-        return summary_prompt(chunk)
-    entity = entity_of_kind(kind)
-    if entity is None:
-        raise ValueError(f"unknown annotation kind {kind!r}")
-    return mentions_prompt(chunk, entity)
+    return summary_prompt(chunk) if kind == SUMMARY else mentions_prompt(chunk, _listed_entity(kind))
 
 
 def mentions_prompt(chunk: str, entity: EntityType = ENTITY_TYPES[DEFAULT_ENTITIES]) -> str:
@@ -133,9 +128,12 @@ def read_annotation(kind: str, reply: str, chunk: str, *, cut_off: bool = False)
         if end is None:
             return None
         reply = reply[:end.end()] if kind == SUMMARY else reply[:end.start()]
-    if kind == SUMMARY:
-        return read_summary(reply)
+    return read_summary(reply) if kind == SUMMARY else read_mentions(reply, chunk, _listed_entity(kind))
+
+
+def _listed_entity(kind: str) -> EntityType:
+    """The entity type a mentions annotation ``kind`` lists (a ``ValueError`` for a kind that lists none)."""
     entity = entity_of_kind(kind)
     if entity is None:
         raise ValueError(f"unknown annotation kind {kind!r}")
-    return read_mentions(reply, chunk, entity)
+    return entity

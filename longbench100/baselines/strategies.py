@@ -19,6 +19,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..annotation.entities import ENTITY_TYPES
 from ..scoring.data import DataRecord
 from .lexical import outlier_index, overlap, query_similarities
 from .prompt_view import Passage, PromptView
@@ -223,7 +224,7 @@ def _references(text: str, minimum: int) -> list[str]:
 
 def _mention_guesser(attempt: Attempt) -> Callable[[str, int], list[str]]:
     """How to guess the mentions a recalling prompt asks for: legal references where it asks for them, else names."""
-    return _references if "every legal reference" in attempt.view.prompt else _capitalised_names
+    return _references if ENTITY_TYPES["legal_references"].what in attempt.view.prompt else _capitalised_names
 
 
 def _running_text(attempt: Attempt) -> str:
