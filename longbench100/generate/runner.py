@@ -146,10 +146,11 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
     tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress)
     budgets = _budgets(options)
     annotator = _annotate(options, builders, tokenizer, budgets, echo, progress)
+    template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
     claim_out_folder(options.out, {
         **options.shaping(),
         "tokenizer_identity": tokenizer.identity,
-        "template_sha256": {task: templates.fingerprint(task)["sha256"] for task in options.tasks},
+        "template_sha256": template_sha256,
         "source_files": {name: data.files for name, data in corpus.sources.items()},
     })
     mark_folder(options.out, "data")
@@ -158,7 +159,7 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
     plans: dict[str, dict[str, LengthPlan]] = {}
     for task, builder in builders.items():
         probe = _context(options, tokenizer, task, options.lengths[0][0], options.lengths[0][1])
-        candidates = cached_candidates(builder, probe, corpus, templates.fingerprint(task)["sha256"], builder.candidates)
+        candidates = cached_candidates(builder, probe, corpus, template_sha256[task], builder.candidates)
         plans[task] = plan_rows(candidates, budgets, options.rows, options.seed, task, paired=not options.unpaired)
 
     for builder in builders.values():
