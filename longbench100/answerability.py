@@ -20,6 +20,12 @@ and counts them per rule (``sources verify``, ``inspect`` and the manifest repor
   so an abstractive answer is still supported by the text the model reads.
 - ``answer_not_yes_no``: the gold is not a yes/no reply ("Yes, ...", "No."), for sources whose
   task asks for a span or a factual answer.
+- ``answer_document_specific``: for sources that ask the same questions of many documents (CUAD's
+  clause categories): no other document's gold answer to the same question reaches token F1 0.5
+  against this one (LongBench's normalisation). Clauses that every contract words alike ("... each a
+  'Party' and together the 'Parties'") score that much from another contract's answer, so a model
+  could answer them from what such clauses usually say without reading this document. This rule
+  looks at all of a source's items at once (``SOURCE_RULES``).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from collections import Counter
 from typing import Callable, Iterable, Sequence
 
 GROUNDED_SHARE = 0.7
+SHARED_ANSWER_F1 = 0.5  # another document's answer to the same question this close makes the answer guessable
 _WORD = re.compile(r"[a-z0-9]+")
 _NORMALISE = re.compile(r"[^a-z0-9]+")
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b(?![-'’])", re.IGNORECASE)
@@ -105,6 +112,33 @@ def answer_not_yes_no(question: str, answers: Sequence[str], documents: Sequence
     return not _YES_NO.search(answers[0])
 
 
+def answer_document_specific(items: Sequence) -> set[str]:
+    """The ids of QA items whose first gold answer reaches token F1 ``SHARED_ANSWER_F1`` against the first gold answer
+    to the same question about another document (a document's other copies are the same document)."""
+    from .scoring.text import normalize_answer  # light: regular expressions only
+
+    by_question: dict[str, list[tuple[tuple[str, ...], Counter, str]]] = {}
+    for item in items:
+        if item.kind == "qa" and item.question and item.answers:
+            tokens = Counter(normalize_answer(item.answers[0]).split())
+            by_question.setdefault(" ".join(item.question.split()), []).append((tuple(item.doc_ids), tokens, item.id))
+    failing: set[str] = set()
+    for asked in by_question.values():
+        for documents, tokens, item_id in asked:
+            if any(other_documents != documents and _token_f1(tokens, other) >= SHARED_ANSWER_F1
+                   for other_documents, other, _ in asked):
+                failing.add(item_id)
+    return failing
+
+
+def _token_f1(prediction: Counter, reference: Counter) -> float:
+    same = sum((prediction & reference).values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / sum(prediction.values()), same / sum(reference.values())
+    return 2 * precision * recall / (precision + recall)
+
+
 Rule = Callable[[str, Sequence[str], Sequence[str]], bool]
 ANSWERABILITY_RULES: dict[str, Rule] = {
     "answer_not_question": answer_not_question,
@@ -114,16 +148,20 @@ ANSWERABILITY_RULES: dict[str, Rule] = {
     "answer_grounded": answer_grounded,
     "answer_not_yes_no": answer_not_yes_no,
 }
+SOURCE_RULES: dict[str, Callable[[Sequence], set[str]]] = {
+    "answer_document_specific": answer_document_specific,
+}
+RULE_NAMES: tuple[str, ...] = (*ANSWERABILITY_RULES, *SOURCE_RULES)
 
 
 def failed_rule(rules: Iterable[str], question: str, answers: Sequence[str], documents: Sequence[str]) -> str | None:
-    """The first of the named rules the item fails, or ``None`` when it passes them all."""
+    """The first of the named per-item rules the item fails, or ``None`` when it passes them all (``SOURCE_RULES`` aside)."""
     for name in rules:
-        if not ANSWERABILITY_RULES[name](question, answers, documents):
+        if name in ANSWERABILITY_RULES and not ANSWERABILITY_RULES[name](question, answers, documents):
             return name
     return None
 
 
 def rule_counts_line(counts: Counter | dict) -> str:
     """``answer_not_question 25, question_standalone 53`` (rules in registry order; empty when nothing was dropped)."""
-    return ", ".join(f"{name} {counts[name]}" for name in ANSWERABILITY_RULES if counts.get(name))
+    return ", ".join(f"{name} {counts[name]}" for name in RULE_NAMES if counts.get(name))

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .answerability import failed_rule
+from .answerability import SOURCE_RULES, failed_rule
 from .atomic import write_bytes_atomic
 from .cleaning import clean_text
 from .errors import SourceAbsent, UserError
@@ -379,7 +379,8 @@ def _content_id(text: str) -> str:
 
 
 def _drop_unanswerable_items(entry: SourceEntry, data: SourceData) -> None:
-    """Drop the QA items that fail one of the entry's answerability rules, counted per rule."""
+    """Drop the QA items that fail one of the entry's answerability rules, counted per rule: the per-item rules
+    first, then the rules that compare a source's items with each other, on what the first ones kept."""
     if not entry.answerable:
         return
     kept = []
@@ -391,6 +392,11 @@ def _drop_unanswerable_items(entry: SourceEntry, data: SourceData) -> None:
             kept.append(item)
         else:
             data.unanswerable[rule] = data.unanswerable.get(rule, 0) + 1
+    for rule in (name for name in entry.answerable if name in SOURCE_RULES):
+        failing = SOURCE_RULES[rule](kept)
+        if failing:
+            kept = [item for item in kept if item.id not in failing]
+            data.unanswerable[rule] = data.unanswerable.get(rule, 0) + len(failing)
     data.items = kept
 
 

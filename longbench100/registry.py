@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .annotation.entities import DEFAULT_ENTITIES, ENTITY_TYPES
-from .answerability import ANSWERABILITY_RULES
+from .answerability import RULE_NAMES
 from .cleaning import CLEANING_STEPS
 from .errors import UserError
 from .task_info import TASKS
@@ -158,8 +158,8 @@ def parse_entry(path: Path) -> SourceEntry:
             raise UserError(f"{where}: unknown cleaning step {step!r} in 'clean': use {', '.join(CLEANING_STEPS)}")
     answerable = _required(raw, "answerable", list, where) if "answerable" in raw else []
     for rule in answerable:
-        if not isinstance(rule, str) or rule not in ANSWERABILITY_RULES:
-            raise UserError(f"{where}: unknown answerability rule {rule!r} in 'answerable': use {', '.join(ANSWERABILITY_RULES)}")
+        if not isinstance(rule, str) or rule not in RULE_NAMES:
+            raise UserError(f"{where}: unknown answerability rule {rule!r} in 'answerable': use {', '.join(RULE_NAMES)}")
     entities = raw.get("entities", DEFAULT_ENTITIES)
     if entities not in ENTITY_TYPES:
         raise UserError(f"{where}: unknown entity type {entities!r} in 'entities': use {', '.join(ENTITY_TYPES)}")

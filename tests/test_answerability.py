@@ -78,3 +78,57 @@ def test_loader_drops_and_counts_unanswerable_items(tmp_path: Path) -> None:
     data = load_source(resolve_location(str(mirror)), entry)
     assert [item.question for item in data.items] == ["How do I renew my permit?"]
     assert data.unanswerable == {"answer_not_question": 1, "question_standalone": 1}
+
+
+CONTRACT_A = "Acme and Birch are each referred to herein as a Party and together as the Parties. Acme pays Birch a royalty of four percent."
+CONTRACT_B = "Corvid and Dune are each referred to herein as a Party and together as the Parties. This Agreement renews every June."
+CONTRACT_C = "Elm Ltd shall insure the goods shipped to Fir Inc against fire for their replacement value."
+PARTIES = 'Highlight the parts (if any) of this contract related to "Parties".'
+
+
+def _item(item_id: str, document: str, question: str, answer: str):
+    from longbench100.records import Item
+
+    return Item(id=item_id, source="x", question=question, answers=(answer,), doc_ids=(document,))
+
+
+def test_answer_document_specific_drops_answers_another_document_words_alike() -> None:
+    from longbench100.answerability import SHARED_ANSWER_F1, answer_document_specific
+
+    items = [
+        _item("a", "doc-a", PARTIES, "Acme and Birch are each referred to herein as a Party and together as the Parties."),
+        _item("b", "doc-b", PARTIES, "Corvid and Dune are each referred to herein as a Party and together as the Parties."),
+        _item("c", "doc-c", PARTIES, "Elm Ltd; Fir Inc"),
+        # the same document twice (a source listing one contract in two rows) is no other document
+        _item("a2", "doc-a", "Royalty?", "a royalty of four percent"),
+        _item("a3", "doc-a", "Royalty?", "a royalty of four percent"),
+        # the same words asked by another question do not count
+        _item("b2", "doc-b", "Renewal?", "Acme and Birch are each referred to herein as a Party and together as the Parties."),
+    ]
+    assert answer_document_specific(items) == {"a", "b"}
+    assert SHARED_ANSWER_F1 == 0.5
+
+
+def test_loader_counts_the_document_specific_rule_after_the_per_item_rules(tmp_path: Path) -> None:
+    import json
+
+    from longbench100.loader import load_source
+    from longbench100.locations import resolve_location
+
+    mirror = tmp_path / "mirror"
+    (mirror / "a" / "b").mkdir(parents=True)
+    rows = [{"text": CONTRACT_A, "q": PARTIES, "a": "Acme and Birch are each referred to herein as a Party and together as the Parties."},
+            {"text": CONTRACT_B, "q": PARTIES, "a": "Corvid and Dune are each referred to herein as a Party and together as the Parties."},
+            {"text": CONTRACT_C, "q": PARTIES, "a": "Elm Ltd and Fir Inc"},
+            {"text": CONTRACT_C, "q": 'Highlight the parts (if any) of this contract related to "Insurance".', "a": "Is it insured?"}]
+    (mirror / "a" / "b" / "f.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    registry = tmp_path / "sources"
+    registry.mkdir()
+    (registry / "x.toml").write_text(
+        'name = "x"\nanswerable = ["answer_document_specific", "answer_not_question"]\nroles = ["single_doc_qa:real"]\n'
+        '[hub]\nrepo_id = "a/b"\n[[files]]\npath = "f.jsonl"\nformat = "jsonl"\n[files.document]\ntext = "text"\n'
+        '[files.item]\nkind = "qa"\nquestion = "q"\nanswers = "a"\n')
+    data = load_source(resolve_location(str(mirror)), parse_entry(registry / "x.toml"))
+    assert [item.answers[0] for item in data.items] == ["Elm Ltd and Fir Inc"]
+    assert data.unanswerable == {"answer_not_question": 1, "answer_document_specific": 2}
+    assert rule_counts_line(data.unanswerable) == "answer_not_question 1, answer_document_specific 2"
