@@ -36,7 +36,7 @@ OVERALL_METHODS = ("mean", "category_mean")
 
 _TOP_KEYS = {"name", "description", "lengths", "base_lengths", "overall", "tasks", "judge_style"}
 _OVERALL_KEYS = {"method", "tasks", "categories"}
-_TASK_KEYS = {"metric", "shortcut_limit", "shortcut_reported"}
+_TASK_KEYS = {"metric", "shortcut_limit", "shortcut_reported", "stand_ins"}
 ALTERNATIVE_METRICS = ("ndcg_at_10_lenient",)  # metrics a suite may choose although no task uses them by default
 
 
@@ -57,6 +57,7 @@ class Suite:
     judge_style: str | None = None  # the rubrics of its judge tasks (scoring/judge_style.py); None: score's default
     shortcut_limits: dict[str, ShortcutLimit] = field(default_factory=dict)  # task -> how well a shortcut may score (baselines)
     categories: dict[str, tuple[str, ...]] = field(default_factory=dict)  # category_mean: category -> its tasks
+    without_stand_ins: tuple[str, ...] = ()  # tasks built from their anchor's own data only (stand_ins = false)
 
     def metric(self, task: str) -> str:
         """The metric family of ``task``: the suite's choice, else the task's own (for tasks outside the suite)."""
@@ -140,7 +141,7 @@ def parse_suite_file(path: Path) -> Suite:
     stray = [label for label, _ in base_lengths if label not in listed]
     if stray:
         raise UserError(f"{where}: base_lengths {', '.join(stray)} must also be listed in lengths")
-    tasks, metrics, limits = _tasks(raw.get("tasks"), where)
+    tasks, metrics, limits, without_stand_ins = _tasks(raw.get("tasks"), where)
     method, overall_tasks = _overall(raw.get("overall", {}), tasks, where)
     categories = _categories(raw.get("overall", {}), method, overall_tasks, where)
     judge_style = check_judge_style(_string(raw, "judge_style", where), f"{where}: judge_style") if "judge_style" in raw else None
@@ -148,6 +149,7 @@ def parse_suite_file(path: Path) -> Suite:
         name=name, description=description, lengths=tuple(lengths), base_lengths=tuple(label for label, _ in base_lengths),
         tasks=tasks, metrics=metrics, overall_method=method, overall_tasks=overall_tasks, path=path, categories=categories,
         sha256=hashlib.sha256(raw_bytes).hexdigest(), judge_style=judge_style, shortcut_limits=limits,
+        without_stand_ins=without_stand_ins,
     )
 
 
@@ -179,12 +181,13 @@ def _lengths(raw: dict, key: str, where: str) -> list[tuple[str, int]]:
         raise UserError(f"{where}: field {key!r}: {error}") from None
 
 
-def _tasks(table: object, where: str) -> tuple[tuple[str, ...], dict[str, str], dict[str, ShortcutLimit]]:
-    """The ``[tasks.<name>]`` tables: known task names, their metric families and shortcut limits."""
+def _tasks(table: object, where: str) -> tuple[tuple[str, ...], dict[str, str], dict[str, ShortcutLimit], tuple[str, ...]]:
+    """The ``[tasks.<name>]`` tables: known task names, their metric families, shortcut limits and the tasks that
+    take no stand-in source (``stand_ins = false``)."""
     if not isinstance(table, dict) or not table:
         raise UserError(f"{where}: field 'tasks' must hold at least one [tasks.<name>] table")
     families = sorted({info.metric for info in TASKS.values()} | set(ALTERNATIVE_METRICS))
-    metrics, limits = {}, {}
+    metrics, limits, without_stand_ins = {}, {}, []
     for task, settings in table.items():
         field = f"tasks.{task}"
         if task not in TASKS:
@@ -197,7 +200,12 @@ def _tasks(table: object, where: str) -> tuple[tuple[str, ...], dict[str, str], 
             raise UserError(f"{where}: {field}.metric {metric!r}: use \"default\" or one of {', '.join(families)}")
         metrics[task] = TASKS[task].metric if metric == DEFAULT_METRIC else metric
         limits[task] = parse_limit(settings.get("shortcut_limit", DEFAULT_LIMIT), settings.get("shortcut_reported", []), f"{where}: {field}")
-    return tuple(table), metrics, limits
+        stand_ins = settings.get("stand_ins", True)
+        if not isinstance(stand_ins, bool):
+            raise UserError(f"{where}: {field}.stand_ins must be true or false")
+        if not stand_ins:
+            without_stand_ins.append(task)
+    return tuple(table), metrics, limits, tuple(without_stand_ins)
 
 
 def _overall(table: object, tasks: tuple[str, ...], where: str) -> tuple[str, tuple[str, ...]]:

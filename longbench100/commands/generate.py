@@ -76,7 +76,7 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
         tasks=pick_tasks(tasks, suite), lengths=tuple(parse_length_list(lengths)) if lengths is not None else suite.lengths, rows=rows, seed=seed,
         tokenizer=tokenizer_spec, out=out, sources=sources_option, templates=templates_dir, workers=workers, resume=resume,
         whole_documents=whole_documents, chat_template=chat_template, reserve_output=reserve_output, unpaired=unpaired, negatives=negatives, suite=suite,
-        verify_counts=verify_counts, check_shortcuts=check_shortcuts, wait=wait, dry_run=dry_run,
+        suite_rules=bool(suite_spec) or tasks.strip() == "all", verify_counts=verify_counts, check_shortcuts=check_shortcuts, wait=wait, dry_run=dry_run,
         annotator=JudgeOptions(annotator_model or None, annotator_base_url, annotator_api_key_env, annotator_concurrency, annotator_max_tokens),
     )
     manifest = run_generate(options, echo=click.echo, progress=not quiet)

@@ -49,6 +49,8 @@ def inspect(out: Path, as_json: bool) -> None:
             _task_lines(task, summary, coverage)
     for line in summary.shortfalls:
         click.echo(f"shortfall: {line}")
+    for line in summary.skipped:
+        click.echo(f"skipped: {line}")
     for line in summary.warnings:
         click.echo(f"warning: {line}")
     if summary.near_duplicates:

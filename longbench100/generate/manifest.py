@@ -56,9 +56,11 @@ def claim_out_folder(out: Path, state: dict) -> None:
 
 
 def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates: "PromptTemplates", corpus: "Corpus",
-                   results: dict[str, dict[str, "LengthResult"]], paired_all: dict[str, dict], annotator: dict | None = None) -> dict:
+                   results: dict[str, dict[str, "LengthResult"]], paired_all: dict[str, dict], annotator: dict | None = None,
+                   skipped: dict[str, str] | None = None) -> dict:
     """Describe the finished output folder and write ``OUT/manifest.json`` atomically (``annotator``: who labelled
-    the one-document tasks' chunks, with prompt versions, calls and cache hits)."""
+    the one-document tasks' chunks, with prompt versions, calls and cache hits; ``skipped``: the suite's tasks not
+    built, each with why)."""
     files, tasks, shortfalls = {}, {}, []
     for task, by_label in results.items():
         tasks[task] = {"paired_rows_all_lengths": paired_all[task]["rows"], "paired_over_lengths": paired_all[task]["lengths"],
@@ -98,6 +100,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
         "tasks": tasks,
         "files": files,
         "shortfalls": shortfalls,
+        **({"skipped_tasks": skipped} if skipped else {}),
         **({"annotator": annotator} if annotator else {}),
     }
     write_json_atomic(options.out / MANIFEST, manifest, indent=2)

@@ -6,7 +6,7 @@ import errno
 import json
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -16,7 +16,7 @@ from ..annotation.prompts import PROMPT_VERSIONS
 from ..errors import UserError
 from ..scoring.judge_options import JudgeOptions
 from ..interrupts import Interrupted
-from ..locations import SourceLocation, resolve_location
+from ..locations import SourceLocation, active_entries, resolve_location
 from ..suites import DEFAULT_SUITE, Suite, load_suite
 from ..task_info import reserved_output
 from ..tasks import BUILDERS
@@ -66,6 +66,7 @@ class GenerateOptions:
     annotator: JudgeOptions = field(default_factory=JudgeOptions)  # labels the one-document tasks' chunks (model None: none)
     dry_run: bool = False  # count the annotator's calls and tokens, then stop without writing
     suite: Suite = field(default_factory=lambda: load_suite(DEFAULT_SUITE))  # recorded; gives each task's metric
+    suite_rules: bool = True  # apply the suite's stand_ins = false (off when tasks were named and the suite only inferred)
 
     def shaping(self) -> dict:
         """The options that determine the output bytes (not where it goes or how fast it is made)."""
@@ -141,8 +142,40 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
                             f"written so far are kept): free some space, then rerun with --resume to continue") from None
 
 
+def stand_in_only_tasks(options: GenerateOptions, location: SourceLocation) -> dict[str, str]:
+    """The run's tasks that its suite builds from their anchor's own data only (``stand_ins = false``) but whose
+    ground truth here would come from stand-in sources alone, each with a one-line reason."""
+    registry = location.registry()
+    active = active_entries(location, registry)
+    skipped = {}
+    for task in options.tasks:
+        if not options.suite_rules or task not in options.suite.without_stand_ins:
+            continue
+        real = [entry for entry in active.values() if entry.has_role(task, "real")]
+        if real and all(entry.stand_in_for for entry in real):
+            replaced = ", ".join(dict.fromkeys(entry.stand_in_for for entry in real))
+            standing = ", ".join(entry.name for entry in real)
+            skipped[task] = (f"{task}: suite {options.suite.name} builds it from {replaced} only, which {location.describe()} lacks; "
+                             f"its stand-in ({standing}) is left out (docs/suites.md); generate --tasks {task} without --suite builds it anyway")
+    return skipped
+
+
+def _without_skipped(options: GenerateOptions, skipped: dict[str, str], echo: Callable[[str], None]) -> GenerateOptions:
+    """``options`` less the skipped tasks (each said in one line); none left is a one-line error."""
+    if not skipped:
+        return options
+    kept = tuple(task for task in options.tasks if task not in skipped)
+    if not kept:
+        raise UserError(f"nothing to build: {next(iter(skipped.values()))}")
+    for reason in skipped.values():
+        echo(f"skipped: {reason}")
+    return replace(options, tasks=kept)
+
+
 def _generate(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, echo: Callable[[str], None], progress: bool) -> dict:
     """Load the tokenizer and sources, claim ``out``, build every task and length, and write the manifest."""
+    skipped = stand_in_only_tasks(options, location)
+    options = _without_skipped(options, skipped, echo)
     tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress)
     budgets = _budgets(options)
     annotator = _annotate(options, builders, tokenizer, budgets, echo, progress)
@@ -179,7 +212,7 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         checked = verify_prompt_counts(options.out, tokenizer, options.tasks, [label for label, _ in options.lengths],
                                        options.chat_template)
         echo(f"verified {checked} prompt token counts: each equals a whole recount")
-    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results), annotator)
+    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results), annotator, skipped)
     if options.check_shortcuts:
         manifest = _check_shortcuts(options.out, manifest, echo)
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
