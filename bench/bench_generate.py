@@ -6,7 +6,9 @@ Runs the generator twice in fresh subprocesses: cold (empty token-count and reco
 (caches filled by the cold run), measuring wall time, CPU time (with the worker processes; steadier
 than wall time on a shared machine) and peak RSS of each. Then tokenizes every
 emitted prompt once with tiktoken's batch API on two threads (the floor for a generator that
-verifies its counts) and prints samples/s, emitted tokens/s and the ratio to that floor.
+verifies its counts) and prints samples/s, emitted tokens/s and the ratio to that floor. Last, the
+floor of any generator: the same records, already built and held in memory, serialised as our writer
+does (``json.dumps(record, ensure_ascii=False)``) and written as JSONL, one file per task and length.
 """
 
 from __future__ import annotations
@@ -48,6 +50,23 @@ def tokenization_floor(out: Path) -> tuple[float, int, int]:
     return time.perf_counter() - started, len(prompts), sum(counts)
 
 
+def writing_floor(out: Path, scratch: Path) -> float:
+    """Seconds to serialise and write the records of ``out`` (read into memory first) as the same JSONL files."""
+    records = {path.relative_to(out): [json.loads(line) for line in open(path, encoding="utf-8")] for path in sorted(out.glob("*/*.jsonl"))}
+    started = time.perf_counter()
+    for relative, rows in records.items():
+        target = scratch / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    elapsed = time.perf_counter() - started
+    same = all((scratch / relative).read_bytes() == (out / relative).read_bytes() for relative in records)
+    if not same:
+        raise SystemExit("the writing floor did not reproduce the generated files byte for byte")
+    return elapsed
+
+
 def main() -> None:
     """Parse options, run cold and warm, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -63,6 +82,7 @@ def main() -> None:
         cold_wall, cold_cpu, cold_rss = run_generate(args, scratch_path / "cold", cache)
         warm_wall, warm_cpu, warm_rss = run_generate(args, scratch_path / "warm", cache)
         floor, samples, tokens = tokenization_floor(scratch_path / "warm")
+        writing = writing_floor(scratch_path / "warm", scratch_path / "written")
         same = all(a.read_bytes() == (scratch_path / "warm" / a.relative_to(scratch_path / "cold")).read_bytes()
                    for a in (scratch_path / "cold").rglob("*.jsonl"))
     print(f"workload: tasks {args.tasks} x {args.lengths} x {args.rows} rows -> {samples} samples, {tokens / 1e6:.1f} M prompt tokens; workers={args.workers}")
@@ -71,6 +91,8 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, wall, cpu, rss in (("cold", cold_wall, cold_cpu, cold_rss), ("warm", warm_wall, warm_cpu, warm_rss)):
         print(f"| {name} | {wall:.1f} | {cpu:.1f} | {samples / wall:.1f} | {tokens / wall / 1e6:.2f} M | {wall / floor:.2f}x | {rss:.0f} |")
+    print(f"writing the same records as JSONL (serialise + write, records in memory): {writing:.2f} s; "
+          f"warm generation is {warm_wall / writing:.1f}x that floor")
     print(f"cold and warm outputs byte-identical: {same}")
 
 
