@@ -30,7 +30,7 @@ from .errors import UserError
 from .hub import hub_problem
 from .paths import cache_dir
 from .segment_count import SEGMENTED_ENCODINGS, SegmentCounter, segmentable_tokenizer_json
-from .spliced_count import Part, TextIndex, count_parts, locate, materialize
+from .spliced_count import JoinedIndex, Part, TextIndex, count_parts, locate, materialize
 
 DEFAULT_TOKENIZER = "cl100k_base"
 ACCEPTED_FORMS = "a tiktoken encoding (cl100k_base, o200k_base, ...) or hf:<model id | folder | tokenizer.json>"
@@ -110,6 +110,13 @@ class Tokenizer:
                     self._indexes.clear()
                 self._indexes[text] = index
         return index
+
+    def joined_index(self, texts: Sequence[str], separator: str) -> TextIndex | JoinedIndex:
+        """``separator.join(texts)`` indexed from each text's own (kept) index, for texts that recur joined in
+        new orders (a haystack's documents); a tokenizer counted whole gets a plain index of the joined text."""
+        if self._segments is None:
+            return TextIndex(separator.join(texts), None)
+        return JoinedIndex([self.index(text) for text in texts], separator, self._segments)
 
     def count_parts(self, parts: Sequence[Part]) -> int:
         """The exact token count of the text ``parts`` spell: from running totals and the windows where parts

@@ -76,6 +76,35 @@ def test_known_openings_found_in_a_prompt_count_exactly(encoding: str):
         assert tokenizer.count_known(prompt, [*reversed(openings), (known_text(rng, sentences), 50)]) == tokenizer.count_whole(prompt)
 
 
+@pytest.mark.parametrize("encoding", SEGMENTED_TOKENIZERS)
+def test_a_joined_index_counts_like_an_index_of_the_joined_text(encoding: str):
+    """Blocks (some tiny, with no inner cut, some starting or ending in spaces and digits) joined by a
+    separator: spans of the joined index count as the whole text, and every cut it keeps is one of the
+    joined text's own cut places with the same running tokens."""
+    tokenizer = load_segmented(encoding)
+    sentences = real_sentences()
+    rng = random.Random(f"joined-{encoding}")
+    blocks = [known_text(rng, sentences) for _ in range(10)] + ["x", "", " 12", "7 ", "Word.", "\n", "  two  spaces  "]
+    used_totals = 0
+    for _ in range(150):
+        chosen = [rng.choice(blocks) for _ in range(rng.randint(1, 8))]
+        separator = rng.choice(["\n\n", " ", "", "\n", ". "])
+        joined = tokenizer.joined_index(chosen, separator)
+        assert joined.text == separator.join(chosen)
+        plain = tokenizer.index(joined.text, keep=False)
+        for _ in range(8):
+            start, end = random_span(rng, joined.text, plain.cuts)
+            inner = joined.inner(start, end)
+            if inner is not None:
+                used_totals += 1
+                first, last, tokens = inner
+                assert first in plain.cuts and last in plain.cuts and start < first <= last <= end - 2
+                assert tokens == plain.totals[plain.cuts.index(last) + 1] - plain.totals[plain.cuts.index(first) + 1]
+            parts = [rng.choice(INSERTS), (joined, start, end), rng.choice(INSERTS)]
+            assert tokenizer.count_parts(parts) == tokenizer.count_whole(materialize(parts))
+    assert used_totals > 600
+
+
 def test_locate_marks_each_known_opening_once_in_order():
     index_a, index_b = TextIndex("Alpha one. Alpha two.", None), TextIndex("Beta one. Beta two.", None)
     prompt = "Passage 1:\nAlpha one. Alpha two.\nPassage 2:\nBeta one.\nEnd"

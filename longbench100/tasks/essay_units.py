@@ -43,22 +43,41 @@ def placed_text(units: Units) -> str:
     return "".join(separator * bool(index) + sentence for index, (sentence, separator) in enumerate(units))
 
 
+_PLACED: dict[str, str] = {}
+
+
+def placed_document(text: str) -> str:
+    """:func:`placed_text` of a document's units, kept in memory like the units."""
+    placed = _PLACED.get(text)
+    if placed is None:
+        placed = _PLACED[text] = placed_text(document_units(text))
+    return placed
+
+
 def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
-    """Split every document of ``pool`` into units and teach ``tokenizer`` the counts of their pieces, from
-    the cache folder when a run did it before; return whether the cache had them."""
+    """Split every document of ``pool`` into units and teach ``tokenizer`` the counts of the pieces of each
+    placed document, from the cache folder when a run did it before; return whether the cache had them.
+
+    From the cache, the counts are handed over per document (:meth:`Tokenizer.learn_texts`) without
+    cutting any text: a document is cut only when a row first places it, and an index whose cached
+    counts do not match its pieces counts them again (``TextIndex``), so a stale cache costs time, not
+    exactness."""
     path = _cache_path(pool, tokenizer)
     stored = _read(path, len(pool))
     cached = stored or {"bounds": [_unit_bounds(document.text) for document in pool], "pieces": None}
     for document, bounds in zip(pool, cached["bounds"]):
         _UNITS.setdefault(document.text, _units_at(document.text, bounds))
-    pieces = [tokenizer.pieces(placed_text(_UNITS[document.text])) for document in pool]
-    segmented = tokenizer.counting == "segments"
-    hit = stored is not None and (not segmented or [len(group) for group in stored.get("pieces") or ()] == [len(group) for group in pieces])
-    if segmented:
+    placed = [placed_document(document.text) for document in pool]
+    if tokenizer.counting != "segments":
+        hit = stored is not None
+    else:
+        hit = stored is not None and len(stored.get("pieces") or ()) == len(pool)
         if not hit:
+            pieces = [tokenizer.pieces(text) for text in placed]
             cached["pieces"] = tokenizer.count_groups(pieces)
-        for group, counts in zip(pieces, cached["pieces"]):
-            tokenizer.learn(group, counts)
+            for group, counts in zip(pieces, cached["pieces"]):
+                tokenizer.learn(group, counts)
+        tokenizer.learn_texts(placed, cached["pieces"])
     if not hit:
         write_json_atomic(path, cached)
     return hit

@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import operator
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -16,10 +17,11 @@ from functools import cached_property
 from ..generate.fitting import BuildContext, Fitted
 from ..generate.pieces import Piece
 from ..records import Document
-from ..spliced_count import Part, TextIndex, materialize, part_length
+from ..spliced_count import JoinedIndex, Part, TextIndex, materialize, part_length
 from ..tokenization import Tokenizer
-from .essay_units import document_units
+from .essay_units import document_units, placed_document
 
+DOCUMENT_BREAK = "\n\n"  # what sets an essay's documents apart
 DEPTH_GRID = tuple(step / 10 for step in range(11))  # 0%, 10%, ..., 100%
 MAX_SEARCH_STEPS = 40
 ESTIMATE_SAMPLE = 200  # units counted to estimate the tokens of one unit
@@ -44,6 +46,8 @@ class Haystack:
     documents: list[Document | None] = field(default_factory=list)
     placements: list[int] = field(default_factory=list)
     passes: int = 0
+    shared: bool = False  # the same haystack serves many rows (repeated noise): its token index is kept
+    blocks: list[str] = field(default_factory=list)  # essays: each placed document's text; joined by DOCUMENT_BREAK they are base
 
     @cached_property
     def base(self) -> str:
@@ -54,10 +58,12 @@ class Haystack:
     @cached_property
     def _bounds(self) -> tuple[list[int], list[int]]:
         """Where each unit starts and ends in :attr:`base`."""
-        ends = list(itertools.accumulate(len(self.separators[i]) * bool(i) + len(self.units[i]) for i in range(len(self.units))))
-        return [end - len(unit) for end, unit in zip(ends, self.units)], ends
+        lengths = list(map(len, self.units))
+        before = [0, *map(len, self.separators[1:])] if self.separators else []
+        ends = list(itertools.accumulate(map(operator.add, before, lengths)))
+        return list(map(operator.sub, ends, lengths)), ends
 
-    def layout(self, base: TextIndex, count: int, needles: list[tuple[float, str]], separator: str = " ") -> tuple[list[Part], list[int]]:
+    def layout(self, base: TextIndex | JoinedIndex, count: int, needles: list[tuple[float, str]], separator: str = " ") -> tuple[list[Part], list[int]]:
         """The first ``count`` units with each ``(depth, needle)`` inserted at the unit boundary nearest to
         ``depth`` of the units' characters, as parts: runs of units as spans of ``base`` (an index of
         :attr:`base`), needles and the ``separator`` around them as literals.
@@ -122,10 +128,11 @@ def nearest_boundary(ends: list[int], target: float, count: int | None = None) -
     return after if target - ends[after - 1] <= ends[after] - target else after + 1
 
 
-def repeated(units: Iterator[str], limit: int, separator: str = " ") -> Haystack:
-    """A haystack of the first ``limit`` units of ``units``, all joined by ``separator``."""
+def repeated(units: Iterator[str], limit: int, separator: str = " ", shared: bool = False) -> Haystack:
+    """A haystack of the first ``limit`` units of ``units``, all joined by ``separator`` (``shared``: it will
+    serve many rows unchanged, so its token index is worth keeping)."""
     texts = [text for _, text in zip(range(limit), units)]
-    return Haystack(texts, [separator] * len(texts))
+    return Haystack(texts, [separator] * len(texts), shared=shared)
 
 
 def essay(pool: list[Document], rng: random.Random, tokens_wanted: int) -> Haystack:
@@ -150,11 +157,25 @@ def essay(pool: list[Document], rng: random.Random, tokens_wanted: int) -> Hayst
 def _add_sentences(haystack: Haystack, document: Document, placement: int) -> None:
     """Append ``document``'s sentences (and lines) to ``haystack`` as units of one placement; the first is
     set apart from the previous document by a blank line."""
-    for index, (sentence, separator) in enumerate(document_units(document.text)):
-        haystack.units.append(sentence)
-        haystack.separators.append("\n\n" if index == 0 else separator)
-        haystack.documents.append(document)
-        haystack.placements.append(placement)
+    sentences, separators = _unit_columns(document.text)
+    haystack.blocks.append(placed_document(document.text))
+    haystack.units.extend(sentences)
+    haystack.separators.extend(separators)
+    haystack.documents.extend([document] * len(sentences))
+    haystack.placements.extend([placement] * len(sentences))
+
+
+_COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _unit_columns(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A document's unit texts and the separator before each in a haystack (a document break before the first)."""
+    columns = _COLUMNS.get(text)
+    if columns is None:
+        units = document_units(text)
+        columns = _COLUMNS[text] = (tuple(sentence for sentence, _ in units),
+                                    tuple(DOCUMENT_BREAK if index == 0 else separator for index, (_, separator) in enumerate(units)))
+    return columns
 
 
 def largest_fitting(count_tokens: Callable[[int], int], budget: int, available: int, per_unit: float) -> int | None:
@@ -230,11 +251,21 @@ def fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[floa
     return _fit_haystack(ctx, haystack, needles, render, separator, pieces, None)  # the frame guessed wrong: count whole
 
 
+def _base_index(tokenizer: Tokenizer, haystack: Haystack) -> TextIndex | JoinedIndex:
+    """The token index of ``haystack.base``: joined from its documents' own indexes for an essay (its
+    documents recur across rows in new orders), else cut whole (kept when the haystack serves many rows)."""
+    if haystack.blocks:
+        joined = tokenizer.joined_index(haystack.blocks, DOCUMENT_BREAK)
+        if joined.text == haystack.base:
+            return joined
+    return tokenizer.index(haystack.base, keep=haystack.shared)
+
+
 def _fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[float, str]], render: Callable[[str], str],
                   separator: str, pieces: Callable[[int], list[Piece]] | None, frame: tuple[str, str] | None) -> HaystackFit | None:
     """:func:`fit_haystack` with the prompt counted from ``frame`` and the layout, or rendered whole when it is ``None``."""
     tokenizer = ctx.tokenizer
-    base = tokenizer.index(haystack.base, keep=False)
+    base = _base_index(tokenizer, haystack)
 
     def prompt_tokens(count: int) -> int:
         if frame is None:

@@ -13,6 +13,7 @@ import itertools
 import random
 import uuid
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 from ..generate.fitting import BuildContext
@@ -117,7 +118,7 @@ class NeedleTask(TaskBuilder):
     def haystack(self, ctx: BuildContext, needles: RowNeedles, rng: random.Random) -> Haystack:
         """Units enough to fill the budget: repeated noise sentences, real prose, or distractor needles."""
         if self.spec.haystack == "noise":
-            return repeated(itertools.cycle(NOISE), ctx.budget)
+            return self._noise(ctx.budget)
         if self.spec.haystack == "essay":
             return essay(self.noisy_pool, rng, ctx.budget + ctx.budget // 10)
         limit = ctx.budget // 10  # needles are longer than 10 tokens, so this is more than the budget holds
@@ -126,6 +127,17 @@ class NeedleTask(TaskBuilder):
         else:
             keys = [make_key("uuid", rng) for _ in range(limit)]  # 122 random bits: no repeats in practice
         return repeated((needle_text(self.spec, key, make_value(self.spec.value_kind, rng)) for key in keys), len(keys))
+
+    @cached_property
+    def _noise_haystacks(self) -> dict[int, Haystack]:
+        """Noise haystacks made so far, by budget."""
+        return {}
+
+    def _noise(self, budget: int) -> Haystack:
+        """The repeated noise sentences for ``budget``: the same for every row, so built (and indexed) once per length."""
+        if budget not in self._noise_haystacks:
+            self._noise_haystacks[budget] = repeated(itertools.cycle(NOISE), budget, shared=True)
+        return self._noise_haystacks[budget]
 
     def variables(self, needles: RowNeedles) -> dict:
         """Template variables besides the context."""
