@@ -56,7 +56,8 @@ def test_registry_refuses_an_unknown_rule_in_one_line(tmp_path: Path) -> None:
         parse_entry(entry)
 
 
-def test_loader_drops_and_counts_unanswerable_items(tmp_path: Path) -> None:
+def _load_rows(tmp_path: Path, rows: list[dict], rules: list[str]):
+    """Load ``rows`` (text, q, a) as a one-file QA source declaring the answerability ``rules``."""
     import json
 
     from longbench100.loader import load_source
@@ -64,18 +65,21 @@ def test_loader_drops_and_counts_unanswerable_items(tmp_path: Path) -> None:
 
     mirror = tmp_path / "mirror"
     (mirror / "a" / "b").mkdir(parents=True)
-    rows = [{"text": DOCUMENT, "q": "How do I renew my permit?", "a": "by mail"},
-            {"text": DOCUMENT, "q": "When does the clinic open?", "a": "Are you a resident?"},
-            {"text": DOCUMENT, "q": "yes", "a": "at nine"}]
     (mirror / "a" / "b" / "f.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     registry = tmp_path / "sources"
     registry.mkdir()
     (registry / "x.toml").write_text(
-        'name = "x"\nanswerable = ["answer_not_question", "question_standalone"]\nroles = ["single_doc_qa:real"]\n'
+        f'name = "x"\nanswerable = {json.dumps(rules)}\nroles = ["single_doc_qa:real"]\n'
         '[hub]\nrepo_id = "a/b"\n[[files]]\npath = "f.jsonl"\nformat = "jsonl"\n[files.document]\ntext = "text"\n'
         '[files.item]\nkind = "qa"\nquestion = "q"\nanswers = "a"\n')
-    entry = parse_entry(registry / "x.toml")
-    data = load_source(resolve_location(str(mirror)), entry)
+    return load_source(resolve_location(str(mirror)), parse_entry(registry / "x.toml"))
+
+
+def test_loader_drops_and_counts_unanswerable_items(tmp_path: Path) -> None:
+    rows = [{"text": DOCUMENT, "q": "How do I renew my permit?", "a": "by mail"},
+            {"text": DOCUMENT, "q": "When does the clinic open?", "a": "Are you a resident?"},
+            {"text": DOCUMENT, "q": "yes", "a": "at nine"}]
+    data = _load_rows(tmp_path, rows, ["answer_not_question", "question_standalone"])
     assert [item.question for item in data.items] == ["How do I renew my permit?"]
     assert data.unanswerable == {"answer_not_question": 1, "question_standalone": 1}
 
@@ -110,25 +114,11 @@ def test_answer_document_specific_drops_answers_another_document_words_alike() -
 
 
 def test_loader_counts_the_document_specific_rule_after_the_per_item_rules(tmp_path: Path) -> None:
-    import json
-
-    from longbench100.loader import load_source
-    from longbench100.locations import resolve_location
-
-    mirror = tmp_path / "mirror"
-    (mirror / "a" / "b").mkdir(parents=True)
     rows = [{"text": CONTRACT_A, "q": PARTIES, "a": "Acme and Birch are each referred to herein as a Party and together as the Parties."},
             {"text": CONTRACT_B, "q": PARTIES, "a": "Corvid and Dune are each referred to herein as a Party and together as the Parties."},
             {"text": CONTRACT_C, "q": PARTIES, "a": "Elm Ltd and Fir Inc"},
             {"text": CONTRACT_C, "q": 'Highlight the parts (if any) of this contract related to "Insurance".', "a": "Is it insured?"}]
-    (mirror / "a" / "b" / "f.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    registry = tmp_path / "sources"
-    registry.mkdir()
-    (registry / "x.toml").write_text(
-        'name = "x"\nanswerable = ["answer_document_specific", "answer_not_question"]\nroles = ["single_doc_qa:real"]\n'
-        '[hub]\nrepo_id = "a/b"\n[[files]]\npath = "f.jsonl"\nformat = "jsonl"\n[files.document]\ntext = "text"\n'
-        '[files.item]\nkind = "qa"\nquestion = "q"\nanswers = "a"\n')
-    data = load_source(resolve_location(str(mirror)), parse_entry(registry / "x.toml"))
+    data = _load_rows(tmp_path, rows, ["answer_document_specific", "answer_not_question"])
     assert [item.answers[0] for item in data.items] == ["Elm Ltd and Fir Inc"]
     assert data.unanswerable == {"answer_not_question": 1, "answer_document_specific": 2}
     assert rule_counts_line(data.unanswerable) == "answer_not_question 1, answer_document_specific 2"
