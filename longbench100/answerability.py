@@ -25,7 +25,8 @@ and counts them per rule (``sources verify``, ``inspect`` and the manifest repor
   against this one (LongBench's normalisation). Clauses that every contract words alike ("... each a
   'Party' and together the 'Parties'") score that much from another contract's answer, so a model
   could answer them from what such clauses usually say without reading this document. This rule
-  looks at all of a source's items at once (``SOURCE_RULES``).
+  looks at all of a source's items at once (``SOURCE_RULES``), after identical items are merged;
+  documents are compared by their texts, so one document under two ids is one document.
 """
 
 from __future__ import annotations
@@ -112,22 +113,22 @@ def answer_not_yes_no(question: str, answers: Sequence[str], documents: Sequence
     return not _YES_NO.search(answers[0])
 
 
-def answer_document_specific(items: Sequence) -> set[str]:
-    """The ids of QA items whose first gold answer reaches token F1 ``SHARED_ANSWER_F1`` against the first gold answer
-    to the same question about another document (a document's other copies are the same document)."""
+def answer_document_specific(items: Sequence, documents: Sequence[tuple[str, ...]]) -> set[int]:
+    """The positions of the QA items whose first gold answer reaches token F1 ``SHARED_ANSWER_F1`` against the
+    first gold answer to the same question about another document; ``documents[i]`` holds the texts of item
+    ``i``'s documents, so one document listed under two ids is still one document."""
     from .scoring.text import normalize_answer  # light: regular expressions only
 
-    by_question: dict[str, list[tuple[tuple[str, ...], Counter, str]]] = {}
-    for item in items:
+    by_question: dict[str, list[tuple[tuple[str, ...], Counter, int]]] = {}
+    for position, (item, texts) in enumerate(zip(items, documents)):
         if item.kind == "qa" and item.question and item.answers:
             tokens = Counter(normalize_answer(item.answers[0]).split())
-            by_question.setdefault(" ".join(item.question.split()), []).append((tuple(item.doc_ids), tokens, item.id))
-    failing: set[str] = set()
+            by_question.setdefault(" ".join(item.question.split()), []).append((texts, tokens, position))
+    failing: set[int] = set()
     for asked in by_question.values():
-        for documents, tokens, item_id in asked:
-            if any(other_documents != documents and _token_f1(tokens, other) >= SHARED_ANSWER_F1
-                   for other_documents, other, _ in asked):
-                failing.add(item_id)
+        for texts, tokens, position in asked:
+            if any(other_texts != texts and _token_f1(tokens, other) >= SHARED_ANSWER_F1 for other_texts, other, _ in asked):
+                failing.add(position)
     return failing
 
 
@@ -148,7 +149,7 @@ ANSWERABILITY_RULES: dict[str, Rule] = {
     "answer_grounded": answer_grounded,
     "answer_not_yes_no": answer_not_yes_no,
 }
-SOURCE_RULES: dict[str, Callable[[Sequence], set[str]]] = {
+SOURCE_RULES: dict[str, Callable[[Sequence, Sequence[tuple[str, ...]]], set[int]]] = {
     "answer_document_specific": answer_document_specific,
 }
 RULE_NAMES: tuple[str, ...] = (*ANSWERABILITY_RULES, *SOURCE_RULES)

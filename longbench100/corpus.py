@@ -25,14 +25,17 @@ class Corpus:
     sources: dict[str, SourceData]
     missing: list[str] = field(default_factory=list)
     documents: dict[str, Document] = field(default_factory=dict)
+    left_out: dict[str, frozenset[str]] = field(default_factory=dict)  # task -> sources giving it no ground truth (a suite's stand_ins = false)
 
     def __post_init__(self) -> None:
         for data in self.sources.values():
             self.documents.update(data.documents)
 
     def sources_with_role(self, task: str, kind: str) -> list[str]:
-        """Names of loaded sources that play ``kind`` ("real" or "noisy") in ``task``, in registry order."""
-        return [name for name in self.sources if self.entries[name].has_role(task, kind)]
+        """Names of loaded sources that play ``kind`` ("real" or "noisy") in ``task``, in registry order (a source
+        ``left_out`` of the task's ground truth plays no "real" role in it)."""
+        excluded = self.left_out.get(task, frozenset()) if kind == "real" else frozenset()
+        return [name for name in self.sources if self.entries[name].has_role(task, kind) and name not in excluded]
 
     @cached_property
     def near_duplicates(self) -> NearDuplicates:

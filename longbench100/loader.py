@@ -22,7 +22,7 @@ from .records import Document, Item, SourceData
 from .paths import cache_dir
 from .registry import DocumentMapping, FileSpec, ItemMapping, SourceEntry
 
-RECORDS_FORMAT = 7  # bump when the mapping code changes what records it produces
+RECORDS_FORMAT = 8  # bump when the mapping code changes what records it produces
 _PASSAGE_HEADING = re.compile(r"^Passage \d+:[ \t]*\n", re.MULTILINE)
 
 
@@ -70,6 +70,7 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
             _CLEANED.clear()
     _drop_unanswerable_items(entry, data)
     _drop_duplicate_items(data)
+    _drop_items_failing_source_rules(entry, data)
     _make_item_ids_unique(data)
     write_bytes_atomic(cached_file, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
     return data
@@ -379,8 +380,7 @@ def _content_id(text: str) -> str:
 
 
 def _drop_unanswerable_items(entry: SourceEntry, data: SourceData) -> None:
-    """Drop the QA items that fail one of the entry's answerability rules, counted per rule: the per-item rules
-    first, then the rules that compare a source's items with each other, on what the first ones kept."""
+    """Drop the QA items that fail one of the entry's per-item answerability rules, counted per rule."""
     if not entry.answerable:
         return
     kept = []
@@ -392,12 +392,18 @@ def _drop_unanswerable_items(entry: SourceEntry, data: SourceData) -> None:
             kept.append(item)
         else:
             data.unanswerable[rule] = data.unanswerable.get(rule, 0) + 1
-    for rule in (name for name in entry.answerable if name in SOURCE_RULES):
-        failing = SOURCE_RULES[rule](kept)
-        if failing:
-            kept = [item for item in kept if item.id not in failing]
-            data.unanswerable[rule] = data.unanswerable.get(rule, 0) + len(failing)
     data.items = kept
+
+
+def _drop_items_failing_source_rules(entry: SourceEntry, data: SourceData) -> None:
+    """Drop the items that fail a rule comparing the source's items with each other (after duplicates are
+    gone, so each distinct item counts once), counted per rule."""
+    for rule in (name for name in entry.answerable if name in SOURCE_RULES):
+        texts = [tuple(data.documents[doc_id].text for doc_id in item.doc_ids) for item in data.items]
+        failing = SOURCE_RULES[rule](data.items, texts)
+        if failing:
+            data.items = [item for position, item in enumerate(data.items) if position not in failing]
+            data.unanswerable[rule] = data.unanswerable.get(rule, 0) + len(failing)
 
 
 def _drop_duplicate_items(data: SourceData) -> None:

@@ -56,8 +56,9 @@ def test_registry_refuses_an_unknown_rule_in_one_line(tmp_path: Path) -> None:
         parse_entry(entry)
 
 
-def _load_rows(tmp_path: Path, rows: list[dict], rules: list[str]):
-    """Load ``rows`` (text, q, a) as a one-file QA source declaring the answerability ``rules``."""
+def _load_rows(tmp_path: Path, rows: list[dict], rules: list[str], item_id: str | None = None):
+    """Load ``rows`` (text, q, a) as a one-file QA source declaring the answerability ``rules`` (items take
+    their id from field ``item_id`` when given)."""
     import json
 
     from longbench100.loader import load_source
@@ -71,7 +72,7 @@ def _load_rows(tmp_path: Path, rows: list[dict], rules: list[str]):
     (registry / "x.toml").write_text(
         f'name = "x"\nanswerable = {json.dumps(rules)}\nroles = ["single_doc_qa:real"]\n'
         '[hub]\nrepo_id = "a/b"\n[[files]]\npath = "f.jsonl"\nformat = "jsonl"\n[files.document]\ntext = "text"\n'
-        '[files.item]\nkind = "qa"\nquestion = "q"\nanswers = "a"\n')
+        '[files.item]\nkind = "qa"\nquestion = "q"\nanswers = "a"\n' + (f'id = "{item_id}"\n' if item_id else ''))
     return load_source(resolve_location(str(mirror)), parse_entry(registry / "x.toml"))
 
 
@@ -97,20 +98,20 @@ def _item(item_id: str, document: str, question: str, answer: str):
 
 
 def test_answer_document_specific_drops_answers_another_document_words_alike() -> None:
-    from longbench100.answerability import SHARED_ANSWER_F1, answer_document_specific
+    from longbench100.answerability import answer_document_specific
 
     items = [
         _item("a", "doc-a", PARTIES, "Acme and Birch are each referred to herein as a Party and together as the Parties."),
         _item("b", "doc-b", PARTIES, "Corvid and Dune are each referred to herein as a Party and together as the Parties."),
         _item("c", "doc-c", PARTIES, "Elm Ltd; Fir Inc"),
-        # the same document twice (a source listing one contract in two rows) is no other document
+        # the same contract under another id (a source listing one contract in two rows) is no other document
         _item("a2", "doc-a", "Royalty?", "a royalty of four percent"),
-        _item("a3", "doc-a", "Royalty?", "a royalty of four percent"),
+        _item("a3", "doc-a-copy", "Royalty?", "a royalty of four percent"),
         # the same words asked by another question do not count
         _item("b2", "doc-b", "Renewal?", "Acme and Birch are each referred to herein as a Party and together as the Parties."),
     ]
-    assert answer_document_specific(items) == {"a", "b"}
-    assert SHARED_ANSWER_F1 == 0.5
+    texts = {"doc-a": CONTRACT_A, "doc-a-copy": CONTRACT_A, "doc-b": CONTRACT_B, "doc-c": CONTRACT_C}
+    assert answer_document_specific(items, [tuple(texts[doc] for doc in item.doc_ids) for item in items]) == {0, 1}
 
 
 def test_loader_counts_the_document_specific_rule_after_the_per_item_rules(tmp_path: Path) -> None:
@@ -122,3 +123,14 @@ def test_loader_counts_the_document_specific_rule_after_the_per_item_rules(tmp_p
     assert [item.answers[0] for item in data.items] == ["Elm Ltd and Fir Inc"]
     assert data.unanswerable == {"answer_not_question": 1, "answer_document_specific": 2}
     assert rule_counts_line(data.unanswerable) == "answer_not_question 1, answer_document_specific 2"
+
+
+def test_the_document_specific_rule_compares_texts_and_drops_only_the_failing_items(tmp_path: Path) -> None:
+    parties_a = "Acme and Birch are each referred to herein as a Party and together as the Parties."
+    rows = [{"text": CONTRACT_A, "q": PARTIES, "a": parties_a, "id": "same"},
+            {"text": CONTRACT_A, "q": PARTIES, "a": parties_a, "id": "same"},  # an identical item: merged, not compared
+            {"text": CONTRACT_B, "q": PARTIES, "a": "Corvid and Dune are each referred to herein as a Party and together as the Parties.", "id": "b"},
+            {"text": CONTRACT_C, "q": "Who insures?", "a": "Elm Ltd", "id": "same"}]  # shares an id with a failing item
+    data = _load_rows(tmp_path, rows, ["answer_document_specific"], item_id="id")
+    assert [item.answers[0] for item in data.items] == ["Elm Ltd"]
+    assert data.unanswerable == {"answer_document_specific": 2} and data.duplicate_items == 1

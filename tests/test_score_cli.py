@@ -39,7 +39,7 @@ def test_score_writes_results_with_every_documented_key(tmp_path, data):
     results = json.loads(out.read_text())
     assert list(results) == [
         "schema", "model", "created", "longbench100_version", "data", "predictions", "metric_mode", "metrics",
-        "judge", "settings", "missing_predictions", "missing_cells", "failed_predictions", "ungraded",
+        "judge", "settings", "missing_predictions", "missing_cells", "skipped_tasks", "failed_predictions", "ungraded",
         "ungraded_by_reason", "limit", "qa_filter", "base_labels", "samples", "aggregates",
     ]
     assert results["model"] == "my-model"

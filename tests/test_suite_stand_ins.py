@@ -37,6 +37,8 @@ def _manifest(folder: Path) -> dict:
 
 def test_the_helmet_suite_keeps_rerank_to_helmets_own_data() -> None:
     assert load_suite("helmet").without_stand_ins == ("rerank",)
+    shown = CliRunner().invoke(main, ["suites", "show", "helmet"]).output
+    assert "  rerank (ndcg_at_10); its anchor data only, no stand-in source\n" in shown and "  json_kv (substring_match)\n" in shown
     assert all(not load_suite(name).without_stand_ins for name in ("100-longbench", "ruler", "ethic"))
 
 
@@ -78,3 +80,37 @@ def test_the_anchors_own_data_is_used_by_the_suite(graded_mirror: Path, tmp_path
     manifest = _manifest(out)
     assert "skipped_tasks" not in manifest and "helmet_msmarco" in manifest["sources"]
     assert (out / "rerank" / "2k.jsonl").exists()
+
+
+def test_a_task_with_real_sources_besides_its_stand_ins_keeps_them_out_of_its_ground_truth(tmp_path_factory, tmp_path: Path) -> None:
+    mirror = write_mirror(tmp_path_factory.mktemp("mixed"), only={"leval_gov_report_summ", "patent_summ", "meeting_summ"})
+    suite = tmp_path / "mine.toml"
+    suite.write_text('name = "mine"\nlengths = ["2k"]\nbase_lengths = ["2k"]\n[tasks.single_doc_sum]\nstand_ins = false\n')
+    result = CliRunner().invoke(main, ["generate", "--quiet", "--workers", "1", "--suite", str(suite), "--rows", "6",
+                                       "--sources", str(mirror), "--out", str(tmp_path / "data")])
+    assert result.exit_code == 0, result.output
+    assert "note: single_doc_sum: suite mine takes no stand-in: its ground truth leaves out leval_gov_report_summ" in result.output
+    manifest = _manifest(tmp_path / "data")
+    assert manifest["stand_ins_left_out"] == {"single_doc_sum": ["leval_gov_report_summ"]}
+    written = manifest["tasks"]["single_doc_sum"]["lengths"]["2k"]["sources"]
+    assert written and "leval_gov_report_summ" not in written
+    # without the suite's rule the stand-in serves again
+    plain = generate(tmp_path / "plain", "--tasks", "single_doc_sum", "--lengths", "2k", "--rows", "6", "--sources", str(mirror))
+    assert "stand_ins_left_out" not in _manifest(plain)
+    assert "leval_gov_report_summ" in _manifest(plain)["tasks"]["single_doc_sum"]["lengths"]["2k"]["sources"]
+
+
+def test_a_skipped_task_is_named_by_score_and_report(stand_in_mirror: Path, tmp_path: Path) -> None:
+    from tests.test_score_inputs import write_predictions
+
+    data = generate(tmp_path / "data", "--suite", "helmet", "--tasks", "rerank,json_kv", "--lengths", "8k,16k", "--rows", "2",
+                    "--sources", str(stand_in_mirror))
+    reason = _manifest(data)["skipped_tasks"]["rerank"]
+    predictions = write_predictions(tmp_path / "model", data, answer=lambda record: record["answers"][0])
+    scored = CliRunner().invoke(main, ["score", "--data", str(data), "--predictions", str(predictions), "--out", str(tmp_path / "r.json")])
+    assert scored.exit_code == 0, scored.output
+    assert "rerank: not generated" in scored.output
+    assert json.loads((tmp_path / "r.json").read_text())["skipped_tasks"] == {"rerank": reason}
+    reported = CliRunner().invoke(main, ["report", str(tmp_path / "r.json"), "--out", str(tmp_path / "report")])
+    assert reported.exit_code == 0, reported.output
+    assert f"- model: rerank: {reason}" in (tmp_path / "report" / "report.md").read_text()

@@ -61,5 +61,6 @@ def describe(suite: Suite) -> list[str]:
         *([f"judge style: {suite.judge_style}"] if suite.judge_style else []),
         "tasks (metric):",
     ]
-    lines += [f"  {task} ({suite.metrics[task]})" for task in suite.tasks]
+    lines += [f"  {task} ({suite.metrics[task]}){'; its anchor data only, no stand-in source' if task in suite.without_stand_ins else ''}"
+              for task in suite.tasks]
     return lines

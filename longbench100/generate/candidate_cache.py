@@ -39,7 +39,8 @@ def cache_key(builder: TaskBuilder, ctx: BuildContext, corpus: Corpus, template_
     """What ``builder``'s candidates depend on, as one digest."""
     parts = [code_digest(), builder.name, template_sha256, ctx.tokenizer.identity, ctx.tokenizer.counting,
              [ctx.label, ctx.budget, ctx.seed, ctx.whole_documents, ctx.chat, ctx.negatives],
-             sorted((name, corpus.entries[name].fingerprint(), sorted(data.files.items())) for name, data in corpus.sources.items())]
+             sorted((name, corpus.entries[name].fingerprint(), sorted(data.files.items())) for name, data in corpus.sources.items()),
+             sorted(corpus.left_out.get(builder.name, ()))]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 
 

@@ -57,10 +57,10 @@ def claim_out_folder(out: Path, state: dict) -> None:
 
 def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates: "PromptTemplates", corpus: "Corpus",
                    results: dict[str, dict[str, "LengthResult"]], paired_all: dict[str, dict], annotator: dict | None = None,
-                   skipped: dict[str, str] | None = None) -> dict:
+                   skipped: dict[str, str] | None = None, left_out: dict[str, list[str]] | None = None) -> dict:
     """Describe the finished output folder and write ``OUT/manifest.json`` atomically (``annotator``: who labelled
     the one-document tasks' chunks, with prompt versions, calls and cache hits; ``skipped``: the suite's tasks not
-    built, each with why)."""
+    built, each with why; ``left_out``: stand-in sources kept out of a task's ground truth by its suite)."""
     files, tasks, shortfalls = {}, {}, []
     for task, by_label in results.items():
         tasks[task] = {"paired_rows_all_lengths": paired_all[task]["rows"], "paired_over_lengths": paired_all[task]["lengths"],
@@ -101,6 +101,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
         "files": files,
         "shortfalls": shortfalls,
         **({"skipped_tasks": skipped} if skipped else {}),
+        **({"stand_ins_left_out": left_out} if left_out else {}),
         **({"annotator": annotator} if annotator else {}),
     }
     write_json_atomic(options.out / MANIFEST, manifest, indent=2)

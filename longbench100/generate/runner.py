@@ -142,21 +142,32 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
                             f"written so far are kept): free some space, then rerun with --resume to continue") from None
 
 
-def stand_in_only_tasks(options: GenerateOptions, location: SourceLocation) -> dict[str, str]:
-    """The run's tasks that its suite builds from their anchor's own data only (``stand_ins = false``) but whose
-    ground truth here would come from stand-in sources alone, each with a one-line reason."""
+def stand_ins_left_out(options: GenerateOptions, location: SourceLocation) -> dict[str, list[str]]:
+    """For each of the run's tasks that its suite builds from its anchor's own data only (``stand_ins = false``):
+    the stand-in sources at ``location`` that would give it ground truth, and so are left out."""
+    if not options.suite_rules:
+        return {}
+    active = active_entries(location, location.registry())
+    left_out = {}
+    for task in options.tasks:
+        if task in options.suite.without_stand_ins:
+            names = [name for name, entry in active.items() if entry.stand_in_for and entry.has_role(task, "real")]
+            if names:
+                left_out[task] = names
+    return left_out
+
+
+def _skip_reasons(options: GenerateOptions, location: SourceLocation, left_out: dict[str, list[str]]) -> dict[str, str]:
+    """The tasks whose ground truth would come from left-out stand-ins alone, each with a one-line reason."""
     registry = location.registry()
     active = active_entries(location, registry)
     skipped = {}
-    for task in options.tasks:
-        if not options.suite_rules or task not in options.suite.without_stand_ins:
-            continue
-        real = [entry for entry in active.values() if entry.has_role(task, "real")]
-        if real and all(entry.stand_in_for for entry in real):
-            replaced = ", ".join(dict.fromkeys(entry.stand_in_for for entry in real))
-            standing = ", ".join(entry.name for entry in real)
+    for task, names in left_out.items():
+        if all(name in names for name, entry in active.items() if entry.has_role(task, "real")):
+            replaced = ", ".join(dict.fromkeys(registry[name].stand_in_for for name in names))
+            what = "its stand-in" if len(names) == 1 else "its stand-ins"
             skipped[task] = (f"{task}: suite {options.suite.name} builds it from {replaced} only, which {location.describe()} lacks; "
-                             f"its stand-in ({standing}) is left out (docs/suites.md); generate --tasks {task} without --suite builds it anyway")
+                             f"{what} ({', '.join(names)}) left out (docs/suites.md); generate --tasks {task} without --suite builds it anyway")
     return skipped
 
 
@@ -166,7 +177,7 @@ def _without_skipped(options: GenerateOptions, skipped: dict[str, str], echo: Ca
         return options
     kept = tuple(task for task in options.tasks if task not in skipped)
     if not kept:
-        raise UserError(f"nothing to build: {next(iter(skipped.values()))}")
+        raise UserError(f"nothing to build: {' | '.join(skipped.values())}")
     for reason in skipped.values():
         echo(f"skipped: {reason}")
     return replace(options, tasks=kept)
@@ -174,9 +185,13 @@ def _without_skipped(options: GenerateOptions, skipped: dict[str, str], echo: Ca
 
 def _generate(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, echo: Callable[[str], None], progress: bool) -> dict:
     """Load the tokenizer and sources, claim ``out``, build every task and length, and write the manifest."""
-    skipped = stand_in_only_tasks(options, location)
+    left_out = stand_ins_left_out(options, location)
+    skipped = _skip_reasons(options, location, left_out)
     options = _without_skipped(options, skipped, echo)
-    tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress)
+    left_out = {task: names for task, names in left_out.items() if task not in skipped}
+    for task, names in left_out.items():
+        echo(f"note: {task}: suite {options.suite.name} takes no stand-in: its ground truth leaves out {', '.join(names)}")
+    tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress, left_out)
     budgets = _budgets(options)
     annotator = _annotate(options, builders, tokenizer, budgets, echo, progress)
     template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
@@ -212,7 +227,7 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         checked = verify_prompt_counts(options.out, tokenizer, options.tasks, [label for label, _ in options.lengths],
                                        options.chat_template)
         echo(f"verified {checked} prompt token counts: each equals a whole recount")
-    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results), annotator, skipped)
+    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results), annotator, skipped, left_out)
     if options.check_shortcuts:
         manifest = _check_shortcuts(options.out, manifest, echo)
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
@@ -220,11 +235,13 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
 
 
 def _load_builders(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, tasks: tuple[str, ...],
-                   progress: bool) -> tuple[Tokenizer, Corpus, dict[str, TaskBuilder]]:
-    """The run's tokenizer, the sources ``tasks`` use (checked to hold what each task needs) and the tasks' builders."""
+                   progress: bool, left_out: dict[str, list[str]] | None = None) -> tuple[Tokenizer, Corpus, dict[str, TaskBuilder]]:
+    """The run's tokenizer, the sources ``tasks`` use (checked to hold what each task needs) and the tasks' builders;
+    ``left_out``: task -> sources that give it no ground truth (stand-ins its suite does not take)."""
     tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
     needed = {name for name, entry in location.registry().items() if any(role.split(":")[0] in tasks for role in entry.roles)}
     corpus = load_corpus(location, tokenizer, only=needed, progress=progress, workers=options.workers)
+    corpus.left_out = {task: frozenset(names) for task, names in (left_out or {}).items()}
     _check_pools(corpus, tasks, location.describe())
     return tokenizer, corpus, {task: BUILDERS[task](corpus, templates) for task in tasks}
 

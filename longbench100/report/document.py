@@ -139,6 +139,15 @@ def relevance_grades_note(results: list[ModelResult]) -> str | None:
             "NDCG is not comparable with HELMET's:\n" + "\n".join(lines))
 
 
+def skipped_tasks_note(results: list[ModelResult]) -> str | None:
+    """The suite tasks that were never generated for some model's data, so no overall of its includes them."""
+    lines = [f"- {result.model}: {task}: {reason}" for result in results for task, reason in result.skipped_tasks.items()]
+    if not lines:
+        return None
+    return ("Not generated, so not scored and in no overall (a suite overall is then over the other tasks or "
+            "categories and does not compare with one that has them):\n" + "\n".join(lines))
+
+
 def render_report(results: list[ModelResult], content: ReportContent) -> str:
     """The whole report.md: settings, overall leaderboard, plots, per-task tables, depth, intervals,
     comparisons, warnings."""
@@ -168,7 +177,7 @@ def render_report(results: list[ModelResult], content: ReportContent) -> str:
                     if (result.aggregates.get("suites", {}).get(suite) or {}).get("overall")]
             parts += [f"## Suite {suite}", "Overall of this suite's tasks:", leaderboard(rows, long)]
             parts += per_task_tables(results, members, long)
-    parts += [note for note in (section_ratings_note(results), relevance_grades_note(results)) if note]
+    parts += [note for note in (skipped_tasks_note(results), section_ratings_note(results), relevance_grades_note(results)) if note]
     parts.append(depth_section(results, content))
     if content.coverage:
         parts.append(coverage_section(content.coverage))

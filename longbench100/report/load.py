@@ -1,7 +1,7 @@
 """Read results.json files written by ``longbench100 score``."""
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..errors import UserError
@@ -21,6 +21,8 @@ class ModelResult:
     aggregates: dict
     settings: Settings
     """How the results were made (metric, judge, QA filter, tokenizer, data fingerprint, ...)."""
+    skipped_tasks: dict = field(default_factory=dict)
+    """The data's suite tasks that generation skipped, each with why (results ``skipped_tasks``)."""
 
 
 def load_results(paths: list[Path]) -> list[ModelResult]:
@@ -78,7 +80,8 @@ def load_result(path: Path) -> ModelResult:
         _check_also(aggregates.get("also", {}))
     except ValueError as error:
         raise UserError(f"{path} is not a results.json: {error}") from None
-    return ModelResult(str(data["model"]), path, samples, aggregates, settings)
+    skipped = data.get("skipped_tasks")
+    return ModelResult(str(data["model"]), path, samples, aggregates, settings, skipped if isinstance(skipped, dict) else {})
 
 
 def _check_depth(depth: object) -> None:
@@ -120,7 +123,7 @@ def _check_also(also: object) -> None:
         raise ValueError("aggregates.also must map task -> length -> secondary metric -> mean (number or null)")
 
 
-_SAMPLE_FIELDS = frozenset(field.name for field in fields(ScoredSample))
+_SAMPLE_FIELDS = frozenset(entry.name for entry in fields(ScoredSample))
 
 
 def _sample_fields(sample: dict) -> dict:

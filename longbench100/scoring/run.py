@@ -151,6 +151,8 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
     print_summary(results, outcome, echo)
     for task, label in left_out:
         echo(f"{task} {label}: no predictions at all; left out (null), not scored 0")
+    for task in results["skipped_tasks"]:
+        echo(f"{task}: not generated (its suite skipped it; see results skipped_tasks), so in no overall")
     echo(f"wrote {options.out}")
     _refuse_ungraded(outcome, options)
     return results
@@ -188,6 +190,7 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
         outcome_counts={
             "missing_predictions": outcome.missing_predictions,
             "missing_cells": missing_cells,
+            "skipped_tasks": (read_manifest(options.data_dir) or {}).get("skipped_tasks") or {},
             "failed_predictions": outcome.failed_predictions,
             "ungraded": ungraded,
             "ungraded_by_reason": ungraded_reasons(outcome),
