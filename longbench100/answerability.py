@@ -117,27 +117,18 @@ def answer_document_specific(items: Sequence, documents: Sequence[tuple[str, ...
     """The positions of the QA items whose first gold answer reaches token F1 ``SHARED_ANSWER_F1`` against the
     first gold answer to the same question about another document; ``documents[i]`` holds the texts of item
     ``i``'s documents, so one document listed under two ids is still one document."""
-    from .scoring.text import normalize_answer  # light: regular expressions only
+    from .scoring.text import normalize_answer, token_f1  # light: regular expressions only
 
-    by_question: dict[str, list[tuple[tuple[str, ...], Counter, int]]] = {}
+    by_question: dict[str, list[tuple[tuple[str, ...], list[str], int]]] = {}
     for position, (item, texts) in enumerate(zip(items, documents)):
         if item.kind == "qa" and item.question and item.answers:
-            tokens = Counter(normalize_answer(item.answers[0]).split())
-            by_question.setdefault(" ".join(item.question.split()), []).append((texts, tokens, position))
+            by_question.setdefault(" ".join(item.question.split()), []).append((texts, normalize_answer(item.answers[0]).split(), position))
     failing: set[int] = set()
     for asked in by_question.values():
         for texts, tokens, position in asked:
-            if any(other_texts != texts and _token_f1(tokens, other) >= SHARED_ANSWER_F1 for other_texts, other, _ in asked):
+            if any(other_texts != texts and token_f1(tokens, other) >= SHARED_ANSWER_F1 for other_texts, other, _ in asked):
                 failing.add(position)
     return failing
-
-
-def _token_f1(prediction: Counter, reference: Counter) -> float:
-    same = sum((prediction & reference).values())
-    if same == 0:
-        return 0.0
-    precision, recall = same / sum(prediction.values()), same / sum(reference.values())
-    return 2 * precision * recall / (precision + recall)
 
 
 Rule = Callable[[str, Sequence[str], Sequence[str]], bool]

@@ -14,7 +14,6 @@ ROUGE-L comes in three variants (``ROUGE_VARIANTS``):
 import multiprocessing
 import os
 import threading
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -27,23 +26,13 @@ from rouge_score import rouge_scorer
 from ..errors import UserError
 from ..workers import worker_pool
 from .rouge_lcs import NeedsLibrary, longbench_rouge_l_f
-from .text import normalize_answer, strip_reasoning
+from .text import normalize_answer, strip_reasoning, token_f1
 
 ROUGE_VARIANTS = ("longbench", "longbench-library", "rouge-score")
 DEFAULT_ROUGE_VARIANT = "longbench"
 
 PARALLEL_MIN_PAIRS = 64
 """Below this many summaries ROUGE-L runs in-process; above, starting worker processes pays off."""
-
-
-def token_f1(prediction_tokens: list[str], reference_tokens: list[str]) -> float:
-    """Bag-of-tokens F1 between two token lists (0 when they share no token)."""
-    same = sum((Counter(prediction_tokens) & Counter(reference_tokens)).values())
-    if same == 0:
-        return 0.0
-    precision = same / len(prediction_tokens)
-    recall = same / len(reference_tokens)
-    return 2 * precision * recall / (precision + recall)
 
 
 def qa_f1(prediction: str, answers: list[str]) -> float:

@@ -2,6 +2,7 @@
 
 import re
 import string
+from collections import Counter
 
 _REASONING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _OPEN_REASONING = re.compile(r"^.*</think>", re.DOTALL | re.IGNORECASE)
@@ -22,6 +23,16 @@ def normalize_answer(text: str) -> str:
     """LongBench/SQuAD normalisation: lower case, drop punctuation and articles, squeeze whitespace."""
     text = text.lower().translate(_PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def token_f1(prediction_tokens: list[str], reference_tokens: list[str]) -> float:
+    """Bag-of-tokens F1 between two token lists (0 when they share no token)."""
+    same = sum((Counter(prediction_tokens) & Counter(reference_tokens)).values())
+    if same == 0:
+        return 0.0
+    precision = same / len(prediction_tokens)
+    recall = same / len(reference_tokens)
+    return 2 * precision * recall / (precision + recall)
 
 
 def split_sentences(text: str) -> list[str]:
