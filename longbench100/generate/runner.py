@@ -142,33 +142,28 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
                             f"written so far are kept): free some space, then rerun with --resume to continue") from None
 
 
-def stand_ins_left_out(options: GenerateOptions, location: SourceLocation) -> dict[str, list[str]]:
-    """For each of the run's tasks that its suite builds from its anchor's own data only (``stand_ins = false``):
-    the stand-in sources at ``location`` that would give it ground truth, and so are left out."""
+def _suite_stand_ins(options: GenerateOptions, location: SourceLocation) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """For the run's tasks that its suite builds from their anchor's own data only (``stand_ins = false``): the
+    stand-in sources at ``location`` left out of each one's ground truth, and the tasks that leaves with no
+    ground-truth source at all (skipped), each with a one-line reason."""
     if not options.suite_rules:
-        return {}
-    active = active_entries(location, location.registry())
-    left_out = {}
-    for task in options.tasks:
-        if task in options.suite.without_stand_ins:
-            names = [name for name, entry in active.items() if entry.stand_in_for and entry.has_role(task, "real")]
-            if names:
-                left_out[task] = names
-    return left_out
-
-
-def _skip_reasons(options: GenerateOptions, location: SourceLocation, left_out: dict[str, list[str]]) -> dict[str, str]:
-    """The tasks whose ground truth would come from left-out stand-ins alone, each with a one-line reason."""
+        return {}, {}
     registry = location.registry()
     active = active_entries(location, registry)
-    skipped = {}
-    for task, names in left_out.items():
-        if all(name in names for name, entry in active.items() if entry.has_role(task, "real")):
+    left_out, skipped = {}, {}
+    for task in options.tasks:
+        if task not in options.suite.without_stand_ins:
+            continue
+        real = {name: entry for name, entry in active.items() if entry.has_role(task, "real")}
+        names = [name for name, entry in real.items() if entry.stand_in_for]
+        if names and len(names) == len(real):
             replaced = ", ".join(dict.fromkeys(registry[name].stand_in_for for name in names))
             what = "its stand-in" if len(names) == 1 else "its stand-ins"
             skipped[task] = (f"{task}: suite {options.suite.name} builds it from {replaced} only, which {location.describe()} lacks; "
                              f"{what} ({', '.join(names)}) left out (docs/suites.md); generate --tasks {task} without --suite builds it anyway")
-    return skipped
+        elif names:
+            left_out[task] = names
+    return left_out, skipped
 
 
 def _without_skipped(options: GenerateOptions, skipped: dict[str, str], echo: Callable[[str], None]) -> GenerateOptions:
@@ -185,10 +180,8 @@ def _without_skipped(options: GenerateOptions, skipped: dict[str, str], echo: Ca
 
 def _generate(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, echo: Callable[[str], None], progress: bool) -> dict:
     """Load the tokenizer and sources, claim ``out``, build every task and length, and write the manifest."""
-    left_out = stand_ins_left_out(options, location)
-    skipped = _skip_reasons(options, location, left_out)
+    left_out, skipped = _suite_stand_ins(options, location)
     options = _without_skipped(options, skipped, echo)
-    left_out = {task: names for task, names in left_out.items() if task not in skipped}
     for task, names in left_out.items():
         echo(f"note: {task}: suite {options.suite.name} takes no stand-in: its ground truth leaves out {', '.join(names)}")
     tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress, left_out)
@@ -357,9 +350,8 @@ def _write_length(options: GenerateOptions, task: str, label: str, budget: int, 
     written = set(written_rows(final))
     built = [row_plan for row_plan in plan.rows if row_plan.row in written]
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
-    sources = rows_per_source(plan, built)
-    if _STATE["builders"][task].chooses_own_items:  # rerank, ICL, the one-document tasks: read from what was written
-        sources = written_sources(final)
+    # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written
+    sources = written_sources(final) if _STATE["builders"][task].chooses_own_items else rows_per_source(plan, built)
     return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed, sources)
 
 
