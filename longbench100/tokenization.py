@@ -115,7 +115,7 @@ class Tokenizer:
         """``separator.join(texts)`` indexed from each text's own (kept) index, for texts that recur joined in
         new orders (a haystack's documents); a tokenizer counted whole gets a plain index of the joined text."""
         if self._segments is None:
-            return TextIndex(separator.join(texts), None)
+            return self.index(separator.join(texts), keep=False)
         return JoinedIndex([self.index(text) for text in texts], separator, self._segments)
 
     def count_parts(self, parts: Sequence[Part]) -> int:

@@ -164,6 +164,7 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
     ungraded = sum(sample.score is None and not sample.filtered for sample in outcome.samples)
     judge_block = None if judge is None else judge.describe()
     fingerprint = manifest_sha256(options.data_dir)
+    data_manifest = read_manifest(options.data_dir) or {}
     missing_cells: dict[str, list[str]] = {}
     for task, label in left_out:
         missing_cells.setdefault(task, []).append(label)
@@ -182,7 +183,7 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
             judge=judge_block,
             judge_style=None if judge is None else judge_style,
             qa_filter=options.qa_filter,
-            tokenizer=tokenizer_identity(read_manifest(options.data_dir)),
+            tokenizer=tokenizer_identity(data_manifest),
             base_lengths=base_labels,
             data_fingerprint=fingerprint,
             suite=suite["name"] if suite else None,
@@ -190,7 +191,7 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
         outcome_counts={
             "missing_predictions": outcome.missing_predictions,
             "missing_cells": missing_cells,
-            "skipped_tasks": (read_manifest(options.data_dir) or {}).get("skipped_tasks") or {},
+            "skipped_tasks": data_manifest.get("skipped_tasks") or {},
             "failed_predictions": outcome.failed_predictions,
             "ungraded": ungraded,
             "ungraded_by_reason": ungraded_reasons(outcome),
