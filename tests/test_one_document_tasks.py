@@ -2,6 +2,7 @@
 prompt re-read independently of the builder (one document's consecutive chunks, labels from the stub),
 budgets, pairing, caching, --dry-run, refusals and loud failures, and the recalling metric."""
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -190,6 +191,7 @@ def test_unreadable_labels_stop_the_run_before_writing(mirror, tmp_path):
         code, output = run("--suite", "ethic", "--tasks", "organizing", "--sources", str(mirror), "--rows", "1", "--lengths", "4k",
                            "--out", str(out), "--annotator-model", "empty-model", "--annotator-base-url", server.base_url)
     assert code != 0 and "got no usable label (invalid reply" in output and "Traceback" not in output
+    assert "--allow-unlabelled" in output
     assert not list(out.glob("*/*.jsonl"))
 
 
@@ -350,3 +352,44 @@ def test_inspect_says_who_labelled_the_chunks(data):
     assert result.exit_code == 0, result.output
     line = next(line for line in result.output.splitlines() if line.startswith("chunk labels by annotator"))
     assert "stub-model (mentions v2, summary v2)" in line and "listed items dropped" in line
+
+
+def unlabelled_chunk(chunk: str) -> bool:
+    """The chunks the patchy stub below leaves without a usable summary: about one in five, by content."""
+    return hashlib.sha256(chunk.encode()).digest()[0] % 5 == 0
+
+
+def test_allow_unlabelled_writes_only_the_rows_whose_chunks_all_got_a_label(data, mirror, tmp_path):
+    def patchy_summaries(body: dict) -> str:
+        match = PASSAGE.search(prompt_text(body))
+        if match is None:
+            return "OK"
+        return "   " if unlabelled_chunk(match.group(1)) else stub_summary(match.group(1))
+
+    lengths = ",".join(label for label, _ in LENGTHS)
+    with OpenAIStub(patchy_summaries) as server:
+        out = tmp_path / "out"
+        code, output = run("--suite", "ethic", "--tasks", "organizing", "--sources", str(mirror), "--rows", "4", "--lengths", lengths,
+                           "--out", str(out), "--annotator-model", "patchy-model", "--annotator-base-url", server.base_url,
+                           "--allow-unlabelled")
+        asked = [PASSAGE.search(prompt_text(request.body)).group(1) for request in server.requests if PASSAGE.search(prompt_text(request.body))]
+    assert code == 0, output
+    failed = sum(unlabelled_chunk(chunk) for chunk in set(asked))
+    assert failed and f"{failed} of {len(set(asked))} chunks got no usable label" in output
+    manifest = json.loads((out / "manifest.json").read_text())
+    left_out = manifest["annotator"]["rows_left_out"]["organizing"]
+    assert manifest["annotator"]["unlabelled"] == {"chunks": failed, "reasons": {"invalid reply": failed}}
+    written_total = 0
+    for label, _ in LENGTHS:
+        written = records(out, "organizing", label) if (out / "organizing" / f"{label}.jsonl").exists() else []
+        written_total += len(written)
+        assert len(written) + left_out[label] == 4
+        full = {row["id"]: row for row in records(data, "organizing", label)}
+        for row in written:  # a written row is the fully labelled run's row, and none of its sections lacks a label
+            assert row == full[row["id"]]
+            assert not any(unlabelled_chunk(section) for section in sections(row["prompt"], "Summaries, shuffled:"))
+        if left_out[label]:
+            assert any(s["task"] == "organizing" and s["label"] == label and "no usable label" in s["reason"]
+                       for s in manifest["shortfalls"])
+    assert 0 < written_total < 12
+    assert manifest["options"]["annotator"]["allow_unlabelled"] is True

@@ -5,7 +5,8 @@ and the sha256 of the prompt, which holds the prompt's wording (its version) and
 regenerating at other lengths, seeds or row counts asks only for chunks not seen before, and changing
 server (a local copy of the same model) costs nothing. Only readable replies are cached. A chunk left
 without a label (a failed request, a cut-off or unreadable reply) stops the run with one line saying
-how many and why, before anything is written; rerunning asks only for those.
+how many and why, before anything is written; rerunning asks only for those. With ``allow_unlabelled`` the run
+goes on without those labels instead, and the builders leave out (and count) every row that needs one.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ class Annotations:
 
     labels: dict[tuple[str, str], dict] = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+
+    def labelled(self, kind: str, chunk: str) -> bool:
+        """Whether the chunk got a usable label of ``kind`` (only ever not, under ``allow_unlabelled``)."""
+        return (kind, chunk) in self.labels
 
     def summary(self, chunk: str) -> str:
         """The chunk's summary (a ``KeyError`` names a chunk that was not annotated: a planning bug)."""
@@ -56,10 +61,12 @@ def plan_annotations(options: JudgeOptions, requests: list[tuple[str, str]]) -> 
     return make_annotator(options).plan([annotation_prompt(kind, chunk) for kind, chunk in requests])
 
 
-def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress: bool = True) -> Annotations:
+def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress: bool = True,
+             allow_unlabelled: bool = False) -> Annotations:
     """Label every (kind, chunk) pair: cached replies first, the rest asked of the annotator (checked first).
 
-    Raises :class:`UserError` when the server does not answer or any chunk is left without a label.
+    Raises :class:`UserError` when the server does not answer, or when any chunk is left without a label unless
+    ``allow_unlabelled`` (then the labels leave those chunks out and ``info["unlabelled"]`` counts them by reason).
     """
     annotator = make_annotator(options)
     prompts = [annotation_prompt(kind, chunk) for kind, chunk in dict.fromkeys(requests)]
@@ -68,12 +75,12 @@ def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress
     annotator.grade(prompts, progress=progress)
     verdicts = [annotator.verdicts[prompt.text] for prompt in prompts]
     failed = Counter(verdict.reason or "no label" for verdict in verdicts if verdict.parts is None)
-    if failed:
-        reasons = ", ".join(f"{reason} {count}" for reason, count in failed.most_common())
-        raise UserError(f"annotator {options.model}: {sum(failed.values())} of {len(prompts)} chunks got no usable label "
-                        f"({reasons}); nothing was written. Rerun to ask again for those only (the others are cached), "
-                        "or try a larger --annotator-max-tokens or another --annotator-model")
-    labels = {(prompt.metric, prompt.reference): verdict.parts for prompt, verdict in zip(prompts, verdicts)}
+    if failed and not allow_unlabelled:
+        raise UserError(f"annotator {options.model}: {unlabelled_line(failed, len(prompts))}; nothing was written. Rerun to "
+                        "ask again for those only (the others are cached), try a larger --annotator-max-tokens or another "
+                        "--annotator-model, or give --allow-unlabelled to leave out the rows that need them")
+    labels = {(prompt.metric, prompt.reference): verdict.parts for prompt, verdict in zip(prompts, verdicts)
+              if verdict.parts is not None}
     kinds = Counter(prompt.metric for prompt in prompts)
     info = {
         "model": options.model, "base_url": options.base_url, "max_tokens": options.max_tokens, "temperature": 0.0,
@@ -84,5 +91,12 @@ def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress
         "cut_off_replies_kept": sum(prompt.text in annotator.cut_off for prompt in prompts),
         "names_not_in_chunk": sum((parts or {}).get("dropped", 0) for parts in labels.values()),
         "notes": notes,
+        **({"unlabelled": {"chunks": sum(failed.values()), "reasons": dict(failed.most_common())}} if failed else {}),
     }
     return Annotations(labels, info)
+
+
+def unlabelled_line(failed: Counter, chunks: int) -> str:
+    """``"N of M chunks got no usable label (reason n, ...)"``."""
+    reasons = ", ".join(f"{reason} {count}" for reason, count in failed.most_common())
+    return f"{sum(failed.values())} of {chunks} chunks got no usable label ({reasons})"

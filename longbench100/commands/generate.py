@@ -43,6 +43,9 @@ from .sources import SOURCES_HELP
 @click.option("--annotator-api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable holding the annotator API key (optional for local servers).")
 @click.option("--annotator-concurrency", type=click.IntRange(1), default=8, show_default=True, help="Parallel annotator calls.")
 @click.option("--annotator-max-tokens", type=click.IntRange(16), default=400, show_default=True, help="Reply budget of one annotator call (a cut-off reply is no label).")
+@click.option("--allow-unlabelled", is_flag=True, help="When the annotator gives some chunks no usable label (a small model's "
+              "looping or empty replies), write the rows that do not need them and leave out the rest, counted in the "
+              "manifest's shortfalls; without it such a run stops before writing anything.")
 @click.option("--dry-run", is_flag=True, help="Print the annotator calls (after cache hits) and their prompt tokens, then stop: nothing is sent or written.")
 @click.option("--wait", is_flag=True, help="When another run is writing the same --out, wait for it instead of refusing.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
@@ -50,7 +53,7 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
              workers: int, templates_dir: Path | None, resume: bool, whole_documents: bool, chat_template: bool,
              reserve_output: int, unpaired: bool, negatives: str, verify_counts: bool, check_shortcuts: bool,
              annotator_model: str | None, annotator_base_url: str, annotator_api_key_env: str, annotator_concurrency: int,
-             annotator_max_tokens: int, dry_run: bool, wait: bool, quiet: bool) -> None:
+             annotator_max_tokens: int, allow_unlabelled: bool, dry_run: bool, wait: bool, quiet: bool) -> None:
     """Generate benchmark samples whose whole prompt fits an exact token budget.
 
     Each sample hides its ground truth among real distractor documents of the same kind, pads with
@@ -76,7 +79,7 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
         tasks=pick_tasks(tasks, suite), lengths=tuple(parse_length_list(lengths)) if lengths is not None else suite.lengths, rows=rows, seed=seed,
         tokenizer=tokenizer_spec, out=out, sources=sources_option, templates=templates_dir, workers=workers, resume=resume,
         whole_documents=whole_documents, chat_template=chat_template, reserve_output=reserve_output, unpaired=unpaired, negatives=negatives, suite=suite,
-        suite_rules=bool(suite_spec) or tasks.strip() == "all", verify_counts=verify_counts, check_shortcuts=check_shortcuts, wait=wait, dry_run=dry_run,
+        suite_rules=bool(suite_spec) or tasks.strip() == "all", verify_counts=verify_counts, check_shortcuts=check_shortcuts, wait=wait, dry_run=dry_run, allow_unlabelled=allow_unlabelled,
         annotator=JudgeOptions(annotator_model or None, annotator_base_url, annotator_api_key_env, annotator_concurrency, annotator_max_tokens),
     )
     manifest = run_generate(options, echo=click.echo, progress=not quiet)

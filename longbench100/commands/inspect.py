@@ -115,7 +115,17 @@ def _annotator_line(manifest: dict) -> str | None:
     versions = ", ".join(f"{kind} v{version}" for kind, version in (info.get("prompt_versions") or {}).items())
     return (f"chunk labels by annotator {info.get('model')} ({versions}): {labels}; {info.get('calls')} calls, "
             f"{info.get('cache_hits')} from the cache, {info.get('cut_off_replies_kept', 0)} cut-off replies kept, "
-            f"{info.get('names_not_in_chunk', 0)} listed items dropped (not shaped as their type or not in their chunk)")
+            f"{info.get('names_not_in_chunk', 0)} listed items dropped (not shaped as their type or not in their chunk)"
+            + _unlabelled_part(info))
+
+
+def _unlabelled_part(info: dict) -> str:
+    """``"; N chunks without a usable label, M rows left out"`` for a run with --allow-unlabelled that needed it."""
+    unlabelled = info.get("unlabelled")
+    if not isinstance(unlabelled, dict):
+        return ""
+    rows = sum(count for by_label in (info.get("rows_left_out") or {}).values() for count in by_label.values())
+    return f"; {unlabelled.get('chunks')} chunks without a usable label, {rows} rows left out (--allow-unlabelled)"
 
 
 def _shortcut_line(manifest: dict, out: Path) -> str:

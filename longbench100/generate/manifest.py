@@ -77,7 +77,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
             }
             if result.rows < options.rows:
                 shortfalls.append({"task": task, "label": label, "rows": result.rows, "requested": options.rows,
-                                   "reason": "no ground-truth item fits" if result.eligible == 0 else "rows did not fit the budget"})
+                                   "reason": _shortfall_reason(result, (annotator or {}).get("rows_left_out", {}).get(task, {}).get(label, 0))})
     manifest = {
         "tool": "longbench100",
         "version": __version__,
@@ -113,3 +113,10 @@ def record_shortcut_check(out: Path, manifest: dict, verdict: dict) -> dict:
     manifest = {**manifest, "shortcuts": verdict}
     write_json_atomic(out / MANIFEST, manifest, indent=2)
     return manifest
+
+
+def _shortfall_reason(result, unlabelled_rows: int) -> str:
+    """Why a task and length has fewer rows than asked (``unlabelled_rows``: rows left out for want of chunk labels)."""
+    if unlabelled_rows:
+        return f"{unlabelled_rows} rows need a chunk the annotator gave no usable label (--allow-unlabelled)"
+    return "no ground-truth item fits" if result.eligible == 0 else "rows did not fit the budget"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -65,6 +66,7 @@ class GenerateOptions:
     wait: bool = False  # wait for another run writing the same --out instead of refusing
     annotator: JudgeOptions = field(default_factory=JudgeOptions)  # labels the one-document tasks' chunks (model None: none)
     dry_run: bool = False  # count the annotator's calls and tokens, then stop without writing
+    allow_unlabelled: bool = False  # leave out the rows that need a chunk the annotator gave no usable label (else stop)
     suite: Suite = field(default_factory=lambda: load_suite(DEFAULT_SUITE))  # recorded; gives each task's metric
     suite_rules: bool = True  # apply the suite's stand_ins = false (off when tasks were named and the suite only inferred)
 
@@ -77,7 +79,8 @@ class GenerateOptions:
             **({"negatives": self.negatives} if any(BUILDERS[task].uses_negatives for task in self.tasks) else {}),
             "templates": "user folder" if self.templates else "packaged",
             "suite": {"name": self.suite.name, "sha256": self.suite.sha256},
-            **({"annotator": {"model": self.annotator.model, "prompt_versions": dict(PROMPT_VERSIONS)}} if self.annotated_tasks() else {}),
+            **({"annotator": {"model": self.annotator.model, "prompt_versions": dict(PROMPT_VERSIONS),
+                              **({"allow_unlabelled": True} if self.allow_unlabelled else {})}} if self.annotated_tasks() else {}),
         }
 
     def annotated_tasks(self) -> list[str]:
@@ -256,9 +259,9 @@ def _annotate(options: GenerateOptions, builders: dict[str, TaskBuilder], tokeni
     requests = _annotation_requests(options, builders, tokenizer, budgets)
     if not requests:
         return None
-    from ..annotation.annotator import annotate  # the HTTP client loads only when a task needs labels
+    from ..annotation.annotator import annotate, unlabelled_line  # the HTTP client loads only when a task needs labels
 
-    annotations = annotate(options.annotator, requests, progress=progress)
+    annotations = annotate(options.annotator, requests, progress=progress, allow_unlabelled=options.allow_unlabelled)
     for note in annotations.info.pop("notes"):
         echo(note)
     info = annotations.info
@@ -266,7 +269,21 @@ def _annotate(options: GenerateOptions, builders: dict[str, TaskBuilder], tokeni
     for builder in builders.values():
         if isinstance(builder, OneDocumentTask):
             builder.annotations = annotations
+    if "unlabelled" in info:
+        info["rows_left_out"] = _rows_without_labels(options, builders, tokenizer)
+        left = sum(count for by_label in info["rows_left_out"].values() for count in by_label.values())
+        failed = Counter(info["unlabelled"]["reasons"])
+        echo(f"warning: annotator {info['model']}: {unlabelled_line(failed, sum(info['chunks'].values()))}; "
+             f"{left} rows that need them are left out (--allow-unlabelled; counted in the manifest)")
     return info
+
+
+def _rows_without_labels(options: GenerateOptions, builders: dict[str, TaskBuilder], tokenizer) -> dict[str, dict[str, int]]:
+    """Per one-document task and length, the requested rows that need a chunk left without a label."""
+    return {task: {label: builder.rows_without_labels(tokenizer, options.seed, options.rows,
+                                                      budget - reserved_output(task, options.reserve_output))
+                   for label, budget in options.lengths}
+            for task, builder in builders.items() if isinstance(builder, OneDocumentTask)}
 
 
 def _dry_run(options: GenerateOptions, location: SourceLocation, echo: Callable[[str], None], progress: bool) -> dict:

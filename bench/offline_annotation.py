@@ -1,0 +1,185 @@
+"""Annotate with a real model on a GPU machine that no server can reach: record, infer, replay.
+
+The annotator step of ``generate`` talks to an OpenAI-compatible server. Where the only GPU at hand is a
+machine without network access (and without vLLM), this script splits the run in three:
+
+1. ``record``: here, a model-free stand-in server answers ``generate`` with plausible labels and records
+   every distinct request (its messages and reply budget) to a JSONL file. Use a throwaway
+   ``LONGBENCH100_CACHE`` for this run: its labels are not the model's. Record more rows than you will
+   generate, so documents chosen in place of a dropped row are covered too.
+2. ``infer``: on the GPU machine, the model (a GGUF file, read by ``transformers``) answers every recorded
+   request with greedy decoding, in batches, applying its own chat template, as a server would.
+3. ``serve``: here again, a server answers ``generate`` with exactly those replies (token usage and
+   ``finish_reason`` as the model produced them); a request that was not recorded is refused with an error,
+   so the run stops loudly instead of inventing a label.
+
+Usage::
+
+    python bench/offline_annotation.py record --port 8766 --out requests.jsonl &
+    LONGBENCH100_CACHE=/tmp/throwaway longbench100 generate --suite ethic ... --annotator-model smollm2 \
+        --annotator-base-url http://127.0.0.1:8766/v1
+    python bench/offline_annotation.py infer --model SmolLM2-135M-Instruct.Q4_1.gguf --requests requests.jsonl \
+        --out replies.jsonl                                   # on the GPU machine
+    python bench/offline_annotation.py serve --port 8767 --replies replies.jsonl &
+    longbench100 generate --suite ethic ... --annotator-model smollm2 --annotator-base-url http://127.0.0.1:8767/v1
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+PASSAGE = re.compile(r"<passage>\n(.*)\n</passage>", re.DOTALL)
+REFERENCE = re.compile(r"\b(?:(?:Section|Article|Exhibit|Schedule|Appendix|Clause)s? [0-9A-Z][0-9.()a-z]*"
+                       r"|[A-Z][A-Za-z ]{2,40} Act(?: of \d{4})?)")
+PERSON = re.compile(r"\b(?:Mr\.|Mrs\.|Miss|Dr\.)? ?[A-Z][a-z]+ [A-Z][a-z]+\b")
+
+
+def request_key(messages: list[dict], max_tokens: int | None) -> str:
+    """The sha256 naming one request: its messages and reply budget (the rest of a body does not change a reply)."""
+    return hashlib.sha256(json.dumps([messages, max_tokens], ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
+def stand_in_label(prompt: str) -> str:
+    """A model-free label for the recording run: capitalised runs as names or references, frequent words as a summary."""
+    match = PASSAGE.search(prompt)
+    if match is None:
+        return "OK"
+    chunk = match.group(1)
+    if "legal reference" in prompt:
+        return "; ".join(dict.fromkeys(found.strip() for found in REFERENCE.findall(chunk))) or "NONE"
+    if "List every person" in prompt:
+        return "; ".join(dict.fromkeys(found.strip() for found in PERSON.findall(chunk))) or "NONE"
+    names = Counter(re.findall(r"\b[A-Z][a-z]{2,}\b", chunk)).most_common(5)
+    return f"This part concerns {', '.join(name for name, _ in names) or 'nobody named'} and what they do."
+
+
+def record(args: argparse.Namespace) -> None:
+    """Serve stand-in labels and append every distinct request to ``--out`` until interrupted."""
+    from tests.openai_stub import OpenAIStub, prompt_text
+
+    seen: set[str] = set()
+    lock = threading.Lock()
+    out = open(args.out, "a", encoding="utf-8")
+
+    def responder(body: dict) -> str:
+        key = request_key(body["messages"], body.get("max_tokens"))
+        with lock:
+            if key not in seen:
+                seen.add(key)
+                out.write(json.dumps({"key": key, "messages": body["messages"], "max_tokens": body.get("max_tokens")},
+                                     ensure_ascii=False) + "\n")
+                out.flush()
+        return stand_in_label(prompt_text(body))
+
+    with OpenAIStub(responder, model=args.model, port=args.port) as server:
+        print("recording at", server.base_url, flush=True)
+        while True:
+            time.sleep(3600)
+
+
+def infer(args: argparse.Namespace) -> None:
+    """Answer every recorded request with the model (greedy), longest prompts first, in batches; write JSONL."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model_path = Path(args.model)
+    tokenizer = AutoTokenizer.from_pretrained(model_path.parent, gguf_file=model_path.name)
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(model_path.parent, gguf_file=model_path.name, dtype=getattr(torch, args.dtype))
+    model = model.to("cuda" if torch.cuda.is_available() else "cpu").eval()
+    requests = [json.loads(line) for line in open(args.requests, encoding="utf-8")]
+    done = {json.loads(line)["key"] for line in open(args.out, encoding="utf-8")} if Path(args.out).exists() else set()
+    pending = [request for request in requests if request["key"] not in done]
+    encoded = [tokenizer.apply_chat_template(request["messages"], add_generation_prompt=True, tokenize=True) for request in pending]
+    encoded = [ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids for ids in encoded]
+    order = sorted(range(len(pending)), key=lambda index: (-len(encoded[index]), pending[index]["max_tokens"] or 0))
+    started = time.perf_counter()
+    with open(args.out, "a", encoding="utf-8") as out:
+        for first in range(0, len(order), args.batch):
+            batch = order[first:first + args.batch]
+            budget = max(pending[index]["max_tokens"] or args.default_max_tokens for index in batch)
+            inputs = tokenizer.pad({"input_ids": [encoded[index] for index in batch]}, return_tensors="pt").to(model.device)
+            with torch.inference_mode():
+                output = model.generate(**inputs, max_new_tokens=budget, do_sample=False, pad_token_id=tokenizer.pad_token_id)
+            for row, index in enumerate(batch):
+                limit = pending[index]["max_tokens"] or args.default_max_tokens
+                new = output[row, inputs["input_ids"].shape[1]:].tolist()
+                stop = _first_stop(new, model, tokenizer)
+                finish = "stop" if stop is not None and stop < limit else "length"
+                kept = new[:stop] if finish == "stop" else new[:limit]
+                out.write(json.dumps({"key": pending[index]["key"], "text": tokenizer.decode(kept, skip_special_tokens=True),
+                                      "prompt_tokens": len(encoded[index]), "completion_tokens": len(kept),
+                                      "finish_reason": finish}, ensure_ascii=False) + "\n")
+            out.flush()
+            print(f"{first + len(batch)}/{len(order)} in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def _first_stop(tokens: list[int], model, tokenizer) -> int | None:
+    """Where generation stopped: the first end-of-turn token (the model's configured ones, or the tokenizer's)."""
+    configured = model.generation_config.eos_token_id
+    stops = set(configured if isinstance(configured, list) else [configured]) | {tokenizer.eos_token_id}
+    return next((at for at, token in enumerate(tokens) if token in stops), None)
+
+
+def serve(args: argparse.Namespace) -> None:
+    """Answer each request with the model's recorded reply; refuse a request that was not recorded."""
+    from tests.openai_stub import OpenAIStub
+
+    replies = {}
+    for line in open(args.replies, encoding="utf-8"):
+        reply = json.loads(line)
+        replies[reply["key"]] = reply
+
+    def responder(body: dict):
+        reply = replies.get(request_key(body["messages"], body.get("max_tokens")))
+        if reply is None:
+            return 400, {"error": {"message": "this request was not recorded for the offline model", "type": "BadRequestError"}}
+        usage = {"prompt_tokens": reply["prompt_tokens"], "completion_tokens": reply["completion_tokens"],
+                 "total_tokens": reply["prompt_tokens"] + reply["completion_tokens"]}
+        return 200, {"id": "offline-" + reply["key"][:12], "object": "chat.completion", "model": args.model,
+                     "choices": [{"index": 0, "message": {"role": "assistant", "content": reply["text"]},
+                                  "finish_reason": reply["finish_reason"]}], "usage": usage}
+
+    with OpenAIStub(responder, model=args.model, port=args.port) as server:
+        print(f"replaying {len(replies)} replies at", server.base_url, flush=True)
+        while True:
+            time.sleep(3600)
+
+
+def main() -> None:
+    """Parse the subcommand and run it."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    recorder = commands.add_parser("record", help="serve stand-in labels and record the requests")
+    recorder.add_argument("--port", type=int, default=8766)
+    recorder.add_argument("--out", required=True)
+    recorder.add_argument("--model", default="smollm2")
+    inference = commands.add_parser("infer", help="answer the recorded requests with a GGUF model (GPU machine)")
+    inference.add_argument("--model", required=True, help="path of the .gguf file")
+    inference.add_argument("--requests", required=True)
+    inference.add_argument("--out", required=True)
+    inference.add_argument("--batch", type=int, default=128)
+    inference.add_argument("--dtype", default="float32")
+    inference.add_argument("--default-max-tokens", type=int, default=400)
+    replay = commands.add_parser("serve", help="replay the model's replies as an OpenAI-compatible server")
+    replay.add_argument("--port", type=int, default=8767)
+    replay.add_argument("--replies", required=True)
+    replay.add_argument("--model", default="smollm2")
+    args = parser.parse_args()
+    {"record": record, "infer": infer, "serve": serve}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
