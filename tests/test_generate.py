@@ -290,7 +290,7 @@ def test_lengths_nothing_fits_give_fewer_rows_and_say_so(mirror: Path, tmp_path:
     run_generate(_options(mirror, out, tasks=("single_doc_sum",), lengths=(("100", 100),)), echo=messages.append, progress=False)
     assert any("shortfall: single_doc_sum 100: 0 of 4 rows" in m for m in messages)
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["shortfalls"][0]["reason"] == "no ground-truth item fits"
+    assert manifest["shortfalls"][0]["reason"] == "no ground-truth item fits this length"
 
 
 @pytest.mark.parametrize(

@@ -77,7 +77,7 @@ def test_a_document_shorter_than_the_length_is_not_used(mirror, tmp_path):
     out = generate(tmp_path / "big", "--tasks", "long_doc_qa", "--sources", str(mirror), "--rows", "2", "--lengths", "64k")
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["tasks"]["long_doc_qa"]["lengths"]["64k"]["rows"] == 0
-    assert manifest["shortfalls"][0]["reason"] == "no ground-truth item fits"
+    assert manifest["shortfalls"][0]["reason"] == "no ground-truth item fits this length"
 
 
 def test_helmet_suite_uses_the_long_document_tasks():

@@ -2,7 +2,6 @@
 prompt re-read independently of the builder (one document's consecutive chunks, labels from the stub),
 budgets, pairing, caching, --dry-run, refusals and loud failures, and the recalling metric."""
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -354,42 +353,57 @@ def test_inspect_says_who_labelled_the_chunks(data):
     assert "stub-model (mentions v2, summary v2)" in line and "listed items dropped" in line
 
 
-def unlabelled_chunk(chunk: str) -> bool:
-    """The chunks the patchy stub below leaves without a usable summary: about one in five, by content."""
-    return hashlib.sha256(chunk.encode()).digest()[0] % 5 == 0
+
+def used_chunks(row: dict, book: str) -> list[str]:
+    """The chunk texts a row's prompt holds, from its recorded character spans in the book."""
+    return [book[start:end].strip() for start, end in row["gold"]["chunk_chars"]]
 
 
-def test_allow_unlabelled_writes_only_the_rows_whose_chunks_all_got_a_label(data, mirror, tmp_path):
-    def patchy_summaries(body: dict) -> str:
+def test_allow_unlabelled_leaves_out_exactly_the_rows_that_need_a_failed_chunk(data, mirror, tmp_path):
+    texts = books(mirror)
+    first = records(data, "organizing", "8k")[0]
+    failing = used_chunks(first, texts[first["gold"]["doc_ids"][0]])[1]  # organizing row 0's second section, at every length
+
+    def patchy(body: dict) -> str:
         match = PASSAGE.search(prompt_text(body))
-        if match is None:
-            return "OK"
-        return "   " if unlabelled_chunk(match.group(1)) else stub_summary(match.group(1))
+        if match is not None and match.group(1) == failing:
+            return "   "  # no label, for every kind asked of this chunk
+        return annotator(body)
 
     lengths = ",".join(label for label, _ in LENGTHS)
-    with OpenAIStub(patchy_summaries) as server:
+    args = ("--suite", "ethic", "--tasks", ",".join(TASKS), "--sources", str(mirror), "--rows", "4", "--lengths", lengths,
+            "--annotator-model", "patchy-model", "--workers", "2")
+    with OpenAIStub(patchy) as server:
+        code, output = run(*args, "--out", str(tmp_path / "stopped"), "--annotator-base-url", server.base_url)
+        assert code != 0 and "--allow-unlabelled" in output and not list((tmp_path / "stopped").glob("*/*.jsonl"))
         out = tmp_path / "out"
-        code, output = run("--suite", "ethic", "--tasks", "organizing", "--sources", str(mirror), "--rows", "4", "--lengths", lengths,
-                           "--out", str(out), "--annotator-model", "patchy-model", "--annotator-base-url", server.base_url,
-                           "--allow-unlabelled")
-        asked = [PASSAGE.search(prompt_text(request.body)).group(1) for request in server.requests if PASSAGE.search(prompt_text(request.body))]
+        code, output = run(*args, "--out", str(out), "--annotator-base-url", server.base_url, "--allow-unlabelled")
     assert code == 0, output
-    failed = sum(unlabelled_chunk(chunk) for chunk in set(asked))
-    assert failed and f"{failed} of {len(set(asked))} chunks got no usable label" in output
+    assert re.search(r"warning: annotator patchy-model: \d+ of \d+ chunks got no usable label \(invalid reply \d+\)", output)
     manifest = json.loads((out / "manifest.json").read_text())
-    left_out = manifest["annotator"]["rows_left_out"]["organizing"]
-    assert manifest["annotator"]["unlabelled"] == {"chunks": failed, "reasons": {"invalid reply": failed}}
-    written_total = 0
-    for label, _ in LENGTHS:
-        written = records(out, "organizing", label) if (out / "organizing" / f"{label}.jsonl").exists() else []
-        written_total += len(written)
-        assert len(written) + left_out[label] == 4
-        full = {row["id"]: row for row in records(data, "organizing", label)}
-        for row in written:  # a written row is the fully labelled run's row, and none of its sections lacks a label
-            assert row == full[row["id"]]
-            assert not any(unlabelled_chunk(section) for section in sections(row["prompt"], "Summaries, shuffled:"))
-        if left_out[label]:
-            assert any(s["task"] == "organizing" and s["label"] == label and "no usable label" in s["reason"]
-                       for s in manifest["shortfalls"])
-    assert 0 < written_total < 12
+    expected_left_out = {}
+    for task in TASKS:
+        for label, _ in LENGTHS:
+            full = records(data, task, label)
+            needing = [row["row"] for row in full if failing in used_chunks(row, texts[row["gold"]["doc_ids"][0]])]
+            written = records(out, task, label)
+            assert [row["row"] for row in written] == [row["row"] for row in full if row["row"] not in needing]
+            assert all(row == next(f for f in full if f["id"] == row["id"]) for row in written)  # the other rows, unchanged
+            entry = manifest["tasks"][task]["lengths"][label]
+            assert entry.get("unlabelled_rows", []) == needing
+            if needing:
+                expected_left_out.setdefault(task, {})[label] = len(needing)
+                verb = "needs" if len(needing) == 1 else "need"
+                line = f"shortfall: {task} {label}: {len(written)} of 4 rows ({len(needing)} row{'s' if len(needing) > 1 else ''} {verb} a chunk"
+                assert line in output
+    assert expected_left_out.get("organizing", {}).get("8k") == 1  # the test exercises what it means to
+    assert {task: {label: n for label, n in by_label.items() if n} for task, by_label in manifest["annotator"]["rows_left_out"].items()} == expected_left_out
     assert manifest["options"]["annotator"]["allow_unlabelled"] is True
+    inspected = CliRunner().invoke(main, ["inspect", str(out)])
+    assert f"{sum(n for by in expected_left_out.values() for n in by.values())} rows left out (--allow-unlabelled)" in inspected.output
+    with OpenAIStub(annotator) as server:  # every label comes now; the finished files keep their left-out rows, and say so
+        code, output = run(*args, "--out", str(out), "--annotator-base-url", server.base_url, "--allow-unlabelled", "--resume")
+    assert code == 0, output
+    resumed = json.loads((out / "manifest.json").read_text())
+    assert "unlabelled" not in resumed["annotator"] and resumed["annotator"]["rows_left_out"] == manifest["annotator"]["rows_left_out"]
+    assert resumed["shortfalls"] == manifest["shortfalls"]

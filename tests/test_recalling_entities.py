@@ -160,4 +160,4 @@ def test_a_contract_that_cites_nothing_gives_no_row(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     written = records(tmp_path / "out", "recalling", "8k")
     assert len(written) == 1 and written[0]["gold"]["mentions"]
-    assert "shortfall: recalling 8k: 1 of 2 rows (1 rows could not be built: their material does not fit the budget, or holds nothing to ask)" in result.output
+    assert "shortfall: recalling 8k: 1 of 2 rows (1 row could not be built: the material does not fit the budget, or holds nothing to ask)" in result.output

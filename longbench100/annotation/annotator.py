@@ -6,13 +6,12 @@ regenerating at other lengths, seeds or row counts asks only for chunks not seen
 server (a local copy of the same model) costs nothing. Only readable replies are cached. A chunk left
 without a label (a failed request, a cut-off or unreadable reply) stops the run with one line saying
 how many and why, before anything is written; rerunning asks only for those. With ``allow_unlabelled`` the run
-goes on without those labels instead, and the builders leave out (and count) every row that needs one.
+goes on without those labels instead, and a row whose building reads one of them is left out (and counted).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 
 from ..errors import UserError
 from ..paths import cache_dir
@@ -21,28 +20,9 @@ from ..scoring.judge_cache import JudgeCache
 from ..scoring.judge_prompts import JudgePrompt
 from ..scoring.judge_options import JudgeOptions
 from ..scoring.judge_setup import check_judge
-from .prompts import PROMPT_VERSIONS, SUMMARY, annotation_prompt_text
+from .labels import Annotations
+from .prompts import PROMPT_VERSIONS, annotation_prompt_text
 
-
-
-@dataclass
-class Annotations:
-    """The labels of the annotated chunks, by kind and chunk text, and what getting them cost."""
-
-    labels: dict[tuple[str, str], dict] = field(default_factory=dict)
-    info: dict = field(default_factory=dict)
-
-    def labelled(self, kind: str, chunk: str) -> bool:
-        """Whether the chunk got a usable label of ``kind`` (only ever not, under ``allow_unlabelled``)."""
-        return (kind, chunk) in self.labels
-
-    def summary(self, chunk: str) -> str:
-        """The chunk's summary (a ``KeyError`` names a chunk that was not annotated: a planning bug)."""
-        return self.labels[SUMMARY, chunk]["summary"]
-
-    def mentions(self, kind: str, chunk: str) -> list[str]:
-        """What the chunk names in annotation ``kind`` (one entity type), as the annotator wrote it (each found in the chunk)."""
-        return self.labels[kind, chunk]["mentions"]
 
 
 def annotation_prompt(kind: str, chunk: str) -> JudgePrompt:
@@ -81,6 +61,7 @@ def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress
                         "--annotator-model, or give --allow-unlabelled to leave out the rows that need them")
     labels = {(prompt.metric, prompt.reference): verdict.parts for prompt, verdict in zip(prompts, verdicts)
               if verdict.parts is not None}
+    unlabelled = frozenset((prompt.metric, prompt.reference) for prompt, verdict in zip(prompts, verdicts) if verdict.parts is None)
     kinds = Counter(prompt.metric for prompt in prompts)
     info = {
         "model": options.model, "base_url": options.base_url, "max_tokens": options.max_tokens, "temperature": 0.0,
@@ -93,7 +74,7 @@ def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress
         "notes": notes,
         **({"unlabelled": {"chunks": sum(failed.values()), "reasons": dict(failed.most_common())}} if failed else {}),
     }
-    return Annotations(labels, info)
+    return Annotations(labels, info, unlabelled)
 
 
 def unlabelled_line(failed: Counter, chunks: int) -> str:

@@ -120,12 +120,13 @@ def _annotator_line(manifest: dict) -> str | None:
 
 
 def _unlabelled_part(info: dict) -> str:
-    """``"; N chunks without a usable label, M rows left out"`` for a run with --allow-unlabelled that needed it."""
-    unlabelled = info.get("unlabelled")
-    if not isinstance(unlabelled, dict):
-        return ""
+    """``"; N chunks without a usable label, M rows left out"`` for a run with --allow-unlabelled that needed it (a
+    resumed run may have left rows out in its first part only)."""
+    unlabelled = info.get("unlabelled") if isinstance(info.get("unlabelled"), dict) else {}
     rows = sum(count for by_label in (info.get("rows_left_out") or {}).values() for count in by_label.values())
-    return f"; {unlabelled.get('chunks')} chunks without a usable label, {rows} rows left out (--allow-unlabelled)"
+    if not unlabelled and not rows:
+        return ""
+    return f"; {unlabelled.get('chunks', 0)} chunks without a usable label, {rows} rows left out (--allow-unlabelled)"
 
 
 def _shortcut_line(manifest: dict, out: Path) -> str:

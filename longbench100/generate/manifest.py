@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from .templates import PromptTemplates
 
 RUN_STATE = ".longbench100-run.json"
+UNLABELLED_LOG = ".longbench100-unlabelled.jsonl"
+"""Rows left out for want of chunk labels, one JSON line each, appended as they happen (so ``--resume`` keeps them)."""
 MANIFEST = "manifest.json"
 
 
@@ -74,10 +76,11 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
             tasks[task]["lengths"][label] = {
                 "rows": result.rows, "eligible_items": result.eligible, "paired_rows": result.paired_rows,
                 "reused_rows": result.reused, "failed_rows": result.failed_rows, "sources": result.sources,
+                **({"unlabelled_rows": result.unlabelled_rows} if result.unlabelled_rows else {}),
             }
             if result.rows < options.rows:
                 shortfalls.append({"task": task, "label": label, "rows": result.rows, "requested": options.rows,
-                                   "reason": _shortfall_reason(result, (annotator or {}).get("rows_left_out", {}).get(task, {}).get(label, 0))})
+                                   "reason": shortfall_reason(result, result.eligible != 0)})
     manifest = {
         "tool": "longbench100",
         "version": __version__,
@@ -102,7 +105,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
         "shortfalls": shortfalls,
         **({"skipped_tasks": skipped} if skipped else {}),
         **({"stand_ins_left_out": left_out} if left_out else {}),
-        **({"annotator": annotator} if annotator else {}),
+        **({"annotator": {**annotator, **_rows_left_out(results)}} if annotator else {}),
     }
     write_json_atomic(options.out / MANIFEST, manifest, indent=2)
     return manifest
@@ -115,8 +118,43 @@ def record_shortcut_check(out: Path, manifest: dict, verdict: dict) -> dict:
     return manifest
 
 
-def _shortfall_reason(result, unlabelled_rows: int) -> str:
-    """Why a task and length has fewer rows than asked (``unlabelled_rows``: rows left out for want of chunk labels)."""
-    if unlabelled_rows:
-        return f"{unlabelled_rows} rows need a chunk the annotator gave no usable label (--allow-unlabelled)"
-    return "no ground-truth item fits" if result.eligible == 0 else "rows did not fit the budget"
+
+def shortfall_reason(result: "LengthResult", has_items: bool) -> str:
+    """Why a task and length got fewer rows than asked: no item fits at all, or how many rows needed a chunk the
+    annotator gave no label (``--allow-unlabelled``) and how many others could not be built."""
+    if not has_items:
+        return "no ground-truth item fits this length"
+    unlabelled = len(result.unlabelled_rows)
+    others = len(result.failed_rows) - unlabelled
+    verb = "needs" if unlabelled == 1 else "need"
+    parts = [f"{unlabelled} {_rows(unlabelled)} {verb} a chunk the annotator gave no usable label (--allow-unlabelled)"] if unlabelled else []
+    if others:
+        parts.append(f"{others} {_rows(others)} could not be built: the material does not fit the budget, or holds nothing to ask")
+    return "; ".join(parts)
+
+
+def _rows_left_out(results: dict[str, dict[str, "LengthResult"]]) -> dict:
+    """``{"rows_left_out": {task: {label: rows}}}`` for the rows left out for want of chunk labels (else nothing)."""
+    left_out = {task: {label: len(result.unlabelled_rows) for label, result in by_label.items()}
+                for task, by_label in results.items() if any(result.unlabelled_rows for result in by_label.values())}
+    return {"rows_left_out": left_out} if left_out else {}
+
+
+def _rows(count: int) -> str:
+    """"row" or "rows"."""
+    return "row" if count == 1 else "rows"
+
+
+def log_unlabelled_row(out: Path, task: str, label: str, row: int) -> None:
+    """Note in ``out`` that a row was left out for a chunk without a label (kept across ``--resume``)."""
+    with open(out / UNLABELLED_LOG, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"task": task, "label": label, "row": row}) + "\n")
+
+
+def logged_unlabelled_rows(out: Path, task: str, label: str) -> set[int]:
+    """The rows of ``task`` at ``label`` noted by :func:`log_unlabelled_row` in this run or a resumed one."""
+    path = out / UNLABELLED_LOG
+    if not path.exists():
+        return set()
+    entries = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    return {entry["row"] for entry in entries if entry["task"] == task and entry["label"] == label}

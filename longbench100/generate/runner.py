@@ -13,6 +13,7 @@ from typing import Callable, Iterator
 
 from ..corpus import Corpus, load_corpus
 from ..datafolder import data_file_path
+from ..annotation.labels import UnlabelledChunk
 from ..annotation.prompts import PROMPT_VERSIONS
 from ..errors import UserError
 from ..scoring.judge_options import JudgeOptions
@@ -33,7 +34,8 @@ from ..writable import ensure_writable_dir
 from .base_lengths import base_length_warnings
 from .candidate_cache import cached_candidates
 from .fitting import BuildContext
-from .manifest import build_manifest, check_out_folder, claim_out_folder, record_shortcut_check
+from .manifest import (build_manifest, check_out_folder, claim_out_folder, log_unlabelled_row, logged_unlabelled_rows,
+                       record_shortcut_check, shortfall_reason)
 from .verify_counts import verify_prompt_counts
 from .output import LineAppender, completed_rows, partial_file, written_rows, written_rows_in, written_sources
 from .planner import LengthPlan, RowPlan, plan_rows, rows_per_source
@@ -98,6 +100,7 @@ class LengthResult:
     reused: int
     failed_rows: list[int]
     sources: dict[str, int] | None = None  # written rows per ground-truth source (None for synthetic tasks)
+    unlabelled_rows: list[int] = field(default_factory=list)  # of failed_rows: those that needed a chunk left without a label
 
 
 # Builders and contexts for worker processes; set before the pool forks so workers inherit them.
@@ -270,20 +273,10 @@ def _annotate(options: GenerateOptions, builders: dict[str, TaskBuilder], tokeni
         if isinstance(builder, OneDocumentTask):
             builder.annotations = annotations
     if "unlabelled" in info:
-        info["rows_left_out"] = _rows_without_labels(options, builders, tokenizer)
-        left = sum(count for by_label in info["rows_left_out"].values() for count in by_label.values())
         failed = Counter(info["unlabelled"]["reasons"])
-        echo(f"warning: annotator {info['model']}: {unlabelled_line(failed, sum(info['chunks'].values()))}; "
-             f"{left} rows that need them are left out (--allow-unlabelled; counted in the manifest)")
+        echo(f"warning: annotator {info['model']}: {unlabelled_line(failed, sum(info['chunks'].values()))}; a row that needs "
+             "one of them is left out (--allow-unlabelled; counted per task and length)")
     return info
-
-
-def _rows_without_labels(options: GenerateOptions, builders: dict[str, TaskBuilder], tokenizer) -> dict[str, dict[str, int]]:
-    """Per one-document task and length, the requested rows that need a chunk left without a label."""
-    return {task: {label: builder.rows_without_labels(tokenizer, options.seed, options.rows,
-                                                      budget - reserved_output(task, options.reserve_output))
-                   for label, budget in options.lengths}
-            for task, builder in builders.items() if isinstance(builder, OneDocumentTask)}
 
 
 def _dry_run(options: GenerateOptions, location: SourceLocation, echo: Callable[[str], None], progress: bool) -> dict:
@@ -354,8 +347,10 @@ def _write_length(options: GenerateOptions, task: str, label: str, budget: int, 
         appender = LineAppender(partial)
         bar = progress_bar(len(plan.rows), f"{task} {label}", "row", progress, initial=len(plan.rows) - len(jobs), leave=False)
         try:
-            for line in executor.map(_build_line, jobs, chunksize=1):
-                if line is not None:
+            for job, line in zip(jobs, executor.map(_build_line, jobs, chunksize=1)):
+                if line == UNLABELLED:  # (a JSON record never equals it; workers return a copy, so not `is`)
+                    log_unlabelled_row(options.out, task, label, job[3].row)
+                elif line is not None:
                     appender.write(line)
                 bar.update(1)
         except BaseException:
@@ -369,17 +364,26 @@ def _write_length(options: GenerateOptions, task: str, label: str, budget: int, 
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
     # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written
     sources = written_sources(final) if _STATE["builders"][task].chooses_own_items else rows_per_source(plan, built)
-    return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed, sources)
+    return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed, sources,
+                        sorted(logged_unlabelled_rows(options.out, task, label) & set(failed)))
+
+
+UNLABELLED = "unlabelled"
+"""What :func:`_build_line` returns for a row that needs a chunk the annotator gave no label (``--allow-unlabelled``)."""
 
 
 def _build_line(job: tuple[str, str, int, RowPlan]) -> str | None:
-    """Build one sample and serialise it as a JSON line (runs in a worker process when ``--workers`` > 1)."""
+    """Build one sample and serialise it as a JSON line (runs in a worker process when ``--workers`` > 1); ``None``
+    for a row that cannot be built, :data:`UNLABELLED` for one that needs a chunk left without a label."""
     task, label, budget, row_plan = job
     options: GenerateOptions = _STATE["options"]
     builder: TaskBuilder = _STATE["builders"][task]
     ctx = _context(options, _STATE["tokenizer"], task, label, budget)
     rng = derive_rng(options.seed, task, budget, row_plan.row)
-    sample = builder.build(ctx, row_plan.row, row_plan.candidate, rng)
+    try:
+        sample = builder.build(ctx, row_plan.row, row_plan.candidate, rng)
+    except UnlabelledChunk:
+        return UNLABELLED
     if sample is None:
         return None
     gold = {**sample.gold, "paired": row_plan.paired, "reused": row_plan.reused}
@@ -411,8 +415,7 @@ def _build_line(job: tuple[str, str, int, RowPlan]) -> str | None:
 def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: LengthPlan, result: LengthResult, rows: int) -> None:
     """Say on screen when a length got fewer rows than asked, or reused items."""
     if result.rows < rows:
-        reason = "no ground-truth item fits this length" if not plan.rows else f"{len(result.failed_rows)} rows could not be built: their material does not fit the budget, or holds nothing to ask"
-        echo(f"shortfall: {task} {label}: {result.rows} of {rows} rows ({reason})")
+        echo(f"shortfall: {task} {label}: {result.rows} of {rows} rows ({shortfall_reason(result, bool(plan.rows))})")
     if result.reused:
         echo(f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item")
 

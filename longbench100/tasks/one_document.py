@@ -38,7 +38,7 @@ from ..tokenization import Tokenizer
 from .base import Sample, TaskBuilder, distinct_texts
 
 if TYPE_CHECKING:
-    from ..annotation.annotator import Annotations  # the labels; the annotator itself loads only when one is asked
+    from ..annotation.labels import Annotations
 
 ORDER_KEY = "ethic-one-document"  # every one-document task draws the same document order, so they share annotations
 FRONT_CHUNKS = 1  # a document's opening chunks left out: a book's title page and contents, which would place Section 1 at sight
@@ -139,18 +139,6 @@ class OneDocumentTask(TaskBuilder):
                     requests.setdefault((self.kind_for(window.document), chunk.text))
         return list(requests)
 
-    def labelled(self, window: Window) -> bool:
-        """Whether every chunk of ``window`` got its label (a row that needs a chunk left unlabelled under
-        ``--allow-unlabelled`` is not written)."""
-        annotations = self.need_annotations()
-        kind = self.kind_for(window.document)
-        return all(annotations.labelled(kind, chunk.text) for chunk in window.chunks)
-
-    def rows_without_labels(self, tokenizer: Tokenizer, seed: int, rows: int, budget: int) -> int:
-        """How many of the first ``rows`` rows at ``budget`` need a chunk without a label (and so are not written)."""
-        windows = (self.window(tokenizer, seed, row, budget) for row in range(rows))
-        return sum(1 for window in windows if window is not None and not self.labelled(window))
-
     def need_annotations(self) -> Annotations:
         """The annotations given to this builder; building without them is a one-line error naming the option."""
         if self.annotations is None:
@@ -177,7 +165,7 @@ class OneDocumentTask(TaskBuilder):
     def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
         """The most chunks of the row's window that fit the budget with their answer room, counted exactly."""
         window = self.window(ctx.tokenizer, ctx.seed, row, ctx.budget)
-        if window is None or not self.labelled(window):
+        if window is None:
             return None
         seed = rng.getrandbits(64)
         chunks = list(window.chunks)
