@@ -97,8 +97,12 @@ class Haystack:
         offsets = list(itertools.accumulate((part_length(part) for part in parts), initial=0))
         return materialize(parts), [offsets[index] for index in where]
 
-    def tokens_per_unit(self, tokenizer: Tokenizer, sample: int = ESTIMATE_SAMPLE) -> float:
-        """Estimated tokens of one unit: the first ``sample`` units counted together (a guess for the search)."""
+    def tokens_per_unit(self, tokenizer: Tokenizer, index: TextIndex | JoinedIndex | None = None, sample: int = ESTIMATE_SAMPLE) -> float:
+        """Estimated tokens of one unit (a guess for the search): read off ``index`` (of :attr:`base`) where its
+        cut places span the text, else the first ``sample`` units counted together."""
+        span = index.inner(0, len(index.text)) if index is not None else None
+        if span is not None and span[1] > span[0] and span[2] > 0:
+            return span[2] * len(index.text) / (span[1] - span[0]) / max(1, len(self.units))
         units = self.units[:sample]
         return tokenizer.count(" ".join(units)) / max(1, len(units))
 
@@ -272,7 +276,7 @@ def _fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[flo
             return ctx.count_prompt(render(haystack.joined(count, needles, separator)[0]))
         return tokenizer.count_parts([frame[0], *haystack.layout(base, count, needles, separator)[0], frame[1]])
 
-    count = largest_fitting(prompt_tokens, ctx.budget, len(haystack.units), haystack.tokens_per_unit(ctx.tokenizer))
+    count = largest_fitting(prompt_tokens, ctx.budget, len(haystack.units), haystack.tokens_per_unit(ctx.tokenizer, base))
     if count is None:
         return None
     parts, where = haystack.layout(base, count, needles, separator)
