@@ -16,7 +16,7 @@ machine without network access (and without vLLM), this script splits the run in
 Usage::
 
     python bench/offline_annotation.py record --port 8766 --out requests.jsonl &
-    LONGBENCH100_CACHE=/tmp/throwaway longbench100 generate --suite ethic ... --annotator-model smollm2 \
+    LONGBENCH100_CACHE=throwaway-cache longbench100 generate --suite ethic ... --annotator-model smollm2 \
         --annotator-base-url http://127.0.0.1:8766/v1
     python bench/offline_annotation.py infer --model SmolLM2-135M-Instruct.Q4_1.gguf --requests requests.jsonl \
         --out replies.jsonl                                   # on the GPU machine
