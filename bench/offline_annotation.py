@@ -34,7 +34,9 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -63,13 +65,10 @@ def stand_in_label(prompt: str) -> str:
     return f"This part concerns {', '.join(name for name, _ in names) or 'nobody named'} and what they do."
 
 
-def record(args: argparse.Namespace) -> None:
-    """Serve stand-in labels and append every distinct request to ``--out`` until interrupted."""
-    from tests.openai_stub import OpenAIStub, prompt_text
-
+def recording_responder(out: TextIO) -> Callable[[dict], str]:
+    """A server responder that answers with :func:`stand_in_label` and appends each distinct request to ``out``."""
     seen: set[str] = set()
     lock = threading.Lock()
-    out = open(args.out, "a", encoding="utf-8")
 
     def responder(body: dict) -> str:
         key = request_key(body["messages"], body.get("max_tokens"))
@@ -79,9 +78,16 @@ def record(args: argparse.Namespace) -> None:
                 out.write(json.dumps({"key": key, "messages": body["messages"], "max_tokens": body.get("max_tokens")},
                                      ensure_ascii=False) + "\n")
                 out.flush()
-        return stand_in_label(prompt_text(body))
+        return stand_in_label("\n".join(str(message.get("content", "")) for message in body["messages"]))
 
-    with OpenAIStub(responder, model=args.model, port=args.port) as server:
+    return responder
+
+
+def record(args: argparse.Namespace) -> None:
+    """Serve stand-in labels and append every distinct request to ``--out`` until interrupted."""
+    from tests.openai_stub import OpenAIStub
+
+    with open(args.out, "a", encoding="utf-8") as out, OpenAIStub(recording_responder(out), model=args.model, port=args.port) as server:
         print("recording at", server.base_url, flush=True)
         while True:
             time.sleep(3600)
@@ -133,26 +139,35 @@ def _first_stop(tokens: list[int], model, tokenizer) -> int | None:
     return next((at for at, token in enumerate(tokens) if token in stops), None)
 
 
-def serve(args: argparse.Namespace) -> None:
-    """Answer each request with the model's recorded reply; refuse a request that was not recorded."""
-    from tests.openai_stub import OpenAIStub
+def replay_responder(replies: dict[str, dict], model: str) -> Callable[[dict], tuple[int, dict]]:
+    """A server responder answering each request with its recorded reply (by :func:`request_key`), with the
+    model's token usage and ``finish_reason``; a request that was not recorded gets HTTP 400."""
 
-    replies = {}
-    for line in open(args.replies, encoding="utf-8"):
-        reply = json.loads(line)
-        replies[reply["key"]] = reply
-
-    def responder(body: dict):
+    def responder(body: dict) -> tuple[int, dict]:
         reply = replies.get(request_key(body["messages"], body.get("max_tokens")))
         if reply is None:
             return 400, {"error": {"message": "this request was not recorded for the offline model", "type": "BadRequestError"}}
         usage = {"prompt_tokens": reply["prompt_tokens"], "completion_tokens": reply["completion_tokens"],
                  "total_tokens": reply["prompt_tokens"] + reply["completion_tokens"]}
-        return 200, {"id": "offline-" + reply["key"][:12], "object": "chat.completion", "model": args.model,
+        return 200, {"id": "offline-" + reply["key"][:12], "object": "chat.completion", "model": model,
                      "choices": [{"index": 0, "message": {"role": "assistant", "content": reply["text"]},
                                   "finish_reason": reply["finish_reason"]}], "usage": usage}
 
-    with OpenAIStub(responder, model=args.model, port=args.port) as server:
+    return responder
+
+
+def read_replies(path: str | Path) -> dict[str, dict]:
+    """The replies of an ``infer`` output file, by request key."""
+    with open(path, encoding="utf-8") as lines:
+        return {reply["key"]: reply for reply in map(json.loads, lines)}
+
+
+def serve(args: argparse.Namespace) -> None:
+    """Answer each request with the model's recorded reply; refuse a request that was not recorded."""
+    from tests.openai_stub import OpenAIStub
+
+    replies = read_replies(args.replies)
+    with OpenAIStub(replay_responder(replies, args.model), model=args.model, port=args.port) as server:
         print(f"replaying {len(replies)} replies at", server.base_url, flush=True)
         while True:
             time.sleep(3600)

@@ -1,0 +1,67 @@
+"""bench/offline_annotation.py: the requests recorded by one run, answered by replies written elsewhere and
+replayed, give generate exactly those labels (the record -> infer -> replay route of docs/local-model.md)."""
+
+import importlib.util
+import io
+import json
+from pathlib import Path
+
+from tests.generate_helpers import tree
+from tests.openai_stub import OpenAIStub
+from tests.test_one_document_tasks import annotator, run
+
+SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "offline_annotation.py"
+
+
+def load_script():
+    """The bench script as a module (bench/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("offline_annotation", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_recorded_requests_replayed_give_generate_the_same_labels(mirror, tmp_path, monkeypatch):
+    offline = load_script()
+    args = ("--suite", "ethic", "--tasks", "organizing,recalling", "--sources", str(mirror), "--rows", "2", "--lengths", "4k,8k",
+            "--annotator-model", "offline-model", "--workers", "1")
+    recorded = io.StringIO()
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "recording-cache"))
+    with OpenAIStub(offline.recording_responder(recorded)) as server:
+        code, output = run(*args, "--out", str(tmp_path / "recorded"), "--annotator-base-url", server.base_url)
+    assert code == 0, output
+    requests = [json.loads(line) for line in recorded.getvalue().splitlines()]
+    assert len({request["key"] for request in requests}) == len(requests) == len(server.requests)  # each distinct once
+
+    # the "model": the test annotator's label for each recorded request, as infer would write it
+    replies = {}
+    for request in requests:
+        text = annotator({"messages": request["messages"]})
+        replies[request["key"]] = {"key": request["key"], "text": text, "prompt_tokens": 1000, "completion_tokens": len(text.split()),
+                                   "finish_reason": "stop"}
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "replay-cache"))
+    with OpenAIStub(offline.replay_responder(replies, "offline-model")) as replay:
+        code, output = run(*args, "--out", str(tmp_path / "replayed"), "--annotator-base-url", replay.base_url)
+    assert code == 0, output
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "direct-cache"))
+    with OpenAIStub(annotator) as direct:
+        code, output = run(*args, "--out", str(tmp_path / "direct"), "--annotator-base-url", direct.base_url)
+    assert code == 0, output
+    assert tree(tmp_path / "replayed", skip=("manifest.json",)) == tree(tmp_path / "direct", skip=("manifest.json",))
+
+
+def test_a_request_that_was_not_recorded_is_refused_and_the_run_stops(mirror, tmp_path, monkeypatch):
+    offline = load_script()
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
+    preflight = {"messages": [{"role": "user", "content": "Reply with the single word OK."}], "max_tokens": 16}
+    key = offline.request_key(preflight["messages"], preflight["max_tokens"])
+    replies = {key: {"key": key, "text": "OK", "prompt_tokens": 9, "completion_tokens": 1, "finish_reason": "stop"}}
+    responder = offline.replay_responder(replies, "offline-model")
+    status, body = responder(preflight)
+    assert status == 200 and body["choices"][0]["message"]["content"] == "OK" and body["usage"]["total_tokens"] == 10
+    assert responder({**preflight, "max_tokens": 17})[0] == 400
+    with OpenAIStub(responder) as replay:
+        code, output = run("--suite", "ethic", "--tasks", "organizing", "--sources", str(mirror), "--rows", "1", "--lengths", "4k",
+                           "--out", str(tmp_path / "out"), "--annotator-model", "offline-model", "--annotator-base-url", replay.base_url)
+    assert code != 0 and "got no usable label" in output and "Traceback" not in output
+    assert not list((tmp_path / "out").glob("*/*.jsonl"))
