@@ -392,3 +392,13 @@ def test_generate_is_in_the_top_level_python_api(tmp_path: Path) -> None:
                                             tokenizer="cl100k_base", out=tmp_path / "data", sources="demo"), echo=lambda line: None, progress=False)
     assert manifest["options"]["rows"] == 2
     assert len((tmp_path / "data" / "kv_retrieval" / "2k.jsonl").read_text().splitlines()) == 2
+
+
+def test_resume_with_other_options_names_them_as_the_user_gave_them(mirror: Path, tmp_path: Path) -> None:
+    from longbench100.errors import UserError
+
+    out = tmp_path / "run"
+    run_generate(_options(mirror, out, tasks=("passage_count",)), echo=lambda _: None, progress=False)
+    with pytest.raises(UserError) as refused:
+        run_generate(_options(mirror, out, tasks=("passage_count",), seed=7, resume=True), echo=lambda _: None, progress=False)
+    assert "changed --seed (seed);" in str(refused.value) and "choose an empty --out folder" in str(refused.value)

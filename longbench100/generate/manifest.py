@@ -37,6 +37,17 @@ def check_out_folder(out: Path, resume: bool) -> None:
         raise UserError(f"--out {out} is not empty and holds no longbench100 run; choose an empty or new folder")
 
 
+CHANGED_WHAT = {
+    "tasks": "--tasks", "lengths": "--lengths", "rows": "--rows", "seed": "--seed", "tokenizer": "--tokenizer",
+    "whole_documents": "--whole-documents", "chat_template": "--chat-template", "reserve_output": "--reserve-output",
+    "paired": "--unpaired", "negatives": "--negatives", "templates": "--templates", "suite": "--suite or the suite file",
+    "annotator": "--annotator-model, --allow-unlabelled or the annotation prompts",
+    "tokenizer_identity": "the tokenizer's vocabulary", "template_sha256": "a prompt template",
+    "source_files": "the source files",
+}
+"""What a user changed, in their words, for each key of the recorded run state (see ``GenerateOptions.shaping``)."""
+
+
 def claim_out_folder(out: Path, state: dict) -> None:
     """Record the run's options and inputs in ``out``, or, when resuming, refuse any difference from the recorded run.
 
@@ -54,7 +65,9 @@ def claim_out_folder(out: Path, state: dict) -> None:
         raise UserError(f"{state_file}: unreadable run state ({error}); start again in an empty folder") from None
     if previous != state:
         changed = sorted(key for key in set(previous) | set(state) if previous.get(key) != state.get(key))
-        raise UserError(f"--resume with different options or inputs than the run in {out} (changed: {', '.join(changed)})")
+        described = ", ".join(f"{CHANGED_WHAT.get(key, key)} ({key})" for key in changed)
+        raise UserError(f"--resume with different options or inputs than the run in {out}: changed {described}; rerun with the "
+                        "first run's options and inputs, or choose an empty --out folder")
 
 
 def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates: "PromptTemplates", corpus: "Corpus",
