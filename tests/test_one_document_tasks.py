@@ -407,3 +407,15 @@ def test_allow_unlabelled_leaves_out_exactly_the_rows_that_need_a_failed_chunk(d
     resumed = json.loads((out / "manifest.json").read_text())
     assert "unlabelled" not in resumed["annotator"] and resumed["annotator"]["rows_left_out"] == manifest["annotator"]["rows_left_out"]
     assert resumed["shortfalls"] == manifest["shortfalls"]
+
+
+def test_resume_with_other_options_is_refused_before_any_annotator_call(mirror, stub, tmp_path):
+    out = tmp_path / "out"
+    args = ("--suite", "ethic", "--tasks", "organizing", "--sources", str(mirror), "--rows", "1", "--lengths", "4k", "--out", str(out),
+            "--annotator-base-url", stub.base_url)
+    code, output = run(*args, "--annotator-model", "stub-model")
+    assert code == 0, output
+    before = len(stub.requests)
+    code, output = run(*args, "--annotator-model", "another-model", "--resume")
+    assert code != 0 and "changed --annotator-model" in output and "Traceback" not in output
+    assert len(stub.requests) == before  # not even the preflight: the labels of another model would be paid for nothing

@@ -192,15 +192,15 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         echo(f"note: {task}: suite {options.suite.name} takes no stand-in: its ground truth leaves out {', '.join(names)}")
     tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress, left_out)
     budgets = _budgets(options)
-    annotator = _annotate(options, builders, tokenizer, budgets, echo, progress)
     template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
-    claim_out_folder(options.out, {
+    claim_out_folder(options.out, {  # before any annotator call: a resume with other options is refused for free
         **options.shaping(),
         "tokenizer_identity": tokenizer.identity,
         "template_sha256": template_sha256,
         "source_files": {name: data.files for name, data in corpus.sources.items()},
     })
     mark_folder(options.out, "data")
+    annotator = _annotate(options, builders, tokenizer, budgets, echo, progress)
     echo(f"tokenizer {tokenizer.spec} ({tokenizer.origin}); sources: {location.describe()} ({len(corpus.sources)} loaded)")
 
     plans: dict[str, dict[str, LengthPlan]] = {}
