@@ -109,7 +109,8 @@ def infer(args: argparse.Namespace) -> None:
     done = {json.loads(line)["key"] for line in open(args.out, encoding="utf-8")} if Path(args.out).exists() else set()
     pending = [request for request in requests if request["key"] not in done]
     encoded = [tokenizer.apply_chat_template(request["messages"], add_generation_prompt=True, tokenize=True) for request in pending]
-    encoded = [ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids for ids in encoded]
+    encoded = [ids["input_ids"] if hasattr(ids, "keys") else ids for ids in encoded]  # a BatchEncoding, or the ids
+    stops = end_of_turn_ids(model, tokenizer)
     order = sorted(range(len(pending)), key=lambda index: (-len(encoded[index]), pending[index]["max_tokens"] or 0))
     started = time.perf_counter()
     with open(args.out, "a", encoding="utf-8") as out:
@@ -122,7 +123,7 @@ def infer(args: argparse.Namespace) -> None:
             for row, index in enumerate(batch):
                 limit = pending[index]["max_tokens"] or args.default_max_tokens
                 new = output[row, inputs["input_ids"].shape[1]:].tolist()
-                stop = _first_stop(new, model, tokenizer)
+                stop = next((at for at, token in enumerate(new) if token in stops), None)
                 finish = "stop" if stop is not None and stop < limit else "length"
                 kept = new[:stop] if finish == "stop" else new[:limit]
                 out.write(json.dumps({"key": pending[index]["key"], "text": tokenizer.decode(kept, skip_special_tokens=True),
@@ -132,11 +133,10 @@ def infer(args: argparse.Namespace) -> None:
             print(f"{first + len(batch)}/{len(order)} in {time.perf_counter() - started:.0f} s", flush=True)
 
 
-def _first_stop(tokens: list[int], model, tokenizer) -> int | None:
-    """Where generation stopped: the first end-of-turn token (the model's configured ones, or the tokenizer's)."""
+def end_of_turn_ids(model, tokenizer) -> set[int]:
+    """The token ids that end a reply: the model's configured end tokens and the tokenizer's."""
     configured = model.generation_config.eos_token_id
-    stops = set(configured if isinstance(configured, list) else [configured]) | {tokenizer.eos_token_id}
-    return next((at for at, token in enumerate(tokens) if token in stops), None)
+    return set(configured if isinstance(configured, list) else [configured]) | {tokenizer.eos_token_id}
 
 
 def replay_responder(replies: dict[str, dict], model: str) -> Callable[[dict], tuple[int, dict]]:

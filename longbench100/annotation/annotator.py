@@ -54,7 +54,7 @@ def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress
     notes = check_judge(annotator.config, options.api_key_env, role="annotator") if plan.calls else []
     annotator.grade(prompts, progress=progress)
     verdicts = [annotator.verdicts[prompt.text] for prompt in prompts]
-    failed = Counter(verdict.reason or "no label" for verdict in verdicts if verdict.parts is None)
+    failed = dict(Counter(verdict.reason or "no label" for verdict in verdicts if verdict.parts is None).most_common())
     if failed and not allow_unlabelled:
         raise UserError(f"annotator {options.model}: {unlabelled_line(failed, len(prompts))}; nothing was written. Rerun to "
                         "ask again for those only (the others are cached), try a larger --annotator-max-tokens or another "
@@ -72,12 +72,12 @@ def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress
         "cut_off_replies_kept": sum(prompt.text in annotator.cut_off for prompt in prompts),
         "names_not_in_chunk": sum((parts or {}).get("dropped", 0) for parts in labels.values()),
         "notes": notes,
-        **({"unlabelled": {"chunks": sum(failed.values()), "reasons": dict(failed.most_common())}} if failed else {}),
+        **({"unlabelled": {"chunks": sum(failed.values()), "reasons": failed}} if failed else {}),
     }
     return Annotations(labels, info, unlabelled)
 
 
-def unlabelled_line(failed: Counter, chunks: int) -> str:
-    """``"N of M chunks got no usable label (reason n, ...)"``."""
-    reasons = ", ".join(f"{reason} {count}" for reason, count in failed.most_common())
-    return f"{sum(failed.values())} of {chunks} chunks got no usable label ({reasons})"
+def unlabelled_line(reasons: dict[str, int], chunks: int) -> str:
+    """``"N of M chunks got no usable label (reason n, ...)"`` from the failed chunks' counts by reason (most first)."""
+    listed = ", ".join(f"{reason} {count}" for reason, count in reasons.items())
+    return f"{sum(reasons.values())} of {chunks} chunks got no usable label ({listed})"

@@ -131,7 +131,6 @@ def record_shortcut_check(out: Path, manifest: dict, verdict: dict) -> dict:
     return manifest
 
 
-
 def shortfall_reason(result: "LengthResult", has_items: bool) -> str:
     """Why a task and length got fewer rows than asked: no item fits at all, or how many rows needed a chunk the
     annotator gave no label (``--allow-unlabelled``) and how many others could not be built."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -273,8 +272,7 @@ def _annotate(options: GenerateOptions, builders: dict[str, TaskBuilder], tokeni
         if isinstance(builder, OneDocumentTask):
             builder.annotations = annotations
     if "unlabelled" in info:
-        failed = Counter(info["unlabelled"]["reasons"])
-        echo(f"warning: annotator {info['model']}: {unlabelled_line(failed, sum(info['chunks'].values()))}; a row that needs "
+        echo(f"warning: annotator {info['model']}: {unlabelled_line(info['unlabelled']['reasons'], sum(info['chunks'].values()))}; a row that needs "
              "one of them is left out (--allow-unlabelled; counted per task and length)")
     return info
 

@@ -97,10 +97,10 @@ class Haystack:
         offsets = list(itertools.accumulate((part_length(part) for part in parts), initial=0))
         return materialize(parts), [offsets[index] for index in where]
 
-    def tokens_per_unit(self, tokenizer: Tokenizer, index: TextIndex | JoinedIndex | None = None, sample: int = ESTIMATE_SAMPLE) -> float:
+    def tokens_per_unit(self, tokenizer: Tokenizer, index: TextIndex | JoinedIndex, sample: int = ESTIMATE_SAMPLE) -> float:
         """Estimated tokens of one unit (a guess for the search): read off ``index`` (of :attr:`base`) where its
-        cut places span the text, else the first ``sample`` units counted together."""
-        span = index.inner(0, len(index.text)) if index is not None else None
+        cut places span the text, else (a tokenizer counted whole) the first ``sample`` units counted together."""
+        span = index.inner(0, len(index.text))
         if span is not None and span[1] > span[0] and span[2] > 0:
             return span[2] * len(index.text) / (span[1] - span[0]) / max(1, len(self.units))
         units = self.units[:sample]
