@@ -19,7 +19,8 @@ its upstream text needs:
   already says "Table"), ``INLINEFORMn`` / ``DISPLAYFORMn`` become "[formula]", and display and inline LaTeX
   (``$\\mathbf {w_{i1}}$``) becomes its plain-text reading with pylatexenc.
 - ``detokenize``: text split into Penn-Treebank tokens ("What 's", "`` best ''", "Russia ?") is
-  joined back with NLTK's ``TreebankWordDetokenizer``, line by line.
+  joined back line by line with the rules of NLTK's ``TreebankWordDetokenizer`` (run by
+  :mod:`longbench100.treebank_detokenizer`, which gives NLTK's output without importing it).
 - ``contractions``: contractions whose apostrophe was lost ("don t", "you ll", "DMV s") get it back.
 - ``gutenberg`` (documents only): a Project Gutenberg book keeps only the text between its "*** START OF
   ... ***" and "*** END OF ... ***" lines (the licence, header and "Produced by" credits go), and each
@@ -39,6 +40,8 @@ import html
 import re
 from functools import lru_cache
 from typing import Callable, Sequence
+
+from .treebank_detokenizer import detokenize_line
 
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>")
 _LONE_ANGLE = re.compile(r"<(?!/?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>)")
@@ -167,7 +170,8 @@ def _latex_converter():
 
 
 def detokenize(text: str) -> str:
-    """Join Penn-Treebank-tokenized text back into ordinary prose, line by line (NLTK's detokenizer).
+    """Join Penn-Treebank-tokenized text back into ordinary prose, line by line (NLTK's Treebank
+    detokenizer, as :mod:`longbench100.treebank_detokenizer` runs it).
 
     Plain double quotes, "--" and "..." are kept out of the detokenizer's reach (:data:`_GUARDED`);
     Treebank text writes its quotes as `` and '', which it turns into plain quotes.
@@ -175,8 +179,7 @@ def detokenize(text: str) -> str:
     would return every other line stripped of its outer spaces and otherwise unchanged (checked on
     130,000 real source lines), so those are just stripped, which saves most of its cost.
     """
-    detokenizer = _detokenizer()
-    lines = (_unguard(detokenizer.detokenize(_guard(line).split(" "))) if _TOKENIZED_HINT.search(line) else line.strip()
+    lines = (_unguard(detokenize_line(_guard(line))) if _TOKENIZED_HINT.search(line) else line.strip()
              for line in text.split("\n"))
     return "\n".join(lines)
 
@@ -193,14 +196,6 @@ def _unguard(line: str) -> str:
     for text, stand_in in reversed(_GUARDED):
         line = line.replace(stand_in, text)
     return line
-
-
-@lru_cache(maxsize=1)
-def _detokenizer():
-    """NLTK's Treebank detokenizer, built once."""
-    from nltk.tokenize.treebank import TreebankWordDetokenizer
-
-    return TreebankWordDetokenizer()
 
 
 def restore_contractions(text: str) -> str:

@@ -46,10 +46,15 @@ def attach_token_counts(tokenizer: Tokenizer, entry: SourceEntry, data: SourceDa
 
 
 def _count(tokenizer: Tokenizer, texts: dict[str, str]) -> dict[str, int | list[int]]:
-    """Each text's token count, or its pieces' counts where the tokenizer counts by segments (one batch)."""
+    """Each text's token count, or its pieces' counts where the tokenizer counts by segments (one batch;
+    a text whose piece counts the tokenizer learned already, from a source read before that holds it
+    too, is not counted again)."""
     if tokenizer.counting != "segments":
         return dict(zip(texts, tokenizer.count_batch(list(texts.values()))))
-    return dict(zip(texts, tokenizer.count_groups([tokenizer.pieces(text) or [] for text in texts.values()])))
+    learned = {doc_id: tokenizer.learned_piece_counts(text) for doc_id, text in texts.items()}
+    new = [doc_id for doc_id, counts in learned.items() if counts is None]
+    counted = dict(zip(new, tokenizer.count_groups([tokenizer.pieces(texts[doc_id]) or [] for doc_id in new])))
+    return {doc_id: counted[doc_id] if counts is None else list(counts) for doc_id, counts in learned.items()}
 
 
 def _tokens(value: int | list[int]) -> int:

@@ -138,6 +138,10 @@ class Tokenizer:
         if self._segments is not None:
             self._piece_counts.update(zip(texts, piece_counts))
 
+    def learned_piece_counts(self, text: str) -> Sequence[int] | None:
+        """The counts of the pieces of ``text`` taken by :meth:`learn_texts`, or ``None`` when not learned."""
+        return self._piece_counts.get(text)
+
     def pieces(self, text: str) -> list[str] | None:
         """The pieces that counting ``text`` by segments adds up (``None`` when :attr:`counting` is ``whole``)."""
         if self._segments is None:

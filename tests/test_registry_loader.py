@@ -183,3 +183,26 @@ def test_parquet_positions_are_rows_and_repeated_ids_must_agree(tmp_path: Path) 
     pq.write_table(pa.Table.from_pylist([{"id": 1, "text": "one"}, {"id": 2, "text": "two"}, {"id": 1, "text": "other"}]), folder / "docs.parquet")
     with pytest.raises(UserError, match=r"docs\.parquet row 3: document id 'mine/1' repeats with a different text"):
         load_source(location, location.registry()["mine"])
+
+
+def test_texts_counted_for_one_source_are_not_counted_again_for_another(mirror: Path, isolated_cache: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    location = resolve_location(str(mirror))
+    registry = location.registry()
+    passages, summaries = registry["rag_mini_bioasq"], registry["rag_mini_bioasq_summary"]  # one text corpus, two mappings
+    expected = load_source(location, summaries)
+    attach_token_counts(load_tokenizer(), summaries, expected)  # counted alone
+    [cache_file] = (isolated_cache / "token_counts").glob("rag_mini_bioasq_summary-*")
+    expected_file = cache_file.read_bytes()
+    cache_file.unlink()
+
+    tokenizer = load_tokenizer()
+    counted: list[int] = []
+    original = tokenizer.count_groups
+    monkeypatch.setattr(tokenizer, "count_groups", lambda groups: counted.append(len(groups)) or original(groups))
+    attach_token_counts(tokenizer, passages, load_source(location, passages))
+    data = load_source(location, summaries)
+    attach_token_counts(tokenizer, summaries, data)
+    assert counted[0] > 0 and counted[1:] == [0]  # the second source's documents were all learned from the first
+    assert [document.tokens for document in data.documents.values()] == [document.tokens for document in expected.documents.values()]
+    assert cache_file.read_bytes() == expected_file
