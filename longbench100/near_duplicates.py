@@ -24,20 +24,21 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Sequence
 
 from .atomic import write_json_atomic
 from .paths import cache_dir
 from .records import Document
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SHINGLE_WORDS = 8
 THRESHOLD = 0.5
 MAX_SHINGLE_TEXTS = 50
 SHINGLED_CHARS = 10_000  # only the opening of a long text is compared: versions of one text share it
 _WORD = re.compile(r"\w+")
-_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+_MULTIPLIER = 0x9E3779B97F4A7C15  # combines the word hashes of a shingle (as a numpy uint64)
 _VERSION = 5  # bump when the rule changes, so cached results are recomputed
 
 
@@ -116,6 +117,8 @@ def _group(documents: Sequence[Document]) -> NearDuplicates:
 
 def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
     """Index pairs ``(a, b)``, ``a < b``, of texts whose shared shingles reach ``THRESHOLD`` of the smaller one's."""
+    import numpy as np  # here, not at the top: a run whose groups are cached does not load numpy
+
     shingles, owners = _shingles(texts)
     sizes = np.bincount(owners, minlength=len(texts))
     starts = np.flatnonzero(np.r_[True, shingles[1:] != shingles[:-1]])
@@ -143,6 +146,8 @@ def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     string hash); the runs of 8 word hashes of all texts are then combined into 64-bit shingle
     hashes in one vectorised pass, dropping runs that span two texts.
     """
+    import numpy as np
+
     word_hashes = [np.fromiter(map(zlib.crc32, map(str.encode, words)), dtype=np.uint64, count=len(words))
                    for words in (_WORD.findall(text[:SHINGLED_CHARS].lower()) for text in texts)]
     words = np.concatenate(word_hashes) if word_hashes else np.zeros(0, dtype=np.uint64)
@@ -150,7 +155,7 @@ def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     count = max(0, len(words) - SHINGLE_WORDS + 1)
     hashes = words[:count].copy()
     for offset in range(1, SHINGLE_WORDS):
-        hashes *= _MULTIPLIER
+        hashes *= np.uint64(_MULTIPLIER)
         hashes += words[offset: offset + count]
     within = word_owners[:count] == word_owners[SHINGLE_WORDS - 1: SHINGLE_WORDS - 1 + count]
     hashes, owners = hashes[within], word_owners[:count][within]

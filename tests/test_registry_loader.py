@@ -185,14 +185,15 @@ def test_parquet_positions_are_rows_and_repeated_ids_must_agree(tmp_path: Path) 
         load_source(location, location.registry()["mine"])
 
 
-def test_texts_counted_for_one_source_are_not_counted_again_for_another(mirror: Path, isolated_cache: Path,
+def test_texts_counted_for_one_source_are_not_counted_again_for_another(mirror: Path, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))  # nothing counted by earlier tests
     location = resolve_location(str(mirror))
     registry = location.registry()
     passages, summaries = registry["rag_mini_bioasq"], registry["rag_mini_bioasq_summary"]  # one text corpus, two mappings
     expected = load_source(location, summaries)
     attach_token_counts(load_tokenizer(), summaries, expected)  # counted alone
-    [cache_file] = (isolated_cache / "token_counts").glob("rag_mini_bioasq_summary-*")
+    [cache_file] = (tmp_path / "cache" / "token_counts").glob("rag_mini_bioasq_summary-*")
     expected_file = cache_file.read_bytes()
     cache_file.unlink()
 

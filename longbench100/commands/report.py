@@ -4,8 +4,6 @@ from pathlib import Path
 
 import click
 
-from ..report.run import ReportOptions, run_report
-
 
 @click.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
@@ -44,6 +42,8 @@ def report(results: tuple[Path, ...], out: Path, n_boot: int, seed: int, allow_m
     --allow-mixed; settings an older results file does not record are warned about.
     With --dolce, OUT also gets the Dolce focus-category chart and table of that fit.
     """
+    from ..report.run import ReportOptions, run_report  # noqa: PLC0415 - plotting libraries load only when a report runs
+
     outcome = run_report(ReportOptions(list(results), out, n_boot=n_boot, seed=seed, allow_mixed=allow_mixed,
                                        dolce=dolce, data_dir=data_dir, html=html))
     for warning in outcome.warnings:

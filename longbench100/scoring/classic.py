@@ -11,6 +11,8 @@ ROUGE-L comes in three variants (``ROUGE_VARIANTS``):
 - ``rouge-score``: Google's ``rouge-score`` ROUGE-L: one LCS over the whole lower-cased text.
 """
 
+from __future__ import annotations
+
 import multiprocessing
 import os
 import threading
@@ -19,14 +21,17 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
 from itertools import repeat
+from typing import TYPE_CHECKING
 
 from rouge import Rouge
-from rouge_score import rouge_scorer
 
 from ..errors import UserError
 from ..workers import worker_pool
 from .rouge_lcs import NeedsLibrary, longbench_rouge_l_f
 from .text import normalize_answer, strip_reasoning, token_f1
+
+if TYPE_CHECKING:
+    from rouge_score import rouge_scorer
 
 ROUGE_VARIANTS = ("longbench", "longbench-library", "rouge-score")
 DEFAULT_ROUGE_VARIANT = "longbench"
@@ -43,7 +48,10 @@ def qa_f1(prediction: str, answers: list[str]) -> float:
 
 @lru_cache(maxsize=1)
 def _rouge_score_scorer() -> rouge_scorer.RougeScorer:
-    """One shared rouge-score ROUGE-L scorer (its default English tokenizer, no stemming)."""
+    """One shared rouge-score ROUGE-L scorer (its default English tokenizer, no stemming); the library is
+    imported here, when that variant is asked for, because importing it loads NLTK (about 1.5 s)."""
+    from rouge_score import rouge_scorer
+
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
 
 
