@@ -11,7 +11,10 @@ such gate, a pattern that any of them matching implies.
 
 ``tests/test_treebank_detokenizer.py`` holds this table to NLTK's own (patterns, replacements,
 flags, order) and the output to NLTK's on thousands of random token lines built from every literal
-the rules name; ``bench/bench_detokenizer.py`` compares them on every line of a source mirror.
+the rules name; ``bench/bench_detokenizer.py`` compares them on every line of a source mirror. An
+adversarial review fuzzed about a million lines (odd blanks, Unicode case folds such as the Kelvin
+sign, long s and dotted I, combining marks) and checked the contraction gate exhaustively over
+64 million strings: no difference, except that NLTK gives up on lines it times out on.
 """
 
 from __future__ import annotations
@@ -79,7 +82,11 @@ _AFTER_STRIP = (DOUBLE_DASHES, *PARENS_BRACKETS, *PUNCTUATION, *STARTING_QUOTES)
 
 
 def detokenize_line(line: str) -> str:
-    """What NLTK's ``TreebankWordDetokenizer().detokenize(line.split(" "))`` returns (``convert_parentheses`` off)."""
+    """What NLTK's ``TreebankWordDetokenizer().detokenize(line.split(" "))`` returns (``convert_parentheses`` off).
+
+    NLTK raises ``TimeoutError`` when one of its substitutions runs past 5 s of wall time (a line of
+    tens of millions of characters, or a very busy machine); this has no such limit and returns.
+    """
     text = f" {line} "
     if CONTRACTION_GATE.search(text):
         for pattern in CONTRACTIONS:
