@@ -77,7 +77,6 @@ STARTING_QUOTES = (
     _rule(r"(``)\s", r"\1", "``"),
     _rule(r"``", r'"', "``"),
 )
-_BEFORE_STRIP = ENDING_QUOTES
 _AFTER_STRIP = (DOUBLE_DASHES, *PARENS_BRACKETS, *PUNCTUATION, *STARTING_QUOTES)
 
 
@@ -91,7 +90,7 @@ def detokenize_line(line: str) -> str:
     if CONTRACTION_GATE.search(text):
         for pattern in CONTRACTIONS:
             text = pattern.sub(CONTRACTION_REPLACEMENT, text)
-    text = _apply(text, _BEFORE_STRIP).strip()
+    text = _apply(text, ENDING_QUOTES).strip()
     return _apply(text, _AFTER_STRIP).strip()
 
 
