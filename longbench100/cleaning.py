@@ -41,7 +41,6 @@ import re
 from functools import lru_cache
 from typing import Callable, Sequence
 
-from .treebank_detokenizer import detokenize_line
 
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>")
 _LONE_ANGLE = re.compile(r"<(?!/?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>)")
@@ -179,6 +178,8 @@ def detokenize(text: str) -> str:
     would return every other line stripped of its outer spaces and otherwise unchanged (checked on
     130,000 real source lines), so those are just stripped, which saves most of its cost.
     """
+    from .treebank_detokenizer import detokenize_line  # compiled rules: loaded only when a source is cleaned, not on a warm run
+
     lines = (_unguard(detokenize_line(_guard(line))) if _TOKENIZED_HINT.search(line) else line.strip()
              for line in text.split("\n"))
     return "\n".join(lines)

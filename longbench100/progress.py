@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 EVERY_S = 10.0
 
@@ -19,15 +20,17 @@ EVERY_S = 10.0
 class PlainProgress:
     """The part of tqdm's interface the runners use, printing whole lines to stderr."""
 
-    def __init__(self, total: int, desc: str, unit: str, initial: int = 0) -> None:
+    def __init__(self, total: int, desc: str, unit: str, initial: int = 0, silent: bool = False) -> None:
         self.total, self.desc, self.unit = total, desc, unit
         self.n = initial
         self.postfix: dict[str, Any] = {}
+        self._silent = silent
         self._started = self._printed = time.monotonic()
         self._line(f"{total} {unit}s to do")
 
     def _line(self, text: str) -> None:
-        print(f"{self.desc}: {text}", file=sys.stderr, flush=True)
+        if not self._silent:
+            print(f"{self.desc}: {text}", file=sys.stderr, flush=True)
 
     def _status(self) -> str:
         elapsed = max(time.monotonic() - self._started, 1e-9)
@@ -62,7 +65,9 @@ def progress_bar(total: int, desc: str, unit: str, show: bool | None = None, *, 
     """A tqdm bar on a terminal, plain lines elsewhere; ``show`` False shows nothing, None means shown.
     ``initial`` units are done already (a resumed run); ``leave`` False clears a terminal bar when it closes."""
     if show is False:
-        return tqdm(total=total, desc=desc, unit=unit, disable=True)
+        return PlainProgress(total, desc, unit, initial, silent=True)
     if sys.stderr.isatty():
+        from tqdm import tqdm  # only a terminal shows a bar: a quiet or logged run never loads tqdm
+
         return tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True, leave=leave)
     return PlainProgress(total, desc, unit, initial)

@@ -28,12 +28,14 @@ from .segment_count import SegmentCounter, cut_places, split_at
 class TextIndex:
     """One known text cut at its :data:`~.segment_count.CUT` places, with the running token totals of its pieces."""
 
-    def __init__(self, text: str, segments: SegmentCounter | None, piece_counts: Sequence[int] | None = None) -> None:
+    def __init__(self, text: str, segments: SegmentCounter | None, piece_counts: Sequence[int] | None = None,
+                 cuts: list[int] | None = None) -> None:
         """Count the pieces of ``text`` through ``segments`` (cached), unless ``piece_counts`` gives them
-        (counted before, in the order of :meth:`SegmentCounter.pieces`). Without ``segments`` (a tokenizer
-        counted whole) the index only holds the text: no cut is ever used."""
+        (counted before, in the order of :meth:`SegmentCounter.pieces`); ``cuts``, when given, are the text's
+        :func:`~.segment_count.cut_places` (found before). Without ``segments`` (a tokenizer counted whole)
+        the index only holds the text: no cut is ever used."""
         self.text = text
-        self.cuts = cut_places(text) if segments is not None else []
+        self.cuts = (cut_places(text) if cuts is None else cuts) if segments is not None else []
         if segments is None:
             piece_counts = []
         elif piece_counts is None or len(piece_counts) != len(self.cuts) + 1:
@@ -77,7 +79,7 @@ class JoinedIndex:
                     if lasts:
                         previous_block, _, previous_first, previous_last = self._anchors[-1]
                         inner = previous_block.totals[previous_last + 1] - previous_block.totals[previous_first + 1]
-                        window = segments.count(self.text[lasts[-1]:offset + block.cuts[first]])
+                        window = _window_tokens(segments, self.text, lasts[-1], offset, block, first)
                         self._before.append(self._before[-1] + inner + window)
                     else:
                         self._before.append(0)
@@ -106,6 +108,36 @@ class JoinedIndex:
         if at > to:
             return None
         return at, to, self._tokens_to(high, closing) - self._tokens_to(low, opening)
+
+
+def _window_tokens(segments: SegmentCounter, text: str, start: int, offset: int, block: TextIndex, first: int) -> int:
+    """Tokens of ``text[start:offset + block.cuts[first]]``, the window from one anchor's last inner cut to the
+    first inner cut of ``block`` (which starts at ``offset``).
+
+    Where a newline ends the text before ``block`` and the block opens with a character that is neither
+    blank nor ``/``, the block's start is a pre-token boundary (:func:`opens_after_newline`), so the window is
+    the text before it, counted whole and cached by its text (a document's tail and the separator recur
+    whenever that document is followed by another), plus the block's first piece, which its own running
+    totals already hold: a haystack of recurring documents in a new order costs no tokenizing.
+    """
+    if opens_after_newline(text, offset):
+        return segments.piece(text[start:offset]) + block.totals[first + 1]
+    return segments.count(text[start:offset + block.cuts[first]])
+
+
+def opens_after_newline(text: str, offset: int) -> bool:
+    """Whether ``offset`` is a pre-token boundary of ``text`` because a newline precedes it and a character that
+    is neither blank nor ``/`` follows.
+
+    In the split patterns of :mod:`.segment_count` (cl100k, o200k, and the Hugging Face ones shaped like
+    cl100k) no pre-token holds a newline followed by such a character: the optional leading character of a
+    letter run excludes ``\\r`` and ``\\n``; a punctuation run takes the newlines that follow it (and, in o200k,
+    slashes) and stops; a blank run that holds a newline is taken by ``\\s*[\\r\\n]+`` up to its last newline,
+    before the look-ahead alternatives are tried. The regex reads nothing behind its position, so the text
+    after the boundary splits as it does alone, and the text before it ends its last pre-token at the
+    boundary whatever follows. NFC normalisation composes nothing with a newline.
+    """
+    return 0 < offset < len(text) and text[offset - 1] == "\n" and not text[offset].isspace() and text[offset] != "/"
 
 
 Span = tuple[Union[TextIndex, JoinedIndex], int, int]

@@ -56,6 +56,7 @@ class Tokenizer:
         self._segments = SegmentCounter(self.count_whole) if segmented else None
         self._indexes: dict[str, TextIndex] = {}
         self._piece_counts: dict[str, Sequence[int]] = {}
+        self._cuts: dict[str, list[int]] = {}
 
     @property
     def counting(self) -> str:
@@ -104,7 +105,7 @@ class Tokenizer:
         memory for the next call when ``keep`` (documents recur across rows; a one-off haystack does not)."""
         index = self._indexes.get(text)
         if index is None:
-            index = TextIndex(text, self._segments, self._piece_counts.get(text))
+            index = TextIndex(text, self._segments, self._piece_counts.get(text), self._cuts.get(text))
             if keep:
                 if len(self._indexes) >= INDEX_LIMIT:
                     self._indexes.clear()
@@ -132,11 +133,14 @@ class Tokenizer:
             return self.count(text)
         return count_parts(locate(text, [(self.index(document), length) for document, length in known]), self._segments)
 
-    def learn_texts(self, texts: Sequence[str], piece_counts: Sequence[Sequence[int]]) -> None:
+    def learn_texts(self, texts: Sequence[str], piece_counts: Sequence[Sequence[int]], cuts: Sequence[list[int]] | None = None) -> None:
         """Take ``piece_counts[i]`` as the counts of the pieces of ``texts[i]`` (counted before, e.g. in a
-        previous run), so indexing them tokenizes nothing."""
+        previous run), so indexing them tokenizes nothing; and ``cuts[i]``, when given, as its cut places
+        (:func:`~.segment_count.cut_places`, found before), so indexing them does not search the text."""
         if self._segments is not None:
             self._piece_counts.update(zip(texts, piece_counts))
+            if cuts is not None:
+                self._cuts.update(zip(texts, cuts))
 
     def learned_piece_counts(self, text: str) -> Sequence[int] | None:
         """The counts of the pieces of ``text`` taken by :meth:`learn_texts`, or ``None`` when not learned."""

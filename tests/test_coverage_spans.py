@@ -15,6 +15,7 @@ from longbench100.analysis.prompts import IDK_INSTRUCTION, split_prompt
 from longbench100.cli import main
 from longbench100.errors import UserError
 from longbench100.generate.runner import GenerateOptions, run_generate
+from longbench100.generate.spans import embedded_spans
 from longbench100.scoring.judge_setup import PREFLIGHT_PROMPT
 from longbench100.tokenization import load_tokenizer
 from tests.openai_stub import OpenAIStub, prompt_text
@@ -138,3 +139,15 @@ def test_dolce_probes_work_on_span_data(data: Path, tmp_path: Path) -> None:
         if origin["C"] == 0:  # no context at all: no passage, no needle
             assert "Passage " not in probe["prompt"]
             assert not any(needle in probe["prompt"] for needle in probe["gold"].get("needles", []))
+
+
+@pytest.mark.parametrize("prompt, context, expected_at, start", [
+    ("Read: CONTEXT. Answer.", "CONTEXT", 6, 6),  # where the builder rendered it
+    ("abab-ab", "ab", 2, 0),  # an earlier occurrence wins, as a search finds it
+    ("Read: CONTEXT. Answer.", "CONTEXT", 3, 6),  # a wrong expectation falls back to the search
+    ("Read: CONTEXT. Answer.", "CONTEXT", None, 6),
+])
+def test_embedded_spans_from_an_expected_offset_equal_a_search(prompt: str, context: str, expected_at: int | None, start: int) -> None:
+    spans = embedded_spans(prompt, context, [(1, 2)], expected_at)
+    assert spans == {"context": [start, start + len(context)], "gold": [[start + 1, start + 2]]}
+    assert spans == embedded_spans(prompt, context, [(1, 2)])

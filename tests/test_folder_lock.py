@@ -115,9 +115,9 @@ def test_a_full_disk_is_one_line_and_resume_gives_the_same_bytes(tmp_path: Path,
     real_write = output.LineAppender.write
     written = []
 
-    def fills_up(self, line: str) -> None:
+    def fills_up(self, line: bytes) -> None:
         if len(written) == 4:  # the fifth line: half of it reaches the disk, then it is full
-            os.write(self._fd, (line[: len(line) // 2]).encode())
+            os.write(self._fd, line[: len(line) // 2])
             raise OSError(errno.ENOSPC, "No space left on device", str(self.path))
         written.append(line)
         real_write(self, line)

@@ -4,11 +4,12 @@ slow way: the obvious join, a whole count of every rendered prompt, and template
 from __future__ import annotations
 
 import itertools
-import json
+import marshal
 import random
 
 from longbench100.generate.fitting import BuildContext
 from longbench100.records import Document
+from longbench100.segment_count import cut_places
 from longbench100.tasks.essay_units import _cache_path, document_units, placed_text, prepare_pool
 from longbench100.tasks.haystack import Haystack, essay, fit_haystack, nearest_boundary, prompt_frame, repeated
 from longbench100.tokenization import load_tokenizer
@@ -93,15 +94,26 @@ def test_essay_pool_units_and_piece_counts_are_cached(monkeypatch, tmp_path):
     sentences = real_sentences()
     pool = [Document(f"d/{i}", "d", "\n".join(" ".join(sentences[i * 7:i * 7 + 7]) for _ in range(2)), tokens=50) for i in range(20)]
     assert prepare_pool(pool, load_tokenizer("cl100k_base")) is False
-    cached = json.loads(_cache_path(pool, load_tokenizer("cl100k_base")).read_text())
-    assert len(cached["bounds"]) == len(pool)
+    cached = marshal.loads(_cache_path(pool, load_tokenizer("cl100k_base")).read_bytes())
+    assert len(cached["bounds"]) == len(cached["cuts"]) == len(cached["tails"]) == len(pool)
+    placed = [placed_text(document_units(document.text)) for document in pool]
+    assert cached["cuts"] == [cut_places(text) for text in placed]
     fresh = load_tokenizer("cl100k_base")
     assert prepare_pool(pool, fresh) is True
-    for document in pool:
-        text = placed_text(document_units(document.text))
+    for text in placed:
         assert fresh.count(text) == fresh.count_whole(text)
+    # from the cache, a haystack's index of the pool's documents in any order sends nothing to the tokenizer
+    sent = []
+    monkeypatch.setattr(fresh._segments, "_count_whole", lambda text: sent.append(text) or fresh.count_whole(text))
+    joined = fresh.joined_index(random.Random(2).sample(placed, len(placed)), "\n\n")
+    assert sent == []
+    whole = fresh.count_whole(joined.text)
+    first, last, tokens = joined.inner(0, len(joined.text))
+    assert tokens == whole - fresh.count_whole(joined.text[:first]) - fresh.count_whole(joined.text[last:])
     haystack = essay(pool, random.Random(1), 10_000)
     assert haystack.base == "\n\n".join(placed_text(document_units(document.text)) for document in haystack_documents(haystack))
+    # an essay's base is joined from its placed documents: the same text as its units joined by their separators
+    assert haystack.base == "".join(itertools.chain.from_iterable(zip(["", *haystack.separators[1:]], haystack.units)))
 
 
 def haystack_documents(haystack: Haystack) -> list[Document]:

@@ -85,10 +85,14 @@ def test_a_joined_index_counts_like_an_index_of_the_joined_text(encoding: str):
     sentences = real_sentences()
     rng = random.Random(f"joined-{encoding}")
     blocks = [known_text(rng, sentences) for _ in range(10)] + ["x", "", " 12", "7 ", "Word.", "\n", "  two  spaces  "]
+    # openings right after a newline that the boundary rule must refuse (blank, "/", which o200k's punctuation
+    # run takes after newlines) or may take (marks, contractions, digits, punctuation, a separator character)
+    blocks += [opening + known_text(rng, sentences) for opening in ["/", "//x ", " ", "\t", "\r\n", "\u00a0", "\u2028",
+                                                                  "\u0301", "'s ", "'", "12", "1. ", ".", "-", "\x1c", "\u3000"]]
     used_totals = 0
-    for _ in range(150):
+    for _ in range(250):
         chosen = [rng.choice(blocks) for _ in range(rng.randint(1, 8))]
-        separator = rng.choice(["\n\n", " ", "", "\n", ". "])
+        separator = rng.choice(["\n\n", " ", "", "\n", ". ", " \n", ".\n", "\r\n", "\n \n", "!\n\n"])
         joined = tokenizer.joined_index(chosen, separator)
         assert joined.text == separator.join(chosen)
         plain = tokenizer.index(joined.text, keep=False)
@@ -102,7 +106,29 @@ def test_a_joined_index_counts_like_an_index_of_the_joined_text(encoding: str):
                 assert tokens == plain.totals[plain.cuts.index(last) + 1] - plain.totals[plain.cuts.index(first) + 1]
             parts = [rng.choice(INSERTS), (joined, start, end), rng.choice(INSERTS)]
             assert tokenizer.count_parts(parts) == tokenizer.count_whole(materialize(parts))
-    assert used_totals > 600
+    assert used_totals > 1000
+
+
+@pytest.mark.parametrize("encoding", SEGMENTED_TOKENIZERS)
+def test_a_haystack_of_known_documents_in_a_new_order_tokenizes_nothing(encoding: str, monkeypatch):
+    """Documents joined by a blank line open after a newline: once each document's tail and the separator
+    have been counted, joining the same documents in another order sends nothing to the tokenizer."""
+    tokenizer = load_segmented(encoding)
+    sentences = real_sentences()
+    rng = random.Random(f"reorder-{encoding}")
+    documents = [known_text(rng, sentences) for _ in range(12)]
+    first = tokenizer.joined_index(documents, "\n\n")
+    for document in documents:
+        tokenizer.joined_index([document, documents[0]], "\n\n")  # every document's tail once
+    sent = []
+    original = tokenizer.count_whole
+    monkeypatch.setattr(tokenizer, "count_whole", lambda text: sent.append(text) or original(text))
+    monkeypatch.setattr(tokenizer._segments, "_count_whole", tokenizer.count_whole)
+    reordered = tokenizer.joined_index(rng.sample(documents, len(documents)), "\n\n")
+    assert sent == []
+    plain = tokenizer.index(reordered.text, keep=False)
+    assert reordered.inner(0, len(reordered.text)) == plain.inner(0, len(plain.text))
+    assert first.inner(0, len(first.text))[2] == tokenizer.index(first.text, keep=False).inner(0, len(first.text))[2]
 
 
 def test_locate_marks_each_known_opening_once_in_order():

@@ -88,9 +88,9 @@ class LineAppender:
         self._fd = os.open(partial, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self.path = partial
 
-    def write(self, line: str) -> None:
-        """Append one line (``line`` has no newline); a torn line from a crash is cut off on resume."""
-        view = memoryview((line + "\n").encode("utf-8"))
+    def write(self, line: bytes) -> None:
+        """Append one line (UTF-8, ending in its newline); a torn line from a crash is cut off on resume."""
+        view = memoryview(line)
         while view:
             view = view[os.write(self._fd, view):]
 

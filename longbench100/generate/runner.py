@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import json
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -36,6 +35,7 @@ from .fitting import BuildContext
 from .manifest import (build_manifest, check_out_folder, claim_out_folder, log_unlabelled_row, logged_unlabelled_rows,
                        record_shortcut_check, shortfall_reason)
 from .verify_counts import verify_prompt_counts
+from .json_lines import json_line
 from .output import LineAppender, completed_rows, partial_file, written_rows, written_rows_in, written_sources
 from .planner import LengthPlan, RowPlan, plan_rows, rows_per_source
 from .rng import derive_rng
@@ -370,8 +370,8 @@ UNLABELLED = "unlabelled"
 """What :func:`_build_line` returns for a row that needs a chunk the annotator gave no label (``--allow-unlabelled``)."""
 
 
-def _build_line(job: tuple[str, str, int, RowPlan]) -> str | None:
-    """Build one sample and serialise it as a JSON line (runs in a worker process when ``--workers`` > 1); ``None``
+def _build_line(job: tuple[str, str, int, RowPlan]) -> bytes | str | None:
+    """Build one sample and serialise it as a JSON line in UTF-8 (runs in a worker process when ``--workers`` > 1); ``None``
     for a row that cannot be built, :data:`UNLABELLED` for one that needs a chunk left without a label."""
     task, label, budget, row_plan = job
     options: GenerateOptions = _STATE["options"]
@@ -407,7 +407,7 @@ def _build_line(job: tuple[str, str, int, RowPlan]) -> str | None:
         "distractors": [piece.provenance() for piece in sample.fitted.pieces if piece.role in ("distractor", "filler")],
         "seed": options.seed,
     }
-    return json.dumps(record, ensure_ascii=False)
+    return json_line(record)
 
 
 def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: LengthPlan, result: LengthResult, rows: int) -> None:

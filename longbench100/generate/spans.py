@@ -59,11 +59,17 @@ def whole_context_spans(prompt: str, texts: list[str]) -> dict:
     return {"context": context, "gold": [list(context)]}
 
 
-def embedded_spans(prompt: str, context: str, gold: list[Span]) -> dict:
+def embedded_spans(prompt: str, context: str, gold: list[Span], expected_at: int | None = None) -> dict:
     """The ``gold["spans"]`` record of a context rendered as one text: ``gold`` are offsets inside ``context``.
 
     For the synthetic tasks, whose builders know where they placed each needle in the haystack text.
-    Raises ``ValueError`` when ``context`` is not in ``prompt``.
+    The context's first occurrence in ``prompt`` is checked at ``expected_at`` (where the builder rendered it)
+    and at each offset before it, instead of searched for: the same answer without a pass over a long
+    context. Raises ``ValueError`` when ``context`` is not in ``prompt``.
     """
-    start = text_spans(prompt, [context])[0][0]
+    if expected_at is not None and prompt.startswith(context, expected_at) and not any(
+            prompt.startswith(context, offset) for offset in range(expected_at)):
+        start = expected_at
+    else:
+        start = text_spans(prompt, [context])[0][0]
     return {"context": [start, start + len(context)], "gold": [[start + a, start + b] for a, b in gold]}

@@ -4,23 +4,29 @@ RULER's essay haystacks are whole documents split at sentence ends and line brea
 document (sentencex plus our ending rules) and counting its pieces are the costly steps of a
 haystack row, and every row draws from the same pool. :func:`prepare_pool` does both for the whole
 pool before any worker starts (the workers inherit the result), and keeps them in the cache folder,
-keyed by the pool's texts, the splitting rules and the tokenizer, so a second run reads them back.
+keyed by the pool's texts, the splitting and cutting rules and the tokenizer, so a second run reads
+them back: each placed document's cut places and piece counts (its token index), and the count of
+its last piece followed by a :data:`DOCUMENT_BREAK` (where it meets the next document in a haystack).
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
+import marshal
 import re
 from pathlib import Path
 
-from ..atomic import write_json_atomic
+from ..atomic import write_bytes_atomic
 from ..generate.sentences import sentence_ends
 from ..paths import cache_dir
 from ..records import Document
+from ..segment_count import CUT, cut_places, split_at
 from ..tokenization import Tokenizer
 
-UNITS_VERSION = 2  # bump when the splitting below changes: cached units are then recomputed
+UNITS_VERSION = 3  # bump when the splitting below changes: cached units are then recomputed
+DOCUMENT_BREAK = "\n\n"  # what sets an essay's documents apart
 _LINE_END = re.compile("\n")
 
 Units = tuple[tuple[str, str], ...]
@@ -55,32 +61,45 @@ def placed_document(text: str) -> str:
 
 
 def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
-    """Split every document of ``pool`` into units and teach ``tokenizer`` the counts of the pieces of each
-    placed document, from the cache folder when a run did it before; return whether the cache had them.
+    """Split every document of ``pool`` into units and teach ``tokenizer`` each placed document's cut places
+    and piece counts, and the count of each one's last piece before a :data:`DOCUMENT_BREAK`, from the
+    cache folder when a run did it before; return whether the cache had them.
 
-    From the cache, the counts are handed over per document (:meth:`Tokenizer.learn_texts`) without
-    cutting any text: a document is cut only when a row first places it, and an index whose cached
-    counts do not match its pieces counts them again (``TextIndex``), so a stale cache costs time, not
-    exactness."""
+    From the cache, the counts and cut places are handed over per document (:meth:`Tokenizer.learn_texts`)
+    without cutting or tokenizing any text; the cache is keyed by every document's text, the cutting rule
+    and the tokenizer, so what it holds is what counting would give."""
     path = _cache_path(pool, tokenizer)
     stored = _read(path, len(pool))
-    cached = stored or {"bounds": [_unit_bounds(document.text) for document in pool], "pieces": None}
+    cached = stored or {"bounds": [_unit_bounds(document.text) for document in pool]}
     for document, bounds in zip(pool, cached["bounds"]):
         _UNITS.setdefault(document.text, _units_at(document.text, bounds))
     placed = [placed_document(document.text) for document in pool]
     if tokenizer.counting != "segments":
         hit = stored is not None
     else:
-        hit = stored is not None and len(stored.get("pieces") or ()) == len(pool)
+        hit = stored is not None and all(len(stored.get(key) or ()) == len(pool) for key in ("cuts", "pieces", "tails"))
         if not hit:
-            pieces = [tokenizer.pieces(text) for text in placed]
+            cached["cuts"] = [cut_places(text) for text in placed]
+            pieces = [split_at(text, cuts) for text, cuts in zip(placed, cached["cuts"])]
             cached["pieces"] = tokenizer.count_groups(pieces)
             for group, counts in zip(pieces, cached["pieces"]):
                 tokenizer.learn(group, counts)
-        tokenizer.learn_texts(placed, cached["pieces"])
+        tokenizer.learn_texts(placed, cached["pieces"], cached["cuts"])
+        tails = [last_piece_before_break(text, cuts) for text, cuts in zip(placed, cached["cuts"])]
+        if not hit:
+            cached["tails"] = tokenizer.count_batch(tails)
+        tokenizer.learn(tails, cached["tails"])
     if not hit:
-        write_json_atomic(path, cached)
+        write_bytes_atomic(path, marshal.dumps(cached))
     return hit
+
+
+def last_piece_before_break(text: str, cuts: list[int]) -> str:
+    """``text`` from its last cut place strictly inside it (all of it when it has none), then a
+    :data:`DOCUMENT_BREAK`: the text a haystack's token index counts where this document meets the next."""
+    last = bisect.bisect_right(cuts, len(text) - 2) - 1
+    start = cuts[last] if last >= 0 else 0
+    return text[start:] + DOCUMENT_BREAK
 
 
 def _unit_bounds(text: str) -> list[int]:
@@ -104,19 +123,19 @@ def _units_at(text: str, bounds: list[int]) -> Units:
 
 
 def _cache_path(pool: list[Document], tokenizer: Tokenizer) -> Path:
-    """The cache file of ``pool``'s units and piece counts with ``tokenizer``."""
-    digest = hashlib.sha256(json.dumps([UNITS_VERSION, tokenizer.identity, tokenizer.counting]).encode())
+    """The cache file of ``pool``'s units, cut places and piece counts with ``tokenizer``."""
+    digest = hashlib.sha256(json.dumps([UNITS_VERSION, tokenizer.identity, tokenizer.counting, CUT.pattern, DOCUMENT_BREAK]).encode())
     for document in pool:
         digest.update(hashlib.sha256(document.text.encode("utf-8", "surrogatepass")).digest())
-    return cache_dir() / "essay_units" / f"{digest.hexdigest()[:24]}.json"
+    return cache_dir() / "essay_units" / f"{digest.hexdigest()[:24]}.marshal"
 
 
 def _read(path: Path, documents: int) -> dict | None:
-    """The cached units and counts, or ``None`` when absent, unreadable or not for this many documents."""
+    """The cached units and counts, or ``None`` when absent, unreadable (another Python's marshal format,
+    a torn file) or not for this many documents."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            cached = json.load(handle)
-    except (OSError, ValueError):
+        cached = marshal.loads(path.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
         return None
     if not isinstance(cached, dict) or len(cached.get("bounds") or ()) != documents:
         return None

@@ -9,7 +9,6 @@ import itertools
 import math
 import operator
 import random
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -19,9 +18,8 @@ from ..generate.pieces import Piece
 from ..records import Document
 from ..spliced_count import JoinedIndex, Part, TextIndex, materialize, part_length
 from ..tokenization import Tokenizer
-from .essay_units import document_units, placed_document
+from .essay_units import DOCUMENT_BREAK, document_units, placed_document
 
-DOCUMENT_BREAK = "\n\n"  # what sets an essay's documents apart
 DEPTH_GRID = tuple(step / 10 for step in range(11))  # 0%, 10%, ..., 100%
 MAX_SEARCH_STEPS = 40
 ESTIMATE_SAMPLE = 200  # units counted to estimate the tokens of one unit
@@ -48,11 +46,16 @@ class Haystack:
     passes: int = 0
     shared: bool = False  # the same haystack serves many rows (repeated noise): its token index is kept
     blocks: list[str] = field(default_factory=list)  # essays: each placed document's text; joined by DOCUMENT_BREAK they are base
+    placement_starts: list[int] = field(default_factory=list)  # essays: the index of each placement's first unit
 
     @cached_property
     def base(self) -> str:
         """Every unit joined by its own separator (the first unit's is left out): the text that spans of
-        :meth:`layout` point into. Computed once, when the units are complete."""
+        :meth:`layout` point into. Computed once, when the units are complete; an essay's is its placed
+        documents joined by :data:`DOCUMENT_BREAK` (the same text: each document's first unit has that
+        separator, and a placed document is its units joined by theirs), a join of a few long strings."""
+        if self.blocks:
+            return DOCUMENT_BREAK.join(self.blocks)
         return "".join(itertools.chain.from_iterable(zip(["", *self.separators[1:]], self.units)))
 
     @cached_property
@@ -107,17 +110,12 @@ class Haystack:
         return tokenizer.count(" ".join(units)) / max(1, len(units))
 
     def provenance_pieces(self, count: int) -> list[Piece]:
-        """One piece per document placement in the first ``count`` units: ``filler`` when cut short, else ``distractor``."""
-        used = Counter(self.placements[:count])
-        whole = Counter(self.placements)
-        pieces: list[Piece] = []
-        for index in range(min(count, len(self.placements))):
-            placement = self.placements[index]
-            if index and self.placements[index - 1] == placement:
-                continue
-            role = "distractor" if used[placement] == whole[placement] else "filler"
-            pieces.append(Piece(role, "", 0, self.documents[index]))
-        return pieces
+        """One piece per document placement in the first ``count`` units: ``filler`` when cut short, else
+        ``distractor`` (a placement's units are one run: each placement adds a whole document's units)."""
+        shown = min(count, len(self.placements))
+        ends = [*self.placement_starts[1:], len(self.placements)]
+        return [Piece("distractor" if end <= count else "filler", "", 0, self.documents[start])
+                for start, end in zip(self.placement_starts, ends) if start < shown]
 
 
 def nearest_boundary(ends: list[int], target: float, count: int | None = None) -> int:
@@ -160,9 +158,12 @@ def essay(pool: list[Document], rng: random.Random, tokens_wanted: int) -> Hayst
 
 def _add_sentences(haystack: Haystack, document: Document, placement: int) -> None:
     """Append ``document``'s sentences (and lines) to ``haystack`` as units of one placement; the first is
-    set apart from the previous document by a blank line."""
+    set apart from the previous document by a blank line. A document without a sentence adds nothing."""
     sentences, separators = _unit_columns(document.text)
+    if not sentences:
+        return
     haystack.blocks.append(placed_document(document.text))
+    haystack.placement_starts.append(len(haystack.units))
     haystack.units.extend(sentences)
     haystack.separators.extend(separators)
     haystack.documents.extend([document] * len(sentences))
@@ -230,13 +231,15 @@ def prompt_frame(render: Callable[[str], str]) -> tuple[str, str] | None:
 @dataclass
 class HaystackFit:
     """A haystack prompt that fits its budget: the prompt, its number of units, its context and where each
-    needle is in it (characters, and tokens before the needle over the context's tokens)."""
+    needle is in it (characters, and tokens before the needle over the context's tokens), and where the
+    context was rendered in the prompt when that is known (the template placed it once, verbatim)."""
 
     fitted: Fitted
     count: int
     context: str
     offsets: list[int]
     depths: list[float]
+    context_at: int | None = None
 
 
 def fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[float, str]], render: Callable[[str], str],
@@ -250,7 +253,7 @@ def fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[floa
     """
     frame = None if ctx.chat else prompt_frame(render)
     fit = _fit_haystack(ctx, haystack, needles, render, separator, pieces, frame)
-    if fit is None or frame is None or fit.fitted.prompt == frame[0] + fit.context + frame[1]:
+    if fit is None or frame is None or fit.context_at is not None:
         return fit
     return _fit_haystack(ctx, haystack, needles, render, separator, pieces, None)  # the frame guessed wrong: count whole
 
@@ -285,4 +288,12 @@ def _fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[flo
     total = max(1, tokenizer.count_parts(parts))
     depths = [round(tokenizer.count_parts(parts[:index]) / total, 4) for index in where]
     fitted = Fitted(render(context), prompt_tokens(count), pieces(count) if pieces else [], 0)
-    return HaystackFit(fitted, count, context, [starts[index] for index in where], depths)
+    context_at = len(frame[0]) if frame is not None and _framed(fitted.prompt, frame, context) else None
+    return HaystackFit(fitted, count, context, [starts[index] for index in where], depths, context_at)
+
+
+def _framed(prompt: str, frame: tuple[str, str], context: str) -> bool:
+    """Whether ``prompt`` is ``frame[0] + context + frame[1]`` (compared in place, without joining them)."""
+    before, after = frame
+    return (len(prompt) == len(before) + len(context) + len(after) and prompt.startswith(before)
+            and prompt.startswith(context, len(before)) and prompt.endswith(after))

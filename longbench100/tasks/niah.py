@@ -170,7 +170,7 @@ class NeedleTask(TaskBuilder):
             "depth": gold_depths[0],
             "depths": gold_depths,
             "spans": embedded_spans(fit.fitted.prompt, fit.context, sorted(
-                (offset, offset + len(text)) for offset, (_, text) in zip(fit.offsets, needles.gold))),
+                (offset, offset + len(text)) for offset, (_, text) in zip(fit.offsets, needles.gold)), fit.context_at),
         }
         question = f"What {'are all the' if variables['many'] else 'is the'} special magic {variables['what']} for {variables['keys']}?"
         return Sample(fit.fitted, list(needles.values), question, gold)
