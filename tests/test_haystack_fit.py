@@ -10,7 +10,7 @@ import random
 from longbench100.generate.fitting import BuildContext
 from longbench100.records import Document
 from longbench100.segment_count import cut_places
-from longbench100.tasks.essay_units import _cache_path, document_units, placed_text, prepare_pool
+from longbench100.tasks.essay_units import _cache_path, document_columns, placed_document, prepare_pool
 from longbench100.tasks.haystack import Haystack, essay, fit_haystack, nearest_boundary, prompt_frame, repeated
 from longbench100.tokenization import load_tokenizer
 from tests.test_segment_count import real_sentences
@@ -95,8 +95,13 @@ def test_essay_pool_units_and_piece_counts_are_cached(monkeypatch, tmp_path):
     pool = [Document(f"d/{i}", "d", "\n".join(" ".join(sentences[i * 7:i * 7 + 7]) for _ in range(2)), tokens=50) for i in range(20)]
     assert prepare_pool(pool, load_tokenizer("cl100k_base")) is False
     cached = marshal.loads(_cache_path(pool, load_tokenizer("cl100k_base")).read_bytes())
-    assert len(cached["bounds"]) == len(cached["cuts"]) == len(cached["tails"]) == len(pool)
-    placed = [placed_text(document_units(document.text)) for document in pool]
+    assert len(cached["columns"]) == len(cached["placed"]) == len(cached["cuts"]) == len(cached["tails"]) == len(pool)
+    placed = [placed_document(document.text) for document in pool]
+    for document, text in zip(pool, placed):  # a placed document is its units joined by their separators
+        sentences, separators = document_columns(document.text)
+        assert text == "".join(("" if index == 0 else separator) + sentence
+                               for index, (sentence, separator) in enumerate(zip(sentences, separators)))
+        assert " ".join(text.split()) == " ".join(document.text.split())
     assert cached["cuts"] == [cut_places(text) for text in placed]
     fresh = load_tokenizer("cl100k_base")
     assert prepare_pool(pool, fresh) is True
@@ -111,7 +116,7 @@ def test_essay_pool_units_and_piece_counts_are_cached(monkeypatch, tmp_path):
     first, last, tokens = joined.inner(0, len(joined.text))
     assert tokens == whole - fresh.count_whole(joined.text[:first]) - fresh.count_whole(joined.text[last:])
     haystack = essay(pool, random.Random(1), 10_000)
-    assert haystack.base == "\n\n".join(placed_text(document_units(document.text)) for document in haystack_documents(haystack))
+    assert haystack.base == "\n\n".join(placed_document(document.text) for document in haystack_documents(haystack))
     # an essay's base is joined from its placed documents: the same text as its units joined by their separators
     assert haystack.base == "".join(itertools.chain.from_iterable(zip(["", *haystack.separators[1:]], haystack.units)))
 

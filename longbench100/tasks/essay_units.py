@@ -5,14 +5,16 @@ document (sentencex plus our ending rules) and counting its pieces are the costl
 haystack row, and every row draws from the same pool. :func:`prepare_pool` does both for the whole
 pool before any worker starts (the workers inherit the result), and keeps them in the cache folder,
 keyed by the pool's texts, the splitting and cutting rules and the tokenizer, so a second run reads
-them back: each placed document's cut places and piece counts (its token index), and the count of
-its last piece followed by a :data:`DOCUMENT_BREAK` (where it meets the next document in a haystack).
+them back: each document's units and placed text, its cut places and piece counts (its token index),
+and the count of its last piece followed by a :data:`DOCUMENT_BREAK` (where it meets the next
+document in a haystack).
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import json
 import marshal
 import re
@@ -25,38 +27,33 @@ from ..records import Document
 from ..segment_count import CUT, cut_places, split_at
 from ..tokenization import Tokenizer
 
-UNITS_VERSION = 3  # bump when the splitting below changes: cached units are then recomputed
+UNITS_VERSION = 4  # bump when the splitting below changes: cached units are then recomputed
 DOCUMENT_BREAK = "\n\n"  # what sets an essay's documents apart
 _LINE_END = re.compile("\n")
 
-Units = tuple[tuple[str, str], ...]
-"""A document's units: (sentence or line, the separator it keeps inside the document)."""
+Columns = tuple[tuple[str, ...], tuple[str, ...]]
+"""A document's units as a haystack places them: its sentences (and lines), and the separator before each:
+:data:`DOCUMENT_BREAK` before the first, then a line break where one preceded the unit in the document, else
+a space."""
 
-_UNITS: dict[str, Units] = {}
-
-
-def document_units(text: str) -> Units:
-    """A document's sentences (and lines) with the separator each keeps inside the document: a line break
-    when one precedes it, else a space. Kept in memory: rows draw their haystacks from the same documents."""
-    units = _UNITS.get(text)
-    if units is None:
-        units = _UNITS[text] = _units_at(text, _unit_bounds(text))
-    return units
-
-
-def placed_text(units: Units) -> str:
-    """A document as a haystack holds it: its units joined by their own separators."""
-    return "".join(separator * bool(index) + sentence for index, (sentence, separator) in enumerate(units))
-
-
+_COLUMNS: dict[str, Columns] = {}
 _PLACED: dict[str, str] = {}
 
 
+def document_columns(text: str) -> Columns:
+    """A document's :data:`Columns`, kept in memory: rows draw their haystacks from the same documents."""
+    columns = _COLUMNS.get(text)
+    if columns is None:
+        columns = _COLUMNS[text] = _columns_at(text, _unit_bounds(text))
+    return columns
+
+
 def placed_document(text: str) -> str:
-    """:func:`placed_text` of a document's units, kept in memory like the units."""
+    """A document as a haystack holds it: its units joined by their own separators (kept in memory)."""
     placed = _PLACED.get(text)
     if placed is None:
-        placed = _PLACED[text] = placed_text(document_units(text))
+        sentences, separators = document_columns(text)
+        placed = _PLACED[text] = "".join(itertools.chain.from_iterable(zip(("", *separators[1:]), sentences)))
     return placed
 
 
@@ -65,15 +62,20 @@ def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
     and piece counts, and the count of each one's last piece before a :data:`DOCUMENT_BREAK`, from the
     cache folder when a run did it before; return whether the cache had them.
 
-    From the cache, the counts and cut places are handed over per document (:meth:`Tokenizer.learn_texts`)
-    without cutting or tokenizing any text; the cache is keyed by every document's text, the cutting rule
-    and the tokenizer, so what it holds is what counting would give."""
+    From the cache, the units, placed texts, counts and cut places are read back as they were made
+    (:meth:`Tokenizer.learn_texts`), without splitting, cutting or tokenizing any text; the cache is keyed
+    by every document's text, the splitting and cutting rules and the tokenizer, so what it holds is what
+    computing would give."""
     path = _cache_path(pool, tokenizer)
     stored = _read(path, len(pool))
-    cached = stored or {"bounds": [_unit_bounds(document.text) for document in pool]}
-    for document, bounds in zip(pool, cached["bounds"]):
-        _UNITS.setdefault(document.text, _units_at(document.text, bounds))
-    placed = [placed_document(document.text) for document in pool]
+    if stored is None:
+        cached = {"columns": [document_columns(document.text) for document in pool]}
+        cached["placed"] = [placed_document(document.text) for document in pool]
+    else:
+        cached = stored
+        _COLUMNS.update(zip((document.text for document in pool), cached["columns"]))
+        _PLACED.update(zip((document.text for document in pool), cached["placed"]))
+    placed = cached["placed"]
     if tokenizer.counting != "segments":
         hit = stored is not None
     else:
@@ -117,9 +119,11 @@ def _unit_bounds(text: str) -> list[int]:
     return bounds
 
 
-def _units_at(text: str, bounds: list[int]) -> Units:
-    """The units that :func:`_unit_bounds` numbers describe."""
-    return tuple((text[bounds[i]:bounds[i + 1]], "\n" if bounds[i + 2] else " ") for i in range(0, len(bounds), 3))
+def _columns_at(text: str, bounds: list[int]) -> Columns:
+    """The :data:`Columns` that :func:`_unit_bounds` numbers describe."""
+    sentences = tuple(text[bounds[i]:bounds[i + 1]] for i in range(0, len(bounds), 3))
+    separators = tuple(DOCUMENT_BREAK if i == 0 else "\n" if bounds[i + 2] else " " for i in range(0, len(bounds), 3))
+    return sentences, separators
 
 
 def _cache_path(pool: list[Document], tokenizer: Tokenizer) -> Path:
@@ -137,6 +141,6 @@ def _read(path: Path, documents: int) -> dict | None:
         cached = marshal.loads(path.read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
         return None
-    if not isinstance(cached, dict) or len(cached.get("bounds") or ()) != documents:
+    if not isinstance(cached, dict) or any(len(cached.get(key) or ()) != documents for key in ("columns", "placed")):
         return None
     return cached

@@ -18,7 +18,7 @@ from ..generate.pieces import Piece
 from ..records import Document
 from ..spliced_count import JoinedIndex, Part, TextIndex, materialize, part_length
 from ..tokenization import Tokenizer
-from .essay_units import DOCUMENT_BREAK, document_units, placed_document
+from .essay_units import DOCUMENT_BREAK, document_columns, placed_document
 
 DEPTH_GRID = tuple(step / 10 for step in range(11))  # 0%, 10%, ..., 100%
 MAX_SEARCH_STEPS = 40
@@ -159,7 +159,7 @@ def essay(pool: list[Document], rng: random.Random, tokens_wanted: int) -> Hayst
 def _add_sentences(haystack: Haystack, document: Document, placement: int) -> None:
     """Append ``document``'s sentences (and lines) to ``haystack`` as units of one placement; the first is
     set apart from the previous document by a blank line. A document without a sentence adds nothing."""
-    sentences, separators = _unit_columns(document.text)
+    sentences, separators = document_columns(document.text)
     if not sentences:
         return
     haystack.blocks.append(placed_document(document.text))
@@ -168,19 +168,6 @@ def _add_sentences(haystack: Haystack, document: Document, placement: int) -> No
     haystack.separators.extend(separators)
     haystack.documents.extend([document] * len(sentences))
     haystack.placements.extend([placement] * len(sentences))
-
-
-_COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-
-
-def _unit_columns(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A document's unit texts and the separator before each in a haystack (a document break before the first)."""
-    columns = _COLUMNS.get(text)
-    if columns is None:
-        units = document_units(text)
-        columns = _COLUMNS[text] = (tuple(sentence for sentence, _ in units),
-                                    tuple(DOCUMENT_BREAK if index == 0 else separator for index, (_, separator) in enumerate(units)))
-    return columns
 
 
 def largest_fitting(count_tokens: Callable[[int], int], budget: int, available: int, per_unit: float) -> int | None:
