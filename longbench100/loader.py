@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import pickle
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -36,16 +38,49 @@ def file_sha256(path: Path) -> str:
 
 
 def source_file_sha256(path: Path) -> str:
-    """:func:`file_sha256` of a source file, read once per process while its size and modification time stay
-    (the cache checks before a run and the load itself, and entries that share files, ask for it again)."""
+    """:func:`file_sha256` of a source file, read once while the file stays as it was: the digest is kept, in
+    this process and in the cache folder, under the file's path, inode, size and modification and change
+    times (nanoseconds). Any write to the file, or a copy put in its place, changes its change time, which
+    no tool can set back; so a warm run hashes nothing (17 MB of sources on the mirror)."""
     stat = path.stat()
-    version = (str(path.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-    if version not in _DIGESTS:
-        _DIGESTS[version] = file_sha256(path)
-    return _DIGESTS[version]
+    version = "\0".join(map(str, (path.resolve(), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)))
+    digests = _known_digests()
+    if version not in digests:
+        if len(digests) >= DIGESTS_KEPT:
+            digests.clear()
+        digests[version] = file_sha256(path)
+        settled = time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) > SETTLED_NS
+        try:
+            if settled:  # a file changed within the clock's grain could change again unseen: kept in this process only
+                write_bytes_atomic(_digests_path(), marshal.dumps({key: value for key, value in digests.items() if key not in _UNSETTLED}))
+            else:
+                _UNSETTLED.add(version)
+        except OSError:
+            pass  # an unwritable cache only costs the hashing next time
+    return digests[version]
 
 
-_DIGESTS: dict[tuple[str, int, int, int, int], str] = {}  # (path, inode, size, modified, changed) -> sha256 of source files
+DIGESTS_KEPT = 10_000  # source file digests kept in the cache folder; it starts afresh when full
+SETTLED_NS = 2_000_000_000  # a source file changed less than this long ago is hashed again by the next process
+_DIGESTS: dict[str, str] = {}  # "path\0inode\0size\0modified\0changed" -> sha256, read from the cache folder once
+_UNSETTLED: set[str] = set()  # keys of files changed just now: kept in this process only
+
+
+def _digests_path() -> Path:
+    """Where the source files' digests are kept."""
+    return cache_dir() / "source_digests.marshal"
+
+
+def _known_digests() -> dict[str, str]:
+    """The digests kept so far (read from the cache folder on first use; a torn or foreign file is ignored)."""
+    if not _DIGESTS:
+        try:
+            stored = marshal.loads(_digests_path().read_bytes())
+        except (OSError, ValueError, EOFError, TypeError):
+            stored = None
+        if isinstance(stored, dict):
+            _DIGESTS.update((key, value) for key, value in stored.items() if isinstance(key, str) and isinstance(value, str))
+    return _DIGESTS
 
 
 def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import subprocess
@@ -134,6 +135,10 @@ def test_a_full_disk_is_one_line_and_resume_gives_the_same_bytes(tmp_path: Path,
     assert code == 0, text
     for path in sorted(clean.glob("*/*.jsonl")):
         assert (out / path.relative_to(clean)).read_bytes() == path.read_bytes()
+    # the manifest's checksums, kept while writing (the resumed file's earlier lines included), are the files'
+    for folder in (clean, out):
+        files = json.loads((folder / "manifest.json").read_text())["files"]
+        assert files and all(entry["sha256"] == hashlib.sha256((folder / name).read_bytes()).hexdigest() for name, entry in files.items())
 
 
 def test_a_real_full_disk_on_a_small_tmpfs(tmp_path: Path):

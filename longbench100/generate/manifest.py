@@ -85,7 +85,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
         for label, result in by_label.items():
             path = data_file_path(options.out, task, label)
             relative = path.relative_to(options.out).as_posix()
-            files[relative] = {"sha256": file_sha256(path), "rows": result.rows}
+            files[relative] = {"sha256": result.sha256 or file_sha256(path), "rows": result.rows}
             tasks[task]["lengths"][label] = {
                 "rows": result.rows, "eligible_items": result.eligible, "paired_rows": result.paired_rows,
                 "reused_rows": result.reused, "failed_rows": result.failed_rows, "sources": result.sources,

@@ -6,6 +6,7 @@ A crash leaves the ``.partial`` file with whole lines (a torn last line is cut o
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -33,17 +34,16 @@ def holds_rows(out: Path) -> bool:
     return False
 
 
-def completed_rows(partial: Path) -> int:
-    """The row number after the last complete line of ``partial`` (0 when absent); cuts a torn last line off."""
+def completed_rows(partial: Path) -> list[int]:
+    """The ``row`` of every complete line of ``partial`` (none when absent); cuts a torn last line off."""
     if not partial.exists():
-        return 0
+        return []
     data = partial.read_bytes()
     complete = data[: data.rfind(b"\n") + 1]
     if len(complete) != len(data):
         with open(partial, "r+b") as handle:
             handle.truncate(len(complete))
-    rows = written_rows(partial)
-    return rows[-1] + 1 if rows else 0
+    return written_rows(partial)
 
 
 def written_rows_in(out: Path) -> int:
@@ -81,24 +81,32 @@ def written_sources(path: Path) -> dict[str, int]:
 
 
 class LineAppender:
-    """Appends complete JSON lines to a ``.partial`` file, flushing each one to the operating system."""
+    """Appends complete JSON lines to a ``.partial`` file, flushing each one to the operating system, and
+    keeps the sha256 of the whole file as it grows (the lines a resumed run found there included), so the
+    manifest need not read the finished file back."""
 
     def __init__(self, partial: Path) -> None:
         partial.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(partial, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self.path = partial
+        self._digest = hashlib.sha256()
+        with open(partial, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                self._digest.update(chunk)
 
     def write(self, line: bytes) -> None:
         """Append one line (UTF-8, ending in its newline); a torn line from a crash is cut off on resume."""
+        self._digest.update(line)
         view = memoryview(line)
         while view:
             view = view[os.write(self._fd, view):]
 
-    def finish(self, final: Path) -> None:
-        """Sync, close and atomically rename the partial file to its final name."""
+    def finish(self, final: Path) -> str:
+        """Sync, close and atomically rename the partial file to its final name; return the file's sha256."""
         os.fsync(self._fd)
         os.close(self._fd)
         os.replace(self.path, final)
+        return self._digest.hexdigest()
 
     def close(self) -> None:
         """Close without renaming (the run was interrupted)."""

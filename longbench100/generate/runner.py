@@ -100,6 +100,7 @@ class LengthResult:
     failed_rows: list[int]
     sources: dict[str, int] | None = None  # written rows per ground-truth source (None for synthetic tasks)
     unlabelled_rows: list[int] = field(default_factory=list)  # of failed_rows: those that needed a chunk left without a label
+    sha256: str | None = None  # of the data file, when this run wrote it (else the manifest reads it)
 
 
 # Builders and contexts for worker processes; set before the pool forks so workers inherit them.
@@ -338,9 +339,13 @@ def _executor(workers: int):
 def _write_length(options: GenerateOptions, task: str, label: str, budget: int, plan: LengthPlan, executor, progress: bool) -> LengthResult:
     """Build and append every row of one task and length not already written, then finalise the file."""
     final = data_file_path(options.out, task, label)
-    if not final.exists():
+    digest = None
+    if final.exists():
+        written = set(written_rows(final))
+    else:
         partial = partial_file(final)
-        start = completed_rows(partial)
+        written = set(completed_rows(partial))  # a resumed run's rows so far; this run's are added as they are written
+        start = max(written) + 1 if written else 0
         jobs = [(task, label, budget, row_plan) for row_plan in plan.rows if row_plan.row >= start]
         appender = LineAppender(partial)
         bar = progress_bar(len(plan.rows), f"{task} {label}", "row", progress, initial=len(plan.rows) - len(jobs), leave=False)
@@ -350,20 +355,20 @@ def _write_length(options: GenerateOptions, task: str, label: str, budget: int, 
                     log_unlabelled_row(options.out, task, label, job[3].row)
                 elif line is not None:
                     appender.write(line)
+                    written.add(job[3].row)
                 bar.update(1)
         except BaseException:
             appender.close()
             raise
         finally:
             bar.close()
-        appender.finish(final)
-    written = set(written_rows(final))
+        digest = appender.finish(final)
     built = [row_plan for row_plan in plan.rows if row_plan.row in written]
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
     # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written
     sources = written_sources(final) if _STATE["builders"][task].chooses_own_items else rows_per_source(plan, built)
     return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed, sources,
-                        sorted(logged_unlabelled_rows(options.out, task, label) & set(failed)))
+                        sorted(logged_unlabelled_rows(options.out, task, label) & set(failed)), digest)
 
 
 UNLABELLED = "unlabelled"
