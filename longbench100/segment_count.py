@@ -51,7 +51,8 @@ SHORT = 256  # texts at most this long are counted whole (cutting them saves not
 def segmentable_tokenizer_json(config: dict) -> bool:
     """Whether a Hugging Face ``tokenizer.json`` (parsed) provably splits at :data:`CUT`: no normaliser or NFC; a
     ``Split`` by a pattern of :data:`CL100K_SHAPED_SPLITS` (isolated, not inverted) followed by byte-level
-    mapping without its own regex or prefix space; a BPE model without dropout; no added token holding a cut."""
+    mapping without its own regex or prefix space; a BPE model without dropout; no added token that could
+    match across a counting boundary (:func:`_added_token_spans_a_boundary`)."""
     normalizer = config.get("normalizer")
     pre = config.get("pre_tokenizer") or {}
     steps = pre.get("pretokenizers") if pre.get("type") == "Sequence" else None
@@ -64,7 +65,20 @@ def segmentable_tokenizer_json(config: dict) -> bool:
             and byte_level.get("type") == "ByteLevel" and not byte_level.get("use_regex", True)
             and not byte_level.get("add_prefix_space", True)
             and model.get("type") == "BPE" and not model.get("dropout")
-            and not any(CUT.search(str(token.get("content", ""))) for token in config.get("added_tokens") or []))
+            and not any(_added_token_spans_a_boundary(token) for token in config.get("added_tokens") or []))
+
+
+_NEWLINE_THEN_NONBLANK = re.compile(r"\n\S")
+
+
+def _added_token_spans_a_boundary(token: dict) -> bool:
+    """Whether an added token could be matched across a place this module or :mod:`.spliced_count` counts on
+    either side separately: its text holds a :data:`CUT` or a newline before a non-blank character, or it
+    takes the blanks around it (``lstrip`` / ``rstrip``) or matches only as a whole word (``single_word``),
+    which makes its matching depend on the text beyond it."""
+    content = str(token.get("content", ""))
+    return (bool(CUT.search(content) or _NEWLINE_THEN_NONBLANK.search(content))
+            or any(token.get(flag) for flag in ("lstrip", "rstrip", "single_word")))
 
 
 def cut_places(text: str) -> list[int]:

@@ -132,10 +132,13 @@ def opens_after_newline(text: str, offset: int) -> bool:
     In the split patterns of :mod:`.segment_count` (cl100k, o200k, and the Hugging Face ones shaped like
     cl100k) no pre-token holds a newline followed by such a character: the optional leading character of a
     letter run excludes ``\\r`` and ``\\n``; a punctuation run takes the newlines that follow it (and, in o200k,
-    slashes) and stops; a blank run that holds a newline is taken by ``\\s*[\\r\\n]+`` up to its last newline,
-    before the look-ahead alternatives are tried. The regex reads nothing behind its position, so the text
-    after the boundary splits as it does alone, and the text before it ends its last pre-token at the
-    boundary whatever follows. NFC normalisation composes nothing with a newline.
+    slashes) and stops; a blank run that holds a newline is taken up to its last newline by the newline
+    alternative (``\\s*[\\r\\n]+``, or ``\\s*[\\r\\n]`` in tiktoken's own patterns, whose ``\\s*`` gives back
+    just the last newline), which comes before the look-ahead alternatives. The regex reads nothing behind
+    its position, so the text after the boundary splits as it does alone, and the text before it ends its
+    last pre-token at the boundary whatever follows. NFC normalisation composes nothing with a newline; an
+    added token that could match across the boundary keeps a tokenizer.json from counting by segments.
+    An adversarial review found no counterexample in 30 million single-character splits per encoding.
     """
     return 0 < offset < len(text) and text[offset - 1] == "\n" and not text[offset].isspace() and text[offset] != "/"
 

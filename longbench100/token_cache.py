@@ -1,7 +1,9 @@
 """Per-tokenizer token counts of source documents, cached on disk so a second run never re-tokenizes.
 
-The cache key joins the tokenizer identity, the registry entry's data-shaping fingerprint and the
-sha256 of every source file read: a changed file or mapping invalidates its cache. Files are written
+The cache key joins the tokenizer identity, the cutting rule its piece counts follow, the records'
+format (bumped whenever the mapping or cleaning code changes the texts), the registry entry's
+data-shaping fingerprint and the sha256 of every source file read: a changed file, mapping or text
+invalidates its cache. Files are written
 atomically (temporary file, then rename), so a crash never leaves a half-written cache.
 """
 
@@ -13,15 +15,17 @@ from dataclasses import replace
 from pathlib import Path
 
 from .atomic import write_json_atomic
+from .loader import RECORDS_FORMAT
 from .paths import cache_dir
 from .records import SourceData
+from .segment_count import CUT
 from .registry import SourceEntry
 from .tokenization import Tokenizer
 
 
 def cache_path(tokenizer: Tokenizer, entry: SourceEntry, files: dict[str, str]) -> Path:
     """The cache file for the data of ``files`` (display name -> sha256) read from ``entry`` and counted with ``tokenizer``."""
-    key = json.dumps([tokenizer.identity, tokenizer.counting, entry.fingerprint(), sorted(files.items())])
+    key = json.dumps([tokenizer.identity, tokenizer.counting, CUT.pattern, RECORDS_FORMAT, entry.fingerprint(), sorted(files.items())])
     digest = hashlib.sha256(key.encode()).hexdigest()[:24]
     return cache_dir() / "token_counts" / f"{entry.name}-{digest}.json"
 

@@ -59,3 +59,25 @@ def test_a_lone_surrogate_fails_as_the_standard_encoder_does():
 def test_a_long_string_with_one_control_character_of_any_kind(code: int):
     record = {"prompt": "x" * LONG + chr(code) + "é" + chr(code)}
     assert json_line(record) == expected(record)
+
+
+@pytest.mark.parametrize("record, error", [
+    ({"a": "\ud800", "b": b""}, TypeError),  # the standard encoder serialises everything before it encodes
+    ({"\ud800": b""}, TypeError),
+    ({"prompt": "x" * LONG + "\ud800", "n": float("nan"), "bad": {1, 2}}, TypeError),
+    ({"prompt": "x" * LONG + "\ud800"}, UnicodeEncodeError),
+])
+def test_a_record_that_cannot_be_written_fails_as_the_standard_encoder_does(record: dict, error: type):
+    with pytest.raises(error):
+        expected(record)
+    with pytest.raises(error):
+        json_line(record)
+
+
+def test_a_string_subclass_is_written_as_its_characters():
+    class Shouting(str):
+        def encode(self, *args, **kwargs):  # json ignores it; so must we
+            return super().upper().encode(*args, **kwargs)
+
+    record = {"prompt": Shouting("quiet " * 1000)}
+    assert json_line(record) == expected(record)

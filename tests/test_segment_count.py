@@ -97,6 +97,10 @@ def test_only_tokenizer_jsons_built_like_cl100k_count_by_segments(tmp_path: Path
         "a prefix space": lambda c: byte_level.update(add_prefix_space=True),
         "BPE dropout": lambda c: c["model"].update(dropout=0.1),
         "an added token holding a cut": lambda c: c["added_tokens"].append({"content": "end. Start", "id": 999999}),
+        "an added token holding a newline before text": lambda c: c["added_tokens"].append({"content": "\nUser", "id": 999999}),
+        "an added token taking the blanks before it": lambda c: c["added_tokens"][0].update(lstrip=True),
+        "an added token taking the blanks after it": lambda c: c["added_tokens"][0].update(rstrip=True),
+        "an added token matched as a whole word only": lambda c: c["added_tokens"][0].update(single_word=True),
     }
     for name, change in changes.items():
         changed = json.loads(json.dumps(config))

@@ -19,20 +19,26 @@ _ESCAPES = ((b"\\", b"\\\\"), (b'"', b'\\"'), (b"\n", b"\\n"), (b"\r", b"\\r"), 
 
 
 def json_line(record: object) -> bytes:
-    """``(json.dumps(record, ensure_ascii=False) + "\\n").encode("utf-8")``, exactly; string values of a
-    top-level object longer than :data:`LONG` are escaped as bytes."""
+    """``(json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")``, exactly; string values of a
+    top-level object longer than :data:`LONG` are escaped as bytes. Like the standard encoder, every value
+    is serialised before anything is encoded, so a record that cannot be serialised fails as it would
+    there, not on an unencodable character first."""
     if not isinstance(record, dict) or not all(isinstance(key, str) for key in record):
         return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-    items = [_encoded(key) + b": " + _encoded(value) for key, value in record.items()]
-    return b"{" + b", ".join(items) + b"}\n"
+    pending = []  # (serialised key, whether the value is a long string left raw, the value or its serialisation)
+    for key, value in record.items():
+        raw = isinstance(value, str) and len(value) > LONG
+        pending.append((json.dumps(key, ensure_ascii=False), raw, value if raw else json.dumps(value, ensure_ascii=False)))
+    return b"{" + b", ".join(key.encode("utf-8") + b": " + (_escaped(text) if raw else text.encode("utf-8"))
+                             for key, raw, text in pending) + b"}\n"
 
 
-def _encoded(value: object) -> bytes:
-    """One value as ``json.dumps(value, ensure_ascii=False)`` in UTF-8."""
-    if isinstance(value, str) and len(value) > LONG:
-        data = value.encode("utf-8")
-        if not any(control in data for control in _RARE_CONTROLS):
-            for raw, escaped in _ESCAPES:
-                data = data.replace(raw, escaped)
-            return b'"' + data + b'"'
-    return json.dumps(value, ensure_ascii=False).encode("utf-8")
+def _escaped(text: str) -> bytes:
+    """A long string as JSON in UTF-8: escaped as bytes, or by the standard encoder when it holds a rare
+    control character."""
+    data = str.encode(text, "utf-8")  # str's own method: a subclass's override does not apply, as in json
+    if any(control in data for control in _RARE_CONTROLS):
+        return json.dumps(text, ensure_ascii=False).encode("utf-8")
+    for raw, escaped in _ESCAPES:
+        data = data.replace(raw, escaped)
+    return b'"' + data + b'"'

@@ -20,7 +20,10 @@ import marshal
 import re
 from pathlib import Path
 
+import sentencex
+
 from ..atomic import write_bytes_atomic
+from ..generate import sentences
 from ..generate.sentences import sentence_ends
 from ..paths import cache_dir
 from ..records import Document
@@ -128,10 +131,21 @@ def _columns_at(text: str, bounds: list[int]) -> Columns:
 
 def _cache_path(pool: list[Document], tokenizer: Tokenizer) -> Path:
     """The cache file of ``pool``'s units, cut places and piece counts with ``tokenizer``."""
-    digest = hashlib.sha256(json.dumps([UNITS_VERSION, tokenizer.identity, tokenizer.counting, CUT.pattern, DOCUMENT_BREAK]).encode())
+    digest = hashlib.sha256(json.dumps([UNITS_VERSION, tokenizer.identity, tokenizer.counting, CUT.pattern, DOCUMENT_BREAK,
+                                        _splitting_code()]).encode())
     for document in pool:
         digest.update(hashlib.sha256(document.text.encode("utf-8", "surrogatepass")).digest())
     return cache_dir() / "essay_units" / f"{digest.hexdigest()[:24]}.marshal"
+
+
+def _splitting_code() -> list:
+    """What a document's units depend on besides its text: our splitting code (this module and
+    :mod:`..generate.sentences`) and the ``sentencex`` build in use (its compiled module's path, size and time),
+    so an upgraded segmenter or a changed rule is never read back from an older cache."""
+    ours = hashlib.sha256(Path(sentences.__file__).read_bytes() + Path(__file__).read_bytes()).hexdigest()
+    segmenter = Path(getattr(sentencex, "sentencex", sentencex).__file__ or "")
+    stat = segmenter.stat()
+    return [ours, str(segmenter), stat.st_size, stat.st_mtime_ns]
 
 
 def _read(path: Path, documents: int) -> dict | None:
