@@ -62,9 +62,8 @@ WIKI = re.compile(r"<ref\b|\{\{|\|\s*accessdate\s*=|\( ?edit ?\)|\[ ?edit ?\]", 
 PAPER = re.compile(r"\b(?:BIBREF|TABREF|FIGREF|SECREF|INLINEFORM|DISPLAYFORM)\d+|\\math(?:bf|rm|it|cal|bb)\b")
 # spaced punctuation after a word of two letters or more, before a word: "Russia ?", "jingle , Frasier"; a
 # contract's empty form fields ("Franchisee: , a , with its address") are not tokenization
-TOKENIZED = re.compile(r"``|''|\w\w [,;?!](?= \w|$)|\w \.(?= [A-Z]|$)|\( \w|\b(?:don|doesn|didn|isn|wasn|won|can) t\b",
-                       re.M)
-SPACED_CONTRACTION = re.compile(r"\w (?:n't|'s|'re|'ve|'ll|'m|'d)\b")
+TOKENIZED = re.compile(r"``|''|\w\w [,;?!](?= \w|$)|\w \.(?= [A-Z]|$)|\( \w", re.M)
+SPACED_CONTRACTION = re.compile(r"\w (?:n't|'s|'re|'ve|'ll|'m|'d)\b|\b(?:don|doesn|didn|isn|wasn|won|can) t\b")
 JOINED_CONTRACTION = re.compile(r"\w(?:n't|'s|'re|'ve|'ll|'m|'d)\b")
 CONTRACTION_NEIGHBOURHOOD = 300  # characters each side
 FRAGMENT_OPEN = re.compile(r"^[a-z]+(?=[\s,;:.)-])")
@@ -299,9 +298,10 @@ def filler_texts(record: dict, blocks: list[tuple[int, str]]) -> list[str]:
 
 
 def tokenized_contractions(text: str) -> int:
-    """Contractions split off their word ("you 've", "do n't") with no joined contraction within
-    300 characters: a tokenizer splits them all, while an author's dialect spelling (a novel's "lad
-    'll be lost", a few words from "ye're") sits among joined ones."""
+    """Contractions split off their word ("you 've", "do n't") or stripped of their apostrophe ("don t")
+    with no joined contraction within 300 characters: a tokenizer splits them all, while an author's
+    dialect spelling (a novel's "lad 'll be lost", a few words from "ye're") or a transcript's cut-off
+    word ("they can t", a line before "don't") sits among joined ones."""
     count = 0
     for match in SPACED_CONTRACTION.finditer(text):
         around = text[max(0, match.start() - CONTRACTION_NEIGHBOURHOOD):match.end() + CONTRACTION_NEIGHBOURHOOD]
