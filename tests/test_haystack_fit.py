@@ -92,7 +92,7 @@ def test_templates_that_do_not_place_the_context_verbatim_are_counted_whole():
 def test_essay_pool_units_and_piece_counts_are_cached(monkeypatch, tmp_path):
     monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path))
     sentences = real_sentences()
-    pool = [Document(f"d/{i}", "d", "\n".join(" ".join(sentences[i * 7:i * 7 + 7]) for _ in range(2)), tokens=50) for i in range(20)]
+    pool = [Document(f"d/{i}", "d", "\n".join(". ".join(sentences[i * 7:i * 7 + 7]) + "." for _ in range(2)), tokens=50) for i in range(20)]
     assert prepare_pool(pool, load_tokenizer("cl100k_base")) is False
     cached = marshal.loads(_cache_path(pool, load_tokenizer("cl100k_base")).read_bytes())
     assert len(cached["columns"]) == len(cached["placed"]) == len(cached["cuts"]) == len(cached["tails"]) == len(pool)
