@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import marshal
 import pickle
 import re
 import time
@@ -19,6 +18,7 @@ from .atomic import write_bytes_atomic
 from .cleaning import clean_text
 from .errors import SourceAbsent, UserError
 from .locations import SourceLocation, archive_has_member
+from .marshal_cache import read_marshal, write_marshal
 from .readers import class_label_names, iter_rows, row_unit
 from .records import Document, Item, SourceData
 from .paths import cache_dir
@@ -49,14 +49,13 @@ def source_file_sha256(path: Path) -> str:
         if len(digests) >= DIGESTS_KEPT:
             digests.clear()
         digests[version] = file_sha256(path)
-        settled = time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) > SETTLED_NS
-        try:
-            if settled:  # a file changed within the clock's grain could change again unseen: kept in this process only
-                write_bytes_atomic(_digests_path(), marshal.dumps({key: value for key, value in digests.items() if key not in _UNSETTLED}))
-            else:
-                _UNSETTLED.add(version)
-        except OSError:
-            pass  # an unwritable cache only costs the hashing next time
+        if time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) <= SETTLED_NS:
+            _UNSETTLED.add(version)  # a file changed within the clock's grain could change again unseen: kept in this process only
+        else:
+            try:
+                write_marshal(_digests_path(), {key: value for key, value in digests.items() if key not in _UNSETTLED})
+            except OSError:
+                pass  # an unwritable cache only costs the hashing next time
     return digests[version]
 
 
@@ -74,10 +73,7 @@ def _digests_path() -> Path:
 def _known_digests() -> dict[str, str]:
     """The digests kept so far (read from the cache folder on first use; a torn or foreign file is ignored)."""
     if not _DIGESTS:
-        try:
-            stored = marshal.loads(_digests_path().read_bytes())
-        except (OSError, ValueError, EOFError, TypeError):
-            stored = None
+        stored = read_marshal(_digests_path())
         if isinstance(stored, dict):
             _DIGESTS.update((key, value) for key, value in stored.items() if isinstance(key, str) and isinstance(value, str))
     return _DIGESTS

@@ -18,15 +18,14 @@ import gzip
 import hashlib
 import importlib.util
 import json
-import marshal
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
-from .atomic import write_bytes_atomic
 from .errors import UserError
+from .marshal_cache import read_marshal, write_marshal
 from .hub import hub_problem
 from .paths import cache_dir
 from .segment_count import SEGMENTED_ENCODINGS, SegmentCounter, segmentable_tokenizer_json
@@ -262,16 +261,13 @@ def _parsed_ranks(contents: bytes, digest: str) -> dict[bytes, int]:
     """The ranks of a ranks file (``contents``, whose sha256 is ``digest``), parsed once and then read back
     from the cache folder in a fast format (parsing takes a quarter second at every start)."""
     cached = cache_dir() / "tiktoken_ranks" / f"{digest[:32]}.marshal"
-    try:
-        ranks = marshal.loads(cached.read_bytes())
-        if isinstance(ranks, dict) and len(ranks) == contents.count(b"\n"):
-            return ranks
-    except (OSError, ValueError, EOFError, TypeError):
-        pass
+    ranks = read_marshal(cached)
+    if isinstance(ranks, dict) and len(ranks) == contents.count(b"\n"):
+        return ranks
     pairs = (line.split() for line in contents.splitlines() if line)
     ranks = {base64.b64decode(token): int(rank) for token, rank in pairs}
     try:
-        write_bytes_atomic(cached, marshal.dumps(ranks))
+        write_marshal(cached, ranks)
     except OSError:
         pass  # an unwritable cache only costs the parse next time
     return ranks

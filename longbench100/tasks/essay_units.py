@@ -16,15 +16,15 @@ import bisect
 import hashlib
 import itertools
 import json
-import marshal
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import sentencex
 
-from ..atomic import write_bytes_atomic
 from ..generate import sentences
 from ..generate.sentences import sentence_ends
+from ..marshal_cache import read_marshal, write_marshal
 from ..paths import cache_dir
 from ..records import Document
 from ..segment_count import CUT, cut_places, split_at
@@ -55,9 +55,13 @@ def placed_document(text: str) -> str:
     """A document as a haystack holds it: its units joined by their own separators (kept in memory)."""
     placed = _PLACED.get(text)
     if placed is None:
-        sentences, separators = document_columns(text)
-        placed = _PLACED[text] = "".join(itertools.chain.from_iterable(zip(("", *separators[1:]), sentences)))
+        placed = _PLACED[text] = joined_units(*document_columns(text))
     return placed
+
+
+def joined_units(units: Sequence[str], separators: Sequence[str]) -> str:
+    """``units`` joined, each after its separator in ``separators`` except the first."""
+    return "".join(itertools.chain.from_iterable(zip(("", *separators[1:]), units)))
 
 
 def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
@@ -95,7 +99,7 @@ def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
             cached["tails"] = tokenizer.count_batch(tails)
         tokenizer.learn(tails, cached["tails"])
     if not hit:
-        write_bytes_atomic(path, marshal.dumps(cached))
+        write_marshal(path, cached)
     return hit
 
 
@@ -151,10 +155,7 @@ def _splitting_code() -> list:
 def _read(path: Path, documents: int) -> dict | None:
     """The cached units and counts, or ``None`` when absent, unreadable (another Python's marshal format,
     a torn file) or not for this many documents."""
-    try:
-        cached = marshal.loads(path.read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
-        return None
+    cached = read_marshal(path)
     if not isinstance(cached, dict) or any(len(cached.get(key) or ()) != documents for key in ("columns", "placed")):
         return None
     return cached

@@ -18,7 +18,7 @@ from ..generate.pieces import Piece
 from ..records import Document
 from ..spliced_count import JoinedIndex, Part, TextIndex, materialize, part_length
 from ..tokenization import Tokenizer
-from .essay_units import DOCUMENT_BREAK, document_columns, placed_document
+from .essay_units import DOCUMENT_BREAK, document_columns, joined_units, placed_document
 
 DEPTH_GRID = tuple(step / 10 for step in range(11))  # 0%, 10%, ..., 100%
 MAX_SEARCH_STEPS = 40
@@ -56,7 +56,7 @@ class Haystack:
         separator, and a placed document is its units joined by theirs), a join of a few long strings."""
         if self.blocks:
             return DOCUMENT_BREAK.join(self.blocks)
-        return "".join(itertools.chain.from_iterable(zip(["", *self.separators[1:]], self.units)))
+        return joined_units(self.units, self.separators)
 
     @cached_property
     def _bounds(self) -> tuple[list[int], list[int]]:
@@ -247,11 +247,10 @@ def fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[floa
 
 def _base_index(tokenizer: Tokenizer, haystack: Haystack) -> TextIndex | JoinedIndex:
     """The token index of ``haystack.base``: joined from its documents' own indexes for an essay (its
-    documents recur across rows in new orders), else cut whole (kept when the haystack serves many rows)."""
+    documents recur across rows in new orders, and its base is their join), else cut whole (kept when the
+    haystack serves many rows)."""
     if haystack.blocks:
-        joined = tokenizer.joined_index(haystack.blocks, DOCUMENT_BREAK)
-        if joined.text == haystack.base:
-            return joined
+        return tokenizer.joined_index(haystack.blocks, DOCUMENT_BREAK)
     return tokenizer.index(haystack.base, keep=haystack.shared)
 
 
