@@ -1,5 +1,5 @@
 """``python -m longbench100`` runs the command line."""
 
-from .cli import main
+from .cli import entry
 
-main()
+entry()

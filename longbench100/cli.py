@@ -14,6 +14,7 @@ import click
 from . import __version__
 from .errors import UserError
 from .interrupts import interrupt_exit_code, interrupt_message, sigterm_as_interrupt
+from .process_exit import run_and_leave
 
 # name -> "module:attribute" under longbench100.commands, in the order help lists them.
 COMMANDS = {
@@ -108,5 +109,11 @@ def main() -> None:
     """
 
 
+def entry() -> None:
+    """The console command: :func:`main`, then an exit that skips freeing what the command loaded
+    (:mod:`longbench100.process_exit`)."""
+    run_and_leave(main)
+
+
 if __name__ == "__main__":
-    main()
+    entry()

@@ -23,7 +23,7 @@ from ..tokenization import Tokenizer
 from .base import Sample, TaskBuilder
 from .essay_units import prepare_pool
 from .haystack import Haystack, essay, fit_haystack, grid_depth, repeated
-from .words import distinct_word_keys, word_key
+from .words import distinct_word_keys, key_words, word_key
 
 # Our own plain sentences, repeated to make a "noise" haystack.
 NOISE = (
@@ -111,9 +111,12 @@ class NeedleTask(TaskBuilder):
             cls.required_roles = ("noisy",)
 
     def prepare(self, tokenizer: Tokenizer) -> None:
-        """An essay haystack's pool split into sentences and its pieces counted, once (cached on disk)."""
+        """An essay haystack's pool split into sentences and its pieces counted, once (cached on disk); the word-key
+        lists read, once (before the workers fork, not in each)."""
         if self.spec.haystack == "essay":
             prepare_pool(self.noisy_pool, tokenizer)
+        if self.spec.key_kind == "words":
+            key_words()
 
     def haystack(self, ctx: BuildContext, needles: RowNeedles, rng: random.Random) -> Haystack:
         """Units enough to fill the budget: repeated noise sentences, real prose, or distractor needles."""
