@@ -11,7 +11,9 @@ emitted prompt once with tiktoken's batch API on two threads (the floor for a ge
 verifies its counts) and prints samples/s, emitted tokens/s and the ratio to that floor. Last, the
 floor of any generator: the same records, already built and held in memory, serialised as our writer
 does (``json_lines.json_line``: ``json.dumps(record, ensure_ascii=False)`` byte for byte, long strings
-escaped as bytes) and written as JSONL, one file per task and length.
+escaped as bytes) and written as JSONL, one file per task and length; and the same as a whole script
+run, timed like ``generate``: a fresh interpreter that loads the records (pickled, the fastest load
+we know) and writes them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
+import os
+import pickle
 import subprocess
 import sys
 import tempfile
@@ -35,8 +39,8 @@ def run_generate(args: argparse.Namespace, out: Path, cache: Path) -> tuple[floa
         "--rows", str(args.rows), "--seed", "42", "--out", str(out), "--workers", str(args.workers), "--quiet",
     ]
     started = time.perf_counter()
-    child = subprocess.Popen(command, env={**__import__("os").environ, "LONGBENCH100_CACHE": str(cache)}, stdout=subprocess.DEVNULL)
-    _, status, usage = __import__("os").wait4(child.pid, 0)
+    child = subprocess.Popen(command, env={**os.environ, "LONGBENCH100_CACHE": str(cache)}, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     if status != 0:
         raise SystemExit(f"generate failed with status {status}")
@@ -75,6 +79,35 @@ def writing_floor(out: Path, scratch: Path) -> float:
     return elapsed
 
 
+WRITE_SCRIPT = """
+import pickle, sys
+from pathlib import Path
+from longbench100.generate.json_lines import json_line
+with open(sys.argv[1], "rb") as handle:
+    records = pickle.load(handle)
+for relative, rows in records.items():
+    target = Path(sys.argv[2]) / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "wb") as handle:
+        for row in rows:
+            handle.write(json_line(row))
+"""
+
+
+def writing_script_floor(out: Path, scratch: Path) -> float:
+    """Wall seconds of a fresh interpreter that loads the records of ``out`` (pickled) and writes them as JSONL."""
+    records = {str(path.relative_to(out)): [json.loads(line) for line in open(path, encoding="utf-8")] for path in sorted(out.glob("*/*.jsonl"))}
+    pickled = scratch / "records.pickle"
+    pickled.write_bytes(pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL))
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", WRITE_SCRIPT, str(pickled), str(scratch / "by_script")], check=True,
+                   cwd=HERE.parent, env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+    elapsed = time.perf_counter() - started
+    if not all((scratch / "by_script" / relative).read_bytes() == (out / relative).read_bytes() for relative in records):
+        raise SystemExit("the writing script did not reproduce the generated files byte for byte")
+    return elapsed
+
+
 def main() -> None:
     """Parse options, run cold and warm, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -92,6 +125,7 @@ def main() -> None:
         warm_wall, warm_cpu, warm_rss = run_generate(args, scratch_path / "warm", cache)
         floor, samples, tokens = tokenization_floor(scratch_path / "warm")
         writing = writing_floor(scratch_path / "warm", scratch_path / "written")
+        script = writing_script_floor(scratch_path / "warm", scratch_path)
         same = all(a.read_bytes() == (scratch_path / "warm" / a.relative_to(scratch_path / "cold")).read_bytes()
                    for a in (scratch_path / "cold").rglob("*.jsonl"))
     print(f"workload: tasks {args.tasks} x {args.lengths} x {args.rows} rows -> {samples} samples, {tokens / 1e6:.1f} M prompt tokens; workers={args.workers}")
@@ -102,6 +136,8 @@ def main() -> None:
         print(f"| {name} | {wall:.1f} | {cpu:.1f} | {samples / wall:.1f} | {tokens / wall / 1e6:.2f} M | {wall / floor:.2f}x | {rss:.0f} |")
     print(f"writing the same records as JSONL (serialise + write, records in memory): {writing:.2f} s; "
           f"warm generation is {warm_wall / writing:.1f}x that floor")
+    print(f"the same as a whole script run (fresh interpreter, pickled records loaded, then written): {script:.2f} s; "
+          f"warm generation is {warm_wall / script:.1f}x that floor")
     print(f"cold and warm outputs byte-identical: {same}")
 
 

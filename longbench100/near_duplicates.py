@@ -24,7 +24,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .atomic import write_json_atomic
 from .paths import cache_dir
@@ -40,6 +40,10 @@ SHINGLED_CHARS = 10_000  # only the opening of a long text is compared: versions
 _WORD = re.compile(r"\w+")
 _MULTIPLIER = 0x9E3779B97F4A7C15  # combines the word hashes of a shingle (as a numpy uint64)
 _VERSION = 5  # bump when the rule changes, so cached results are recomputed
+CHECKED_OPENING_CHARS = 1_000
+"""A cut-off opening shorter than this is checked against the other passages of its prompt by
+:func:`repeats_an_opening`: so short an opening can be no more than boilerplate that another
+document opens with too (an SEC confidentiality legend); a longer one is mostly its own text."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,29 @@ def find_near_duplicates(documents: Sequence[Document], cache: bool = True) -> N
     if path:
         write_json_atomic(path, {"canonical": result.canonical, "dropped": result.dropped, "identical": result.identical})
     return result
+
+
+def repeats_an_opening(opening: str, others: Iterable[str]) -> bool:
+    """Whether ``opening`` (the cut-off start of a document) is a near-copy of the start of one of ``others``: they
+    share at least ``THRESHOLD`` of the smaller one's 8-word shingles, ``others`` read to ``CHECKED_OPENING_CHARS``
+    characters past the opening's length. An opening of ``CHECKED_OPENING_CHARS`` characters or more is not checked."""
+    if len(opening) >= CHECKED_OPENING_CHARS:
+        return False
+    own = _shingle_set(opening)
+    if not own:
+        return False
+    span = len(opening) + CHECKED_OPENING_CHARS
+    for other in others:
+        theirs = _shingle_set(other[:span])
+        if theirs and len(own & theirs) >= THRESHOLD * min(len(own), len(theirs)):
+            return True
+    return False
+
+
+def _shingle_set(text: str) -> set[tuple[str, ...]]:
+    """The distinct 8-word shingles of ``text`` (lower-cased ``\\w+`` words)."""
+    words = _WORD.findall(text.lower())
+    return {tuple(words[start:start + SHINGLE_WORDS]) for start in range(len(words) - SHINGLE_WORDS + 1)}
 
 
 def _group(documents: Sequence[Document]) -> NearDuplicates:

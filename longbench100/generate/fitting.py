@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 from ..near_duplicates import identical_text
 from ..records import Document
 from ..tokenization import Tokenizer
-from .packing import choose_filler, cut_prefix, first_fit
+from .packing import choose_filler, cut_prefix, first_fit, repeats_placed_opening
 from .pieces import Piece, distractor_piece
 
 PLACEHOLDER = "x"
@@ -116,7 +116,7 @@ def fit_prompt(
         padding.extend(distractor_piece(document) for _ in range(count))
     gap = room - sum(piece.tokens + per_passage for piece in padding)
     if not ctx.whole_documents and gap > per_passage + 8:
-        filler = choose_filler(ctx.tokenizer, pool, rng, gap - per_passage, excluded, ctx.good_enough)
+        filler = choose_filler(ctx.tokenizer, pool, rng, gap - per_passage, excluded, ctx.good_enough, [*gold, *padding])
         if filler is not None:
             padding.append(filler)
     rng.shuffle(padding)
@@ -147,7 +147,7 @@ def _shrink(ctx: BuildContext, pieces: list[Piece], excess: int) -> bool:
     for index, piece in enumerate(pieces):
         if piece.role == "filler":
             cut = cut_prefix(ctx.tokenizer, piece.doc.text, piece.tokens - excess - 1)
-            if cut is None:
+            if cut is None or repeats_placed_opening(cut[0], piece.doc, pieces):
                 del pieces[index]
             else:
                 pieces[index] = Piece("filler", cut[0], cut[1], piece.doc)

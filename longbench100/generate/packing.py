@@ -8,8 +8,9 @@ filler is at least one whole sentence of ``MIN_FILLER_CHARS`` characters or more
 from __future__ import annotations
 
 import random
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
+from ..near_duplicates import repeats_an_opening
 from ..records import Document
 from ..tokenization import Tokenizer
 from .pieces import Piece
@@ -81,10 +82,12 @@ def choose_filler(
     max_tokens: int,
     excluded: Callable[[Document], bool],
     good_enough: int,
+    placed: Sequence[Piece] = (),
 ) -> Piece | None:
     """The best cut-off opening among a few random unused pool documents, or ``None`` when none fits.
 
-    Stops early once a cut wastes at most ``good_enough`` tokens of ``max_tokens``.
+    Stops early once a cut wastes at most ``good_enough`` tokens of ``max_tokens``. A cut that repeats
+    the start of a passage already ``placed`` (:func:`repeats_placed_opening`) is passed over.
     """
     best: Piece | None = None
     tried = 0
@@ -94,6 +97,8 @@ def choose_filler(
             continue
         cut = cut_prefix(tokenizer, document.text, max_tokens)
         tried += 1
+        if cut is not None and cut[0] != document.text and repeats_placed_opening(cut[0], document, placed):
+            cut = None
         if cut is not None and (best is None or cut[1] > best.tokens):
             best = Piece("filler" if cut[0] != document.text else "distractor", cut[0], cut[1], document)
             if max_tokens - cut[1] <= good_enough:
@@ -101,3 +106,10 @@ def choose_filler(
         if tried >= FILLER_CANDIDATES:
             break
     return best
+
+
+def repeats_placed_opening(opening: str, document: Document, placed: Iterable[Piece]) -> bool:
+    """Whether ``opening``, cut from ``document``, near-copies the start of a placed passage from the same source
+    (:func:`repeats_an_opening`): boilerplate openings are a source's own (its legal legend, its byline)."""
+    return repeats_an_opening(opening, (piece.text for piece in placed
+                                        if piece.doc is not None and piece.doc.source == document.source and piece.doc is not document))

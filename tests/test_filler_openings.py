@@ -1,0 +1,88 @@
+"""A cut-off filler never repeats the start of another passage in its prompt (shared boilerplate openings)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from longbench100.generate.fitting import _shrink
+from longbench100.generate.packing import choose_filler
+from longbench100.generate.pieces import Piece
+from longbench100.near_duplicates import CHECKED_OPENING_CHARS, repeats_an_opening
+from longbench100.records import Document
+from longbench100.tokenization import load_tokenizer
+from tests.fixture_mirror import paragraph
+
+LEGEND = ("Certain confidential information contained in this document, marked by brackets, has been omitted and "
+          "filed separately with the Securities and Exchange Commission pursuant to the rules of the Exchange Act. ")
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return load_tokenizer("cl100k_base")
+
+
+def _contract(seed: int) -> str:
+    """A contract that opens with the shared legend, then text of its own."""
+    return LEGEND + paragraph(random.Random(seed), 12)
+
+
+def test_an_opening_that_is_another_passage_s_boilerplate_is_a_repeat() -> None:
+    other = _contract(1)
+    assert repeats_an_opening(LEGEND.strip(), [other])
+    assert repeats_an_opening(LEGEND.upper().strip(), ["Unrelated words first. " + other])  # case and a shift do not hide it
+    assert not repeats_an_opening(LEGEND.strip(), [paragraph(random.Random(2), 12)])
+    assert not repeats_an_opening(LEGEND.strip(), [])
+
+
+def test_an_opening_mostly_its_own_is_not_a_repeat() -> None:
+    own = LEGEND + paragraph(random.Random(3), 3)
+    assert len(own) < CHECKED_OPENING_CHARS
+    assert not repeats_an_opening(own, [_contract(1)])
+
+
+def test_a_long_opening_is_not_checked() -> None:
+    long_text = LEGEND * (CHECKED_OPENING_CHARS // len(LEGEND) + 1)
+    assert repeats_an_opening(long_text[:CHECKED_OPENING_CHARS - 1], [long_text])
+    assert not repeats_an_opening(long_text[:CHECKED_OPENING_CHARS], [long_text])
+
+
+def test_the_filler_passes_over_a_cut_that_repeats_a_placed_opening(tokenizer) -> None:
+    contract = Document("contracts/2", "contracts", _contract(2))
+    room = tokenizer.count(LEGEND.strip()) + 3  # only the legend fits
+    found = choose_filler(tokenizer, [contract], random.Random(0), room, lambda document: False, 0)
+    assert found is not None and found.text == LEGEND.strip()
+    placed = [_passage("contracts", 1)]
+    assert choose_filler(tokenizer, [contract], random.Random(0), room, lambda document: False, 0, placed) is None
+    wider = choose_filler(tokenizer, [contract], random.Random(0), 10_000, lambda document: False, 0, placed)
+    assert wider is not None and wider.text == contract.text  # the whole document is a distractor, not a repeat
+    elsewhere = choose_filler(tokenizer, [contract], random.Random(0), room, lambda document: False, 0, [_passage("filings", 1)])
+    assert elsewhere is not None and elsewhere.text == LEGEND.strip()  # boilerplate is a source's own: others are not read
+
+
+def _passage(source: str, seed: int) -> Piece:
+    """A placed contract of ``source`` that opens with the legend."""
+    return Piece("distractor", _contract(seed), 0, Document(f"{source}/{seed}", source, _contract(seed)))
+
+
+def test_shortening_the_filler_to_a_repeat_drops_it(tokenizer) -> None:
+    document = Document("contracts/2", "contracts", _contract(2))
+    sentences = document.text.split(". ")
+    opening = ". ".join(sentences[:3]) + "."
+    filler = Piece("filler", opening, tokenizer.count(opening), document)
+    placed = _passage("contracts", 1)
+    excess = filler.tokens - tokenizer.count(LEGEND.strip()) - 1  # the filler can keep only the legend
+    pieces = [placed, filler]
+    assert _shrink(_Context(tokenizer), pieces, excess)
+    assert pieces == [placed]
+    alone = [Piece("distractor", "Unrelated. " * 20, 40), Piece("filler", opening, filler.tokens, document)]
+    assert _shrink(_Context(tokenizer), alone, excess)
+    assert [piece.text for piece in alone][1] == LEGEND.strip()
+
+
+class _Context:
+    """What ``_shrink`` reads of a build context."""
+
+    def __init__(self, tokenizer) -> None:
+        self.tokenizer = tokenizer
