@@ -11,7 +11,9 @@ machine without network access (and without vLLM), this script splits the run in
    request with greedy decoding, in batches, applying its own chat template, as a server would.
 3. ``serve``: here again, a server answers ``generate`` with exactly those replies (token usage and
    ``finish_reason`` as the model produced them); a request that was not recorded is refused with an error,
-   so the run stops loudly instead of inventing a label.
+   so the run stops loudly instead of inventing a label. ``--missing`` keeps those requests: the second
+   asks (with a frequency penalty) of replies that looped to the budget, which the recording run could not
+   foresee. ``infer`` them too and serve both reply files.
 
 Usage::
 
@@ -20,8 +22,10 @@ Usage::
         --annotator-base-url http://127.0.0.1:8766/v1
     python bench/offline_annotation.py infer --model SmolLM2-135M-Instruct.Q4_1.gguf --requests requests.jsonl \
         --out replies.jsonl                                   # on the GPU machine
-    python bench/offline_annotation.py serve --port 8767 --replies replies.jsonl &
+    python bench/offline_annotation.py serve --port 8767 --replies replies.jsonl --missing second.jsonl &
     longbench100 generate --suite ethic ... --annotator-model smollm2 --annotator-base-url http://127.0.0.1:8767/v1
+    # if it stopped on chunks without a label and second.jsonl is not empty: infer second.jsonl into
+    # second_replies.jsonl on the GPU machine, serve --replies replies.jsonl second_replies.jsonl, run again
 """
 
 from __future__ import annotations
@@ -46,9 +50,16 @@ REFERENCE = re.compile(r"\b(?:(?:Section|Article|Exhibit|Schedule|Appendix|Claus
 PERSON = re.compile(r"\b(?:Mr\.|Mrs\.|Miss|Dr\.)? ?[A-Z][a-z]+ [A-Z][a-z]+\b")
 
 
-def request_key(messages: list[dict], max_tokens: int | None) -> str:
-    """The sha256 naming one request: its messages and reply budget (the rest of a body does not change a reply)."""
-    return hashlib.sha256(json.dumps([messages, max_tokens], ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+def request_key(messages: list[dict], max_tokens: int | None, frequency_penalty: float | None = None) -> str:
+    """The sha256 naming one request: its messages, reply budget and frequency penalty, where one is asked (the
+    rest of a body does not change a reply)."""
+    named = [messages, max_tokens] + ([{"frequency_penalty": frequency_penalty}] if frequency_penalty else [])
+    return hashlib.sha256(json.dumps(named, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
+def body_key(body: dict) -> str:
+    """:func:`request_key` of a request body."""
+    return request_key(body["messages"], body.get("max_tokens"), body.get("frequency_penalty"))
 
 
 def stand_in_label(prompt: str) -> str:
@@ -65,19 +76,31 @@ def stand_in_label(prompt: str) -> str:
     return f"This part concerns {', '.join(name for name, _ in names) or 'nobody named'} and what they do."
 
 
-def recording_responder(out: TextIO) -> Callable[[dict], str]:
-    """A server responder that answers with :func:`stand_in_label` and appends each distinct request to ``out``."""
+def request_writer(out: TextIO) -> Callable[[dict], None]:
+    """A function that appends each distinct request body it is given to ``out`` as one JSON line (key, messages,
+    reply budget and frequency penalty, where one is asked): what ``infer`` reads."""
     seen: set[str] = set()
     lock = threading.Lock()
 
-    def responder(body: dict) -> str:
-        key = request_key(body["messages"], body.get("max_tokens"))
+    def write(body: dict) -> None:
+        key = body_key(body)
         with lock:
             if key not in seen:
                 seen.add(key)
-                out.write(json.dumps({"key": key, "messages": body["messages"], "max_tokens": body.get("max_tokens")},
+                penalty = {"frequency_penalty": body["frequency_penalty"]} if body.get("frequency_penalty") else {}
+                out.write(json.dumps({"key": key, "messages": body["messages"], "max_tokens": body.get("max_tokens"), **penalty},
                                      ensure_ascii=False) + "\n")
                 out.flush()
+
+    return write
+
+
+def recording_responder(out: TextIO) -> Callable[[dict], str]:
+    """A server responder that answers with :func:`stand_in_label` and appends each distinct request to ``out``."""
+    write = request_writer(out)
+
+    def responder(body: dict) -> str:
+        write(body)
         return stand_in_label("\n".join(str(message.get("content", "")) for message in body["messages"]))
 
     return responder
@@ -96,7 +119,7 @@ def record(args: argparse.Namespace) -> None:
 def infer(args: argparse.Namespace) -> None:
     """Answer every recorded request with the model (greedy), longest prompts first, in batches; write JSONL."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
 
     model_path = Path(args.model)
     tokenizer = AutoTokenizer.from_pretrained(model_path.parent, gguf_file=model_path.name)
@@ -111,15 +134,20 @@ def infer(args: argparse.Namespace) -> None:
     encoded = [tokenizer.apply_chat_template(request["messages"], add_generation_prompt=True, tokenize=True) for request in pending]
     encoded = [ids["input_ids"] if hasattr(ids, "keys") else ids for ids in encoded]  # a BatchEncoding, or the ids
     stops = end_of_turn_ids(model, tokenizer)
-    order = sorted(range(len(pending)), key=lambda index: (-len(encoded[index]), pending[index]["max_tokens"] or 0))
+    penalty_of = [pending[index].get("frequency_penalty") or 0.0 for index in range(len(pending))]
+    order = sorted(range(len(pending)), key=lambda index: (penalty_of[index], -len(encoded[index]), pending[index]["max_tokens"] or 0))
+    batches = [batch for penalty in sorted(set(penalty_of)) for batch in
+               _batched([index for index in order if penalty_of[index] == penalty], args.batch)]
     started = time.perf_counter()
     with open(args.out, "a", encoding="utf-8") as out:
-        for first in range(0, len(order), args.batch):
-            batch = order[first:first + args.batch]
+        for number, batch in enumerate(batches):
             budget = max(pending[index]["max_tokens"] or args.default_max_tokens for index in batch)
             inputs = tokenizer.pad({"input_ids": [encoded[index] for index in batch]}, return_tensors="pt").to(model.device)
+            penalty = penalty_of[batch[0]]
+            processors = LogitsProcessorList([frequency_penalty_processor(penalty, inputs["input_ids"].shape[1])] if penalty else [])
             with torch.inference_mode():
-                output = model.generate(**inputs, max_new_tokens=budget, do_sample=False, pad_token_id=tokenizer.pad_token_id)
+                output = model.generate(**inputs, max_new_tokens=budget, do_sample=False, pad_token_id=tokenizer.pad_token_id,
+                                        logits_processor=processors)
             for row, index in enumerate(batch):
                 limit = pending[index]["max_tokens"] or args.default_max_tokens
                 new = output[row, inputs["input_ids"].shape[1]:].tolist()
@@ -130,7 +158,26 @@ def infer(args: argparse.Namespace) -> None:
                                       "prompt_tokens": len(encoded[index]), "completion_tokens": len(kept),
                                       "finish_reason": finish}, ensure_ascii=False) + "\n")
             out.flush()
-            print(f"{first + len(batch)}/{len(order)} in {time.perf_counter() - started:.0f} s", flush=True)
+            print(f"batch {number + 1}/{len(batches)} ({len(batch)} requests, frequency penalty {penalty}) "
+                  f"in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def _batched(indices: list[int], size: int) -> list[list[int]]:
+    """``indices`` in runs of at most ``size``."""
+    return [indices[start:start + size] for start in range(0, len(indices), size)]
+
+
+def frequency_penalty_processor(penalty: float, prompt_length: int):
+    """A transformers logits processor with OpenAI's ``frequency_penalty``: each token's logit lowered by ``penalty``
+    times the number of times the reply so far holds it (tokens after the first ``prompt_length`` of each row)."""
+    import torch
+
+    def lower(input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        generated = input_ids[:, prompt_length:]
+        counts = torch.zeros_like(scores).scatter_add_(1, generated, torch.ones_like(generated, dtype=scores.dtype))
+        return scores - penalty * counts
+
+    return lower
 
 
 def end_of_turn_ids(model, tokenizer) -> set[int]:
@@ -139,13 +186,17 @@ def end_of_turn_ids(model, tokenizer) -> set[int]:
     return set(configured if isinstance(configured, list) else [configured]) | {tokenizer.eos_token_id}
 
 
-def replay_responder(replies: dict[str, dict], model: str) -> Callable[[dict], tuple[int, dict]]:
+def replay_responder(replies: dict[str, dict], model: str, missing: TextIO | None = None) -> Callable[[dict], tuple[int, dict]]:
     """A server responder answering each request with its recorded reply (by :func:`request_key`), with the
-    model's token usage and ``finish_reason``; a request that was not recorded gets HTTP 400."""
+    model's token usage and ``finish_reason``; a request that was not recorded gets HTTP 400 (and is appended
+    to ``missing``, for ``infer``: the second asks of replies that looped, which no recording run can foresee)."""
+    write_missing = request_writer(missing) if missing is not None else None
 
     def responder(body: dict) -> tuple[int, dict]:
-        reply = replies.get(request_key(body["messages"], body.get("max_tokens")))
+        reply = replies.get(body_key(body))
         if reply is None:
+            if write_missing is not None:
+                write_missing(body)
             return 400, {"error": {"message": "this request was not recorded for the offline model", "type": "BadRequestError"}}
         usage = {"prompt_tokens": reply["prompt_tokens"], "completion_tokens": reply["completion_tokens"],
                  "total_tokens": reply["prompt_tokens"] + reply["completion_tokens"]}
@@ -156,18 +207,22 @@ def replay_responder(replies: dict[str, dict], model: str) -> Callable[[dict], t
     return responder
 
 
-def read_replies(path: str | Path) -> dict[str, dict]:
-    """The replies of an ``infer`` output file, by request key."""
-    with open(path, encoding="utf-8") as lines:
-        return {reply["key"]: reply for reply in map(json.loads, lines)}
+def read_replies(*paths: str | Path) -> dict[str, dict]:
+    """The replies of ``infer`` output files, by request key."""
+    replies: dict[str, dict] = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as lines:
+            replies.update((reply["key"], reply) for reply in map(json.loads, lines))
+    return replies
 
 
 def serve(args: argparse.Namespace) -> None:
     """Answer each request with the model's recorded reply; refuse a request that was not recorded."""
     from tests.openai_stub import OpenAIStub
 
-    replies = read_replies(args.replies)
-    with OpenAIStub(replay_responder(replies, args.model), model=args.model, port=args.port) as server:
+    replies = read_replies(*args.replies)
+    with open(args.missing or "/dev/null", "a", encoding="utf-8") as missing, \
+            OpenAIStub(replay_responder(replies, args.model, missing if args.missing else None), model=args.model, port=args.port) as server:
         print(f"replaying {len(replies)} replies at", server.base_url, flush=True)
         while True:
             time.sleep(3600)
@@ -190,7 +245,8 @@ def main() -> None:
     inference.add_argument("--default-max-tokens", type=int, default=400)
     replay = commands.add_parser("serve", help="replay the model's replies as an OpenAI-compatible server")
     replay.add_argument("--port", type=int, default=8767)
-    replay.add_argument("--replies", required=True)
+    replay.add_argument("--replies", required=True, nargs="+", help="infer output files (later ones win)")
+    replay.add_argument("--missing", help="append each request that has no reply here (for another infer round)")
     replay.add_argument("--model", default="smollm2")
     args = parser.parse_args()
     {"record": record, "infer": infer, "serve": serve}[args.command](args)

@@ -327,10 +327,13 @@ class LLMClient:
         return random.uniform(0.0, min(MAX_BACKOFF_S, self.backoff_base_s * 2**retry))
 
     async def complete(self, prompt: str, *, max_tokens: int, temperature: float = 0.0,
-                       top_logprobs: int | None = None) -> CompletionResult:
+                       top_logprobs: int | None = None, frequency_penalty: float = 0.0) -> CompletionResult:
         """Send one prompt and return the answer, or a result with ``error`` set if it failed for good
-        (``top_logprobs``: ask for that many alternatives per answer token, in chat mode)."""
+        (``top_logprobs``: ask for that many alternatives per answer token, in chat mode; ``frequency_penalty``:
+        OpenAI's, sent only when not 0)."""
         body = self._body(prompt, max_tokens, temperature, top_logprobs)
+        if frequency_penalty:
+            body["frequency_penalty"] = frequency_penalty
         attempts = 0
         while True:
             attempts += 1

@@ -65,3 +65,41 @@ def test_a_request_that_was_not_recorded_is_refused_and_the_run_stops(mirror, tm
                            "--out", str(tmp_path / "out"), "--annotator-model", "offline-model", "--annotator-base-url", replay.base_url)
     assert code != 0 and "got no usable label" in output and "Traceback" not in output
     assert not list((tmp_path / "out").glob("*/*.jsonl"))
+
+
+def test_a_second_ask_with_a_penalty_is_its_own_request():
+    offline = load_script()
+    messages = [{"role": "user", "content": "Summarise <passage>\nSome text.\n</passage>"}]
+    plain, penalised = {"messages": messages, "max_tokens": 40}, {"messages": messages, "max_tokens": 40, "frequency_penalty": 1.0}
+    assert offline.body_key(plain) == offline.request_key(messages, 40)  # keys recorded before penalties stay valid
+    assert offline.body_key(penalised) != offline.body_key(plain)
+    recorded = io.StringIO()
+    responder = offline.recording_responder(recorded)
+    responder(plain)
+    responder(penalised)
+    requests = [json.loads(line) for line in recorded.getvalue().splitlines()]
+    assert [request.get("frequency_penalty") for request in requests] == [None, 1.0]
+    replies = {request["key"]: {"key": request["key"], "text": "looped" if "frequency_penalty" not in request else "Some text.",
+                                "prompt_tokens": 9, "completion_tokens": 1, "finish_reason": "stop"} for request in requests}
+    replay = offline.replay_responder(replies, "offline-model")
+    assert replay(plain)[1]["choices"][0]["message"]["content"] == "looped"
+    assert replay(penalised)[1]["choices"][0]["message"]["content"] == "Some text."
+
+
+def test_the_replay_keeps_the_requests_it_cannot_answer_for_another_round(mirror, tmp_path):
+    offline = load_script()
+    messages = [{"role": "user", "content": "Summarise <passage>\nSome text.\n</passage>"}]
+    answered = {"messages": messages, "max_tokens": 40}
+    key = offline.body_key(answered)
+    missing = io.StringIO()
+    replay = offline.replay_responder({key: {"key": key, "text": "and and and", "prompt_tokens": 9, "completion_tokens": 40,
+                                             "finish_reason": "length"}}, "offline-model", missing)
+    assert replay(answered)[0] == 200
+    second = {**answered, "frequency_penalty": 1.0}
+    assert replay(second)[0] == 400 and replay(second)[0] == 400
+    kept = [json.loads(line) for line in missing.getvalue().splitlines()]
+    assert kept == [{"key": offline.body_key(second), "messages": messages, "max_tokens": 40, "frequency_penalty": 1.0}]
+    first_file, second_file = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first_file.write_text(json.dumps({"key": key, "text": "one"}) + "\n")
+    second_file.write_text(json.dumps({"key": key, "text": "two"}) + "\n" + json.dumps({"key": "other", "text": "x"}) + "\n")
+    assert {k: r["text"] for k, r in offline.read_replies(first_file, second_file).items()} == {key: "two", "other": "x"}

@@ -419,3 +419,38 @@ def test_resume_with_other_options_is_refused_before_any_annotator_call(mirror, 
     code, output = run(*args, "--annotator-model", "another-model", "--resume")
     assert code != 0 and "changed --annotator-model" in output and "Traceback" not in output
     assert len(stub.requests) == before  # not even the preflight: the labels of another model would be paid for nothing
+
+
+def test_a_reply_that_loops_to_the_budget_is_asked_again_with_the_loop_penalty(data, mirror, tmp_path, isolated_cache):
+    texts = books(mirror)
+    first = records(data, "organizing", "8k")[0]
+    looping = used_chunks(first, texts[first["gold"]["doc_ids"][0]])[1]
+
+    def loops_unless_penalised(body: dict) -> str:
+        match = PASSAGE.search(prompt_text(body))
+        if match is not None and match.group(1) == looping and not body.get("frequency_penalty"):
+            return " ".join(["and"] * (body["max_tokens"] + 5))  # runs to the budget: no sentence, no name
+        return annotator(body)
+
+    lengths = ",".join(label for label, _ in LENGTHS)
+    args = ("--suite", "ethic", "--tasks", ",".join(TASKS), "--sources", str(mirror), "--rows", "4", "--lengths", lengths,
+            "--annotator-model", "looping-model", "--workers", "2")
+    with OpenAIStub(loops_unless_penalised) as server:
+        code, output = run(*args, "--out", str(tmp_path / "once"), "--annotator-base-url", server.base_url, "--annotator-loop-penalty", "0")
+        assert code != 0 and "got no usable label (truncated reply" in output
+        assert not any("frequency_penalty" in body for body in server.bodies)
+        asked_before = len(server.bodies)
+        out = tmp_path / "out"
+        code, output = run(*args, "--out", str(out), "--annotator-base-url", server.base_url)
+        assert code == 0, output
+        second = [body for body in server.bodies[asked_before:] if "frequency_penalty" in body]
+    kinds = {"List every person" in prompt_text(body) for body in second}
+    assert second and all(body["frequency_penalty"] == 1.0 and body["temperature"] == 0 for body in second)
+    assert all(PASSAGE.search(prompt_text(body)).group(1) == looping for body in second) and len(second) == len(kinds)
+    annotator_info = json.loads((out / "manifest.json").read_text())["annotator"]
+    assert annotator_info["loop_penalty"] == 1.0
+    assert annotator_info["second_asks"] == annotator_info["usable_second_replies"] == len(second)
+    same = ("manifest.json", ".longbench100-run.json")  # both name the model
+    assert tree(out, skip=same) == tree(data, skip=same)  # the same labels as a model that never looped
+    cached = [json.loads(path.read_text()) for path in (isolated_cache / "annotator").glob("looping-model-*/**/*.json")]
+    assert sum(entry.get("frequency_penalty") == 1.0 for entry in cached) == len(second)

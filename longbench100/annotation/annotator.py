@@ -5,7 +5,9 @@ and the sha256 of the prompt, which holds the prompt's wording (its version) and
 regenerating at other lengths, seeds or row counts asks only for chunks not seen before, and changing
 server (a local copy of the same model) costs nothing. Only readable replies are cached. A chunk left
 without a label (a failed request, a cut-off or unreadable reply) stops the run with one line saying
-how many and why, before anything is written; rerunning asks only for those. With ``allow_unlabelled`` the run
+how many and why, before anything is written; rerunning asks only for those. A reply that ran to the budget
+with nothing usable (a small model repeating itself) is first asked once more with the loop penalty (OpenAI's
+``frequency_penalty``, still greedy); a usable second reply is cached with the penalty it took. With ``allow_unlabelled`` the run
 goes on without those labels instead, and a row whose building reads one of them is left out (and counted).
 """
 
@@ -70,6 +72,8 @@ def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress
         "calls": annotator.stats.calls, "cache_hits": annotator.stats.cache_hits,
         "prompt_tokens_sent": plan.prompt_tokens,
         "cut_off_replies_kept": sum(prompt.text in annotator.cut_off for prompt in prompts),
+        "loop_penalty": options.loop_penalty,
+        "second_asks": annotator.stats.second_asks, "usable_second_replies": annotator.stats.second_ask_labels,
         "names_not_in_chunk": sum((parts or {}).get("dropped", 0) for parts in labels.values()),
         "notes": notes,
         **({"unlabelled": {"chunks": sum(failed.values()), "reasons": failed}} if failed else {}),

@@ -81,6 +81,7 @@ class GenerateOptions:
             "templates": "user folder" if self.templates else "packaged",
             "suite": {"name": self.suite.name, "sha256": self.suite.sha256},
             **({"annotator": {"model": self.annotator.model, "prompt_versions": dict(PROMPT_VERSIONS),
+                              **({"loop_penalty": self.annotator.loop_penalty} if self.annotator.loop_penalty else {}),
                               **({"allow_unlabelled": True} if self.allow_unlabelled else {})}} if self.annotated_tasks() else {}),
         }
 

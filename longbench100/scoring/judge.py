@@ -44,6 +44,9 @@ class JudgeConfig:
     timeout_s: float = 300.0
     max_retries: int = 6
     backoff_base_s: float = 1.0
+    loop_penalty: float = 0.0
+    """Where not 0: a reply cut off at ``max_tokens`` that holds nothing usable (a small model repeating itself to
+    the budget) is asked once more, still greedy, with this OpenAI ``frequency_penalty``."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,10 @@ class JudgeStats:
     failed: Counter = field(default_factory=Counter)
     invalid_replies: int = 0
     truncated_replies: int = 0
+    second_asks: int = 0
+    """Replies cut off with nothing usable that were asked again with the loop penalty."""
+    second_ask_labels: int = 0
+    """Of :attr:`second_asks`: those whose second reply was usable."""
     section_ratings: Counter = field(default_factory=Counter)
     """Section verdicts by how their 1-5 ratings were read: ``probability-weighted`` (logprobs) or ``plain``."""
 
@@ -79,6 +86,7 @@ class JudgeStats:
             "failed_by_reason": dict(self.failed),
             "invalid_replies": self.invalid_replies,
             "truncated_replies": self.truncated_replies,
+            **({"second_asks": self.second_asks, "usable_second_replies": self.second_ask_labels} if self.second_asks else {}),
             **({"section_ratings": dict(self.section_ratings)} if self.section_ratings else {}),
         }
 
@@ -270,12 +278,22 @@ class Judge:
                 failures[text] = error_reason(result.error or "unknown")
                 self.stats.failed[failures[text]] += 1
                 return
-            replies[text] = result.text
             cut_off = result.finish_reason == "length"
+            penalty = 0.0
+            if cut_off and config.loop_penalty and judge_verdict(prompt, result.text, None, cut_off).parts is None:
+                second = await client.complete(text, max_tokens=config.max_tokens, temperature=0.0,
+                                               frequency_penalty=config.loop_penalty)
+                self.stats.calls += 1
+                self.stats.second_asks += 1
+                if second.text is not None:
+                    result, penalty = second, config.loop_penalty
+                    cut_off = result.finish_reason == "length"
+            replies[text] = result.text
             if cut_off:
                 truncated.add(text)
             if judge_verdict(prompt, result.text, None, cut_off).parts is None:
                 return
+            self.stats.second_ask_labels += bool(penalty)
             weighted = weighted_section_parts(result.text, result.logprobs) if rated and result.logprobs else None
             if weighted:
                 self.weighted[text] = weighted
@@ -286,6 +304,7 @@ class Judge:
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,
                 **({"cut_off_kept": True} if cut_off else {}),
+                **({"frequency_penalty": penalty} if penalty else {}),
                 **({"weighted": weighted} if weighted else {}),
             )
 
