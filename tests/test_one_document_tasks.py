@@ -452,5 +452,7 @@ def test_a_reply_that_loops_to_the_budget_is_asked_again_with_the_loop_penalty(d
     assert annotator_info["second_asks"] == annotator_info["usable_second_replies"] == len(second)
     same = ("manifest.json", ".longbench100-run.json")  # both name the model
     assert tree(out, skip=same) == tree(data, skip=same)  # the same labels as a model that never looped
+    inspected = CliRunner().invoke(main, ["inspect", str(out)]).output
+    assert f"; {len(second)} looping replies asked again (frequency penalty 1.0), {len(second)} usable" in inspected
     cached = [json.loads(path.read_text()) for path in (isolated_cache / "annotator").glob("looping-model-*/**/*.json")]
     assert sum(entry.get("frequency_penalty") == 1.0 for entry in cached) == len(second)

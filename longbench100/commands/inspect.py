@@ -116,7 +116,15 @@ def _annotator_line(manifest: dict) -> str | None:
     return (f"chunk labels by annotator {info.get('model')} ({versions}): {labels}; {info.get('calls')} calls, "
             f"{info.get('cache_hits')} from the cache, {info.get('cut_off_replies_kept', 0)} cut-off replies kept, "
             f"{info.get('names_not_in_chunk', 0)} listed items dropped (not shaped as their type or not in their chunk)"
-            + _unlabelled_part(info))
+            + _second_ask_part(info) + _unlabelled_part(info))
+
+
+def _second_ask_part(info: dict) -> str:
+    """``"; N looping replies asked again (frequency penalty P), M usable"`` where the run asked any."""
+    if not info.get("second_asks"):
+        return ""
+    return (f"; {info['second_asks']} looping replies asked again (frequency penalty {info.get('loop_penalty')}), "
+            f"{info.get('usable_second_replies', 0)} usable")
 
 
 def _unlabelled_part(info: dict) -> str:
