@@ -130,7 +130,7 @@ def infer(args: argparse.Namespace) -> None:
     model = model.to("cuda" if torch.cuda.is_available() else "cpu").eval()
     requests = [json.loads(line) for line in open(args.requests, encoding="utf-8")]
     done = {json.loads(line)["key"] for line in open(args.out, encoding="utf-8")} if Path(args.out).exists() else set()
-    pending = [request for request in requests if request["key"] not in done]
+    pending = list({request["key"]: request for request in requests if request["key"] not in done}.values())  # each once
     encoded = [tokenizer.apply_chat_template(request["messages"], add_generation_prompt=True, tokenize=True) for request in pending]
     encoded = [ids["input_ids"] if hasattr(ids, "keys") else ids for ids in encoded]  # a BatchEncoding, or the ids
     stops = end_of_turn_ids(model, tokenizer)

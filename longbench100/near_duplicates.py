@@ -40,10 +40,6 @@ SHINGLED_CHARS = 10_000  # only the opening of a long text is compared: versions
 _WORD = re.compile(r"\w+")
 _MULTIPLIER = 0x9E3779B97F4A7C15  # combines the word hashes of a shingle (as a numpy uint64)
 _VERSION = 5  # bump when the rule changes, so cached results are recomputed
-CHECKED_OPENING_CHARS = 1_000
-"""A cut-off opening shorter than this is checked against the other passages of its prompt by
-:func:`repeats_an_opening`: so short an opening can be no more than boilerplate that another
-document opens with too (an SEC confidentiality legend); a longer one is mostly its own text."""
 
 
 @dataclass(frozen=True)
@@ -87,18 +83,15 @@ def find_near_duplicates(documents: Sequence[Document], cache: bool = True) -> N
     return result
 
 
-def repeats_an_opening(opening: str, others: Iterable[str]) -> bool:
-    """Whether ``opening`` (the cut-off start of a document) is a near-copy of the start of one of ``others``: they
-    share at least ``THRESHOLD`` of the smaller one's 8-word shingles, ``others`` read to ``CHECKED_OPENING_CHARS``
-    characters past the opening's length. An opening of ``CHECKED_OPENING_CHARS`` characters or more is not checked."""
-    if len(opening) >= CHECKED_OPENING_CHARS:
-        return False
-    own = _shingle_set(opening)
+def near_copy_of_any(text: str, others: Iterable[str]) -> bool:
+    """Whether ``text`` is a near-copy of one of ``others``, read whole: they share at least ``THRESHOLD`` of the
+    smaller one's 8-word shingles (a cut-off opening can be no more than boilerplate, or a passage, that another
+    document of its source holds too, where whole documents were told apart on their openings)."""
+    own = _shingle_set(text)
     if not own:
         return False
-    span = len(opening) + CHECKED_OPENING_CHARS
     for other in others:
-        theirs = _shingle_set(other[:span])
+        theirs = _shingle_set(other)
         if theirs and len(own & theirs) >= THRESHOLD * min(len(own), len(theirs)):
             return True
     return False

@@ -50,7 +50,7 @@ def run_and_leave(command: Callable[[], object]) -> None:
     run_exit_handlers()
     for stream in (sys.stdout, sys.stderr):
         try:
-            if stream is not None:
+            if stream is not None and not stream.closed:
                 stream.flush()
         except (OSError, ValueError):
             status = status or STREAM_FAILURE_STATUS

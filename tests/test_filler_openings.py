@@ -1,4 +1,4 @@
-"""A cut-off filler never repeats the start of another passage in its prompt (shared boilerplate openings)."""
+"""A cut-off filler never near-copies another passage of its source in its prompt (shared boilerplate, shared pages)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from longbench100.generate.fitting import _shrink
 from longbench100.generate.packing import choose_filler
 from longbench100.generate.pieces import Piece
-from longbench100.near_duplicates import CHECKED_OPENING_CHARS, repeats_an_opening
+from longbench100.near_duplicates import near_copy_of_any
 from longbench100.records import Document
 from longbench100.tokenization import load_tokenizer
 from tests.fixture_mirror import paragraph
@@ -30,22 +30,25 @@ def _contract(seed: int) -> str:
 
 def test_an_opening_that_is_another_passage_s_boilerplate_is_a_repeat() -> None:
     other = _contract(1)
-    assert repeats_an_opening(LEGEND.strip(), [other])
-    assert repeats_an_opening(LEGEND.upper().strip(), ["Unrelated words first. " + other])  # case and a shift do not hide it
-    assert not repeats_an_opening(LEGEND.strip(), [paragraph(random.Random(2), 12)])
-    assert not repeats_an_opening(LEGEND.strip(), [])
+    assert near_copy_of_any(LEGEND.strip(), [other])
+    assert near_copy_of_any(LEGEND.upper().strip(), ["Unrelated words first. " + other])  # case and a shift do not hide it
+    assert not near_copy_of_any(LEGEND.strip(), [paragraph(random.Random(2), 12)])
+    assert not near_copy_of_any(LEGEND.strip(), [])
 
 
 def test_an_opening_mostly_its_own_is_not_a_repeat() -> None:
     own = LEGEND + paragraph(random.Random(3), 3)
-    assert len(own) < CHECKED_OPENING_CHARS
-    assert not repeats_an_opening(own, [_contract(1)])
+    assert not near_copy_of_any(own, [_contract(1)])
 
 
-def test_a_long_opening_is_not_checked() -> None:
-    long_text = LEGEND * (CHECKED_OPENING_CHARS // len(LEGEND) + 1)
-    assert repeats_an_opening(long_text[:CHECKED_OPENING_CHARS - 1], [long_text])
-    assert not repeats_an_opening(long_text[:CHECKED_OPENING_CHARS], [long_text])
+def test_text_shared_anywhere_counts_whatever_the_length() -> None:
+    shared = paragraph(random.Random(4), 40)  # a few thousand characters, as on two pages of one website
+    assert len(shared) > 2_000
+    cut = shared + " " + paragraph(random.Random(5), 10)
+    page = paragraph(random.Random(6), 60) + " " + shared + " " + paragraph(random.Random(7), 60)
+    assert near_copy_of_any(cut, [page])
+    assert near_copy_of_any(page, [cut])  # the smaller one's shingles decide, as in the independent audit
+    assert not near_copy_of_any(cut, [paragraph(random.Random(6), 200)])
 
 
 def test_the_filler_passes_over_a_cut_that_repeats_a_placed_opening(tokenizer) -> None:

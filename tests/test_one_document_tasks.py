@@ -177,7 +177,8 @@ def test_dry_run_counts_calls_and_writes_nothing(mirror, stub, tmp_path):
     code, output = run("--suite", "ethic", "--tasks", "recalling", "--sources", str(mirror), "--rows", "2", "--lengths", "4k",
                        "--seed", "5", "--out", str(out), "--annotator-model", "other-model", "--annotator-base-url", stub.base_url, "--dry-run")
     assert code == 0, output
-    assert re.search(r"annotator dry run \(other-model\): (\d+) chunk prompts .* 0 cached, \1 calls to send, \d+ prompt tokens", output)
+    assert re.search(r"annotator dry run \(other-model\): (\d+) chunk prompts .* 0 cached, \1 calls to send, \d+ prompt tokens "
+                     r"\(cl100k_base\), plus one call for each reply that loops to the budget", output)
     assert len(stub.requests) == before and not out.exists()
 
 
@@ -456,3 +457,21 @@ def test_a_reply_that_loops_to_the_budget_is_asked_again_with_the_loop_penalty(d
     assert f"; {len(second)} looping replies asked again (frequency penalty 1.0), {len(second)} usable" in inspected
     cached = [json.loads(path.read_text()) for path in (isolated_cache / "annotator").glob("looping-model-*/**/*.json")]
     assert sum(entry.get("frequency_penalty") == 1.0 for entry in cached) == len(second)
+    with OpenAIStub(loops_unless_penalised) as server:  # a cached label a second ask got is not one a run without it would get
+        code, output = run(*args, "--out", str(tmp_path / "again"), "--annotator-base-url", server.base_url, "--annotator-loop-penalty", "0")
+        assert code != 0 and f"{len(second)} of " in output and "(truncated reply" in output
+        assert all("frequency_penalty" not in body for body in server.bodies) and len(server.bodies) == len(second) + 1  # + the server check
+
+
+def test_a_server_that_refuses_the_second_ask_is_named_with_the_way_out(mirror, tmp_path):
+    def refuses_penalties(body: dict):
+        if body.get("frequency_penalty"):
+            return 400, {"error": {"message": "Unsupported parameter: 'frequency_penalty'", "type": "invalid_request_error"}}
+        return " ".join(["and"] * (body["max_tokens"] + 5)) if PASSAGE.search(prompt_text(body)) else "OK"
+
+    with OpenAIStub(refuses_penalties) as server:
+        code, output = run("--suite", "ethic", "--tasks", "organizing", "--sources", str(mirror), "--rows", "1", "--lengths", "4k",
+                           "--out", str(tmp_path / "out"), "--annotator-model", "strict-model", "--annotator-base-url", server.base_url)
+    assert code != 0 and "Traceback" not in output
+    assert "(truncated reply; second ask failed (HTTP 400" in output and "--annotator-loop-penalty 0" in output
+    assert not list((tmp_path / "out").glob("*/*.jsonl"))

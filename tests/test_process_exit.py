@@ -94,3 +94,12 @@ def test_the_command_line_ends_through_it():
     assert result.returncode == 2
     assert result.stderr.startswith("error: unknown task no_such_task")
     assert result.stdout == ""
+
+
+def test_a_stream_the_command_closed_is_left_alone():
+    result = _run("""
+        import sys
+        def command():
+            sys.stdout.close()
+        """)
+    assert result.returncode == 0 and result.stderr == ""

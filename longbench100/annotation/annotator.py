@@ -58,9 +58,11 @@ def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress
     verdicts = [annotator.verdicts[prompt.text] for prompt in prompts]
     failed = dict(Counter(verdict.reason or "no label" for verdict in verdicts if verdict.parts is None).most_common())
     if failed and not allow_unlabelled:
+        refused = any("second ask failed" in reason for reason in failed)
         raise UserError(f"annotator {options.model}: {unlabelled_line(failed, len(prompts))}; nothing was written. Rerun to "
                         "ask again for those only (the others are cached), try a larger --annotator-max-tokens or another "
-                        "--annotator-model, or give --allow-unlabelled to leave out the rows that need them")
+                        "--annotator-model, or give --allow-unlabelled to leave out the rows that need them"
+                        + ("; a server that refuses frequency_penalty needs --annotator-loop-penalty 0" if refused else ""))
     labels = {(prompt.metric, prompt.reference): verdict.parts for prompt, verdict in zip(prompts, verdicts)
               if verdict.parts is not None}
     unlabelled = frozenset((prompt.metric, prompt.reference) for prompt, verdict in zip(prompts, verdicts) if verdict.parts is None)

@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 from ..near_duplicates import identical_text
 from ..records import Document
 from ..tokenization import Tokenizer
-from .packing import choose_filler, cut_prefix, first_fit, repeats_placed_opening
+from .packing import choose_filler, cut_prefix, first_fit, repeats_placed_passage
 from .pieces import Piece, distractor_piece
 
 PLACEHOLDER = "x"
@@ -147,7 +147,7 @@ def _shrink(ctx: BuildContext, pieces: list[Piece], excess: int) -> bool:
     for index, piece in enumerate(pieces):
         if piece.role == "filler":
             cut = cut_prefix(ctx.tokenizer, piece.doc.text, piece.tokens - excess - 1)
-            if cut is None or repeats_placed_opening(cut[0], piece.doc, pieces):
+            if cut is None or repeats_placed_passage(cut[0], piece.doc, pieces):
                 del pieces[index]
             else:
                 pieces[index] = Piece("filler", cut[0], cut[1], piece.doc)

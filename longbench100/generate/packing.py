@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Callable, Iterable, Sequence
 
-from ..near_duplicates import repeats_an_opening
+from ..near_duplicates import near_copy_of_any
 from ..records import Document
 from ..tokenization import Tokenizer
 from .pieces import Piece
@@ -87,7 +87,7 @@ def choose_filler(
     """The best cut-off opening among a few random unused pool documents, or ``None`` when none fits.
 
     Stops early once a cut wastes at most ``good_enough`` tokens of ``max_tokens``. A cut that repeats
-    the start of a passage already ``placed`` (:func:`repeats_placed_opening`) is passed over.
+    a passage already ``placed`` (:func:`repeats_placed_passage`) is passed over.
     """
     best: Piece | None = None
     tried = 0
@@ -97,7 +97,7 @@ def choose_filler(
             continue
         cut = cut_prefix(tokenizer, document.text, max_tokens)
         tried += 1
-        if cut is not None and cut[0] != document.text and repeats_placed_opening(cut[0], document, placed):
+        if cut is not None and cut[0] != document.text and repeats_placed_passage(cut[0], document, placed):
             cut = None
         if cut is not None and (best is None or cut[1] > best.tokens):
             best = Piece("filler" if cut[0] != document.text else "distractor", cut[0], cut[1], document)
@@ -108,8 +108,8 @@ def choose_filler(
     return best
 
 
-def repeats_placed_opening(opening: str, document: Document, placed: Iterable[Piece]) -> bool:
-    """Whether ``opening``, cut from ``document``, near-copies the start of a placed passage from the same source
-    (:func:`repeats_an_opening`): boilerplate openings are a source's own (its legal legend, its byline)."""
-    return repeats_an_opening(opening, (piece.text for piece in placed
-                                        if piece.doc is not None and piece.doc.source == document.source and piece.doc is not document))
+def repeats_placed_passage(opening: str, document: Document, placed: Iterable[Piece]) -> bool:
+    """Whether ``opening``, cut from ``document``, near-copies a placed passage from the same source
+    (:func:`near_copy_of_any`): shared text is a source's own (its legal legend, the pages of one website)."""
+    return near_copy_of_any(opening, (piece.text for piece in placed
+                                      if piece.doc is not None and piece.doc.source == document.source and piece.doc is not document))

@@ -288,7 +288,9 @@ def _dry_run(options: GenerateOptions, location: SourceLocation, echo: Callable[
 
     plan = plan_annotations(options.annotator, requests)
     echo(f"annotator dry run ({options.annotator.model}): {plan.unique_prompts} chunk prompts for {', '.join(tasks) or 'no task'}, "
-         f"{plan.cache_hits} cached, {plan.calls} calls to send, {plan.prompt_tokens} prompt tokens (cl100k_base); nothing written")
+         f"{plan.cache_hits} cached, {plan.calls} calls to send, {plan.prompt_tokens} prompt tokens (cl100k_base)"
+         + (", plus one call for each reply that loops to the budget (--annotator-loop-penalty)" if options.annotator.loop_penalty else "")
+         + "; nothing written")
     return {"dry_run": {"prompts": plan.unique_prompts, "cache_hits": plan.cache_hits, "calls": plan.calls, "prompt_tokens": plan.prompt_tokens}}
 
 

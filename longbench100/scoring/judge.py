@@ -115,6 +115,8 @@ class Judge:
         """Probability-weighted section ratings by prompt text, where the judge's server sent logprobs."""
         self.cut_off: set[str] = set()
         """Prompts whose reply (sent or cached) was cut off at the reply budget (kept only where the rubric reads what it holds)."""
+        self.second_ask_failures: dict[str, str] = {}
+        """Prompts whose second ask (:attr:`JudgeConfig.loop_penalty`) failed for good, with the reason."""
 
     def describe(self) -> dict:
         """The judge's settings and this run's statistics, for results.json and manifests."""
@@ -128,8 +130,8 @@ class Judge:
         to_send: list[str] = []
         for text in dict.fromkeys(prompt.text for prompt in prompts):
             entry = self.cache.get(text)
-            if entry is None:
-                to_send.append(text)
+            if entry is None or entry.get("frequency_penalty", self.config.loop_penalty) != self.config.loop_penalty:
+                to_send.append(text)  # (a reply a second ask got with another penalty is not what this run would get)
             else:
                 cached[text] = entry["text"]
                 if isinstance(entry.get("weighted"), dict):
@@ -250,6 +252,9 @@ class Judge:
         truncated = self.cut_off
         verdicts = {text: judge_verdict(prompt, replies.get(text), failures.get(text), text in truncated)
                     for text, prompt in first.items()}
+        for text, reason in self.second_ask_failures.items():
+            if text in verdicts and verdicts[text].parts is None:
+                verdicts[text] = Verdict(None, verdicts[text].reply, f"{verdicts[text].reason}; second ask failed ({reason})")
         for text, prompt in first.items():
             if prompt.metric == SECTION_JUDGE and verdicts[text].score is not None:
                 verdicts[text] = weighted_verdict(verdicts[text], self.weighted.get(text))
@@ -282,10 +287,14 @@ class Judge:
             penalty = 0.0
             if cut_off and config.loop_penalty and judge_verdict(prompt, result.text, None, cut_off).parts is None:
                 second = await client.complete(text, max_tokens=config.max_tokens, temperature=0.0,
+                                               top_logprobs=RATING_ALTERNATIVES if rated else None,
                                                frequency_penalty=config.loop_penalty)
                 self.stats.calls += 1
                 self.stats.second_asks += 1
-                if second.text is not None:
+                if second.text is None:
+                    self.second_ask_failures[text] = error_reason(second.error or "unknown")
+                    self.stats.failed[self.second_ask_failures[text]] += 1
+                else:
                     result, penalty = second, config.loop_penalty
                     cut_off = result.finish_reason == "length"
             replies[text] = result.text
