@@ -23,6 +23,7 @@ import re
 import zlib
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
@@ -40,6 +41,7 @@ SHINGLED_CHARS = 10_000  # only the opening of a long text is compared: versions
 _WORD = re.compile(r"\w+")
 _MULTIPLIER = 0x9E3779B97F4A7C15  # combines the word hashes of a shingle (as a numpy uint64)
 _VERSION = 5  # bump when the rule changes, so cached results are recomputed
+PASSAGES_KEPT = 128  # passages whose shingles stay in memory for the filler check (about 0.2 MB each)
 
 
 @dataclass(frozen=True)
@@ -84,23 +86,76 @@ def find_near_duplicates(documents: Sequence[Document], cache: bool = True) -> N
 
 
 def near_copy_of_any(text: str, others: Iterable[str]) -> bool:
-    """Whether ``text`` is a near-copy of one of ``others``, read whole: they share at least ``THRESHOLD`` of the
-    smaller one's 8-word shingles (a cut-off opening can be no more than boilerplate, or a passage, that another
-    document of its source holds too, where whole documents were told apart on their openings)."""
-    own = _shingle_set(text)
-    if not own:
+    """Whether ``text`` (shorter than ``CHECKED_CHARS``) is a near-copy of one of ``others``, read whole: they share
+    at least ``THRESHOLD`` of the smaller one's 8-word shingles. A cut-off opening can be no more than boilerplate,
+    or a passage, that another document of its source holds too (whole documents were told apart on their
+    openings); a longer text is ``False`` here (half of it would be thousands of characters shared)."""
+    if len(text) >= CHECKED_CHARS:
         return False
+    shingles = _shingles_of(text)
+    if not shingles:
+        return False
+    own = frozenset(map(hash, shingles))
+    sharing: _SharedWords | None = None  # built for the first passage long enough to need it
     for other in others:
-        theirs = _shingle_set(other)
+        if len(other) >= LONGER * len(text):
+            sharing = sharing or _SharedWords(shingles)
+            if not sharing.could_share_half(other.lower()):
+                continue
+        theirs = passage_shingle_hashes(other)
         if theirs and len(own & theirs) >= THRESHOLD * min(len(own), len(theirs)):
             return True
     return False
 
 
-def _shingle_set(text: str) -> set[tuple[str, ...]]:
+CHECKED_CHARS = 5_000
+LONGER = 3
+"""A passage this many times longer than the text checked holds at least as many distinct shingles (only a
+text repeating itself over and over would not), so half of the text's own shingles decide."""
+
+
+class _SharedWords:
+    """Which of a text's shingles another text can share, read from the words it lacks: a shingle is shared only
+    where all 8 of its words occur in the other text (as substrings, the least that is needed)."""
+
+    def __init__(self, shingles: set[tuple[str, ...]]) -> None:
+        self.count = len(shingles)
+        self.holding: dict[str, list[int]] = {}
+        for index, shingle in enumerate(shingles):
+            for word in set(shingle):
+                self.holding.setdefault(word, []).append(index)
+        self.rarest_first = sorted(self.holding, key=len, reverse=True)  # long words rule out the most, soonest
+
+    def could_share_half(self, other_lower: str) -> bool:
+        """Whether ``other_lower`` (lower-cased) holds all the words of at least half of the shingles."""
+        ruled_out = bytearray(self.count)
+        left = self.count
+        for word in self.rarest_first:
+            if word in other_lower:
+                continue
+            for index in self.holding[word]:
+                left -= not ruled_out[index]
+                ruled_out[index] = 1
+            if left < THRESHOLD * self.count:
+                return False
+        return True
+
+
+def _shingles_of(text: str) -> set[tuple[str, ...]]:
     """The distinct 8-word shingles of ``text`` (lower-cased ``\\w+`` words)."""
     words = _WORD.findall(text.lower())
-    return {tuple(words[start:start + SHINGLE_WORDS]) for start in range(len(words) - SHINGLE_WORDS + 1)}
+    return set(zip(*(words[offset:] for offset in range(SHINGLE_WORDS))))
+
+
+def shingle_hashes(text: str) -> frozenset[int]:
+    """The distinct 8-word shingles of ``text``, as this process's hashes of them."""
+    return frozenset(map(hash, _shingles_of(text)))
+
+
+@lru_cache(maxsize=PASSAGES_KEPT)
+def passage_shingle_hashes(text: str) -> frozenset[int]:
+    """:func:`shingle_hashes` of a whole passage, kept for the next prompts (the same pools fill them)."""
+    return shingle_hashes(text)
 
 
 def _group(documents: Sequence[Document]) -> NearDuplicates:

@@ -9,7 +9,7 @@ import pytest
 from longbench100.generate.fitting import _shrink
 from longbench100.generate.packing import choose_filler
 from longbench100.generate.pieces import Piece
-from longbench100.near_duplicates import near_copy_of_any
+from longbench100.near_duplicates import CHECKED_CHARS, LONGER, near_copy_of_any
 from longbench100.records import Document
 from longbench100.tokenization import load_tokenizer
 from tests.fixture_mirror import paragraph
@@ -46,9 +46,18 @@ def test_text_shared_anywhere_counts_whatever_the_length() -> None:
     assert len(shared) > 2_000
     cut = shared + " " + paragraph(random.Random(5), 10)
     page = paragraph(random.Random(6), 60) + " " + shared + " " + paragraph(random.Random(7), 60)
+    assert len(page) > LONGER * len(cut)  # read past its words test first
     assert near_copy_of_any(cut, [page])
-    assert near_copy_of_any(page, [cut])  # the smaller one's shingles decide, as in the independent audit
     assert not near_copy_of_any(cut, [paragraph(random.Random(6), 200)])
+    assert not near_copy_of_any(page, [cut])  # as long as this, half of it would be thousands of characters: not checked
+    assert len(page) >= CHECKED_CHARS
+
+
+def test_a_passage_shorter_than_the_text_decides_by_its_own_shingles() -> None:
+    passage = paragraph(random.Random(8), 8)
+    text = paragraph(random.Random(9), 10) + " " + passage + " " + paragraph(random.Random(10), 10)
+    assert len(text) < CHECKED_CHARS
+    assert near_copy_of_any(text, [passage])  # the smaller one's shingles decide, as in the independent audit
 
 
 def test_the_filler_passes_over_a_cut_that_repeats_a_placed_opening(tokenizer) -> None:
@@ -89,3 +98,25 @@ class _Context:
 
     def __init__(self, tokenizer) -> None:
         self.tokenizer = tokenizer
+
+
+def test_the_words_test_never_changes_the_answer() -> None:
+    """On random texts sharing random spans, the answer equals the whole computation (the audit's rule)."""
+    import re
+
+    def shingles(text: str) -> set:
+        words = re.findall(r"\w+", text.lower())
+        return {tuple(words[i:i + 8]) for i in range(len(words) - 7)}
+
+    rng = random.Random(11)
+    agreed = near = 0
+    for case in range(300):
+        text = paragraph(rng, rng.randint(2, 12))
+        start, end = sorted(rng.sample(range(len(text)), 2))
+        other = paragraph(rng, rng.randint(1, 60)) + " " + text[start:end] + " " + paragraph(rng, rng.randint(1, 60))
+        own, theirs = shingles(text), shingles(other)
+        expected = bool(own and theirs) and len(own & theirs) >= 0.5 * min(len(own), len(theirs))
+        assert near_copy_of_any(text, [other]) == expected, case
+        agreed += 1
+        near += expected
+    assert agreed == 300 and 20 < near < 280  # both answers occur

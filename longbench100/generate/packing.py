@@ -97,7 +97,8 @@ def choose_filler(
             continue
         cut = cut_prefix(tokenizer, document.text, max_tokens)
         tried += 1
-        if cut is not None and cut[0] != document.text and repeats_placed_passage(cut[0], document, placed):
+        if cut is not None and (best is None or cut[1] > best.tokens) and cut[0] != document.text \
+                and repeats_placed_passage(cut[0], document, placed):
             cut = None
         if cut is not None and (best is None or cut[1] > best.tokens):
             best = Piece("filler" if cut[0] != document.text else "distractor", cut[0], cut[1], document)
