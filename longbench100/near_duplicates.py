@@ -109,6 +109,7 @@ def near_copy_of_any(text: str, others: Iterable[str]) -> bool:
 
 
 CHECKED_CHARS = 5_000
+"""Texts from this length on are not checked by :func:`near_copy_of_any`."""
 LONGER = 3
 """A passage this many times longer than the text checked holds at least as many distinct shingles (only a
 text repeating itself over and over would not), so half of the text's own shingles decide."""
