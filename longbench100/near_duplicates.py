@@ -85,6 +85,13 @@ def find_near_duplicates(documents: Sequence[Document], cache: bool = True) -> N
     return result
 
 
+CHECKED_CHARS = 5_000
+"""Texts from this length on are not checked by :func:`near_copy_of_any`."""
+LONGER = 3
+"""A passage this many times longer than the text checked holds at least as many distinct shingles (only a
+text repeating itself over and over would not), so half of the text's own shingles decide."""
+
+
 def near_copy_of_any(text: str, others: Iterable[str]) -> bool:
     """Whether ``text`` (shorter than ``CHECKED_CHARS``) is a near-copy of one of ``others``, read whole: they share
     at least ``THRESHOLD`` of the smaller one's 8-word shingles. A cut-off opening can be no more than boilerplate,
@@ -106,13 +113,6 @@ def near_copy_of_any(text: str, others: Iterable[str]) -> bool:
         if theirs and len(own & theirs) >= THRESHOLD * min(len(own), len(theirs)):
             return True
     return False
-
-
-CHECKED_CHARS = 5_000
-"""Texts from this length on are not checked by :func:`near_copy_of_any`."""
-LONGER = 3
-"""A passage this many times longer than the text checked holds at least as many distinct shingles (only a
-text repeating itself over and over would not), so half of the text's own shingles decide."""
 
 
 class _SharedWords:
@@ -148,15 +148,11 @@ def _shingles_of(text: str) -> set[tuple[str, ...]]:
     return set(zip(*(words[offset:] for offset in range(SHINGLE_WORDS))))
 
 
-def shingle_hashes(text: str) -> frozenset[int]:
-    """The distinct 8-word shingles of ``text``, as this process's hashes of them."""
-    return frozenset(map(hash, _shingles_of(text)))
-
-
 @lru_cache(maxsize=PASSAGES_KEPT)
 def passage_shingle_hashes(text: str) -> frozenset[int]:
-    """:func:`shingle_hashes` of a whole passage, kept for the next prompts (the same pools fill them)."""
-    return shingle_hashes(text)
+    """The distinct 8-word shingles of a whole passage, as this process's hashes of them, kept for the next
+    prompts (the same pools fill them)."""
+    return frozenset(map(hash, _shingles_of(text)))
 
 
 def _group(documents: Sequence[Document]) -> NearDuplicates:

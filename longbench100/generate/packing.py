@@ -97,10 +97,10 @@ def choose_filler(
             continue
         cut = cut_prefix(tokenizer, document.text, max_tokens)
         tried += 1
-        if cut is not None and (best is None or cut[1] > best.tokens) and cut[0] != document.text \
-                and repeats_placed_passage(cut[0], document, placed):
-            cut = None
-        if cut is not None and (best is None or cut[1] > best.tokens):
+        better = cut is not None and (best is None or cut[1] > best.tokens)
+        if better and cut[0] != document.text and repeats_placed_passage(cut[0], document, placed):
+            better = False
+        if better:
             best = Piece("filler" if cut[0] != document.text else "distractor", cut[0], cut[1], document)
             if max_tokens - cut[1] <= good_enough:
                 break

@@ -285,7 +285,8 @@ class Judge:
                 return
             cut_off = result.finish_reason == "length"
             penalty = 0.0
-            if cut_off and config.loop_penalty and judge_verdict(prompt, result.text, None, cut_off).parts is None:
+            usable = judge_verdict(prompt, result.text, None, cut_off).parts is not None
+            if cut_off and config.loop_penalty and not usable:
                 second = await client.complete(text, max_tokens=config.max_tokens, temperature=0.0,
                                                top_logprobs=RATING_ALTERNATIVES if rated else None,
                                                frequency_penalty=config.loop_penalty)
@@ -297,10 +298,11 @@ class Judge:
                 else:
                     result, penalty = second, config.loop_penalty
                     cut_off = result.finish_reason == "length"
+                    usable = judge_verdict(prompt, result.text, None, cut_off).parts is not None
             replies[text] = result.text
             if cut_off:
                 truncated.add(text)
-            if judge_verdict(prompt, result.text, None, cut_off).parts is None:
+            if not usable:
                 return
             self.stats.second_ask_labels += bool(penalty)
             weighted = weighted_section_parts(result.text, result.logprobs) if rated and result.logprobs else None
