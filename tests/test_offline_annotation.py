@@ -1,24 +1,19 @@
 """bench/offline_annotation.py: the requests recorded by one run, answered by replies written elsewhere and
 replayed, give generate exactly those labels (the record -> infer -> replay route of docs/local-model.md)."""
 
-import importlib.util
 import io
 import json
-from pathlib import Path
 
+from tests.bench_scripts import load_bench_script
 from tests.generate_helpers import tree
 from tests.openai_stub import OpenAIStub
 from tests.test_one_document_tasks import annotator, run
 
-SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "offline_annotation.py"
 
 
 def load_script():
-    """The bench script as a module (bench/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("offline_annotation", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The bench script as a module."""
+    return load_bench_script("offline_annotation")
 
 
 def test_recorded_requests_replayed_give_generate_the_same_labels(mirror, tmp_path, monkeypatch):
