@@ -50,10 +50,12 @@ BOOK_PARAGRAPHS = 320  # about 30k tokens a book: long enough for one-document t
 def book(rng: random.Random, number: int) -> str:
     """A made-up book in Project Gutenberg's frame: licence header, START line, paragraphs naming people, END line."""
     paragraphs = []
-    for _ in range(BOOK_PARAGRAPHS):
+    for index in range(BOOK_PARAGRAPHS):
         sentences = [sentence(rng) for _ in range(rng.randint(3, 7))]
-        if rng.random() < 0.7:  # most paragraphs name somebody
-            sentences.insert(rng.randrange(len(sentences)), f"{rng.choice(PEOPLE)} {rng.choice(VERBS)} the {rng.choice(WORDS)}.")
+        if rng.random() < 0.7:  # most paragraphs name somebody, at a sentence's opening or inside it
+            place = rng.randrange(len(sentences))
+            name, verb, word = rng.choice(PEOPLE), rng.choice(VERBS), rng.choice(WORDS)
+            sentences.insert(place, f"{name} {verb} the {word}." if index % 2 else f"The {word} {verb} {name}.")
         text = " ".join(sentences)
         cut = [index for index, char in enumerate(text) if char == " "][::9]  # hard-wrapped lines, as Gutenberg's
         paragraphs.append("".join("\n" if index in cut[1:] else char for index, char in enumerate(text)))

@@ -32,3 +32,4 @@ def test_each_real_reply_reads_as_recorded(line):
         assert all(name.lower() in line["chunk"].lower() and SHAPES[line["kind"]](name) for name in label["mentions"])
     else:
         assert len(re.findall(r"[.!?](?:\s|$)", label["summary"])) <= SUMMARY_SENTENCES
+        assert not re.search(r"</?[a-z]+>", label["summary"])  # "<passage>" echoed from the prompt, "<p>": read away

@@ -15,7 +15,7 @@ from longbench100.cli import main
 from longbench100.scoring.data import DataRecord
 from longbench100.scoring.name_sets import name_set_f1, reply_names
 from longbench100.tokenization import load_tokenizer
-from tests.fixture_mirror import BOOKS, PEOPLE
+from tests.fixture_mirror import BOOKS, PEOPLE, WORDS
 from tests.generate_helpers import assert_examples_cover, generate_annotated, record_template_variables, records, tree
 from tests.openai_stub import OpenAIStub, prompt_text
 
@@ -37,6 +37,13 @@ def stub_names(chunk: str) -> list[str]:
     return [name for name in PEOPLE if name in chunk]
 
 
+def sentence_opener(chunk: str) -> list[str]:
+    """A common word that opens a sentence of the chunk, capitalised (a weak annotator's mistake the gold must
+    drop: the book writes it in lower case inside sentences)."""
+    openers = re.findall(r"\. ([A-Z][a-z]+) ", chunk)
+    return [word for word in openers if word.lower() in WORDS][:1]
+
+
 def annotator(body: dict) -> str:
     text = prompt_text(body)
     match = PASSAGE.search(text)
@@ -44,7 +51,7 @@ def annotator(body: dict) -> str:
         return "OK"  # the preflight
     chunk = match.group(1)
     if "List every person" in text:
-        return "; ".join(stub_names(chunk) + [UNGROUNDED]) if stub_names(chunk) else "NONE"
+        return "; ".join(stub_names(chunk) + sentence_opener(chunk) + [UNGROUNDED]) if stub_names(chunk) else "NONE"
     return stub_summary(chunk)
 
 
@@ -140,8 +147,43 @@ def test_recalling_gold_is_the_union_of_names_found_in_the_prompt(data):
             context = row["prompt"][row["prompt"].index("<text>"):row["prompt"].index("</text>")]
             mentions = row["gold"]["mentions"]
             assert UNGROUNDED not in mentions
-            assert sorted(mentions) == sorted(name for name in PEOPLE if name in context)
+            assert sorted(mentions) == sorted(name for name in PEOPLE if name in context)  # no sentence opener
+            assert row["gold"]["dropped_mentions"] > 0
             assert name_set_f1(row["answers"][0], DataRecord(row["id"], "recalling", label, row["length"], 0, tuple(row["answers"]), None, None, gold=row["gold"])) == 1.0
+            assert_gold_spans_are_the_chunks_naming_a_gold_item(row)
+
+
+def assert_gold_spans_are_the_chunks_naming_a_gold_item(row: dict) -> None:
+    """IC by construction: every gold span names a gold item (a whole word), and no context outside them does."""
+    names = re.compile("|".join(rf"\b{re.escape(name)}\b" for name in row["gold"]["mentions"]))
+    spans = row["gold"]["spans"]
+    outside, at = [], spans["context"][0]
+    for start, end in spans["gold"]:
+        assert names.search(row["prompt"][start:end])
+        outside.append(row["prompt"][at:start])
+        at = end
+    outside.append(row["prompt"][at:spans["context"][1]])
+    assert not any(names.search(text) for text in outside)
+
+
+def test_recalling_coverage_counts_chunks_the_annotator_passed_over(mirror, tmp_path_factory):
+    def forgetful(body: dict) -> str:  # names nobody in every other chunk, as a weak annotator does
+        chunk = PASSAGE.search(prompt_text(body))
+        if chunk is None:
+            return "OK"
+        names = stub_names(chunk.group(1))
+        return "; ".join(names) if names and len(chunk.group(1)) % 2 else "NONE"
+
+    with OpenAIStub(forgetful) as server:
+        out = generate_annotated(tmp_path_factory, "forgetful", "lb100-cache-forgetful", server.base_url, "--tasks", "recalling",
+                                 "--sources", str(mirror), "--rows", "2", "--lengths", "8k")
+        asked = [match.group(1) for request in server.requests if (match := PASSAGE.search(prompt_text(request.body)))]
+    passed_over = {chunk for chunk in asked if not len(chunk) % 2}
+    rows = records(out, "recalling", "8k")
+    for row in rows:
+        assert_gold_spans_are_the_chunks_naming_a_gold_item(row)
+    gold_texts = {row["prompt"][start:end] for row in rows for start, end in row["gold"]["spans"]["gold"]}
+    assert gold_texts & passed_over  # a chunk the annotator named nobody in still holds a gold name
 
 
 def test_rows_are_paired_prefixes_of_the_same_document(data):
@@ -159,7 +201,7 @@ def test_rows_are_paired_prefixes_of_the_same_document(data):
 def test_manifest_records_the_annotator_and_a_rerun_is_free(data, mirror, stub, tmp_path):
     manifest = json.loads((data / "manifest.json").read_text())
     annotator_info = manifest["annotator"]
-    assert annotator_info["model"] == "stub-model" and annotator_info["prompt_versions"] == {"mentions": 2, "summary": 2}
+    assert annotator_info["model"] == "stub-model" and annotator_info["prompt_versions"] == {"mentions": 2, "summary": 3}
     assert annotator_info["names_not_in_chunk"] > 0
     before = len(stub.requests)
     again = tmp_path / "again"
@@ -203,6 +245,7 @@ def test_annotation_replies_are_read_strictly():
     assert read_mentions("", chunk) is None
     assert read_summary("Summary: Darcy bows to Elizabeth.\nThey talk.") == {"summary": "Darcy bows to Elizabeth. They talk."}
     assert read_summary("<think>hmm</think> OK") is None
+    assert read_summary("<p>Darcy bows to Elizabeth.</p>\n<passage> They talk.") == {"summary": "Darcy bows to Elizabeth. They talk."}
 
 
 def test_name_set_f1_on_reply_shapes():
@@ -351,7 +394,7 @@ def test_inspect_says_who_labelled_the_chunks(data):
     result = CliRunner().invoke(main, ["inspect", str(data)])
     assert result.exit_code == 0, result.output
     line = next(line for line in result.output.splitlines() if line.startswith("chunk labels by annotator"))
-    assert "stub-model (mentions v2, summary v2)" in line and "listed items dropped" in line
+    assert "stub-model (mentions v2, summary v3)" in line and "listed items dropped" in line
 
 
 

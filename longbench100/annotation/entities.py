@@ -62,6 +62,8 @@ class EntityType:
     """The word that opens the model's answer ("Names:")."""
     shaped: Callable[[str], bool]
     """Whether a listed item has this kind's shape (copied prose is dropped)."""
+    proper_names: bool
+    """Whether the items are names, which the text must write as names (:mod:`.mention_check`)."""
 
 
 ENTITY_TYPES: dict[str, EntityType] = {
@@ -71,7 +73,7 @@ ENTITY_TYPES: dict[str, EntityType] = {
         '"Elizabeth"), each once. Leave out places, organisations, titles without a name, and pronouns.',
         'real people and fictional characters, each under the name the text uses (for example "Mr. Darcy" or '
         '"Elizabeth"), each once. Leave out places, organisations and pronouns.',
-        "names", "names nobody", "Names", name_shaped),
+        "names", "names nobody", "Names", name_shaped, True),
     "legal_references": EntityType(
         "legal_references", "annotation_legal_references", "every legal reference",
         'each reference to a part of this or another document (a section, article, clause, exhibit or schedule, '
@@ -81,7 +83,7 @@ ENTITY_TYPES: dict[str, EntityType] = {
         'each reference to a part of this or another document (a section, article, clause, exhibit or schedule, '
         'for example "Section 2.1" or "Exhibit B") and each law, act, code or regulation cited (for example "the '
         'Securities Act of 1933"), written as the text writes it, each once. Leave out defined terms and party names.',
-        "references", "has none", "References", reference_shaped),
+        "references", "has none", "References", reference_shaped, False),
 }
 DEFAULT_ENTITIES = "people"
 

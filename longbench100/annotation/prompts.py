@@ -30,7 +30,7 @@ CHUNK_TOKENS = 1024
 SUMMARY = "annotation_summary"
 MENTIONS = ENTITY_TYPES[DEFAULT_ENTITIES].annotation_kind
 """The people a chunk names: the mentions annotation of the default entity type."""
-PROMPT_VERSIONS = {SUMMARY: 2, MENTIONS: 2, ENTITY_TYPES["legal_references"].annotation_kind: 1}
+PROMPT_VERSIONS = {SUMMARY: 3, MENTIONS: 2, ENTITY_TYPES["legal_references"].annotation_kind: 1}
 """Each annotation prompt's version (recorded in the manifest; the cache is keyed by the prompt text itself)."""
 ANNOTATION_KINDS = frozenset(PROMPT_VERSIONS)
 
@@ -58,6 +58,7 @@ _LABEL = re.compile(r"^\s*(?:\*\*)?(?:summary|names|people|answer|references|leg
 _NONE = re.compile(r"^\W*(?:none|no one|nobody|n/?a)\W*$", re.IGNORECASE)
 _ITEM_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 _SPACES = re.compile(r"\s+")
+_MARKUP = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>\n]*)?>")  # "<p>", "</passage>": markup a small model wraps its summary in
 _LEADING_WORDS = re.compile(r"^(?:(?:and|or|&)\s+)?(?:the\s+)?", re.IGNORECASE)  # "..., and the Reverend Edward Casaubon"
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])")
 _LAST_SENTENCE_END = re.compile(r"[.!?][\"'”’)]*(?=[^.!?]*$)")
@@ -82,8 +83,9 @@ def mentions_prompt(chunk: str, entity: EntityType = ENTITY_TYPES[DEFAULT_ENTITI
 
 def read_summary(reply: str) -> dict | None:
     """``{"summary": one line}`` from a reply: its first five sentences (the instruction's limit; a line break or
-    list item ends one), or ``None`` when it holds no summary (empty, or under three words)."""
-    text = _LABEL.sub("", strip_reasoning(reply)).strip().strip('"').replace("**", "")
+    list item ends one), without markup tags (version 3), or ``None`` when it holds no summary (empty, or under
+    three words)."""
+    text = _LABEL.sub("", _MARKUP.sub(" ", strip_reasoning(reply))).strip().strip('"').replace("**", "")
     lines = (_SPACES.sub(" ", _ITEM_MARK.sub("", line)).strip() for line in text.splitlines())
     sentences = [sentence for line in lines if line for sentence in _SENTENCE_END.split(line)]  # a line ends a sentence
     text = " ".join(sentences[:SUMMARY_SENTENCES])

@@ -3,16 +3,20 @@
 What is listed depends on the document's source (its registry entry's ``entities``, :mod:`..annotation.entities`):
 the people named in novels and meeting transcripts, the legal references in contracts. The context is the
 document's consecutive chunks (:mod:`.one_document`) as one continuous text. The gold is the union of the
-annotator's per-chunk lists (each item found in its chunk, so the gold can be checked against the prompt),
-compared case-insensitively; scored by F1 over the set (``name_set_f1``). IC by construction counts the
-chunks that mention something.
+annotator's per-chunk lists, checked (:mod:`..annotation.mention_check`): an item must occur in the row's text
+as whole words, and a name must be one its document writes as a name (not "This" or "However", which opened a
+sentence); compared case-insensitively; scored by F1 over the set (``name_set_f1``). IC by construction counts
+the chunks where a gold item occurs.
 """
 
 from __future__ import annotations
 
 from ..annotation.entities import ENTITY_TYPES, EntityType
+from ..annotation.mention_check import MentionIndex, WordCases, chunks_mentioning
+from ..corpus import Corpus
 from ..generate.fitting import Fitted
 from ..generate.spans import coverage_spans
+from ..generate.templates import PromptTemplates
 from ..records import Document
 from .base import Sample
 from .one_document import Chunk, OneDocumentTask, Window
@@ -27,6 +31,23 @@ class Recalling(OneDocumentTask):
     name = "recalling"
     annotation_kind = ENTITY_TYPES["people"].annotation_kind
 
+    def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
+        super().__init__(corpus, templates)
+        self._word_cases: dict[str, WordCases] = {}
+
+    def word_cases(self, document: Document) -> WordCases:
+        """How ``document`` writes each word (counted once per process)."""
+        if document.id not in self._word_cases:
+            self._word_cases[document.id] = WordCases(document.text)
+        return self._word_cases[document.id]
+
+    def checked(self, listed: list[str], chunks: list[Chunk], document: Document) -> tuple[list[str], MentionIndex]:
+        """The items of ``listed`` that occur in ``chunks`` as whole words and, for names, that the document writes
+        as names; with the index of the chunks' text that found them."""
+        index = MentionIndex(document.text[chunks[0].start:chunks[-1].end])
+        cases = self.word_cases(document) if self.entity(document).proper_names else None
+        return [item for item in listed if index.occurrences(item) and (cases is None or cases.written_as_a_name(item))], index
+
     def entity(self, document: Document) -> EntityType:
         """What ``document``'s rows ask for: its source's entity type."""
         return ENTITY_TYPES[self.corpus.entries[document.source].entities]
@@ -35,8 +56,9 @@ class Recalling(OneDocumentTask):
         """The annotation that lists the document's entity type per chunk."""
         return self.entity(document).annotation_kind
 
-    def names(self, chunks: list[Chunk], document: Document) -> list[str]:
-        """What ``chunks`` mention of the document's entity type, each once (case-insensitively), in order of first mention."""
+    def listed(self, chunks: list[Chunk], document: Document) -> list[str]:
+        """What the annotator listed for ``chunks`` of the document's entity type, each once (case-insensitively), in
+        order of first mention."""
         annotations = self.need_annotations()
         kind = self.kind_for(document)
         found: dict[str, str] = {}
@@ -46,8 +68,8 @@ class Recalling(OneDocumentTask):
         return list(found.values())
 
     def answer_tokens(self, chunks: list[Chunk], document: Document) -> int:
-        """A few tokens per item to list."""
-        return ANSWER_FIXED + TOKENS_PER_NAME * len(self.names(chunks, document))
+        """A few tokens per item listed (the checked gold is never longer)."""
+        return ANSWER_FIXED + TOKENS_PER_NAME * len(self.listed(chunks, document))
 
     def render_chunks(self, chunks: list[Chunk], document: Document, seed: int) -> str:
         """The chunks as one continuous text (the document's own text between the first and last chunk)."""
@@ -58,19 +80,20 @@ class Recalling(OneDocumentTask):
         """The items as the answer; the chunks that mention one as the gold spans. ``None`` when the chunks mention
         nothing of the type (a contract that cites nothing): a list to recall must not be empty."""
         document = window.document
-        names = self.names(chunks, document)
+        entity = self.entity(document)
+        listed = self.listed(chunks, document)
+        names, index = self.checked(listed, chunks, document)
         if not names:
             return None
-        annotations = self.need_annotations()
-        entity = self.entity(document)
         gold = {
             **self.base_gold(window, chunks),
             "entities": entity.key,
             "mentions": names,
+            "dropped_mentions": len(listed) - len(names),
             "chunks": len(chunks),
             "answer_tokens": self.answer_tokens(chunks, document),
             "spans": coverage_spans(prompt, [chunk.text for chunk in chunks],
-                                    [bool(annotations.mentions(entity.annotation_kind, chunk.text)) for chunk in chunks]),
+                                    chunks_mentioning(index, names, [chunk.start - chunks[0].start for chunk in chunks])),
         }
         question = f"List {entity.what} in the text."
         return Sample(Fitted(prompt, tokens, self.pieces(chunks, document), 0), ["; ".join(names)], question, gold)
