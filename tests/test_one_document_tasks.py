@@ -518,3 +518,16 @@ def test_a_server_that_refuses_the_second_ask_is_named_with_the_way_out(mirror, 
     assert code != 0 and "Traceback" not in output
     assert "(truncated reply; second ask failed (HTTP 400" in output and "--annotator-loop-penalty 0" in output
     assert not list((tmp_path / "out").glob("*/*.jsonl"))
+
+
+def test_the_api_annotator_options_default_as_generate_does():
+    import click
+
+    from longbench100.scoring.judge_options import JudgeOptions
+
+    defaults = {param.name: param.default for param in main.get_command(click.Context(main), "generate").params}
+    options = JudgeOptions.for_annotator("m")
+    assert (options.loop_penalty, options.concurrency, options.max_tokens, options.base_url, options.api_key_env) == (
+        defaults["annotator_loop_penalty"], defaults["annotator_concurrency"], defaults["annotator_max_tokens"],
+        defaults["annotator_base_url"], defaults["annotator_api_key_env"])
+    assert options.loop_penalty > 0 and JudgeOptions("m").loop_penalty == 0  # a judge asks once

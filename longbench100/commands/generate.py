@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..lengths import parse_length_list
-from ..scoring.judge_options import ANNOTATOR_LOOP_PENALTY, OPENAI_BASE_URL, JudgeOptions
+from ..scoring.judge_options import ANNOTATOR_LOOP_PENALTY, ANNOTATOR_MAX_TOKENS, OPENAI_BASE_URL, JudgeOptions
 from ..suites import DEFAULT_SUITE, load_suite, pick_tasks, suite_for_tasks
 from ..tokenization import DEFAULT_TOKENIZER
 from .sources import SOURCES_HELP
@@ -42,7 +42,7 @@ from .sources import SOURCES_HELP
 @click.option("--annotator-base-url", default=OPENAI_BASE_URL, show_default=True, help="API root of the annotator's OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1).")
 @click.option("--annotator-api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable holding the annotator API key (optional for local servers).")
 @click.option("--annotator-concurrency", type=click.IntRange(1), default=8, show_default=True, help="Parallel annotator calls.")
-@click.option("--annotator-max-tokens", type=click.IntRange(16), default=400, show_default=True, help="Reply budget of one annotator call (a cut-off reply is no label).")
+@click.option("--annotator-max-tokens", type=click.IntRange(16), default=ANNOTATOR_MAX_TOKENS, show_default=True, help="Reply budget of one annotator call (a cut-off reply is no label).")
 @click.option("--annotator-loop-penalty", type=click.FloatRange(0, 2), default=ANNOTATOR_LOOP_PENALTY, show_default=True,
               help="A reply that runs to --annotator-max-tokens with nothing usable (a small model repeating itself) is asked once "
                    "more with this OpenAI frequency_penalty, still greedy; 0 asks once only.")
@@ -83,8 +83,9 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
         tokenizer=tokenizer_spec, out=out, sources=sources_option, templates=templates_dir, workers=workers, resume=resume,
         whole_documents=whole_documents, chat_template=chat_template, reserve_output=reserve_output, unpaired=unpaired, negatives=negatives, suite=suite,
         suite_rules=bool(suite_spec) or tasks.strip() == "all", verify_counts=verify_counts, check_shortcuts=check_shortcuts, wait=wait, dry_run=dry_run, allow_unlabelled=allow_unlabelled,
-        annotator=JudgeOptions(annotator_model or None, annotator_base_url, annotator_api_key_env, annotator_concurrency, annotator_max_tokens,
-                               annotator_loop_penalty),
+        annotator=JudgeOptions.for_annotator(annotator_model or None, annotator_base_url, api_key_env=annotator_api_key_env,
+                                             concurrency=annotator_concurrency, max_tokens=annotator_max_tokens,
+                                             loop_penalty=annotator_loop_penalty),
     )
     manifest = run_generate(options, echo=click.echo, progress=not quiet)
     if dry_run:

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     from .judge import JudgeConfig
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+ANNOTATOR_MAX_TOKENS = 400
+"""The annotator's default reply budget (``generate --annotator-max-tokens``): a summary of five sentences or a list of names."""
 ANNOTATOR_LOOP_PENALTY = 1.0
 """The annotator's default loop penalty (``generate --annotator-loop-penalty``): on the replies of SmolLM2-135M
 that repeated themselves to the budget, 1.0 gave a usable label for all 128, 0.5 for 127 (docs/benchmarks.md)."""
@@ -28,6 +30,14 @@ class JudgeOptions:
     max_tokens: int = 1024
     loop_penalty: float = 0.0
     """The frequency penalty of a second ask after a reply that ran to the budget with nothing usable (0: none)."""
+
+    @classmethod
+    def for_annotator(cls, model: str | None, base_url: str = OPENAI_BASE_URL, *, api_key_env: str = "OPENAI_API_KEY",
+                      concurrency: int = 8, max_tokens: int = ANNOTATOR_MAX_TOKENS, loop_penalty: float = ANNOTATOR_LOOP_PENALTY) -> "JudgeOptions":
+        """An annotator's settings, with ``generate``'s defaults: a judge's, with a shorter reply budget
+        (:data:`ANNOTATOR_MAX_TOKENS`) and the second ask for replies that loop to it (frequency penalty
+        :data:`ANNOTATOR_LOOP_PENALTY`; 0 turns it off)."""
+        return cls(model, base_url, api_key_env, concurrency, max_tokens, loop_penalty)
 
     def config(self) -> "JudgeConfig":
         """The judge's connection settings, with the key read from :attr:`api_key_env`."""
