@@ -3,7 +3,7 @@ is a name, and chunks are marked where a gold item occurs."""
 
 from __future__ import annotations
 
-from longbench100.annotation.mention_check import NAME_USES, MentionIndex, WordCases, chunks_mentioning
+from longbench100.annotation.mention_check import NAME_USES, MentionIndex, WordCases, chunks_mentioning, tidy_items
 
 NOVEL = (
     "This was the house. However, nobody came. Then Ishmael spoke to Queequeg, and Queequeg nodded.\n"
@@ -52,3 +52,51 @@ def test_chunks_are_marked_where_an_item_occurs():
     index = MentionIndex(text)
     assert chunks_mentioning(index, ["Ishmael", "Queequeg"], starts) == [True, False, False, True]
     assert chunks_mentioning(index, [], starts) == [False] * 4
+
+
+def test_a_word_after_a_title_or_an_initial_stands_inside_its_sentence():
+    cases = WordCases("Mr. Lockwood came. Then Mr. Lockwood left. J. Smith wrote. Thank you, Sir. Then we went.")
+    assert cases.written_as_a_name("Lockwood")  # only ever after "Mr.", never in lower case
+    assert cases.written_as_a_name("Smith")
+    assert not cases.written_as_a_name("Then")  # "Sir." ends a sentence: a long title is not an abbreviation
+
+
+def test_headings_numerals_titles_and_capitals_are_no_evidence_of_a_name():
+    text = ("CHAPTER XI\n\nLIFE AND DEATH\n\nShe and he went on, and on, and AND AND AND. Mrs. Reed came, and so did "
+            "Mrs. Reed again. Book of hours, said Jane. The _Demeter_ sailed, and the _Demeter_ sank.")
+    cases = WordCases(text)
+    for item in ("CHAPTER XI", "XI", "IX", "Mrs", "Lady", "And"):
+        assert not cases.written_as_a_name(item), item
+    assert cases.written_as_a_name("Demeter")  # Gutenberg's _italics_ marks are not part of the word
+    assert MentionIndex(text).occurrences("Demeter") == [text.index("Demeter"), text.rindex("Demeter")]
+
+
+def test_a_common_word_needs_many_capitalised_uses_to_count_as_a_name():
+    no = " ".join(["He said no, and no again."] * 60) + " " + " ".join(["They cried, No more."] * NAME_USES)
+    assert not WordCases(no).written_as_a_name("No")  # 5 capitalised inside against 120 in lower case
+    assert not WordCases(NOVEL + " The boat sank. Ahab's boat was lost.").written_as_a_name("Ahab's Boat and Crew")
+
+
+def test_items_are_tidied_and_names_do_not_span_sentences():
+    assert [tidy_items(item) for item in ("Lydgate's", "Casaubon?", "Pip!", "Mr. Darcy", "Jones’s", "Jane and Mrs. Bennet",
+                                          "Republic of Liberty", "salt and pepper", "Grad B: Well Th")] == [
+        ["Lydgate"], ["Casaubon"], ["Pip"], ["Mr. Darcy"], ["Jones"], ["Jane", "Mrs. Bennet"], ["Republic of Liberty"], ["salt and pepper"],
+        ["Grad B"]]
+    assert tidy_items("Section 2: Definitions and Terms", names=False) == ["Section 2: Definitions and Terms"]
+    index = MentionIndex("Then Elizabeth.\n\nBennet came. Elizabeth Bennet smiled; Elizabeth\nBennet left. See § 2 and 2.")
+    assert len(index.occurrences("Elizabeth Bennet")) == 2  # a wrapped line joins a name; a paragraph break does not
+    assert len(index.occurrences("§ 2")) == 1
+
+
+def test_a_title_that_is_also_a_common_word_does_not_sink_the_name_it_opens():
+    text = " ".join(["The master of the house, the master said."] * 30) + " We met Master Linton, and Master Linton bowed."
+    cases = WordCases(text)
+    assert cases.written_as_a_name("Master Linton")
+    assert not cases.written_as_a_name("Master")
+
+
+def test_a_reference_may_hold_marks_between_its_words_but_a_name_may_not():
+    index = MentionIndex("Under Section 12.3 and Section 4.2(b), see §2.\n\nSection 12.\n\n3 is not it.")
+    assert len(index.occurrences("Section 12.3", name=False)) == 1 and index.occurrences("Section 12.3") == []
+    assert len(index.occurrences("Section 4.2(b)", name=False)) == 1
+    assert len(index.occurrences("§ 2", name=False)) == 1

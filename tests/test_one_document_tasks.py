@@ -246,6 +246,7 @@ def test_annotation_replies_are_read_strictly():
     assert read_summary("Summary: Darcy bows to Elizabeth.\nThey talk.") == {"summary": "Darcy bows to Elizabeth. They talk."}
     assert read_summary("<think>hmm</think> OK") is None
     assert read_summary("<p>Darcy bows to Elizabeth.</p>\n<passage> They talk.") == {"summary": "Darcy bows to Elizabeth. They talk."}
+    assert read_summary("Darcy finds that x<y and z>w holds.") == {"summary": "Darcy finds that x<y and z>w holds."}
 
 
 def test_name_set_f1_on_reply_shapes():

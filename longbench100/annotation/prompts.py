@@ -58,7 +58,8 @@ _LABEL = re.compile(r"^\s*(?:\*\*)?(?:summary|names|people|answer|references|leg
 _NONE = re.compile(r"^\W*(?:none|no one|nobody|n/?a)\W*$", re.IGNORECASE)
 _ITEM_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 _SPACES = re.compile(r"\s+")
-_MARKUP = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>\n]*)?>")  # "<p>", "</passage>": markup a small model wraps its summary in
+_MARKUP = re.compile(r"</?(?:passage|summary|text|p|br|div|span|b|i|em|strong|u|li|ul|ol|h[1-6])(?:\s[^<>\n]*)?/?>",
+                     re.IGNORECASE)  # "<p>", "</passage>": markup a small model wraps its summary in (not "x<y and z>w")
 _LEADING_WORDS = re.compile(r"^(?:(?:and|or|&)\s+)?(?:the\s+)?", re.IGNORECASE)  # "..., and the Reverend Edward Casaubon"
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])")
 _LAST_SENTENCE_END = re.compile(r"[.!?][\"'”’)]*(?=[^.!?]*$)")

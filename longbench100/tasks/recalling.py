@@ -12,7 +12,7 @@ the chunks where a gold item occurs.
 from __future__ import annotations
 
 from ..annotation.entities import ENTITY_TYPES, EntityType
-from ..annotation.mention_check import MentionIndex, WordCases, chunks_mentioning
+from ..annotation.mention_check import MentionIndex, WordCases, chunk_of, chunks_mentioning, tidy_items
 from ..corpus import Corpus
 from ..generate.fitting import Fitted
 from ..generate.spans import coverage_spans
@@ -41,12 +41,29 @@ class Recalling(OneDocumentTask):
             self._word_cases[document.id] = WordCases(document.text)
         return self._word_cases[document.id]
 
-    def checked(self, listed: list[str], chunks: list[Chunk], document: Document) -> tuple[list[str], MentionIndex]:
-        """The items of ``listed`` that occur in ``chunks`` as whole words and, for names, that the document writes
-        as names; with the index of the chunks' text that found them."""
+    def checked(self, chunks: list[Chunk], document: Document) -> tuple[list[str], MentionIndex]:
+        """The gold: each item the annotator listed for ``chunks``, tidied (a pair split), that occurs in a chunk that listed it and,
+        for names, that the document writes as a name (:mod:`..annotation.mention_check`), each once
+        (case-insensitively) in order of first mention; with the index of the chunks' text that found them."""
+        annotations = self.need_annotations()
+        kind = self.kind_for(document)
         index = MentionIndex(document.text[chunks[0].start:chunks[-1].end])
-        cases = self.word_cases(document) if self.entity(document).proper_names else None
-        return [item for item in listed if index.occurrences(item) and (cases is None or cases.written_as_a_name(item))], index
+        starts = [chunk.start - chunks[0].start for chunk in chunks]
+        names = self.entity(document).proper_names
+        cases = self.word_cases(document) if names else None
+        found: dict[str, str] = {}
+        places: dict[str, set[int]] = {}  # the chunks where each tidied item occurs
+        for number, chunk in enumerate(chunks):
+            for item in (item for listed in annotations.mentions(kind, chunk.text) for item in tidy_items(listed, names)):
+                key = item.lower()
+                if key in found:
+                    continue
+                if key not in places:
+                    named = cases is None or cases.written_as_a_name(item)
+                    places[key] = {chunk_of(start, starts) for start in index.occurrences(item, names)} if named else set()
+                if number in places[key]:
+                    found[key] = item
+        return list(found.values()), index
 
     def entity(self, document: Document) -> EntityType:
         """What ``document``'s rows ask for: its source's entity type."""
@@ -82,18 +99,19 @@ class Recalling(OneDocumentTask):
         document = window.document
         entity = self.entity(document)
         listed = self.listed(chunks, document)
-        names, index = self.checked(listed, chunks, document)
-        if not names:
+        items, index = self.checked(chunks, document)
+        if not items:
             return None
+        starts = [chunk.start - chunks[0].start for chunk in chunks]
         gold = {
             **self.base_gold(window, chunks),
             "entities": entity.key,
-            "mentions": names,
-            "dropped_mentions": len(listed) - len(names),
+            "mentions": items,
+            "dropped_mentions": len(listed) - len(items),
             "chunks": len(chunks),
             "answer_tokens": self.answer_tokens(chunks, document),
             "spans": coverage_spans(prompt, [chunk.text for chunk in chunks],
-                                    chunks_mentioning(index, names, [chunk.start - chunks[0].start for chunk in chunks])),
+                                    chunks_mentioning(index, items, starts, entity.proper_names)),
         }
         question = f"List {entity.what} in the text."
-        return Sample(Fitted(prompt, tokens, self.pieces(chunks, document), 0), ["; ".join(names)], question, gold)
+        return Sample(Fitted(prompt, tokens, self.pieces(chunks, document), 0), ["; ".join(items)], question, gold)
