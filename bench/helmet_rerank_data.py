@@ -81,7 +81,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("qrels", type=Path, help="TREC judgements for the run's queries")
     parser.add_argument("--mirror", type=Path, required=True, help="source mirror folder to write HELMET's archive into")
     args = parser.parse_args(argv)
-    rows = helmet_rows(json.loads(args.run.read_text(encoding="utf-8")), read_grades(args.qrels))
+    try:
+        run = json.loads(args.run.read_text(encoding="utf-8"))
+        grades = read_grades(args.qrels)
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"cannot read the run or the judgements: {error}") from None
+    rows = helmet_rows(run, grades)
     if not rows:
         raise SystemExit("no query of the run has judgements")
     target = args.mirror / ARCHIVE

@@ -59,3 +59,5 @@ def test_a_run_without_judgements_stops(tmp_path):
     qrels.write_text("11 500 3\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="line 1 is not"):
         helmet_rerank_data.main([str(run), str(qrels), "--mirror", str(tmp_path / "mirror")])
+    with pytest.raises(SystemExit, match="cannot read the run or the judgements"):
+        helmet_rerank_data.main([str(tmp_path / "missing.json"), str(qrels), "--mirror", str(tmp_path / "mirror")])
