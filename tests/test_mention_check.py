@@ -3,7 +3,7 @@ is a name, and chunks are marked where a gold item occurs."""
 
 from __future__ import annotations
 
-from longbench100.annotation.mention_check import NAME_USES, MentionIndex, WordCases, chunks_mentioning, tidy_items
+from longbench100.annotation.mention_check import NAME_USES, MentionIndex, WordCases, chunks_mentioning, item_key, tidy_items
 
 NOVEL = (
     "This was the house. However, nobody came. Then Ishmael spoke to Queequeg, and Queequeg nodded.\n"
@@ -100,3 +100,47 @@ def test_a_reference_may_hold_marks_between_its_words_but_a_name_may_not():
     assert len(index.occurrences("Section 12.3", name=False)) == 1 and index.occurrences("Section 12.3") == []
     assert len(index.occurrences("Section 4.2(b)", name=False)) == 1
     assert len(index.occurrences("§ 2", name=False)) == 1
+
+
+def test_decomposed_accents_line_endings_and_spaced_blank_lines():
+    decomposed = "Then Rene\u0301e met \u00c9mile, and Rene\u0301e smiled.\r\nMr.\r\nDarcy bowed. Elizabeth\n \nBennet left."
+    index = MentionIndex(decomposed)
+    assert len(index.occurrences("Renée")) == 2 and len(index.occurrences("Rene\u0301e")) == 2  # NFC or NFD item
+    assert WordCases(decomposed).written_as_a_name("Re\u0301ne\u0301e") is False  # "Renéee" is no word of the text
+    assert WordCases(decomposed).written_as_a_name("Renée")
+    assert len(index.occurrences("Mr. Darcy")) == 1  # a Windows line break inside a name
+    assert index.occurrences("Elizabeth Bennet") == []  # a blank line holding a space is still a paragraph break
+
+
+def test_spellings_of_one_item_share_a_key():
+    assert item_key("Mr. Darcy") == item_key("Mr Darcy") == item_key("MR. DARCY")
+    assert item_key("Strauß") == item_key("STRAUSS")
+    assert item_key("...") == ()
+    assert tidy_items("Pip" + " " * 20_000 + "!") == ["Pip"]
+
+
+def recalled(text: str, lists: list[list[str]], cuts: list[int]) -> tuple[list[str], int]:
+    """recalling's gold and dropped count for one document of chunks starting at ``cuts``, listed as ``lists``."""
+    import types
+
+    from longbench100.tasks.one_document import Chunk
+    from longbench100.tasks.recalling import Recalling
+
+    chunks = [Chunk(text[start:end].strip(), 0, start, end) for start, end in zip(cuts, [*cuts[1:], len(text)])]
+    annotations = types.SimpleNamespace(mentions=lambda kind, chunk: lists[[c.text for c in chunks].index(chunk)])
+    document = types.SimpleNamespace(text=text, id="d")
+    task = types.SimpleNamespace(need_annotations=lambda: annotations, kind_for=lambda _: "people",
+                                 entity=lambda _: types.SimpleNamespace(proper_names=True), word_cases=lambda d: WordCases(d.text),
+                                 listed=lambda c, d: Recalling.listed(task, c, d))
+    items, _ = Recalling.checked(task, chunks, document)
+    return items, Recalling.tidied_count(task, chunks, document) - len(items)
+
+
+def test_the_gold_keeps_one_spelling_per_item_whatever_came_first():
+    text = "Maxim de Winter came. Mrs. de Winter smiled. Then Mrs. de Winter walked, and Mrs. de Winter sat."
+    second = text.index("Then")
+    assert recalled(text, [["Mrs. De Winter"], ["Mrs. de Winter"]], [0, second])[0] == ["Mrs. de Winter"]
+    assert recalled(text, [["Mrs. de Winter"], ["Mrs. De Winter"]], [0, second])[0] == ["Mrs. de Winter"]
+    text = "Then Mr. Darcy bowed, and later Mr Darcy sat. Jane and Elizabeth walked; then Jane met Elizabeth."
+    items, dropped = recalled(text, [["Mr. Darcy", "Mr Darcy", "Jane and Elizabeth", "This"]], [0])
+    assert items == ["Mr. Darcy", "Jane", "Elizabeth"] and dropped == 1  # "This" only; a pair is two items

@@ -30,12 +30,14 @@ import unicodedata
 from bisect import bisect_right
 from collections import Counter, defaultdict
 
-_WORD = re.compile(r"[^\W_]+|§")  # letters and digits (Gutenberg's _italics_ marks are not part of a word), and "§"
-_JOINER = re.compile(r"[ \t\n.'’-]{1,4}")  # what may stand between two words of one name: "Mr. Darcy", "O'Brien", a wrapped line
+_WORD = re.compile(r"(?:[^\W_]|[\u0300-\u036f])+|§")  # letters, digits and combining accents (Gutenberg's _italics_ marks are not part of a word), and "§"
+_JOINER = re.compile(r"[ \t\r\n.'’-]{1,5}")  # what may stand between two words of one name: "Mr. Darcy", "O'Brien", a wrapped line
 _MARKS = re.compile(r"[^\w]{0,3}")  # ... and of one reference: "Section 4.2(b)", "§2"
 _ROMAN = re.compile(r"M{0,4}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})")
-_TRAILING = re.compile(r"(?:['’]s)?[\s?!.,;:]*$")
-_PAIR = re.compile(r"\s+(?:and|&)\s+")
+_MARKS_AFTER = " \t\r\n?!.,;:"
+_POSSESSIVE = re.compile(r"['’]s$")
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+_PAIR = re.compile(r"(?<!\s)\s+(?:and|&)\s+")  # from the start of a run of blanks only (linear in a long run)
 ABBREVIATED_TITLES = frozenset("mr mrs ms mme mlle messrs dr st rev prof capt col gen lt sgt jr sr".split())
 """Titles written short: the full stop after them ("Mr. Lockwood") does not end a sentence."""
 TITLES = ABBREVIATED_TITLES | frozenset("sir lady lord miss master madame monsieur captain doctor".split())
@@ -53,12 +55,23 @@ def tidy_items(item: str, names: bool = True) -> list[str]:
     "Pip"); for ``names`` also without the speech after a speaker's label ("Grad B: Well" -> "Grad B"), and a pair
     of capitalised names split ("Jane and Elizabeth" -> "Jane", "Elizabeth")."""
     if not names:
-        return [_TRAILING.sub("", item) or item]
+        return [_untrailed(item)]
     item = item.split(":", 1)[0]
     parts = _PAIR.split(item)
     if len(parts) == 1 or not all(part[:1].isupper() for part in parts):
         parts = [item]
-    return [_TRAILING.sub("", part) or part for part in parts]
+    return [_untrailed(part) for part in parts]
+
+
+def _untrailed(item: str) -> str:
+    """``item`` without the marks and the possessive at its end (itself when nothing else is left)."""
+    tidied = _POSSESSIVE.sub("", item.rstrip(_MARKS_AFTER)).rstrip(_MARKS_AFTER)
+    return tidied or item
+
+
+def item_key(item: str) -> tuple[str, ...]:
+    """What two spellings of one item share: their words, case aside ("Mr. Darcy" and "Mr Darcy")."""
+    return tuple(_fold(word) for word in _WORD.findall(item))
 
 
 def _fold(text: str) -> str:
@@ -92,7 +105,7 @@ class MentionIndex:
             return False
         for position in range(index, index + len(wanted) - 1):
             gap = self.text[self.spans[position][1]:self.spans[position + 1][0]]
-            if "\n\n" in gap or not (_JOINER if name else _MARKS).fullmatch(gap):
+            if _PARAGRAPH_BREAK.search(gap) or not (_JOINER if name else _MARKS).fullmatch(gap):
                 return False
             if name and "." in gap and not _abbreviation(self.words[position]):
                 return False

@@ -12,7 +12,7 @@ the chunks where a gold item occurs.
 from __future__ import annotations
 
 from ..annotation.entities import ENTITY_TYPES, EntityType
-from ..annotation.mention_check import MentionIndex, WordCases, chunk_of, chunks_mentioning, tidy_items
+from ..annotation.mention_check import MentionIndex, WordCases, chunk_of, chunks_mentioning, item_key, tidy_items
 from ..corpus import Corpus
 from ..generate.fitting import Fitted
 from ..generate.spans import coverage_spans
@@ -51,17 +51,17 @@ class Recalling(OneDocumentTask):
         starts = [chunk.start - chunks[0].start for chunk in chunks]
         names = self.entity(document).proper_names
         cases = self.word_cases(document) if names else None
-        found: dict[str, str] = {}
-        places: dict[str, set[int]] = {}  # the chunks where each tidied item occurs
+        found: dict[tuple[str, ...], str] = {}
+        places: dict[str, set[int]] = {}  # the chunks where each tidied spelling occurs, if it passes the check
         for number, chunk in enumerate(chunks):
             for item in (item for listed in annotations.mentions(kind, chunk.text) for item in tidy_items(listed, names)):
-                key = item.lower()
-                if key in found:
+                key = item_key(item)
+                if not key or key in found:
                     continue
-                if key not in places:
+                if item not in places:
                     named = cases is None or cases.written_as_a_name(item)
-                    places[key] = {chunk_of(start, starts) for start in index.occurrences(item, names)} if named else set()
-                if number in places[key]:
+                    places[item] = {chunk_of(start, starts) for start in index.occurrences(item, names)} if named else set()
+                if number in places[item]:
                     found[key] = item
         return list(found.values()), index
 
@@ -84,8 +84,13 @@ class Recalling(OneDocumentTask):
                 found.setdefault(name.lower(), name)
         return list(found.values())
 
+    def tidied_count(self, chunks: list[Chunk], document: Document) -> int:
+        """How many distinct items the annotator listed for ``chunks``, once tidied (:func:`tidy_items`)."""
+        names = self.entity(document).proper_names
+        return len({item_key(item) for listed in self.listed(chunks, document) for item in tidy_items(listed, names)} - {()})
+
     def answer_tokens(self, chunks: list[Chunk], document: Document) -> int:
-        """A few tokens per item listed (the checked gold is never longer)."""
+        """A few tokens per item listed (the checked gold, tidied, takes no more characters in all)."""
         return ANSWER_FIXED + TOKENS_PER_NAME * len(self.listed(chunks, document))
 
     def render_chunks(self, chunks: list[Chunk], document: Document, seed: int) -> str:
@@ -98,7 +103,6 @@ class Recalling(OneDocumentTask):
         nothing of the type (a contract that cites nothing): a list to recall must not be empty."""
         document = window.document
         entity = self.entity(document)
-        listed = self.listed(chunks, document)
         items, index = self.checked(chunks, document)
         if not items:
             return None
@@ -107,7 +111,7 @@ class Recalling(OneDocumentTask):
             **self.base_gold(window, chunks),
             "entities": entity.key,
             "mentions": items,
-            "dropped_mentions": len(listed) - len(items),
+            "dropped_mentions": self.tidied_count(chunks, document) - len(items),
             "chunks": len(chunks),
             "answer_tokens": self.answer_tokens(chunks, document),
             "spans": coverage_spans(prompt, [chunk.text for chunk in chunks],
