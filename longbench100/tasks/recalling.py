@@ -42,9 +42,9 @@ class Recalling(OneDocumentTask):
         return self._word_cases[document.id]
 
     def checked(self, chunks: list[Chunk], document: Document) -> tuple[list[str], MentionIndex]:
-        """The gold: each item the annotator listed for ``chunks``, tidied (a pair split), that occurs in a chunk that listed it and,
-        for names, that the document writes as a name (:mod:`..annotation.mention_check`), each once
-        (case-insensitively) in order of first mention; with the index of the chunks' text that found them."""
+        """The gold: each item the annotator listed for ``chunks``, tidied, that occurs in a chunk that listed it and,
+        for names, that the document writes as a name (:mod:`..annotation.mention_check`); one spelling per item
+        (by its words, case aside), in order of first mention; with the index of the chunks' text that found them."""
         annotations = self.need_annotations()
         kind = self.kind_for(document)
         index = MentionIndex(document.text[chunks[0].start:chunks[-1].end])
