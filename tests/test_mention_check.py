@@ -3,7 +3,11 @@ is a name, and chunks are marked where a gold item occurs."""
 
 from __future__ import annotations
 
-from longbench100.annotation.mention_check import NAME_USES, MentionIndex, WordCases, chunks_mentioning, item_key, tidy_items
+import types
+
+from longbench100.annotation.mention_check import NAME_USES, MentionIndex, WordCases, item_key, tidy_items
+from longbench100.tasks.one_document import Chunk
+from longbench100.tasks.recalling import CheckedMentions, Recalling
 
 NOVEL = (
     "This was the house. However, nobody came. Then Ishmael spoke to Queequeg, and Queequeg nodded.\n"
@@ -46,12 +50,11 @@ def test_a_word_capitalised_inside_sentences_often_enough_is_a_name_however_comm
     assert WordCases("Then Will came. They met Will. We will go.").written_as_a_name("Will")  # 1 lower, 1 inside
 
 
-def test_chunks_are_marked_where_an_item_occurs():
-    text = "Ishmael rows. " + "Nobody here. " + "The sea. " + "Then queequeg sang."
-    starts = [0, 14, 27, 36]
-    index = MentionIndex(text)
-    assert chunks_mentioning(index, ["Ishmael", "Queequeg"], starts) == [True, False, False, True]
-    assert chunks_mentioning(index, [], starts) == [False] * 4
+def test_chunks_are_marked_where_a_kept_item_occurs():
+    text = "Then Ishmael rows. " + "Nobody is here. " + "The sea is calm. " + "We met Queequeg, and Ishmael sang."
+    starts = [0, 19, 35, 52]
+    assert recalled(text, [["Ishmael"], [], [], ["Queequeg"]], starts).in_chunks == [True, False, False, True]
+    assert recalled(text, [[], [], [], ["Sang"]], starts).in_chunks == [False] * 4  # nothing kept, nothing marked
 
 
 def test_a_word_after_a_title_or_an_initial_stands_inside_its_sentence():
@@ -119,28 +122,21 @@ def test_spellings_of_one_item_share_a_key():
     assert tidy_items("Pip" + " " * 20_000 + "!") == ["Pip"]
 
 
-def recalled(text: str, lists: list[list[str]], cuts: list[int]) -> tuple[list[str], int]:
-    """recalling's gold and dropped count for one document of chunks starting at ``cuts``, listed as ``lists``."""
-    import types
-
-    from longbench100.tasks.one_document import Chunk
-    from longbench100.tasks.recalling import Recalling
-
+def recalled(text: str, lists: list[list[str]], cuts: list[int]) -> CheckedMentions:
+    """recalling's checked gold for one document of chunks starting at ``cuts``, listed as ``lists``."""
     chunks = [Chunk(text[start:end].strip(), 0, start, end) for start, end in zip(cuts, [*cuts[1:], len(text)])]
     annotations = types.SimpleNamespace(mentions=lambda kind, chunk: lists[[c.text for c in chunks].index(chunk)])
     document = types.SimpleNamespace(text=text, id="d")
     task = types.SimpleNamespace(need_annotations=lambda: annotations, kind_for=lambda _: "people",
-                                 entity=lambda _: types.SimpleNamespace(proper_names=True), word_cases=lambda d: WordCases(d.text),
-                                 listed=lambda c, d: Recalling.listed(task, c, d))
-    items, _ = Recalling.checked(task, chunks, document)
-    return items, Recalling.tidied_count(task, chunks, document) - len(items)
+                                 entity=lambda _: types.SimpleNamespace(proper_names=True), word_cases=lambda d: WordCases(d.text))
+    return Recalling.checked(task, chunks, document)
 
 
 def test_the_gold_keeps_one_spelling_per_item_whatever_came_first():
     text = "Maxim de Winter came. Mrs. de Winter smiled. Then Mrs. de Winter walked, and Mrs. de Winter sat."
     second = text.index("Then")
-    assert recalled(text, [["Mrs. De Winter"], ["Mrs. de Winter"]], [0, second])[0] == ["Mrs. de Winter"]
-    assert recalled(text, [["Mrs. de Winter"], ["Mrs. De Winter"]], [0, second])[0] == ["Mrs. de Winter"]
+    assert recalled(text, [["Mrs. De Winter"], ["Mrs. de Winter"]], [0, second]).items == ["Mrs. de Winter"]
+    assert recalled(text, [["Mrs. de Winter"], ["Mrs. De Winter"]], [0, second]).items == ["Mrs. de Winter"]
     text = "Then Mr. Darcy bowed, and later Mr Darcy sat. Jane and Elizabeth walked; then Jane met Elizabeth."
-    items, dropped = recalled(text, [["Mr. Darcy", "Mr Darcy", "Jane and Elizabeth", "This"]], [0])
-    assert items == ["Mr. Darcy", "Jane", "Elizabeth"] and dropped == 1  # "This" only; a pair is two items
+    checked = recalled(text, [["Mr. Darcy", "Mr Darcy", "Jane and Elizabeth", "This"]], [0])
+    assert checked.items == ["Mr. Darcy", "Jane", "Elizabeth"] and checked.tidied - len(checked.items) == 1  # "This" only; a pair is two items

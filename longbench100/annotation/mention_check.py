@@ -162,16 +162,6 @@ def _inside_sentence(text: str, start: int) -> bool:
     return before[-1].isalnum() or before[-1] == ","
 
 
-def chunks_mentioning(index: MentionIndex, items: list[str], chunk_starts: list[int], names: bool = True) -> list[bool]:
-    """For chunks that start at ``chunk_starts`` (characters of the indexed text, ascending), whether each holds
-    an occurrence of one of ``items`` (names, or else references: :meth:`MentionIndex.occurrences`)."""
-    marked = [False] * len(chunk_starts)
-    for item in items:
-        for start in index.occurrences(item, names):
-            marked[chunk_of(start, chunk_starts)] = True
-    return marked
-
-
 def chunk_of(start: int, chunk_starts: list[int]) -> int:
     """The index of the chunk (starting at ``chunk_starts``, ascending) that holds character ``start``."""
     return bisect_right(chunk_starts, start) - 1

@@ -11,8 +11,10 @@ the chunks where a gold item occurs.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..annotation.entities import ENTITY_TYPES, EntityType
-from ..annotation.mention_check import MentionIndex, WordCases, chunk_of, chunks_mentioning, item_key, tidy_items
+from ..annotation.mention_check import MentionIndex, WordCases, chunk_of, item_key, tidy_items
 from ..corpus import Corpus
 from ..generate.fitting import Fitted
 from ..generate.spans import coverage_spans
@@ -23,6 +25,17 @@ from .one_document import Chunk, OneDocumentTask, Window
 
 ANSWER_FIXED = 64  # room for a reply that lists more items than the annotator found
 TOKENS_PER_NAME = 12  # a name or reference of a few tokens and "; ", with room to spare
+
+
+class CheckedMentions(NamedTuple):
+    """recalling's gold over some chunks (:meth:`Recalling.checked`)."""
+
+    items: list[str]
+    """The items kept, one spelling each, in order of first mention."""
+    in_chunks: list[bool]
+    """Whether each chunk holds an occurrence of a kept item."""
+    tidied: int
+    """How many distinct items the annotator listed, once tidied (kept or not)."""
 
 
 class Recalling(OneDocumentTask):
@@ -41,10 +54,10 @@ class Recalling(OneDocumentTask):
             self._word_cases[document.id] = WordCases(document.text)
         return self._word_cases[document.id]
 
-    def checked(self, chunks: list[Chunk], document: Document) -> tuple[list[str], MentionIndex]:
+    def checked(self, chunks: list[Chunk], document: Document) -> CheckedMentions:
         """The gold: each item the annotator listed for ``chunks``, tidied, that occurs in a chunk that listed it and,
         for names, that the document writes as a name (:mod:`..annotation.mention_check`); one spelling per item
-        (by its words, case aside), in order of first mention; with the index of the chunks' text that found them."""
+        (by its words, case aside), in order of first mention; with the chunks where a kept item occurs."""
         annotations = self.need_annotations()
         kind = self.kind_for(document)
         index = MentionIndex(document.text[chunks[0].start:chunks[-1].end])
@@ -52,18 +65,21 @@ class Recalling(OneDocumentTask):
         names = self.entity(document).proper_names
         cases = self.word_cases(document) if names else None
         found: dict[tuple[str, ...], str] = {}
+        tidied: set[tuple[str, ...]] = set()
         places: dict[str, set[int]] = {}  # the chunks where each tidied spelling occurs, if it passes the check
         for number, chunk in enumerate(chunks):
             for item in (item for listed in annotations.mentions(kind, chunk.text) for item in tidy_items(listed, names)):
                 key = item_key(item)
                 if not key or key in found:
                     continue
+                tidied.add(key)
                 if item not in places:
                     named = cases is None or cases.written_as_a_name(item)
                     places[item] = {chunk_of(start, starts) for start in index.occurrences(item, names)} if named else set()
                 if number in places[item]:
                     found[key] = item
-        return list(found.values()), index
+        occupied = set().union(*(places[item] for item in found.values()))
+        return CheckedMentions(list(found.values()), [number in occupied for number in range(len(chunks))], len(tidied))
 
     def entity(self, document: Document) -> EntityType:
         """What ``document``'s rows ask for: its source's entity type."""
@@ -84,11 +100,6 @@ class Recalling(OneDocumentTask):
                 found.setdefault(name.lower(), name)
         return list(found.values())
 
-    def tidied_count(self, chunks: list[Chunk], document: Document) -> int:
-        """How many distinct items the annotator listed for ``chunks``, once tidied (:func:`tidy_items`)."""
-        names = self.entity(document).proper_names
-        return len({item_key(item) for listed in self.listed(chunks, document) for item in tidy_items(listed, names)} - {()})
-
     def answer_tokens(self, chunks: list[Chunk], document: Document) -> int:
         """A few tokens per item listed (the checked gold, tidied, takes no more characters in all)."""
         return ANSWER_FIXED + TOKENS_PER_NAME * len(self.listed(chunks, document))
@@ -103,19 +114,17 @@ class Recalling(OneDocumentTask):
         nothing of the type (a contract that cites nothing): a list to recall must not be empty."""
         document = window.document
         entity = self.entity(document)
-        items, index = self.checked(chunks, document)
-        if not items:
+        checked = self.checked(chunks, document)
+        if not checked.items:
             return None
-        starts = [chunk.start - chunks[0].start for chunk in chunks]
         gold = {
             **self.base_gold(window, chunks),
             "entities": entity.key,
-            "mentions": items,
-            "dropped_mentions": self.tidied_count(chunks, document) - len(items),
+            "mentions": checked.items,
+            "dropped_mentions": checked.tidied - len(checked.items),
             "chunks": len(chunks),
             "answer_tokens": self.answer_tokens(chunks, document),
-            "spans": coverage_spans(prompt, [chunk.text for chunk in chunks],
-                                    chunks_mentioning(index, items, starts, entity.proper_names)),
+            "spans": coverage_spans(prompt, [chunk.text for chunk in chunks], checked.in_chunks),
         }
         question = f"List {entity.what} in the text."
-        return Sample(Fitted(prompt, tokens, self.pieces(chunks, document), 0), ["; ".join(items)], question, gold)
+        return Sample(Fitted(prompt, tokens, self.pieces(chunks, document), 0), ["; ".join(checked.items)], question, gold)
