@@ -51,6 +51,15 @@ class TextIndex:
             return None
         return self.cuts[first], self.cuts[last], self.totals[last + 1] - self.totals[first + 1]
 
+    def piece_holding(self, token: int, last_cut: int) -> tuple[int, int, int] | None:
+        """The piece that holds the text's token number ``token`` (from 1), as ``(start, end, tokens before start)``,
+        when the tokens up to some cut at or before ``last_cut`` reach it; else ``None``."""
+        cuts_within = bisect.bisect_right(self.cuts, last_cut)
+        if token < 1 or self.totals[cuts_within] < token:  # totals[k]: the tokens before cut number k (from 1)
+            return None
+        piece = bisect.bisect_left(self.totals, token) - 1
+        return (self.cuts[piece - 1] if piece else 0), self.cuts[piece], self.totals[piece]
+
 
 class JoinedIndex:
     """Known texts joined by a separator, indexed from their own :class:`TextIndex` es without cutting the whole.

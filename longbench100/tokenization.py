@@ -111,6 +111,27 @@ class Tokenizer:
                 self._indexes[text] = index
         return index
 
+    def opening_tokens(self, text: str, width: int, max_tokens: int) -> str | None:
+        """``decode(encode(text[:width])[:max_tokens])``, read off ``text``'s running totals when they show that
+        ``text[:width]`` holds more than ``max_tokens`` tokens; ``None`` when they cannot tell (no proven cut, or
+        too few tokens before the last cut inside the opening, or a tokenizer whose decoding may change the text),
+        and the caller encodes the opening itself.
+
+        A cut with its mark and the character after it inside ``text[:width]`` is a cut of the opening too, so the
+        opening's first tokens are those of the pieces before it: only the piece holding token ``max_tokens`` is
+        encoded. tiktoken decodes the earlier pieces' tokens to their own text (byte-level, no normaliser, no
+        clean-up of blanks), and their bytes are whole characters, so decoding them apart changes nothing; a
+        Hugging Face tokenizer may normalise (Qwen's NFC) or tidy blanks as it decodes, and is not read off.
+        """
+        if self._segments is None or self._kind != "tiktoken":
+            return None
+        index = self.index(text)
+        found = index.piece_holding(max_tokens, width - 2)
+        if found is None:
+            return None
+        start, end, before = found
+        return text[:start] + self.decode(self.encode(text[start:end])[: max_tokens - before])
+
     def joined_index(self, texts: Sequence[str], separator: str) -> TextIndex | JoinedIndex:
         """``separator.join(texts)`` indexed from each text's own (kept) index, for texts that recur joined in
         new orders (a haystack's documents); a tokenizer counted whole gets a plain index of the joined text."""

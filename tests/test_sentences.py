@@ -92,3 +92,22 @@ def test_star_sentences_go_only_to_sentence_boundaries() -> None:
 ])
 def test_no_sentence_end_before_punctuation_that_runs_on_in_lower_case(text: str) -> None:
     assert sentence_ends(text) == [len(text)]  # "-- she", "... while", "(nobody" continue the sentence
+
+
+def test_the_end_checks_read_only_the_tail_yet_agree_with_whole_searches() -> None:
+    from longbench100.generate import sentences
+
+    def whole(sentence: str) -> bool:
+        return bool(sentences._TERMINAL.search(sentence)) and not sentences._ABBREVIATED_END.search(sentence)
+
+    rng = random.Random(5)
+    alphabet = ["a", "B", "z", ".", ".", "!", "?", "…", '"', "'", "”", ")", "]", " ", "\n", "é", "_", "7", "Dr", "U.S", "No"]
+    cases = [" ".join(SENTENCES), "x" * 200 + ".", "." * 300, "A." * 100, "word " * 30 + "U.S." * 40,
+             "end" + ")" * 200, "end." + ")" * 200 + "\n", "a " * 70 + "Mr.\n", "B" * 100 + " e.g.", "",
+             "x " + "A." * 50 + "\n", "end!" + "'" * 100 + "\n"]  # runs longer than the tail, before a final newline
+    for _ in range(20_000):
+        length = rng.choice([1, 5, 40, 63, 64, 65, 66, 120, 300])
+        cases.append("".join(rng.choice(alphabet) for _ in range(length)))
+    for case in cases:
+        assert sentences.is_sentence_end(case) == whole(case), case
+    assert sum(sentences.is_sentence_end(case) for case in cases) > 1000  # both answers occur

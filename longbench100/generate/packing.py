@@ -58,12 +58,17 @@ def cut_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, i
     if max_tokens <= 0:
         return None
     window = text[: max_tokens * 8]
-    ids = tokenizer.encode(window)
-    if len(ids) > max_tokens:
-        window = tokenizer.decode(ids[:max_tokens]).rstrip("\ufffd")
+    opening = tokenizer.opening_tokens(text, len(window), max_tokens)
+    fits = False
+    if opening is None:
+        ids = tokenizer.encode(window)
+        fits = len(ids) <= max_tokens
+        opening = None if fits else tokenizer.decode(ids[:max_tokens])
+    if opening is not None:  # the first max_tokens tokens, less a character they end inside
+        window = opening.rstrip("\ufffd")
         window = window if text.startswith(window) else window[:-1]
     ends = sentence_ends(text, len(window))
-    if len(window) == len(text) and len(ids) <= max_tokens and ends[-1:] != [len(text)]:
+    if len(window) == len(text) and fits and ends[-1:] != [len(text)]:
         ends.append(len(text))
     for end in reversed(ends):
         prefix = text[:end].rstrip()

@@ -27,12 +27,15 @@ MIN_FILLER_CHARS = 20  # a cut-off filler shorter than this is dropped (no bare 
 _MARGIN = 400  # characters segmented past a limit, so the cut of the slice cannot change the ends before it
 _LEADING_NON_WORD = re.compile(r"^[^\w]+")  # blanks and punctuation before the next word
 _TERMINAL = re.compile(r"""[.!?…]["'”’)\]]*$""")
+_CLOSERS_TO_END = re.compile(r"""["'”’)\]]*\n?\Z""")  # what may follow a _TERMINAL match's first character
 _ABBREVIATIONS = (
     "Mr|Mrs|Ms|Mx|Dr|Prof|Gov|Sen|Rep|Pres|Gen|Col|Lt|Maj|Sgt|Capt|Cmdr|Adm|Rev|Hon|St|Ste|Ft|Mt|Jr|Sr|"
     "No|Nos|vs|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Inc|Corp|Co|Ltd|Bros|Dept|Univ|Ave|Blvd|Rd|"
     "Fig|Figs|Eq|Vol|Ch|pp|cf|al|approx|est|Ph|Mass|Calif|Tex|Fla|Pa|Wash|Ariz|Conn|Ill|Ind|Mich|Minn"
 )
 _ABBREVIATED_END = re.compile(rf"""(?:^|[^\w.])(?:(?:[A-Za-z]\.){{2,}}|[A-Z]\.|(?:{_ABBREVIATIONS})\.)$""")
+_LETTERS_TO_END = re.compile(r"[A-Za-z.]*\n?\Z")  # what may follow an _ABBREVIATED_END match's first character
+_TAIL = 64  # characters of a sentence's end that decide both patterns, unless they are all of the kind that may follow
 
 
 def sentence_ends(text: str, limit: int | None = None) -> list[int]:
@@ -50,7 +53,20 @@ def sentence_ends(text: str, limit: int | None = None) -> list[int]:
 
 def is_sentence_end(sentence: str) -> bool:
     """Whether ``sentence`` (stripped of trailing whitespace) closes with terminal punctuation that is no abbreviation."""
-    return bool(_TERMINAL.search(sentence)) and not _ABBREVIATED_END.search(sentence)
+    return _found_at_end(_TERMINAL, _CLOSERS_TO_END, sentence) and not _found_at_end(_ABBREVIATED_END, _LETTERS_TO_END, sentence)
+
+
+def _found_at_end(pattern: re.Pattern, rest: re.Pattern, text: str) -> bool:
+    """``pattern.search(text)``, for a pattern anchored at the end whose matches are one character and then a run
+    that ``rest`` matches to the end: searched in the last ``_TAIL`` characters only (a search from a later position
+    reads no ``^`` there), unless all of them could belong to such a run (then in the whole text).
+
+    A long sentence otherwise costs a regex attempt at each of its characters.
+    """
+    start = max(0, len(text) - _TAIL)
+    if start and rest.match(text, start):
+        start = 0
+    return pattern.search(text, start) is not None
 
 
 @lru_cache(maxsize=512)
