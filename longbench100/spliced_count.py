@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import re
 from collections.abc import Sequence
 from typing import Union
 
@@ -183,10 +184,41 @@ def count_parts(parts: Sequence[Part], segments: SegmentCounter) -> int:
             window.append(index.text[start:end])
             continue
         first, last, tokens = inner
-        window.append(index.text[start:first])
-        total += segments.count("".join(window)) + tokens
+        before = "".join(window)
+        if start == 0 and isinstance(index, TextIndex) and first == index.cuts[0] and _opens_a_pre_token(before, index.text):
+            total += count_window(segments, before) + index.totals[1] + tokens  # the text's first piece, from its totals
+        else:
+            total += count_window(segments, before + index.text[start:first]) + tokens
         window = [index.text[last:end]]
-    return total + segments.count("".join(window))
+    return total + count_window(segments, "".join(window))
+
+
+def _opens_a_pre_token(before: str, text: str) -> bool:
+    """Whether ``text`` starts a pre-token where it follows ``before``: at the very start, or after a newline on a
+    character that is neither blank nor ``/`` (:func:`opens_after_newline`)."""
+    return (not before or before.endswith("\n")) and text[:1] != "" and not text[0].isspace() and text[0] != "/"
+
+
+_NEWLINE_BOUNDARY = re.compile(r"\n(?=[^\s/])")
+"""A newline before a character that is neither blank nor ``/``: the places :func:`opens_after_newline` holds."""
+
+
+def count_window(segments: SegmentCounter, text: str) -> int:
+    """The exact token count of a window where spans and inserts meet, cut also after each newline that opens on a
+    character neither blank nor ``/`` (a pre-token boundary, :func:`opens_after_newline`), every part counted once
+    and cached by its text.
+
+    A window joins a passage's last piece, a heading between passages and the next passage's first piece, new
+    together in each prompt; cut at the heading's line breaks, its parts recur (a passage's tail with the blank
+    line after it, the heading, the next passage's opening line), so a prompt of recurring passages in a new
+    order tokenizes little.
+    """
+    total = 0
+    start = 0
+    for boundary in _NEWLINE_BOUNDARY.finditer(text):
+        total += sum(map(segments.piece, segments.pieces(text[start:boundary.end()])))
+        start = boundary.end()
+    return total + sum(map(segments.piece, segments.pieces(text[start:])))
 
 
 def locate(text: str, known: Sequence[tuple[TextIndex, int]]) -> list[Part]:

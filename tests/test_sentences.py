@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -94,11 +95,13 @@ def test_no_sentence_end_before_punctuation_that_runs_on_in_lower_case(text: str
     assert sentence_ends(text) == [len(text)]  # "-- she", "... while", "(nobody" continue the sentence
 
 
-def test_the_end_checks_read_only_the_tail_yet_agree_with_whole_searches() -> None:
+def test_the_end_checks_read_little_of_a_sentence_yet_agree_with_whole_searches() -> None:
     from longbench100.generate import sentences
 
-    def whole(sentence: str) -> bool:
-        return bool(sentences._TERMINAL.search(sentence)) and not sentences._ABBREVIATED_END.search(sentence)
+    terminal = re.compile(r"""[.!?…]["'”’)\]]*$""")
+
+    def whole(sentence: str) -> bool:  # the rule as two regex searches over the whole sentence
+        return bool(terminal.search(sentence)) and not sentences._ABBREVIATED_END.search(sentence)
 
     rng = random.Random(5)
     alphabet = ["a", "B", "z", ".", ".", "!", "?", "…", '"', "'", "”", ")", "]", " ", "\n", "é", "_", "7", "Dr", "U.S", "No"]
@@ -111,3 +114,8 @@ def test_the_end_checks_read_only_the_tail_yet_agree_with_whole_searches() -> No
     for case in cases:
         assert sentences.is_sentence_end(case) == whole(case), case
     assert sum(sentences.is_sentence_end(case) for case in cases) > 1000  # both answers occur
+    leading_non_word = re.compile(r"^[^\w]+")
+    for case in cases[:5000]:  # what may follow an end: blanks, then past punctuation no lower-case letter
+        for end in range(len(case)):
+            following = leading_non_word.sub("", case[end: end + 40])
+            assert sentences._next_sentence_may_start(case, end) == (case[end].isspace() and not following[:1].islower())

@@ -214,12 +214,15 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         builder.prepare(tokenizer)
     _STATE.update(builders=builders, options=options, tokenizer=tokenizer)
     results: dict[str, dict[str, LengthResult]] = {}
+    cells = [(task, label, budget) for task in options.tasks for label, budget in options.lengths]
+    pending = {(task, label): _pending_rows(options, task, label, budget, plans[task][label]) for task, label, budget in cells}
     with _executor(options.workers) as executor:
-        for task in options.tasks:
-            for label, budget in options.lengths:
-                plan = plans[task][label]
-                results.setdefault(task, {})[label] = _write_length(options, task, label, budget, plan, executor, progress)
-                _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
+        # one stream of rows over every task and length, so no worker waits for a file's last row before the next file's
+        lines = executor.map(_build_line, [job for rows in pending.values() if rows for job in rows.jobs], chunksize=1)
+        for task, label, _ in cells:
+            plan = plans[task][label]
+            results.setdefault(task, {})[label] = _write_length(options, task, label, plan, pending[task, label], lines, progress)
+            _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
     for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()},
                                      options.suite.base_lengths):
         echo(f"warning: {line}")
@@ -339,21 +342,42 @@ def _executor(workers: int):
         yield pool
 
 
-def _write_length(options: GenerateOptions, task: str, label: str, budget: int, plan: LengthPlan, executor, progress: bool) -> LengthResult:
-    """Build and append every row of one task and length not already written, then finalise the file."""
+Job = tuple[str, str, int, RowPlan]
+
+
+@dataclass
+class PendingRows:
+    """The rows of one task and length still to build, after those a resumed run wrote (``written``)."""
+
+    written: set[int]
+    jobs: list[Job]
+
+
+def _pending_rows(options: GenerateOptions, task: str, label: str, budget: int, plan: LengthPlan) -> PendingRows | None:
+    """What one task and length still needs: ``None`` when its file is final."""
+    final = data_file_path(options.out, task, label)
+    if final.exists():
+        return None
+    written = set(completed_rows(partial_file(final)))
+    start = max(written) + 1 if written else 0
+    return PendingRows(written, [(task, label, budget, row_plan) for row_plan in plan.rows if row_plan.row >= start])
+
+
+def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthPlan, pending: PendingRows | None,
+                  lines: Iterator, progress: bool) -> LengthResult:
+    """Append the lines of the ``pending`` rows of one task and length, taken in order from ``lines``, then finalise
+    the file (``None``: final already)."""
     final = data_file_path(options.out, task, label)
     digest = None
-    if final.exists():
+    if pending is None:
         written = set(written_rows(final))
     else:
         partial = partial_file(final)
-        written = set(completed_rows(partial))  # a resumed run's rows so far; this run's are added as they are written
-        start = max(written) + 1 if written else 0
-        jobs = [(task, label, budget, row_plan) for row_plan in plan.rows if row_plan.row >= start]
+        written, jobs = pending.written, pending.jobs  # this run's rows are added to the resumed run's as they are written
         appender = LineAppender(partial)
         bar = progress_bar(len(plan.rows), f"{task} {label}", "row", progress, initial=len(plan.rows) - len(jobs), leave=False)
         try:
-            for job, line in zip(jobs, executor.map(_build_line, jobs, chunksize=1)):
+            for job, line in zip(jobs, lines):  # jobs first: zip takes no line past this file's last
                 if line == UNLABELLED:  # (a JSON record never equals it; workers return a copy, so not `is`)
                     log_unlabelled_row(options.out, task, label, job[3].row)
                 elif line is not None:
@@ -378,7 +402,7 @@ UNLABELLED = "unlabelled"
 """What :func:`_build_line` returns for a row that needs a chunk the annotator gave no label (``--allow-unlabelled``)."""
 
 
-def _build_line(job: tuple[str, str, int, RowPlan]) -> bytes | str | None:
+def _build_line(job: Job) -> bytes | str | None:
     """Build one sample and serialise it as a JSON line in UTF-8 (runs in a worker process when ``--workers`` > 1); ``None``
     for a row that cannot be built, :data:`UNLABELLED` for one that needs a chunk left without a label."""
     task, label, budget, row_plan = job

@@ -25,9 +25,9 @@ import sentencex
 LANGUAGE = "en"
 MIN_FILLER_CHARS = 20  # a cut-off filler shorter than this is dropped (no bare headings or fragments)
 _MARGIN = 400  # characters segmented past a limit, so the cut of the slice cannot change the ends before it
-_LEADING_NON_WORD = re.compile(r"^[^\w]+")  # blanks and punctuation before the next word
-_TERMINAL = re.compile(r"""[.!?…]["'”’)\]]*$""")
-_CLOSERS_TO_END = re.compile(r"""["'”’)\]]*\n?\Z""")  # what may follow a _TERMINAL match's first character
+_WORD_CHARACTER = re.compile(r"\w")
+_TERMINALS = ".!?…"
+_CLOSERS = "\"'”’)]"  # closing quotes and brackets a terminal mark may be followed by
 _ABBREVIATIONS = (
     "Mr|Mrs|Ms|Mx|Dr|Prof|Gov|Sen|Rep|Pres|Gen|Col|Lt|Maj|Sgt|Capt|Cmdr|Adm|Rev|Hon|St|Ste|Ft|Mt|Jr|Sr|"
     "No|Nos|vs|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Inc|Corp|Co|Ltd|Bros|Dept|Univ|Ave|Blvd|Rd|"
@@ -35,7 +35,7 @@ _ABBREVIATIONS = (
 )
 _ABBREVIATED_END = re.compile(rf"""(?:^|[^\w.])(?:(?:[A-Za-z]\.){{2,}}|[A-Z]\.|(?:{_ABBREVIATIONS})\.)$""")
 _LETTERS_TO_END = re.compile(r"[A-Za-z.]*\n?\Z")  # what may follow an _ABBREVIATED_END match's first character
-_TAIL = 64  # characters of a sentence's end that decide both patterns, unless they are all of the kind that may follow
+_TAIL = 64  # characters of a sentence's end that decide _ABBREVIATED_END, unless all could be part of its match
 
 
 def sentence_ends(text: str, limit: int | None = None) -> list[int]:
@@ -53,20 +53,20 @@ def sentence_ends(text: str, limit: int | None = None) -> list[int]:
 
 def is_sentence_end(sentence: str) -> bool:
     """Whether ``sentence`` (stripped of trailing whitespace) closes with terminal punctuation that is no abbreviation."""
-    return _found_at_end(_TERMINAL, _CLOSERS_TO_END, sentence) and not _found_at_end(_ABBREVIATED_END, _LETTERS_TO_END, sentence)
+    body = sentence[:-1] if sentence.endswith("\n") else sentence  # as a regex's `$`, which also matches before a final newline
+    closed = body.rstrip(_CLOSERS)
+    return bool(closed) and closed[-1] in _TERMINALS and not (body.endswith(".") and _abbreviated_end(sentence))
 
 
-def _found_at_end(pattern: re.Pattern, rest: re.Pattern, text: str) -> bool:
-    """``pattern.search(text)``, for a pattern anchored at the end whose matches are one character and then a run
-    that ``rest`` matches to the end: searched in the last ``_TAIL`` characters only (a search from a later position
-    reads no ``^`` there), unless all of them could belong to such a run (then in the whole text).
-
-    A long sentence otherwise costs a regex attempt at each of its characters.
-    """
-    start = max(0, len(text) - _TAIL)
-    if start and rest.match(text, start):
+def _abbreviated_end(sentence: str) -> bool:
+    """``_ABBREVIATED_END.search(sentence)``, searched in the last ``_TAIL`` characters only (a search from a later
+    position reads no ``^`` there), unless all of them could belong to a match (then in the whole sentence): a match
+    is one character and then letters and dots to the end. A long sentence otherwise costs an attempt at each of its
+    characters."""
+    start = max(0, len(sentence) - _TAIL)
+    if start and _LETTERS_TO_END.match(sentence, start):
         start = 0
-    return pattern.search(text, start) is not None
+    return _ABBREVIATED_END.search(sentence, start) is not None
 
 
 @lru_cache(maxsize=512)
@@ -91,5 +91,5 @@ def _next_sentence_may_start(text: str, end: int) -> bool:
     past any punctuation, no lower-case letter."""
     if end == len(text):
         return True
-    following = _LEADING_NON_WORD.sub("", text[end: end + 40])
-    return text[end].isspace() and not following[:1].islower()
+    following = _WORD_CHARACTER.search(text, end, end + 40)  # the next word's first character, past blanks and punctuation
+    return text[end].isspace() and not (following and following.group().islower())
