@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from .atomic import write_json_atomic
@@ -45,7 +44,7 @@ def attach_token_counts(tokenizer: Tokenizer, entry: SourceEntry, data: SourceDa
     pieces = {doc_id: value for doc_id, value in counts.items() if isinstance(value, list)}
     tokenizer.learn_texts([data.documents[doc_id].text for doc_id in pieces if doc_id in data.documents],
                           [value for doc_id, value in pieces.items() if doc_id in data.documents])
-    data.documents = {doc_id: replace(document, tokens=_tokens(counts[doc_id])) for doc_id, document in data.documents.items()}
+    data.documents = {doc_id: document.with_tokens(_tokens(counts[doc_id])) for doc_id, document in data.documents.items()}
     return hit
 
 

@@ -207,3 +207,13 @@ def test_texts_counted_for_one_source_are_not_counted_again_for_another(mirror: 
     assert counted[0] > 0 and counted[1:] == [0]  # the second source's documents were all learned from the first
     assert [document.tokens for document in data.documents.values()] == [document.tokens for document in expected.documents.values()]
     assert cache_file.read_bytes() == expected_file
+
+
+def test_a_document_with_its_tokens_keeps_every_other_field() -> None:
+    from dataclasses import fields, replace
+
+    from longbench100.records import Document
+
+    values = {field.name: f"{field.name} value" for field in fields(Document)}
+    document = Document(**values)
+    assert document.with_tokens(7) == replace(document, tokens=7)
