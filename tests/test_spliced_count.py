@@ -194,3 +194,19 @@ _WORD_LEVEL_TOKENIZER = """{"version": "1.0", "truncation": null, "padding": nul
  "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null, "decoder": null,
  "model": {"type": "WordLevel", "vocab": {"[UNK]": 0, "alpha": 1, "beta": 2, "gamma": 3, "delta": 4, ".": 5, "x": 6},
            "unk_token": "[UNK]"}}"""
+
+
+def test_finding_a_long_text_by_its_opening_finds_what_str_find_finds():
+    from longbench100.spliced_count import _find
+
+    rng = random.Random(11)
+    shared = "Passage text that opens the same way in many documents, then goes on differently"
+    for _ in range(3000):
+        needle = shared[: rng.randint(1, len(shared))] + "".join(rng.choice("ab ") for _ in range(rng.randint(0, 40)))
+        other = shared
+        if rng.random() < 0.3:  # a run that holds the needle's opening at every offset, the whole needle at one at most
+            needle, other = "a" * rng.randint(60, 90) + "b", "a" * rng.randint(60, 95)
+        text = "".join(rng.choice([other, needle, needle[:-1], "ab", " ", needle[: rng.randint(0, len(needle))]])
+                       for _ in range(rng.randint(0, 12)))
+        start = rng.randint(0, len(text) + 1)
+        assert _find(text, needle, start) == text.find(needle, start)

@@ -33,9 +33,7 @@ _ABBREVIATIONS = (
     "No|Nos|vs|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Inc|Corp|Co|Ltd|Bros|Dept|Univ|Ave|Blvd|Rd|"
     "Fig|Figs|Eq|Vol|Ch|pp|cf|al|approx|est|Ph|Mass|Calif|Tex|Fla|Pa|Wash|Ariz|Conn|Ill|Ind|Mich|Minn"
 )
-_ABBREVIATED_END = re.compile(rf"""(?:^|[^\w.])(?:(?:[A-Za-z]\.){{2,}}|[A-Z]\.|(?:{_ABBREVIATIONS})\.)$""")
-_LETTERS_TO_END = re.compile(r"[A-Za-z.]*\n?\Z")  # what may follow an _ABBREVIATED_END match's first character
-_TAIL = 64  # characters of a sentence's end that decide _ABBREVIATED_END, unless all could be part of its match
+_ABBREVIATION = re.compile(rf"""(?:[A-Za-z]\.){{2,}}|[A-Z]\.|(?:{_ABBREVIATIONS})\.""")
 
 
 def sentence_ends(text: str, limit: int | None = None) -> list[int]:
@@ -55,18 +53,17 @@ def is_sentence_end(sentence: str) -> bool:
     """Whether ``sentence`` (stripped of trailing whitespace) closes with terminal punctuation that is no abbreviation."""
     body = sentence[:-1] if sentence.endswith("\n") else sentence  # as a regex's `$`, which also matches before a final newline
     closed = body.rstrip(_CLOSERS)
-    return bool(closed) and closed[-1] in _TERMINALS and not (body.endswith(".") and _abbreviated_end(sentence))
+    return bool(closed) and closed[-1] in _TERMINALS and not (body.endswith(".") and _abbreviated_end(body))
 
 
-def _abbreviated_end(sentence: str) -> bool:
-    """``_ABBREVIATED_END.search(sentence)``, searched in the last ``_TAIL`` characters only (a search from a later
-    position reads no ``^`` there), unless all of them could belong to a match (then in the whole sentence): a match
-    is one character and then letters and dots to the end. A long sentence otherwise costs an attempt at each of its
-    characters."""
-    start = max(0, len(sentence) - _TAIL)
-    if start and _LETTERS_TO_END.match(sentence, start):
-        start = 0
-    return _ABBREVIATED_END.search(sentence, start) is not None
+def _abbreviated_end(body: str) -> bool:
+    """Whether ``body`` ends in an initial, a dotted abbreviation or a listed one, standing as a word of its own: its
+    last run of word characters and dots is one of :data:`_ABBREVIATION` (a regex search for the abbreviation after
+    the start or a character that is neither, anchored at the end, would try each character of a long sentence)."""
+    start = len(body)
+    while start and (body[start - 1].isalnum() or body[start - 1] in "._"):  # \w: what str.isalnum() accepts, and _
+        start -= 1
+    return _ABBREVIATION.fullmatch(body, start) is not None
 
 
 @lru_cache(maxsize=512)
