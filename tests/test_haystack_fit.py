@@ -19,7 +19,8 @@ from tests.test_segment_count import real_sentences
 def joined_the_obvious_way(haystack: Haystack, count: int, needles: list[tuple[float, str]], separator: str) -> tuple[str, list[int]]:
     """The reference join: units in order, each needle before the unit boundary nearest its depth, the
     needle's separator around needles and a unit's own separator elsewhere."""
-    ends = list(itertools.accumulate(len(haystack.separators[i]) * bool(i) + len(haystack.units[i]) for i in range(count)))
+    units, separators = haystack.unit_texts()
+    ends = list(itertools.accumulate(len(separators[i]) * bool(i) + len(units[i]) for i in range(count)))
     positions = [nearest_boundary(ends, depth * (ends[-1] if ends else 0)) for depth, _ in needles]
     text = ""
     offsets = [0] * len(needles)
@@ -34,7 +35,7 @@ def joined_the_obvious_way(haystack: Haystack, count: int, needles: list[tuple[f
         for index in [i for i, at in enumerate(positions) if at == position]:
             offsets[index] = add(separator, needles[index][1])
         if position < count:
-            add(haystack.separators[position] if position and position not in positions else separator, haystack.units[position])
+            add(separators[position] if position and position not in positions else separator, units[position])
     return text, offsets
 
 
@@ -118,9 +119,30 @@ def test_essay_pool_units_and_piece_counts_are_cached(monkeypatch, tmp_path):
     haystack = essay(pool, random.Random(1), 10_000)
     assert haystack.base == "\n\n".join(placed_document(document.text) for document in haystack_documents(haystack))
     # an essay's base is joined from its placed documents: the same text as its units joined by their separators
-    assert haystack.base == "".join(itertools.chain.from_iterable(zip(["", *haystack.separators[1:]], haystack.units)))
+    units, separators = haystack.unit_texts()
+    assert haystack.base == "".join(itertools.chain.from_iterable(zip(["", *separators[1:]], units)))
 
 
 def haystack_documents(haystack: Haystack) -> list[Document]:
     """The documents of a haystack in placement order."""
-    return [document for index, document in enumerate(haystack.documents) if index == 0 or haystack.placements[index - 1] != haystack.placements[index]]
+    return haystack.placed
+
+
+def test_an_essay_lays_out_as_the_same_units_held_one_by_one():
+    tokenizer = load_tokenizer("cl100k_base")
+    sentences = real_sentences()
+    rng = random.Random(8)
+    pool = [Document(f"e/{i}", "e", "\n".join(" ".join(rng.sample(sentences, rng.randint(1, 6))) for _ in range(rng.randint(1, 3))),
+                     tokens=rng.randint(20, 200)) for i in range(40)]
+    for _ in range(60):
+        haystack = essay(pool, rng, rng.randint(100, 6000))
+        plain = Haystack(*haystack.unit_texts())
+        assert haystack.count == plain.count and haystack.base == plain.base
+        starts, ends = haystack._bounds
+        assert list(starts) == plain._bounds[0] and list(ends) == plain._bounds[1]
+        for _ in range(5):
+            needles = [(rng.choice([0.0, 0.5, 1.0, rng.random()]), f"Needle {i}.") for i in range(rng.randint(0, 3))]
+            count = rng.randint(0, haystack.count)
+            assert haystack.joined(count, needles) == plain.joined(count, needles)
+            index = tokenizer.joined_index(haystack.blocks, "\n\n")
+            assert haystack.layout(index, count, needles)[1] == plain.layout(index, count, needles)[1]

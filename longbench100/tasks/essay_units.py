@@ -16,6 +16,7 @@ import bisect
 import hashlib
 import itertools
 import json
+import operator
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,6 +42,7 @@ a space."""
 
 _COLUMNS: dict[str, Columns] = {}
 _PLACED: dict[str, str] = {}
+_PLACED_BOUNDS: dict[str, tuple[list[int], list[int]]] = {}
 
 
 def document_columns(text: str) -> Columns:
@@ -57,6 +59,21 @@ def placed_document(text: str) -> str:
     if placed is None:
         placed = _PLACED[text] = joined_units(*document_columns(text))
     return placed
+
+
+def placed_unit_bounds(text: str) -> tuple[list[int], list[int]]:
+    """Where each unit of a document starts and ends in its placed text (:func:`placed_document`), kept in memory."""
+    bounds = _PLACED_BOUNDS.get(text)
+    if bounds is None:
+        bounds = _PLACED_BOUNDS[text] = unit_bounds(*document_columns(text))
+    return bounds
+
+
+def unit_bounds(units: Sequence[str], separators: Sequence[str]) -> tuple[list[int], list[int]]:
+    """Where each unit starts and ends in :func:`joined_units` of ``units`` and ``separators``."""
+    lengths = list(map(len, units))
+    ends = list(itertools.accumulate(map(operator.add, [0, *map(len, separators[1:])], lengths)))
+    return list(map(operator.sub, ends, lengths)), ends
 
 
 def joined_units(units: Sequence[str], separators: Sequence[str]) -> str:

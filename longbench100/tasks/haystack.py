@@ -7,9 +7,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import operator
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -18,7 +17,7 @@ from ..generate.pieces import Piece
 from ..records import Document
 from ..spliced_count import JoinedIndex, Part, TextIndex, materialize, part_length
 from ..tokenization import Tokenizer
-from .essay_units import DOCUMENT_BREAK, document_columns, joined_units, placed_document
+from .essay_units import DOCUMENT_BREAK, document_columns, joined_units, placed_document, placed_unit_bounds, unit_bounds
 
 DEPTH_GRID = tuple(step / 10 for step in range(11))  # 0%, 10%, ..., 100%
 MAX_SEARCH_STEPS = 40
@@ -34,19 +33,34 @@ def grid_depth(row: int, grid: tuple[float, ...] = DEPTH_GRID) -> float:
 class Haystack:
     """Units in order; ``separators[i]`` goes before unit ``i``.
 
-    Essays also say where each unit comes from: ``documents[i]`` is its document and ``placements[i]``
-    the number of that document's placement in the haystack (a document placed again in a later pass
-    over a small pool is a new placement); ``passes`` is how many passes over the pool were needed.
+    An essay holds its units as placements of whole documents instead (``units`` and ``separators`` stay
+    empty): ``placed[p]`` is the document of placement ``p`` (a document placed again in a later pass over a
+    small pool is a new placement), ``blocks[p]`` its text as placed, ``placement_starts[p]`` the number of
+    its first unit; ``passes`` is how many passes over the pool were needed. A row's essay is new, but its
+    documents recur: what each document's units are, and where they lie in its text, is worked out once.
     """
 
     units: list[str]
     separators: list[str]
-    documents: list[Document | None] = field(default_factory=list)
-    placements: list[int] = field(default_factory=list)
     passes: int = 0
     shared: bool = False  # the same haystack serves many rows (repeated noise): its token index is kept
     blocks: list[str] = field(default_factory=list)  # essays: each placed document's text; joined by DOCUMENT_BREAK they are base
+    placed: list[Document] = field(default_factory=list)  # essays: each placement's document
     placement_starts: list[int] = field(default_factory=list)  # essays: the index of each placement's first unit
+    essay_units: int = 0  # essays: the number of units
+
+    @property
+    def count(self) -> int:
+        """The number of units."""
+        return self.essay_units if self.blocks else len(self.units)
+
+    def unit_texts(self) -> tuple[list[str], list[str]]:
+        """Every unit and the separator before it, in order (an essay's read from its documents)."""
+        if not self.blocks:
+            return self.units, self.separators
+        columns = [document_columns(document.text) for document in self.placed]
+        return ([unit for units, _ in columns for unit in units],
+                [separator for _, separators in columns for separator in separators])
 
     @cached_property
     def base(self) -> str:
@@ -59,12 +73,14 @@ class Haystack:
         return joined_units(self.units, self.separators)
 
     @cached_property
-    def _bounds(self) -> tuple[list[int], list[int]]:
-        """Where each unit starts and ends in :attr:`base`."""
-        lengths = list(map(len, self.units))
-        before = [0, *map(len, self.separators[1:])] if self.separators else []
-        ends = list(itertools.accumulate(map(operator.add, before, lengths)))
-        return list(map(operator.sub, ends, lengths)), ends
+    def _bounds(self) -> tuple[Sequence[int], Sequence[int]]:
+        """Where each unit starts and ends in :attr:`base`; an essay's read off its documents' own bounds."""
+        if self.blocks:
+            offsets = list(itertools.accumulate((len(block) + len(DOCUMENT_BREAK) for block in self.blocks[:-1]), initial=0))
+            bounds = [placed_unit_bounds(document.text) for document in self.placed]
+            return (BlockOffsets([starts for starts, _ in bounds], offsets, self.placement_starts, self.essay_units),
+                    BlockOffsets([ends for _, ends in bounds], offsets, self.placement_starts, self.essay_units))
+        return unit_bounds(self.units, self.separators)
 
     def layout(self, base: TextIndex | JoinedIndex, count: int, needles: list[tuple[float, str]], separator: str = " ") -> tuple[list[Part], list[int]]:
         """The first ``count`` units with each ``(depth, needle)`` inserted at the unit boundary nearest to
@@ -105,17 +121,35 @@ class Haystack:
         cut places span the text, else (a tokenizer counted whole) the first ``sample`` units counted together."""
         span = index.inner(0, len(index.text))
         if span is not None and span[1] > span[0] and span[2] > 0:
-            return span[2] * len(index.text) / (span[1] - span[0]) / max(1, len(self.units))
-        units = self.units[:sample]
+            return span[2] * len(index.text) / (span[1] - span[0]) / max(1, self.count)
+        units = self.unit_texts()[0][:sample]
         return tokenizer.count(" ".join(units)) / max(1, len(units))
 
     def provenance_pieces(self, count: int) -> list[Piece]:
         """One piece per document placement in the first ``count`` units: ``filler`` when cut short, else
         ``distractor`` (a placement's units are one run: each placement adds a whole document's units)."""
-        shown = min(count, len(self.placements))
-        ends = [*self.placement_starts[1:], len(self.placements)]
-        return [Piece("distractor" if end <= count else "filler", "", 0, self.documents[start])
-                for start, end in zip(self.placement_starts, ends) if start < shown]
+        shown = min(count, self.count)
+        ends = [*self.placement_starts[1:], self.count]
+        return [Piece("distractor" if end <= count else "filler", "", 0, document)
+                for document, start, end in zip(self.placed, self.placement_starts, ends) if start < shown]
+
+
+class BlockOffsets(Sequence[int]):
+    """Offsets of units in a text made of blocks, as a read-only sequence: each block's own offsets (from its
+    start) plus where the block starts. A text of known blocks in a new order costs one entry per block, not per
+    unit; a lookup costs a search among the blocks."""
+
+    def __init__(self, relative: list[Sequence[int]], block_starts: list[int], first_units: list[int], count: int) -> None:
+        self._relative, self._block_starts, self._first_units, self._count = relative, block_starts, first_units, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, unit: int) -> int:  # type: ignore[override] - a unit's offset; slices are not needed
+        if not 0 <= unit < self._count:
+            raise IndexError(unit)
+        block = bisect.bisect_right(self._first_units, unit) - 1
+        return self._block_starts[block] + self._relative[block][unit - self._first_units[block]]
 
 
 def nearest_boundary(ends: list[int], target: float, count: int | None = None) -> int:
@@ -141,7 +175,7 @@ def essay(pool: list[Document], rng: random.Random, tokens_wanted: int) -> Hayst
     """Real prose: whole documents of ``pool`` in a shuffled order, split at sentence ends and line breaks,
     until their tokens reach ``tokens_wanted``; documents are separated by a blank line. A pool too small
     for the budget is used again in a new order (``passes`` > 1, recorded by the tasks)."""
-    haystack = Haystack([], [], [], [])
+    haystack = Haystack([], [])
     total = 0
     while total < tokens_wanted and any(document.tokens for document in pool):
         order = list(pool)
@@ -150,24 +184,21 @@ def essay(pool: list[Document], rng: random.Random, tokens_wanted: int) -> Hayst
         for document in order:
             if total >= tokens_wanted:
                 break
-            placement = haystack.placements[-1] + 1 if haystack.placements else 0
-            _add_sentences(haystack, document, placement)
+            _add_sentences(haystack, document)
             total += document.tokens
     return haystack
 
 
-def _add_sentences(haystack: Haystack, document: Document, placement: int) -> None:
+def _add_sentences(haystack: Haystack, document: Document) -> None:
     """Append ``document``'s sentences (and lines) to ``haystack`` as units of one placement; the first is
     set apart from the previous document by a blank line. A document without a sentence adds nothing."""
-    sentences, separators = document_columns(document.text)
+    sentences, _ = document_columns(document.text)
     if not sentences:
         return
     haystack.blocks.append(placed_document(document.text))
-    haystack.placement_starts.append(len(haystack.units))
-    haystack.units.extend(sentences)
-    haystack.separators.extend(separators)
-    haystack.documents.extend([document] * len(sentences))
-    haystack.placements.extend([placement] * len(sentences))
+    haystack.placed.append(document)
+    haystack.placement_starts.append(haystack.essay_units)
+    haystack.essay_units += len(sentences)
 
 
 def largest_fitting(count_tokens: Callable[[int], int], budget: int, available: int, per_unit: float) -> int | None:
@@ -265,7 +296,7 @@ def _fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[flo
             return ctx.count_prompt(render(haystack.joined(count, needles, separator)[0]))
         return tokenizer.count_parts([frame[0], *haystack.layout(base, count, needles, separator)[0], frame[1]])
 
-    count = largest_fitting(prompt_tokens, ctx.budget, len(haystack.units), haystack.tokens_per_unit(ctx.tokenizer, base))
+    count = largest_fitting(prompt_tokens, ctx.budget, haystack.count, haystack.tokens_per_unit(ctx.tokenizer, base))
     if count is None:
         return None
     parts, where = haystack.layout(base, count, needles, separator)
