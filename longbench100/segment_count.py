@@ -44,6 +44,11 @@ CL100K_SHAPED_SPLITS = frozenset({
 CUT = re.compile(r"[.!?] (?=\S)")
 """A sentence-end mark, one space, then a non-blank character: the cut is just before the space."""
 
+NEWLINE_BOUNDARY = re.compile(r"\n(?=[^\s/])")
+"""A newline before a character that is neither blank nor ``/``: for the same tokenizers, a boundary of the
+pre-tokenizer too (the argument is in :func:`longbench100.spliced_count.opens_after_newline`); the cut is just
+after the newline."""
+
 CACHE_LIMIT = 1_000_000  # pieces kept; the cache starts afresh when full
 SHORT = 256  # texts at most this long are counted whole (cutting them saves nothing)
 
@@ -93,7 +98,8 @@ def split_at(text: str, cuts: list[int]) -> list[str]:
 
 
 class SegmentCounter:
-    """Counts tokens as the sum of cached counts of the pieces between :data:`CUT` places."""
+    """Counts tokens as the sum of cached counts of the pieces between :data:`CUT` places (and, in a long text,
+    :data:`NEWLINE_BOUNDARY` places)."""
 
     def __init__(self, count_whole: Callable[[str], int]) -> None:
         self._count_whole = count_whole
@@ -103,7 +109,18 @@ class SegmentCounter:
         """The exact token count of ``text``."""
         if len(text) <= SHORT:
             return self._count_whole(text)
-        return sum(map(self.piece, self.pieces(text)))
+        return self.count_lines(text)
+
+    def count_lines(self, text: str) -> int:
+        """The exact token count of ``text``, cut at its :data:`NEWLINE_BOUNDARY` places as well as at its :data:`CUT`
+        places, each part counted once and cached by its text, however short: lines recur where pieces of text
+        that recur are joined in new ways (records of a row, passages and the headings between them)."""
+        total = 0
+        start = 0
+        for boundary in NEWLINE_BOUNDARY.finditer(text):
+            total += sum(map(self.piece, self.pieces(text[start:boundary.end()])))
+            start = boundary.end()
+        return total + sum(map(self.piece, self.pieces(text[start:])))
 
     def pieces(self, text: str) -> list[str]:
         """``text`` cut at its :data:`CUT` places: the pieces whose counts :meth:`count` adds up."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import re
 from collections.abc import Sequence
 from typing import Union
 
@@ -199,26 +198,16 @@ def _opens_a_pre_token(before: str, text: str) -> bool:
     return (not before or before.endswith("\n")) and text[:1] != "" and not text[0].isspace() and text[0] != "/"
 
 
-_NEWLINE_BOUNDARY = re.compile(r"\n(?=[^\s/])")
-"""A newline before a character that is neither blank nor ``/``: the places :func:`opens_after_newline` holds."""
-
-
 def count_window(segments: SegmentCounter, text: str) -> int:
-    """The exact token count of a window where spans and inserts meet, cut also after each newline that opens on a
-    character neither blank nor ``/`` (a pre-token boundary, :func:`opens_after_newline`), every part counted once
-    and cached by its text.
+    """The exact token count of a window where spans and inserts meet (:meth:`SegmentCounter.count_lines`: every part
+    between cut places and the line breaks of :func:`opens_after_newline` counted once and cached by its text).
 
     A window joins a passage's last piece, a heading between passages and the next passage's first piece, new
     together in each prompt; cut at the heading's line breaks, its parts recur (a passage's tail with the blank
     line after it, the heading, the next passage's opening line), so a prompt of recurring passages in a new
     order tokenizes little.
     """
-    total = 0
-    start = 0
-    for boundary in _NEWLINE_BOUNDARY.finditer(text):
-        total += sum(map(segments.piece, segments.pieces(text[start:boundary.end()])))
-        start = boundary.end()
-    return total + sum(map(segments.piece, segments.pieces(text[start:])))
+    return segments.count_lines(text)
 
 
 def locate(text: str, known: Sequence[tuple[TextIndex, int]]) -> list[Part]:

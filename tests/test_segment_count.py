@@ -60,7 +60,7 @@ def test_adversarial_junctions(encoding: str):
     filler = "The committee met again in the spring. " * 10  # long enough to be cut
     for left in JUNCTION_BITS:
         for right in JUNCTION_BITS:
-            for mark in (". ", "! ", "? ", ".  ", ". \n"):
+            for mark in (". ", "! ", "? ", ".  ", ". \n", "\n", ".\n\n", " \n", "\r\n", "\n "):  # cut places and line breaks
                 text = filler + left + mark + right + " tail" + filler
                 assert tokenizer.count(text) == tokenizer.count_whole(text), repr(left + mark + right)
 
