@@ -18,8 +18,8 @@ class Document:
     tokens: int = -1
 
     def with_tokens(self, tokens: int) -> "Document":
-        """The same document with its token count filled in (as ``dataclasses.replace``, at a third of its cost:
-        a source holds tens of thousands of documents)."""
+        """The same document with its token count filled in (as ``dataclasses.replace``, at half its cost: a source
+        holds tens of thousands of documents)."""
         return Document(self.id, self.source, self.text, self.title, tokens)
 
 
