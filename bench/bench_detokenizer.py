@@ -3,7 +3,7 @@
 Usage: python bench/bench_detokenizer.py --sources MIRROR
 
 Loads every active source that declares the ``detokenize`` cleaning step, with an empty cache,
-records each line the step passes to the detokenizer (the lines :data:`longbench100.cleaning._TOKENIZED_HINT`
+records each line the step passes to the detokenizer (the lines :func:`longbench100.cleaning.detokenizer_acts_on`
 selects), then runs both detokenizers over the distinct lines, best of two passes each, after the
 same guarding of quotes, dashes and ellipses. Exits 1 on any difference. Also times importing NLTK's
 detokenizer in a fresh process (what each cleaning process paid before).
@@ -33,7 +33,7 @@ def tokenized_lines(sources: str) -> list[str]:
     step = cleaning.CLEANING_STEPS["detokenize"]
 
     def recording(text: str) -> str:
-        seen.update(line for line in text.split("\n") if cleaning._TOKENIZED_HINT.search(line))
+        seen.update(line for line in text.split("\n") if cleaning.detokenizer_acts_on(line))
         return step(text)
 
     cleaning.CLEANING_STEPS["detokenize"] = recording

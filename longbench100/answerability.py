@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import Callable, Iterable, Sequence
 
 GROUNDED_SHARE = 0.7
@@ -104,8 +105,15 @@ def answer_grounded(question: str, answers: Sequence[str], documents: Sequence[s
     words = [word for word in _WORD.findall(answers[0].lower()) if word not in _STOPWORDS]
     if not words:
         return True
-    vocabulary = set(_WORD.findall(" ".join(documents).lower()))
+    vocabulary = _vocabulary(documents[0]) if len(documents) == 1 else frozenset().union(*map(_vocabulary, documents))
     return sum(word in vocabulary for word in words) >= GROUNDED_SHARE * len(words)
+
+
+@lru_cache(maxsize=256)
+def _vocabulary(document: str) -> frozenset[str]:
+    """The words of one document in lower case, kept for the next item about it (a source asks many questions
+    about each document; the words of documents joined by spaces are the words of each)."""
+    return frozenset(_WORD.findall(document.lower()))
 
 
 def answer_not_yes_no(question: str, answers: Sequence[str], documents: Sequence[str]) -> bool:

@@ -68,13 +68,14 @@ _LOST_APOSTROPHE = re.compile(
 )
 _ACRONYM_POSSESSIVE = re.compile(r"\b([A-Z]{2,}) s\b(?=\s)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
-# what the Treebank detokenizer acts on besides a line's outer spaces: `` and '', a space before closing
-# punctuation, quotes or a clitic, a space after an opening bracket or $ #, split contractions ("can not",
-# "gon na"), escaped brackets (dashes and ellipses are guarded from it)
-_TOKENIZED_HINT = re.compile(
-    r"``|''|\s[,.;:?!%)\]}>'\"]|[(\[{<$#]\s|\sn't\b|(?i:\b(?:can\s+not|gon\s+na|got\s+ta|lem\s+me|wan\s+na|gim\s+me"
-    r"|more\s+'n|d'\s+ye)\b)|\s'(?:t\s+is|t\s+was)\b|-[LR][RSC]B-"
-)
+# what the Treebank detokenizer acts on besides a line's outer spaces (dashes and ellipses are guarded from it),
+# looked for in turn (:func:`detokenizer_acts_on`): a space before closing punctuation, quotes or a clitic; a
+# space after an opening bracket or $ #; `` and '' and escaped brackets; split contractions ("can not", "gon na")
+_SPACE_BEFORE = re.compile(r"\s(?:[,.;:?!%)\]}>'\"]|n't\b|'t\s+(?:is|was)\b)")
+_SPACE_AFTER = re.compile(r"[(\[{<$#]\s")
+_TREEBANK_MARKS = re.compile(r"``|''|-[LR][RSC]B-")
+_SPLIT_CONTRACTION = re.compile(r"(?i:\b(?:can\s+not|gon\s+na|got\s+ta|lem\s+me|wan\s+na|gim\s+me|more\s+'n|d'\s+ye)\b)")
+_CONTRACTION_OPENING = re.compile(r"(?:can|go[nt]|lem|wan|gim|more|d')\s")  # in lower case, ASCII: how one starts
 # what the detokenizer must not touch, each standing in as a private-use character while it runs: plain
 # double quotes (it would glue an opening quote to the word before), and the dash and ellipsis that
 # English prose spaces too (it would write "field--only", "work...in")
@@ -174,15 +175,30 @@ def detokenize(text: str) -> str:
 
     Plain double quotes, "--" and "..." are kept out of the detokenizer's reach (:data:`_GUARDED`);
     Treebank text writes its quotes as `` and '', which it turns into plain quotes.
-    Only lines with something the detokenizer acts on are passed to it (:data:`_TOKENIZED_HINT`); it
+    Only lines with something the detokenizer acts on are passed to it (:func:`detokenizer_acts_on`); it
     would return every other line stripped of its outer spaces and otherwise unchanged (checked on
     130,000 real source lines), so those are just stripped, which saves most of its cost.
     """
     from .treebank_detokenizer import detokenize_line  # compiled rules: loaded only when a source is cleaned, not on a warm run
 
-    lines = (_unguard(detokenize_line(_guard(line))) if _TOKENIZED_HINT.search(line) else line.strip()
+    lines = (_unguard(detokenize_line(_guard(line))) if detokenizer_acts_on(line) else line.strip()
              for line in text.split("\n"))
     return "\n".join(lines)
+
+
+def detokenizer_acts_on(line: str) -> bool:
+    """Whether ``line`` holds something the Treebank detokenizer acts on besides its outer spaces.
+
+    The marks are looked for one kind at a time (one regex of every kind tries each alternative at each
+    character), and a split contraction, a case-blind search, only where it could start: in an ASCII line, its
+    first word and a blank, looked for in lower case (for ASCII, lower case is what a case-blind match compares;
+    beyond it, case-blind matching pairs letters such as the dotless i with i, so other lines are searched whole).
+    """
+    if _SPACE_BEFORE.search(line) or _SPACE_AFTER.search(line) or _TREEBANK_MARKS.search(line):
+        return True
+    if line.isascii() and not _CONTRACTION_OPENING.search(line.lower()):
+        return False
+    return _SPLIT_CONTRACTION.search(line) is not None
 
 
 def _guard(line: str) -> str:

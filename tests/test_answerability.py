@@ -134,3 +134,25 @@ def test_the_document_specific_rule_compares_texts_and_drops_only_the_failing_it
     data = _load_rows(tmp_path, rows, ["answer_document_specific"], item_id="id")
     assert [item.answers[0] for item in data.items] == ["Elm Ltd"]
     assert data.unanswerable == {"answer_document_specific": 2} and data.duplicate_items == 1
+
+
+def test_grounded_reads_each_document_once_and_agrees_with_reading_them_joined():
+    import random
+    import re
+
+    from longbench100.answerability import GROUNDED_SHARE, _STOPWORDS, answer_grounded
+
+    def joined(answer: str, documents: list[str]) -> bool:  # the rule over the documents joined by spaces
+        words = [word for word in re.findall(r"[a-z0-9]+", answer.lower()) if word not in _STOPWORDS]
+        vocabulary = set(re.findall(r"[a-z0-9]+", " ".join(documents).lower()))
+        return not words or sum(word in vocabulary for word in words) >= GROUNDED_SHARE * len(words)
+
+    rng = random.Random(3)
+    vocabulary = ["Permit", "renew", "mail", "the", "Σ", "İstanbul", "x1", "ΟΔΟΣ", "by", "lease", "é", "-", " ", "\n"]
+    results = []
+    for _ in range(3000):
+        documents = ["".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(0, 3))]
+        answer = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 4)))
+        results.append(answer_grounded("Q?", [answer], documents))
+        assert results[-1] == joined(answer, documents), (answer, documents)
+    assert 0 < sum(results) < len(results)

@@ -63,11 +63,31 @@ def test_passage_steps_apply_to_documents_only() -> None:
 def test_lines_skipped_by_the_detokenizer_hint_are_what_the_detokenizer_would_return():
     from nltk.tokenize.treebank import TreebankWordDetokenizer  # the oracle: NLTK itself
 
-    from longbench100.cleaning import _TOKENIZED_HINT
+    from longbench100.cleaning import detokenizer_acts_on
 
     lines = ["The committee met on 3 May, 2019.", "  indented line with  two spaces  ", "costs $5 and 10% more",
              "e.g. the U.S. Army's 3rd unit", "a-b c/d [x] (y) {z}", "x == y; z"]
     for line in lines:
-        assert not _TOKENIZED_HINT.search(line), line
+        assert not detokenizer_acts_on(line), line
         assert TreebankWordDetokenizer().detokenize(line.split(" ")) == line.strip()
     assert CLEANING_STEPS["detokenize"]("  What 's this ?\n  plain line  ") == "What's this?\nplain line"
+
+
+def test_what_the_detokenizer_acts_on_is_found_as_one_case_blind_regex_finds_it():
+    import random
+    import re
+
+    from longbench100.cleaning import detokenizer_acts_on
+
+    one_regex = re.compile(  # the rule as one regex: slower, and the oracle
+        r"``|''|\s[,.;:?!%)\]}>'\"]|[(\[{<$#]\s|\sn't\b|(?i:\b(?:can\s+not|gon\s+na|got\s+ta|lem\s+me|wan\s+na|gim\s+me"
+        r"|more\s+'n|d'\s+ye)\b)|\s'(?:t\s+is|t\s+was)\b|-[LR][RSC]B-")
+    bits = ["can", "CAN", "Can", "not", "NOT", "gon", "na", "got", "ta", "lem", "me", "wan", "gim", "gİm", "gım", "more", "MORE",
+            "'n", "d'", "D'", "ye", "n't", "'t", "is", "was", " ", "  ", "\t", "\xa0", "\x1c", "\u2003", "x", "scan", "cannot", ",", ".",
+            "?", ")", "(", "$", "``", "''", "'", '"', "-LRB-", "-RSB-", "-LXB-", "é", "K", "ſ", "_"]
+    rng = random.Random(4)
+    lines = ["".join(rng.choice(bits) for _ in range(rng.randint(0, 12))) for _ in range(30_000)]
+    found = [detokenizer_acts_on(line) for line in lines]
+    assert found == [bool(one_regex.search(line)) for line in lines]
+    assert 1000 < sum(found) < len(lines) - 1000
+    assert detokenizer_acts_on("I gım me that") and detokenizer_acts_on("We CAN\u2003NOT go")  # case-blind beyond ASCII
