@@ -170,7 +170,13 @@ def part_length(part: Part) -> int:
 
 
 def count_parts(parts: Sequence[Part], segments: SegmentCounter) -> int:
-    """The exact token count of the text ``parts`` spell (see the module docstring)."""
+    """The exact token count of the text ``parts`` spell (see the module docstring).
+
+    A window where spans and inserts meet joins a passage's last piece, a heading between passages and the
+    next passage's first piece, new together in each prompt; counted by :meth:`SegmentCounter.count_lines`, cut
+    also at the heading's line breaks, its parts recur (a passage's tail with the blank line after it, the
+    heading), and a passage's first piece after such a break is read off its running totals.
+    """
     total = 0
     window: list[str] = []
     for part in parts:
@@ -185,29 +191,17 @@ def count_parts(parts: Sequence[Part], segments: SegmentCounter) -> int:
         first, last, tokens = inner
         before = "".join(window)
         if start == 0 and isinstance(index, TextIndex) and first == index.cuts[0] and _opens_a_pre_token(before, index.text):
-            total += count_window(segments, before) + index.totals[1] + tokens  # the text's first piece, from its totals
+            total += segments.count_lines(before) + index.totals[1] + tokens  # the text's first piece, from its totals
         else:
-            total += count_window(segments, before + index.text[start:first]) + tokens
+            total += segments.count_lines(before + index.text[start:first]) + tokens
         window = [index.text[last:end]]
-    return total + count_window(segments, "".join(window))
+    return total + segments.count_lines("".join(window))
 
 
 def _opens_a_pre_token(before: str, text: str) -> bool:
-    """Whether ``text`` starts a pre-token where it follows ``before``: at the very start, or after a newline on a
-    character that is neither blank nor ``/`` (:func:`opens_after_newline`)."""
-    return (not before or before.endswith("\n")) and text[:1] != "" and not text[0].isspace() and text[0] != "/"
-
-
-def count_window(segments: SegmentCounter, text: str) -> int:
-    """The exact token count of a window where spans and inserts meet (:meth:`SegmentCounter.count_lines`: every part
-    between cut places and the line breaks of :func:`opens_after_newline` counted once and cached by its text).
-
-    A window joins a passage's last piece, a heading between passages and the next passage's first piece, new
-    together in each prompt; cut at the heading's line breaks, its parts recur (a passage's tail with the blank
-    line after it, the heading, the next passage's opening line), so a prompt of recurring passages in a new
-    order tokenizes little.
-    """
-    return segments.count_lines(text)
+    """Whether ``text`` starts a pre-token where it follows ``before``: at the very start, or where
+    :func:`opens_after_newline` holds."""
+    return not before or opens_after_newline(before[-1] + text[:1], 1)
 
 
 def locate(text: str, known: Sequence[tuple[TextIndex, int]]) -> list[Part]:
