@@ -84,8 +84,7 @@ def joined_units(units: Sequence[str], separators: Sequence[str]) -> str:
 def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
     """Split every document of ``pool`` into units and teach ``tokenizer`` each placed document's cut places
     and piece counts, and the count of each one's last piece before a :data:`DOCUMENT_BREAK`, from the
-    cache folder when a run did it before; return whether the cache had them. Each placed document's token
-    index and unit bounds are built too (rows read them; built here, the workers inherit them).
+    cache folder when a run did it before; return whether the cache had them.
 
     From the cache, the units, placed texts, counts and cut places are read back as they were made
     (:meth:`Tokenizer.learn_texts`), without splitting, cutting or tokenizing any text; the cache is keyed
@@ -118,9 +117,6 @@ def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
         tokenizer.learn(tails, cached["tails"])
     if not hit:
         write_marshal(path, cached)
-    for document, text in zip(pool, placed):  # what rows read of each document, built once before the workers fork
-        tokenizer.index(text)
-        placed_unit_bounds(document.text)
     return hit
 
 
