@@ -29,7 +29,7 @@ import io
 import json
 import sys
 import tarfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 MEMBER = "data/msmarco/test_reranking_data_k1000_dep3.jsonl"
@@ -91,10 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("no query of the run has judgements")
     target = args.mirror / ARCHIVE
     write_archive(rows, target)
-    counts: dict[int, int] = defaultdict(int)
-    for row in rows:
-        for ctx in row["ctxs"]:
-            counts[ctx["label"]] += 1
+    counts = Counter(ctx["label"] for row in rows for ctx in row["ctxs"])
     print(f"{target}: {len(rows)} queries, {sum(counts.values())} candidates, grades "
           + ", ".join(f"{grade}: {counts[grade]}" for grade in sorted(counts)), file=sys.stderr)
 
