@@ -9,6 +9,16 @@ rule runs only when the text holds a literal that the rule cannot match without 
 does not match leaves the text as it was, so skipping it is exact). The contraction rules share one
 such gate, a pattern that any of them matching implies.
 
+Almost every line is *spaced*: its only blank is the space. There each ``\s`` of a pattern can only
+be a space, and the rules never bring in another blank (they delete spaces or move matched text), so
+the line stays spaced to the end. On such a line:
+
+- a rule needs its literal with the space beside it (" ," where any text needs a bare ",");
+- a rule that only drops the space before or after one character ("\s([:,])"), and a rule whose
+  pattern is plain text ("''"), is done with ``str.replace``, which finds the same places;
+- a contraction rule runs only where the line, in lower case, holds its two words with the space
+  between them ("can not"), provided the line is ASCII (``(?i)`` also pairs "ſ" with "s").
+
 ``tests/test_treebank_detokenizer.py`` holds this table to NLTK's own (patterns, replacements,
 flags, order) and the output to NLTK's on thousands of random token lines built from every literal
 the rules name; ``bench/bench_detokenizer.py`` compares them on every line of a source mirror. An
@@ -19,22 +29,41 @@ sign, long s and dotted I, combining marks) and checked the contraction gate exh
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 import regex
 
 
 class _Rule(NamedTuple):
-    """One substitution of the detokenizer and the literals it needs (it is skipped when none is in the text)."""
+    """One substitution of the detokenizer and the literals it needs (it is skipped when none is in the text):
+    ``needs`` in any text, ``spaced_needs`` in a text whose only blank is the space. Where ``spaced_swaps`` is not
+    empty, the rule does exactly those literal replacements, in turn, to a spaced text."""
 
     pattern: regex.Pattern
     replacement: str
     needs: tuple[str, ...]
+    spaced_needs: tuple[str, ...]
+    spaced_swaps: tuple[tuple[str, str], ...]
 
 
-def _rule(pattern: str, replacement: str, *needs: str) -> _Rule:
-    """A rule compiled as NLTK compiles it (``regex`` engine, default flags)."""
-    return _Rule(regex.compile(pattern), replacement, needs)
+def _rule(pattern: str, replacement: str, needs: tuple[str, ...], spaced_needs: tuple[str, ...] | None = None) -> _Rule:
+    """A rule compiled as NLTK compiles it (``regex`` engine, default flags); ``spaced_needs`` default to ``needs``."""
+    return _Rule(regex.compile(pattern), replacement, needs, needs if spaced_needs is None else spaced_needs, ())
+
+
+def _literal_rule(literal: str, replacement: str) -> _Rule:
+    """A rule whose pattern is plain text (no character of it special to the engine): replacing it left to right is
+    what ``str.replace`` does."""
+    return _Rule(regex.compile(literal), replacement, (literal,), (literal,), ((literal, replacement),))
+
+
+def _space_dropping_rule(pattern: str, replacement: str, characters: str, *, space_after: bool = False) -> _Rule:
+    """A rule that drops the blank before (or after) one of ``characters``: in a spaced text, every such space and
+    character form a match (the character is no blank, so two matches never share a place), and the rule deletes
+    each of those spaces."""
+    spaced = tuple(f"{character} " if space_after else f" {character}" for character in characters)
+    return _Rule(regex.compile(pattern), replacement, tuple(characters), spaced, tuple((pair, pair.strip(" ")) for pair in spaced))
 
 
 # split contractions ("can not", "gon na", "'t is"): NLTK's CONTRACTIONS3 then CONTRACTIONS2, each
@@ -47,35 +76,42 @@ CONTRACTIONS = tuple(regex.compile(pattern) for pattern in (
     r"(?i)\b(got)\s(ta)\b", r"(?i)\b(lem)\s(me)\b", r"(?i)\b(more)\s('n)\b", r"(?i)\b(wan)\s(na)(?=\s)",
 ))
 CONTRACTION_REPLACEMENT = r"\1\2"
+# each contraction rule's two words with the one blank between them, in lower case: on a spaced ASCII text the rule
+# cannot match unless the text in lower case holds this (its ``(?i)`` letters match their ASCII cases only)
+CONTRACTION_WORDS = (" 't is", " 't was", "can not", "d 'ye", "gim me", "gon na", "got ta", "lem me", "more 'n", "wan na")
+_CLITICS = ("'ll", "'LL", "'re", "'RE", "'ve", "'VE", "n't", "N'T")
+# a blank other than the space: Python's ``re`` reads ``\s`` as str.isspace, which holds every blank of the rules'
+# engine and four separators more (U+001C-U+001F), so a text this finds nothing in is spaced for the rules
+_OTHER_BLANK = re.compile(r"[^\S ]")
 
 ENDING_QUOTES = (
-    _rule(r"([^' ])\s('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ", r"\1\2 ", "'ll", "'LL", "'re", "'RE", "'ve", "'VE", "n't", "N'T"),
-    _rule(r"([^' ])\s('[sS]|'[mM]|'[dD]|') ", r"\1\2 ", "'"),
-    _rule(r"([^'\s])\s(\'\')", r"\1\2", "''"),
-    _rule(r"([,.;:!?'])\s+(\"|\'\')", r"\1\2", '"', "''"),
-    _rule(r"(\'\')\s([.,:)\]>};%])", r"\1\2", "''"),
-    _rule(r"''", '"', "''"),
-    _rule(r'([,.;:!?])"(\')', r"\1\2" '"', "\"'"),
+    _rule(r"([^' ])\s('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ", r"\1\2 ", _CLITICS, tuple(f" {clitic} " for clitic in _CLITICS)),
+    _rule(r"([^' ])\s('[sS]|'[mM]|'[dD]|') ", r"\1\2 ", ("'",), (" '",)),
+    _rule(r"([^'\s])\s(\'\')", r"\1\2", ("''",), (" ''",)),
+    _rule(r"([,.;:!?'])\s+(\"|\'\')", r"\1\2", ('"', "''"), (' "', " ''")),
+    _rule(r"(\'\')\s([.,:)\]>};%])", r"\1\2", ("''",), ("'' ",)),
+    _literal_rule("''", '"'),
+    _rule(r'([,.;:!?])"(\')', r"\1\2" '"', ("\"'",)),
 )
-DOUBLE_DASHES = _rule(r" -- ", r"--", " -- ")
+DOUBLE_DASHES = _literal_rule(" -- ", "--")
 PARENS_BRACKETS = (
-    _rule(r"([\[\(\{\<])\s", r"\g<1>", *"[({<"),
-    _rule(r"\s([\]\)\}\>])", r"\g<1>", *"])}>"),
-    _rule(r"([\]\)\}\>])\s([:;,.])", r"\1\2", *"])}>"),
+    _space_dropping_rule(r"([\[\(\{\<])\s", r"\g<1>", "[({<", space_after=True),
+    _space_dropping_rule(r"\s([\]\)\}\>])", r"\g<1>", "])}>"),
+    _rule(r"([\]\)\}\>])\s([:;,.])", r"\1\2", tuple("])}>"), ("] ", ") ", "} ", "> ")),
 )
 PUNCTUATION = (
-    _rule(r"([^'])\s'\s", r"\1' ", "'"),
-    _rule(r"\s([?!])", r"\g<1>", *"?!"),
-    _rule(r'([^\.])\s(\.)(?!\.)([\]\)}>"\']*)', r"\1\2\3", "."),
-    _rule(r"([#$])\s", r"\g<1>", *"#$"),
-    _rule(r"\s([;%])", r"\g<1>", *";%"),
-    _rule(r"\s\.\.\.\s", r"...", "..."),
-    _rule(r"\s([:,])", r"\1", *":,"),
+    _rule(r"([^'])\s'\s", r"\1' ", ("'",), (" ' ",)),
+    _space_dropping_rule(r"\s([?!])", r"\g<1>", "?!"),
+    _rule(r'([^\.])\s(\.)(?!\.)([\]\)}>"\']*)', r"\1\2\3", (".",), (" .",)),
+    _space_dropping_rule(r"([#$])\s", r"\g<1>", "#$", space_after=True),
+    _space_dropping_rule(r"\s([;%])", r"\g<1>", ";%"),
+    _rule(r"\s\.\.\.\s", r"...", ("...",), (" ... ",)),
+    _space_dropping_rule(r"\s([:,])", r"\1", ":,"),
 )
 STARTING_QUOTES = (
-    _rule(r"([ (\[{<])\s``", r"\1``", "``"),
-    _rule(r"(``)\s", r"\1", "``"),
-    _rule(r"``", r'"', "``"),
+    _rule(r"([ (\[{<])\s``", r"\1``", ("``",), (" ``",)),
+    _rule(r"(``)\s", r"\1", ("``",), ("`` ",)),
+    _literal_rule("``", '"'),
 )
 _AFTER_STRIP = (DOUBLE_DASHES, *PARENS_BRACKETS, *PUNCTUATION, *STARTING_QUOTES)
 
@@ -87,17 +123,38 @@ def detokenize_line(line: str) -> str:
     tens of millions of characters, or a very busy machine); this has no such limit and returns.
     """
     text = f" {line} "
-    if CONTRACTION_GATE.search(text):
-        for pattern in CONTRACTIONS:
-            text = pattern.sub(CONTRACTION_REPLACEMENT, text)
-    text = _apply(text, ENDING_QUOTES).strip()
-    return _apply(text, _AFTER_STRIP).strip()
+    spaced = _OTHER_BLANK.search(text) is None  # the rules only take blanks away: a spaced text stays spaced
+    text = _join_split_contractions(text, spaced)
+    text = _apply(text, ENDING_QUOTES, spaced).strip()
+    return _apply(text, _AFTER_STRIP, spaced).strip()
 
 
-def _apply(text: str, rules: tuple[_Rule, ...]) -> str:
-    """``text`` after each rule in turn, skipping a rule when none of the literals it needs is in the text."""
-    for pattern, replacement, needs in rules:
-        for need in needs:  # a plain loop: any() over a generator costs a sixth of the whole here
+def _join_split_contractions(text: str, spaced: bool) -> str:
+    """``text`` after the contraction rules, in their order: on a spaced ASCII text each runs only where the text holds
+    its words (:data:`CONTRACTION_WORDS`), on any other text all run where the gate matches."""
+    if not (spaced and text.isascii()):
+        if CONTRACTION_GATE.search(text):
+            for pattern in CONTRACTIONS:
+                text = pattern.sub(CONTRACTION_REPLACEMENT, text)
+        return text
+    lower = text.lower()
+    for pattern, words in zip(CONTRACTIONS, CONTRACTION_WORDS):
+        if words in lower:
+            joined = pattern.sub(CONTRACTION_REPLACEMENT, text)
+            if joined != text:
+                text, lower = joined, joined.lower()
+    return text
+
+
+def _apply(text: str, rules: tuple[_Rule, ...], spaced: bool) -> str:
+    """``text`` after each rule in turn, skipping a rule when none of the literals it needs is in the text
+    (``spaced``: the text's only blank is the space)."""
+    for pattern, replacement, needs, spaced_needs, spaced_swaps in rules:
+        if spaced and spaced_swaps:
+            for literal, swapped in spaced_swaps:
+                text = text.replace(literal, swapped)
+            continue
+        for need in spaced_needs if spaced else needs:  # a plain loop: any() over a generator costs a sixth of the whole here
             if need in text:
                 text = pattern.sub(replacement, text)
                 break

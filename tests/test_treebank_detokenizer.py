@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 
 import pytest
+import regex
 from nltk.tokenize.treebank import TreebankWordDetokenizer
 
 from longbench100 import treebank_detokenizer as ours
@@ -30,12 +31,15 @@ VOCABULARY = [
 ]
 
 
-def random_lines(count: int, seed: int) -> list[str]:
-    """Random token lines over :data:`VOCABULARY`, sometimes glued without a space."""
+CONTRACTION_VOCABULARY = [word for word in VOCABULARY[:26] if word != "word"] + ["Gon", "NA", "Wan", "'T", "WAS", "iſ", "waſ", "ıs", "İS", "x", "\t", ""]
+
+
+def random_lines(count: int, seed: int, vocabulary: list[str] = VOCABULARY) -> list[str]:
+    """Random token lines over ``vocabulary``, sometimes glued without a space."""
     rng = random.Random(seed)
     lines = []
     for _ in range(count):
-        parts = [rng.choice(VOCABULARY) for _ in range(rng.randint(0, 14))]
+        parts = [rng.choice(vocabulary) for _ in range(rng.randint(0, 14))]
         lines.append("".join(part + rng.choice([" ", " ", " ", "", "  "]) for part in parts))
     return lines
 
@@ -75,6 +79,47 @@ def test_a_rule_matches_only_where_a_literal_it_needs_is_present() -> None:
     assert matched > 6000  # the lines exercise the rules
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_in_a_spaced_text_a_rule_matches_only_where_a_spaced_literal_is_present(seed: int) -> None:
+    """Walk each line through the rules as the detokenizer does (every rule run), and wherever the text's only
+    blank is the space, check that a matching rule finds one of its spaced literals (a contraction rule on ASCII text:
+    its words in lower case), that its literal swaps (where it has them) give what its pattern gives, and that it
+    leaves the text spaced."""
+    blank = regex.compile(r"\s")  # the rules' engine's blank
+
+    def spaced(text: str) -> bool:
+        return not any(blank.match(character) for character in text.replace(" ", ""))
+
+    rng = random.Random(seed)
+    matched = swaps = contractions = 0
+    lines = random_lines(6000, seed=10 + seed) + random_lines(3000, seed=30 + seed, vocabulary=CONTRACTION_VOCABULARY)
+    for line in lines + [line.replace(rng.choice(["\t", "\u00a0"]), " ") for line in random_lines(6000, seed=20 + seed)]:
+        text = f" {line} "
+        for pattern, words in zip(ours.CONTRACTIONS, ours.CONTRACTION_WORDS):
+            if spaced(text) and text.isascii() and pattern.search(text):
+                contractions += 1
+                assert words in text.lower(), (pattern.pattern, text)
+            text = pattern.sub(ours.CONTRACTION_REPLACEMENT, text)
+        for group in (ours.ENDING_QUOTES, ours._AFTER_STRIP):
+            for rule in group:
+                was_spaced = spaced(text)
+                assert was_spaced or ours._OTHER_BLANK.search(text), repr(text)  # the detokenizer's test never calls a text spaced that is not
+                if was_spaced and rule.pattern.search(text):
+                    matched += 1
+                    assert any(need in text for need in rule.spaced_needs), (rule.pattern.pattern, text)
+                substituted = rule.pattern.sub(rule.replacement, text)
+                if was_spaced and rule.spaced_swaps:
+                    swapped = text
+                    for literal, replacement in rule.spaced_swaps:
+                        swapped = swapped.replace(literal, replacement)
+                    swaps += swapped != text
+                    assert swapped == substituted, (rule.pattern.pattern, text)
+                text = substituted
+                assert spaced(text) or not was_spaced, (rule.pattern.pattern, text)
+            text = text.strip()
+    assert matched > 10000 and swaps > 5000 and contractions > 60  # the spaced lines exercise the rules
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_output_equals_nltks_on_random_token_lines(seed: int) -> None:
     lines = random_lines(5000, seed)
@@ -84,6 +129,11 @@ def test_output_equals_nltks_on_random_token_lines(seed: int) -> None:
         assert detokenize_line(line) == expected, repr(line)
         changed += expected != line.strip()
     assert changed > 2500
+
+
+def test_output_equals_nltks_on_lines_of_contraction_words() -> None:
+    for line in random_lines(4000, seed=7, vocabulary=CONTRACTION_VOCABULARY):
+        assert detokenize_line(line) == nltk_detokenize(line), repr(line)
 
 
 @pytest.mark.parametrize("tokens, expected", [
