@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import zlib
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -214,16 +213,12 @@ def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
 def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Every distinct 8-word shingle hash of every text with the index of its text, sorted by (hash, text).
 
-    Each word is hashed with CRC-32 of its UTF-8 bytes (stable across processes, unlike Python's
-    string hash); the runs of 8 word hashes of all texts are then combined into 64-bit shingle
+    The words of each text's lowered opening (:func:`word_hashes`) are combined, 8 at a time, into 64-bit shingle
     hashes in one vectorised pass, dropping runs that span two texts.
     """
     import numpy as np
 
-    word_hashes = [np.fromiter(map(zlib.crc32, map(str.encode, words)), dtype=np.uint64, count=len(words))
-                   for words in (_WORD.findall(text[:SHINGLED_CHARS].lower()) for text in texts)]
-    words = np.concatenate(word_hashes) if word_hashes else np.zeros(0, dtype=np.uint64)
-    word_owners = np.repeat(np.arange(len(texts), dtype=np.int32), [len(part) for part in word_hashes])
+    words, word_owners = word_hashes([text[:SHINGLED_CHARS].lower() for text in texts])
     count = max(0, len(words) - SHINGLE_WORDS + 1)
     hashes = words[:count].copy()
     for offset in range(1, SHINGLE_WORDS):
@@ -231,12 +226,96 @@ def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         hashes += words[offset: offset + count]
     within = word_owners[:count] == word_owners[SHINGLE_WORDS - 1: SHINGLE_WORDS - 1 + count]
     hashes, owners = hashes[within], word_owners[:count][within]
-    order = np.lexsort((owners, hashes))
+    order = np.argsort(hashes, kind="stable")  # the owners already ascend, so this sorts by (hash, owner)
     hashes, owners = hashes[order], owners[order]
     if hashes.size == 0:  # every text is shorter than one shingle
         return hashes, owners
     first = np.r_[True, (hashes[1:] != hashes[:-1]) | (owners[1:] != owners[:-1])]
     return hashes[first], owners[first]
+
+
+WORD_HASH_CHARS = 1 << 21
+"""Texts are hashed in batches of about this many characters (the arrays of a batch take about 40 bytes a character)."""
+
+
+def word_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """A 64-bit hash of every ``\\w+`` word of each text, in order, and the index of the text it is in.
+
+    Equal words get equal hashes in every process (the hash reads the word's code points, not Python's string hash).
+    A word is a run of the characters that Python's ``re`` calls word characters, read from a table ``re`` itself
+    filled (:func:`_word_character_table`), so the words are the ones ``re.findall(r"\\w+", text)`` gives.
+    """
+    import numpy as np
+
+    hashes, owners = [], []
+    start = 0
+    while start < len(texts):
+        end, size = start, 0
+        while end < len(texts) and (end == start or size + len(texts[end]) <= WORD_HASH_CHARS):
+            size += len(texts[end]) + 1
+            end += 1
+        batch_hashes, batch_owners = _batch_word_hashes(texts[start:end])
+        hashes.append(batch_hashes)
+        owners.append(batch_owners + start)
+        start = end
+    if not hashes:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int32)
+    return np.concatenate(hashes), np.concatenate(owners)
+
+
+def _batch_word_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`word_hashes` of one batch: the texts joined with NUL (no word character) between them, as code points."""
+    import numpy as np
+
+    joined = "\0".join(texts)
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    is_word = _word_character_table()[np.minimum(codes, 0xFFFF)]
+    beyond = np.flatnonzero(codes > 0xFFFF)
+    if beyond.size:
+        is_word[beyond] = [_WORD.fullmatch(chr(code)) is not None for code in codes[beyond].tolist()]
+    edges = np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    lengths = ends - starts
+    if not lengths.size:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int32)
+    # polynomial in the code points over each word (wrapping at 2**64), then mixed with its length
+    word_starts = np.r_[0, np.cumsum(lengths)[:-1]]  # where each word begins among the word characters
+    offsets = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(word_starts, lengths)
+    powers = np.ones(int(lengths.max()), dtype=np.uint64)
+    powers[1:] = np.cumprod(np.full(len(powers) - 1, _WORD_BASE, dtype=np.uint64))
+    terms = codes[is_word].astype(np.uint64) * powers[offsets]
+    hashes = _mix(np.add.reduceat(terms, word_starts) ^ (lengths.astype(np.uint64) * np.uint64(_MULTIPLIER)))
+    text_starts = np.r_[0, np.cumsum([len(text) + 1 for text in texts])[:-1]]
+    owners = (np.searchsorted(text_starts, starts, side="right") - 1).astype(np.int32)
+    return hashes, owners
+
+
+_WORD_BASE = 0x100000001B3  # the polynomial's base (odd, so every power is odd)
+
+
+def _mix(values: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser: every bit of a word's polynomial spreads over the whole hash."""
+    import numpy as np
+
+    values = values ^ (values >> np.uint64(30))
+    values *= np.uint64(0xBF58476D1CE4E5B9)
+    values ^= values >> np.uint64(27)
+    values *= np.uint64(0x94D049BB133111EB)
+    return values ^ (values >> np.uint64(31))
+
+
+@lru_cache(maxsize=1)
+def _word_character_table() -> np.ndarray:
+    """For each code point below U+10000, whether Python's ``re`` reads it as a word character (``\\w``)."""
+    import numpy as np
+
+    table = np.zeros(0x10000, dtype=bool)
+    plane = "".join(map(chr, range(0x10000)))
+    table[[match.start() for match in _WORD_CHARACTER.finditer(plane)]] = True
+    return table
+
+
+_WORD_CHARACTER = re.compile(r"\w")
 
 
 def _cache_path(documents: Sequence[Document]) -> Path:

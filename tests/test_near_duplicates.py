@@ -109,3 +109,45 @@ def test_inspect_line_says_how_many_dropped_documents_are_identical_copies() -> 
     facts = {"threshold": 0.5, "shingle_words": 8, "dropped": {"news": 2, "shared_corpus": 40}, "identical": {"shared_corpus": 40}}
     line = near_duplicates_line(facts)
     assert line.endswith(": news 2, shared_corpus 40 (40 identical)")
+
+
+def _random_text(rng: random.Random) -> str:
+    """Words and separators from every corner that matters to ``\\w``: ASCII, accents, CJK, digits of other scripts,
+    combining marks, an astral letter and an emoji, the underscore, NUL and a lone surrogate."""
+    pieces = ["word", "Word", "w", "_", "x_y", "café", "e\u0301", "日本語", "٣٤", "ǅ", "\U00010400", "\U0001F600", "\x00",
+              "\ud800", "İ", "ß", " ", " ", "\n", ".", "-", "\u00a0", "'", "12", "a" * 300]
+    return "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
+
+
+def test_word_hashes_stand_for_the_words_re_finds() -> None:
+    """The vectorised word hashes: one per ``re.findall(r"\\w+")`` word, with its text's index, equal exactly for
+    equal words, whatever the batch size."""
+    import re
+
+    from longbench100 import near_duplicates
+
+    rng = random.Random(5)
+    texts = [_random_text(rng) for _ in range(3000)]
+    words = [(index, word) for index, text in enumerate(texts) for word in re.findall(r"\w+", text)]
+    hashes, owners = near_duplicates.word_hashes(texts)
+    assert owners.tolist() == [index for index, _ in words]
+    by_word: dict[str, int] = {}
+    for (_, word), value in zip(words, hashes.tolist()):
+        assert by_word.setdefault(word, value) == value
+    assert len(set(by_word.values())) == len(by_word) > 500
+    small_batches = pytest.MonkeyPatch()
+    small_batches.setattr(near_duplicates, "WORD_HASH_CHARS", 200)
+    try:
+        again, again_owners = near_duplicates.word_hashes(texts)
+    finally:
+        small_batches.undo()
+    assert again.tolist() == hashes.tolist() and again_owners.tolist() == owners.tolist()
+
+
+def test_the_word_character_table_is_res_own() -> None:
+    import re
+
+    from longbench100.near_duplicates import _word_character_table
+
+    table = _word_character_table()
+    assert [bool(value) for value in table] == [re.fullmatch(r"\w", chr(code)) is not None for code in range(0x10000)]
