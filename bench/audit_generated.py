@@ -51,8 +51,11 @@ RERANK_ID = re.compile(r"^\[ID: ([A-Za-z0-9]+)\] ", re.M)
 RECORD = re.compile(r'Record: the key "([0-9a-f-]{36})" has the value "([0-9a-f-]{36})"\.')
 STAR = re.compile(r"The little penguin counted (\d+) stars\.")
 WORD = re.compile(r"\w+")
+# abbreviations that do not end a sentence; "etc." is not one of them: it closes a list at a sentence's end as
+# often as inside one ("... roasting on a fire, etc." before the next paragraph), and a filler's own text cannot
+# tell which (the generator takes it as an end only where the source goes on with no lower-case word)
 TITLES = ("Mr Mrs Ms Dr Prof Gov Sen Rep Gen Col Lt Sgt Capt Rev St Ft Mt Jr Sr No vs Jan Feb Mar Apr Jun Jul "
-          "Aug Sep Sept Oct Nov Dec Inc Corp Co Ltd Dept Ave Fig Vol pp cf al etc Ph").split()
+          "Aug Sep Sept Oct Nov Dec Inc Corp Co Ltd Dept Ave Fig Vol pp cf al Ph").split()
 ABBREVIATION_END = re.compile(r"(?:\b(?:[A-Za-z]\.){2,}|(?<![\w.])[A-Z]\.|\b(?:%s)\.)$" % "|".join(TITLES))
 TERMINAL_END = re.compile(r"""[.!?…]["'”’)\]]*$""")
 HTML_TAG = re.compile(r"</?(?:h[1-6]|table|tr|td|th|p|li|ul|ol|br|div|span|a|b|i|dd|dl|dt|tbody)(?:\s[^<>]*)?/?>", re.I)

@@ -38,6 +38,7 @@ THRESHOLD = 0.5
 MAX_SHINGLE_TEXTS = 50
 SHINGLED_CHARS = 10_000  # only the opening of a long text is compared: versions of one text share it
 _WORD = re.compile(r"\w+")
+_WORD_CHARACTER = re.compile(r"\w")
 _MULTIPLIER = 0x9E3779B97F4A7C15  # combines the word hashes of a shingle (as a numpy uint64)
 _VERSION = 5  # bump when the rule changes, so cached results are recomputed
 PASSAGES_KEPT = 128  # passages whose shingles stay in memory for the filler check (about 0.2 MB each)
@@ -272,7 +273,7 @@ def _batch_word_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     is_word = _word_character_table()[np.minimum(codes, 0xFFFF)]
     beyond = np.flatnonzero(codes > 0xFFFF)
     if beyond.size:
-        is_word[beyond] = [_WORD.fullmatch(chr(code)) is not None for code in codes[beyond].tolist()]
+        is_word[beyond] = [_WORD_CHARACTER.match(chr(code)) is not None for code in codes[beyond].tolist()]
     edges = np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
     lengths = ends - starts
@@ -314,8 +315,6 @@ def _word_character_table() -> np.ndarray:
     table[[match.start() for match in _WORD_CHARACTER.finditer(plane)]] = True
     return table
 
-
-_WORD_CHARACTER = re.compile(r"\w")
 
 
 def _cache_path(documents: Sequence[Document]) -> Path:
