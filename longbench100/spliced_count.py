@@ -206,20 +206,68 @@ def _opens_a_pre_token(before: str, text: str) -> bool:
 
 def locate(text: str, known: Sequence[tuple[TextIndex, int]]) -> list[Part]:
     """``text`` as parts: each ``(index, length)`` of ``known`` whose opening ``index.text[:length]`` is
-    found in ``text`` (in order, after the previous one) becomes a span; the rest stays literal."""
+    found in ``text`` (in order, after the previous one) becomes a span, or several spans where text was
+    inserted into it (:func:`_find_runs`: counting_stars' sentences inside a passage); the rest stays literal."""
     parts: list[Part] = []
     cursor = 0
     for index, length in known:
         if length <= 0:
             continue
         position = _find(text, index.text[:length], cursor)
-        if position < 0:
-            continue
-        parts.append(text[cursor:position])
-        parts.append((index, 0, length))
-        cursor = position + length
+        runs = [(position, 0, length)] if position >= 0 else _find_runs(text, index.text, length, cursor)
+        for position, start, end in runs:
+            parts.append(text[cursor:position])
+            parts.append((index, start, end))
+            cursor = position + end - start
     parts.append(text[cursor:])
     return parts
+
+
+MAX_RUNS = 16
+"""Most runs a known opening is found in, with inserted text between them (:func:`_find_runs`)."""
+_RUN_OPENING = 32  # characters of a run looked for first (text is inserted a sentence or more apart)
+
+
+def _find_runs(text: str, document: str, length: int, start: int) -> list[tuple[int, int, int]]:
+    """``document[:length]`` found in ``text`` from ``start`` on as consecutive runs with other text between them,
+    each run as ``(position in text, start, end in document)``; ``[]`` unless all of it is found in at most
+    :data:`MAX_RUNS` runs. Each run is where its opening next occurs after the previous run, as long as the
+    two texts agree from there; whatever is found, the parts spell the text, so counts stay exact."""
+    runs: list[tuple[int, int, int]] = []
+    done = 0
+    position = text.find(document[:_RUN_OPENING], start)
+    while position >= 0 and len(runs) < MAX_RUNS:
+        matched = _agreeing_length(text, position, document, done, length)
+        runs.append((position, done, done + matched))
+        done += matched
+        if done == length:
+            return runs
+        position = text.find(document[done: done + _RUN_OPENING], position + matched)
+    return []
+
+
+_COMPARED_BY = 4096  # characters compared at a time by _agreeing_length
+
+
+def _agreeing_length(text: str, at: int, document: str, start: int, end: int) -> int:
+    """How many characters ``document[start:end]`` and ``text[at:]`` have in common from their first on: blocks
+    compared whole, then the first differing block halved until the first difference is found."""
+    limit = min(end - start, len(text) - at)
+    matched = 0
+    while matched < limit:
+        size = min(_COMPARED_BY, limit - matched)
+        if text.startswith(document[start + matched: start + matched + size], at + matched):
+            matched += size
+            continue
+        low, high = 0, size  # the first low characters agree, the first high do not
+        while high - low > 1:
+            middle = (low + high) // 2
+            if text.startswith(document[start + matched: start + matched + middle], at + matched):
+                low = middle
+            else:
+                high = middle
+        return matched + low
+    return matched
 
 
 _FIND_BY = 64  # characters of a long text looked for first

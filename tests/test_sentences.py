@@ -9,7 +9,7 @@ import pytest
 
 from longbench100.generate.packing import cut_prefix
 from longbench100.generate.pieces import Piece
-from longbench100.generate.sentences import MIN_FILLER_CHARS, sentence_ends
+from longbench100.generate.sentences import MIN_FILLER_CHARS, sentence_ends, sentence_ends_from_last
 from longbench100.tasks.counting_stars import insertion_points
 from longbench100.tokenization import load_tokenizer
 
@@ -40,11 +40,23 @@ def test_sentence_ends_skip_abbreviations_initials_and_headings() -> None:
     assert ABBREVIATION_TEXT.index("Valley") + len("Valley") not in ends  # a heading is no sentence end
 
 
-def test_a_limit_returns_the_same_ends_as_the_whole_text() -> None:
+def test_a_limit_returns_the_same_ends_as_the_whole_text_where_no_quotation_spans_it() -> None:
     text = ABBREVIATION_TEXT + " " + " ".join(SENTENCES * 40)
     whole = sentence_ends(text)
     for limit in (50, 200, 900, 3000):
         assert sentence_ends(text, limit) == [end for end in whole if end <= limit]
+
+
+def test_ends_from_the_last_are_the_ends_reversed() -> None:
+    from tests.test_segment_count import real_sentences
+
+    rng = random.Random(5)
+    sentences = [*real_sentences(), *SENTENCES]
+    joins = [". ", " ", '." ', "? ", "!\n", "\n\n", ' "', "; ", ". e.g. "]
+    for _ in range(300):
+        text = "".join(rng.choice(sentences) + rng.choice(joins) for _ in range(rng.randint(1, 30)))
+        for limit in (rng.randint(0, len(text)), rng.randint(0, len(text) + 500), len(text)):
+            assert list(sentence_ends_from_last(text, limit)) == sentence_ends(text, limit)[::-1]
 
 
 @pytest.fixture(scope="module")

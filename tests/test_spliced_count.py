@@ -170,6 +170,46 @@ def test_locate_marks_each_known_opening_once_in_order():
     assert [part[1:] for part in parts if not isinstance(part, str)] == [(0, 21), (0, 9)]  # the second Alpha is not after Beta
 
 
+@pytest.mark.parametrize("encoding", SEGMENTED_TOKENIZERS)
+def test_known_texts_with_inserted_text_are_found_in_runs_and_count_exactly(encoding: str):
+    tokenizer = load_segmented(encoding)
+    sentences = real_sentences()
+    rng = random.Random(f"runs-{encoding}")
+    documents = [known_text(rng, sentences) for _ in range(6)]
+    found_in_runs = 0
+    for _ in range(300):
+        chosen = rng.sample(documents, rng.randint(1, 3))
+        known, pieces = [], [rng.choice(INSERTS)]
+        for document in chosen:
+            length = rng.choice([len(document), rng.randint(1, len(document))])
+            places = sorted(rng.sample(range(1, length), min(length - 1, rng.randint(0, 4))))  # inside the opening
+            bounds = [0, *places, length]
+            for start, end in zip(bounds, bounds[1:]):
+                pieces.append(document[start:end])
+                pieces.append(rng.choice(INSERTS) if end < length else rng.choice(["\n\n", "\nPassage 2:\n", " "]))
+            known.append((document, length))
+        text = "".join(pieces)
+        parts = locate(text, [(tokenizer.index(document), length) for document, length in known])
+        spans = [part for part in parts if not isinstance(part, str)]
+        assert materialize(parts) == text
+        assert all(index.text[start:end] for index, start, end in spans)
+        found_in_runs += len(spans) > len(known)
+        assert tokenizer.count_known(text, known) == tokenizer.count_whole(text)
+    assert found_in_runs > 100  # most joins put text inside an opening, and its runs were found
+
+
+def test_an_opening_with_inserted_text_is_found_as_runs_in_order():
+    first, second, third = "The first sentence of the passage. ", "The second sentence of the passage. ", "Last, the third one."
+    index = TextIndex(first + second + third, None)
+    prompt = f"Intro. {first}A star. {second}Another star. {third}\nEnd"
+    parts = locate(prompt, [(index, len(index.text))])
+    assert materialize(parts) == prompt
+    assert [part[1:] for part in parts if not isinstance(part, str)] == [(0, len(first)), (len(first), len(first + second)), (len(first + second), len(index.text))]
+    assert parts[2] == "A star. " and parts[4] == "Another star. "
+    unfinished = f"{first}Nothing else"
+    assert locate(unfinished, [(index, len(index.text))]) == [unfinished]  # not all of it: literal
+
+
 def test_cuts_inside_a_span_only_count_when_their_neighbours_are_inside():
     tokenizer = load_tokenizer("cl100k_base")
     index = tokenizer.index("First one. Second one. Third one.")

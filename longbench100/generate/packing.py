@@ -7,6 +7,7 @@ filler is at least one whole sentence of ``MIN_FILLER_CHARS`` characters or more
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Callable, Iterable, Sequence
 
@@ -14,7 +15,7 @@ from ..near_duplicates import near_copy_of_any
 from ..records import Document
 from ..tokenization import Tokenizer
 from .pieces import Piece
-from .sentences import MIN_FILLER_CHARS, sentence_ends
+from .sentences import MIN_FILLER_CHARS, sentence_ends_from_last
 
 FILLER_CANDIDATES = 4
 
@@ -67,10 +68,10 @@ def cut_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, i
     if opening is not None:  # the first max_tokens tokens, less a character they end inside
         window = opening.rstrip("\ufffd")
         window = window if text.startswith(window) else window[:-1]
-    ends = sentence_ends(text, len(window))
-    if len(window) == len(text) and fits and ends[-1:] != [len(text)]:
-        ends.append(len(text))
-    for end in reversed(ends):
+    ends = sentence_ends_from_last(text, len(window))
+    if len(window) == len(text) and fits:  # the whole text first, then its sentence ends before its last character
+        ends = itertools.chain([len(text)], (end for end in ends if end != len(text)))
+    for end in ends:
         prefix = text[:end].rstrip()
         if len(prefix) < MIN_FILLER_CHARS:
             return None
