@@ -1,10 +1,12 @@
 """Time ``generate`` against one tokenization pass over the prompts it emits.
 
-Usage: python bench/bench_generate.py [--sources ../shared/sources] [--tasks all] [--rows 20] [--lengths 2k,4k,6k,8k,32k,128k] [--workers 2]
+Usage: python bench/bench_generate.py [--sources ../shared/sources] [--tasks all] [--rows 20] [--lengths 2k,4k,6k,8k,32k,128k] [--workers 2] [--repeat 3]
 
-Runs the generator twice in fresh subprocesses: cold (empty token-count and record caches) and warm
-(caches filled by the cold run), measuring wall time, CPU time (with the worker processes; steadier
-than wall time on a shared machine) and peak RSS of each. The package's bytecode is compiled first, as
+Runs the generator in fresh subprocesses: once cold (empty token-count and record caches), then warm
+(caches filled by the cold run) ``--repeat`` times, measuring wall time, CPU time (with the worker
+processes; steadier than wall time on a shared machine) and peak RSS of each; the warm run, the
+tokenization pass and the writing floors below are each the best of ``--repeat`` (the fastest wall time),
+because on a shared machine one pass can take twice as long as the next. The package's bytecode is compiled first, as
 ``pip install`` does (a shell with ``PYTHONDONTWRITEBYTECODE`` set would otherwise make every run
 compile the edited modules again). Then tokenizes every
 emitted prompt once with tiktoken's batch API on two threads (the floor for a generator that
@@ -23,6 +25,7 @@ import compileall
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,15 +50,19 @@ def run_generate(args: argparse.Namespace, out: Path, cache: Path) -> tuple[floa
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def tokenization_floor(out: Path) -> tuple[float, int, int]:
-    """Seconds to tokenize every emitted prompt once (two threads), the prompt count and their tokens."""
+def tokenization_floor(out: Path, repeat: int) -> tuple[float, int, int]:
+    """Seconds to tokenize every emitted prompt once (two threads; the best of ``repeat`` passes), the prompt count
+    and their tokens."""
     from longbench100.tokenization import load_tokenizer
 
     tokenizer = load_tokenizer("cl100k_base")
     prompts = [json.loads(line)["prompt"] for path in sorted(out.glob("*/*.jsonl")) for line in open(path, encoding="utf-8")]
-    started = time.perf_counter()
-    counts = tokenizer.count_batch(prompts)
-    return time.perf_counter() - started, len(prompts), sum(counts)
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        counts = tokenizer.count_batch(prompts)
+        best = min(best, time.perf_counter() - started)
+    return best, len(prompts), sum(counts)
 
 
 def writing_floor(out: Path, scratch: Path) -> float:
@@ -97,6 +104,7 @@ for relative, rows in records.items():
 def writing_script_floor(out: Path, scratch: Path) -> float:
     """Wall seconds of a fresh interpreter that loads the records of ``out`` (pickled) and writes them as JSONL."""
     records = {str(path.relative_to(out)): [json.loads(line) for line in open(path, encoding="utf-8")] for path in sorted(out.glob("*/*.jsonl"))}
+    scratch.mkdir(parents=True, exist_ok=True)
     pickled = scratch / "records.pickle"
     pickled.write_bytes(pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL))
     started = time.perf_counter()
@@ -108,6 +116,13 @@ def writing_script_floor(out: Path, scratch: Path) -> float:
     return elapsed
 
 
+def same_files(first: Path, second: Path) -> bool:
+    """Whether the two output folders hold the same JSONL files, byte for byte."""
+    names = sorted(path.relative_to(first) for path in first.rglob("*.jsonl"))
+    return names == sorted(path.relative_to(second) for path in second.rglob("*.jsonl")) and all(
+        (first / name).read_bytes() == (second / name).read_bytes() for name in names)
+
+
 def main() -> None:
     """Parse options, run cold and warm, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -116,20 +131,27 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=20)
     parser.add_argument("--lengths", default="2k,4k,6k,8k,32k,128k")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3, help="warm runs, tokenization passes and writing floors, each the best of this many")
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
     compileall.compile_dir(str(HERE.parent / "longbench100"), quiet=1)
     with tempfile.TemporaryDirectory() as scratch:
         scratch_path = Path(scratch)
         cache = scratch_path / "cache"
         cold_wall, cold_cpu, cold_rss = run_generate(args, scratch_path / "cold", cache)
-        warm_wall, warm_cpu, warm_rss = run_generate(args, scratch_path / "warm", cache)
-        floor, samples, tokens = tokenization_floor(scratch_path / "warm")
-        writing = writing_floor(scratch_path / "warm", scratch_path / "written")
-        script = writing_script_floor(scratch_path / "warm", scratch_path)
-        same = all(a.read_bytes() == (scratch_path / "warm" / a.relative_to(scratch_path / "cold")).read_bytes()
-                   for a in (scratch_path / "cold").rglob("*.jsonl"))
+        warm_wall, warm_cpu, warm_rss = min(run_generate(args, scratch_path / f"warm{run}", cache) for run in range(args.repeat))
+        for run in range(1, args.repeat):
+            if not same_files(scratch_path / "warm0", scratch_path / f"warm{run}"):
+                raise SystemExit("two warm runs wrote different files")
+            shutil.rmtree(scratch_path / f"warm{run}")
+        (scratch_path / "warm0").rename(scratch_path / "warm")
+        floor, samples, tokens = tokenization_floor(scratch_path / "warm", args.repeat)
+        writing = min(writing_floor(scratch_path / "warm", scratch_path / f"written{run}") for run in range(args.repeat))
+        script = min(writing_script_floor(scratch_path / "warm", scratch_path / f"script{run}") for run in range(args.repeat))
+        same = same_files(scratch_path / "cold", scratch_path / "warm")
     print(f"workload: tasks {args.tasks} x {args.lengths} x {args.rows} rows -> {samples} samples, {tokens / 1e6:.1f} M prompt tokens; workers={args.workers}")
-    print(f"one tokenization pass (tiktoken, 2 threads): {floor:.1f} s")
+    print(f"one tokenization pass (tiktoken, 2 threads; best of {args.repeat}): {floor:.2f} s; warm: best of {args.repeat} runs")
     print("| run | wall s | CPU s | samples/s | emitted tokens/s | ratio to tokenization pass | peak RSS MiB |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, wall, cpu, rss in (("cold", cold_wall, cold_cpu, cold_rss), ("warm", warm_wall, warm_cpu, warm_rss)):
