@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from .atomic import write_json_atomic
 from .paths import cache_dir
@@ -144,15 +144,20 @@ class _SharedWords:
 
 def _shingles_of(text: str) -> set[tuple[str, ...]]:
     """The distinct 8-word shingles of ``text`` (lower-cased ``\\w+`` words)."""
+    return set(_shingle_run(text))
+
+
+def _shingle_run(text: str) -> Iterator[tuple[str, ...]]:
+    """Every 8-word shingle of ``text`` in order, repeats included (lower-cased ``\\w+`` words)."""
     words = _WORD.findall(text.lower())
-    return set(zip(*(words[offset:] for offset in range(SHINGLE_WORDS))))
+    return zip(*(words[offset:] for offset in range(SHINGLE_WORDS)))
 
 
 @lru_cache(maxsize=PASSAGES_KEPT)
 def passage_shingle_hashes(text: str) -> frozenset[int]:
     """The distinct 8-word shingles of a whole passage, as this process's hashes of them, kept for the next
-    prompts (the same pools fill them)."""
-    return frozenset(map(hash, _shingles_of(text)))
+    prompts (the same pools fill them); hashed as they are made, with no set of the shingles themselves."""
+    return frozenset(map(hash, _shingle_run(text)))
 
 
 def _group(documents: Sequence[Document]) -> NearDuplicates:

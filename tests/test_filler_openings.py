@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
 from longbench100.generate.fitting import _shrink
 from longbench100.generate.packing import choose_filler
 from longbench100.generate.pieces import Piece
-from longbench100.near_duplicates import CHECKED_CHARS, LONGER, near_copy_of_any
+from longbench100.near_duplicates import CHECKED_CHARS, LONGER, SHINGLE_WORDS, near_copy_of_any, passage_shingle_hashes
 from longbench100.records import Document
 from longbench100.tokenization import load_tokenizer
 from tests.fixture_mirror import paragraph
@@ -120,3 +121,13 @@ def test_the_words_test_never_changes_the_answer() -> None:
         agreed += 1
         near += expected
     assert agreed == 300 and 20 < near < 280  # both answers occur
+
+
+def test_a_passage_shingles_are_every_distinct_run_of_eight_lowered_words():
+    rng = random.Random(3)
+    words = ["Alpha", "beta", "GAMMA", "delta", "épée", "x1", "y_2", "Ωmega"]
+    for _ in range(200):
+        text = rng.choice([" ", ", ", ". ", "\n"]).join(rng.choice(words) for _ in range(rng.randint(0, 60)))
+        lowered = re.findall(r"\w+", text.lower())
+        runs = {tuple(lowered[start:start + SHINGLE_WORDS]) for start in range(len(lowered) - SHINGLE_WORDS + 1)}
+        assert passage_shingle_hashes(text) == frozenset(map(hash, runs))
