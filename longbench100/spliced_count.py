@@ -235,14 +235,14 @@ def _find_runs(text: str, document: str, length: int, start: int) -> list[tuple[
     two texts agree from there; whatever is found, the parts spell the text, so counts stay exact."""
     runs: list[tuple[int, int, int]] = []
     done = 0
-    position = text.find(document[:_RUN_OPENING], start)
+    position = text.find(document[:min(_RUN_OPENING, length)], start)
     while position >= 0 and len(runs) < MAX_RUNS:
         matched = _agreeing_length(text, position, document, done, length)
         runs.append((position, done, done + matched))
         done += matched
         if done == length:
             return runs
-        position = text.find(document[done: done + _RUN_OPENING], position + matched)
+        position = text.find(document[done: min(done + _RUN_OPENING, length)], position + matched)
     return []
 
 

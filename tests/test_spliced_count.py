@@ -206,6 +206,10 @@ def test_an_opening_with_inserted_text_is_found_as_runs_in_order():
     assert materialize(parts) == prompt
     assert [part[1:] for part in parts if not isinstance(part, str)] == [(0, len(first)), (len(first), len(first + second)), (len(first + second), len(index.text))]
     assert parts[2] == "A star. " and parts[4] == "Another star. "
+    cut = len(first + second) + 4  # an opening cut 4 characters into its third sentence, text inserted just before
+    prompt = f"{first}{second}A star. {third[:4]}\nEnd"
+    parts = locate(prompt, [(index, cut)])
+    assert [part[1:] for part in parts if not isinstance(part, str)] == [(0, len(first + second)), (len(first + second), cut)]
     unfinished = f"{first}Nothing else"
     assert locate(unfinished, [(index, len(index.text))]) == [unfinished]  # not all of it: literal
 
