@@ -123,7 +123,7 @@ def test_the_words_test_never_changes_the_answer() -> None:
     assert agreed == 300 and 20 < near < 280  # both answers occur
 
 
-def test_a_passage_shingles_are_every_distinct_run_of_eight_lowered_words():
+def test_a_passages_shingles_are_every_distinct_run_of_eight_lowered_words():
     rng = random.Random(3)
     words = ["Alpha", "beta", "GAMMA", "delta", "épée", "x1", "y_2", "Ωmega"]
     for _ in range(200):
