@@ -321,7 +321,6 @@ def _word_character_table() -> np.ndarray:
     return table
 
 
-
 def _cache_path(documents: Sequence[Document]) -> Path:
     """The cache file for this exact list of (id, source, text), under the rule's settings."""
     digest = hashlib.sha256(json.dumps([_VERSION, SHINGLE_WORDS, THRESHOLD, MAX_SHINGLE_TEXTS, SHINGLED_CHARS]).encode())

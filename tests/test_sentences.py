@@ -6,10 +6,12 @@ import random
 import re
 
 import pytest
+import sentencex
 
 from longbench100.generate.packing import cut_prefix
 from longbench100.generate.pieces import Piece
-from longbench100.generate.sentences import MIN_FILLER_CHARS, sentence_ends, sentence_ends_from_last
+from longbench100.generate.sentences import (LANGUAGE, MIN_FILLER_CHARS, _MARGIN, _checked_end, sentence_ends,
+                                             sentence_ends_from_last)
 from longbench100.tasks.counting_stars import insertion_points
 from longbench100.tokenization import load_tokenizer
 
@@ -44,7 +46,7 @@ def test_a_limit_returns_the_same_ends_as_the_whole_text_where_no_quotation_span
     text = ABBREVIATION_TEXT + " " + " ".join(SENTENCES * 40)
     whole = sentence_ends(text)
     for limit in (50, 200, 900, 3000):
-        assert sentence_ends(text, limit) == [end for end in whole if end <= limit]
+        assert list(sentence_ends_from_last(text, limit))[::-1] == [end for end in whole if end <= limit]
 
 
 def test_ends_from_the_last_are_the_ends_reversed() -> None:
@@ -56,7 +58,14 @@ def test_ends_from_the_last_are_the_ends_reversed() -> None:
     for _ in range(300):
         text = "".join(rng.choice(sentences) + rng.choice(joins) for _ in range(rng.randint(1, 30)))
         for limit in (rng.randint(0, len(text)), rng.randint(0, len(text) + 500), len(text)):
-            assert list(sentence_ends_from_last(text, limit)) == sentence_ends(text, limit)[::-1]
+            assert list(sentence_ends_from_last(text, limit)) == _every_end_up_to(text, limit)[::-1]
+
+
+def _every_end_up_to(text: str, limit: int) -> list[int]:
+    """The ends of the segmented opening at or before ``limit``, each checked first, in order (the eager way)."""
+    opening = text if limit + _MARGIN >= len(text) else text[: limit + _MARGIN]
+    ends = (_checked_end(text, span) for span in sentencex.get_sentence_boundaries(LANGUAGE, opening))
+    return [end for end in ends if end is not None and end <= limit]
 
 
 @pytest.fixture(scope="module")

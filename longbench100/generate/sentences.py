@@ -40,22 +40,16 @@ _ABBREVIATIONS = (
 _ABBREVIATION = re.compile(rf"""(?:[A-Za-z]\.){{2,}}|[A-Z]\.|(?:{_ABBREVIATIONS})\.""")
 
 
-def sentence_ends(text: str, limit: int | None = None) -> list[int]:
-    """Character offsets just after each sentence end of ``text`` (see the module rules), in order.
-
-    With ``limit`` only the ends at or before it are returned, and only the opening of the text is
-    segmented (plus a margin), so cutting a short filler from a long document stays cheap.
-    """
-    if limit is None or limit + _MARGIN >= len(text):
-        ends = _all_ends(text)
-    else:
-        ends = _ends(text, text[: limit + _MARGIN])
-    return list(ends) if limit is None else list(ends[: bisect.bisect_right(ends, limit)])
+def sentence_ends(text: str) -> list[int]:
+    """Character offsets just after each sentence end of ``text`` (see the module rules), in order."""
+    return list(_all_ends(text))
 
 
 def sentence_ends_from_last(text: str, limit: int) -> Iterator[int]:
-    """``reversed(sentence_ends(text, limit))``, each end checked against the rules only when it is reached: a
-    filler cut takes the last end whose opening fits, which is most often the last or the one before."""
+    """The sentence ends of ``text`` at or before ``limit``, from the last back, each checked against the rules only
+    when it is reached: a filler cut takes the last end whose opening fits, which is most often the last or the one
+    before. Only the opening of the text is segmented (plus :data:`_MARGIN`), so cutting a short filler from a long
+    document stays cheap."""
     if limit + _MARGIN >= len(text):
         ends = _all_ends(text)
         yield from reversed(ends[: bisect.bisect_right(ends, limit)])
@@ -86,12 +80,7 @@ def _abbreviated_end(body: str) -> bool:
 @lru_cache(maxsize=512)
 def _all_ends(text: str) -> tuple[int, ...]:
     """Every sentence end of a whole text, cached per text (counting_stars renders the same passages several times)."""
-    return _ends(text, text)
-
-
-def _ends(text: str, opening: str) -> tuple[int, ...]:
-    """Sentence ends found by segmenting ``opening``, a prefix of ``text``."""
-    ends = (_checked_end(text, span) for span in sentencex.get_sentence_boundaries(LANGUAGE, opening))
+    ends = (_checked_end(text, span) for span in sentencex.get_sentence_boundaries(LANGUAGE, text))
     return tuple(end for end in ends if end is not None)
 
 
