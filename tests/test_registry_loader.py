@@ -217,3 +217,21 @@ def test_a_document_with_its_tokens_keeps_every_other_field() -> None:
     values = {field.name: f"{field.name} value" for field in fields(Document)}
     document = Document(**values)
     assert document.with_tokens(7) == replace(document, tokens=7)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_loading_a_corpus_leaves_the_garbage_collector_as_it_found_it(mirror: Path, enabled: bool,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    states = []  # the collector's state while each source is read: held back
+    reading = load_source
+    monkeypatch.setattr("longbench100.corpus.load_source", lambda *args: (states.append(gc.isenabled()), reading(*args))[1])
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        load_corpus(resolve_location(str(mirror)), load_tokenizer(), only={"narrativeqa"}, progress=False)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert states == [False]
