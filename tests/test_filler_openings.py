@@ -131,3 +131,59 @@ def test_a_passages_shingles_are_every_distinct_run_of_eight_lowered_words():
         lowered = re.findall(r"\w+", text.lower())
         runs = {tuple(lowered[start:start + SHINGLE_WORDS]) for start in range(len(lowered) - SHINGLE_WORDS + 1)}
         assert passage_shingle_hashes(text) == frozenset(map(hash, runs))
+
+
+def _eager_choice(pool, rng, max_tokens, excluded, good_enough, cut_of, repeats):
+    """The filler choice as first written (the oracle): every cut longer than the best so far checked at once."""
+    best, tried = None, 0
+    for index in rng.sample(range(len(pool)), len(pool)):
+        document = pool[index]
+        if excluded(document):
+            continue
+        cut = cut_of(document, max_tokens)
+        tried += 1
+        better = cut is not None and (best is None or cut[1] > best.tokens)
+        if better and cut[0] != document.text and repeats(cut[0], document):
+            better = False
+        if better:
+            best = Piece("filler" if cut[0] != document.text else "distractor", cut[0], cut[1], document)
+            if max_tokens - cut[1] <= good_enough:
+                break
+        if tried >= 4:
+            break
+    return best
+
+
+def test_only_cuts_that_could_be_chosen_are_checked_and_the_choice_is_the_eager_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    import longbench100.generate.packing as packing
+
+    saved = 0
+    for trial in range(400):
+        draw = random.Random(trial)
+        pool = [Document(f"s/{n}", "s", f"text {n} " * 5) for n in range(draw.randint(0, 9))]
+        max_tokens = draw.randint(5, 60)
+        cuts = {(document.id, max_tokens): draw.choice([None, (document.text[:8], draw.randint(1, max_tokens)),
+                                                         (document.text, draw.randint(1, max_tokens))]) for document in pool}
+        repeating = {document.id for document in pool if draw.random() < 0.4}
+        left_out = {document.id for document in pool if draw.random() < 0.2}
+        checked: list[str] = []
+
+        def cut_of(document, room):
+            return cuts[document.id, room]
+
+        def repeats(text, document, placed=()):
+            checked.append(document.id)
+            return document.id in repeating
+
+        monkeypatch.setattr(packing, "cut_prefix", lambda tokenizer, text, room: cut_of(next(d for d in pool if d.text == text), room))
+        monkeypatch.setattr(packing, "repeats_placed_passage", repeats)
+        good_enough = draw.randint(0, 20)
+        excluded = lambda document: document.id in left_out  # noqa: E731
+        expected = _eager_choice(pool, random.Random(trial), max_tokens, excluded, good_enough, cut_of, repeats)
+        eager_checks = len(checked)
+        checked.clear()
+        found = choose_filler(None, pool, random.Random(trial), max_tokens, excluded, good_enough)
+        assert found == expected, trial
+        assert len(checked) <= eager_checks
+        saved += eager_checks - len(checked)
+    assert saved > 0

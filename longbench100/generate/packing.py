@@ -92,10 +92,12 @@ def choose_filler(
 ) -> Piece | None:
     """The best cut-off opening among a few random unused pool documents, or ``None`` when none fits.
 
-    Stops early once a cut wastes at most ``good_enough`` tokens of ``max_tokens``. A cut that repeats
-    a passage already ``placed`` (:func:`repeats_placed_passage`) is passed over.
+    The best is the longest, the first of equals, among the cuts that do not repeat a passage already
+    ``placed`` (:func:`repeats_placed_passage`); it is looked for at once among the first
+    ``FILLER_CANDIDATES`` documents tried, or up to the first such cut that wastes at most ``good_enough``
+    tokens of ``max_tokens``. Only the cuts that could be chosen are checked for repeats, longest first.
     """
-    best: Piece | None = None
+    cuts: list[tuple[str, int, Document]] = []
     tried = 0
     for index in rng.sample(range(len(pool)), len(pool)):
         document = pool[index]
@@ -103,16 +105,28 @@ def choose_filler(
             continue
         cut = cut_prefix(tokenizer, document.text, max_tokens)
         tried += 1
-        better = cut is not None and (best is None or cut[1] > best.tokens)
-        if better and cut[0] != document.text and repeats_placed_passage(cut[0], document, placed):
-            better = False
-        if better:
-            best = Piece("filler" if cut[0] != document.text else "distractor", cut[0], cut[1], document)
-            if max_tokens - cut[1] <= good_enough:
-                break
+        if cut is not None:
+            if max_tokens - cut[1] > good_enough:
+                cuts.append((*cut, document))
+            elif _may_place(cut[0], document, placed):  # longer than every placeable cut before it: the best
+                return _filler_piece(cut, document)
         if tried >= FILLER_CANDIDATES:
             break
-    return best
+    for text, tokens, document in sorted(cuts, key=lambda cut: -cut[1]):  # (a stable sort: equals stay in order)
+        if _may_place(text, document, placed):
+            return _filler_piece((text, tokens), document)
+    return None
+
+
+def _may_place(cut: str, document: Document, placed: Sequence[Piece]) -> bool:
+    """Whether the cut ``cut`` of ``document`` may pad a prompt beside ``placed``: it is the whole document, or
+    it repeats no placed passage."""
+    return cut == document.text or not repeats_placed_passage(cut, document, placed)
+
+
+def _filler_piece(cut: tuple[str, int], document: Document) -> Piece:
+    """The padding piece of a cut: a filler, or a distractor when the cut is the whole document."""
+    return Piece("filler" if cut[0] != document.text else "distractor", cut[0], cut[1], document)
 
 
 def repeats_placed_passage(opening: str, document: Document, placed: Iterable[Piece]) -> bool:
