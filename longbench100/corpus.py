@@ -81,7 +81,7 @@ def load_corpus(location: SourceLocation, tokenizer: Tokenizer, *, only: set[str
 @contextmanager
 def _collection_paused() -> Iterator[None]:
     """Hold back Python's cyclic garbage collector while the corpus is read (tens of thousands of lasting objects,
-    each of which every collection would walk again, for nothing); then restore it as it was."""
+    which its full passes would walk again and again, for nothing); then restore it as it was."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -225,8 +225,12 @@ def test_loading_a_corpus_leaves_the_garbage_collector_as_it_found_it(mirror: Pa
     import gc
 
     states = []  # the collector's state while each source is read: held back
-    reading = load_source
-    monkeypatch.setattr("longbench100.corpus.load_source", lambda *args: (states.append(gc.isenabled()), reading(*args))[1])
+
+    def reading(*args):
+        states.append(gc.isenabled())
+        return load_source(*args)
+
+    monkeypatch.setattr("longbench100.corpus.load_source", reading)
     was = gc.isenabled()
     (gc.enable if enabled else gc.disable)()
     try:

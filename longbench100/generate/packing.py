@@ -92,10 +92,11 @@ def choose_filler(
 ) -> Piece | None:
     """The best cut-off opening among a few random unused pool documents, or ``None`` when none fits.
 
-    The best is the longest, the first of equals, among the cuts that do not repeat a passage already
-    ``placed`` (:func:`repeats_placed_passage`); it is looked for at once among the first
-    ``FILLER_CANDIDATES`` documents tried, or up to the first such cut that wastes at most ``good_enough``
-    tokens of ``max_tokens``. Only the cuts that could be chosen are checked for repeats, longest first.
+    The choice is the longest cut, the first of equals, that repeats no passage already ``placed``
+    (:func:`repeats_placed_passage`), among the cuts of the first ``FILLER_CANDIDATES`` documents tried;
+    unless such a cut wasting at most ``good_enough`` tokens of ``max_tokens`` comes first, which is taken
+    as it comes. A cut is checked for repeats only when it could be the choice: a good-enough one as it
+    comes, the others at the end, longest first, up to the first that repeats nothing.
     """
     cuts: list[tuple[str, int, Document]] = []
     tried = 0
@@ -109,12 +110,12 @@ def choose_filler(
             if max_tokens - cut[1] > good_enough:
                 cuts.append((*cut, document))
             elif _may_place(cut[0], document, placed):  # longer than every placeable cut before it: the best
-                return _filler_piece(cut, document)
+                return _padding_piece(cut, document)
         if tried >= FILLER_CANDIDATES:
             break
-    for text, tokens, document in sorted(cuts, key=lambda cut: -cut[1]):  # (a stable sort: equals stay in order)
+    for text, tokens, document in sorted(cuts, key=lambda found: -found[1]):  # (a stable sort: equals stay in order)
         if _may_place(text, document, placed):
-            return _filler_piece((text, tokens), document)
+            return _padding_piece((text, tokens), document)
     return None
 
 
@@ -124,8 +125,8 @@ def _may_place(cut: str, document: Document, placed: Sequence[Piece]) -> bool:
     return cut == document.text or not repeats_placed_passage(cut, document, placed)
 
 
-def _filler_piece(cut: tuple[str, int], document: Document) -> Piece:
-    """The padding piece of a cut: a filler, or a distractor when the cut is the whole document."""
+def _padding_piece(cut: tuple[str, int], document: Document) -> Piece:
+    """The padding piece a cut makes: a filler, or a distractor when the cut is the whole document."""
     return Piece("filler" if cut[0] != document.text else "distractor", cut[0], cut[1], document)
 
 
