@@ -98,7 +98,7 @@ def choose_filler(
     as it comes. A cut is checked for repeats only when it could be the choice: a good-enough one as it
     comes, the others at the end, longest first, up to the first that repeats nothing.
     """
-    cuts: list[tuple[str, int, Document]] = []
+    cuts: list[tuple[tuple[str, int], Document]] = []
     tried = 0
     for index in rng.sample(range(len(pool)), len(pool)):
         document = pool[index]
@@ -108,21 +108,21 @@ def choose_filler(
         tried += 1
         if cut is not None:
             if max_tokens - cut[1] > good_enough:
-                cuts.append((*cut, document))
-            elif _may_place(cut[0], document, placed):  # longer than every placeable cut before it: the best
+                cuts.append((cut, document))
+            elif _may_place(cut, document, placed):  # longer than every placeable cut before it: the best
                 return _padding_piece(cut, document)
         if tried >= FILLER_CANDIDATES:
             break
-    for text, tokens, document in sorted(cuts, key=lambda found: -found[1]):  # (a stable sort: equals stay in order)
-        if _may_place(text, document, placed):
-            return _padding_piece((text, tokens), document)
+    for cut, document in sorted(cuts, key=lambda found: -found[0][1]):  # (a stable sort: equals stay in order)
+        if _may_place(cut, document, placed):
+            return _padding_piece(cut, document)
     return None
 
 
-def _may_place(cut: str, document: Document, placed: Sequence[Piece]) -> bool:
-    """Whether the cut ``cut`` of ``document`` may pad a prompt beside ``placed``: it is the whole document, or
-    it repeats no placed passage."""
-    return cut == document.text or not repeats_placed_passage(cut, document, placed)
+def _may_place(cut: tuple[str, int], document: Document, placed: Sequence[Piece]) -> bool:
+    """Whether a cut of ``document`` (its text and tokens) may pad a prompt beside ``placed``: it is the whole
+    document, or it repeats no placed passage."""
+    return cut[0] == document.text or not repeats_placed_passage(cut[0], document, placed)
 
 
 def _padding_piece(cut: tuple[str, int], document: Document) -> Piece:
