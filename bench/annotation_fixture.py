@@ -23,9 +23,9 @@ from click.testing import CliRunner
 
 from longbench100.annotation import annotator
 from longbench100.annotation.annotator import annotation_prompt, make_annotator
-from longbench100.annotation.prompts import PROMPT_VERSIONS, read_annotation
+from longbench100.judge.annotation_rubric import PROMPT_VERSIONS, read_annotation
 from longbench100.cli import main
-from longbench100.scoring.judge_options import JudgeOptions
+from longbench100.llm.options import JudgeOptions
 
 OPENING_CHARS = 160
 

@@ -3,7 +3,7 @@
 Usage: python bench/bench_detokenizer.py --sources MIRROR
 
 Loads every active source that declares the ``detokenize`` cleaning step, with an empty cache,
-records each line the step passes to the detokenizer (the lines :func:`longbench100.cleaning.detokenizer_acts_on`
+records each line the step passes to the detokenizer (the lines :func:`longbench100.sources.cleaning.detokenizer_acts_on`
 selects), then runs both detokenizers over the distinct lines, best of two passes each, after the
 same guarding of quotes, dashes and ellipses. Exits 1 on any difference. Also times importing NLTK's
 detokenizer in a fresh process (what each cleaning process paid before).
@@ -25,9 +25,9 @@ sys.path.insert(0, str(HERE.parent))
 
 def tokenized_lines(sources: str) -> list[str]:
     """The distinct lines the ``detokenize`` step of the mirror's sources hands to the detokenizer."""
-    from longbench100 import cleaning
-    from longbench100.loader import load_source
-    from longbench100.locations import active_entries, resolve_location
+    from longbench100.sources import cleaning
+    from longbench100.sources.loader import load_source
+    from longbench100.sources.locations import active_entries, resolve_location
 
     seen: set[str] = set()
     step = cleaning.CLEANING_STEPS["detokenize"]
@@ -68,8 +68,8 @@ def main() -> int:
     os.environ["LONGBENCH100_CACHE"] = tempfile.mkdtemp(prefix="lb100-detok-")
     from nltk.tokenize.treebank import TreebankWordDetokenizer
 
-    from longbench100.cleaning import _guard
-    from longbench100.treebank_detokenizer import detokenize_line
+    from longbench100.sources.cleaning import _guard
+    from longbench100.text.treebank_detokenizer import detokenize_line
 
     lines = [_guard(line) for line in tokenized_lines(args.sources)]
     nltk = TreebankWordDetokenizer()

@@ -39,12 +39,12 @@ from pathlib import Path
 
 import numpy as np
 
-from longbench100.analysis.categories import category, thresholds
-from longbench100.analysis.estimators import ESTIMATORS
-from longbench100.analysis.fit import Problem, canonical_pair, fit_cow
-from longbench100.analysis.pipeline import load_probes, oracle_outcomes, run_fit
-from longbench100.analysis.probes import ProbeOptions, build_probes, write_probes
-from longbench100.analysis.simulate import best_possible_hit, grid_truths, simulate_problem
+from longbench100.analysis.dolce.categories import category, thresholds
+from longbench100.analysis.dolce.estimators import ESTIMATORS
+from longbench100.analysis.dolce.refined_em import Problem, canonical_pair, fit_cow
+from longbench100.analysis.dolce.pipeline import load_probes, oracle_outcomes, run_fit
+from longbench100.analysis.dolce.probes import ProbeOptions, build_probes, write_probes
+from longbench100.analysis.dolce.simulate import best_possible_hit, grid_truths, simulate_problem
 
 RECOVERY_SIZES = (0, 1, 2, 5, 10, 20, 50)
 DEFAULT_SIZES = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500)  # `dolce probes` default windows

@@ -53,7 +53,7 @@ def run_generate(args: argparse.Namespace, out: Path, cache: Path) -> tuple[floa
 def tokenization_floor(out: Path, repeat: int) -> tuple[float, int, int]:
     """Seconds to tokenize every emitted prompt once (two threads; the best of ``repeat`` passes), the prompt count
     and their tokens."""
-    from longbench100.tokenization import load_tokenizer
+    from longbench100.text.tokenization import load_tokenizer
 
     tokenizer = load_tokenizer("cl100k_base")
     prompts = [json.loads(line)["prompt"] for path in sorted(out.glob("*/*.jsonl")) for line in open(path, encoding="utf-8")]

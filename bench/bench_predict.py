@@ -27,9 +27,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from longbench100.llm_client import LLMClient  # noqa: E402
+from longbench100.llm.client import LLMClient  # noqa: E402
 from longbench100.predict.options import PredictOptions  # noqa: E402
-from longbench100.predict.runner import run_predictions  # noqa: E402
+from longbench100.predict.run import run_predictions  # noqa: E402
 from tests.predict_helpers import write_data  # noqa: E402
 
 

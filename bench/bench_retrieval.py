@@ -36,9 +36,9 @@ def compare_libraries(sources: str, queries: int = 200) -> None:
     import numpy as np
     from rank_bm25 import BM25Okapi
 
-    from longbench100.loader import load_source
-    from longbench100.locations import resolve_location
-    from longbench100.retrieval.bm25 import _build
+    from longbench100.sources.loader import load_source
+    from longbench100.sources.locations import resolve_location
+    from longbench100.sources.bm25 import _build
 
     location = resolve_location(sources)
     data = load_source(location, location.registry()["rag_mini_bioasq"])

@@ -27,15 +27,15 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.lengths import parse_length
-from longbench100.scoring.aggregate import aggregate
-from longbench100.scoring.classic import _longbench_library_guarded, available_cpus, rouge_l_many
-from longbench100.scoring.data import load_data
+from longbench100.core.lengths import parse_length
+from longbench100.scoring.aggregates.aggregate import aggregate
+from longbench100.scoring.metrics.classic import _longbench_library_guarded, available_cpus, rouge_l_many
+from longbench100.folders.data_records import load_data
 from longbench100.scoring.grading import choose_metrics
 from longbench100.scoring.predictions import load_predictions, match_predictions
 from longbench100.scoring.scorer import score_predictions
-from longbench100.suites import load_suite
-from longbench100.task_info import TASKS
+from longbench100.catalog.suites import load_suite
+from longbench100.catalog.task_info import TASKS
 
 LABELS = ("2k", "4k", "6k", "8k", "16k", "32k", "64k", "128k")
 WORDS = (

@@ -20,8 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from longbench100.scoring.data import DataRecord
-from longbench100.scoring.sections import order_lcs, section_rouge
+from longbench100.folders.data_records import DataRecord
+from longbench100.scoring.metrics.sections import order_lcs, section_rouge
 from longbench100.tasks.sections import section_labels
 
 SECTION = re.compile(r"^Section (\d+):\n", re.MULTILINE)

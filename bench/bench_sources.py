@@ -30,9 +30,9 @@ def time_verify(sources: str, tokenizer: str, cache: Path) -> float:
 
 def throughput(sources: str, tokenizer_spec: str) -> list[tuple[int, float, int]]:
     """(threads, seconds, tokens) for tokenizing every document text once."""
-    from longbench100 import tokenization
-    from longbench100.corpus import load_corpus
-    from longbench100.locations import resolve_location
+    from longbench100.text import tokenization
+    from longbench100.sources.corpus import load_corpus
+    from longbench100.sources.locations import resolve_location
 
     tokenizer = tokenization.load_tokenizer(tokenizer_spec)
     corpus = load_corpus(resolve_location(sources), tokenizer, progress=False)

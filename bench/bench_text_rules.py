@@ -1,4 +1,4 @@
-"""Compare sentence segmenters and near-duplicate finders on the real sources (the choices behind generate/sentences.py and near_duplicates.py).
+"""Compare sentence segmenters and near-duplicate finders on the real sources (the choices behind text/sentences.py and near_duplicates.py).
 
 Usage: python bench/bench_text_rules.py [--sources ../shared/sources] [--per-source 10]
 Needs the candidates besides the chosen ones: pip install pysbd syntok blingfire datasketch
@@ -39,7 +39,7 @@ def segmenters() -> dict:
     import sentencex
     import syntok.segmenter as syntok
 
-    from longbench100.generate.sentences import sentence_ends
+    from longbench100.text.sentences import sentence_ends
 
     pysbd_segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
     old_rule = re.compile(r"""[.!?。！？]["'”’)\]]*(?=\s)|\n""")
@@ -66,8 +66,8 @@ def abbreviation_errors(ends_of) -> tuple[int, int]:
 
 def load_documents(sources: str):
     """Every document of every active source."""
-    from longbench100.loader import load_source
-    from longbench100.locations import active_entries, resolve_location
+    from longbench100.sources.loader import load_source
+    from longbench100.sources.locations import active_entries, resolve_location
 
     location = resolve_location(sources)
     return [document for entry in active_entries(location, location.registry()).values() for document in load_source(location, entry).documents.values()]
@@ -112,7 +112,7 @@ def main() -> None:
         wrong, missed = abbreviation_errors(ends_of)
         print(f"| {name} | {chars / seconds / 1e6:.2f} M | {wrong} | {missed} |")
 
-    from longbench100.near_duplicates import _group
+    from longbench100.sources.near_duplicates import _group
 
     distinct = list({document.text: document for document in documents}.values())
     started = time.process_time()

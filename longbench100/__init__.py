@@ -1,6 +1,8 @@
 """longbench100: length-controllable long-context benchmark generation and LongScore evaluation."""
 
-__version__ = "0.1.0"
+from longbench100.core.version import __version__
+
+__all__ = ["__version__"]
 
 
 def __getattr__(name: str) -> object:

@@ -3,10 +3,11 @@
 ``from longbench100 import run_score, ScoreOptions`` reaches these names lazily (see ``__init__``).
 """
 
-from .analysis.coverage import CoverageOptions, CoverageOutcome, run_coverage
-from .generate.runner import GenerateOptions, run_generate
+from longbench100.analysis.coverage.run import CoverageOptions, CoverageOutcome, run_coverage
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
 from .predict.options import PredictOptions
-from .predict.runner import run_predict
+from longbench100.predict.run import run_predict
 from .report.run import ReportOptions, ReportOutcome, run_report
 from .scoring.run import ScoreOptions, run_score
 

@@ -11,10 +11,10 @@ import sys
 
 import click
 
-from . import __version__
-from .errors import UserError
-from .interrupts import interrupt_exit_code, interrupt_message, sigterm_as_interrupt
-from .process_exit import run_and_leave
+from longbench100.core.version import __version__
+from longbench100.core.errors import UserError
+from longbench100.core.interrupts import interrupt_exit_code, interrupt_message, sigterm_as_interrupt
+from longbench100.core.process_exit import run_and_leave
 
 # name -> "module:attribute" under longbench100.commands, in the order help lists them.
 COMMANDS = {
@@ -111,7 +111,7 @@ def main() -> None:
 
 def entry() -> None:
     """The console command: :func:`main`, then an exit that skips freeing what the command loaded
-    (:mod:`longbench100.process_exit`)."""
+    (:mod:`longbench100.core.process_exit`)."""
     run_and_leave(main)
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from longbench100.segment_count import SEGMENTED_ENCODINGS
-from longbench100.tokenization import Tokenizer, load_tokenizer
+from longbench100.text.segment_count import SEGMENTED_ENCODINGS
+from longbench100.text.tokenization import Tokenizer, load_tokenizer
 from tests.fixture_mirror import write_mirror
 
 SHARED_SOURCES = Path(__file__).resolve().parents[2] / "shared" / "sources"

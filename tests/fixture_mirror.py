@@ -18,9 +18,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from longbench100.paths import packaged_dir
-from longbench100.readers import is_tar_archive
-from longbench100.registry import FileSpec, SourceEntry, load_registry
+from longbench100.core.paths import packaged_dir
+from longbench100.sources.readers import is_tar_archive
+from longbench100.sources.registry import FileSpec, SourceEntry, load_registry
 
 WORDS = (
     "river market engine garden council harbor signal ledger orchard lantern meadow circuit quarry beacon canal "

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.tokenization import load_tokenizer
+from longbench100.text.tokenization import load_tokenizer
 
 
 def generate(out: Path, *args: str) -> Path:
@@ -62,7 +62,7 @@ def terminal_signals() -> None:
 
 def record_template_variables(monkeypatch) -> dict[str, set[str]]:
     """Patch template rendering to record, per task, the variable names builders pass (run with one worker)."""
-    from longbench100.generate.templates import PromptTemplates
+    from longbench100.fitting.templates import PromptTemplates
 
     passed: dict[str, set[str]] = {}
     render = PromptTemplates.render
@@ -77,7 +77,7 @@ def record_template_variables(monkeypatch) -> dict[str, set[str]]:
 
 def assert_examples_cover(passed: dict[str, set[str]]) -> None:
     """Every variable a builder passed appears in each of its task's example variables (the pre-run template check)."""
-    from longbench100.generate.templates import EXAMPLE_VARIABLES
+    from longbench100.fitting.templates import EXAMPLE_VARIABLES
 
     for task, names in passed.items():
         for example in EXAMPLE_VARIABLES[task]:

@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from longbench100.lengths import parse_length
-from longbench100.task_info import TASKS
+from longbench100.core.lengths import parse_length
+from longbench100.catalog.task_info import TASKS
 
 
 def data_record(task: str, label: str, row: int, prompt_words: int = 6) -> dict:

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from longbench100.errors import UserError
-from longbench100.lengths import parse_length
-from longbench100.scoring.aggregate import MIN_BASE_ABILITY, aggregate
+from longbench100.core.errors import UserError
+from longbench100.core.lengths import parse_length
+from longbench100.scoring.aggregates.aggregate import MIN_BASE_ABILITY, aggregate
 from longbench100.scoring.samples import ScoredSample
 
 BASE = ["2k", "4k", "6k"]

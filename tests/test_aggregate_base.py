@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from longbench100.scoring.aggregate import CI_LEVEL, aggregate, bootstrap_means, draw_indices
+from longbench100.scoring.aggregates.aggregate import CI_LEVEL, aggregate, bootstrap_means, draw_indices
 
 from tests.test_aggregate import BASE, cell, task_samples
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from longbench100.errors import UserError
-from longbench100.lengths import parse_length
-from longbench100.scoring.aggregate import aggregate
-from longbench100.scoring.compare import compare_avg_lc
+from longbench100.core.errors import UserError
+from longbench100.core.lengths import parse_length
+from longbench100.scoring.aggregates.aggregate import aggregate
+from longbench100.scoring.aggregates.compare import compare_avg_lc
 from longbench100.scoring.samples import ScoredSample
 
 LABELS = ["2k", "4k", "8k", "16k"]

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from longbench100.lengths import parse_length
-from longbench100.scoring.aggregate import aggregate
-from longbench100.scoring.depth import decile_bins, decile_of
+from longbench100.core.lengths import parse_length
+from longbench100.scoring.aggregates.aggregate import aggregate
+from longbench100.scoring.aggregates.depth import decile_bins, decile_of
 from longbench100.scoring.samples import ScoredSample
 
 

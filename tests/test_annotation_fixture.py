@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from longbench100.annotation.entities import ENTITY_TYPES
-from longbench100.annotation.prompts import MENTIONS, SUMMARY, SUMMARY_SENTENCES, read_annotation
+from longbench100.catalog.entities import ENTITY_TYPES
+from longbench100.judge.annotation_rubric import MENTIONS, SUMMARY, SUMMARY_SENTENCES, read_annotation
 
 FIXTURE = Path(__file__).parent / "fixtures" / "annotations_smollm2.jsonl"
 LINES = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()] if FIXTURE.exists() else []

@@ -1,4 +1,4 @@
-"""Answerability rules (longbench100.answerability) on small hand-written items, and the loader's per-rule counts."""
+"""Answerability rules (longbench100.sources.answerability) on small hand-written items, and the loader's per-rule counts."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from longbench100.answerability import ANSWERABILITY_RULES, failed_rule, rule_counts_line
-from longbench100.errors import UserError
-from longbench100.registry import parse_entry
+from longbench100.sources.answerability import ANSWERABILITY_RULES, failed_rule, rule_counts_line
+from longbench100.core.errors import UserError
+from longbench100.sources.registry import parse_entry
 
 DOCUMENT = "The clinic in Tromso opens at nine. Patients renew their permits by mail within forty days of the expiry date."
 
@@ -61,8 +61,8 @@ def _load_rows(tmp_path: Path, rows: list[dict], rules: list[str], item_id: str 
     their id from field ``item_id`` when given)."""
     import json
 
-    from longbench100.loader import load_source
-    from longbench100.locations import resolve_location
+    from longbench100.sources.loader import load_source
+    from longbench100.sources.locations import resolve_location
 
     mirror = tmp_path / "mirror"
     (mirror / "a" / "b").mkdir(parents=True)
@@ -92,13 +92,13 @@ PARTIES = 'Highlight the parts (if any) of this contract related to "Parties".'
 
 
 def _item(item_id: str, document: str, question: str, answer: str):
-    from longbench100.records import Item
+    from longbench100.sources.records import Item
 
     return Item(id=item_id, source="x", question=question, answers=(answer,), doc_ids=(document,))
 
 
 def test_answer_document_specific_drops_answers_another_document_words_alike() -> None:
-    from longbench100.answerability import answer_document_specific
+    from longbench100.sources.answerability import answer_document_specific
 
     items = [
         _item("a", "doc-a", PARTIES, "Acme and Birch are each referred to herein as a Party and together as the Parties."),
@@ -140,7 +140,7 @@ def test_grounded_reads_each_document_once_and_agrees_with_reading_them_joined()
     import random
     import re
 
-    from longbench100.answerability import GROUNDED_SHARE, _STOPWORDS, answer_grounded
+    from longbench100.sources.answerability import GROUNDED_SHARE, _STOPWORDS, answer_grounded
 
     def joined(answer: str, documents: list[str]) -> bool:  # the rule over the documents joined by spaces
         words = [word for word in re.findall(r"[a-z0-9]+", answer.lower()) if word not in _STOPWORDS]

@@ -11,10 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.generate.runner import GenerateOptions, run_generate
-from longbench100.scoring.passage_ids import id_f1, parse_passage_ids
-from longbench100.scoring.data import DataRecord
-from longbench100.tokenization import load_tokenizer
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
+from longbench100.scoring.metrics.passage_ids import id_f1, parse_passage_ids
+from longbench100.folders.data_records import DataRecord
+from longbench100.text.tokenization import load_tokenizer
 from tests.conftest import SHARED_SOURCES
 from tests.test_score_inputs import write_predictions
 

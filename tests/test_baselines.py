@@ -13,14 +13,15 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.baselines.check import run_baselines
-from longbench100.baselines.limits import limit_from_record, parse_limit
+from longbench100.catalog.shortcut_limits import limit_from_record, parse_limit
 from longbench100.baselines.prompt_view import read_prompt
 from longbench100.baselines.strategies import BASELINES, Attempt
 from longbench100.cli import main
-from longbench100.errors import UserError
-from longbench100.generate.runner import GenerateOptions, run_generate
-from longbench100.scoring.data import DataRecord
-from longbench100.suites import load_all_suites
+from longbench100.core.errors import UserError
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
+from longbench100.folders.data_records import DataRecord
+from longbench100.catalog.suites import load_all_suites
 from longbench100.tasks.counting_stars import counts_for_row
 from tests.conftest import SHARED_SOURCES
 

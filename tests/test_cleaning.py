@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from longbench100.cleaning import clean_text, drop_transcript_markers, fix_mojibake, html_to_text
-from longbench100.errors import UserError
-from longbench100.loader import load_source
-from longbench100.locations import SourceLocation, resolve_location
-from longbench100.registry import parse_entry
+from longbench100.sources.cleaning import clean_text, drop_transcript_markers, fix_mojibake, html_to_text
+from longbench100.core.errors import UserError
+from longbench100.sources.loader import load_source
+from longbench100.sources.locations import SourceLocation, resolve_location
+from longbench100.sources.registry import parse_entry
 
 DOCS_AND_ITEMS = """
 [[files]]

@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from longbench100.analysis.coverage_chunks import chunk_spans
-from longbench100.analysis.coverage_rubric import parse_coverage
+from longbench100.text.chunks import chunk_spans
+from longbench100.judge.coverage_rubric import parse_coverage
 from longbench100.cli import main
-from longbench100.generate.runner import GenerateOptions, run_generate
-from longbench100.scoring.judge_setup import PREFLIGHT_PROMPT
-from longbench100.suites import DEFAULT_SUITE, load_suite
-from longbench100.tokenization import load_tokenizer
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
+from longbench100.judge.setup import PREFLIGHT_PROMPT
+from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
+from longbench100.text.tokenization import load_tokenizer
 from tests.openai_stub import OpenAIStub, prompt_text
 
 PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks  # the eight tasks of the paper
@@ -239,7 +240,7 @@ def test_usage_errors_and_a_dead_evaluator(data: Path, tmp_path: Path) -> None:
     code, output = _invoke("--data", str(tmp_path / "not-data"), "--out", str(tmp_path / "c.json"))
     assert code == 2 and "manifest.json" in output and not (tmp_path / "c.json").exists()
     from longbench100 import CoverageOptions, run_coverage
-    from longbench100.errors import UserError
+    from longbench100.core.errors import UserError
 
     with pytest.raises(UserError, match="must be a file in an existing folder"):
         run_coverage(CoverageOptions(data_dir=data, out=tmp_path / "missing" / "c.json"))
@@ -279,7 +280,7 @@ def test_reply_parsing(reply: str, score: float | None) -> None:
 
 
 def test_report_shows_coverage_of_the_data_and_inspect_has_a_column(data: Path, tmp_path: Path) -> None:
-    from longbench100.scoring.data import manifest_sha256
+    from longbench100.folders.data_records import manifest_sha256
     from tests.test_report import model_samples, write_results
 
     samples = model_samples({"2k": 80, "4k": 80, "6k": 80, "8k": 70})

@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from longbench100.analysis.prompts import IDK_INSTRUCTION, split_prompt
+from longbench100.analysis.prompt_parts import IDK_INSTRUCTION, split_prompt
 from longbench100.cli import main
-from longbench100.errors import UserError
-from longbench100.generate.runner import GenerateOptions, run_generate
-from longbench100.generate.spans import embedded_spans
-from longbench100.scoring.judge_setup import PREFLIGHT_PROMPT
-from longbench100.tokenization import load_tokenizer
+from longbench100.core.errors import UserError
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
+from longbench100.fitting.spans import embedded_spans
+from longbench100.judge.setup import PREFLIGHT_PROMPT
+from longbench100.text.tokenization import load_tokenizer
 from tests.openai_stub import OpenAIStub, prompt_text
 
 TASKS = ("niah_single_2", "niah_multivalue", "json_kv", "variable_tracking", "common_words", "frequent_words", "attributing")

@@ -1,8 +1,8 @@
-"""Degeneration measures (scoring/degeneration.py): Rep-2 and the repeated-bigram share, by hand."""
+"""Degeneration measures (scoring/metrics/degeneration.py): Rep-2 and the repeated-bigram share, by hand."""
 
 import pytest
 
-from longbench100.scoring.degeneration import rep_n, repeated_bigram_word_share, reply_words
+from longbench100.scoring.metrics.degeneration import rep_n, repeated_bigram_word_share, reply_words
 from longbench100.scoring.secondary import secondary_metrics
 
 

@@ -9,16 +9,16 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.errors import UserError
+from longbench100.core.errors import UserError
 from longbench100.predict.data import index_data, load_sample
-from longbench100.scoring.data import DataRecord
+from longbench100.folders.data_records import DataRecord
 from longbench100.scoring.grading import GradeJob, grade_jobs
-from longbench100.scoring.record_metrics import RECORD_METRICS
-from longbench100.scoring.sections import longest_common_subsequence, order_exact, order_lcs, parse_order, parse_sections, section_rouge
-from longbench100.suites import load_suite
-from longbench100.task_info import TASKS
+from longbench100.scoring.metrics.record_metrics import RECORD_METRICS
+from longbench100.scoring.metrics.sections import longest_common_subsequence, order_exact, order_lcs, parse_order, parse_sections, section_rouge
+from longbench100.catalog.suites import load_suite
+from longbench100.catalog.task_info import TASKS
 from longbench100.tasks.sections import section_labels
-from longbench100.tokenization import load_tokenizer
+from longbench100.text.tokenization import load_tokenizer
 from tests.generate_helpers import generate, records, tree
 from tests.openai_stub import OpenAIStub, prompt_text
 
@@ -70,8 +70,8 @@ def test_whole_prompt_and_answer_room_fit_every_length_recounted(data, task):
 
 @pytest.mark.parametrize("task", TASK_NAMES)
 def test_sections_hold_whole_documents_with_their_own_references(data, task, mirror):
-    from longbench100.corpus import load_corpus
-    from longbench100.locations import resolve_location
+    from longbench100.sources.corpus import load_corpus
+    from longbench100.sources.locations import resolve_location
 
     corpus = load_corpus(resolve_location(str(mirror)), load_tokenizer("cl100k_base"), progress=False)
     items = {item.id: item for name in corpus.sources for item in corpus.sources[name].items}

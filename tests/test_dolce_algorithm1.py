@@ -2,7 +2,7 @@
 
 The reference below is written from the method's description alone, with plain loops and the
 standard library: its own pi (the closed form with ``math.comb``), its own candidate grid, EM and
-category rule. It shares no code with ``longbench100.analysis``; only the simulated outcomes come from
+category rule. It shares no code with ``longbench100.analysis.dolce``; only the simulated outcomes come from
 the package (they are inputs, not part of the estimator).
 """
 
@@ -13,9 +13,9 @@ import random
 
 import pytest
 
-from longbench100.analysis.algorithm1 import fit_cow_algorithm1
-from longbench100.analysis.categories import category, thresholds
-from longbench100.analysis.simulate import grid_truths, simulate_problem
+from longbench100.analysis.dolce.algorithm1 import fit_cow_algorithm1
+from longbench100.analysis.dolce.categories import category, thresholds
+from longbench100.analysis.dolce.simulate import grid_truths, simulate_problem
 
 SMOOTH = 1e-6  # the pseudo-count both implementations add before normalising a categorical
 TIE = 1e-9

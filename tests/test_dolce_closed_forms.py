@@ -5,7 +5,7 @@ from itertools import combinations, permutations
 
 import pytest
 
-from longbench100.analysis.closed_forms import aspect_score_probability, aspect_score_density, window_cover_probability
+from longbench100.analysis.dolce.closed_forms import aspect_score_probability, aspect_score_density, window_cover_probability
 
 
 def _span_layouts(length: int, lam: int, k: int) -> list[list[tuple[int, int]]]:

@@ -6,13 +6,13 @@ import random
 
 import pytest
 
-from longbench100.analysis.categories import Thresholds, category, thresholds
-from longbench100.analysis.closed_forms import window_cover_array, window_cover_probability
-from longbench100.analysis.fit import Problem, canonical_pair, candidate_pairs, candidates, distinct_pairs, fit_cow, fit_pig
-from longbench100.analysis.outcomes import is_idk
-from longbench100.analysis.simulate import best_possible_hit, grid_truths, random_spans, simulate_problem
-from longbench100.analysis.windows import parse_windows, probe_windows, window_starts
-from longbench100.errors import UserError
+from longbench100.analysis.dolce.categories import Thresholds, category, thresholds
+from longbench100.analysis.dolce.closed_forms import window_cover_array, window_cover_probability
+from longbench100.analysis.dolce.refined_em import Problem, canonical_pair, candidate_pairs, candidates, distinct_pairs, fit_cow, fit_pig
+from longbench100.analysis.dolce.outcomes import is_idk
+from longbench100.analysis.dolce.simulate import best_possible_hit, grid_truths, random_spans, simulate_problem
+from longbench100.analysis.dolce.windows import parse_windows, probe_windows, window_starts
+from longbench100.core.errors import UserError
 
 
 def test_float_pi_matches_exact_pi():
@@ -136,7 +136,7 @@ def test_answers_are_not_idk(reply):
 
 
 def test_cow_or_pig_by_the_dip_test():
-    from longbench100.analysis.pipeline import outcome_kind
+    from longbench100.analysis.dolce.pipeline import outcome_kind
 
     rng = random.Random(4)
     assert outcome_kind("accuracy", [0.3, 0.5, 0.7]) == "COW"  # accuracy tasks always

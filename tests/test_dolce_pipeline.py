@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from longbench100.analysis.prompts import IDK_INSTRUCTION, split_prompt
+from longbench100.analysis.prompt_parts import IDK_INSTRUCTION, split_prompt
 from longbench100.cli import main
-from longbench100.generate.runner import GenerateOptions, run_generate
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
 from tests.conftest import SHARED_SOURCES
 
 TASKS = ("kv_retrieval", "passage_retrieval", "passage_count", "single_doc_qa")

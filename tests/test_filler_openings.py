@@ -8,12 +8,12 @@ from collections import Counter
 
 import pytest
 
-from longbench100.generate.fitting import _shrink
-from longbench100.generate.packing import FILLER_CANDIDATES, choose_filler
-from longbench100.generate.pieces import Piece
-from longbench100.near_duplicates import CHECKED_CHARS, LONGER, SHINGLE_WORDS, near_copy_of_any, passage_shingle_hashes
-from longbench100.records import Document
-from longbench100.tokenization import load_tokenizer
+from longbench100.fitting.fit import _shrink
+from longbench100.fitting.packing import FILLER_CANDIDATES, choose_filler
+from longbench100.fitting.pieces import Piece
+from longbench100.sources.near_duplicates import CHECKED_CHARS, LONGER, SHINGLE_WORDS, near_copy_of_any, passage_shingle_hashes
+from longbench100.sources.records import Document
+from longbench100.text.tokenization import load_tokenizer
 from tests.fixture_mirror import paragraph
 
 LEGEND = ("Certain confidential information contained in this document, marked by brackets, has been omitted and "
@@ -156,7 +156,7 @@ def _eager_choice(pool, rng, max_tokens, excluded, good_enough, cut_of, repeats)
 
 
 def test_only_cuts_that_could_be_chosen_are_checked_and_the_choice_is_the_eager_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    import longbench100.generate.packing as packing
+    import longbench100.fitting.packing as packing
 
     saved = 0
     for trial in range(400):

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.scoring.filtered_folder import _updated_files
+from longbench100.scoring.qa_filter.filtered_folder import _updated_files
 from tests.openai_stub import OpenAIStub
 from tests.test_judge_http import good_judge
 from tests.test_score_inputs import write_dataset, write_predictions

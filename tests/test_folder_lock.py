@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.folder_lock import lock_path
+from longbench100.folders.lock import lock_path
 from longbench100.generate import output
 from tests.openai_stub import OpenAIStub
 from tests.predict_helpers import write_data
@@ -22,7 +22,7 @@ from tests.predict_helpers import write_data
 REPO = Path(__file__).resolve().parents[1]
 GENERATE = ["generate", "--sources", "demo", "--tasks", "kv_retrieval,passage_count", "--lengths", "2k,4k", "--rows", "3",
             "--workers", "1", "--quiet"]
-HOLD = ("import sys; from pathlib import Path; from longbench100.folder_lock import output_lock\n"
+HOLD = ("import sys; from pathlib import Path; from longbench100.folders.lock import output_lock\n"
         "with output_lock(Path(sys.argv[1]), '--out'):\n    print('held', flush=True); sys.stdin.read()")
 
 

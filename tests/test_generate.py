@@ -13,10 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.generate.runner import GenerateOptions, run_generate
-from longbench100.suites import DEFAULT_SUITE, load_suite
-from longbench100.task_info import TASKS
-from longbench100.tokenization import load_tokenizer
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
+from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
+from longbench100.catalog.task_info import TASKS
+from longbench100.text.tokenization import load_tokenizer
 
 PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks  # the eight tasks of the paper
 
@@ -107,8 +108,8 @@ def test_passage_count_answer_is_the_number_of_distinct_paragraphs(generated: Pa
 
 
 def test_gold_passages_hold_the_ground_truth_and_instructions_name_them(generated: Path, mirror: Path) -> None:
-    from longbench100.corpus import load_corpus
-    from longbench100.locations import resolve_location
+    from longbench100.sources.corpus import load_corpus
+    from longbench100.sources.locations import resolve_location
 
     corpus = load_corpus(resolve_location(str(mirror)), load_tokenizer(), progress=False)
     items = {item.id: item for data in corpus.sources.values() for item in data.items}
@@ -351,8 +352,8 @@ def test_a_passage_given_two_ids_appears_once(tmp_path: Path, monkeypatch: pytes
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from longbench100.generate import runner
-    from longbench100.locations import SourceLocation
+    from longbench100.generate import run as runner
+    from longbench100.sources.locations import SourceLocation
     from tests.fixture_mirror import paragraph
 
     registry = tmp_path / "registry"
@@ -395,7 +396,7 @@ def test_generate_is_in_the_top_level_python_api(tmp_path: Path) -> None:
 
 
 def test_resume_with_other_options_names_them_as_the_user_gave_them(mirror: Path, tmp_path: Path) -> None:
-    from longbench100.errors import UserError
+    from longbench100.core.errors import UserError
 
     out = tmp_path / "run"
     run_generate(_options(mirror, out, tasks=("passage_count",)), echo=lambda _: None, progress=False)

@@ -7,12 +7,12 @@ import itertools
 import marshal
 import random
 
-from longbench100.generate.fitting import BuildContext
-from longbench100.records import Document
-from longbench100.segment_count import cut_places
+from longbench100.fitting.fit import BuildContext
+from longbench100.sources.records import Document
+from longbench100.text.segment_count import cut_places
 from longbench100.tasks.essay_units import _cache_path, document_columns, placed_document, prepare_pool
 from longbench100.tasks.haystack import Haystack, essay, fit_haystack, nearest_boundary, prompt_frame, repeated
-from longbench100.tokenization import load_tokenizer
+from longbench100.text.tokenization import load_tokenizer
 from tests.test_segment_count import real_sentences
 
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from longbench100.loader import load_source
-from longbench100.locations import resolve_location
+from longbench100.sources.loader import load_source
+from longbench100.sources.locations import resolve_location
 
 from tests.bench_scripts import load_bench_script
 

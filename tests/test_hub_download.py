@@ -2,7 +2,7 @@
 
 huggingface_hub reads its endpoint and cache folder from ``huggingface_hub.constants`` at call
 time, except that the resolve URL template is built from ``HF_ENDPOINT`` at import time, so both
-``ENDPOINT`` (used by ``longbench100.hub.hub_problem``) and ``HUGGINGFACE_CO_URL_TEMPLATE`` (used by
+``ENDPOINT`` (used by ``longbench100.core.hub_reach.hub_problem``) and ``HUGGINGFACE_CO_URL_TEMPLATE`` (used by
 ``hf_hub_url``) are pointed at the stub.
 """
 
@@ -18,15 +18,15 @@ import pytest
 from click.testing import CliRunner
 from huggingface_hub import constants
 
-from longbench100 import hub as hub_check
-from longbench100 import locations
+from longbench100.core import hub_reach as hub_check
+from longbench100.sources import locations
 from longbench100.cli import main
-from longbench100.errors import SourceAbsent, UserError
-from longbench100.loader import load_source
-from longbench100.paths import packaged_dir
-from longbench100.registry import load_registry
-from longbench100.locations import resolve_location
-from longbench100.records import SourceData
+from longbench100.core.errors import SourceAbsent, UserError
+from longbench100.sources.loader import load_source
+from longbench100.core.paths import packaged_dir
+from longbench100.sources.registry import load_registry
+from longbench100.sources.locations import resolve_location
+from longbench100.sources.records import SourceData
 from tests.fixture_mirror import write_mirror
 from tests.hub_stub import HubStub
 

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from longbench100.corpus import load_corpus
-from longbench100.generate.templates import PromptTemplates
-from longbench100.errors import UserError
-from longbench100.loader import load_source
-from longbench100.locations import resolve_location
-from longbench100.registry import parse_entry
-from longbench100.scoring.data import DataRecord
+from longbench100.sources.corpus import load_corpus
+from longbench100.fitting.templates import PromptTemplates
+from longbench100.core.errors import UserError
+from longbench100.sources.loader import load_source
+from longbench100.sources.locations import resolve_location
+from longbench100.sources.registry import parse_entry
+from longbench100.folders.data_records import DataRecord
 from longbench100.scoring.grading import GradeJob, grade_jobs
-from longbench100.scoring.label_match import label_match, parse_label
+from longbench100.scoring.metrics.label_match import label_match, parse_label
 from longbench100.tasks import BUILDERS
-from longbench100.tokenization import load_tokenizer
+from longbench100.text.tokenization import load_tokenizer
 from tests.fixture_mirror import CLASS_NAMES, TEST_PER_CLASS, TRAIN_PER_CLASS
 from tests.generate_helpers import assert_prompts_fit, generate, records
 

@@ -15,8 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.generate.runner import GenerateOptions, run_generate
-from longbench100.tokenization import _bundled_file
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
+from longbench100.text.tokenization import _bundled_file
 from tests.openai_stub import OpenAIStub, prompt_text
 
 TASKS = ("kv_retrieval", "passage_count", "single_doc_qa", "single_doc_sum")
@@ -123,7 +124,7 @@ def test_inspect_task_runs_and_score_reads_its_log(data: Path, tmp_path: Path, m
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput
 
-    from longbench100.inspect_tasks import longbench100
+    from longbench100.integrations.inspect_tasks import longbench100
 
     cache = tmp_path / "tiktoken"  # Inspect's mock model counts tokens with o200k: give tiktoken the bundled ranks
     cache.mkdir()

@@ -12,13 +12,14 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.errors import UserError
+from longbench100.core.errors import UserError
 from longbench100.report.settings import differences, read_settings
-from longbench100.scoring.judge import Judge, JudgeConfig
-from longbench100.scoring.judge_keypoints import KeyPointStore
-from longbench100.scoring.judge_prompts import helmet_summary_prompt, output_sentences, qa_prompt
-from longbench100.scoring.judge_setup import PREFLIGHT_PROMPT
-from longbench100.scoring.judge_style import resolve_judge_style
+from longbench100.judge.grader import Judge
+from longbench100.llm.options import JudgeConfig
+from longbench100.judge.key_points import KeyPointStore
+from longbench100.judge.prompts import helmet_summary_prompt, output_sentences, qa_prompt
+from longbench100.judge.setup import PREFLIGHT_PROMPT
+from longbench100.catalog.judge_styles import resolve_judge_style
 from tests.openai_stub import OpenAIStub, prompt_text
 from tests.test_score_inputs import write_dataset, write_predictions
 

@@ -9,12 +9,13 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.scoring.data import parse_record
+from longbench100.folders.data_records import parse_record
 from longbench100.scoring.grading import GradeJob, grade_jobs
-from longbench100.scoring.judge import Judge, JudgeConfig
-from longbench100.scoring.judge_cache import JudgeCache
-from longbench100.scoring.judge_prompts import qa_prompt
-from longbench100.scoring.judge_setup import PREFLIGHT_PROMPT
+from longbench100.judge.grader import Judge
+from longbench100.llm.options import JudgeConfig
+from longbench100.judge.cache import JudgeCache
+from longbench100.judge.prompts import qa_prompt
+from longbench100.judge.setup import PREFLIGHT_PROMPT
 from tests.openai_stub import OpenAIStub, prompt_text
 from tests.test_score_inputs import make_record, write_dataset, write_predictions
 

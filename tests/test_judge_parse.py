@@ -2,7 +2,7 @@
 
 import pytest
 
-from longbench100.scoring.judge_parse import parse_qa_verdict, parse_summary_verdict
+from longbench100.judge.parse import parse_qa_verdict, parse_summary_verdict
 
 
 @pytest.mark.parametrize(
@@ -110,7 +110,7 @@ def test_ambiguous_summary_fallbacks_are_none(reply, n):
 
 # ---- HELMET rubrics and lenient JSON, on replies written in the styles real judges use ------------
 
-from longbench100.scoring.judge_parse import helmet_qa_parts, json_values, key_points_parts, recall_parts  # noqa: E402
+from longbench100.judge.parse import helmet_qa_parts, json_values, key_points_parts, recall_parts  # noqa: E402
 
 HELMET_QA_REPLIES = [
     # a step-by-step reply ending in a fenced, indented object

@@ -2,9 +2,9 @@
 
 import pytest
 
-from longbench100.errors import UserError
-from longbench100.lengths import canonical_label, parse_length, parse_length_list
-from longbench100.task_info import TASKS, parse_task_list
+from longbench100.core.errors import UserError
+from longbench100.core.lengths import canonical_label, parse_length, parse_length_list
+from longbench100.catalog.task_info import TASKS, parse_task_list
 
 
 @pytest.mark.parametrize("label,budget", [("2k", 2048), ("8K", 8192), ("128k", 131072), ("5000", 5000)])

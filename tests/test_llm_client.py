@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from longbench100.llm_client import LLMClient, error_reason, parse_retry_after
+from longbench100.llm.client import LLMClient, error_reason, parse_retry_after
 from tests.openai_stub import DROP, OpenAIStub, prompt_text
 
 

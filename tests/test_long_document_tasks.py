@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from longbench100.suites import load_suite
-from longbench100.tokenization import load_tokenizer
+from longbench100.catalog.suites import load_suite
+from longbench100.text.tokenization import load_tokenizer
 from tests.generate_helpers import generate, records
 
 SHARED_SOURCES = Path(__file__).resolve().parents[2] / "shared" / "sources"

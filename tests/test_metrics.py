@@ -2,10 +2,10 @@
 
 import pytest
 
-from longbench100.scoring.classic import ROUGE_VARIANTS, qa_f1, rouge_l, rouge_l_many, token_f1
+from longbench100.scoring.metrics.classic import ROUGE_VARIANTS, qa_f1, rouge_l, rouge_l_many, token_f1
 from longbench100.scoring.grading import choose_metrics
-from longbench100.errors import UserError
-from longbench100.scoring.text import normalize_answer, split_sentences, strip_reasoning
+from longbench100.core.errors import UserError
+from longbench100.text.answers import normalize_answer, split_sentences, strip_reasoning
 
 
 def test_normalize_answer_drops_case_punctuation_articles():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from longbench100.scoring.parsers import accuracy, parse_count, parse_option, parse_passage_number, parse_uuid
+from longbench100.scoring.metrics.parsers import accuracy, parse_count, parse_option, parse_passage_number, parse_uuid
 
 KEY = "9f8e7d6c-5b4a-4c3d-8e2f-1a0b9c8d7e6f"
 VALUE = "3f2b8c1e-9d4a-4e6b-8f1a-2c3d4e5f6a7b"

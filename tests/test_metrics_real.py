@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from rouge import Rouge
 
-from longbench100.scoring.classic import qa_f1, rouge_l, rouge_l_many
-from longbench100.scoring.judge_prompts import qa_prompt, summary_prompt
-from longbench100.scoring.text import split_sentences
+from longbench100.scoring.metrics.classic import qa_f1, rouge_l, rouge_l_many
+from longbench100.judge.prompts import qa_prompt, summary_prompt
+from longbench100.text.answers import split_sentences
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "leval-predictions"
 pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"real-answer fixtures not found at {FIXTURES}")

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from longbench100.cli import main
 from longbench100.generate.inspection import near_duplicates_line
-from longbench100.near_duplicates import find_near_duplicates
-from longbench100.records import Document
+from longbench100.sources.near_duplicates import find_near_duplicates
+from longbench100.sources.records import Document
 from longbench100.tasks.base import distinct_texts
 from tests.fixture_mirror import paragraph, sentence
 
@@ -67,8 +67,8 @@ def test_distinct_texts_keeps_one_document_per_group() -> None:
 @pytest.fixture()
 def near_copy_mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A one-source registry for passage_count and multi_doc_qa whose documents include a story in three versions."""
-    from longbench100.generate import runner
-    from longbench100.locations import SourceLocation
+    from longbench100.generate import run as runner
+    from longbench100.sources.locations import SourceLocation
 
     registry = tmp_path / "registry"
     registry.mkdir()
@@ -85,7 +85,8 @@ def near_copy_mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_no_prompt_holds_two_versions_of_a_story_and_counts_stay_right(near_copy_mirror: Path, tmp_path: Path) -> None:
-    from longbench100.generate.runner import GenerateOptions, run_generate
+    from longbench100.generate.options import GenerateOptions
+    from longbench100.generate.run import run_generate
 
     out = tmp_path / "out"
     options = GenerateOptions(tasks=("passage_count", "kv_retrieval"), lengths=(("1500", 1500),), rows=6, seed=2, tokenizer="cl100k_base",
@@ -124,7 +125,7 @@ def test_word_hashes_stand_for_the_words_re_finds() -> None:
     equal words, whatever the batch size."""
     import re
 
-    from longbench100 import near_duplicates
+    from longbench100.sources import near_duplicates
 
     rng = random.Random(5)
     texts = [_random_text(rng) for _ in range(3000)]
@@ -147,7 +148,7 @@ def test_word_hashes_stand_for_the_words_re_finds() -> None:
 def test_the_word_character_table_is_res_own() -> None:
     import re
 
-    from longbench100.near_duplicates import _word_character_table
+    from longbench100.sources.near_duplicates import _word_character_table
 
     table = _word_character_table()
     assert [bool(value) for value in table] == [re.fullmatch(r"\w", chr(code)) is not None for code in range(0x10000)]

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from longbench100.annotation.prompts import read_mentions, read_summary
-from longbench100.cleaning import strip_gutenberg_frame
+from longbench100.judge.annotation_rubric import read_mentions, read_summary
+from longbench100.sources.cleaning import strip_gutenberg_frame
 from longbench100.cli import main
-from longbench100.scoring.data import DataRecord
-from longbench100.scoring.name_sets import name_set_f1, reply_names
-from longbench100.tokenization import load_tokenizer
+from longbench100.folders.data_records import DataRecord
+from longbench100.scoring.metrics.name_sets import name_set_f1, reply_names
+from longbench100.text.tokenization import load_tokenizer
 from tests.fixture_mirror import BOOKS, PEOPLE, WORDS
 from tests.generate_helpers import assert_examples_cover, generate_annotated, record_template_variables, records, tree
 from tests.openai_stub import OpenAIStub, prompt_text
@@ -320,7 +320,7 @@ def test_section_summaries_are_judged_section_by_section_against_their_text(data
 
 
 def test_section_judge_replies_are_read_strictly():
-    from longbench100.scoring.judge_parse import section_parts, section_score
+    from longbench100.judge.parse import section_parts, section_score
 
     assert section_parts('ok\n{"consistency": 4, "relevance": "5", "faithfulness": 3}') == {"consistency": 4, "relevance": 5, "faithfulness": 3}
     assert section_parts("Consistency: 2\nRelevance (1-5): 3\n**Faithfulness**: 4") == {"consistency": 2, "relevance": 3, "faithfulness": 4}
@@ -377,7 +377,7 @@ def test_section_ratings_are_weighted_by_the_judges_logprobs_when_sent(data, tmp
 
 
 def test_ratings_are_weighted_only_where_each_digit_is_a_token_of_its_own():
-    from longbench100.scoring.judge_parse import weighted_section_parts
+    from longbench100.judge.parse import weighted_section_parts
 
     def token(text, alternatives=()):
         return {"token": text, "logprob": 0.0, "top_logprobs": [{"token": t, "logprob": lp} for t, lp in alternatives]}
@@ -524,7 +524,7 @@ def test_a_server_that_refuses_the_second_ask_is_named_with_the_way_out(mirror, 
 def test_the_api_annotator_options_default_as_generate_does():
     import click
 
-    from longbench100.scoring.judge_options import JudgeOptions
+    from longbench100.llm.options import JudgeOptions
 
     defaults = {param.name: param.default for param in main.get_command(click.Context(main), "generate").params}
     options = JudgeOptions.for_annotator("m")

@@ -14,8 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import COMMANDS, main
-from longbench100.generate.runner import GenerateOptions, run_generate
-from longbench100.output_guard import KIND_FILE, folder_kind
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
+from longbench100.folders.guard import KIND_FILE, folder_kind
 from tests.openai_stub import OpenAIStub
 from tests.test_robustness import read_only_dir  # noqa: F401 - the read-only folder fixture
 

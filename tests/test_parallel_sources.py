@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from longbench100 import corpus as corpus_module
+from longbench100.sources import corpus as corpus_module
 from longbench100.cli import main
 from tests.generate_helpers import tree
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from longbench100.generate.planner import LengthPlan, plan_rows, rows_per_source
-from longbench100.records import Item
+from longbench100.sources.records import Item
 from longbench100.tasks.base import Candidate
 
 BUDGETS = {"short": 1000, "middle": 4000, "long": 16000}

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from longbench100.cli import main
 from longbench100.predict.options import PredictOptions
-from longbench100.predict.runner import failure_message
+from longbench100.predict.run import failure_message
 from longbench100.predict.summary import RunSummary
 from tests.openai_stub import OpenAIStub, prompt_text
 from tests.predict_helpers import read_predictions, sample_id_of, write_data
@@ -55,7 +55,7 @@ def test_every_request_failing_exits_1_with_one_summary_line(tmp_path, reply, re
 def test_a_server_failing_everything_the_same_way_stops_the_run_early(tmp_path, status, message):
     """A server answering 500 to everything used to cost every sample its full retries (45 s for one
     sample, 170 s for 38): now the run stops after BROKEN_AFTER identical failures, with one line."""
-    from longbench100.llm_client import BROKEN_AFTER
+    from longbench100.llm.client import BROKEN_AFTER
 
     data = write_data(tmp_path / "data", {("kv_retrieval", "2k"): 38})
     with OpenAIStub(lambda body: (status, {"error": {"message": message}})) as server:

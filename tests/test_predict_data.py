@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.errors import UserError
+from longbench100.core.errors import UserError
 from longbench100.predict.data import index_data, load_sample
 from longbench100.predict.store import PredictionStore
 from tests.openai_stub import OpenAIStub

@@ -6,12 +6,12 @@ import threading
 import pytest
 from click.testing import CliRunner
 
-from longbench100.errors import UserError
+from longbench100.core.errors import UserError
 
 from longbench100.cli import main
 from longbench100.predict.options import PredictOptions
-from longbench100.predict.runner import run_predictions
-from longbench100.task_info import TASKS
+from longbench100.predict.run import run_predictions
+from longbench100.catalog.task_info import TASKS
 from tests.openai_stub import DROP, OpenAIStub, prompt_text
 from tests.predict_helpers import read_predictions, sample_id_of, write_data
 

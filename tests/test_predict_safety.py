@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.errors import UserError
-from longbench100.llm_client import CompletionResult, LLMClient
+from longbench100.core.errors import UserError
+from longbench100.llm.client import CompletionResult, LLMClient
 from longbench100.predict.options import PredictOptions
-from longbench100.predict.runner import LOST_AFTER_DROPS, run_predictions
+from longbench100.predict.run import LOST_AFTER_DROPS, run_predictions
 from longbench100.predict.store import PredictionStore
 from tests.generate_helpers import terminal_signals
 from tests.openai_stub import DROP, OpenAIStub, prompt_text

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from longbench100.cli import main
 from longbench100.predict.options import PredictOptions
-from longbench100.predict.runner import run_predictions
+from longbench100.predict.run import run_predictions
 from tests.openai_stub import DROP, OpenAIStub, prompt_text
 from tests.predict_helpers import read_predictions, write_data
 

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from longbench100.process_exit import exit_status
+from longbench100.core.process_exit import exit_status
 
 
 BUFFERED = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}  # so a missing flush shows
@@ -17,7 +17,7 @@ BUFFERED = {name: value for name, value in os.environ.items() if name != "PYTHON
 
 def _script(body: str) -> str:
     """Python source that runs ``body`` (which defines ``command``) under :func:`run_and_leave`."""
-    return "from longbench100.process_exit import run_and_leave\n" + textwrap.dedent(body) + "\nrun_and_leave(command)\n"
+    return "from longbench100.core.process_exit import run_and_leave\n" + textwrap.dedent(body) + "\nrun_and_leave(command)\n"
 
 
 def _run(body: str) -> subprocess.CompletedProcess:

@@ -12,11 +12,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from longbench100 import __version__
+from longbench100.core.version import __version__
 from longbench100.cli import main
-from longbench100.generate.runner import GenerateOptions, run_generate
-from longbench100.lengths import parse_length_list
-from longbench100.suites import DEFAULT_SUITE, load_suite
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
+from longbench100.core.lengths import parse_length_list
+from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
 
 PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks  # the eight tasks of the paper
 

@@ -172,7 +172,7 @@ def test_push_refused_when_the_hub_is_unreachable_before_writing(tmp_path: Path)
      "cannot push: offline mode is on (HF_HUB_OFFLINE is set)"),
 ])
 def test_push_access_check_without_token_or_offline(tmp_path: Path, extra: dict[str, str], message: str):
-    script = ("from longbench100.errors import UserError\nfrom longbench100.publish.hub import check_push_access\n"
+    script = ("from longbench100.core.errors import UserError\nfrom longbench100.publish.hub import check_push_access\n"
               "try:\n    check_push_access()\nexcept UserError as error:\n    print(error)\n")
     result = subprocess.run([sys.executable, "-c", script], env=_hub_env(tmp_path, **extra), capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

@@ -1,4 +1,4 @@
-"""NDCG@10 for re-ranking (scoring/ranking.py): the library's numbers against the textbook formula, and the
+"""NDCG@10 for re-ranking (scoring/metrics/ranking.py): the library's numbers against the textbook formula, and the
 ranking parser on replies written the way chatty models write them."""
 
 import json
@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.errors import UserError
-from longbench100.lengths import parse_length
-from longbench100.scoring.data import DataRecord
+from longbench100.core.errors import UserError
+from longbench100.core.lengths import parse_length
+from longbench100.folders.data_records import DataRecord
 from longbench100.scoring.grading import GradeJob, grade_jobs
-from longbench100.scoring.ranking import helmet_ranking, ndcg_at_10, ndcg_at_10_lenient, ndcg_cut, parse_ranking
-from longbench100.scoring.record_metrics import RECORD_METRICS
-from longbench100.task_info import TASKS, TaskInfo
+from longbench100.scoring.metrics.ranking import helmet_ranking, ndcg_at_10, ndcg_at_10_lenient, ndcg_cut, parse_ranking
+from longbench100.scoring.metrics.record_metrics import RECORD_METRICS
+from longbench100.catalog.task_info import TASKS, TaskInfo
 
 
 def textbook_ndcg(ranking: list[str], relevance: dict[str, int], k: int = 10) -> float:

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from longbench100.scoring.data import DataRecord
-from longbench100.scoring.judge_parse import parse_qa_verdict, parse_summary_verdict
-from longbench100.scoring.judge_prompts import JudgePrompt
-from longbench100.scoring.judge_verdict import judge_verdict
-from longbench100.scoring.label_match import label_match, parse_label
-from longbench100.scoring.parsers import accuracy, parse_count, parse_option, parse_passage_number, parse_uuid, substring_match
-from longbench100.scoring.ranking import ndcg_at_10, parse_ranking
+from longbench100.folders.data_records import DataRecord
+from longbench100.judge.parse import parse_qa_verdict, parse_summary_verdict
+from longbench100.judge.prompts import JudgePrompt
+from longbench100.judge.verdict import judge_verdict
+from longbench100.scoring.metrics.label_match import label_match, parse_label
+from longbench100.scoring.metrics.parsers import accuracy, parse_count, parse_option, parse_passage_number, parse_uuid, substring_match
+from longbench100.scoring.metrics.ranking import ndcg_at_10, parse_ranking
 
 REPLIES = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "smollm2" / "replies.jsonl").read_text().splitlines()]
 BY_ID = {reply["id"]: reply for reply in REPLIES}

@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.scoring.data import DataRecord
+from longbench100.folders.data_records import DataRecord
 from longbench100.scoring.grading import GradeJob, grade_jobs
-from longbench100.scoring.parsers import string_match_all, substring_match
-from longbench100.suites import load_suite
-from longbench100.tokenization import load_tokenizer
+from longbench100.scoring.metrics.parsers import string_match_all, substring_match
+from longbench100.catalog.suites import load_suite
+from longbench100.text.tokenization import load_tokenizer
 from tests.generate_helpers import assert_prompts_fit, generate, records, tree
 
 SHARED_SOURCES = Path(__file__).resolve().parents[2] / "shared" / "sources"

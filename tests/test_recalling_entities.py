@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from longbench100.annotation.entities import ENTITY_TYPES, name_shaped, reference_shaped
-from longbench100.annotation.prompts import read_mentions
-from longbench100.cleaning import clean_text
+from longbench100.catalog.entities import ENTITY_TYPES, name_shaped, reference_shaped
+from longbench100.judge.annotation_rubric import read_mentions
+from longbench100.sources.cleaning import clean_text
 from longbench100.cli import main
-from longbench100.errors import UserError
-from longbench100.registry import parse_entry
-from longbench100.scoring.data import DataRecord
-from longbench100.scoring.name_sets import name_set_f1
+from longbench100.core.errors import UserError
+from longbench100.sources.registry import parse_entry
+from longbench100.folders.data_records import DataRecord
+from longbench100.scoring.metrics.name_sets import name_set_f1
 from tests.fixture_mirror import sentence, write_mirror
 from tests.generate_helpers import generate_annotated, records
 from tests.openai_stub import OpenAIStub, prompt_text

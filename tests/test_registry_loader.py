@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from longbench100.corpus import load_corpus
-from longbench100.errors import UserError
-from longbench100.loader import load_source
-from longbench100.locations import SourceLocation, active_entries, resolve_location
-from longbench100.paths import packaged_dir
-from longbench100.registry import load_registry, parse_entry
-from longbench100.token_cache import attach_token_counts
-from longbench100.tokenization import load_tokenizer
+from longbench100.sources.corpus import load_corpus
+from longbench100.core.errors import UserError
+from longbench100.sources.loader import load_source
+from longbench100.sources.locations import SourceLocation, active_entries, resolve_location
+from longbench100.core.paths import packaged_dir
+from longbench100.sources.registry import load_registry, parse_entry
+from longbench100.sources.token_cache import attach_token_counts
+from longbench100.text.tokenization import load_tokenizer
 from tests.fixture_mirror import write_mirror
 
 
@@ -145,7 +145,7 @@ def test_missing_mirror_folder_and_offline_hub(tmp_path: Path, monkeypatch: pyte
         resolve_location(str(tmp_path / "absent"))
     from huggingface_hub import constants
 
-    from longbench100 import hub
+    from longbench100.core import hub_reach as hub
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
     monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there: refused at once
@@ -212,7 +212,7 @@ def test_texts_counted_for_one_source_are_not_counted_again_for_another(mirror: 
 def test_a_document_with_its_tokens_keeps_every_other_field() -> None:
     from dataclasses import fields, replace
 
-    from longbench100.records import Document
+    from longbench100.sources.records import Document
 
     values = {field.name: f"{field.name} value" for field in fields(Document)}
     document = Document(**values)
@@ -230,7 +230,7 @@ def test_loading_a_corpus_leaves_the_garbage_collector_as_it_found_it(mirror: Pa
         states.append(gc.isenabled())
         return load_source(*args)
 
-    monkeypatch.setattr("longbench100.corpus.load_source", reading)
+    monkeypatch.setattr("longbench100.sources.corpus.load_source", reading)
     was = gc.isenabled()
     (gc.enable if enabled else gc.disable)()
     try:

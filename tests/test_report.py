@@ -8,12 +8,12 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.errors import UserError
-from longbench100.lengths import parse_length
+from longbench100.core.errors import UserError
+from longbench100.core.lengths import parse_length
 from longbench100.report.load import load_results
 from longbench100.report.plots import MAX_DEPTH_LINES, lc_by_task_figure, score_by_depth_figure
 from longbench100.report.table import fmt, ranks
-from longbench100.scoring.aggregate import aggregate
+from longbench100.scoring.aggregates.aggregate import aggregate
 from longbench100.scoring.samples import ScoredSample
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.generate.runner import GenerateOptions, run_generate
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
 from longbench100.report.html import AROUND_CHARS, HEAD_CHARS, TAIL_CHARS, gold_spans_of, prompt_excerpt
 
 

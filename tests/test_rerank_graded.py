@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from longbench100.errors import SourceAbsent, UserError
-from longbench100.loader import load_source
-from longbench100.locations import active_entries, resolve_location
-from longbench100.registry import parse_entry
+from longbench100.core.errors import SourceAbsent, UserError
+from longbench100.sources.loader import load_source
+from longbench100.sources.locations import active_entries, resolve_location
+from longbench100.sources.registry import parse_entry
 from tests.fixture_mirror import tar_archive, write_mirror
 from tests.generate_helpers import generate, records
 
@@ -136,7 +136,7 @@ def test_a_missing_member_and_a_bad_grade_stop_in_one_line(tmp_path):
     entry = parse_entry(registry / "helmet_msmarco.toml")
     archive = tmp_path / "mirror" / ARCHIVE
     archive.parent.mkdir(parents=True)
-    from longbench100.locations import SourceLocation
+    from longbench100.sources.locations import SourceLocation
 
     location = SourceLocation("mirror", tmp_path / "mirror", registry)
     archive.write_bytes(tar_archive({"data/other.jsonl": b"{}\n"}))

@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.records import Document, SourceData
-from longbench100.registry import SourceEntry
-from longbench100.retrieval import bm25
+from longbench100.sources.records import Document, SourceData
+from longbench100.sources.registry import SourceEntry
+from longbench100.sources import bm25
 from longbench100.tasks.haystack import grid_depth
-from longbench100.scoring.text import normalize_answer
-from longbench100.tokenization import load_tokenizer
+from longbench100.text.answers import normalize_answer
+from longbench100.text.tokenization import load_tokenizer
 from tests.conftest import SHARED_SOURCES
 from tests.generate_helpers import generate, records
 
@@ -79,7 +79,7 @@ def test_ranking_puts_matching_documents_first_and_honours_exclusions():
 def test_a_document_holding_a_gold_answer_is_never_a_negative(isolated_cache):
     import random
 
-    from longbench100.corpus import Corpus
+    from longbench100.sources.corpus import Corpus
     from longbench100.tasks.negatives import NegativePool
 
     corpus = Corpus({"toy": _entry()}, {"toy": _data(TOY)})

@@ -15,18 +15,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from longbench100.atomic import write_json_atomic
+from longbench100.core.atomic import write_json_atomic
 from longbench100.cli import main
-from longbench100.errors import UserError
-from longbench100.generate import runner
+from longbench100.core.errors import UserError
+from longbench100.generate import run as runner
 from longbench100.generate.manifest import RUN_STATE
-from longbench100.generate.runner import GenerateOptions, run_generate
-from longbench100.task_info import TASKS
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
+from longbench100.catalog.task_info import TASKS
 from longbench100.tasks import BUILDERS
 from longbench100.tasks.one_document import OneDocumentTask
-from longbench100.scoring.data import read_jsonl
+from longbench100.folders.data_records import read_jsonl
 from longbench100.scoring.results import write_results
-from longbench100.writable import ensure_writable_dir, ensure_writable_file
+from longbench100.folders.writable import ensure_writable_dir, ensure_writable_file
 from tests.generate_helpers import assert_examples_cover, record_template_variables, terminal_signals
 from tests.openai_stub import OpenAIStub
 from tests.test_score_inputs import RIGHT, write_dataset, write_predictions

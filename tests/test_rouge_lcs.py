@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from rouge import Rouge
 
-from longbench100.scoring import rouge_lcs
-from longbench100.scoring.classic import ROUGE_VARIANTS, _longbench_f, rouge_l, rouge_l_many
-from longbench100.scoring.rouge_lcs import NeedsLibrary, longbench_rouge_l_f, rebuilt_lcs_words
+from longbench100.scoring.metrics import rouge_lcs
+from longbench100.scoring.metrics.classic import ROUGE_VARIANTS, _longbench_f, rouge_l, rouge_l_many
+from longbench100.scoring.metrics.rouge_lcs import NeedsLibrary, longbench_rouge_l_f, rebuilt_lcs_words
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "leval-predictions"
 

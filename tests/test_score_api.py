@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.fingerprint import prompt_sha256
-from longbench100.scoring.data import manifest_sha256
-from longbench100.scoring.judge_setup import PREFLIGHT_PROMPT
+from longbench100.core.digests import prompt_sha256
+from longbench100.folders.data_records import manifest_sha256
+from longbench100.judge.setup import PREFLIGHT_PROMPT
 from tests.openai_stub import OpenAIStub, prompt_text
 from tests.test_judge_http import good_judge
 from tests.test_score_inputs import GOLD, RIGHT, write_dataset, write_predictions
@@ -380,7 +380,7 @@ def test_rouge_variant_is_checked_and_recorded(tmp_path):
 
 def test_out_that_is_a_folder_fails_before_any_work(tmp_path):
     from longbench100 import ScoreOptions, run_score
-    from longbench100.errors import UserError
+    from longbench100.core.errors import UserError
 
     data = write_dataset(tmp_path / "data", tasks=("kv_retrieval",), labels=("2k",), rows=1)
     predictions = write_predictions(tmp_path / "p", data)

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from longbench100.errors import UserError
-from longbench100.lengths import parse_length
-from longbench100.scoring.data import load_data, manifest_sha256
+from longbench100.core.errors import UserError
+from longbench100.core.lengths import parse_length
+from longbench100.folders.data_records import load_data, manifest_sha256
 from longbench100.scoring.predictions import load_predictions, match_predictions
-from longbench100.suites import DEFAULT_SUITE, load_suite
-from longbench100.task_info import TASKS
+from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
+from longbench100.catalog.task_info import TASKS
 
 PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks  # the eight tasks of the paper
 

@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.errors import UserError
+from longbench100.core.errors import UserError
 from longbench100.report.load import load_result
 from longbench100.scoring.samples import ScoredSample
 from longbench100.scoring.secondary import secondary_means, secondary_metrics
-from longbench100.task_info import TASKS
+from longbench100.catalog.task_info import TASKS
 from tests.test_score_inputs import RIGHT, UUID, write_dataset, write_predictions
 
 DATA_TASKS = ("kv_retrieval", "passage_count", "single_doc_qa")

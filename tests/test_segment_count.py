@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from longbench100.paths import DEMO_DIR
-from longbench100.segment_count import CUT, SegmentCounter, segmentable_tokenizer_json
-from longbench100.tokenization import load_tokenizer
+from longbench100.core.paths import DEMO_DIR
+from longbench100.text.segment_count import CUT, SegmentCounter, segmentable_tokenizer_json
+from longbench100.text.tokenization import load_tokenizer
 from tests.conftest import SEGMENTED_TOKENIZERS, SHARED_SOURCES, load_segmented, qwen_tokenizer_json
 
 JUNCTION_BITS = ["1", "23", "4567", " ", "  ", "\n", "\n\n", "\t", "é", "日本語", "'s", "'ll", "\"", "(", ")", "...", "!",
@@ -112,8 +112,9 @@ def test_only_tokenizer_jsons_built_like_cl100k_count_by_segments(tmp_path: Path
 
 
 def _generate(out: Path, verify: bool):
-    from longbench100.generate.runner import GenerateOptions, run_generate
-    from longbench100.suites import load_suite
+    from longbench100.generate.options import GenerateOptions
+    from longbench100.generate.run import run_generate
+    from longbench100.catalog.suites import load_suite
 
     suite = load_suite("ruler")
     return run_generate(GenerateOptions(tasks=("niah_single_2", "variable_tracking"), lengths=(("4k", 4096), ("8k", 8192)), rows=3,
@@ -130,7 +131,7 @@ def test_generate_verify_counts_recounts_every_prompt_whole(tmp_path: Path):
 
 
 def test_generate_verify_counts_catches_a_wrong_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from longbench100.errors import UserError
+    from longbench100.core.errors import UserError
 
     real = SegmentCounter.count
     monkeypatch.setattr(SegmentCounter, "count", lambda self, text: real(self, text) - (len(text) > 3000))

@@ -8,12 +8,11 @@ import re
 import pytest
 import sentencex
 
-from longbench100.generate.packing import cut_prefix
-from longbench100.generate.pieces import Piece
-from longbench100.generate.sentences import (LANGUAGE, MIN_FILLER_CHARS, _MARGIN, _checked_end, sentence_ends,
-                                             sentence_ends_from_last)
+from longbench100.fitting.packing import cut_prefix
+from longbench100.fitting.pieces import Piece
+from longbench100.text.sentences import LANGUAGE, MIN_FILLER_CHARS, _MARGIN, _checked_end, sentence_ends, sentence_ends_from_last
 from longbench100.tasks.counting_stars import insertion_points
-from longbench100.tokenization import load_tokenizer
+from longbench100.text.tokenization import load_tokenizer
 
 SENTENCES = [
     "Dr. A. B. Moss met Mr. Hale at 9 a.m. in the U.S. capital on Tuesday.",
@@ -117,7 +116,7 @@ def test_no_sentence_end_before_punctuation_that_runs_on_in_lower_case(text: str
 
 
 def test_the_end_checks_read_little_of_a_sentence_yet_agree_with_whole_searches() -> None:
-    from longbench100.generate import sentences
+    from longbench100.text import sentences
 
     terminal = re.compile(r"""[.!?…]["'”’)\]]*$""")
     abbreviated = re.compile(rf"""(?:^|[^\w.])(?:{sentences._ABBREVIATION.pattern})$""")

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.tokenization import load_tokenizer
+from longbench100.text.tokenization import load_tokenizer
 from tests.conftest import SHARED_SOURCES
 
 pytestmark = pytest.mark.skipif(not (SHARED_SOURCES / "README.md").exists(), reason="../shared/sources (real upstream mirror) is absent")
@@ -51,8 +51,8 @@ def test_generate_fills_real_budgets(tmp_path: Path) -> None:
 
 
 def test_declared_cleaning_leaves_no_markup_mojibake_entities_tokenization_or_fragments() -> None:
-    from longbench100.loader import load_source
-    from longbench100.locations import resolve_location
+    from longbench100.sources.loader import load_source
+    from longbench100.sources.locations import resolve_location
 
     location = resolve_location(str(SHARED_SOURCES))
     registry = location.registry()
@@ -84,8 +84,8 @@ def test_declared_cleaning_leaves_no_markup_mojibake_entities_tokenization_or_fr
 
 
 def test_bioasq_summary_questions_are_multi_document_items() -> None:
-    from longbench100.loader import load_source
-    from longbench100.locations import resolve_location
+    from longbench100.sources.loader import load_source
+    from longbench100.sources.locations import resolve_location
 
     location = resolve_location(str(SHARED_SOURCES))
     data = load_source(location, location.registry()["rag_mini_bioasq_summary"])

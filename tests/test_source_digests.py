@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from longbench100 import loader
+from longbench100.sources import loader
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.paths import packaged_dir
-from longbench100.registry import load_registry
+from longbench100.core.paths import packaged_dir
+from longbench100.sources.registry import load_registry
 from tests.fixture_mirror import write_mirror
 
 REGISTRY = load_registry(packaged_dir("sources"))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from longbench100.generate.spans import coverage_spans, text_spans
+from longbench100.fitting.spans import coverage_spans, text_spans
 
 
 def test_spans_are_found_in_order_even_when_a_text_repeats():

@@ -13,9 +13,9 @@ import random
 
 import pytest
 
-from longbench100.segment_count import CUT
-from longbench100.spliced_count import TextIndex, locate, materialize
-from longbench100.tokenization import load_tokenizer
+from longbench100.text.segment_count import CUT
+from longbench100.text.spliced_count import TextIndex, locate, materialize
+from longbench100.text.tokenization import load_tokenizer
 from tests.conftest import SEGMENTED_TOKENIZERS, load_segmented
 from tests.test_segment_count import JUNCTION_BITS, real_sentences
 
@@ -241,7 +241,7 @@ _WORD_LEVEL_TOKENIZER = """{"version": "1.0", "truncation": null, "padding": nul
 
 
 def test_finding_a_long_text_by_its_opening_finds_what_str_find_finds():
-    from longbench100.spliced_count import _find
+    from longbench100.text.spliced_count import _find
 
     rng = random.Random(11)
     shared = "Passage text that opens the same way in many documents, then goes on differently"

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.errors import UserError
-from longbench100.suites import load_suite, parse_suite_file
+from longbench100.core.errors import UserError
+from longbench100.catalog.suites import load_suite, parse_suite_file
 from tests.fixture_mirror import write_mirror
 from tests.generate_helpers import generate
 

@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.errors import UserError
-from longbench100.scoring.aggregate import aggregate
-from longbench100.scoring.by_suite import suite_blocks
-from longbench100.suites import DEFAULT_SUITE, NO_SUITE, group_by_suite, load_all_suites, load_suite, parse_suite_file
-from longbench100.task_info import TASKS
+from longbench100.core.errors import UserError
+from longbench100.scoring.aggregates.aggregate import aggregate
+from longbench100.scoring.aggregates.by_suite import suite_blocks
+from longbench100.catalog.suites import DEFAULT_SUITE, NO_SUITE, group_by_suite, load_all_suites, load_suite, parse_suite_file
+from longbench100.catalog.task_info import TASKS
 from tests.test_report import model_samples
 from tests.test_score_inputs import write_dataset, write_predictions
 

@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.lengths import parse_length
-from longbench100.generate.fitting import BuildContext
+from longbench100.core.lengths import parse_length
+from longbench100.fitting.fit import BuildContext
 from longbench100.scoring.grading import choose_metrics
-from longbench100.scoring.parsers import string_match_all
-from longbench100.task_info import TASKS
+from longbench100.scoring.metrics.parsers import string_match_all
+from longbench100.catalog.task_info import TASKS
 from longbench100.tasks.synthetic import fill_units
-from longbench100.tokenization import load_tokenizer
+from longbench100.text.tokenization import load_tokenizer
 
 SYNTHETIC = ("variable_tracking", "common_words", "frequent_words")
 LENGTHS = {"2k": 2048, "4k": 4096, "8k": 8192}
@@ -222,7 +222,7 @@ def test_scoring_grades_partial_replies_and_keeps_variable_tracking_depths(data,
 def test_a_different_word_list_is_refused_in_one_line(monkeypatch):
     import english_words
 
-    from longbench100.errors import UserError
+    from longbench100.core.errors import UserError
     from longbench100.tasks import synthetic
 
     synthetic.english_words.cache_clear()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from longbench100.corpus import Corpus
+from longbench100.sources.corpus import Corpus
 from longbench100.generate.base_lengths import base_length_warnings
-from longbench100.generate.pieces import distractor_piece, gold_piece
-from longbench100.generate.templates import PromptTemplates
-from longbench100.records import Document, Item
-from longbench100.scoring.parsers import parse_passage_number
-from longbench100.generate.templates import passage_phrase
+from longbench100.fitting.pieces import distractor_piece, gold_piece
+from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.records import Document, Item
+from longbench100.scoring.metrics.parsers import parse_passage_number
+from longbench100.fitting.templates import passage_phrase
 from longbench100.tasks.multi_doc_qa import MultiDocQa
 from longbench100.tasks.multi_doc_sum import MultiDocSum
 from longbench100.tasks.passage_retrieval import PassageRetrieval

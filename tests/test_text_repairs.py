@@ -1,10 +1,10 @@
-"""The text repairs of longbench100.cleaning on small hand-written texts shaped like the upstream noise."""
+"""The text repairs of longbench100.sources.cleaning on small hand-written texts shaped like the upstream noise."""
 
 from __future__ import annotations
 
 import pytest
 
-from longbench100.cleaning import CLEANING_STEPS, clean_text, unescape_entities
+from longbench100.sources.cleaning import CLEANING_STEPS, clean_text, unescape_entities
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -63,7 +63,7 @@ def test_passage_steps_apply_to_documents_only() -> None:
 def test_lines_skipped_by_the_detokenizer_hint_are_what_the_detokenizer_would_return():
     from nltk.tokenize.treebank import TreebankWordDetokenizer  # the oracle: NLTK itself
 
-    from longbench100.cleaning import detokenizer_acts_on
+    from longbench100.sources.cleaning import detokenizer_acts_on
 
     lines = ["The committee met on 3 May, 2019.", "  indented line with  two spaces  ", "costs $5 and 10% more",
              "e.g. the U.S. Army's 3rd unit", "a-b c/d [x] (y) {z}", "x == y; z"]
@@ -77,7 +77,7 @@ def test_what_the_detokenizer_acts_on_is_found_as_one_case_blind_regex_finds_it(
     import random
     import re
 
-    from longbench100.cleaning import detokenizer_acts_on
+    from longbench100.sources.cleaning import detokenizer_acts_on
 
     one_regex = re.compile(  # the rule as one regex: slower, and the oracle
         r"``|''|\s[,.;:?!%)\]}>'\"]|[(\[{<$#]\s|\sn't\b|(?i:\b(?:can\s+not|gon\s+na|got\s+ta|lem\s+me|wan\s+na|gim\s+me"

@@ -1,4 +1,4 @@
-"""longbench100.treebank_detokenizer against its oracle, NLTK's TreebankWordDetokenizer.
+"""longbench100.text.treebank_detokenizer against its oracle, NLTK's TreebankWordDetokenizer.
 
 The table must be NLTK's own (patterns, replacements, flags, order), each rule's literals must be
 present wherever its pattern matches (else skipping it would change the output), the contraction gate
@@ -14,8 +14,8 @@ import pytest
 import regex
 from nltk.tokenize.treebank import TreebankWordDetokenizer
 
-from longbench100 import treebank_detokenizer as ours
-from longbench100.treebank_detokenizer import detokenize_line
+from longbench100.text import treebank_detokenizer as ours
+from longbench100.text.treebank_detokenizer import detokenize_line
 from tests.conftest import SHARED_SOURCES
 
 NLTK = TreebankWordDetokenizer()

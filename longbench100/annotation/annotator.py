@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..errors import UserError
-from ..paths import cache_dir
-from ..scoring.judge import Judge, JudgePlan
-from ..scoring.judge_cache import JudgeCache
-from ..scoring.judge_prompts import JudgePrompt
-from ..scoring.judge_options import JudgeOptions
-from ..scoring.judge_setup import check_judge
+from longbench100.core.errors import UserError
+from longbench100.core.paths import cache_dir
+from longbench100.judge.grader import Judge, JudgePlan
+from longbench100.judge.cache import JudgeCache
+from longbench100.judge.prompts import JudgePrompt
+from longbench100.llm.options import JudgeOptions
+from longbench100.judge.setup import check_judge
 from .labels import Annotations
-from .prompts import PROMPT_VERSIONS, annotation_prompt_text
+from longbench100.judge.annotation_rubric import PROMPT_VERSIONS, annotation_prompt_text
 
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .prompts import SUMMARY
+from longbench100.judge.annotation_rubric import SUMMARY
 
 
 @dataclass

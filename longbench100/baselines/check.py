@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean, stdev
 
-from ..scoring.data import DataRecord, load_data_with_prompts, read_manifest
+from longbench100.folders.data_records import DataRecord, load_data_with_prompts, read_manifest
 from ..scoring.reply_scores import classic_scores
-from .limits import ShortcutLimit, limit_from_record
+from longbench100.catalog.shortcut_limits import ShortcutLimit, limit_from_record
 from .prompt_view import read_prompt
 from .strategies import Attempt, Baseline, baselines_for, chance_answers
 

@@ -19,8 +19,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..annotation.entities import ENTITY_TYPES
-from ..scoring.data import DataRecord
+from longbench100.catalog.entities import ENTITY_TYPES
+from longbench100.folders.data_records import DataRecord
 from .lexical import outlier_index, overlap, query_similarities
 from .prompt_view import Passage, PromptView
 

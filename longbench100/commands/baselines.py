@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
-from ..output_guard import guard_output_file
-from ..task_info import parse_task_list
+from longbench100.core.errors import UserError
+from longbench100.folders.guard import guard_output_file
+from longbench100.catalog.task_info import parse_task_list
 
 
 @click.command()
@@ -38,7 +38,7 @@ def baselines(data: Path, tasks: str, out: Path | None, check: bool) -> None:
       longbench100 baselines data/ --check --out baselines.json
     """
     from ..baselines.check import run_baselines
-    from ..baselines.output import format_table, write_run
+    from longbench100.baselines.render import format_table, write_run
 
     if out is not None:
         guard_output_file(out, "--out", {"DATA": data})

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from ..analysis.coverage import CoverageOptions, CoverageOutcome, run_coverage
-from ..analysis.coverage_chunks import CHUNK_TOKENS
-from ..scoring.judge_options import OPENAI_BASE_URL, JudgeOptions
-from ..lengths import parse_length_list
-from ..task_info import parse_task_list
+from longbench100.analysis.coverage.run import CoverageOptions, CoverageOutcome, run_coverage
+from longbench100.text.chunks import CHUNK_TOKENS
+from longbench100.llm.options import OPENAI_BASE_URL, JudgeOptions
+from longbench100.core.lengths import parse_length_list
+from longbench100.catalog.task_info import parse_task_list
 
 
 def _percent(value: float | None) -> str:

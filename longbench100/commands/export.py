@@ -31,9 +31,9 @@ def lm_eval_command(data_dir: Path, out_dir: Path) -> None:
     lm-eval prints each task's classic score (as `score --metric classic`); `score` reads its samples
     for judges, Base Ability and LongScore. The documents hold absolute paths: export again if OUT moves.
     """
-    from ..errors import UserError  # noqa: PLC0415
+    from longbench100.core.errors import UserError  # noqa: PLC0415
     from ..integrations.lm_eval_export import export_lm_eval  # noqa: PLC0415
-    from ..output_guard import guard_output_dir, mark_folder  # noqa: PLC0415
+    from longbench100.folders.guard import guard_output_dir, mark_folder  # noqa: PLC0415
 
     if not data_dir.is_dir():
         raise UserError(f"DATA {data_dir}: no such folder")

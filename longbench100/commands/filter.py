@@ -5,17 +5,17 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
-from ..scoring.data import DataRecord, load_data, manifest_sha256, read_manifest
-from ..scoring.dataset_filter import FilterModel, drops, flag, qa_records
+from longbench100.core.errors import UserError
+from longbench100.folders.data_records import DataRecord, load_data, manifest_sha256, read_manifest
+from longbench100.scoring.qa_filter.closed_book import FilterModel, drops, flag, qa_records
 from ..scoring.grading import JUDGE_METRICS, GradeJob, choose_metrics, grade_jobs, judge_prompts
-from ..scoring.judge_style import resolve_judge_style
-from ..scoring.qa_filter import DEFAULT_THRESHOLD, parse_threshold
-from ..folder_lock import output_lock
-from ..scoring.filtered_folder import check_filter_out, write_filtered
-from ..scoring.cost import check_prices, plan_lines
+from longbench100.catalog.judge_styles import resolve_judge_style
+from longbench100.scoring.qa_filter.threshold import DEFAULT_THRESHOLD, parse_threshold
+from longbench100.folders.lock import output_lock
+from longbench100.scoring.qa_filter.filtered_folder import check_filter_out, write_filtered
+from longbench100.judge.cost import check_prices, plan_lines
 from ..scoring.run import default_model_name, prepare_judge, read_predictions
-from ..suites import recorded_suite
+from longbench100.catalog.suites import recorded_suite
 from .score import judge_options, judge_settings
 
 

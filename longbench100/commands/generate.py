@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
-from ..lengths import parse_length_list
-from ..scoring.judge_options import ANNOTATOR_LOOP_PENALTY, ANNOTATOR_MAX_TOKENS, OPENAI_BASE_URL, JudgeOptions
-from ..suites import DEFAULT_SUITE, load_suite, pick_tasks, suite_for_tasks
-from ..tokenization import DEFAULT_TOKENIZER
+from longbench100.core.lengths import parse_length_list
+from longbench100.llm.options import ANNOTATOR_LOOP_PENALTY, ANNOTATOR_MAX_TOKENS, OPENAI_BASE_URL, JudgeOptions
+from longbench100.catalog.suites import DEFAULT_SUITE, load_suite, pick_tasks, suite_for_tasks
+from longbench100.text.tokenization import DEFAULT_TOKENIZER
 from .sources import SOURCES_HELP
 
 
@@ -73,7 +73,8 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
       longbench100 generate --suite ethic --lengths 8k,32k --rows 10 --out ethic/
         --annotator-model smollm2 --annotator-base-url http://127.0.0.1:8080/v1
     """
-    from ..generate.runner import GenerateOptions, run_generate
+    from longbench100.generate.options import GenerateOptions
+    from longbench100.generate.run import run_generate
 
     suite = load_suite(suite_spec) if suite_spec else suite_for_tasks(tasks)
     if suite.name != DEFAULT_SUITE and not suite_spec:

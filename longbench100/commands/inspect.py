@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from ..analysis.coverage import construction_table
-from ..errors import UserError
+from longbench100.analysis.coverage.run import construction_table
+from longbench100.core.errors import UserError
 from ..generate.inspection import FolderSummary, LengthSummary, summarise_folder
-from ..scoring.data import read_manifest
-from ..suites import group_by_suite, recorded_suite
+from longbench100.folders.data_records import read_manifest
+from longbench100.catalog.suites import group_by_suite, recorded_suite
 
 
 @click.command()

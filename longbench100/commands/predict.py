@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from ..errors import UserError
-from ..lengths import parse_length_list
-from ..task_info import parse_task_list
+from longbench100.core.errors import UserError
+from longbench100.core.lengths import parse_length_list
+from longbench100.catalog.task_info import parse_task_list
 
 
 def _max_new_tokens(text: str) -> int | None:
@@ -127,7 +127,7 @@ def predict(
           --base-url http://127.0.0.1:8000/v1 --lengths 2k,4k,6k,8k,16k,32k --out preds/qwen7b
     """
     from ..predict.options import PredictOptions, parse_extra_body
-    from ..predict.runner import failure_message, run_predict
+    from longbench100.predict.run import failure_message, run_predict
 
     servers = _servers(base_urls, base_urls_file)
     options = PredictOptions(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from .. import __version__
-from ..errors import UserError
+from longbench100.core.version import __version__
+from longbench100.core.errors import UserError
 
 
 @click.command()
@@ -37,8 +37,8 @@ def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | Non
     """
     from ..publish.hub import check_push_access, check_repo_id, push_snapshot
     from ..publish.snapshot import publish_snapshot
-    from ..folder_lock import output_lock
-    from ..output_guard import guard_output_dir
+    from longbench100.folders.lock import output_lock
+    from longbench100.folders.guard import guard_output_dir
     from ..publish.staging import check_empty_target, remove_stale_staging
 
     if repo_id:
@@ -81,7 +81,7 @@ def verify_snapshot(snapshot: Path, unpack_to: Path | None) -> None:
     """
     from ..publish.checksums import SnapshotChanged
     from ..publish.checksums import verify_snapshot as verify
-    from ..output_guard import guard_output_dir
+    from longbench100.folders.guard import guard_output_dir
     from ..publish.staging import check_empty_target, remove_stale_staging
     from ..publish.unpack import unpack_snapshot
 

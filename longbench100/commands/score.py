@@ -8,12 +8,12 @@ from pathlib import Path
 
 import click
 
-from ..lengths import parse_length_list
-from ..scoring.classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
+from longbench100.core.lengths import parse_length_list
+from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
 from ..scoring.grading import METRIC_MODES
-from ..scoring.judge_options import OPENAI_BASE_URL, JudgeOptions
-from ..scoring.judge_style import JUDGE_STYLES
-from ..scoring.qa_filter import DEFAULT_THRESHOLD, parse_threshold
+from longbench100.llm.options import OPENAI_BASE_URL, JudgeOptions
+from longbench100.catalog.judge_styles import JUDGE_STYLES
+from longbench100.scoring.qa_filter.threshold import DEFAULT_THRESHOLD, parse_threshold
 from ..scoring.run import ScoreOptions, run_score
 
 

@@ -8,14 +8,14 @@ import time
 
 import click
 
-from ..answerability import rule_counts_line
-from ..errors import HubUnreachable, SourceAbsent, UserError
-from ..loader import load_source
-from ..locations import MIRROR_HINT, SOURCES_ENV, SourceLocation, active_entries, resolve_location
-from ..registry import SourceEntry
-from ..suites import Suite, load_all_suites, suites_of_task
-from ..token_cache import attach_token_counts
-from ..tokenization import DEFAULT_TOKENIZER, load_tokenizer
+from longbench100.sources.answerability import rule_counts_line
+from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError
+from longbench100.sources.loader import load_source
+from longbench100.sources.locations import MIRROR_HINT, SOURCES_ENV, SourceLocation, active_entries, resolve_location
+from longbench100.sources.registry import SourceEntry
+from longbench100.catalog.suites import Suite, load_all_suites, suites_of_task
+from longbench100.sources.token_cache import attach_token_counts
+from longbench100.text.tokenization import DEFAULT_TOKENIZER, load_tokenizer
 
 SOURCES_HELP = f"Where to read sources: 'hub' (default), 'demo' (built-in demo pack), or a local mirror folder DIR/<repo id>/<path>. Default: ${SOURCES_ENV}, else hub."
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..suites import Suite, load_all_suites, load_suite
-from ..task_info import TASKS
+from longbench100.catalog.suites import Suite, load_all_suites, load_suite
+from longbench100.catalog.task_info import TASKS
 
 
 @click.group(invoke_without_command=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..lengths import DEFAULT_BASE_LABELS, parse_length
+from longbench100.core.lengths import DEFAULT_BASE_LABELS, parse_length
 
 
 def base_length_warnings(rows: dict[str, dict[str, int]], base_labels: tuple[str, ...] = DEFAULT_BASE_LABELS) -> list[str]:

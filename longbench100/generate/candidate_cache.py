@@ -16,11 +16,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-from ..atomic import write_json_atomic
-from ..corpus import Corpus
-from ..paths import cache_dir
+from longbench100.core.atomic import write_json_atomic
+from longbench100.sources.corpus import Corpus
+from longbench100.core.paths import cache_dir
 from ..tasks.base import Candidate, TaskBuilder
-from .fitting import BuildContext
+from longbench100.fitting.fit import BuildContext
 
 PACKAGE = Path(__file__).resolve().parents[1]
 

@@ -7,12 +7,12 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..answerability import rule_counts_line
+from longbench100.sources.answerability import rule_counts_line
 
-from ..datafolder import list_data_files
-from ..errors import UserError
-from ..lengths import DEFAULT_BASE_LABELS, parse_length
-from ..suites import recorded_suite
+from longbench100.folders.layout import list_data_files
+from longbench100.core.errors import UserError
+from longbench100.core.lengths import DEFAULT_BASE_LABELS, parse_length
+from longbench100.catalog.suites import recorded_suite
 from .base_lengths import base_length_warnings
 from .manifest import MANIFEST
 

@@ -7,19 +7,19 @@ import platform
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import __version__
-from ..atomic import write_json_atomic
-from ..errors import UserError
-from ..loader import file_sha256
-from ..datafolder import data_file_path
-from ..task_info import reserved_output
+from longbench100.core.version import __version__
+from longbench100.core.atomic import write_json_atomic
+from longbench100.core.errors import UserError
+from longbench100.core.digests import file_sha256
+from longbench100.folders.layout import data_file_path
+from longbench100.catalog.task_info import reserved_output
 from .output import holds_rows
 
 if TYPE_CHECKING:
-    from ..corpus import Corpus
-    from ..tokenization import Tokenizer
-    from .runner import GenerateOptions, LengthResult
-    from .templates import PromptTemplates
+    from longbench100.sources.corpus import Corpus
+    from longbench100.text.tokenization import Tokenizer
+    from longbench100.generate.options import GenerateOptions, LengthResult
+    from longbench100.fitting.templates import PromptTemplates
 
 RUN_STATE = ".longbench100-run.json"
 UNLABELLED_LOG = ".longbench100-unlabelled.jsonl"

@@ -11,7 +11,7 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import UserError
+from longbench100.core.errors import UserError
 
 _ROW = re.compile(rb'"row": (\d+)')
 _GOLD_SOURCE = re.compile(rb'"gold": \{"sources": \["((?:[^"\\]|\\.)*)"')  # unescaped quotes: only the record's own key

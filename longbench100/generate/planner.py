@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..tasks.base import Candidate
-from .rng import derive_rng
+from longbench100.fitting.rng import derive_rng
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..datafolder import data_file_path
-from ..errors import UserError
-from ..tokenization import Tokenizer
+from longbench100.folders.layout import data_file_path
+from longbench100.core.errors import UserError
+from longbench100.text.tokenization import Tokenizer
 
 
 def verify_prompt_counts(out: Path, tokenizer: Tokenizer, tasks: tuple[str, ...], labels: list[str], chat: bool) -> int:

@@ -14,13 +14,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..atomic import write_bytes_atomic
-from ..datafolder import list_data_files
-from ..errors import UserError
-from ..scoring.data import parse_record, read_jsonl, read_manifest
+from longbench100.core.atomic import write_bytes_atomic
+from longbench100.folders.layout import list_data_files
+from longbench100.core.errors import UserError
+from longbench100.folders.data_records import parse_record, read_jsonl, read_manifest
 from ..scoring.grading import choose_metrics
-from ..suites import group_by_suite, recorded_suite
-from ..task_info import answer_room
+from longbench100.catalog.suites import group_by_suite, recorded_suite
+from longbench100.catalog.task_info import answer_room
 
 TASK_PREFIX = "longbench100"
 HOOKS_MODULE = "longbench100_hooks"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from ..scoring.data import parse_record
+from longbench100.folders.data_records import parse_record
 from ..scoring.grading import GradeJob, grade_jobs
 
 

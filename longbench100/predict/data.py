@@ -10,10 +10,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UserError
-from ..datafolder import list_data_files
-from ..fingerprint import prompt_sha256
-from ..lengths import canonical_label, parse_length
+from longbench100.core.errors import UserError
+from longbench100.folders.layout import list_data_files
+from longbench100.core.digests import prompt_sha256
+from longbench100.core.lengths import canonical_label, parse_length
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class SampleRef:
 
     ``row`` is the record's ``row`` number (its position in the file when it has none);
     ``prompt_sha256`` / ``closed_book_prompt_sha256`` fingerprint the prompts as stored
-    (:func:`longbench100.fingerprint.prompt_sha256`; ``None`` when there is no closed-book prompt).
+    (:func:`longbench100.core.digests.prompt_sha256`; ``None`` when there is no closed-book prompt).
     """
 
     id: str

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..llm_client import OWN_KEYS, RequestExtras
+from longbench100.core.errors import UserError
+from longbench100.llm.client import OWN_KEYS, RequestExtras
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class PredictOptions:
     ``max_new_tokens`` of ``None`` means each task's default; ``tasks`` / ``labels`` of ``None`` mean
     everything in the data folder; ``limit`` keeps the first N rows (by row number) of each task and
     length. ``system_prompt`` (chat mode only), ``top_p``, ``stop`` and ``extra_body`` are passed to
-    the server with every request (see :class:`longbench100.llm_client.RequestExtras`).
+    the server with every request (see :class:`longbench100.llm.client.RequestExtras`).
     """
 
     data_dir: Path

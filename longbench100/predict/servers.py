@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ..llm_client import LLMClient
+from longbench100.llm.client import LLMClient
 
 
 class ServerPool:

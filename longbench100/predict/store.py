@@ -15,8 +15,8 @@ import json
 import os
 from pathlib import Path
 
-from ..atomic import write_bytes_atomic
-from ..errors import UserError
+from longbench100.core.atomic import write_bytes_atomic
+from longbench100.core.errors import UserError
 
 
 class PredictionStore:

@@ -10,10 +10,10 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__
-from ..errors import UserError
-from ..lengths import parse_length
-from ..task_info import TASKS
+from longbench100.core.version import __version__
+from longbench100.core.errors import UserError
+from longbench100.core.lengths import parse_length
+from longbench100.catalog.task_info import TASKS
 from .parquet import ROW_GROUP_ROWS
 
 TEMPLATE = "card.md.jinja2"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..errors import UserError
-from ..loader import file_sha256
+from longbench100.core.errors import UserError
+from longbench100.core.digests import file_sha256
 
 MANIFEST = "manifest.json"
 FORMAT = "longbench100-snapshot/1"

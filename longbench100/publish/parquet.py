@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from ..errors import UserError
+from longbench100.core.errors import UserError
 
 if TYPE_CHECKING:
     import pyarrow

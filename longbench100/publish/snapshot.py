@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .. import __version__
-from ..errors import UserError
+from longbench100.core.version import __version__
+from longbench100.core.errors import UserError
 from .card import SplitFile, render_card
 from .checksums import write_snapshot_manifest
 from .parquet import ROW_GROUP_ROWS, WRITER_SETTINGS, write_parquet

@@ -6,10 +6,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UserError
-from ..lengths import canonical_label, parse_length
-from ..loader import file_sha256
-from ..task_info import TASKS
+from longbench100.core.errors import UserError
+from longbench100.core.lengths import canonical_label, parse_length
+from longbench100.core.digests import file_sha256
+from longbench100.catalog.task_info import TASKS
 
 MANIFEST = "manifest.json"
 REQUIRED_KEYS = ("version", "options", "tokenizer", "sources", "files")

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import UserError
+from longbench100.core.errors import UserError
 
 
 def check_empty_target(target: Path, option: str) -> None:

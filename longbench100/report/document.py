@@ -2,8 +2,8 @@
 
 from dataclasses import dataclass
 
-from ..scoring.aggregate import MIN_BASE_ABILITY
-from ..scoring.compare import Comparison
+from longbench100.scoring.aggregates.aggregate import MIN_BASE_ABILITY
+from longbench100.scoring.aggregates.compare import Comparison
 from .coverage import coverage_section
 from .load import ModelResult
 from .provenance import mixed_banner, settings_section

@@ -6,8 +6,8 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..lengths import parse_length
-from ..task_info import TASKS
+from longbench100.core.lengths import parse_length
+from longbench100.catalog.task_info import TASKS
 from .load import ModelResult
 from .plots import _save
 

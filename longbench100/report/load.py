@@ -4,7 +4,7 @@ import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from ..errors import UserError
+from longbench100.core.errors import UserError
 from ..scoring.samples import ScoredSample
 from .settings import Settings, read_settings
 

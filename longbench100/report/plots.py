@@ -11,8 +11,8 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.lines import Line2D
 
-from ..lengths import parse_length
-from ..scoring.aggregate import MIN_BASE_ABILITY
+from longbench100.core.lengths import parse_length
+from longbench100.scoring.aggregates.aggregate import MIN_BASE_ABILITY
 from .load import ModelResult
 from .table import label_order
 

@@ -3,11 +3,11 @@
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..analysis.chart import load_fit, write_dolce_report
-from ..output_guard import guard_output_dir, mark_folder
-from ..analysis.coverage import construction_table
-from ..errors import UserError
-from ..scoring.data import manifest_sha256
+from longbench100.analysis.dolce.chart import load_fit, write_dolce_report
+from longbench100.folders.guard import guard_output_dir, mark_folder
+from longbench100.analysis.coverage.run import construction_table
+from longbench100.core.errors import UserError
+from longbench100.folders.data_records import manifest_sha256
 from .html import write_html_report
 from .load import load_results
 from .settings import check_settings

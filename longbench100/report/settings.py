@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
-from ..errors import UserError
+from longbench100.core.errors import UserError
 
 SETTING_KEYS = (
     "metric_mode", "metrics", "rouge_variant", "judge", "qa_filter", "tokenizer", "base_lengths", "data_fingerprint",

@@ -10,8 +10,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UserError
-from ..lengths import canonical_label, parse_length
+from longbench100.core.errors import UserError
+from longbench100.core.lengths import canonical_label, parse_length
 from .load import read_results_json
 
 SHORTENED = "[... {count} more characters]"

@@ -1,7 +1,7 @@
 """Markdown tables for the report: leaderboards, intervals and paired comparisons."""
 
-from ..scoring.aggregate import MIN_BASE_ABILITY
-from ..scoring.compare import Comparison
+from longbench100.scoring.aggregates.aggregate import MIN_BASE_ABILITY
+from longbench100.scoring.aggregates.compare import Comparison
 from .load import ModelResult
 
 MISSING = "—"

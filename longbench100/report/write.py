@@ -3,7 +3,7 @@
 from itertools import combinations
 from pathlib import Path
 
-from ..scoring.compare import Comparison, compare_avg_lc
+from longbench100.scoring.aggregates.compare import Comparison, compare_avg_lc
 from .document import ReportContent, render_report
 from .heatmap import plot_needle_heatmaps
 from .load import ModelResult

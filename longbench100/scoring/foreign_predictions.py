@@ -1,5 +1,5 @@
 """Predictions made by other evaluation tools, read as our own: lm-evaluation-harness ``--log_samples``
-files and Inspect eval logs of the tasks ``export lm-eval`` and ``longbench100.inspect_tasks`` define.
+files and Inspect eval logs of the tasks ``export lm-eval`` and ``longbench100.integrations.inspect_tasks`` define.
 
 Both carry our record id; the prompt fingerprint is lm-eval's ``prompt_hash`` (the sha256 of the
 prompt it sent, the same hash as ours) or the sha256 of Inspect's sample input, so ``score`` refuses
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import UserError
-from ..fingerprint import prompt_sha256
-from .data import read_jsonl
+from longbench100.core.errors import UserError
+from longbench100.core.digests import prompt_sha256
+from longbench100.folders.data_records import read_jsonl
 from .predictions import Prediction
 
 LM_EVAL_PATTERN = "samples_*.jsonl"

@@ -2,17 +2,17 @@
 
 from dataclasses import dataclass
 
-from ..errors import UserError
-from ..task_info import TASKS
-from .classic import DEFAULT_ROUGE_VARIANT, qa_f1, rouge_l_many
-from .data import DataRecord
-from .judge import Judge
-from .judge import Verdict
-from .judge_prompts import SECTION_JUDGE, JudgePrompt, helmet_summary_prompt, qa_prompt, section_prompt, summary_prompt
-from .sections import parse_sections
-from .judge_style import DEFAULT_JUDGE_STYLE, HELMET_METRICS, QA_HELMET, SUMMARY_HELMET, style_metric
-from .parsers import accuracy, string_match_all, substring_match
-from .record_metrics import RECORD_METRICS
+from longbench100.core.errors import UserError
+from longbench100.catalog.task_info import TASKS
+from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, qa_f1, rouge_l_many
+from longbench100.folders.data_records import DataRecord
+from longbench100.judge.grader import Judge
+from longbench100.judge.grader import Verdict
+from longbench100.judge.prompts import SECTION_JUDGE, JudgePrompt, helmet_summary_prompt, qa_prompt, section_prompt, summary_prompt
+from longbench100.scoring.metrics.sections import parse_sections
+from longbench100.catalog.judge_styles import DEFAULT_JUDGE_STYLE, HELMET_METRICS, QA_HELMET, SUMMARY_HELMET, style_metric
+from longbench100.scoring.metrics.parsers import accuracy, string_match_all, substring_match
+from longbench100.scoring.metrics.record_metrics import RECORD_METRICS
 
 MATCH_METRICS = {"string_match_all": string_match_all, "substring_match": substring_match}
 JUDGE_FREE_METRICS = frozenset({"accuracy", "qa_f1", "rouge_l", *MATCH_METRICS})

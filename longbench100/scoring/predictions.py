@@ -3,8 +3,8 @@
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UserError
-from .data import DataRecord, read_jsonl
+from longbench100.core.errors import UserError
+from longbench100.folders.data_records import DataRecord, read_jsonl
 
 _EXAMPLES = 3
 

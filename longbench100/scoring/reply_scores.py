@@ -3,7 +3,7 @@ probe outcomes, the lm-evaluation-harness export and the Inspect tasks share wit
 
 from __future__ import annotations
 
-from .data import DataRecord
+from longbench100.folders.data_records import DataRecord
 from .grading import GradeJob, choose_metrics, grade_jobs
 
 

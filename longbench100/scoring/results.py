@@ -4,8 +4,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import __version__
-from ..atomic import write_bytes_atomic
+from longbench100.core.version import __version__
+from longbench100.core.atomic import write_bytes_atomic
 
 RESULTS_SCHEMA = "longbench100.results/1"
 

@@ -10,28 +10,28 @@ ungraded samples end the run with an error (after results.json is written, for i
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..datafolder import first_rows
-from ..errors import UserError
-from ..folder_lock import output_lock
-from ..output_guard import guard_output_file
-from ..lengths import DEFAULT_BASE_LABELS, parse_length
-from ..suites import recorded_suite
-from .aggregate import aggregate, canonical_base_labels
-from .by_suite import suite_blocks
-from .classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
-from .data import DataRecord, load_data, manifest_sha256, read_manifest, tokenizer_identity
+from longbench100.folders.layout import first_rows
+from longbench100.core.errors import UserError
+from longbench100.folders.lock import output_lock
+from longbench100.folders.guard import guard_output_file
+from longbench100.core.lengths import DEFAULT_BASE_LABELS, parse_length
+from longbench100.catalog.suites import recorded_suite
+from longbench100.scoring.aggregates.aggregate import aggregate, canonical_base_labels
+from longbench100.scoring.aggregates.by_suite import suite_blocks
+from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
+from longbench100.folders.data_records import DataRecord, load_data, manifest_sha256, read_manifest, tokenizer_identity
 from .grading import JUDGE_METRICS, choose_metrics
-from .cost import check_prices, plan_lines
-from .judge import Judge
-from .judge_prompts import JudgePrompt
-from .judge_options import JudgeOptions
-from .judge_setup import check_judge, make_judge
-from .judge_style import resolve_judge_style
+from longbench100.judge.cost import check_prices, plan_lines
+from longbench100.judge.grader import Judge
+from longbench100.judge.prompts import JudgePrompt
+from longbench100.llm.options import JudgeOptions
+from longbench100.judge.setup import check_judge, make_judge
+from longbench100.catalog.judge_styles import resolve_judge_style
 from .predictions import Prediction, check_fingerprints, load_predictions, match_predictions
-from .qa_filter import DEFAULT_THRESHOLD
+from longbench100.scoring.qa_filter.threshold import DEFAULT_THRESHOLD
 from .results import build_results, build_settings, write_results
 from .scorer import ScoreOutcome, score_predictions, scoring_prompts, unpredicted_cells
-from .summary import Echo, print_summary, reasons_text, ungraded_reasons
+from longbench100.scoring.console_lines import Echo, print_summary, reasons_text, ungraded_reasons
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,15 @@ A task's secondary metrics (``TaskInfo.also``) grade the same answer in the same
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..task_info import TASKS
-from .data import DataRecord
-from .classic import DEFAULT_ROUGE_VARIANT
+from longbench100.catalog.task_info import TASKS
+from longbench100.folders.data_records import DataRecord
+from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT
 from .grading import JUDGE_METRICS, GradeJob, grade_jobs, judge_prompt, judge_prompts, section_verdict
-from .judge_prompts import SECTION_JUDGE
-from .judge import Judge, Verdict
-from .judge_prompts import JudgePrompt
+from longbench100.judge.prompts import SECTION_JUDGE
+from longbench100.judge.grader import Judge, Verdict
+from longbench100.judge.prompts import JudgePrompt
 from .predictions import Prediction
-from .ranking import grade_levels
+from longbench100.scoring.metrics.ranking import grade_levels
 from .samples import ScoredSample
 from .secondary import secondary_jobs, secondary_metrics
 

@@ -6,10 +6,10 @@ per task and length (``aggregates["also"]``). It is shown beside the main score 
 Base Ability or LongScore.
 """
 
-from ..task_info import TASKS
-from .data import DataRecord
+from longbench100.catalog.task_info import TASKS
+from longbench100.folders.data_records import DataRecord
 from .grading import JUDGE_FREE_METRICS, GradeJob
-from .record_metrics import RECORD_METRICS
+from longbench100.scoring.metrics.record_metrics import RECORD_METRICS
 from .samples import ScoredSample
 
 

@@ -22,9 +22,9 @@ import random
 
 from functools import cached_property
 
-from ..generate.fitting import BuildContext
-from ..generate.spans import whole_context_spans
-from ..records import Document, Item
+from longbench100.fitting.fit import BuildContext
+from longbench100.fitting.spans import whole_context_spans
+from longbench100.sources.records import Document, Item
 from .base import Candidate, GoldAmongDistractors, Sample
 
 MIN_SUPPORTING = 2  # one supporting passage would make this passage retrieval

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar
 
-from ..corpus import Corpus
-from ..generate.fitting import BuildContext, Fitted, fit_prompt, minimum_tokens
-from ..generate.pieces import Piece, gold_piece
-from ..generate.templates import PromptTemplates
-from ..near_duplicates import NearDuplicates, identical_text
-from ..records import Document, Item
-from ..tokenization import Tokenizer
+from longbench100.sources.corpus import Corpus
+from longbench100.fitting.fit import BuildContext, Fitted, fit_prompt, minimum_tokens
+from longbench100.fitting.pieces import Piece, gold_piece
+from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.near_duplicates import NearDuplicates, identical_text
+from longbench100.sources.records import Document, Item
+from longbench100.text.tokenization import Tokenizer
 
 
 @dataclass(frozen=True)

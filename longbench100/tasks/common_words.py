@@ -12,10 +12,10 @@ import random
 
 from dataclasses import dataclass
 
-from ..generate.fitting import BuildContext
-from ..lengths import parse_length
-from ..generate.rng import derive_rng
-from ..generate.spans import whole_context_spans
+from longbench100.fitting.fit import BuildContext
+from longbench100.core.lengths import parse_length
+from longbench100.fitting.rng import derive_rng
+from longbench100.fitting.spans import whole_context_spans
 from .base import Sample, TaskBuilder
 from .synthetic import english_words, fill_units
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 
-from ..generate.fitting import BuildContext, fit_prompt
-from ..generate.pieces import Piece
-from ..generate.rng import derive_rng
-from ..generate.sentences import sentence_ends
+from longbench100.fitting.fit import BuildContext, fit_prompt
+from longbench100.fitting.pieces import Piece
+from longbench100.fitting.rng import derive_rng
+from longbench100.text.sentences import sentence_ends
 from .base import Sample, TaskBuilder
 
 STARS = 4
@@ -45,7 +45,7 @@ def insertion_points(pieces: list[Piece], rng: random.Random) -> list[tuple[int,
     """``(piece index, character offset)`` for each star sentence, in prompt order.
 
     Four different passages when there are at least four, each at a random sentence boundary: the
-    start of the passage, a sentence end (:func:`~longbench100.generate.sentences.sentence_ends`) or
+    start of the passage, a sentence end (:func:`~longbench100.text.sentences.sentence_ends`) or
     the end of the passage.
     """
     passages = [index for index, piece in enumerate(pieces) if piece.is_passage]

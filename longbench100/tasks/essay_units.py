@@ -23,13 +23,13 @@ from pathlib import Path
 
 import sentencex
 
-from ..generate import sentences
-from ..generate.sentences import sentence_ends
-from ..marshal_cache import read_marshal, write_marshal
-from ..paths import cache_dir
-from ..records import Document
-from ..segment_count import CUT, cut_places, split_at
-from ..tokenization import Tokenizer
+from longbench100.text import sentences
+from longbench100.text.sentences import sentence_ends
+from longbench100.core.marshal_cache import read_marshal, write_marshal
+from longbench100.core.paths import cache_dir
+from longbench100.sources.records import Document
+from longbench100.text.segment_count import CUT, cut_places, split_at
+from longbench100.text.tokenization import Tokenizer
 
 UNITS_VERSION = 4  # bump when the splitting below changes: cached units are then recomputed
 DOCUMENT_BREAK = "\n\n"  # what sets an essay's documents apart

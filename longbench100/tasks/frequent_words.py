@@ -13,9 +13,9 @@ import random
 import string
 from functools import lru_cache
 
-from ..generate.fitting import BuildContext
-from ..generate.rng import derive_rng
-from ..generate.spans import whole_context_spans
+from longbench100.fitting.fit import BuildContext
+from longbench100.fitting.rng import derive_rng
+from longbench100.fitting.spans import whole_context_spans
 from .base import Sample, TaskBuilder
 from .synthetic import english_words, fill_units
 

@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..generate.fitting import BuildContext, Fitted
-from ..generate.pieces import Piece
-from ..records import Document
-from ..spliced_count import JoinedIndex, Part, TextIndex, materialize, part_length
-from ..tokenization import Tokenizer
+from longbench100.fitting.fit import BuildContext, Fitted
+from longbench100.fitting.pieces import Piece
+from longbench100.sources.records import Document
+from longbench100.text.spliced_count import JoinedIndex, Part, TextIndex, materialize, part_length
+from longbench100.text.tokenization import Tokenizer
 from .essay_units import DOCUMENT_BREAK, document_columns, joined_units, placed_document, placed_unit_bounds, unit_bounds
 
 DEPTH_GRID = tuple(step / 10 for step in range(11))  # 0%, 10%, ..., 100%
@@ -266,7 +266,7 @@ def fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[floa
     fits ``ctx.budget`` (``None``: nothing fits).
 
     Each candidate size is counted from the haystack's cached pieces and the few places where a needle or
-    the template meets it (:mod:`longbench100.spliced_count`), never rendered; only the chosen one is.
+    the template meets it (:mod:`longbench100.text.spliced_count`), never rendered; only the chosen one is.
     A template that does not place its context once and verbatim, or a chat template, is counted whole.
     """
     frame = None if ctx.chat else prompt_frame(render)

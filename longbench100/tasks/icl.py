@@ -21,13 +21,13 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..corpus import Corpus
-from ..errors import UserError
-from ..generate.fitting import BuildContext
-from ..generate.rng import derive_rng
-from ..generate.spans import coverage_spans
-from ..generate.templates import PromptTemplates
-from ..records import Item
+from longbench100.sources.corpus import Corpus
+from longbench100.core.errors import UserError
+from longbench100.fitting.fit import BuildContext
+from longbench100.fitting.rng import derive_rng
+from longbench100.fitting.spans import coverage_spans
+from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.records import Item
 from .base import Sample, TaskBuilder
 from .haystack import fit_haystack, repeated
 

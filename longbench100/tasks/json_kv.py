@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import random
 
-from ..generate.fitting import BuildContext
-from ..generate.rng import derive_rng
-from ..generate.spans import embedded_spans
+from longbench100.fitting.fit import BuildContext
+from longbench100.fitting.rng import derive_rng
+from longbench100.fitting.spans import embedded_spans
 from .base import Sample, TaskBuilder
 from .haystack import fit_haystack, grid_depth, repeated
 from .niah import make_value

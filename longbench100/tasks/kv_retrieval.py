@@ -12,9 +12,9 @@ from __future__ import annotations
 import random
 import uuid
 
-from ..generate.fitting import BuildContext, fit_prompt
-from ..generate.pieces import Piece
-from ..generate.rng import derive_rng, distinct_draws
+from longbench100.fitting.fit import BuildContext, fit_prompt
+from longbench100.fitting.pieces import Piece
+from longbench100.fitting.rng import derive_rng, distinct_draws
 from .base import Sample, TaskBuilder, depth_of
 
 HOPS = 3

@@ -2,8 +2,8 @@
 that is the whole context, cut to fit (:mod:`.long_document`); items whose answer the cut would remove
 are not used at that length."""
 
-from ..answerability import answer_extractive, answer_grounded
-from ..records import Item
+from longbench100.sources.answerability import answer_extractive, answer_grounded
+from longbench100.sources.records import Item
 from .base import SingleDocumentQuestions
 from .long_document import LongDocumentTask
 

@@ -2,7 +2,7 @@
 document that is the whole context, cut to fit (:mod:`.long_document`). As in HELMET, the reference
 summarises the whole document even where the prompt holds only its opening."""
 
-from ..records import Item
+from longbench100.sources.records import Item
 from .long_document import LongDocumentTask
 from .summary_requests import specific_request
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 import random
 from typing import ClassVar
 
-from ..corpus import Corpus
-from ..generate.fitting import BuildContext, Fitted
-from ..generate.pieces import gold_piece
-from ..generate.spans import coverage_spans
-from ..generate.templates import PromptTemplates
-from ..records import Document, Item
-from ..task_info import TASKS
+from longbench100.sources.corpus import Corpus
+from longbench100.fitting.fit import BuildContext, Fitted
+from longbench100.fitting.pieces import gold_piece
+from longbench100.fitting.spans import coverage_spans
+from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.records import Document, Item
+from longbench100.catalog.task_info import TASKS
 from .base import Candidate, Sample, TaskBuilder
 
 OMITTED = " ... [the rest of the text is omitted]"  # HELMET's mark where a document was cut

@@ -1,6 +1,6 @@
 """multi_doc_qa: a multi-hop question whose supporting passages are split out and shuffled among distractors."""
 
-from ..records import Item
+from longbench100.sources.records import Item
 from .base import GoldAmongDistractors
 
 

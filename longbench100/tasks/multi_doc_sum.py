@@ -1,7 +1,7 @@
 """multi_doc_sum: summarise the named passages of one item together, or answer the item's narrower request from them."""
 
-from ..records import Item
-from ..generate.templates import passage_phrase
+from longbench100.sources.records import Item
+from longbench100.fitting.templates import passage_phrase
 from .base import GoldAmongDistractors
 from .summary_requests import specific_request
 

@@ -14,17 +14,17 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..corpus import Corpus
-from ..errors import UserError
-from ..generate.pieces import Piece
-from ..generate.rng import derive_rng
-from ..generate.templates import PromptTemplates
-from ..records import Document, Item
-from ..scoring.text import normalize_answer
+from longbench100.sources.corpus import Corpus
+from longbench100.core.errors import UserError
+from longbench100.fitting.pieces import Piece
+from longbench100.fitting.rng import derive_rng
+from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.records import Document, Item
+from longbench100.text.answers import normalize_answer
 from .base import GoldAmongDistractors
 
 if TYPE_CHECKING:
-    from ..retrieval.bm25 import SourceIndex
+    from longbench100.sources.bm25 import SourceIndex
 
 NEGATIVE_KINDS = ("bm25", "random")
 DEMONSTRATIONS = 2  # HELMET's RAG and re-ranking prompts show two worked examples (shots: 2 in its configs)
@@ -43,7 +43,7 @@ class NegativePool:
     """The BM25 index of each source a task draws from (built or read from the cache once, at construction)."""
 
     def __init__(self, corpus: Corpus, sources: list[str]) -> None:
-        from ..retrieval.bm25 import source_index  # bm25s and SciPy load only for the tasks that rank passages
+        from longbench100.sources.bm25 import source_index  # bm25s and SciPy load only for the tasks that rank passages
 
         self.corpus = corpus
         self.indexes: dict[str, SourceIndex] = {name: source_index(corpus.entries[name], corpus.sources[name]) for name in sources}

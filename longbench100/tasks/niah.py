@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar
 
-from ..generate.fitting import BuildContext
-from ..generate.rng import derive_rng, distinct_draws
-from ..generate.spans import embedded_spans
-from ..tokenization import Tokenizer
+from longbench100.fitting.fit import BuildContext
+from longbench100.fitting.rng import derive_rng, distinct_draws
+from longbench100.fitting.spans import embedded_spans
+from longbench100.text.tokenization import Tokenizer
 from .base import Sample, TaskBuilder
 from .essay_units import prepare_pool
 from .haystack import Haystack, essay, fit_haystack, grid_depth, repeated

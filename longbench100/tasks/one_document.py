@@ -1,7 +1,7 @@
 """ETHIC's one-document tasks: the context is contiguous chunks of one long document, cut at chunk
 boundaries to the budget, so the number of chunks K grows with the length.
 
-A document is cut once into consecutive chunks of at most :data:`~longbench100.annotation.prompts.CHUNK_TOKENS`
+A document is cut once into consecutive chunks of at most :data:`~longbench100.judge.annotation_rubric.CHUNK_TOKENS`
 tokens (in the run's tokenizer) at sentence boundaries; an annotator model labels each chunk the tasks
 use (:mod:`longbench100.annotation`): a short summary, or what it names of its source's entity type (people, legal references). The labels are asked
 for before any row is built (:meth:`OneDocumentTask.annotation_requests` lists the chunks every row
@@ -24,17 +24,17 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..analysis.coverage_chunks import chunk_spans
-from ..annotation.prompts import CHUNK_TOKENS, SUMMARY
-from ..corpus import Corpus
-from ..errors import UserError
-from ..generate.fitting import BuildContext, Fitted
-from ..generate.pieces import Piece
-from ..generate.rng import derive_rng
-from ..generate.spans import coverage_spans
-from ..generate.templates import PromptTemplates
-from ..records import Document
-from ..tokenization import Tokenizer
+from longbench100.text.chunks import chunk_spans
+from longbench100.judge.annotation_rubric import CHUNK_TOKENS, SUMMARY
+from longbench100.sources.corpus import Corpus
+from longbench100.core.errors import UserError
+from longbench100.fitting.fit import BuildContext, Fitted
+from longbench100.fitting.pieces import Piece
+from longbench100.fitting.rng import derive_rng
+from longbench100.fitting.spans import coverage_spans
+from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.records import Document
+from longbench100.text.tokenization import Tokenizer
 from .base import Sample, TaskBuilder, distinct_texts
 
 if TYPE_CHECKING:

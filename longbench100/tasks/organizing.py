@@ -7,7 +7,7 @@ the order of the sections, scored by LCS over the number of sections (ETHIC's ru
 
 from __future__ import annotations
 
-from ..generate.fitting import BuildContext
+from longbench100.fitting.fit import BuildContext
 from .one_document import Chunk, ChunkSections
 from .sections import labelled_summaries, order_outcome, shuffled_order
 

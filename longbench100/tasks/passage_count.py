@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Callable
 
-from ..corpus import Corpus
-from ..generate.fitting import BuildContext, fit_prompt
-from ..generate.templates import PromptTemplates
+from longbench100.sources.corpus import Corpus
+from longbench100.fitting.fit import BuildContext, fit_prompt
+from longbench100.fitting.templates import PromptTemplates
 from .base import Sample, TaskBuilder, distinct_texts
 
 MAX_COPIES = 3

@@ -5,8 +5,8 @@ government report among news articles is found by its genre alone); every prompt
 two passages.
 """
 
-from ..generate.fitting import BuildContext
-from ..records import Document, Item
+from longbench100.fitting.fit import BuildContext
+from longbench100.sources.records import Document, Item
 from .base import Candidate, GoldAmongDistractors, Sample
 
 MIN_SECOND_PASSAGE = 64

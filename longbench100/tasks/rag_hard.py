@@ -14,12 +14,12 @@ from __future__ import annotations
 import itertools
 import random
 
-from ..generate.fitting import BuildContext, minimum_tokens
-from ..generate.pieces import Piece
-from ..generate.rng import derive_rng
-from ..generate.spans import coverage_spans
-from ..records import Item
-from ..scoring.text import normalize_answer
+from longbench100.fitting.fit import BuildContext, minimum_tokens
+from longbench100.fitting.pieces import Piece
+from longbench100.fitting.rng import derive_rng
+from longbench100.fitting.spans import coverage_spans
+from longbench100.sources.records import Item
+from longbench100.text.answers import normalize_answer
 from .base import Candidate, Sample, number_blocks
 from .haystack import fit_units, grid_depth, nearest_boundary
 from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_body, passage_piece

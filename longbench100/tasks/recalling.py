@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..annotation.entities import ENTITY_TYPES, EntityType
+from longbench100.catalog.entities import ENTITY_TYPES, EntityType
 from ..annotation.mention_check import MentionIndex, WordCases, chunk_of, item_key, tidy_items
-from ..corpus import Corpus
-from ..generate.fitting import Fitted
-from ..generate.spans import coverage_spans
-from ..generate.templates import PromptTemplates
-from ..records import Document
+from longbench100.sources.corpus import Corpus
+from longbench100.fitting.fit import Fitted
+from longbench100.fitting.spans import coverage_spans
+from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.records import Document
 from .base import Sample
 from .one_document import Chunk, OneDocumentTask, Window
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import random
 
-from ..generate.fitting import BuildContext
-from ..generate.pieces import Piece
-from ..generate.rng import derive_rng
-from ..generate.spans import coverage_spans
-from ..records import Document, Item
+from longbench100.fitting.fit import BuildContext
+from longbench100.fitting.pieces import Piece
+from longbench100.fitting.rng import derive_rng
+from longbench100.fitting.spans import coverage_spans
+from longbench100.sources.records import Document, Item
 from .base import Candidate, Sample
 from .haystack import fit_units
 from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_piece

@@ -8,7 +8,7 @@ faithfulness, 1-5, as ETHIC), else by ROUGE-L against the annotator's summary of
 
 from __future__ import annotations
 
-from ..annotation.prompts import SUMMARY_SENTENCES
+from longbench100.judge.annotation_rubric import SUMMARY_SENTENCES
 from .one_document import Chunk, ChunkSections
 from .sections import summary_outcome
 

@@ -29,13 +29,13 @@ import string
 from dataclasses import dataclass
 from typing import Callable, ClassVar
 
-from ..corpus import Corpus
-from ..generate.fitting import BuildContext, Fitted
-from ..generate.pieces import gold_piece
-from ..generate.rng import derive_rng
-from ..generate.spans import coverage_spans
-from ..generate.templates import PromptTemplates
-from ..records import Document, Item
+from longbench100.sources.corpus import Corpus
+from longbench100.fitting.fit import BuildContext, Fitted
+from longbench100.fitting.pieces import gold_piece
+from longbench100.fitting.rng import derive_rng
+from longbench100.fitting.spans import coverage_spans
+from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.records import Document, Item
 from .base import Sample, TaskBuilder
 from .summary_requests import specific_request
 

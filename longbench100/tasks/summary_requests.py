@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..records import Item
+from longbench100.sources.records import Item
 
 # An optional role sentence ("You are a patent examiner."), then a request to summarise the whole text:
 # "Please help me summarize this government report.", "Write a summary for the scene.", "Summarize the meeting".

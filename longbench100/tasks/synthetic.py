@@ -11,8 +11,8 @@ import hashlib
 from functools import lru_cache
 from typing import Callable
 
-from ..errors import UserError
-from ..generate.fitting import BuildContext, Fitted
+from longbench100.core.errors import UserError
+from longbench100.fitting.fit import BuildContext, Fitted
 
 MAX_COUNTS = 40
 WORDS_SHA256 = "6e2b70e661c464a84ab262797c8f6b87d96c252da76b140506d34ab9b16ac535"

@@ -13,9 +13,9 @@ from __future__ import annotations
 import random
 import string
 
-from ..generate.fitting import BuildContext
-from ..generate.rng import derive_rng, distinct_draws
-from ..generate.spans import embedded_spans, text_spans
+from longbench100.fitting.fit import BuildContext
+from longbench100.fitting.rng import derive_rng, distinct_draws
+from longbench100.fitting.spans import embedded_spans, text_spans
 from .base import Sample, TaskBuilder
 from .synthetic import fill_units
 

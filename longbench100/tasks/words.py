@@ -11,7 +11,7 @@ import hashlib
 import random
 from functools import lru_cache
 
-from ..errors import UserError
+from longbench100.core.errors import UserError
 
 LISTS_SHA256 = "92531ea73be83582a17521e1c73a03c1c398ef712f89079cd1db615fdc77527b"
 

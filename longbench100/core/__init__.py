@@ -1,0 +1,1 @@
+"""Core: errors, paths, atomic writes, caches, process exit, interrupts, workers, progress, lengths, digests, version."""

@@ -1,0 +1,23 @@
+"""Cache files in Python's ``marshal`` format: several times faster to read back than JSON or pickle for
+plain lists, dicts and strings, written atomically, and read as absent when torn or written by another
+Python version (whose marshal format may differ)."""
+
+from __future__ import annotations
+
+import marshal
+from pathlib import Path
+
+from longbench100.core.atomic import write_bytes_atomic
+
+
+def read_marshal(path: Path) -> object | None:
+    """The value kept in ``path``, or ``None`` when the file is absent, unreadable, torn or not this Python's."""
+    try:
+        return marshal.loads(path.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+
+
+def write_marshal(path: Path, value: object) -> None:
+    """Keep ``value`` (plain data only) in ``path``, atomically."""
+    write_bytes_atomic(path, marshal.dumps(value))

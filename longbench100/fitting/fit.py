@@ -1,0 +1,159 @@
+"""Fit one prompt into its token budget: measure the fixed part, pad with whole documents, close the gap
+with a cut-off filler, then count the rendered prompt exactly and repair until it is within budget."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from longbench100.sources.near_duplicates import identical_text
+from longbench100.sources.records import Document
+from longbench100.text.tokenization import Tokenizer
+from longbench100.fitting.packing import choose_filler, cut_prefix, first_fit, repeats_placed_passage
+from longbench100.fitting.pieces import Piece, distractor_piece
+
+PLACEHOLDER = "x"
+MAX_REPAIRS = 12
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """Everything a builder needs that is the same for all samples of one task and length."""
+
+    tokenizer: Tokenizer
+    task: str
+    label: str
+    budget: int  # tokens the prompt may use (the length minus any reserved output tokens)
+    seed: int
+    whole_documents: bool = False
+    chat: bool = False
+    negatives: str = "bm25"  # the retrieval tasks' negatives: "bm25" (hard) or "random"
+
+    def count_prompt(self, prompt: str, known: Sequence[tuple[str, int]] = ()) -> int:
+        """Tokens of ``prompt`` as the model receives it (chat template applied with ``--chat-template``).
+
+        ``known``: ``(document, length)`` pairs whose openings the prompt holds in order, counted from the
+        documents' running totals instead of again (see ``Tokenizer.count_known``).
+        """
+        if self.chat:
+            return self.tokenizer.count_rendered(self.tokenizer.apply_chat_template(prompt))
+        if known:
+            return self.tokenizer.count_known(prompt, known)
+        return self.tokenizer.count(prompt)
+
+    @property
+    def good_enough(self) -> int:
+        """A filler cut that wastes at most this many tokens is not worth improving."""
+        return max(4, self.budget // 1000)
+
+
+@dataclass
+class Fitted:
+    """A prompt that fits its budget, with its pieces in prompt order."""
+
+    prompt: str
+    tokens: int
+    pieces: list[Piece]
+    per_passage: int
+
+
+Render = Callable[[list[Piece]], str]
+
+
+def placeholder_copy(piece: Piece) -> Piece:
+    """The same piece with one-token placeholder text, for measuring the fixed part of a prompt cheaply."""
+    return Piece(piece.role, PLACEHOLDER, 1, piece.doc, piece.fields)
+
+
+def minimum_tokens(ctx: BuildContext, render: Render, gold: Sequence[Piece], records: Sequence[Piece] = ()) -> int:
+    """Estimated tokens of the prompt with only the ground truth and records in it (no padding)."""
+    stand_ins = [placeholder_copy(piece) for piece in gold] + list(records)
+    return ctx.count_prompt(render(stand_ins)) - len(gold) + sum(piece.tokens for piece in gold)
+
+
+def fit_prompt(
+    ctx: BuildContext,
+    rng: random.Random,
+    render: Render,
+    gold: Sequence[Piece],
+    pool: Sequence[Document],
+    *,
+    records: Sequence[Piece] = (),
+    copies: Callable[[], int] | None = None,
+    extra_tokens: int = 0,
+    text_key: Callable[[Document], str] | None = None,
+) -> Fitted | None:
+    """Build the prompt for one sample, or ``None`` when the ground truth alone exceeds the budget.
+
+    ``render`` turns pieces in prompt order into the prompt text; ``extra_tokens`` reserves room for
+    text that ``render`` adds inside passages (counting_stars' sentences). Padding never repeats a
+    gold text: documents with the same ``text_key`` (default: the text itself; near-duplicate
+    groups where given) count as one text.
+    """
+    stand_ins = [placeholder_copy(piece) for piece in gold] + list(records)
+    # The marginal cost of a second padding passage: measured past the first one, so that text which
+    # render() adds to the first passage only (counting_stars' sentences) is not charged per passage.
+    one_more = ctx.count_prompt(render(stand_ins + [Piece("distractor", PLACEHOLDER, 1)]))
+    two_more = ctx.count_prompt(render(stand_ins + [Piece("distractor", PLACEHOLDER, 1)] * 2))
+    per_passage = max(0, two_more - one_more - 1)
+    fixed = minimum_tokens(ctx, render, gold, records) + extra_tokens
+    room = ctx.budget - fixed
+    if room < 0:
+        return None
+    gold_ids = {piece.doc.id for piece in gold if piece.doc}
+    key = text_key or identical_text
+    gold_keys = {key(piece.doc) for piece in gold if piece.doc}
+    used: set[str] = set(gold_ids)
+
+    def excluded(document: Document) -> bool:
+        return document.id in used or key(document) in gold_keys
+
+    chosen = first_fit(pool, rng, room, per_passage, excluded, copies)
+    padding: list[Piece] = []
+    for document, count in chosen:
+        used.add(document.id)
+        padding.extend(distractor_piece(document) for _ in range(count))
+    gap = room - sum(piece.tokens + per_passage for piece in padding)
+    if not ctx.whole_documents and gap > per_passage + 8:
+        filler = choose_filler(ctx.tokenizer, pool, rng, gap - per_passage, excluded, ctx.good_enough, [*gold, *padding])
+        if filler is not None:
+            padding.append(filler)
+    rng.shuffle(padding)
+    pieces = padding
+    for piece in list(gold) + list(records):
+        pieces.insert(rng.randint(0, len(pieces)), piece)
+    return _verify(ctx, render, pieces, per_passage)
+
+
+def _verify(ctx: BuildContext, render: Render, pieces: list[Piece], per_passage: int) -> Fitted | None:
+    """Count the rendered prompt exactly; while it is over budget, shorten the filler or drop padding."""
+    for _ in range(MAX_REPAIRS):
+        prompt = render(pieces)
+        tokens = ctx.count_prompt(prompt, [(piece.doc.text, len(piece.text)) for piece in pieces if piece.doc is not None])
+        excess = tokens - ctx.budget
+        if excess <= 0:
+            return Fitted(prompt, tokens, pieces, per_passage)
+        if not _shrink(ctx, pieces, excess):
+            return None
+    return None
+
+
+def _shrink(ctx: BuildContext, pieces: list[Piece], excess: int) -> bool:
+    """Remove at least ``excess`` tokens of padding: cut the filler shorter, else drop the smallest distractor.
+
+    Returns ``False`` when there is no padding left to remove.
+    """
+    for index, piece in enumerate(pieces):
+        if piece.role == "filler":
+            cut = cut_prefix(ctx.tokenizer, piece.doc.text, piece.tokens - excess - 1)
+            if cut is None or repeats_placed_passage(cut[0], piece.doc, pieces):
+                del pieces[index]
+            else:
+                pieces[index] = Piece("filler", cut[0], cut[1], piece.doc)
+            return True
+    padding = [index for index, piece in enumerate(pieces) if piece.role == "distractor"]
+    if not padding:
+        return False
+    del pieces[min(padding, key=lambda index: pieces[index].tokens)]
+    return True

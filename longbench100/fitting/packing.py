@@ -1,0 +1,137 @@
+"""Choosing padding: whole documents by first fit over a shuffled pool, then one cut-off filler.
+
+The filler is the opening part of one more pool document, cut at a sentence end (see
+:mod:`.sentences`) so that the padding closes the remaining gap as tightly as the text allows. A
+filler is at least one whole sentence of ``MIN_FILLER_CHARS`` characters or more, or there is none.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Callable, Iterable, Sequence
+
+from longbench100.sources.near_duplicates import near_copy_of_any
+from longbench100.sources.records import Document
+from longbench100.text.tokenization import Tokenizer
+from longbench100.fitting.pieces import Piece
+from longbench100.text.sentences import MIN_FILLER_CHARS, sentence_ends_from_last
+
+FILLER_CANDIDATES = 4
+
+
+def first_fit(
+    pool: Sequence[Document],
+    rng: random.Random,
+    room: int,
+    per_passage: int,
+    excluded: Callable[[Document], bool],
+    copies: Callable[[], int] | None = None,
+) -> list[tuple[Document, int]]:
+    """Pick whole documents in a random order, each only if it still fits in ``room`` tokens.
+
+    Each pick costs its tokens plus ``per_passage`` (the passage heading and separators), times its
+    number of copies (``copies`` draws 1 unless given). Returns ``(document, copies)`` pairs.
+    """
+    if not pool:
+        return []
+    smallest = min(document.tokens for document in pool) + per_passage
+    chosen: list[tuple[Document, int]] = []
+    for index in rng.sample(range(len(pool)), len(pool)):
+        if room < smallest:
+            break
+        document = pool[index]
+        cost = document.tokens + per_passage
+        if cost > room or excluded(document):
+            continue
+        count = min(copies() if copies else 1, room // cost)
+        chosen.append((document, count))
+        room -= cost * count
+    return chosen
+
+
+def cut_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, int] | None:
+    """The longest opening of ``text`` that ends at a sentence end and has at most ``max_tokens`` tokens.
+
+    The whole text counts as an opening too when it fits; an opening shorter than ``MIN_FILLER_CHARS``
+    characters is never returned.
+    """
+    if max_tokens <= 0:
+        return None
+    window = text[: max_tokens * 8]
+    opening = tokenizer.opening_tokens(text, len(window), max_tokens)
+    fits = False
+    if opening is None:
+        ids = tokenizer.encode(window)
+        fits = len(ids) <= max_tokens
+        opening = None if fits else tokenizer.decode(ids[:max_tokens])
+    if opening is not None:  # the first max_tokens tokens, less a character they end inside
+        window = opening.rstrip("\ufffd")
+        window = window if text.startswith(window) else window[:-1]
+    ends = sentence_ends_from_last(text, len(window))
+    if len(window) == len(text) and fits:  # the whole text first, then its sentence ends before its last character
+        ends = itertools.chain([len(text)], (end for end in ends if end != len(text)))
+    for end in ends:
+        prefix = text[:end].rstrip()
+        if len(prefix) < MIN_FILLER_CHARS:
+            return None
+        tokens = tokenizer.count_known(prefix, [(text, len(prefix))])
+        if tokens <= max_tokens:
+            return prefix, tokens
+    return None
+
+
+def choose_filler(
+    tokenizer: Tokenizer,
+    pool: Sequence[Document],
+    rng: random.Random,
+    max_tokens: int,
+    excluded: Callable[[Document], bool],
+    good_enough: int,
+    placed: Sequence[Piece] = (),
+) -> Piece | None:
+    """The best cut-off opening among a few random unused pool documents, or ``None`` when none fits.
+
+    The choice is the longest cut, the first of equals, that repeats no passage already ``placed``
+    (:func:`repeats_placed_passage`), among the cuts of the first ``FILLER_CANDIDATES`` documents tried;
+    unless such a cut wasting at most ``good_enough`` tokens of ``max_tokens`` comes first, which is taken
+    as it comes. A cut is checked for repeats only when it could be the choice: a good-enough one as it
+    comes, the others at the end, longest first, up to the first that repeats nothing.
+    """
+    cuts: list[tuple[tuple[str, int], Document]] = []
+    tried = 0
+    for index in rng.sample(range(len(pool)), len(pool)):
+        document = pool[index]
+        if excluded(document):
+            continue
+        cut = cut_prefix(tokenizer, document.text, max_tokens)
+        tried += 1
+        if cut is not None:
+            if max_tokens - cut[1] > good_enough:
+                cuts.append((cut, document))
+            elif _may_place(cut, document, placed):  # longer than every placeable cut before it: the best
+                return _padding_piece(cut, document)
+        if tried >= FILLER_CANDIDATES:
+            break
+    for cut, document in sorted(cuts, key=lambda found: -found[0][1]):  # (a stable sort: equals stay in order)
+        if _may_place(cut, document, placed):
+            return _padding_piece(cut, document)
+    return None
+
+
+def _may_place(cut: tuple[str, int], document: Document, placed: Sequence[Piece]) -> bool:
+    """Whether a cut of ``document`` (its text and tokens) may pad a prompt beside ``placed``: it is the whole
+    document, or it repeats no placed passage."""
+    return cut[0] == document.text or not repeats_placed_passage(cut[0], document, placed)
+
+
+def _padding_piece(cut: tuple[str, int], document: Document) -> Piece:
+    """The padding piece a cut makes: a filler, or a distractor when the cut is the whole document."""
+    return Piece("filler" if cut[0] != document.text else "distractor", cut[0], cut[1], document)
+
+
+def repeats_placed_passage(opening: str, document: Document, placed: Iterable[Piece]) -> bool:
+    """Whether ``opening``, cut from ``document``, near-copies a placed passage from the same source
+    (:func:`near_copy_of_any`): shared text is a source's own (its legal legend, the pages of one website)."""
+    return near_copy_of_any(opening, (piece.text for piece in placed
+                                      if piece.doc is not None and piece.doc.source == document.source and piece.doc is not document))

@@ -1,0 +1,184 @@
+"""Read a generated data folder (``OUT/<task>/<label>.jsonl`` plus ``manifest.json``) for scoring."""
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from longbench100.core.errors import UserError, json_error_text
+from longbench100.folders.layout import list_data_files
+from longbench100.core.digests import prompt_sha256
+from longbench100.catalog.task_info import TASKS
+
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class DataRecord:
+    """The fields of one data record that scoring needs (see docs/schema.md)."""
+
+    id: str
+    task: str
+    label: str
+    length: int
+    row: int
+    answers: tuple[str, ...]
+    question: str | None
+    closed_book_prompt: str | None
+    options: tuple[str, ...] | None = None  # counting_stars: gold.options, the answer options in order
+    prompt_sha256: str | None = None  # fingerprint of the stored prompt (None when the record has no prompt)
+    closed_book_prompt_sha256: str | None = None
+    depth: float | None = None  # gold.depth: relative position (0-1) of the gold material in the prompt
+    source: str | None = None  # gold.sources[0]: the source the gold material comes from
+    gold: dict | None = field(default=None, compare=False, hash=False)  # the record's whole gold object, for task metrics
+    sections: tuple[str, ...] | None = field(default=None, compare=False, hash=False)  # section texts, for tasks a judge grades section by section
+
+
+_FIELDS: dict[str, tuple[type, ...]] = {
+    "id": (str,),
+    "task": (str,),
+    "label": (str,),
+    "length": (int,),
+    "row": (int,),
+    "answers": (list,),
+    "question": (str, type(None)),
+    "closed_book_prompt": (str, type(None)),
+}
+
+
+def data_files(data_dir: Path) -> list[Path]:
+    """Return the data files ``<task>/<label>.jsonl`` under ``data_dir``, in task order then by length."""
+    if not data_dir.is_dir():
+        raise UserError(f"--data {data_dir}: no such folder")
+    files = [ref.path for ref in list_data_files(data_dir)]
+    if not files:
+        raise UserError(f"--data {data_dir}: no <task>/<label>.jsonl files (tasks: {', '.join(TASKS)})")
+    return files
+
+
+def parse_record(data: object, where: str) -> DataRecord:
+    """Validate one decoded JSON line and keep the scoring fields; ``where`` is ``file:line`` for errors."""
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: expected a JSON object")
+    for key, types in _FIELDS.items():
+        if key not in data:
+            raise UserError(f"{where}: field {key!r} is missing")
+        if not isinstance(data[key], types) or isinstance(data[key], bool):
+            raise UserError(f"{where}: field {key!r} has type {type(data[key]).__name__}")
+    if data["task"] not in TASKS:
+        raise UserError(f"{where}: field 'task' is {data['task']!r}, not a known task")
+    if not data["answers"] or not all(isinstance(answer, str) for answer in data["answers"]):
+        raise UserError(f"{where}: field 'answers' must be a non-empty list of strings")
+    return DataRecord(
+        id=data["id"],
+        task=data["task"],
+        label=data["label"],
+        length=data["length"],
+        row=data["row"],
+        answers=tuple(data["answers"]),
+        question=data["question"],
+        closed_book_prompt=data["closed_book_prompt"],
+        options=_options(data.get("gold")),
+        prompt_sha256=prompt_sha256(data["prompt"]) if isinstance(data.get("prompt"), str) else None,
+        closed_book_prompt_sha256=None if data["closed_book_prompt"] is None else prompt_sha256(data["closed_book_prompt"]),
+        depth=_depth(data.get("gold")),
+        source=_first_source(data.get("gold")),
+        gold=data["gold"] if isinstance(data.get("gold"), dict) else None,
+        sections=_section_texts(data) if TASKS[data["task"]].judged_by_section else None,
+    )
+
+
+def _section_texts(data: dict) -> tuple[str, ...] | None:
+    """The texts of the record's gold spans (its sections, in order), cut from its prompt; ``None`` without them."""
+    gold, prompt = data.get("gold"), data.get("prompt")
+    spans = (gold.get("spans") or {}).get("gold") if isinstance(gold, dict) else None
+    if not isinstance(prompt, str) or not isinstance(spans, list):
+        return None
+    try:
+        return tuple(prompt[start:end] for start, end in spans)
+    except (TypeError, ValueError):
+        return None
+
+
+def _options(gold: object) -> tuple[str, ...] | None:
+    """``gold.options`` when it is a list of strings (counting_stars), else ``None``."""
+    options = gold.get("options") if isinstance(gold, dict) else None
+    if isinstance(options, list) and options and all(isinstance(option, str) for option in options):
+        return tuple(options)
+    return None
+
+
+def _depth(gold: object) -> float | None:
+    """``gold.depth`` when it is a number from 0 to 1, else ``None`` (e.g. passage_count)."""
+    depth = gold.get("depth") if isinstance(gold, dict) else None
+    if isinstance(depth, (int, float)) and not isinstance(depth, bool) and 0.0 <= depth <= 1.0:
+        return float(depth)
+    return None
+
+
+def _first_source(gold: object) -> str | None:
+    """The first name in ``gold.sources``, or ``None`` when the record names none."""
+    sources = gold.get("sources") if isinstance(gold, dict) else None
+    if isinstance(sources, list) and sources and isinstance(sources[0], str):
+        return sources[0]
+    return None
+
+
+def read_jsonl(path: Path) -> list[tuple[str, object]]:
+    """Decode every non-blank line of a JSONL file, returning ``(file:line, value)`` pairs."""
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append((f"{path}:{number}", json.loads(line)))
+            except json.JSONDecodeError as error:
+                raise UserError(f"{path}:{number}: not valid JSON ({json_error_text(error)})") from None
+    return rows
+
+
+def load_data(data_dir: Path) -> list[DataRecord]:
+    """Read every record of a data folder; ids must be unique across the folder."""
+    return [record for record, _ in load_data_with_prompts(data_dir)]
+
+
+def load_data_with_prompts(data_dir: Path) -> list[tuple[DataRecord, str]]:
+    """Every record of a data folder with its whole prompt text (records keep only its hash), in one read."""
+    records: list[tuple[DataRecord, str]] = []
+    seen: dict[str, str] = {}
+    for path in data_files(data_dir):
+        for where, value in read_jsonl(path):
+            record = parse_record(value, where)
+            if record.id in seen:
+                raise UserError(f"{where}: duplicate id {record.id!r} (first at {seen[record.id]})")
+            seen[record.id] = where
+            records.append((record, value.get("prompt") or ""))
+    return records
+
+
+def manifest_sha256(data_dir: Path) -> str | None:
+    """Return the sha256 of ``data_dir/manifest.json``, or ``None`` when the folder has none."""
+    path = data_dir / MANIFEST
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+def read_manifest(data_dir: Path) -> dict | None:
+    """The decoded ``data_dir/manifest.json``, or ``None`` when the folder has none."""
+    path = data_dir / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise UserError(f"{path}: unreadable manifest ({error})") from None
+    if not isinstance(manifest, dict):
+        raise UserError(f"{path}: expected a JSON object")
+    return manifest
+
+
+def tokenizer_identity(manifest: dict | None) -> str | None:
+    """The tokenizer identity a data folder was generated with (manifest ``tokenizer.identity``), if recorded."""
+    tokenizer = manifest.get("tokenizer") if manifest else None
+    identity = tokenizer.get("identity") if isinstance(tokenizer, dict) else None
+    return identity if isinstance(identity, str) else None

@@ -1,0 +1,404 @@
+"""The ``generate`` job: plan rows, build samples (in parallel when asked), stream them to disk, write the manifest."""
+
+from __future__ import annotations
+
+import errno
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterator
+
+from longbench100.sources.corpus import Corpus, load_corpus
+from longbench100.folders.layout import data_file_path
+from longbench100.annotation.labels import UnlabelledChunk
+from longbench100.core.errors import UserError
+from longbench100.core.interrupts import Interrupted
+from longbench100.sources.locations import SourceLocation, active_entries, resolve_location
+from longbench100.catalog.task_info import reserved_output
+from longbench100.tasks import BUILDERS
+from longbench100.tasks.base import TaskBuilder
+from longbench100.tasks.one_document import OneDocumentTask
+from longbench100.text.tokenization import Tokenizer, load_tokenizer
+from longbench100.core.workers import worker_pool
+from longbench100.folders.lock import output_lock
+from longbench100.folders.guard import guard_output_dir, mark_folder
+from longbench100.core.paths import CACHE_HINT, cache_dir
+from longbench100.core.progress import progress_bar
+from longbench100.folders.writable import ensure_writable_dir
+from longbench100.generate.options import GenerateOptions, LengthResult
+from longbench100.generate.base_lengths import base_length_warnings
+from longbench100.generate.candidate_cache import cached_candidates
+from longbench100.fitting.fit import BuildContext
+from longbench100.generate.manifest import build_manifest, check_out_folder, claim_out_folder, log_unlabelled_row, logged_unlabelled_rows, record_shortcut_check, shortfall_reason
+from longbench100.generate.verify_counts import verify_prompt_counts
+from longbench100.generate.json_lines import json_line
+from longbench100.generate.output import LineAppender, completed_rows, partial_file, written_rows, written_rows_in, written_sources
+from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
+from longbench100.fitting.rng import derive_rng
+from longbench100.fitting.spans import shifted_spans
+from longbench100.fitting.templates import PromptTemplates
+
+
+# Builders and contexts for worker processes; set before the pool forks so workers inherit them.
+_STATE: dict[str, object] = {}
+
+
+def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, progress: bool = True) -> dict:
+    """Run a whole generation job and return the manifest it wrote.
+
+    Everything that can be checked cheaply is checked before the sources load: the options, that
+    every template renders, and that ``out`` is writable and free (or resumable). Ctrl-C or SIGTERM
+    (see ``interrupts``) drop the queued rows, wait for the few in hand, and raise :class:`Interrupted`
+    with the resume hint; worker processes die with this process whatever ends it.
+    """
+    if options.rows < 1:
+        raise UserError("--rows must be at least 1")
+    if options.reserve_output < 0 or options.reserve_output >= min(budget for _, budget in options.lengths):
+        raise UserError(f"--reserve-output {options.reserve_output} must be >= 0 and smaller than the shortest length")
+    if options.annotated_tasks() and not options.annotator.model:
+        tasks = options.annotated_tasks()
+        raise UserError(f"{', '.join(tasks)} need{'s' if len(tasks) == 1 else ''} chunk labels by an annotator model: give --annotator-model "
+                        "(and --annotator-base-url for a local server), or leave the task out (docs/suites.md, ETHIC)")
+    if options.dry_run and not options.annotator.model:
+        raise UserError("--dry-run counts the annotator's calls: give --annotator-model and a task that needs one (recalling, organizing, section_summarizing)")
+    location = resolve_location(options.sources)
+    templates = PromptTemplates(options.templates)
+    for task in options.tasks:
+        templates.validate(task)
+    if options.dry_run:
+        return _dry_run(options, location, echo, progress)
+    guard_output_dir(options.out, "--out", "data", {"--templates": options.templates, "--sources": location.root})
+    ensure_writable_dir(cache_dir(), f"the cache folder ({CACHE_HINT})")
+    with output_lock(options.out, "--out", options.wait):
+        check_out_folder(options.out, options.resume)
+        try:
+            return _generate(options, location, templates, echo, progress)
+        except Interrupted:
+            raise
+        except KeyboardInterrupt as stop:
+            raise Interrupted(f"rows finished so far are saved in {options.out}; rerun with --resume to continue", stop) from None
+        except OSError as error:
+            if error.errno != errno.ENOSPC:
+                raise
+            raise UserError(f"no space left on the device while writing {options.out} ({written_rows_in(options.out)} rows "
+                            f"written so far are kept): free some space, then rerun with --resume to continue") from None
+
+
+def _suite_stand_ins(options: GenerateOptions, location: SourceLocation) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """For the run's tasks that its suite builds from their anchor's own data only (``stand_ins = false``): the
+    stand-in sources at ``location`` left out of each one's ground truth, and the tasks that leaves with no
+    ground-truth source at all (skipped), each with a one-line reason."""
+    if not options.suite_rules:
+        return {}, {}
+    registry = location.registry()
+    active = active_entries(location, registry)
+    left_out, skipped = {}, {}
+    for task in options.tasks:
+        if task not in options.suite.without_stand_ins:
+            continue
+        real = {name: entry for name, entry in active.items() if entry.has_role(task, "real")}
+        names = [name for name, entry in real.items() if entry.stand_in_for]
+        if names and len(names) == len(real):
+            replaced = ", ".join(dict.fromkeys(registry[name].stand_in_for for name in names))
+            what = "its stand-in" if len(names) == 1 else "its stand-ins"
+            skipped[task] = (f"{task}: suite {options.suite.name} builds it from {replaced} only, which {location.describe()} lacks; "
+                             f"{what} ({', '.join(names)}) left out (docs/suites.md); generate --tasks {task} without --suite builds it anyway")
+        elif names:
+            left_out[task] = names
+    return left_out, skipped
+
+
+def _without_skipped(options: GenerateOptions, skipped: dict[str, str], echo: Callable[[str], None]) -> GenerateOptions:
+    """``options`` less the skipped tasks (each said in one line); none left is a one-line error."""
+    if not skipped:
+        return options
+    kept = tuple(task for task in options.tasks if task not in skipped)
+    if not kept:
+        raise UserError(f"nothing to build: {' | '.join(skipped.values())}")
+    for reason in skipped.values():
+        echo(f"skipped: {reason}")
+    return replace(options, tasks=kept)
+
+
+def _generate(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, echo: Callable[[str], None], progress: bool) -> dict:
+    """Load the tokenizer and sources, claim ``out``, build every task and length, and write the manifest."""
+    left_out, skipped = _suite_stand_ins(options, location)
+    options = _without_skipped(options, skipped, echo)
+    for task, names in left_out.items():
+        echo(f"note: {task}: suite {options.suite.name} takes no stand-in: its ground truth leaves out {', '.join(names)}")
+    tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress, left_out)
+    budgets = _budgets(options)
+    template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
+    claim_out_folder(options.out, {  # before any annotator call: a resume with other options is refused for free
+        **options.shaping(),
+        "tokenizer_identity": tokenizer.identity,
+        "template_sha256": template_sha256,
+        "source_files": {name: data.files for name, data in corpus.sources.items()},
+    })
+    mark_folder(options.out, "data")
+    annotator = _annotate(options, builders, tokenizer, budgets, echo, progress)
+    echo(f"tokenizer {tokenizer.spec} ({tokenizer.origin}); sources: {location.describe()} ({len(corpus.sources)} loaded)")
+
+    plans: dict[str, dict[str, LengthPlan]] = {}
+    for task, builder in builders.items():
+        probe = _context(options, tokenizer, task, options.lengths[0][0], options.lengths[0][1])
+        candidates = cached_candidates(builder, probe, corpus, template_sha256[task], builder.candidates)
+        plans[task] = plan_rows(candidates, budgets, options.rows, options.seed, task, paired=not options.unpaired)
+
+    for builder in builders.values():
+        builder.prepare(tokenizer)
+    _STATE.update(builders=builders, options=options, tokenizer=tokenizer)
+    results: dict[str, dict[str, LengthResult]] = {}
+    cells = [(task, label, budget) for task in options.tasks for label, budget in options.lengths]
+    pending = {(task, label): _pending_rows(options, task, label, budget, plans[task][label]) for task, label, budget in cells}
+    with _executor(options.workers) as executor:
+        # one stream of rows over every task and length, so no worker waits for a file's last row before the next file's
+        lines = executor.map(_build_line, [job for rows in pending.values() if rows for job in rows.jobs], chunksize=1)
+        for task, label, _ in cells:
+            plan = plans[task][label]
+            results.setdefault(task, {})[label] = _write_length(options, task, label, plan, pending[task, label], lines, progress)
+            _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
+    for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()},
+                                     options.suite.base_lengths):
+        echo(f"warning: {line}")
+    if options.verify_counts:
+        checked = verify_prompt_counts(options.out, tokenizer, options.tasks, [label for label, _ in options.lengths],
+                                       options.chat_template)
+        echo(f"verified {checked} prompt token counts: each equals a whole recount")
+    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results), annotator, skipped, left_out)
+    if options.check_shortcuts:
+        manifest = _check_shortcuts(options.out, manifest, echo)
+    echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
+    return manifest
+
+
+def _load_builders(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, tasks: tuple[str, ...],
+                   progress: bool, left_out: dict[str, list[str]] | None = None) -> tuple[Tokenizer, Corpus, dict[str, TaskBuilder]]:
+    """The run's tokenizer, the sources ``tasks`` use (checked to hold what each task needs) and the tasks' builders;
+    ``left_out``: task -> sources that give it no ground truth (stand-ins its suite does not take)."""
+    tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
+    needed = {name for name, entry in location.registry().items() if any(role.split(":")[0] in tasks for role in entry.roles)}
+    corpus = load_corpus(location, tokenizer, only=needed, progress=progress, workers=options.workers)
+    corpus.left_out = {task: frozenset(names) for task, names in (left_out or {}).items()}
+    _check_pools(corpus, tasks, location.describe())
+    return tokenizer, corpus, {task: BUILDERS[task](corpus, templates) for task in tasks}
+
+
+def _budgets(options: GenerateOptions) -> dict[str, int]:
+    """What a prompt may use at each length (before any task's own answer room)."""
+    return {label: budget - options.reserve_output for label, budget in options.lengths}
+
+
+def _annotation_requests(options: GenerateOptions, builders: dict[str, TaskBuilder], tokenizer, budgets: dict[str, int]) -> list[tuple[str, str]]:
+    """(kind, chunk) for every chunk the one-document tasks may use at the requested lengths and rows."""
+    return [request for builder in builders.values() if isinstance(builder, OneDocumentTask)
+            for request in builder.annotation_requests(tokenizer, options.seed, options.rows, list(budgets.values()))]
+
+
+def _annotate(options: GenerateOptions, builders: dict[str, TaskBuilder], tokenizer, budgets: dict[str, int],
+              echo: Callable[[str], None], progress: bool) -> dict | None:
+    """Label the chunks the one-document tasks need (cached replies first) and hand the labels to their builders."""
+    requests = _annotation_requests(options, builders, tokenizer, budgets)
+    if not requests:
+        return None
+    from longbench100.annotation.annotator import annotate, unlabelled_line  # the HTTP client loads only when a task needs labels
+
+    annotations = annotate(options.annotator, requests, progress=progress, allow_unlabelled=options.allow_unlabelled)
+    for note in annotations.info.pop("notes"):
+        echo(note)
+    info = annotations.info
+    echo(f"annotator {info['model']}: {sum(info['chunks'].values())} chunk labels ({info['cache_hits']} cached, {info['calls']} calls)")
+    for builder in builders.values():
+        if isinstance(builder, OneDocumentTask):
+            builder.annotations = annotations
+    if "unlabelled" in info:
+        echo(f"warning: annotator {info['model']}: {unlabelled_line(info['unlabelled']['reasons'], sum(info['chunks'].values()))}; a row that needs "
+             "one of them is left out (--allow-unlabelled; counted per task and length)")
+    return info
+
+
+def _dry_run(options: GenerateOptions, location: SourceLocation, echo: Callable[[str], None], progress: bool) -> dict:
+    """Count the annotator calls and prompt tokens the run would need (after cache hits); write nothing."""
+    tasks = tuple(options.annotated_tasks())
+    tokenizer, _, builders = _load_builders(options, location, PromptTemplates(options.templates), tasks, progress)
+    requests = list(dict.fromkeys(_annotation_requests(options, builders, tokenizer, _budgets(options))))
+    from longbench100.annotation.annotator import plan_annotations
+
+    plan = plan_annotations(options.annotator, requests)
+    echo(f"annotator dry run ({options.annotator.model}): {plan.unique_prompts} chunk prompts for {', '.join(tasks) or 'no task'}, "
+         f"{plan.cache_hits} cached, {plan.calls} calls to send, {plan.prompt_tokens} prompt tokens (cl100k_base)"
+         + (", plus one call for each reply that loops to the budget (--annotator-loop-penalty)" if options.annotator.loop_penalty else "")
+         + "; nothing written")
+    return {"dry_run": {"prompts": plan.unique_prompts, "cache_hits": plan.cache_hits, "calls": plan.calls, "prompt_tokens": plan.prompt_tokens}}
+
+
+def _check_shortcuts(out: Path, manifest: dict, echo: Callable[[str], None]) -> dict:
+    """Run the no-model baselines on ``out``, print their table and keep the verdict in the manifest (key ``shortcuts``)."""
+    from longbench100.baselines.check import run_baselines
+    from longbench100.baselines.render import format_table, summary_record
+
+    run = run_baselines(out)
+    echo(format_table(run))
+    return record_shortcut_check(out, manifest, summary_record(run))
+
+
+def _context(options: GenerateOptions, tokenizer, task: str, label: str, budget: int) -> BuildContext:
+    """The build context of one task and length."""
+    return BuildContext(tokenizer, task, label, budget - reserved_output(task, options.reserve_output), options.seed,
+                        options.whole_documents, options.chat_template, options.negatives)
+
+
+def _check_pools(corpus: Corpus, tasks: tuple[str, ...], where: str) -> None:
+    """Fail before any work when a task lacks every source of a role it needs."""
+    for task in tasks:
+        for kind in BUILDERS[task].required_roles:
+            if not corpus.sources_with_role(task, kind):
+                wanted = [name for name, entry in corpus.entries.items() if entry.has_role(task, kind)]
+                if not wanted:
+                    raise UserError(f"task {task}: no source in {where} plays its {kind} role (a {task}:{kind} entry in sources/)")
+                raise UserError(f"task {task}: none of its {kind} sources ({', '.join(wanted)}) is available in {where}")
+
+
+class _SerialExecutor:
+    """An in-process stand-in for a process pool (``--workers 1``)."""
+
+    def map(self, function, jobs, chunksize: int = 1) -> Iterator:
+        return map(function, jobs)
+
+
+@contextmanager
+def _executor(workers: int):
+    """A forked process pool sharing the loaded corpus (workers die with this process), or the serial stand-in."""
+    if workers <= 1:
+        yield _SerialExecutor()
+        return
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    with worker_pool(workers, "fork") as pool:
+        yield pool
+
+
+Job = tuple[str, str, int, RowPlan]
+
+
+@dataclass
+class PendingRows:
+    """The rows of one task and length still to build, after those a resumed run wrote (``written``)."""
+
+    written: set[int]
+    jobs: list[Job]
+
+
+def _pending_rows(options: GenerateOptions, task: str, label: str, budget: int, plan: LengthPlan) -> PendingRows | None:
+    """What one task and length still needs: ``None`` when its file is final."""
+    final = data_file_path(options.out, task, label)
+    if final.exists():
+        return None
+    written = set(completed_rows(partial_file(final)))
+    start = max(written) + 1 if written else 0
+    return PendingRows(written, [(task, label, budget, row_plan) for row_plan in plan.rows if row_plan.row >= start])
+
+
+def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthPlan, pending: PendingRows | None,
+                  lines: Iterator, progress: bool) -> LengthResult:
+    """Append the lines of the ``pending`` rows of one task and length, taken in order from ``lines``, then finalise
+    the file (``None``: final already)."""
+    final = data_file_path(options.out, task, label)
+    digest = None
+    if pending is None:
+        written = set(written_rows(final))
+    else:
+        partial = partial_file(final)
+        written, jobs = pending.written, pending.jobs  # this run's rows are added to the resumed run's as they are written
+        appender = LineAppender(partial)
+        bar = progress_bar(len(plan.rows), f"{task} {label}", "row", progress, initial=len(plan.rows) - len(jobs), leave=False)
+        try:
+            for job, line in zip(jobs, lines):  # jobs first: zip takes no line past this file's last
+                if line == UNLABELLED:  # (a JSON record never equals it; workers return a copy, so not `is`)
+                    log_unlabelled_row(options.out, task, label, job[3].row)
+                elif line is not None:
+                    appender.write(line)
+                    written.add(job[3].row)
+                bar.update(1)
+        except BaseException:
+            appender.close()
+            raise
+        finally:
+            bar.close()
+        digest = appender.finish(final)
+    built = [row_plan for row_plan in plan.rows if row_plan.row in written]
+    failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
+    # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written
+    sources = written_sources(final) if _STATE["builders"][task].chooses_own_items else rows_per_source(plan, built)
+    return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed, sources,
+                        sorted(logged_unlabelled_rows(options.out, task, label) & set(failed)), digest)
+
+
+UNLABELLED = "unlabelled"
+"""What :func:`_build_line` returns for a row that needs a chunk the annotator gave no label (``--allow-unlabelled``)."""
+
+
+def _build_line(job: Job) -> bytes | str | None:
+    """Build one sample and serialise it as a JSON line in UTF-8 (runs in a worker process when ``--workers`` > 1); ``None``
+    for a row that cannot be built, :data:`UNLABELLED` for one that needs a chunk left without a label."""
+    task, label, budget, row_plan = job
+    options: GenerateOptions = _STATE["options"]
+    builder: TaskBuilder = _STATE["builders"][task]
+    ctx = _context(options, _STATE["tokenizer"], task, label, budget)
+    rng = derive_rng(options.seed, task, budget, row_plan.row)
+    try:
+        sample = builder.build(ctx, row_plan.row, row_plan.candidate, rng)
+    except UnlabelledChunk:
+        return UNLABELLED
+    if sample is None:
+        return None
+    gold = {**sample.gold, "paired": row_plan.paired, "reused": row_plan.reused}
+    prompt, closed_book_prompt = sample.fitted.prompt, sample.closed_book_prompt
+    if options.chat_template:  # store exactly what the model receives: send these with --mode completion
+        prompt = ctx.tokenizer.apply_chat_template(prompt)
+        if "spans" in gold:  # the template wraps the prompt: its offsets move by the template's opening
+            gold["spans"] = shifted_spans(gold["spans"], prompt.index(sample.fitted.prompt))
+        closed_book_prompt = ctx.tokenizer.apply_chat_template(closed_book_prompt) if closed_book_prompt else None
+    record = {
+        "id": f"{task}-{label}-{row_plan.row:04d}",
+        "task": task,
+        "length": budget,
+        "label": label,
+        "row": row_plan.row,
+        "prompt": prompt,
+        "prompt_tokens": sample.fitted.tokens,
+        "answers": sample.answers,
+        "closed_book_prompt": closed_book_prompt,
+        "metric": options.suite.metric(task),
+        "question": sample.question,
+        "gold": gold,
+        "distractors": [piece.provenance() for piece in sample.fitted.pieces if piece.role in ("distractor", "filler")],
+        "seed": options.seed,
+    }
+    return json_line(record)
+
+
+def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: LengthPlan, result: LengthResult, rows: int) -> None:
+    """Say on screen when a length got fewer rows than asked, or reused items."""
+    if result.rows < rows:
+        echo(f"shortfall: {task} {label}: {result.rows} of {rows} rows ({shortfall_reason(result, bool(plan.rows))})")
+    if result.reused:
+        echo(f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item")
+
+
+def _paired_all(plans: dict[str, dict[str, LengthPlan]], results: dict[str, dict[str, LengthResult]]) -> dict[str, dict]:
+    """Per task: rows written, asking the same item, at every requested length that got rows at all.
+
+    A length where no row was written (nothing fits, or every row failed) is left out of both the
+    count and the list of lengths.
+    """
+    paired = {}
+    for task, by_label in plans.items():
+        written_paired = {
+            label: {row.row for row in plan.rows if row.paired and row.row not in results[task][label].failed_rows}
+            for label, plan in by_label.items()
+            if results[task][label].rows
+        }
+        rows = set.intersection(*written_paired.values()) if written_paired else set()
+        paired[task] = {"rows": len(rows), "lengths": list(written_paired)}
+    return paired

@@ -1,0 +1,86 @@
+"""Build the LLM judge from its options and check it answers before any work (``score`` and ``filter``).
+
+:func:`check_judge` is the preflight: ``GET {base_url}/models`` (a server without that route is fine)
+must not refuse the key, and one tiny chat request must come back. A dead server, a refused key, an
+unknown model, a 5xx or a reply that is not an OpenAI answer stops the run in seconds with one line,
+instead of minutes of retries followed by a run whose judge tasks are all ungraded.
+"""
+
+import asyncio
+
+import httpx
+
+from longbench100.core.errors import UserError
+from longbench100.llm.client import LLMClient, _server_message, get_models, served_model_ids
+from longbench100.judge.grader import Judge
+from longbench100.llm.options import JudgeConfig
+from longbench100.llm.options import JudgeOptions
+
+PREFLIGHT_PROMPT = "Reply with the single word OK."
+PREFLIGHT_MAX_TOKENS = 16
+PREFLIGHT_TIMEOUT_S = 60.0
+"""The preflight's request timeout: long enough for a cold local server, short against a hung one."""
+_MODELS_SHOWN = 5
+
+
+def make_judge(options: JudgeOptions, data_fingerprint: str | None = None) -> Judge | None:
+    """Build the judge from the options, or ``None`` when no judge model is given (nothing is sent);
+    ``data_fingerprint`` keys the key points it extracts (HELMET summaries)."""
+    return Judge(options.config(), data_fingerprint=data_fingerprint) if options.model else None
+
+
+def _key_hint(config: JudgeConfig, api_key_env: str, role: str) -> str:
+    """What to do about a refused key."""
+    if config.api_key is None:
+        return f"${api_key_env} is not set (--{role}-api-key-env names the variable holding the key)"
+    return f"check the key in ${api_key_env}"
+
+
+def _listed_models(config: JudgeConfig, api_key_env: str, timeout_s: float, role: str) -> list[str] | None:
+    """The model ids ``GET /models`` lists, or ``None`` when the server has no usable models route."""
+    where = f"{role} server {config.base_url}"
+    try:
+        response = get_models(config.base_url, config.api_key, timeout_s)
+    except (httpx.HTTPError, httpx.InvalidURL) as error:
+        raise UserError(f"{where}: cannot reach it ({type(error).__name__}: {error or 'no detail'})") from None
+    if response.status_code in (401, 403):
+        raise UserError(
+            f"{where}: HTTP {response.status_code} ({_server_message(response)}); {_key_hint(config, api_key_env, role)}"
+        )
+    return served_model_ids(response)  # None without a /models route (or not the OpenAI shape): the chat request decides
+
+
+async def _tiny_request(config: JudgeConfig, timeout_s: float):
+    """Send the preflight prompt once (one retry for a transient failure)."""
+    async with LLMClient(config.base_url, config.model, config.api_key, concurrency=1, timeout_s=timeout_s,
+                         max_retries=1, backoff_base_s=0.5) as client:
+        return await client.complete(PREFLIGHT_PROMPT, max_tokens=PREFLIGHT_MAX_TOKENS, temperature=0.0)
+
+
+def check_judge(config: JudgeConfig, api_key_env: str, *, timeout_s: float = PREFLIGHT_TIMEOUT_S, role: str = "judge") -> list[str]:
+    """Check that the judge (or another model ``role``: "evaluator") answers; raise :class:`UserError` with the reason when it does not.
+
+    ``role`` names the model in messages and the options they point to (``--<role>-api-key-env``, ``--<role>-base-url``).
+
+    Returns notes for the screen (a model the server does not list but that answered anyway, as
+    servers that serve one model under any name do).
+    """
+    listed = _listed_models(config, api_key_env, timeout_s, role)
+    result = asyncio.run(_tiny_request(config, timeout_s))
+    unlisted = listed is not None and config.model not in listed
+    shown = ", ".join(listed[:_MODELS_SHOWN]) + (", ..." if listed and len(listed) > _MODELS_SHOWN else "") if listed else ""
+    if result.text is None:
+        error = result.error or "unknown error"
+        hints = []
+        if error.startswith(("HTTP 401", "HTTP 403")):
+            hints.append(_key_hint(config, api_key_env, role))
+        if unlisted and error.startswith(("HTTP 400", "HTTP 404")):
+            hints.append(f"the server does not list model {config.model!r} (it lists: {shown or 'none'})")
+        elif error.startswith("HTTP 404"):
+            hints.append(f"is --{role}-base-url the API root (usually ending in /v1)?")
+        hint = f"; {'; '.join(hints)}" if hints else ""
+        raise UserError(f"{role} {config.model} at {config.base_url}: test request failed: {error}{hint}")
+    if unlisted:
+        return [f"note: {role} server does not list model {config.model!r} (it lists: {shown or 'none'}), "
+                "but it answered a test request"]
+    return []

@@ -1,1 +1,0 @@
-"""Lexical retrieval over a source's own documents (hard negatives for the HELMET retrieval tasks)."""

@@ -1,0 +1,313 @@
+"""Text cleaning steps a registry entry can declare (``clean = [...]``), applied when its records are loaded.
+
+Each step takes a text and returns the cleaned text; :func:`clean_text` applies a list of them in
+the declared order. The steps are deliberately narrow, so a source opts into exactly the repairs
+its upstream text needs:
+
+- ``mojibake``: text that was UTF-8 decoded as Windows-1252 ("Itâ€™s") is repaired with ftfy's
+  ``fix_encoding``, which only undoes encoding mix-ups (quotes, ligatures and widths are left alone).
+- ``html``: markup is turned into plain text with inscriptis, which lays tables out row by row with
+  the cell texts kept and separated by `` | ``. A ``<`` that does not open a well-formed tag
+  ("p<0.05") stays literal text, and texts without any tag are left exactly as they are.
+- ``transcript_markers``: meeting-transcript annotations written as a lowercase word in braces
+  (``{disfmarker}``, ``{vocalsound}``, ``{pause}``, ``{gap}``, ``{comment}``) are dropped and the
+  spaces around them tidied.
+- ``wiki_markup``: Wikipedia source left in the text: ``<ref ...>`` citations (closed, self-closing
+  or cut off by a template end), ``{{...}}`` templates and the "( edit )" links after headings.
+- ``paper_markup``: the placeholders of S2ORC-style papers: runs of ``BIBREFn`` become a numbered
+  citation "[1, 2]", ``TABREFn`` / ``FIGREFn`` / ``SECREFn`` become the number n + 1 (the text
+  already says "Table"), ``INLINEFORMn`` / ``DISPLAYFORMn`` become "[formula]", and display and inline LaTeX
+  (``$\\mathbf {w_{i1}}$``) becomes its plain-text reading with pylatexenc.
+- ``detokenize``: text split into Penn-Treebank tokens ("What 's", "`` best ''", "Russia ?") is
+  joined back line by line with the rules of NLTK's ``TreebankWordDetokenizer`` (run by
+  :mod:`longbench100.text.treebank_detokenizer`, which gives NLTK's output without importing it).
+- ``contractions``: contractions whose apostrophe was lost ("don t", "you ll", "DMV s") get it back.
+- ``gutenberg`` (documents only): a Project Gutenberg book keeps only the text between its "*** START OF
+  ... ***" and "*** END OF ... ***" lines (the licence, header and "Produced by" credits go), and each
+  paragraph's hard-wrapped lines are joined into one line (blank lines still separate paragraphs).
+- ``replacement_chars``: U+FFFD left where an upstream byte was lost is removed.
+- ``snippet_fragments`` (documents only): a passage cut out of a longer text that opens in the
+  middle of a sentence loses that partial sentence, and a sentence repeated within the passage is
+  kept once; a passage that is only a fragment becomes empty and is skipped.
+
+Every text also has its HTML character references unescaped ("R&amp;D" becomes "R&D", also when
+doubly escaped); see :func:`clean_text`.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from functools import lru_cache
+from typing import Callable, Sequence
+
+
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>")
+_LONE_ANGLE = re.compile(r"<(?!/?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>)")
+_UNDERSCORE_ATTRIBUTE = re.compile(r"<(/?[A-Za-z][A-Za-z0-9]*)_")  # Natural Questions writes <Td_colspan="2">
+_NON_ASCII_WORD = re.compile(r"[^ \t\n\r]*[^\x00-\x7f][^ \t\n\r]*")  # split at ASCII blanks only: "Ã\xa0" is one word
+_TRANSCRIPT_MARKER = re.compile(r"\{[a-z]+\}")
+_SPACE_RUN = re.compile(r"[ \t]+")
+_BLANK_LINES = re.compile(r"\n{3,}")
+_ENTITY = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
+_WIKI_REF = re.compile(r"<ref\b[^<>]*/>|<ref\b[^<>]*>.*?</ref>|<ref\b[^\n]*?\}\}|</?ref\b[^<>]*>", re.IGNORECASE | re.DOTALL)
+_WIKI_TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
+_WIKI_EDIT = re.compile(r"[ \t]*[(\[] ?edit ?[)\]]", re.IGNORECASE)
+_CITATION_RUN = re.compile(r"BIBREF(\d+)(?:\s*[,;]\s*(?:and\s+)?BIBREF\d+)*")
+_CITATION = re.compile(r"BIBREF(\d+)")
+_REFERENCE = re.compile(r"(?:TABREF|FIGREF|SECREF)(\d+)")
+_FORMULA = re.compile(r"(?:INLINEFORM|DISPLAYFORM)\d+")
+_DISPLAY_LATEX = re.compile(r"\$\$(.{1,2000}?)\$\$", re.DOTALL)
+_INLINE_LATEX = re.compile(r"(?<![\\$])\$(?!\s)([^$\n]{1,300}?)\$(?!\$)")
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+|[_^]\{|[_^][A-Za-z0-9]")
+_FONT_MACROS = re.compile(r"\\(?:mathbf|mathrm|mathit|mathcal|mathbb|mathsf|mathtt|textbf|textit|textrm|texttt|boldsymbol|bm|operatorname)\s*")
+_LOST_APOSTROPHE = re.compile(
+    r"\b(?:(do|does|did|is|are|was|were|ca|could|would|should|wo|have|has|had|ai|need|must)n t"
+    r"|(I|you|we|they|he|she|it|that|there|who|what|let)\s(ll|re|ve|d|m|s))\b(?=[\s.,;:!?)]|$)",
+    re.IGNORECASE,
+)
+_ACRONYM_POSSESSIVE = re.compile(r"\b([A-Z]{2,}) s\b(?=\s)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+# what the Treebank detokenizer acts on besides a line's outer spaces (dashes and ellipses are guarded from it),
+# looked for in turn (:func:`detokenizer_acts_on`): a space before closing punctuation, quotes or a clitic; a
+# space after an opening bracket or $ #; `` and '' and escaped brackets; split contractions ("can not", "gon na")
+_SPACE_BEFORE = re.compile(r"\s(?:[,.;:?!%)\]}>'\"]|n't\b|'t\s+(?:is|was)\b)")
+_SPACE_AFTER = re.compile(r"[(\[{<$#]\s")
+_TREEBANK_MARKS = re.compile(r"``|''|-[LR][RSC]B-")
+_SPLIT_CONTRACTION = re.compile(r"(?i:\b(?:can\s+not|gon\s+na|got\s+ta|lem\s+me|wan\s+na|gim\s+me|more\s+'n|d'\s+ye)\b)")
+_CONTRACTION_OPENING = re.compile(r"(?:can|go[nt]|lem|wan|gim|more|d')\s")  # in lower case, ASCII: how one starts
+# what the detokenizer must not touch, each standing in as a private-use character while it runs: plain
+# double quotes (it would glue an opening quote to the word before), and the dash and ellipsis that
+# English prose spaces too (it would write "field--only", "work...in")
+_GUARDED = (('"', "\ue000"), ("--", "\ue001"), ("...", "\ue002"))
+_GUTENBERG_START = re.compile(r"^\*{3} ?START OF (?:THIS|THE) PROJECT GUTENBERG EBOOK[^\n]*$", re.MULTILINE | re.IGNORECASE)
+_GUTENBERG_END = re.compile(r"^(?:\*{3} ?END OF (?:THIS|THE) PROJECT GUTENBERG EBOOK|End of (?:the )?Project Gutenberg)", re.MULTILINE | re.IGNORECASE)
+_GUTENBERG_CREDITS = re.compile(r"^(?:Produced by|This (?:e|E)book was produced by)[^\n]*(?:\n[^\n]+)*\n*", re.IGNORECASE)
+_WRAPPED_LINE = re.compile(r"(?<=\S)[ \t]*\n(?=[ \t]*\S)")
+_TITLE_END = re.compile(r"[.!?:;,]\s*$")
+_FRAGMENT_START = re.compile(r"^[a-z][a-z]*(?=[\s,;:.)-])")
+
+
+def fix_mojibake(text: str) -> str:
+    """Repair UTF-8 text that was mis-decoded as Windows-1252 or Latin-1 ("canâ€™t" becomes "can’t").
+
+    Mojibake is always non-ASCII and local to the word it garbles, so ftfy sees only the runs of
+    non-blank characters that hold a non-ASCII one: the same result as fixing the whole text on
+    review_summ, about five times faster on its long, mostly ASCII reviews.
+    """
+    if text.isascii():
+        return text
+    import ftfy
+
+    return _NON_ASCII_WORD.sub(lambda match: ftfy.fix_encoding(match.group(0)), text)
+
+
+def html_to_text(text: str) -> str:
+    """Turn HTML markup into readable plain text, keeping table cell texts (`` | `` between cells)."""
+    if not _TAG.search(text):
+        return text
+    import inscriptis
+    from inscriptis.css_profiles import CSS_PROFILES
+    from inscriptis.model.config import ParserConfig
+
+    markup = _LONE_ANGLE.sub("&lt;", _UNDERSCORE_ATTRIBUTE.sub(r"<\1 ", text)).replace("\n", "<br>\n")
+    config = ParserConfig(css=CSS_PROFILES["strict"], table_cell_separator=" | ")
+    return _tidy(inscriptis.get_text(markup, config))
+
+
+def drop_transcript_markers(text: str) -> str:
+    """Remove ``{disfmarker}``-style annotations (a lowercase word in braces) and tidy the spaces left behind."""
+    if "{" not in text:
+        return text
+    return _tidy(_TRANSCRIPT_MARKER.sub(" ", text))
+
+
+def unescape_entities(text: str) -> str:
+    """Turn HTML character references ("&amp;", "&#39;", "&quot;") into characters, also when escaped twice."""
+    for _ in range(3):
+        if not _ENTITY.search(text):
+            break
+        text = html.unescape(text)
+    return text
+
+
+def drop_wiki_markup(text: str) -> str:
+    """Remove ``<ref>`` citations, ``{{...}}`` templates and "( edit )" links left from Wikipedia source."""
+    if "<ref" not in text.lower() and "{{" not in text and "edit" not in text:
+        return text
+    text = _WIKI_TEMPLATE.sub("", _WIKI_REF.sub("", text))
+    return _WIKI_EDIT.sub("", text)
+
+
+def repair_paper_markup(text: str) -> str:
+    """Replace S2ORC placeholders (``BIBREFn``, ``TABREFn``, ``INLINEFORMn`` ...) and inline LaTeX with readable text."""
+    if "REF" in text:
+        text = _CITATION_RUN.sub(lambda match: "[" + ", ".join(str(int(n) + 1) for n in _CITATION.findall(match.group(0))) + "]", text)
+        text = _REFERENCE.sub(lambda match: str(int(match.group(1)) + 1), text)
+    if "FORM" in text:
+        text = _FORMULA.sub("[formula]", text)
+    if "$" in text:
+        text = _DISPLAY_LATEX.sub(lambda match: _latex_converter().latex_to_text(_FONT_MACROS.sub("", match.group(1))).strip(), text)
+        text = _INLINE_LATEX.sub(_latex_to_text, text)
+    return text
+
+
+def _latex_to_text(match: re.Match) -> str:
+    """The plain-text reading of one inline formula; a span without LaTeX is a formula only when it is
+    tight ("$n$"), not when it ends in a space ("$5 and $10" are amounts) and is then left as it is."""
+    source = match.group(1)
+    if not _LATEX_COMMAND.search(source):
+        return match.group(0) if source != source.rstrip() else source
+    return _latex_converter().latex_to_text(_FONT_MACROS.sub("", source)).strip()
+
+
+@lru_cache(maxsize=1)
+def _latex_converter():
+    """pylatexenc's LaTeX-to-text converter, built once."""
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    return LatexNodes2Text(math_mode="text", strict_latex_spaces=True)
+
+
+def detokenize(text: str) -> str:
+    """Join Penn-Treebank-tokenized text back into ordinary prose, line by line (NLTK's Treebank
+    detokenizer, as :mod:`longbench100.text.treebank_detokenizer` runs it).
+
+    Plain double quotes, "--" and "..." are kept out of the detokenizer's reach (:data:`_GUARDED`);
+    Treebank text writes its quotes as `` and '', which it turns into plain quotes.
+    Only lines with something the detokenizer acts on are passed to it (:func:`detokenizer_acts_on`); it
+    would return every other line stripped of its outer spaces and otherwise unchanged (checked on
+    130,000 real source lines), so those are just stripped, which saves most of its cost.
+    """
+    from longbench100.text.treebank_detokenizer import detokenize_line  # compiled rules: loaded only when a source is cleaned, not on a warm run
+
+    lines = (_unguard(detokenize_line(_guard(line))) if detokenizer_acts_on(line) else line.strip()
+             for line in text.split("\n"))
+    return "\n".join(lines)
+
+
+def detokenizer_acts_on(line: str) -> bool:
+    """Whether ``line`` holds something the Treebank detokenizer acts on besides its outer spaces.
+
+    The marks are looked for one kind at a time (one regex of every kind tries each alternative at each
+    character), and a split contraction, a case-blind search, only where it could start: in an ASCII line, its
+    first word and a blank, looked for in lower case (for ASCII, lower case is what a case-blind match compares;
+    beyond it, case-blind matching pairs letters such as the dotless i with i, so other lines are searched whole).
+    """
+    if _SPACE_BEFORE.search(line) or _SPACE_AFTER.search(line) or _TREEBANK_MARKS.search(line):
+        return True
+    if line.isascii() and not _CONTRACTION_OPENING.search(line.lower()):
+        return False
+    return _SPLIT_CONTRACTION.search(line) is not None
+
+
+def _guard(line: str) -> str:
+    """``line`` with the :data:`_GUARDED` strings replaced by their stand-ins."""
+    for text, stand_in in _GUARDED:
+        line = line.replace(text, stand_in)
+    return line
+
+
+def _unguard(line: str) -> str:
+    """``line`` with the stand-ins of :data:`_GUARDED` turned back."""
+    for text, stand_in in reversed(_GUARDED):
+        line = line.replace(stand_in, text)
+    return line
+
+
+def restore_contractions(text: str) -> str:
+    """Put back the apostrophe of contractions that lost it ("don t" -> "don't", "you ll" -> "you'll", "DMV s" -> "DMV's")."""
+    text = _LOST_APOSTROPHE.sub(_with_apostrophe, text)
+    return _ACRONYM_POSSESSIVE.sub(r"\1's", text)
+
+
+def _with_apostrophe(match: re.Match) -> str:
+    """"don t" -> "don't", "we ll" -> "we'll"."""
+    if match.group(1):
+        return match.group(0)[:-2] + "'t"
+    return f"{match.group(2)}'{match.group(3)}"
+
+
+def drop_replacement_chars(text: str) -> str:
+    """Remove U+FFFD replacement characters (a byte lost upstream cannot be recovered)."""
+    return text.replace("\ufffd", "") if "\ufffd" in text else text
+
+
+def trim_snippet_fragments(text: str) -> str:
+    """Drop a passage's opening partial sentence and keep each repeated sentence once ("" when nothing whole is left).
+
+    A first line that is a title (short, no end punctuation, more text below) is kept, and the
+    body below it is trimmed; a title left without a body is nothing.
+    """
+    if _FRAGMENT_START.match(text):
+        start = _SENTENCE_END.search(text)
+        text = text[start.end():] if start else ""
+    first, newline, rest = text.partition("\n")
+    if newline and rest.strip() and len(first) < 300 and not _TITLE_END.search(first):
+        body = trim_snippet_fragments(rest.lstrip())
+        return f"{first}\n{body}" if body else ""
+    sentences = _SENTENCE_END.split(text)
+    if len(sentences) < 2:
+        return text
+    seen: set[str] = set()
+    kept = []
+    for sentence in sentences:
+        key = sentence.strip().lower()
+        if key in seen and len(key.split()) >= 4:
+            continue
+        seen.add(key)
+        kept.append(sentence)
+    return text if len(kept) == len(sentences) else " ".join(kept)
+
+
+def strip_gutenberg_frame(text: str) -> str:
+    """A Gutenberg book's own text: what lies between its START and END lines, credits dropped, lines unwrapped.
+
+    A text without a START line is kept from its beginning; one without an END line to its end.
+    """
+    start = _GUTENBERG_START.search(text)
+    body = text[start.end():] if start else text
+    end = _GUTENBERG_END.search(body)
+    body = (body[:end.start()] if end else body).strip()
+    body = _GUTENBERG_CREDITS.sub("", body, count=1)
+    paragraphs = re.split(r"\n[ \t]*\n", body)
+    return "\n\n".join(_WRAPPED_LINE.sub(" ", paragraph.strip()) for paragraph in paragraphs if paragraph.strip())
+
+
+def _tidy(text: str) -> str:
+    """One space between words, no spaces at line ends, at most one blank line in a row."""
+    lines = (_SPACE_RUN.sub(" ", line).strip() for line in text.split("\n"))
+    return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
+
+
+CLEANING_STEPS: dict[str, Callable[[str], str]] = {
+    "mojibake": fix_mojibake,
+    "html": html_to_text,
+    "transcript_markers": drop_transcript_markers,
+    "wiki_markup": drop_wiki_markup,
+    "paper_markup": repair_paper_markup,
+    "detokenize": detokenize,
+    "contractions": restore_contractions,
+    "replacement_chars": drop_replacement_chars,
+    "gutenberg": strip_gutenberg_frame,
+    "snippet_fragments": trim_snippet_fragments,
+}
+PASSAGE_STEPS = frozenset({"snippet_fragments", "gutenberg"})  # steps that apply to document texts only
+
+
+def clean_text(text: str, steps: Sequence[str], *, passage: bool = False) -> str:
+    """Apply the named cleaning steps to ``text`` in order (names must be keys of :data:`CLEANING_STEPS`).
+
+    HTML character references are always unescaped: first, or right after ``html`` when that step
+    is listed (inscriptis reads the references inside markup itself). Steps of :data:`PASSAGE_STEPS`
+    run only when ``passage`` is true (document texts, not questions or answers).
+    """
+    if "html" not in steps:
+        text = unescape_entities(text)
+    for step in steps:
+        if step in PASSAGE_STEPS and not passage:
+            continue
+        text = CLEANING_STEPS[step](text)
+        if step == "html":
+            text = unescape_entities(text)
+    return text

@@ -1,0 +1,130 @@
+"""Load every active source once, with token counts, into one in-memory corpus for the builders."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from concurrent.futures import as_completed
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from longbench100.sources.locations import SourceLocation, active_entries
+from longbench100.sources.loader import cached_checksums, load_source, sharing_cleaned_texts
+from longbench100.sources.near_duplicates import NearDuplicates, find_near_duplicates
+from longbench100.core.progress import progress_bar
+from longbench100.sources.records import Document, Item, SourceData
+from longbench100.sources.registry import SourceEntry
+from longbench100.sources.token_cache import attach_token_counts, cache_path
+from longbench100.text.tokenization import Tokenizer
+from longbench100.core.workers import worker_pool
+
+
+@dataclass
+class Corpus:
+    """All loaded sources, their registry entries, and lookups by id."""
+
+    entries: dict[str, SourceEntry]
+    sources: dict[str, SourceData]
+    missing: list[str] = field(default_factory=list)
+    documents: dict[str, Document] = field(default_factory=dict)
+    left_out: dict[str, frozenset[str]] = field(default_factory=dict)  # task -> sources giving it no ground truth (a suite's stand_ins = false)
+
+    def __post_init__(self) -> None:
+        for data in self.sources.values():
+            self.documents.update(data.documents)
+
+    def sources_with_role(self, task: str, kind: str) -> list[str]:
+        """Names of loaded sources that play ``kind`` ("real" or "noisy") in ``task``, in registry order (a source
+        ``left_out`` of the task's ground truth plays no "real" role in it)."""
+        excluded = self.left_out.get(task, frozenset()) if kind == "real" else frozenset()
+        return [name for name in self.sources if self.entries[name].has_role(task, kind) and name not in excluded]
+
+    @cached_property
+    def near_duplicates(self) -> NearDuplicates:
+        """Near-duplicate groups over every loaded document, computed once (and cached on disk)."""
+        return find_near_duplicates(list(self.documents.values()))
+
+    def documents_of(self, source_names: list[str]) -> list[Document]:
+        """All documents of the named sources, in a stable order."""
+        return [doc for name in source_names for doc in self.sources[name].documents.values()]
+
+    def items_of(self, source_names: list[str]) -> list[Item]:
+        """All items of the named sources, in a stable order."""
+        return [item for name in source_names for item in self.sources[name].items]
+
+
+def load_corpus(location: SourceLocation, tokenizer: Tokenizer, *, only: set[str] | None = None, progress: bool = True,
+                workers: int = 1) -> Corpus:
+    """Load the active sources at ``location`` (optionally only those named) and attach token counts.
+
+    With ``workers`` above 1, the sources whose records or token counts are not cached yet are first
+    parsed, cleaned and counted in that many processes (each writes its caches), then every source is
+    read back here as from a warm cache; the corpus is the same either way.
+    """
+    registry = location.registry()
+    active = active_entries(location, registry)
+    missing = [name for name, entry in registry.items() if name not in active and not entry.stand_in_for]
+    chosen = {name: entry for name, entry in active.items() if only is None or name in only}
+    if workers > 1:
+        _fill_caches(location, tokenizer, chosen, workers, progress)
+    sources: dict[str, SourceData] = {}
+    with progress_bar(len(chosen), "loading sources", "source", progress, leave=False) as bar, _collection_paused():
+        for name, entry in chosen.items():
+            data = load_source(location, entry)
+            attach_token_counts(tokenizer, entry, data)
+            sources[name] = data
+            bar.update()
+    return Corpus(registry, sources, missing)
+
+
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """Hold back Python's cyclic garbage collector while the corpus is read (tens of thousands of lasting objects,
+    which its full passes would walk again and again, for nothing); then restore it as it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+_PREPARING: dict[str, object] = {}  # what forked cache-filling workers inherit (the tokenizer is not sent to them)
+
+
+def _uncached(location: SourceLocation, tokenizer: Tokenizer, entries: dict[str, SourceEntry]) -> list[list[SourceEntry]]:
+    """The entries whose mapped records or token counts are not in the cache yet, grouped by the files they read
+    and how they clean them (a group is read in one process, cleaning each text once)."""
+    groups: dict[tuple, list[SourceEntry]] = {}
+    for entry in entries.values():
+        checksums = cached_checksums(location, entry)
+        if checksums is None or not cache_path(tokenizer, entry, checksums).is_file():
+            key = (entry.repo_id, entry.revision, tuple(spec.display for spec in entry.files), entry.clean)
+            groups.setdefault(key, []).append(entry)
+    return list(groups.values())
+
+
+def _fill_caches(location: SourceLocation, tokenizer: Tokenizer, entries: dict[str, SourceEntry], workers: int, progress: bool) -> None:
+    """Parse, clean and count the uncached sources in ``workers`` processes, each writing its caches."""
+    groups = _uncached(location, tokenizer, entries)
+    if len(groups) < 2:
+        return
+    _PREPARING["tokenizer"] = tokenizer
+    try:
+        with worker_pool(min(workers, len(groups))) as pool, \
+                progress_bar(sum(map(len, groups)), "reading new sources", "source", progress, leave=False) as bar:
+            futures = [pool.submit(_fill_cache, location, group) for group in groups]
+            for future in as_completed(futures):
+                bar.update(future.result())  # a source's error stops the run here, as it would in the serial load
+    finally:
+        _PREPARING.clear()
+
+
+def _fill_cache(location: SourceLocation, group: list[SourceEntry]) -> int:
+    """Worker: map the sources of ``group`` and count their documents, which leaves both in the cache; how many."""
+    with sharing_cleaned_texts():
+        for entry in group:
+            attach_token_counts(_PREPARING["tokenizer"], entry, load_source(location, entry))
+    return len(group)

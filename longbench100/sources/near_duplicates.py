@@ -1,0 +1,341 @@
+"""Near-duplicate documents: texts that share most of their word 8-grams count as one text.
+
+Two documents are near-duplicates when the 8-word shingles (lower-cased ``\\w+`` words) they share
+make up at least ``THRESHOLD`` of the shingles of the smaller one (the overlap coefficient), so a
+short version of a story contained in a longer one is caught as well as two edits of one text.
+Identical texts are always one text. Groups are closed transitively (A~B and B~C put A, B and C in
+one group), and each group is represented by its first document in corpus order.
+
+A shingle that occurs in more than ``MAX_SHINGLE_TEXTS`` distinct texts is boilerplate (bylines,
+licence notes) and is ignored when counting shared shingles, which also keeps the pair count small.
+Only the first ``SHINGLED_CHARS`` characters of a text are shingled: versions of one text share
+their opening, and this halves the work on the long reports and books (on the real source mirror the
+groups are the same as over whole texts).
+The computation is exact (no sampling), deterministic, and cached on disk per set of texts.
+docs/benchmarks.md compares it with MinHash LSH from ``datasketch``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+
+from longbench100.core.atomic import write_json_atomic
+from longbench100.core.paths import cache_dir
+from longbench100.sources.records import Document
+
+if TYPE_CHECKING:
+    import numpy as np
+
+SHINGLE_WORDS = 8
+THRESHOLD = 0.5
+MAX_SHINGLE_TEXTS = 50
+SHINGLED_CHARS = 10_000  # only the opening of a long text is compared: versions of one text share it
+_WORD = re.compile(r"\w+")
+_WORD_CHARACTER = re.compile(r"\w")
+_MULTIPLIER = 0x9E3779B97F4A7C15  # combines the word hashes of a shingle (as a numpy uint64)
+_VERSION = 5  # bump when the rule changes, so cached results are recomputed
+PASSAGES_KEPT = 128  # passages whose shingles stay in memory for the filler check (about 0.2 MB each)
+
+
+@dataclass(frozen=True)
+class NearDuplicates:
+    """The groups found over a list of documents.
+
+    ``canonical`` maps the id of every document that has a near-copy or an identical copy to the id
+    of its group's first document; ``dropped`` counts, per source, the documents that are not the
+    first of their group (what deduplication removes from that source), and ``identical`` how many of
+    those are exact copies of an earlier text.
+    """
+
+    canonical: dict[str, str]
+    dropped: dict[str, int]
+    identical: dict[str, int]
+
+    def key(self, document: Document) -> str:
+        """The id of the first document of ``document``'s group: equal keys mean one text."""
+        return self.canonical.get(document.id, document.id)
+
+    def settings(self) -> dict:
+        """The rule and the per-source counts, for the manifest."""
+        return {"shingle_words": SHINGLE_WORDS, "threshold": THRESHOLD, "measure": "overlap coefficient",
+                "max_shingle_texts": MAX_SHINGLE_TEXTS, "shingled_chars": SHINGLED_CHARS, "dropped": dict(self.dropped), "identical": dict(self.identical)}
+
+
+def identical_text(document: Document) -> str:
+    """The text itself: the key under which only identical texts count as one (no near-duplicate groups)."""
+    return document.text
+
+
+def find_near_duplicates(documents: Sequence[Document], cache: bool = True) -> NearDuplicates:
+    """Group ``documents`` (in this order) into near-duplicates, reading or writing the on-disk cache."""
+    path = _cache_path(documents) if cache else None
+    cached = _read(path) if path else None
+    if cached is not None:
+        return cached
+    result = _group(documents)
+    if path:
+        write_json_atomic(path, {"canonical": result.canonical, "dropped": result.dropped, "identical": result.identical})
+    return result
+
+
+CHECKED_CHARS = 5_000
+"""Texts from this length on are not checked by :func:`near_copy_of_any`."""
+LONGER = 3
+"""A passage this many times longer than the text checked holds at least as many distinct shingles (only a
+text repeating itself over and over would not), so half of the text's own shingles decide."""
+
+
+def near_copy_of_any(text: str, others: Iterable[str]) -> bool:
+    """Whether ``text`` (shorter than ``CHECKED_CHARS``) is a near-copy of one of ``others``, read whole: they share
+    at least ``THRESHOLD`` of the smaller one's 8-word shingles. A cut-off opening can be no more than boilerplate,
+    or a passage, that another document of its source holds too (whole documents were told apart on their
+    openings); a longer text is ``False`` here (half of it would be thousands of characters shared)."""
+    if len(text) >= CHECKED_CHARS:
+        return False
+    shingles = _shingles_of(text)
+    if not shingles:
+        return False
+    own = frozenset(map(hash, shingles))
+    sharing: _SharedWords | None = None  # built for the first passage long enough to need it
+    for other in others:
+        if len(other) >= LONGER * len(text):
+            sharing = sharing or _SharedWords(shingles)
+            if not sharing.could_share_half(other.lower()):
+                continue
+        theirs = passage_shingle_hashes(other)
+        if theirs and len(own & theirs) >= THRESHOLD * min(len(own), len(theirs)):
+            return True
+    return False
+
+
+class _SharedWords:
+    """Which of a text's shingles another text can share, read from the words it lacks: a shingle is shared only
+    where all 8 of its words occur in the other text (as substrings, the least that is needed)."""
+
+    def __init__(self, shingles: set[tuple[str, ...]]) -> None:
+        self.count = len(shingles)
+        self.holding: dict[str, list[int]] = {}
+        for index, shingle in enumerate(shingles):
+            for word in set(shingle):
+                self.holding.setdefault(word, []).append(index)
+        self.rarest_first = sorted(self.holding, key=len, reverse=True)  # long words rule out the most, soonest
+
+    def could_share_half(self, other_lower: str) -> bool:
+        """Whether ``other_lower`` (lower-cased) holds all the words of at least half of the shingles."""
+        ruled_out = bytearray(self.count)
+        left = self.count
+        for word in self.rarest_first:
+            if word in other_lower:
+                continue
+            for index in self.holding[word]:
+                left -= not ruled_out[index]
+                ruled_out[index] = 1
+            if left < THRESHOLD * self.count:
+                return False
+        return True
+
+
+def _shingles_of(text: str) -> set[tuple[str, ...]]:
+    """The distinct 8-word shingles of ``text`` (lower-cased ``\\w+`` words)."""
+    return set(_shingle_run(text))
+
+
+def _shingle_run(text: str) -> Iterator[tuple[str, ...]]:
+    """Every 8-word shingle of ``text`` in order, repeats included (lower-cased ``\\w+`` words)."""
+    words = _WORD.findall(text.lower())
+    return zip(*(words[offset:] for offset in range(SHINGLE_WORDS)))
+
+
+@lru_cache(maxsize=PASSAGES_KEPT)
+def passage_shingle_hashes(text: str) -> frozenset[int]:
+    """The distinct 8-word shingles of a whole passage, as this process's hashes of them, kept for the next
+    prompts (the same pools fill them); hashed as they are made, with no set of the shingles themselves."""
+    return frozenset(map(hash, _shingle_run(text)))
+
+
+def _group(documents: Sequence[Document]) -> NearDuplicates:
+    """The exact computation: identical texts first, then shingle overlap between distinct texts."""
+    first_of_text: dict[str, int] = {}
+    text_of = [first_of_text.setdefault(document.text, len(first_of_text)) for document in documents]
+    texts = list(first_of_text)
+    parent = list(range(len(texts)))
+
+    def root(node: int) -> int:
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for a, b in _similar_pairs(texts):
+        low, high = sorted((root(a), root(b)))
+        parent[high] = low
+    first_document: dict[int, str] = {}
+    canonical_by_index = []
+    for document, text_index in zip(documents, text_of):
+        canonical_by_index.append(first_document.setdefault(root(text_index), document.id))
+    group_sizes = Counter(canonical_by_index)
+    canonical = {document.id: first for document, first in zip(documents, canonical_by_index) if group_sizes[first] > 1}
+    seen_texts: set[str] = set()
+    dropped, identical = Counter(), Counter()
+    for document, first in zip(documents, canonical_by_index):
+        if first != document.id:
+            dropped[document.source] += 1
+            identical[document.source] += document.text in seen_texts
+        seen_texts.add(document.text)
+    return NearDuplicates(canonical, dict(sorted(dropped.items())), dict(sorted((k, v) for k, v in identical.items() if v)))
+
+
+def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
+    """Index pairs ``(a, b)``, ``a < b``, of texts whose shared shingles reach ``THRESHOLD`` of the smaller one's."""
+    import numpy as np  # here, not at the top: a run whose groups are cached does not load numpy
+
+    shingles, owners = _shingles(texts)
+    sizes = np.bincount(owners, minlength=len(texts))
+    starts = np.flatnonzero(np.r_[True, shingles[1:] != shingles[:-1]])
+    group_size = np.diff(np.r_[starts, len(shingles)])
+    keep = np.repeat((group_size >= 2) & (group_size <= MAX_SHINGLE_TEXTS), group_size)
+    shingles, owners = shingles[keep], owners[keep]
+    pair_keys = []
+    for distance in range(1, MAX_SHINGLE_TEXTS):  # all pairs within each shingle's (sorted) list of texts
+        same = shingles[distance:] == shingles[:-distance]
+        if not same.any():
+            break
+        pair_keys.append(owners[:-distance][same].astype(np.int64) * len(texts) + owners[distance:][same].astype(np.int64))
+    if not pair_keys:
+        return []
+    keys, shared = np.unique(np.concatenate(pair_keys), return_counts=True)
+    first, second = keys // len(texts), keys % len(texts)
+    similar = shared >= THRESHOLD * np.minimum(sizes[first], sizes[second])
+    return list(zip(first[similar].tolist(), second[similar].tolist()))
+
+
+def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every distinct 8-word shingle hash of every text with the index of its text, sorted by (hash, text).
+
+    The words of each text's lowered opening (:func:`word_hashes`) are combined, 8 at a time, into 64-bit shingle
+    hashes in one vectorised pass, dropping runs that span two texts.
+    """
+    import numpy as np
+
+    words, word_owners = word_hashes([text[:SHINGLED_CHARS].lower() for text in texts])
+    count = max(0, len(words) - SHINGLE_WORDS + 1)
+    hashes = words[:count].copy()
+    for offset in range(1, SHINGLE_WORDS):
+        hashes *= np.uint64(_MULTIPLIER)
+        hashes += words[offset: offset + count]
+    within = word_owners[:count] == word_owners[SHINGLE_WORDS - 1: SHINGLE_WORDS - 1 + count]
+    hashes, owners = hashes[within], word_owners[:count][within]
+    order = np.argsort(hashes, kind="stable")  # the owners already ascend, so this sorts by (hash, owner)
+    hashes, owners = hashes[order], owners[order]
+    if hashes.size == 0:  # every text is shorter than one shingle
+        return hashes, owners
+    first = np.r_[True, (hashes[1:] != hashes[:-1]) | (owners[1:] != owners[:-1])]
+    return hashes[first], owners[first]
+
+
+WORD_HASH_CHARS = 1 << 21
+"""Texts are hashed in batches of about this many characters (the arrays of a batch take about 40 bytes a character)."""
+
+
+def word_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """A 64-bit hash of every ``\\w+`` word of each text, in order, and the index of the text it is in.
+
+    Equal words get equal hashes in every process (the hash reads the word's code points, not Python's string hash).
+    A word is a run of the characters that Python's ``re`` calls word characters, read from a table ``re`` itself
+    filled (:func:`_word_character_table`), so the words are the ones ``re.findall(r"\\w+", text)`` gives.
+    """
+    import numpy as np
+
+    hashes, owners = [], []
+    start = 0
+    while start < len(texts):
+        end, size = start, 0
+        while end < len(texts) and (end == start or size + len(texts[end]) <= WORD_HASH_CHARS):
+            size += len(texts[end]) + 1
+            end += 1
+        batch_hashes, batch_owners = _batch_word_hashes(texts[start:end])
+        hashes.append(batch_hashes)
+        owners.append(batch_owners + start)
+        start = end
+    if not hashes:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int32)
+    return np.concatenate(hashes), np.concatenate(owners)
+
+
+def _batch_word_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`word_hashes` of one batch: the texts joined with NUL (no word character) between them, as code points."""
+    import numpy as np
+
+    joined = "\0".join(texts)
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    is_word = _word_character_table()[np.minimum(codes, 0xFFFF)]
+    beyond = np.flatnonzero(codes > 0xFFFF)
+    if beyond.size:
+        is_word[beyond] = [_WORD_CHARACTER.match(chr(code)) is not None for code in codes[beyond].tolist()]
+    edges = np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    lengths = ends - starts
+    if not lengths.size:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int32)
+    # polynomial in the code points over each word (wrapping at 2**64), then mixed with its length
+    word_starts = np.r_[0, np.cumsum(lengths)[:-1]]  # where each word begins among the word characters
+    offsets = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(word_starts, lengths)
+    powers = np.ones(int(lengths.max()), dtype=np.uint64)
+    powers[1:] = np.cumprod(np.full(len(powers) - 1, _WORD_BASE, dtype=np.uint64))
+    terms = codes[is_word].astype(np.uint64) * powers[offsets]
+    hashes = _mix(np.add.reduceat(terms, word_starts) ^ (lengths.astype(np.uint64) * np.uint64(_MULTIPLIER)))
+    text_starts = np.r_[0, np.cumsum([len(text) + 1 for text in texts])[:-1]]
+    owners = (np.searchsorted(text_starts, starts, side="right") - 1).astype(np.int32)
+    return hashes, owners
+
+
+_WORD_BASE = 0x100000001B3  # the polynomial's base (odd, so every power is odd)
+
+
+def _mix(values: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser: every bit of a word's polynomial spreads over the whole hash."""
+    import numpy as np
+
+    values = values ^ (values >> np.uint64(30))
+    values *= np.uint64(0xBF58476D1CE4E5B9)
+    values ^= values >> np.uint64(27)
+    values *= np.uint64(0x94D049BB133111EB)
+    return values ^ (values >> np.uint64(31))
+
+
+@lru_cache(maxsize=1)
+def _word_character_table() -> np.ndarray:
+    """For each code point below U+10000, whether Python's ``re`` reads it as a word character (``\\w``)."""
+    import numpy as np
+
+    table = np.zeros(0x10000, dtype=bool)
+    plane = "".join(map(chr, range(0x10000)))
+    table[[match.start() for match in _WORD_CHARACTER.finditer(plane)]] = True
+    return table
+
+
+def _cache_path(documents: Sequence[Document]) -> Path:
+    """The cache file for this exact list of (id, source, text), under the rule's settings."""
+    digest = hashlib.sha256(json.dumps([_VERSION, SHINGLE_WORDS, THRESHOLD, MAX_SHINGLE_TEXTS, SHINGLED_CHARS]).encode())
+    for document in documents:
+        digest.update(f"{document.id}\0{document.source}\0".encode())
+        digest.update(document.text.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0\0")
+    return cache_dir() / "near_duplicates" / f"{digest.hexdigest()[:32]}.json"
+
+
+def _read(path: Path) -> NearDuplicates | None:
+    """The cached result, or ``None`` when the file is absent or unreadable."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        return NearDuplicates(dict(data["canonical"]), dict(data["dropped"]), dict(data["identical"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

