@@ -232,19 +232,39 @@ def _always_idk(probes: Path, path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("estimator", ["paper", "refined"])
-def test_a_model_that_never_answers_is_not_solved_and_warned(probes: Path, tmp_path: Path, estimator: str):
+@pytest.mark.parametrize("options, rule", [
+    ([], "flag"),
+    (["--estimator", "refined"], "ns"),
+    (["--never-solved", "ns"], "ns"),
+    (["--estimator", "refined", "--never-solved", "flag"], "flag"),
+])
+def test_a_model_that_never_answers_is_flagged_and_warned(probes: Path, tmp_path: Path,
+                                                          options: list[str], rule: str):
+    """Paper mode (flag) keeps the category the fit gives, never I or II, with solved: false; NS
+    (ns) is the refined estimator's default and an explicit option; both warn."""
     out = tmp_path / "idk.json"
+    replies = _always_idk(probes, tmp_path / "idk.jsonl")
     result = CliRunner().invoke(main, ["dolce", "fit", "--probes", str(probes), "--predictions",
-                                                      str(_always_idk(probes, tmp_path / "idk.jsonl")),
-                                                      "--estimator", estimator, "--out", str(out)])
+                                       str(replies), *options, "--out", str(out)])
     assert result.exit_code == 0, result.output
     fit = json.loads(out.read_text())
-    assert {row["category"] for row in fit["problems"]} == {"NS"}
+    assert fit["never_solved"] == rule and not any(row["solved"] for row in fit["problems"])
+    categories = {row["category"] for row in fit["problems"]}
+    if rule == "ns":
+        assert categories == {"NS"} and "NS" in fit["categories"]
+    else:
+        assert "NS" not in categories | set(fit["categories"])
+    assert ("NS not solved" in result.output) == (rule == "ns")
+    if options == []:  # Algorithm 1: only the whole context is left unexplained by the categorical
+        assert categories.isdisjoint({"I", "II"})
+        assert all(row["lambda"] == row["L"] for row in fit["problems"])
     for task, summary in fit["tasks"].items():
-        assert summary["shares"]["NS"] == 1.0 and any("never answered right" in text for text in summary["warnings"])
+        assert summary["never_solved"] == summary["counts"]
+        assert sum(summary["counts"].values()) == summary["problems"]
+        assert any("never answered right" in text for text in summary["warnings"])
+        assert any("I don't know" in text for text in summary["warnings"])
         assert f"warning: {task}:" in result.stderr
-    assert "NS not solved" in result.output
+    assert "never solved" in result.output
 
 
 def test_one_problem_alone_is_flagged(data: Path, tmp_path: Path):
@@ -258,7 +278,7 @@ def test_one_problem_alone_is_flagged(data: Path, tmp_path: Path):
 
 
 @pytest.mark.skipif(not SHARED_SOURCES.is_dir(), reason="needs the real sources mirror")
-def test_an_always_idk_model_on_real_probes_is_not_solved(tmp_path: Path):
+def test_an_always_idk_model_on_real_probes_is_never_solved(tmp_path: Path):
     data_dir = tmp_path / "real"
     run_generate(GenerateOptions(tasks=("passage_retrieval", "kv_retrieval"), lengths=(("4k", 4096),), rows=3, seed=1,
                                  tokenizer="cl100k_base", out=data_dir, sources=str(SHARED_SOURCES), workers=1),
@@ -269,5 +289,6 @@ def test_an_always_idk_model_on_real_probes_is_not_solved(tmp_path: Path):
                        "--out", str(tmp_path / "f.json"))
     assert code == 0, output
     fit = json.loads((tmp_path / "f.json").read_text())
-    assert len(fit["problems"]) >= 4 and all(row["category"] == "NS" for row in fit["problems"])
+    assert len(fit["problems"]) >= 4 and not any(row["solved"] for row in fit["problems"])
+    assert all(row["category"] not in ("I", "II") for row in fit["problems"])
     assert all(summary["warnings"] for summary in fit["tasks"].values())

@@ -12,6 +12,7 @@ from longbench100.folders.lock import output_lock
 from longbench100.folders.guard import guard_output_dir, guard_output_file, mark_folder
 from longbench100.core.lengths import parse_length_list
 from longbench100.catalog.task_info import parse_task_list
+from longbench100.analysis.dolce.categories import NEVER_SOLVED_RULES
 from longbench100.analysis.dolce.estimators import DEFAULT_ESTIMATOR, ESTIMATORS
 from longbench100.text.units import UNIT_KINDS
 from longbench100.analysis.dolce.windows import DEFAULT_WINDOWS, MIN_STRIDED_WINDOWS, parse_windows
@@ -87,15 +88,21 @@ def probes_command(data_dir: Path, out_dir: Path, tasks: str, lengths: str | Non
 @click.option("--estimator", type=click.Choice(list(ESTIMATORS)), default=DEFAULT_ESTIMATOR, show_default=True,
               help="paper: the paper's Algorithm 1 as published; refined: our refinement (collapsed equivalent pairs, "
                    "per-pair EM, BIC gates), better at recovering simulated (lambda, k) (docs/dolce.md compares them).")
+@click.option("--never-solved", type=click.Choice(NEVER_SOLVED_RULES), default=None,
+              help="A problem never answered right at any window, whole context included: flag "
+                   "keeps the category its fit gives and marks it solved: false (the paper's "
+                   "reading; default with --estimator paper); ns gives it the category NS, not "
+                   "solved (ours; default with --estimator refined).")
 @click.option("--out", "out_path", type=click.Path(path_type=Path), required=True, help="dolce.json to write.")
 def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_noise: float, seed: int, estimator: str,
-                out_path: Path) -> None:
+                never_solved: str | None, out_path: Path) -> None:
     """Score the probes, fit lambda and k per problem (EM) and assign the categories I-V.
 
-    A problem never answered right at any window, whole context included, is "NS" (not solved).
+    Every problem carries solved: true|false (any probe answered right); one never solved keeps its
+    fitted category under --never-solved flag and reads "NS" (not solved) under --never-solved ns.
     Prints the share of each category per task, the estimator and any warning (a task the model does
-    not solve, answers that are mostly noise, a single problem); with --oracle also the confusion
-    against the category the provenance implies.
+    not solve, answers that are all "I don't know" or mostly noise, a single problem); with --oracle
+    also the confusion against the category the provenance implies.
     """
     from longbench100.analysis.dolce.chart import category_table, confusion_table, task_warnings  # noqa: PLC0415
     from longbench100.analysis.dolce.pipeline import load_probes, oracle_outcomes, prediction_outcomes, run_fit  # noqa: PLC0415
@@ -110,7 +117,7 @@ def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_
     else:
         outcomes = prediction_outcomes(probes, predictions)
         source = {"oracle": False, "noise": None, "seed": None, "predictions": str(predictions)}
-    result = run_fit(probes, outcomes, manifest, source, estimator)
+    result = run_fit(probes, outcomes, manifest, source, estimator, never_solved)
     with output_lock(out_path, "--out"):
         write_json_atomic(out_path, result, indent=1)
     click.echo(category_table(result), nl=False)

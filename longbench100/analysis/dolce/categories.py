@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-NOT_SOLVED = "NS"  # the model never answered right, whole context included: no focus can be read
-CATEGORIES = ("I", "II", "III", "IV", "V", NOT_SOLVED)
+NOT_SOLVED = "NS"  # ours: never answered right, whole context included (``--never-solved ns``)
+FOCUS_CATEGORIES = ("I", "II", "III", "IV", "V")  # the paper's categories
+CATEGORIES = FOCUS_CATEGORIES + (NOT_SOLVED,)
 CATEGORY_NAMES = {
     "I": "no context needed",
     "II": "easy (short, repeated)",
@@ -44,8 +45,8 @@ def thresholds(windows: list[int], length: int) -> Thresholds:
 def is_solved(outcomes: tuple[float | None, ...] | list[float | None], kind: str) -> bool:
     """Whether any probe of a problem was answered right: a COW outcome of 0.5 or more, a PIG score above 0.
 
-    A problem its model never solves, whatever the window (the whole context included), says nothing
-    about where its answer lies, so it gets the category :data:`NOT_SOLVED` instead of I-V.
+    Every dolce.json row carries it as ``solved``; what a never-solved problem's category is depends
+    on the never-solved rule (:func:`problem_category`).
     """
     threshold = 0.5 if kind == "COW" else 1e-12
     return any(outcome is not None and outcome >= threshold for outcome in outcomes)
@@ -60,3 +61,22 @@ def category(lam: int, k: int, limits: Thresholds) -> str:
     if lam <= limits.lambda_q:
         return "IV"
     return "V"
+
+
+# What a never-solved problem's category is (``dolce fit --never-solved``): ``flag`` keeps the
+# category its fitted (lambda, k) gives, as the paper does, and only marks the row
+# ``solved: false``; ``ns`` gives it :data:`NOT_SOLVED` instead (ours: the answers never say
+# where the answer lies).
+NEVER_SOLVED_RULES = ("flag", "ns")
+
+
+def problem_category(lam: int, k: int, limits: Thresholds, solved: bool, never_solved: str) -> str:
+    """A problem's category under the never-solved rule ``never_solved`` ("flag" or "ns")."""
+    if not solved and never_solved == "ns":
+        return NOT_SOLVED
+    return category(lam, k, limits)
+
+
+def rule_categories(never_solved: str) -> tuple[str, ...]:
+    """The categories a fit under the never-solved rule ``never_solved`` can give."""
+    return CATEGORIES if never_solved == "ns" else FOCUS_CATEGORIES

@@ -7,14 +7,18 @@ from pathlib import Path
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from longbench100.core.atomic import write_bytes_atomic
 from longbench100.core.errors import UserError
 from longbench100.analysis.dolce.categories import CATEGORIES, CATEGORY_NAMES, NOT_SOLVED
 
 _LEFT = ("II", "I")  # drawn outwards from zero to the left
-_RIGHT = ("III", "IV", "V", NOT_SOLVED)  # not solved: drawn last, hatched, at the far right
+_RIGHT = ("III", "IV", "V", NOT_SOLVED)  # NS (only under --never-solved ns): last, far right
 _COLORS = {"I": "#9e9e9e", "II": "#90caf9", "III": "#1e88e5", "IV": "#ffb74d", "V": "#e53935", NOT_SOLVED: "#eeeeee"}
+_HATCH = "//"  # marks the never-solved part of a category's bar
+_HATCH_COLOR = "#424242"
+_MIN_LABELLED = 8  # shares (percent) below this get no number in the bar
 
 
 def estimator_line(fit: dict) -> str:
@@ -23,52 +27,97 @@ def estimator_line(fit: dict) -> str:
     return f"estimator: {estimator['name']} ({estimator['description']})"
 
 
+def fit_categories(fit: dict) -> tuple[str, ...]:
+    """The categories a fit reports, in order (older fits, without ``categories``: all of them)."""
+    return tuple(fit.get("categories") or CATEGORIES)
+
+
+def never_solved_counts(summary: dict) -> dict[str, int]:
+    """Per category, how many of a task's problems no probe answered right (older fits: NS)."""
+    if "never_solved" in summary:
+        return summary["never_solved"]
+    return {NOT_SOLVED: summary["counts"].get(NOT_SOLVED, 0)}
+
+
 def task_warnings(fit: dict) -> list[str]:
     """Every task's warnings, each as ``task: text``."""
     return [f"{task}: {text}" for task, summary in fit["tasks"].items() for text in summary.get("warnings", [])]
 
 
 def category_table(fit: dict) -> str:
-    """A Markdown table: per task, problems, COW/PIG counts and the share of each category (percent); then the
-    estimator and any warnings."""
-    header = "| task | problems | COW | PIG | " + " | ".join(f"{name} {CATEGORY_NAMES[name]}" for name in CATEGORIES) + " |"
-    lines = [header, "|" + "---|" * (4 + len(CATEGORIES))]
+    """A Markdown table: per task, problems, COW/PIG counts and the share of each category
+    (percent), with the share of the task in it that no probe answered right; then the estimator,
+    the never-solved rule and any warnings."""
+    names = fit_categories(fit)
+    columns = " | ".join(f"{name} {CATEGORY_NAMES[name]}" for name in names)
+    lines = [f"| task | problems | COW | PIG | {columns} |", "|" + "---|" * (4 + len(names))]
     for task, summary in fit["tasks"].items():
-        shares = " | ".join(f"{100 * summary['shares'].get(name, 0):.0f}%" for name in CATEGORIES)
+        shares = " | ".join(_share_cell(summary, name) for name in names)
         kinds = summary["kinds"]
         lines.append(f"| {task} | {summary['problems']} | {kinds['COW']} | {kinds['PIG']} | {shares} |")
-    lines += ["", estimator_line(fit)] + [f"warning: {text}" for text in task_warnings(fit)]
+    lines += ["", estimator_line(fit)] + _never_solved_lines(fit)
+    lines += [f"warning: {text}" for text in task_warnings(fit)]
     return "\n".join(lines) + "\n"
+
+
+def _share_cell(summary: dict, name: str) -> str:
+    """A category's share of a task and, in brackets, the share of the task that is in it and was
+    never solved (not for NS, which is all never solved)."""
+    cell = f"{100 * summary['shares'].get(name, 0):.0f}%"
+    unsolved = never_solved_counts(summary).get(name, 0)
+    if unsolved and name != NOT_SOLVED:
+        cell += f" ({100 * unsolved / summary['problems']:.0f}% never solved)"
+    return cell
+
+
+def _never_solved_lines(fit: dict) -> list[str]:
+    """What the fit did with problems no probe answered right, when it has any."""
+    if not any(sum(never_solved_counts(summary).values()) for summary in fit["tasks"].values()):
+        return []
+    if NOT_SOLVED in fit_categories(fit):
+        return ["never solved (no probe answered right, whole context included): category NS"]
+    return ["never solved (no probe answered right, whole context included): in the category "
+            "their fit gives, in brackets here and hatched on the chart"]
 
 
 def confusion_table(fit: dict) -> str:
     """For oracle runs: per task, expected category (rows) against fitted category (columns)."""
     lines = []
+    names = fit_categories(fit)
     for task, summary in fit["tasks"].items():
         if "confusion" not in summary:
             continue
-        lines += [f"{task}", "| expected \\ fitted | " + " | ".join(CATEGORIES) + " |", "|" + "---|" * (1 + len(CATEGORIES))]
+        lines += [f"{task}", "| expected \\ fitted | " + " | ".join(names) + " |",
+                  "|" + "---|" * (1 + len(names))]
         for expected, cells in summary["confusion"].items():
-            lines.append(f"| {expected} | " + " | ".join(str(cells.get(name, 0)) for name in CATEGORIES) + " |")
+            counts = " | ".join(str(cells.get(name, 0)) for name in names)
+            lines.append(f"| {expected} | {counts} |")
         lines.append("")
     return "\n".join(lines)
 
 
 def plot_categories(fit: dict, path: Path) -> None:
-    """Draw one horizontal stacked bar per task: shares of I-II to the left of zero, III-V to the right."""
+    """Save :func:`category_figure` of ``fit`` as a PNG at ``path`` (no software stamp: stable)."""
+    category_figure(fit).savefig(path, dpi=120, metadata={"Software": None})
+
+
+def category_figure(fit: dict) -> Figure:
+    """Draw one horizontal stacked bar per task: shares of I-II to the left of zero, III-V to the
+    right; the part of each category that no probe answered right (never solved) is hatched, at the
+    outer end of the category's segment."""
     tasks = list(fit["tasks"])
+    names = fit_categories(fit)
     figure = Figure(figsize=(9, 2.0 + 0.6 * max(len(tasks), 1)), layout="constrained")
     ax = figure.add_subplot()
     positions = list(range(len(tasks)))[::-1]
-    for side, names in ((-1, _LEFT), (1, _RIGHT)):
+    for side, drawn in ((-1, _LEFT), (1, _RIGHT)):
         offset = [0.0] * len(tasks)
-        for name in names:
-            widths = [100 * fit["tasks"][task]["shares"].get(name, 0) for task in tasks]
-            bars = ax.barh(positions, [side * width for width in widths], left=[side * value for value in offset],
-                           color=_COLORS[name], edgecolor="#999999" if name == NOT_SOLVED else "white",
-                           hatch="//" if name == NOT_SOLVED else None, label=f"{name} {CATEGORY_NAMES[name]}")
-            ax.bar_label(bars, labels=[f"{width:.0f}%" if width >= 8 else "" for width in widths],
-                         label_type="center", fontsize="small")
+        for name in (name for name in drawn if name in names):
+            summaries = [fit["tasks"][task] for task in tasks]
+            widths = [100 * summary["shares"].get(name, 0) for summary in summaries]
+            unsolved = [100 * never_solved_counts(summary).get(name, 0) / summary["problems"]
+                        for summary in summaries]
+            _draw_category(ax, name, positions, side, offset, widths, unsolved)
             offset = [value + width for value, width in zip(offset, widths)]
     ax.axvline(0, color="black", linewidth=1)
     warned = {task for task, summary in fit["tasks"].items() if summary.get("warnings")}
@@ -76,17 +125,42 @@ def plot_categories(fit: dict, path: Path) -> None:
                               for task in tasks])
     ax.set_xlim(-100, 100)
     ax.set_xticks(range(-100, 101, 25), [f"{abs(value)}%" for value in range(-100, 101, 25)])
-    ax.set_xlabel("share of problems   (left: no context / easy    right: retrieval / balanced / holistic / not solved)")
-    handles, labels = ax.get_legend_handles_labels()
-    order = [labels.index(f"{name} {CATEGORY_NAMES[name]}") for name in CATEGORIES]
-    figure.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside lower center",
-              ncol=3, fontsize="small", frameon=False)
+    right = "retrieval / balanced / holistic" + (" / not solved" if NOT_SOLVED in names else "")
+    ax.set_xlabel(f"share of problems   (left: no context / easy    right: {right})")
+    figure.legend(handles=_legend_handles(names), loc="outside lower center", ncol=3,
+                  fontsize="small", frameon=False)
     title = f"Dolce focus categories per task ({fit.get('estimator', {}).get('name', 'refined')} estimator)"
     if warned:
         title += f"\n(!) warnings for {len(warned)} of {len(tasks)} tasks: see dolce.md or dolce.json"
     ax.set_title(title, fontsize="medium")
     FigureCanvasAgg(figure)
-    figure.savefig(path, dpi=120, metadata={"Software": None})
+    return figure
+
+
+def _draw_category(ax, name: str, positions: list[int], side: int, offset: list[float],
+                   widths: list[float], unsolved: list[float]) -> None:
+    """One category's segment of every task's bar, from ``offset`` outwards on ``side`` (-1 left,
+    1 right): the solved part plain, then the never-solved part hatched, the total share on top."""
+    solved = [width - part for width, part in zip(widths, unsolved)]
+    ax.barh(positions, [side * width for width in solved], left=[side * value for value in offset],
+            color=_COLORS[name], edgecolor="white")
+    ax.barh(positions, [side * part for part in unsolved],
+            left=[side * (value + width) for value, width in zip(offset, solved)],
+            color=_COLORS[name], linewidth=0, hatch=_HATCH, hatchcolor=_HATCH_COLOR)
+    for position, start, width in zip(positions, offset, widths):
+        if width >= _MIN_LABELLED:
+            ax.text(side * (start + width / 2), position, f"{width:.0f}%", ha="center", va="center",
+                    fontsize="small", bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0})
+
+
+def _legend_handles(names: tuple[str, ...]) -> list[Patch]:
+    """A legend patch per category (NS hatched: all never solved), then what the hatch means."""
+    handles = [Patch(facecolor=_COLORS[name], edgecolor="white", hatchcolor=_HATCH_COLOR,
+                     hatch=_HATCH if name == NOT_SOLVED else None,
+                     label=f"{name} {CATEGORY_NAMES[name]}") for name in names]
+    hatch = Patch(facecolor="white", edgecolor=_HATCH_COLOR, hatch=_HATCH, hatchcolor=_HATCH_COLOR,
+                  label="hatched: never solved (no probe right, whole context too)")
+    return handles + [hatch]
 
 
 def load_fit(path: Path) -> dict:

@@ -15,7 +15,7 @@ from longbench100.core.errors import UserError
 from longbench100.folders.data_records import MANIFEST, DataRecord, data_files, parse_record, read_jsonl
 from longbench100.scoring.predictions import load_predictions, match_predictions
 from longbench100.catalog.task_info import TASKS
-from longbench100.analysis.dolce.categories import CATEGORIES, NOT_SOLVED, category, is_solved, thresholds
+from longbench100.analysis.dolce.categories import NEVER_SOLVED_RULES, category, is_solved, problem_category, rule_categories, thresholds
 from longbench100.analysis.dolce.estimators import DEFAULT_ESTIMATOR, Estimator, get_estimator
 from longbench100.analysis.dolce.refined_em import OUTCOMES, Fit, Problem
 from longbench100.analysis.dolce.outcomes import score_replies
@@ -105,10 +105,19 @@ def outcome_kind(task_metric: str, outcomes: list[float | None]) -> str:
 
 
 def run_fit(probes: list[Probe], outcomes: list[float | None], manifest: dict, source: dict,
-            estimator: str = DEFAULT_ESTIMATOR) -> dict:
+            estimator: str = DEFAULT_ESTIMATOR, never_solved: str | None = None) -> dict:
     """Fit every task with ``estimator`` (``paper`` or ``refined``) and return the dolce.json object
-    (the estimator, per-problem rows, per-task shares and warnings)."""
+    (the estimator, per-problem rows, per-task shares and warnings).
+
+    ``never_solved`` says what a problem no probe answered right gets as its category: ``flag`` (the
+    category its fit gives, with ``solved: false``) or ``ns`` (the category NS); None takes the
+    estimator's own rule (paper: flag, refined: ns).
+    """
     chosen = get_estimator(estimator)
+    rule = chosen.never_solved if never_solved is None else never_solved
+    if rule not in NEVER_SOLVED_RULES:
+        choices = ", ".join(NEVER_SOLVED_RULES)
+        raise UserError(f"unknown never-solved rule {rule!r}: choose from {choices}")
     problems: dict[str, list[tuple[Probe, float | None]]] = {}
     for probe, outcome in zip(probes, outcomes):
         problems.setdefault(probe.problem, []).append((probe, outcome))
@@ -117,7 +126,7 @@ def run_fit(probes: list[Probe], outcomes: list[float | None], manifest: dict, s
         by_task.setdefault(items[0][0].record.task, []).append(problem_id)
     rows, tasks = [], {}
     for task, ids in by_task.items():
-        task_rows, task_summary = _fit_task(task, ids, problems, chosen)
+        task_rows, task_summary = _fit_task(task, ids, problems, chosen, rule)
         rows += task_rows
         tasks[task] = task_summary
     return _rounded({
@@ -127,14 +136,15 @@ def run_fit(probes: list[Probe], outcomes: list[float | None], manifest: dict, s
                    "units": manifest.get("units")},
         "source": source,
         "estimator": {"name": chosen.name, "description": chosen.description},
-        "categories": list(CATEGORIES),
+        "never_solved": rule,
+        "categories": list(rule_categories(rule)),
         "tasks": tasks,
         "problems": rows,
     })
 
 
 def _fit_task(task: str, ids: list[str], problems: dict[str, list[tuple[Probe, float | None]]],
-              estimator: Estimator) -> tuple[list[dict], dict]:
+              estimator: Estimator, never_solved: str) -> tuple[list[dict], dict]:
     """Decide COW/PIG, fit each subset, and build the rows and the summary of one task."""
     data = {problem_id: Problem(problem_id, problems[problem_id][0][0].length,
                                 tuple(probe.size for probe, _ in problems[problem_id]),
@@ -154,30 +164,37 @@ def _fit_task(task: str, ids: list[str], problems: dict[str, list[tuple[Probe, f
         fits.update({problem.id: fit for problem, fit in zip(cow, cow_fits)})
     if pig:
         fits.update({problem.id: fit for problem, fit in zip(pig, estimator.fit_pig(pig))})
-    rows = [_row(task, data[problem_id], problems[problem_id], kinds[problem_id], fits[problem_id]) for problem_id in ids]
+    rows = [_row(task, data[problem_id], problems[problem_id], kinds[problem_id], fits[problem_id],
+                 never_solved) for problem_id in ids]
+    names = rule_categories(never_solved)
     counts = Counter(row["category"] for row in rows)
+    unsolved = Counter(row["category"] for row in rows if not row["solved"])
     summary = {
         "problems": len(rows),
         "kinds": {kind: sum(value == kind for value in kinds.values()) for kind in ("COW", "PIG")},
         "noise": dict(zip(OUTCOMES, noise)) if noise else None,
-        "counts": {name: counts.get(name, 0) for name in CATEGORIES},
-        "shares": {name: counts.get(name, 0) / len(rows) for name in CATEGORIES},
-        "warnings": _task_warnings(rows),
+        "counts": {name: counts.get(name, 0) for name in names},
+        "shares": {name: counts.get(name, 0) / len(rows) for name in names},
+        "never_solved": {name: unsolved.get(name, 0) for name in names},
+        "warnings": _task_warnings(rows, [data[problem_id] for problem_id in ids]),
     }
     expected = [row["expected"] for row in rows if row.get("expected")]
     if expected:
-        summary["confusion"] = _confusion(rows)
+        summary["confusion"] = _confusion(rows, names)
     return rows, summary
 
 
-def _row(task: str, problem: Problem, items: list[tuple[Probe, float | None]], kind: str, fit: Fit) -> dict:
+def _row(task: str, problem: Problem, items: list[tuple[Probe, float | None]], kind: str, fit: Fit,
+         never_solved: str) -> dict:
     """One problem's row of dolce.json."""
     limits = thresholds(list(problem.windows), problem.length)
     first = items[0][0]
+    solved = is_solved(problem.outcomes, kind)
     row = {
         "id": problem.id, "task": task, "label": first.record.label, "units": first.units, "L": problem.length,
         "kind": kind, "lambda": fit.lam, "k": fit.k,
-        "category": category(fit.lam, fit.k, limits) if is_solved(problem.outcomes, kind) else NOT_SOLVED,
+        "category": problem_category(fit.lam, fit.k, limits, solved, never_solved),
+        "solved": solved,
         "thresholds": {"lambda_p": limits.lambda_p, "k_p": limits.k_p, "lambda_q": limits.lambda_q},
         "oracle": {"weight": fit.oracle_weight,
                    "below_lambda": dict(zip(OUTCOMES, fit.oracle_below)) if fit.oracle_below else None},
@@ -191,16 +208,21 @@ def _row(task: str, problem: Problem, items: list[tuple[Probe, float | None]], k
     return row
 
 
-def _task_warnings(rows: list[dict]) -> list[str]:
-    """Why a task's categories should not be trusted: a single problem, mostly unsolved problems, or an
-    oracle that explains almost nothing (the model's answers are mostly noise)."""
+def _task_warnings(rows: list[dict], problems: list[Problem]) -> list[str]:
+    """Why a task's categories should not be trusted: a single problem, every answer "I don't know",
+    mostly unsolved problems, or an oracle that explains almost nothing (answers mostly noise)."""
     warnings = []
     if len(rows) == 1:
         warnings.append("only one problem: the task's noise is fitted from that problem alone, so its category is unreliable")
-    unsolved = sum(row["category"] == NOT_SOLVED for row in rows)
+    if all(outcome is None for problem in problems for outcome in problem.outcomes):
+        warnings.append("every probe was answered \"I don't know\", whole context included: "
+                        "the categories only say that no window was ever answered, not where "
+                        "the answer lies")
+    unsolved = sum(not row["solved"] for row in rows)
     if unsolved > UNSOLVED_WARNING_SHARE * len(rows):
-        warnings.append(f"{unsolved} of {len(rows)} problems are never answered right at any window, whole context "
-                        f"included: the model does not solve this task, so its focus cannot be read")
+        warnings.append(f"{unsolved} of {len(rows)} problems are never answered right at any "
+                        "window, whole context included: the model does not solve this task, so "
+                        "its focus cannot be read from them")
     weight = sum(row["oracle"]["weight"] for row in rows) / len(rows)
     if weight < LOW_ORACLE_WEIGHT:
         warnings.append(f"the fitted oracle explains {weight:.1%} of the outcomes on average: the answers are mostly noise")
@@ -223,11 +245,11 @@ def _outcome_table(items: list[tuple[Probe, float | None]]) -> dict[str, dict[st
     return table
 
 
-def _confusion(rows: list[dict]) -> dict[str, dict[str, int]]:
-    """Expected category (from provenance) -> fitted category counts."""
+def _confusion(rows: list[dict], names: tuple[str, ...]) -> dict[str, dict[str, int]]:
+    """Expected category (from provenance) -> fitted category counts, over ``names``."""
     confusion: dict[str, dict[str, int]] = {}
     for row in rows:
-        cell = confusion.setdefault(row["expected"]["category"], {name: 0 for name in CATEGORIES})
+        cell = confusion.setdefault(row["expected"]["category"], {name: 0 for name in names})
         cell[row["category"]] += 1
     return confusion
 
