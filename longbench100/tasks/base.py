@@ -169,6 +169,7 @@ class GoldAmongDistractors(TaskBuilder):
 
     def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """Place the item's documents at random positions among whole distractors and a cut-off filler."""
+        assert candidate is not None, "the planner hands every item-based task a candidate"
         item = candidate.item
         render = self._render_for(item)
         fitted = fit_prompt(ctx, rng, render, [gold_piece(doc) for doc in self.gold_documents(item)], self.distractor_pool(item, ctx.budget),
@@ -180,7 +181,7 @@ class GoldAmongDistractors(TaskBuilder):
         gold = {
             "sources": [item.source],
             "item_ids": [item.id],
-            "doc_ids": [piece.doc.id for piece in fitted.pieces if piece.role == "gold"],  # in prompt order, like passages
+            "doc_ids": [piece.doc.id for piece in fitted.pieces if piece.role == "gold" and piece.doc],  # in prompt order, like passages
             "passages": gold_numbers,
             "depth": depth_of(fitted.pieces, first_gold, fitted.per_passage),
         }

@@ -16,7 +16,7 @@ from longbench100.fitting.fit import BuildContext
 from longbench100.core.lengths import parse_length
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import whole_context_spans
-from .base import Sample, TaskBuilder
+from .base import Candidate, Sample, TaskBuilder
 from .synthetic import english_words, fill_units
 
 COMMON = 10
@@ -84,7 +84,7 @@ class CommonWords(TaskBuilder):
     name = "common_words"
     required_roles = ()
 
-    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """One sample: the list with the most other words whose prompt fits the budget less the answer space."""
         repeats = SHORT if parse_length(ctx.label) < SHORT_LENGTH else LONG
         example_words, example_list = worked_example(ctx.seed, row, repeats)

@@ -8,7 +8,7 @@ from longbench100.fitting.fit import BuildContext, fit_prompt
 from longbench100.fitting.pieces import Piece
 from longbench100.fitting.rng import derive_rng
 from longbench100.text.sentences import sentence_ends
-from .base import Sample, TaskBuilder
+from .base import Candidate, Sample, TaskBuilder
 
 STARS = 4
 SENTENCE = "The little penguin counted {count} stars."
@@ -66,7 +66,7 @@ class CountingStars(TaskBuilder):
 
     name = "counting_stars"
 
-    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """One sample: padding first, then the star sentences placed into it at sentence boundaries."""
         counts, options, answer = counts_for_row(ctx.seed, row)
         sentences = [SENTENCE.format(count=count) for count in counts]

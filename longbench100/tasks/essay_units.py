@@ -18,6 +18,7 @@ import itertools
 import json
 import operator
 import re
+from typing import Any
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -93,7 +94,7 @@ def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
     path = _cache_path(pool, tokenizer)
     stored = _read(path, len(pool))
     if stored is None:
-        cached = {"columns": [document_columns(document.text) for document in pool]}
+        cached: dict[str, Any] = {"columns": [document_columns(document.text) for document in pool]}
         cached["placed"] = [placed_document(document.text) for document in pool]
     else:
         cached = stored

@@ -16,7 +16,7 @@ from functools import lru_cache
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import whole_context_spans
-from .base import Sample, TaskBuilder
+from .base import Candidate, Sample, TaskBuilder
 from .synthetic import english_words, fill_units
 
 ALPHA = 2.0
@@ -67,7 +67,7 @@ class FrequentWords(TaskBuilder):
     name = "frequent_words"
     required_roles = ()
 
-    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """One sample: the longest Zipf text that fits; the gold is the codes of ranks 2-4."""
         vocabulary = vocabulary_for_row(ctx.seed, row, max(ANSWER_RANKS + 2, ctx.budget // TOKENS_PER_VOCABULARY_WORD))
 

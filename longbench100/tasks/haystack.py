@@ -145,14 +145,14 @@ class BlockOffsets(Sequence[int]):
     def __len__(self) -> int:
         return self._count
 
-    def __getitem__(self, unit: int) -> int:  # type: ignore[override] - a unit's offset; slices are not needed
+    def __getitem__(self, unit: int) -> int:  # type: ignore[override]  # a unit's offset; no slices
         if not 0 <= unit < self._count:
             raise IndexError(unit)
         block = bisect.bisect_right(self._first_units, unit) - 1
         return self._block_starts[block] + self._relative[block][unit - self._first_units[block]]
 
 
-def nearest_boundary(ends: list[int], target: float, count: int | None = None) -> int:
+def nearest_boundary(ends: Sequence[int], target: float, count: int | None = None) -> int:
     """The number of units before the boundary closest to character ``target`` among the first ``count``
     units (all by default; ``ends``: cumulative unit ends)."""
     count = len(ends) if count is None else count

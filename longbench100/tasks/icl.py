@@ -28,7 +28,7 @@ from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import coverage_spans
 from longbench100.fitting.templates import PromptTemplates
 from longbench100.sources.records import Item
-from .base import Sample, TaskBuilder
+from .base import Candidate, Sample, TaskBuilder
 from .haystack import fit_haystack, repeated
 
 DEMONSTRATION = "text: {text}\nlabel: {label}"  # one demonstration; the template ends with the asked text in the same form
@@ -130,7 +130,7 @@ class IclTask(TaskBuilder):
             demonstrations.extend(one_round)
         return IclRow(test, self.mapping(seed, row), demonstrations, len(examples))
 
-    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """The most demonstrations that fit the budget (at least one whole round), then the test text."""
         plan = self.row(ctx.seed, row, ctx.budget)
         units = [DEMONSTRATION.format(text=item.question, label=plan.mapping[item.label]) for item in plan.demonstrations]

@@ -13,7 +13,7 @@ import random
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import embedded_spans
-from .base import Sample, TaskBuilder
+from .base import Candidate, Sample, TaskBuilder
 from .haystack import fit_haystack, grid_depth, repeated
 from .niah import make_value
 
@@ -32,7 +32,7 @@ class JsonKv(TaskBuilder):
     name = "json_kv"
     required_roles = ()
 
-    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """One sample: the largest object that fits, the asked pair at its position."""
         row_rng = derive_rng(ctx.seed, self.name, "row", row)
         key, value = make_value("uuid", row_rng), make_value("uuid", row_rng)

@@ -15,7 +15,7 @@ import uuid
 from longbench100.fitting.fit import BuildContext, fit_prompt
 from longbench100.fitting.pieces import Piece
 from longbench100.fitting.rng import derive_rng, distinct_draws
-from .base import Sample, TaskBuilder, depth_of
+from .base import Candidate, Sample, TaskBuilder, depth_of
 
 HOPS = 3
 LEAD_IN = (0, 2)  # records leading into the asked key: between these many
@@ -66,7 +66,7 @@ class KvRetrieval(TaskBuilder):
 
     name = "kv_retrieval"
 
-    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """One sample: the row's chain inserted among whole distractors and a cut-off filler."""
         lead_in, chain, lead_on = extended_chain(ctx.seed, row)
         records = _records(ctx, lead_in + chain[:1], None) + _records(ctx, chain, 1) + _records(ctx, chain[-1:] + lead_on, None)

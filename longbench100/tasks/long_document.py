@@ -85,7 +85,7 @@ class LongDocumentTask(TaskBuilder):
             found.append(Candidate(item, overhead + kept + EVIDENCE_MARGIN, whole))
         return found
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate, rng: random.Random) -> Sample | None:
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """The document cut at the token where the prompt meets the budget (the length less the answer room) exactly."""
         item, document = candidate.item, self.document(candidate.item)
         ids = ctx.tokenizer.encode(document.text)

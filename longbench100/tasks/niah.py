@@ -20,7 +20,7 @@ from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.rng import derive_rng, distinct_draws
 from longbench100.fitting.spans import embedded_spans
 from longbench100.text.tokenization import Tokenizer
-from .base import Sample, TaskBuilder
+from .base import Candidate, Sample, TaskBuilder
 from .essay_units import prepare_pool
 from .haystack import Haystack, essay, fit_haystack, grid_depth, repeated
 from .words import distinct_word_keys, key_words, word_key
@@ -148,7 +148,7 @@ class NeedleTask(TaskBuilder):
         what = ("numbers" if many else "number") if self.spec.value_kind == "number" else ("UUIDs" if many else "UUID")
         return {"what": what, "kind": "numbers" if self.spec.value_kind == "number" else "UUIDs", "many": many, "keys": key_phrase(needles.keys)}
 
-    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """One sample: the row's needles in a haystack cut to the largest size that fits the budget."""
         needles = row_needles(self.spec, self.name, ctx.seed, row)
         haystack = self.haystack(ctx, needles, rng)

@@ -35,7 +35,7 @@ from longbench100.fitting.spans import coverage_spans
 from longbench100.fitting.templates import PromptTemplates
 from longbench100.sources.records import Document
 from longbench100.text.tokenization import Tokenizer
-from .base import Sample, TaskBuilder, distinct_texts
+from .base import Candidate, Sample, TaskBuilder, distinct_texts
 
 if TYPE_CHECKING:
     from ..annotation.labels import Annotations
@@ -162,7 +162,7 @@ class OneDocumentTask(TaskBuilder):
         """Tokens a chunk adds to the prompt besides its text and its heading (organizing: its summary)."""
         return 0
 
-    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """The most chunks of the row's window that fit the budget with their answer room, counted exactly."""
         window = self.window(ctx.tokenizer, ctx.seed, row, ctx.budget)
         if window is None:

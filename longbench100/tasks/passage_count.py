@@ -8,7 +8,7 @@ from typing import Callable
 from longbench100.sources.corpus import Corpus
 from longbench100.fitting.fit import BuildContext, fit_prompt
 from longbench100.fitting.templates import PromptTemplates
-from .base import Sample, TaskBuilder, distinct_texts
+from .base import Candidate, Sample, TaskBuilder, distinct_texts
 
 MAX_COPIES = 3
 
@@ -40,13 +40,13 @@ class PassageCount(TaskBuilder):
         super().__init__(corpus, templates)
         self.noisy_pool = distinct_texts(corpus.documents_of(corpus.sources_with_role(self.name, "real")), corpus.near_duplicates)
 
-    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """One sample: repeated whole documents plus a filler, shuffled together."""
         fitted = fit_prompt(ctx, rng, self.render, [], self.noisy_pool, copies=copies_with_a_repeat(rng))
         if fitted is None:
             return None
         passages = [piece for piece in fitted.pieces if piece.is_passage]
-        distinct = len({self.corpus.near_duplicates.key(piece.doc) for piece in passages})
+        distinct = len({self.corpus.near_duplicates.key(piece.doc) for piece in passages if piece.doc})
         gold = {
             "sources": sorted({piece.doc.source for piece in passages if piece.doc}),
             "item_ids": [],

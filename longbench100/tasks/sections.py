@@ -36,7 +36,7 @@ from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import coverage_spans
 from longbench100.fitting.templates import PromptTemplates
 from longbench100.sources.records import Document, Item
-from .base import Sample, TaskBuilder
+from .base import Candidate, Sample, TaskBuilder
 from .summary_requests import specific_request
 
 ORDER_KEY = "ethic-sections"  # both tasks draw row r's document order from the same stream
@@ -197,7 +197,7 @@ class SectionTask(TaskBuilder):
         arrangement = self.arrangement(len(sections), seed)
         return self.render([gold_piece(section.document) for section in sections], **self.variables(sections, arrangement))
 
-    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """The sections that fit this length along the row's order, counted exactly; ``None`` when fewer than two fit."""
         order, home_count = row_order(self.pools, ctx.seed, row)
         seed = rng.getrandbits(64)

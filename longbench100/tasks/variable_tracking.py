@@ -16,7 +16,7 @@ import string
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.rng import derive_rng, distinct_draws
 from longbench100.fitting.spans import embedded_spans, text_spans
-from .base import Sample, TaskBuilder
+from .base import Candidate, Sample, TaskBuilder
 from .synthetic import fill_units
 
 HOPS = 4
@@ -71,7 +71,7 @@ class VariableTracking(TaskBuilder):
     name = "variable_tracking"
     required_roles = ()
 
-    def build(self, ctx: BuildContext, row: int, candidate: None, rng: random.Random) -> Sample | None:
+    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """One sample: as many noise sentences as the budget (less the answer space) allows, around the chain."""
         names, value, fractions = chain_for_row(ctx.seed, row)
         lines = statements(names, value)
