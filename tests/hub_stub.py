@@ -7,14 +7,19 @@ against huggingface_hub 2.4):
   off-origin) and then ``GET`` on the URL it settled on;
 * a regular (git) file answers ``200`` with ``ETag`` (its git blob sha1), ``X-Repo-Commit`` and
   ``Content-Length``; the GET carries the bytes;
-* an LFS file (by default ``.zip`` and ``.parquet``) answers ``302`` with ``Location`` on a second
-  "CDN" origin, ``X-Linked-Etag`` (the sha256), ``X-Linked-Size`` and ``X-Repo-Commit``: the client
+* an LFS file (by default ``.zip``, ``.parquet`` and ``.gz``) answers ``302`` with ``Location`` on
+  a second "CDN" origin, ``X-Linked-Etag`` (the sha256), ``X-Linked-Size`` and ``X-Repo-Commit``: the client
   takes its metadata from the redirect and GETs the CDN URL directly, as with the real hub;
-* ``GET /api/datasets/<owner>/<name>/tree/<revision>`` (``HfApi.list_repo_files``, for wildcard
-  paths) answers every file of the repository in one page;
+* ``GET /api/datasets/<owner>/<name>/tree/<revision>`` (``HfApi.list_repo_tree``, recursive: the
+  file lists of wildcard paths and of ``sources fetch``) answers every file with its size, one page;
 * an unknown repository answers ``404`` with ``X-Error-Code: RepoNotFound``, an unknown revision
   ``404 RevisionNotFound``, a missing file ``404 EntryNotFound`` (with ``X-Repo-Commit``, so the
   client caches the absence under ``.no_exist``).
+
+A repository answers to its branches (``main`` by default) and to its pinned commit: by default
+the revision each packaged registry entry pins (``commits`` overrides), else a made-up stable
+hash. A failure can be asked for (:meth:`HubStub.fail`): every request whose path holds a text
+answers a given status (429 with ``Retry-After``, 5xx, gated, 404) until it is cleared.
 
 No ``X-Xet-*`` headers are sent, so the plain HTTP download path is used even with ``hf_xet``
 installed. Every request is recorded in :attr:`HubStub.requests` as ``(origin, method, path)``.
@@ -36,14 +41,26 @@ _CDN = re.compile(r"^/lfs/(?P<sha256>[0-9a-f]{64})$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
+def _registry_commits() -> dict[str, str]:
+    """repo id -> the commit the packaged registry pins it to."""
+    from longbench100.core.paths import packaged_dir
+    from longbench100.sources.registry import load_registry
+
+    return {entry.repo_id: entry.revision for entry in load_registry(packaged_dir("sources")).values()
+            if _COMMIT.match(entry.revision)}
+
+
 class HubStub:
     """Serve ``root`` as a hub of dataset repositories; use as a context manager.
 
     ``endpoint`` is the value for ``HF_ENDPOINT``; ``requests`` lists every request received.
     """
 
-    def __init__(self, root: Path, *, lfs_suffixes: tuple[str, ...] = (".zip", ".parquet"), branches: tuple[str, ...] = ("main",)) -> None:
+    def __init__(self, root: Path, *, lfs_suffixes: tuple[str, ...] = (".zip", ".parquet", ".gz"),
+                 branches: tuple[str, ...] = ("main",), commits: dict[str, str] | None = None) -> None:
         self.root = Path(root)
+        self.commits = _registry_commits() if commits is None else commits
+        self.failures: list[tuple[str, int, dict[str, str]]] = []  # (text in the path, status, headers)
         self.lfs_suffixes = lfs_suffixes
         self.branches = branches  # the revision names every repository answers to (besides its commit)
         self.requests: list[tuple[str, str, str]] = []
@@ -99,8 +116,22 @@ class HubStub:
         return [path for path in self.calls(method) if "/resolve/" in path or path.startswith("/lfs/")]
 
     def commit(self, repo_id: str) -> str:
-        """The (made-up, stable) commit hash this stub reports for ``repo_id``'s ``main``."""
-        return hashlib.sha1(f"commit:{repo_id}".encode()).hexdigest()
+        """The commit this stub reports for ``repo_id``'s branches: the registry's pin, else a made-up hash."""
+        return self.commits.get(repo_id) or hashlib.sha1(f"commit:{repo_id}".encode()).hexdigest()
+
+    def fail(self, status: int, within: str = "", headers: dict[str, str] | None = None) -> None:
+        """Answer ``status`` (with ``headers``) to every request whose path holds ``within``, until cleared."""
+        with self._lock:
+            self.failures.append((within, status, dict(headers or {})))
+
+    def clear_failures(self) -> None:
+        """Answer normally again."""
+        with self._lock:
+            self.failures.clear()
+
+    def _failure(self, path: str) -> tuple[int, dict[str, str]] | None:
+        with self._lock:
+            return next(((status, headers) for within, status, headers in self.failures if within in path), None)
 
     def _record(self, origin: str, method: str, path: str) -> None:
         with self._lock:
@@ -132,6 +163,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, send_body: bool) -> None:
         raw_path = urlsplit(self.path).path
         self.stub._record(self.origin, self.command, raw_path)
+        failure = self.stub._failure(unquote(raw_path))
+        if failure is not None:
+            status, headers = failure
+            code = {401: "GatedRepo", 403: "GatedRepo", 404: "RepoNotFound"}.get(status)
+            return self._error(status, code, f"stub answers {status}", send_body, headers)
         if self.origin == "cdn":
             self._cdn(raw_path, send_body)
         elif _TREE.match(raw_path):
@@ -139,7 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._resolve(raw_path, send_body)
 
-    # -- the hub's file listing (HfApi.list_repo_files asks for the whole tree, recursively) -----------
+    # -- the hub's file listing (HfApi.list_repo_tree asks for the whole tree, recursively) -----------
     def _tree(self, match: re.Match, send_body: bool) -> None:
         owner, name, revision = unquote(match["owner"]), unquote(match["name"]), unquote(match["revision"])
         repo_dir = self.stub.root / owner / name

@@ -2,8 +2,7 @@
 
 huggingface_hub reads its endpoint and cache folder from ``huggingface_hub.constants`` at call
 time, except that the resolve URL template is built from ``HF_ENDPOINT`` at import time, so both
-``ENDPOINT`` (used by ``longbench100.core.hub_reach.hub_problem``) and ``HUGGINGFACE_CO_URL_TEMPLATE`` (used by
-``hf_hub_url``) are pointed at the stub.
+``ENDPOINT`` and ``HUGGINGFACE_CO_URL_TEMPLATE`` (used by ``hf_hub_url``) are pointed at the stub.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from huggingface_hub import constants
 
-from longbench100.core import hub_reach as hub_check
+from longbench100.core import hub_reach as hub_access
 from longbench100.sources import locations
 from longbench100.cli import main
 from longbench100.core.errors import SourceAbsent, UserError
@@ -50,12 +49,11 @@ def hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @contextmanager
 def serving(mirror: Path, monkeypatch: pytest.MonkeyPatch, **options: object) -> Iterator[HubStub]:
     """A fake hub serving ``mirror`` (``options`` go to :class:`HubStub`), with huggingface_hub pointed at it."""
-    hub_check.hub_problem.cache_clear()
     with HubStub(mirror, **options) as hub:
         monkeypatch.setattr(constants, "ENDPOINT", hub.endpoint)
         monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(hub_access, "_LISTINGS", {})  # file lists fetched in this process: per test
         yield hub
-    hub_check.hub_problem.cache_clear()
 
 
 @pytest.fixture
@@ -87,7 +85,7 @@ def test_hub_download_maps_like_the_mirror(name: str, stub: HubStub, hub_cache: 
         assert cached is not None and hub_cache in cached.parents
         assert f"datasets--{entry.repo_id.replace('/', '--')}" in str(cached)
         assert cached.read_bytes() == (stub.root / entry.repo_id / spec.path).read_bytes()
-        assert f"/datasets/{entry.repo_id}/resolve/main/{spec.path}" in stub.file_requests("HEAD")
+        assert f"/datasets/{entry.repo_id}/resolve/{entry.revision}/{spec.path}" in stub.file_requests("HEAD")
     assert hub.is_available(entry)
 
 
@@ -96,7 +94,7 @@ def test_protocol_lfs_files_come_from_the_cdn_and_git_files_from_resolve(stub: H
     for name in ("hotpotqa", "financial_qa"):
         _load_fresh(hub, name, tmp_path / "cache", monkeypatch)
     gets = stub.file_requests("GET")
-    assert "/datasets/L4NLP/LEval/resolve/main/LEval/Generation/financial_qa.jsonl" in gets  # a plain git file
+    assert "/datasets/L4NLP/LEval/resolve/main/LEval/Generation/financial_qa.jsonl" in gets  # a plain git file (L-Eval: not pinned)
     assert not any("data.zip" in path for path in gets)  # the zip is LFS: fetched through the redirect
     assert len(stub.calls("GET", origin="cdn")) == 1
 
@@ -110,7 +108,6 @@ def test_second_load_uses_the_hub_cache(stub: HubStub, tmp_path: Path, monkeypat
     assert stub.file_requests() == seen  # no HEAD, no GET: local_path found it via try_to_load_from_cache
     assert second.documents == first.documents and second.items == first.items
     # the stub is no longer needed at all once the file is cached
-    hub_check.hub_problem.cache_clear()
     monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
     assert _load_fresh(hub, "cnn_dailymail", tmp_path / "c3", monkeypatch).items == first.items
 
@@ -157,7 +154,8 @@ def test_sources_verify_against_the_hub(stub: HubStub, tmp_path: Path, monkeypat
     assert not isinstance(result.exception, UserError), result.output  # a 404 never aborts the whole run
     assert result.exit_code == 0, result.output  # absent upstream is "missing", not malformed
     primary = sum(1 for entry in load_registry(packaged_dir("sources")).values() if not entry.stand_in_for)
-    assert f"3 sources loaded, {primary - 3} missing, 0 malformed" in result.output
+    # missing: every primary not served, and rag_mini_bioasq_rerank (a stand-in whose primary is not served either)
+    assert f"3 sources loaded, {primary - 3 + 1} missing, 0 malformed" in result.output
     strict = runner.invoke(main, ["sources", "verify", "--sources", "hub", "--strict"])
     assert strict.exit_code == 1, strict.output  # --strict fails on any absent source
     rows = _verify_rows(result.output)
@@ -201,18 +199,20 @@ def test_a_wildcard_path_reads_every_shard_the_hub_lists(tmp_path: Path, hub_cac
     from_mirror = _load_fresh(resolve_location(str(mirror)), "hotpot_qa", tmp_path / "cache-mirror", monkeypatch)
     assert sorted(data.files) == ["distractor/train-00000-of-00002.parquet", "distractor/train-00001-of-00002.parquet"]
     assert data.items and data.items == from_mirror.items and data.files == from_mirror.files
-    assert "/api/datasets/hotpotqa/hotpot_qa/tree/main" in asked
+    revision = resolve_location("hub").registry()["hotpot_qa"].revision
+    assert f"/api/datasets/hotpotqa/hotpot_qa/tree/{revision}" in asked
     assert not any("validation" in path for path in asked if "/resolve/" in path)
 
 
-def test_trec_is_read_from_the_hubs_parquet_conversion_branch(tmp_path: Path, hub_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_trec_is_read_at_its_pinned_commit(tmp_path: Path, hub_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     mirror = write_mirror(tmp_path / "m", only={"trec_coarse"})
-    with serving(mirror, monkeypatch):  # a hub whose repository has no such branch
-        with pytest.raises(SourceAbsent, match=r"source trec_coarse: CogComp/trec@refs/convert/parquet: no such revision"):
+    revision = resolve_location("hub").registry()["trec_coarse"].revision
+    with serving(mirror, monkeypatch, commits={}):  # a hub whose repository has no such commit
+        with pytest.raises(SourceAbsent, match=rf"source trec_coarse: CogComp/trec@{revision}: no such revision"):
             _load_fresh(resolve_location("hub"), "trec_coarse", tmp_path / "cache-0", monkeypatch)
-    with serving(mirror, monkeypatch, branches=("refs/convert/parquet",)) as hub:
+    with serving(mirror, monkeypatch) as hub:
         data = _load_fresh(resolve_location("hub"), "trec_coarse", tmp_path / "cache-hub", monkeypatch)
         asked = {unquote(path) for _, _, path in hub.requests}
     from_mirror = _load_fresh(resolve_location(str(mirror)), "trec_coarse", tmp_path / "cache-mirror", monkeypatch)
     assert data.items and data.items == from_mirror.items and data.files == from_mirror.files
-    assert "/datasets/CogComp/trec/resolve/refs/convert/parquet/default/train/0000.parquet" in asked
+    assert f"/datasets/CogComp/trec/resolve/{revision}/default/train/0000.parquet" in asked

@@ -60,7 +60,11 @@ def test_the_graded_source_replaces_the_binary_stand_in_unless_its_member_is_mis
     shutil.copytree(graded_mirror, mirror)
     (mirror / ARCHIVE).write_bytes(tar_archive({"data/msmarco/other.jsonl": b"{}\n"}))  # HELMET's archive, but not this file
     location = resolve_location(str(mirror))
-    active = active_entries(location, location.registry())
+    registry = location.registry()
+    assert "helmet_msmarco" in active_entries(location, registry)  # an archive is never listed ahead of a read
+    with pytest.raises(SourceAbsent, match=r"has no member data/msmarco/test_reranking_data_k1000_dep3\.jsonl"):
+        load_source(location, registry["helmet_msmarco"])  # the read streams through it and remembers
+    active = active_entries(location, registry)
     assert "helmet_msmarco" not in active and "rag_mini_bioasq_rerank" in active
 
 

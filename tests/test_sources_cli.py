@@ -22,6 +22,10 @@ def test_list_shows_every_entry_with_roles_and_availability(tmp_path: Path) -> N
     assert "available" in lines["cnn_dailymail"] and "passage_retrieval(real,noisy)" in lines["cnn_dailymail"]
     assert "[12 docs, 12 items]" in lines["cnn_dailymail"]
     assert "missing" in lines["hotpotqa"]
+    for name, entry in REGISTRY.items():  # each entry's pinned commit, or a warning where it has none
+        pinned = len(entry.revision) == 40
+        assert (f"{entry.repo_id}@{entry.revision[:12]}" if pinned else "@main (NOT PINNED)") in lines[name]
+    assert "zai-org/LongBench@5e628be450b7" in lines["hotpotqa"] and "NOT PINNED" in lines["financial_qa"]
 
 
 def test_verify_prints_counts_and_token_lengths_and_uses_the_cache(mirror: Path) -> None:

@@ -10,6 +10,8 @@ import click
 
 from longbench100.sources.answerability import rule_counts_line
 from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError
+from ..fetching import fetch_planned, plan_fetch
+from longbench100.core.hub_reach import is_commit
 from longbench100.sources.loader import load_source
 from longbench100.sources.locations import MIRROR_HINT, SOURCES_ENV, SourceLocation, active_entries, resolve_location
 from longbench100.sources.registry import SourceEntry
@@ -22,7 +24,8 @@ SOURCES_HELP = f"Where to read sources: 'hub' (default), 'demo' (built-in demo p
 
 @click.group()
 def sources() -> None:
-    """Inspect the registry of upstream datasets (list, verify)."""
+    """Inspect the registry of upstream datasets (list, verify) and download them ahead of time
+    (fetch)."""
 
 
 @sources.command("list")
@@ -34,11 +37,12 @@ def list_sources(sources_option: str | None, counts: bool) -> None:
     location = resolve_location(sources_option)
     known_suites = load_all_suites()
     registry = location.registry()
-    active = active_entries(location, registry)
+    active = active_entries(location, registry, ask_hub=False)
     click.echo(f"registry: {location.registry_dir}  ({len(registry)} entries; reading from {location.describe()})")
     for name, entry in registry.items():
         status = _availability(location, entry, registry, active)
-        line = f"{_label(entry):<28} {status:<34} {_roles(entry)}  [suites: {_suites(entry, known_suites)}]"
+        line = (f"{_label(entry):<28} {status:<34} {_pinned(entry):<44} {_roles(entry)}  "
+                f"[suites: {_suites(entry, known_suites)}]")
         if counts and name in active:
             data = load_source(location, entry)
             line += f"  [{len(data.documents)} docs, {len(data.items)} items]"
@@ -73,7 +77,7 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
                 click.echo(f"{_label(entry):<28} stand-in, unused ({entry.stand_in_for} is available)")
             else:
                 absent.append(name)
-                click.echo(f"{_label(entry):<28} missing")
+                click.echo(f"{_label(entry):<28} missing: source {name}: {location.absence(entry)}")
             continue
         try:
             data = load_source(location, entry)
@@ -107,6 +111,36 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
         raise UserError(f"no registered source is in {location.describe()}: {MIRROR_HINT}")
 
 
+@sources.command("fetch")
+@click.option("--suite", "suite_name", metavar="SUITE",
+              help="Download what this suite's tasks read (see `suites list`).")
+@click.option("--sources-list", "names", metavar="NAME,...",
+              help="Download these registered sources (comma-separated).")
+def fetch_sources(suite_name: str | None, names: str | None) -> None:
+    """Download from the hub, ahead of time, every file a suite (or the named sources) reads: the
+    total size is said first, then each file with progress. The hub cache it leaves lets `generate`
+    run offline (HF_HUB_OFFLINE=1). Stand-ins are fetched only where their primary is not on the
+    hub."""
+    if (suite_name is None) == (names is None):
+        raise UserError("sources fetch: name either --suite SUITE or --sources-list NAME,...")
+    location = resolve_location("hub")
+    wanted = None if names is None else [name.strip() for name in names.split(",") if name.strip()]
+    plan = plan_fetch(location, suite_name=suite_name, names=wanted)
+    for line in plan.notes:
+        click.echo(line)
+    click.echo(plan.summary())
+    fetch_planned(plan.files, click.echo)
+    click.echo(f"done: {plan.counted()} in the hub cache (HF_HUB_OFFLINE=1 runs read them there)")
+
+
+def _pinned(entry: SourceEntry) -> str:
+    """``repo@commit`` (the commit shortened), or the branch with a warning when the entry is not
+    pinned."""
+    if is_commit(entry.revision):
+        return f"{entry.repo_id}@{entry.revision[:12]}"
+    return f"{entry.repo_id}@{entry.revision} (NOT PINNED)"
+
+
 def _label(entry: SourceEntry) -> str:
     """``9 cnn_dailymail`` style label (stand-ins have no number)."""
     return f"{entry.number if entry.number is not None else '-':>2} {entry.name}"
@@ -130,7 +164,9 @@ def _suites(entry: SourceEntry, known_suites: list[Suite]) -> str:
 
 def _availability(location: SourceLocation, entry: SourceEntry, registry: dict, active: dict) -> str:
     """Where the entry's files are, or why it is not used."""
-    if location.kind == "hub":
+    if location.kind == "hub" and entry.not_on_hub:
+        state = "not read from the hub"
+    elif location.kind == "hub":
         state = "cached" if location.is_available(entry) else "hub (download on use)"
     else:
         state = "available" if location.is_available(entry) else "missing"

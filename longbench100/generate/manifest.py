@@ -105,6 +105,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
                       "reserve_output": options.reserve_output, "counting": tokenizer.counting},
         "sources": {
             name: {"repo_id": corpus.entries[name].repo_id, "revision": corpus.entries[name].revision,
+                   "commit": corpus.commits.get(name),
                    "license": corpus.entries[name].license, "stand_in_for": corpus.entries[name].stand_in_for,
                    "clean": list(corpus.entries[name].clean), "answerable": list(corpus.entries[name].answerable),
                    "unanswerable": dict(data.unanswerable),

@@ -14,7 +14,7 @@ from longbench100.folders.layout import data_file_path
 from longbench100.annotation.labels import UnlabelledChunk
 from longbench100.core.errors import UserError
 from longbench100.core.interrupts import Interrupted
-from longbench100.sources.locations import SourceLocation, active_entries, resolve_location
+from longbench100.sources.locations import SourceLocation, active_entries, resolve_location, stand_in_notes
 from longbench100.catalog.task_info import reserved_output
 from longbench100.tasks import BUILDERS
 from longbench100.tasks.base import TaskBuilder
@@ -125,6 +125,10 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
     """Load the tokenizer and sources, claim ``out``, build every task and length, and write the manifest."""
     left_out, skipped = _suite_stand_ins(options, location)
     options = _without_skipped(options, skipped, echo)
+    registry = location.registry()
+    active = active_entries(location, registry)
+    for note in stand_in_notes(location, registry, active, options.tasks):
+        echo(note)
     for task, names in left_out.items():
         echo(f"note: {task}: suite {options.suite.name} takes no stand-in: its ground truth leaves out {', '.join(names)}")
     tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress, left_out)

@@ -29,6 +29,7 @@ class Corpus:
     missing: list[str] = field(default_factory=list)
     documents: dict[str, Document] = field(default_factory=dict)
     left_out: dict[str, frozenset[str]] = field(default_factory=dict)  # task -> sources giving it no ground truth (a suite's stand_ins = false)
+    commits: dict[str, str | None] = field(default_factory=dict)  # source -> its files' upstream commit
 
     def __post_init__(self) -> None:
         for data in self.sources.values():
@@ -75,7 +76,8 @@ def load_corpus(location: SourceLocation, tokenizer: Tokenizer, *, only: set[str
             attach_token_counts(tokenizer, entry, data)
             sources[name] = data
             bar.update()
-    return Corpus(registry, sources, missing)
+    commits = {name: location.commit(entry) for name, entry in chosen.items()}
+    return Corpus(registry, sources, missing, commits=commits)
 
 
 @contextmanager

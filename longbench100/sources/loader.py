@@ -122,7 +122,12 @@ def _map_file(entry: SourceEntry, spec: FileSpec, path: Path, data: SourceData) 
     unit = row_unit(spec)
     names = class_label_names(path, spec, spec.item.label) if spec.item and spec.item.label else ()
     rows = 0
-    for number, row in iter_rows(path, spec):
+    try:
+        numbered_rows = iter_rows(path, spec)
+    except SourceAbsent:  # a tar archive read through without the member: said as for a zip
+        absent = f"source {entry.name}: {spec.path} has no member {spec.member}"
+        raise SourceAbsent(absent) from None
+    for number, row in numbered_rows:
         _map_row(entry, spec, row, f"{where} {unit} {number}", number, data, names)
         rows += 1
     if rows == 0:

@@ -8,21 +8,17 @@ A mirror folder holds a file that lives at ``<path>`` inside hub repo ``<owner>/
 from __future__ import annotations
 
 import fnmatch
-import hashlib
-import json
 import os
-import tarfile
+import sys
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError
-from longbench100.core.hub_reach import hub_problem
-from longbench100.core.atomic import write_json_atomic
-from longbench100.core.paths import DEMO_DIR, cache_dir, packaged_dir
-from longbench100.sources.readers import is_tar_archive
+from longbench100.core.errors import SourceAbsent, UserError
+from longbench100.core.hub_reach import cached_commit, cached_file, download, hub_offline, human_size, kept_listing, listing
+from longbench100.core.paths import DEMO_DIR, packaged_dir
+from longbench100.sources.readers import is_tar_archive, tar_member_verdict
 from longbench100.sources.registry import FileSpec, SourceEntry, load_registry
 
 SOURCES_ENV = "LONGBENCH100_SOURCES"
@@ -45,15 +41,21 @@ class SourceLocation:
         """The registered sources for this location."""
         return load_registry(self.registry_dir)
 
+    def repo_folder(self, entry: SourceEntry) -> Path:
+        """The entry's repository folder in the mirror: under its id, or under a former id
+        (``aliases``) that the mirror still holds."""
+        assert self.root is not None
+        for repo_id in (entry.repo_id, *entry.aliases):
+            if (self.root / repo_id).is_dir():
+                return self.root / repo_id
+        return self.root / entry.repo_id
+
     def local_path(self, entry: SourceEntry, spec: FileSpec) -> Path | None:
         """The file on disk if it is already there (mirror, demo, or the hub's local cache), else ``None``."""
         if self.root is not None:
-            path = self.root / entry.repo_id / spec.path
+            path = self.repo_folder(entry) / spec.path
             return path if path.is_file() else None
-        from huggingface_hub import try_to_load_from_cache
-
-        cached = try_to_load_from_cache(entry.repo_id, spec.path, revision=entry.revision, repo_type="dataset")
-        return Path(cached) if isinstance(cached, str) else None
+        return cached_file(entry.repo_id, entry.revision, spec.path)
 
     def fetch(self, entry: SourceEntry, spec: FileSpec) -> Path:
         """Return a local path to ``spec``'s file, downloading it from the hub when that is the location."""
@@ -61,8 +63,12 @@ class SourceLocation:
         if local is not None:
             return local
         if self.root is not None:
-            raise UserError(f"source {entry.name}: {self.root / entry.repo_id / spec.path} is missing from the mirror")
-        return _download(entry, spec)
+            missing = self.repo_folder(entry) / spec.path
+            raise UserError(f"source {entry.name}: {missing} is missing from the mirror")
+        size = (kept_listing(entry.repo_id, entry.revision) or {}).get(spec.path)
+        print(f"hub: downloading {entry.repo_id}@{entry.revision[:12]} {spec.path}"
+              + (f" ({human_size(size)})" if size is not None else ""), file=sys.stderr, flush=True)
+        return download(f"source {entry.name}", entry.repo_id, entry.revision, spec.path)
 
     def fetch_all(self, entry: SourceEntry, spec: FileSpec) -> dict[str, Path]:
         """Every file ``spec`` names, as {path in the repository: local path}: one file, or for a ``path``
@@ -71,22 +77,27 @@ class SourceLocation:
             return {spec.display: self.fetch(entry, spec)}
         names = self.pattern_matches(entry, spec)
         if not names:
-            where = self.root / entry.repo_id if self.root is not None else f"{entry.repo_id}@{entry.revision}"
+            where = (self.repo_folder(entry) if self.root is not None
+                     else f"{entry.repo_id}@{entry.revision}")
             raise SourceAbsent(f"source {entry.name}: no file matches {spec.path} in {where}")
         return {name: self.fetch(entry, replace(spec, path=name)) for name in names}
 
     def pattern_matches(self, entry: SourceEntry, spec: FileSpec) -> list[str]:
-        """The repository paths matching ``spec.path``'s wildcards: in the mirror folder, or listed by the hub."""
+        """The repository paths matching ``spec.path``'s wildcards: in the mirror folder, or in the
+        hub's file list of the entry's revision (kept once fetched at a pinned commit)."""
         if self.root is not None:
-            folder = self.root / entry.repo_id
+            folder = self.repo_folder(entry)
             return sorted(path.relative_to(folder).as_posix() for path in folder.glob(spec.path) if path.is_file())
-        return sorted(name for name in _hub_files(entry) if fnmatch.fnmatchcase(name, spec.path))
+        return _matching(listing(f"source {entry.name}", entry.repo_id, entry.revision), spec.path)
 
     def is_available(self, entry: SourceEntry) -> bool:
-        """Whether every file (and zip member) of ``entry`` can be read here without a download."""
+        """Whether every file (and archive member) of ``entry`` can be read here without a download;
+        a wildcard path on the hub needs its kept file list and every matching file cached."""
         for spec in entry.files:
             if spec.is_pattern:
-                if self.root is None or not self.pattern_matches(entry, spec):
+                names = self._local_matches(entry, spec)
+                if not names or any(self.local_path(entry, replace(spec, path=name)) is None
+                                    for name in names):
                     return False
                 continue
             path = self.local_path(entry, spec)
@@ -94,102 +105,101 @@ class SourceLocation:
                 return False
         return True
 
+    def _local_matches(self, entry: SourceEntry, spec: FileSpec) -> list[str]:
+        """The matches of a wildcard path known without a download (the hub's kept file list)."""
+        if self.root is not None:
+            return self.pattern_matches(entry, spec)
+        kept = kept_listing(entry.repo_id, entry.revision)
+        return _matching(kept, spec.path) if kept is not None else []
+
+    def absence(self, entry: SourceEntry) -> str | None:
+        """Why ``entry`` cannot be used here (one phrase), or ``None`` when it can. On the hub an
+        entry that is not cached is looked up in the repository's file list (one request per
+        repository and revision)."""
+        if self.root is not None:
+            return None if self.is_available(entry) else self._missing_from_mirror(entry)
+        if entry.not_on_hub:
+            return f"not read from the hub: {entry.not_on_hub}"
+        if self.is_available(entry):
+            return None
+        for spec in entry.files:  # a downloaded archive without the member settles it
+            path = None if spec.member is None else self.local_path(entry, spec)
+            if path is not None and not archive_has_member(path, spec.member):
+                return f"{entry.repo_id}@{entry.revision}: {spec.path} has no member {spec.member}"
+        if hub_offline():
+            return "not in the local hub cache (HF_HUB_OFFLINE is set)"
+        try:
+            files = listing(f"source {entry.name}", entry.repo_id, entry.revision)
+        except SourceAbsent as error:
+            return str(error).removeprefix(f"source {entry.name}: ")
+        for spec in entry.files:
+            if not (_matching(files, spec.path) if spec.is_pattern else spec.path in files):
+                matches = "matches " if spec.is_pattern else ""
+                return f"{entry.repo_id}@{entry.revision}: no file {matches}{spec.path}"
+        return None
+
+    def _missing_from_mirror(self, entry: SourceEntry) -> str:
+        """The first file (or archive member) of ``entry`` that the mirror lacks."""
+        for spec in entry.files:
+            names = self._local_matches(entry, spec) if spec.is_pattern else [spec.path]
+            if not names:
+                return f"no file matches {spec.path} in {self.repo_folder(entry)}"
+            path = self.local_path(entry, replace(spec, path=names[0]))
+            if path is None:
+                return f"{self.repo_folder(entry) / spec.path} is missing"
+            if spec.member is not None and not archive_has_member(path, spec.member):
+                return f"{path} has no member {spec.member}"
+        return "unavailable"
+
+    def commit(self, entry: SourceEntry) -> str | None:
+        """The upstream commit the entry's files come from: on the hub, the pinned revision (or the
+        commit its branch pointed to at download); ``None`` for a mirror or the demo pack, whose
+        files carry none."""
+        return cached_commit(entry.repo_id, entry.revision) if self.root is None else None
+
+    def download_plan(self, entries: Iterable[SourceEntry]) -> list[PlannedFile]:
+        """Every hub file the entries read, once each (entries share files), with its size and
+        whether it is cached already; the file lists are fetched (and kept) on the way."""
+        planned: dict[tuple[str, str, str], PlannedFile] = {}
+        for entry in entries:
+            files = listing(f"source {entry.name}", entry.repo_id, entry.revision)
+            for spec in entry.files:
+                for name in _matching(files, spec.path) if spec.is_pattern else [spec.path]:
+                    key = (entry.repo_id, entry.revision, name)
+                    if key not in planned:
+                        cached = cached_file(entry.repo_id, entry.revision, name) is not None
+                        planned[key] = PlannedFile(entry, name, files.get(name), cached)
+        return list(planned.values())
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    """One hub file a download plan names: the (first) entry reading it, its path, size and cache
+    state."""
+
+    entry: SourceEntry
+    path: str
+    size: int | None  # bytes, from the repository's file list (None: the list does not name it)
+    cached: bool
+
+
+def _matching(files: Iterable[str], pattern: str) -> list[str]:
+    """The paths among ``files`` that match a wildcard ``pattern``, in name order."""
+    return sorted(name for name in files if fnmatch.fnmatchcase(name, pattern))
+
 
 def archive_has_member(path: Path, member: str) -> bool:
-    """Whether the archive at ``path`` holds ``member`` (an unreadable archive counts as present, to fail loudly later).
-    A tar archive's member list is read once (decompressing it all) and kept in the cache folder per file version."""
+    """Whether the archive at ``path`` holds ``member`` (an unreadable archive counts as present, to
+    fail loudly later). A tar archive is never listed (a compressed one would be decompressed
+    whole): it counts as holding the member until a read streamed through it without finding it,
+    which is remembered per file version."""
     if is_tar_archive(path):
-        members = tar_members(path)
-        return members is None or member.lstrip("/") in members
+        return tar_member_verdict(path, member) is not False
     try:
         with zipfile.ZipFile(path) as archive:
             return member in archive.namelist()
     except (OSError, zipfile.BadZipFile):
         return True
-
-
-def tar_members(path: Path) -> frozenset[str] | None:
-    """The regular files a tar archive holds (names without a leading ``./``), or ``None`` when it cannot be read.
-    Listed once per version of the file (path, size, modification time) and kept under the cache folder's ``tar_members/``."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    key = json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns])
-    cached = cache_dir() / "tar_members" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
-    try:
-        return frozenset(json.loads(cached.read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
-        pass
-    try:
-        with tarfile.open(path, mode="r|*") as archive:
-            names = sorted(info.name.removeprefix("./") for info in archive if info.isfile())
-    except (OSError, tarfile.TarError, EOFError):
-        return None
-    try:
-        write_json_atomic(cached, names)
-    except OSError:
-        pass  # a read-only cache: the list is read again next time
-    return frozenset(names)
-
-
-def _hub_files(entry: SourceEntry) -> list[str]:
-    """The files of the entry's hub repository at its revision (for wildcard paths)."""
-    with _hub_call(entry, "the repository's file list", listing=True):
-        from huggingface_hub import HfApi
-
-        return HfApi().list_repo_files(entry.repo_id, repo_type="dataset", revision=entry.revision)
-
-
-def _download(entry: SourceEntry, spec: FileSpec) -> Path:
-    """Download one file with huggingface_hub (datasets' loading scripts are deliberately not used)."""
-    with _hub_call(entry, spec.path):
-        from huggingface_hub import hf_hub_download
-
-        return Path(hf_hub_download(entry.repo_id, spec.path, repo_type="dataset", revision=entry.revision))
-
-
-@contextmanager
-def _hub_call(entry: SourceEntry, what: str, *, listing: bool = False) -> Iterator[None]:
-    """Run a hub request for ``what`` (a file path, or the file list when ``listing``), turning its failures
-    into one-line errors: unreachable, gated, absent (repository, revision or file) or refused."""
-    problem = hub_problem()
-    if problem:
-        raise HubUnreachable(f"source {entry.name}: the Hugging Face hub is unreachable ({problem}); {MIRROR_HINT}")
-    from huggingface_hub.errors import (
-        EntryNotFoundError,
-        GatedRepoError,
-        HfHubHTTPError,
-        LocalEntryNotFoundError,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
-    from huggingface_hub.utils import logging as hub_logging
-
-    hub_logging.set_verbosity_error()  # our one-line message replaces its retry chatter
-    where = f"source {entry.name}: {entry.repo_id}@{entry.revision}"
-    absent = f"{where}: repository not found (or private: log in with HF_TOKEN)" + ("" if listing else f" for {what}")
-    try:
-        yield
-    except LocalEntryNotFoundError:  # offline mode, or no connection and nothing cached
-        raise HubUnreachable(f"source {entry.name}: the Hugging Face hub is unreachable (offline, nothing cached); {MIRROR_HINT}") from None
-    except GatedRepoError:
-        raise UserError(f"{where}: the repository is gated: accept its terms on the hub and log in (HF_TOKEN or `hf auth login`)") from None
-    except RepositoryNotFoundError:
-        raise SourceAbsent(absent) from None
-    except RevisionNotFoundError:
-        raise SourceAbsent(f"{where}: no such revision") from None
-    except EntryNotFoundError:
-        raise SourceAbsent(f"{where}: no file {what}") from None
-    except HfHubHTTPError as error:
-        status = error.response.status_code if error.response is not None else "?"
-        if listing and status == 404:  # the listing route answers 404 for a repository it does not know
-            raise SourceAbsent(absent) from None
-        raise UserError(f"{where}: the hub refused {what} (HTTP {status})") from None
-    except Exception as error:  # connection failures surface as several exception types
-        raise HubUnreachable(
-            f"source {entry.name}: the Hugging Face hub is unreachable ({type(error).__name__}); {MIRROR_HINT}"
-        ) from None
 
 
 def resolve_location(option: str | None) -> SourceLocation:
@@ -208,11 +218,41 @@ def resolve_location(option: str | None) -> SourceLocation:
     return SourceLocation("mirror", root.resolve(), packaged_dir("sources"))
 
 
-def active_entries(location: SourceLocation, entries: dict[str, SourceEntry]) -> dict[str, SourceEntry]:
-    """The entries to use: every available entry, with stand-ins only where their primary is unavailable."""
-    available = {name: entry for name, entry in entries.items() if location.kind == "hub" or location.is_available(entry)}
+def active_entries(location: SourceLocation, entries: dict[str, SourceEntry], *,
+                   ask_hub: bool = True) -> dict[str, SourceEntry]:
+    """The entries to use: every available entry, with stand-ins only where their primary is
+    unavailable. On the hub an entry not cached yet is looked up upstream (``ask_hub`` False:
+    counted as available unless the registry says it cannot be read from the hub)."""
+    available = {name: entry for name, entry in entries.items()
+                 if _usable(location, entry, ask_hub)}
     return {
         name: entry
         for name, entry in available.items()
         if not entry.stand_in_for or entry.stand_in_for not in available
     }
+
+
+def _usable(location: SourceLocation, entry: SourceEntry, ask_hub: bool) -> bool:
+    """Whether ``entry`` can be read at ``location`` (see :func:`active_entries`)."""
+    if location.kind == "hub" and not ask_hub:
+        return not entry.not_on_hub
+    return location.absence(entry) is None
+
+
+def stand_in_notes(location: SourceLocation, entries: dict[str, SourceEntry],
+                   active: dict[str, SourceEntry], tasks: Iterable[str]) -> list[str]:
+    """One line per unavailable primary whose stand-ins serve one of ``tasks``, and why."""
+    tasks = list(tasks)
+    stand_ins: dict[str, list[str]] = {}  # primary -> the stand-ins used in its place
+    for name, entry in active.items():
+        primary = entry.stand_in_for
+        serves = any(entry.has_role(task, "real") for task in tasks)
+        if primary in entries and primary not in active and serves:
+            stand_ins.setdefault(primary, []).append(name)
+    notes = []
+    for primary, names in stand_ins.items():
+        reason = location.absence(entries[primary]) or "unavailable"
+        used = (f"its stand-in {names[0]} is" if len(names) == 1
+                else f"its stand-ins {', '.join(names)} are")
+        notes.append(f"note: source {primary} is not available ({reason}); {used} used")
+    return notes

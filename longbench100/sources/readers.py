@@ -5,14 +5,19 @@ Every parse error names the file (and archive member) and the line or row number
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import tarfile
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO
 
-from longbench100.core.errors import UserError, json_error_text
+from longbench100.core.atomic import write_json_atomic
+from longbench100.core.errors import SourceAbsent, UserError, json_error_text
+from longbench100.core.paths import cache_dir
 from longbench100.sources.registry import FileSpec
 
 
@@ -56,11 +61,14 @@ def _zip_member(path: Path, member: str) -> bytes:
 
 
 def _tar_member(path: Path, member: str) -> bytes:
-    """The bytes of ``member`` of the tar archive at ``path`` (compressed or not), read as a stream: a large
-    archive (HELMET's ``data.tar.gz``) is decompressed once up to the member, never listed first."""
+    """The bytes of ``member`` of the tar archive at ``path`` (compressed or not), read as a stream
+    that stops at the member: a large archive (HELMET's ``data.tar.gz``) is decompressed only up to
+    it, never listed, with progress for a large one. An archive without the member is remembered as
+    such (:func:`tar_member_verdict`)."""
     wanted = {member.lstrip("/"), f"./{member.lstrip('/')}"}
     try:
-        with tarfile.open(path, mode="r|*") as archive:
+        with open(path, "rb") as raw, _read_progress(raw, path) as counted, \
+                tarfile.open(fileobj=counted, mode="r|*") as archive:
             for info in archive:
                 if info.name in wanted and info.isfile():
                     handle = archive.extractfile(info)
@@ -68,7 +76,68 @@ def _tar_member(path: Path, member: str) -> bytes:
                         return handle.read()
     except (OSError, tarfile.TarError, EOFError) as error:
         raise UserError(f"{path}: cannot read tar archive ({error})") from None
-    raise UserError(f"{path}: tar archive has no member {member}")
+    _keep_tar_verdict(path, member, False)
+    raise SourceAbsent(f"{path}: tar archive has no member {member}")
+
+
+SHOWN_ARCHIVE_BYTES = 256 << 20  # reading a tar archive at least this large shows progress
+
+
+class _CountingReader(io.RawIOBase):
+    """A binary file that reports the bytes read from it to a progress bar."""
+
+    def __init__(self, handle: BinaryIO, bar) -> None:
+        super().__init__()
+        self._handle, self._bar = handle, bar
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        count = self._handle.readinto(buffer)
+        self._bar.update(count or 0)
+        return count or 0
+
+
+@contextmanager
+def _read_progress(handle: BinaryIO, path: Path) -> Iterator[BinaryIO]:
+    """``handle`` itself, or for an archive of :data:`SHOWN_ARCHIVE_BYTES` or more a reader showing
+    progress."""
+    size = path.stat().st_size
+    if size < SHOWN_ARCHIVE_BYTES:
+        yield handle
+        return
+    from longbench100.core.progress import progress_bar
+
+    with progress_bar(size, f"reading {path.name}", "B", leave=False) as bar:
+        yield io.BufferedReader(_CountingReader(handle, bar), buffer_size=1 << 20)
+
+
+def tar_member_verdict(path: Path, member: str) -> bool | None:
+    """Whether a read of the tar archive at ``path`` found ``member`` (``None``: never read
+    through), kept per version of the file (path, size, modification time) in the cache folder's
+    ``tar_members/``."""
+    try:
+        stored = json.loads(_verdict_path(path, member).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return stored if isinstance(stored, bool) else None
+
+
+def _keep_tar_verdict(path: Path, member: str, found: bool) -> None:
+    """Remember whether the tar archive at ``path`` holds ``member`` (a read-only cache forgets it).
+    """
+    try:
+        write_json_atomic(_verdict_path(path, member), found)
+    except OSError:
+        pass
+
+
+def _verdict_path(path: Path, member: str) -> Path:
+    """Where the verdict on ``member`` of this version of the archive at ``path`` is kept."""
+    stat = path.stat()
+    key = json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, member.lstrip("/")])
+    return cache_dir() / "tar_members" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
 
 
 def class_label_names(path: Path, spec: FileSpec, column: str) -> tuple[str, ...]:

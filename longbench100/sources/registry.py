@@ -106,6 +106,8 @@ class SourceEntry:
     answerable: tuple[str, ...] = ()  # answerability rules its QA items must pass (longbench100.sources.answerability)
     entities: str = DEFAULT_ENTITIES  # what recalling lists in its documents (longbench100.catalog.entities)
     entry_file: str = ""
+    aliases: tuple[str, ...] = ()  # former ids of the repository (a mirror may hold one of them)
+    not_on_hub: str = ""  # why the entry cannot be read from the hub (mirrors only, then)
 
     def has_role(self, task: str, kind: str) -> bool:
         """Whether this source plays ``kind`` ("real" or "noisy") in ``task``."""
@@ -177,6 +179,8 @@ def parse_entry(path: Path) -> SourceEntry:
         answerable=tuple(answerable),
         entities=entities,
         entry_file=where,
+        aliases=tuple(_string_list(hub, "aliases", f"{where} [hub]")),
+        not_on_hub=str(hub.get("not_on_hub", "")),
     )
 
 
@@ -229,6 +233,14 @@ def _parse_where(table: object, where: str) -> tuple[tuple[str, tuple[WhereValue
             raise UserError(f"{where}: {name!r} must be a string, number or boolean, or a non-empty list of them")
         conditions.append((name, tuple(values)))
     return tuple(conditions)
+
+
+def _string_list(table: dict, key: str, where: str) -> list[str]:
+    """``table[key]`` as a list of strings (absent: empty), or a one-line :class:`UserError`."""
+    values = table.get(key, [])
+    if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
+        raise UserError(f"{where}: field {key!r} must be a list of strings")
+    return values
 
 
 def _min_documents(table: dict, where: str) -> int:

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from longbench100.core.errors import UserError
 from longbench100.core.marshal_cache import read_marshal, write_marshal
-from longbench100.core.hub_reach import hub_problem
+from longbench100.core.hub_reach import bounded_retries, hub_offline
 from longbench100.core.paths import cache_dir
 from longbench100.text.segment_count import SEGMENTED_ENCODINGS, SegmentCounter, segmentable_tokenizer_json
 from longbench100.text.spliced_count import JoinedIndex, Part, TextIndex, count_parts, locate, materialize
@@ -387,13 +387,14 @@ def _load_hf(spec: str, target: str, chat: bool) -> Tokenizer:
         digest = hashlib.sha256(data).hexdigest()[:16]
         return Tokenizer(spec, f"hf:{digest}", "tokenizers", lambda: (backend, f"tokenizers ({json_file})"),
                          segmented=segmentable_tokenizer_json(json.loads(data)))
-    if not path.exists() and hub_problem():
-        raise UserError(f"cannot load tokenizer {spec!r}: not a local path and the Hugging Face hub is unreachable "
-                        f"({hub_problem()}); pass a local folder or tokenizer.json")
+    if not path.exists() and hub_offline():
+        raise UserError(f"cannot load tokenizer {spec!r}: not a local path and HF_HUB_OFFLINE "
+                        "is set; pass a local folder or tokenizer.json")
     try:
         from transformers import AutoTokenizer
 
-        backend = AutoTokenizer.from_pretrained(str(path) if path.exists() else target)
+        with bounded_retries(f"tokenizer {target}"):  # a failed connection stops at once
+            backend = AutoTokenizer.from_pretrained(str(path) if path.exists() else target)
     except Exception as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UserError(
