@@ -10,8 +10,8 @@ import click
 
 from longbench100.sources.answerability import rule_counts_line
 from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError
-from ..fetching import fetch_planned, plan_fetch
-from longbench100.core.hub_reach import is_commit
+from longbench100.sources.fetch import fetch_planned, plan_fetch
+from longbench100.core.hub_access import is_commit
 from longbench100.sources.loader import load_source
 from longbench100.sources.locations import MIRROR_HINT, SOURCES_ENV, SourceLocation, active_entries, resolve_location
 from longbench100.sources.registry import SourceEntry

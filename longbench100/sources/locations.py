@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from longbench100.core.errors import SourceAbsent, UserError
-from longbench100.core.hub_reach import cached_commit, cached_file, download, hub_offline, human_size, kept_listing, listing
+from longbench100.core.hub_access import cached_commit, cached_file, download, hub_offline, human_size, kept_listing, listing
 from longbench100.core.paths import DEMO_DIR, packaged_dir
 from longbench100.sources.readers import is_tar_archive, tar_member_verdict
 from longbench100.sources.registry import FileSpec, SourceEntry, load_registry

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from longbench100.core.errors import UserError
 from longbench100.core.marshal_cache import read_marshal, write_marshal
-from longbench100.core.hub_reach import bounded_retries, hub_offline
+from longbench100.core.hub_access import bounded_retries, hub_offline
 from longbench100.core.paths import cache_dir
 from longbench100.text.segment_count import SEGMENTED_ENCODINGS, SegmentCounter, segmentable_tokenizer_json
 from longbench100.text.spliced_count import JoinedIndex, Part, TextIndex, count_parts, locate, materialize

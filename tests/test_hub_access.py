@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from huggingface_hub import constants
 
-from longbench100.core import hub_reach as hub_access
+from longbench100.core import hub_access
 from longbench100.cli import main
 from longbench100.core.errors import UserError
 from longbench100.sources.loader import load_source
