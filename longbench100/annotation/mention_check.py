@@ -30,6 +30,8 @@ import unicodedata
 from bisect import bisect_right
 from collections import Counter, defaultdict
 
+from longbench100.text.sentences import TITLE_ABBREVIATIONS
+
 _WORD = re.compile(r"(?:[^\W_]|[\u0300-\u036f])+|§")  # letters, digits and combining accents (Gutenberg's _italics_ marks are not part of a word), and "§"
 _JOINER = re.compile(r"[ \t\r\n.'’-]{1,5}")  # what may stand between two words of one name: "Mr. Darcy", "O'Brien", a wrapped line
 _MARKS = re.compile(r"[^\w]{0,3}")  # ... and of one reference: "Section 4.2(b)", "§2"
@@ -38,7 +40,7 @@ _MARKS_AFTER = " \t\r\n?!.,;:"
 _POSSESSIVE = re.compile(r"['’]s$")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _PAIR = re.compile(r"(?<!\s)\s+(?:and|&)\s+")  # from the start of a run of blanks only (linear in a long run)
-ABBREVIATED_TITLES = frozenset("mr mrs ms mme mlle messrs dr st rev prof capt col gen lt sgt jr sr".split())
+ABBREVIATED_TITLES = TITLE_ABBREVIATIONS
 """Titles written short: the full stop after them ("Mr. Lockwood") does not end a sentence."""
 TITLES = ABBREVIATED_TITLES | frozenset("sir lady lord miss master madame monsieur captain doctor".split())
 """Words that stand before a name: an item of them alone ("Mrs", "Lady") is no name."""

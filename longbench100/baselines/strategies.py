@@ -21,6 +21,7 @@ import numpy as np
 
 from longbench100.catalog.entities import ENTITY_TYPES
 from longbench100.folders.data_records import DataRecord
+from longbench100.text.sentences import TERMINAL_THEN_BLANK
 from .lexical import outlier_index, overlap, query_similarities
 from .prompt_view import Passage, PromptView
 
@@ -47,7 +48,6 @@ LEAD_SENTENCES = 3
 CHANCE_DRAWS = 20
 """Random answers drawn per sample where chance is estimated by sampling (orders and rankings)."""
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # a run of capitalised words inside a sentence (after a lowercase word or a comma): how a name looks
 _INNER_CAPITALISED = re.compile(r"(?<=[a-z,;] )((?:(?:Mr|Mrs|Ms|Dr|Miss|Sir|Lady|Lord|Captain)\.? )?[A-Z][a-z]+(?: [A-Z][a-z]+){0,2})")
 _NOT_NAMES = frozenset("I The A An And But He She It They We You His Her My Our Their This That God Heaven Sir Madam Lady Lord Mr Mrs Miss "
@@ -155,7 +155,7 @@ def _announced_total(attempt: Attempt) -> str | None:
 
 
 def _sentences(text: str) -> list[str]:
-    return [sentence for sentence in _SENTENCE_END.split(text.strip()) if sentence]
+    return [sentence for sentence in TERMINAL_THEN_BLANK.split(text.strip()) if sentence]
 
 
 def _document_passages(attempt: Attempt) -> list[Passage]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from longbench100.text.answers import strip_reasoning
+from longbench100.text.sentences import LABEL_LAST_SENTENCE_END, LABEL_SENTENCE_END
 from longbench100.catalog.entities import DEFAULT_ENTITIES, ENTITY_TYPES, EntityType, entity_of_kind
 
 CHUNK_TOKENS = 1024
@@ -61,8 +62,6 @@ _SPACES = re.compile(r"\s+")
 _MARKUP = re.compile(r"</?(?:passage|summary|text|p|br|div|span|b|i|em|strong|u|li|ul|ol|h[1-6])(?:\s[^<>\n]*)?/?>",
                      re.IGNORECASE)  # "<p>", "</passage>": markup a small model wraps its summary in (not "x<y and z>w")
 _LEADING_WORDS = re.compile(r"^(?:(?:and|or|&)\s+)?(?:the\s+)?", re.IGNORECASE)  # "..., and the Reverend Edward Casaubon"
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])")
-_LAST_SENTENCE_END = re.compile(r"[.!?][\"'”’)]*(?=[^.!?]*$)")
 _LAST_SEPARATOR = re.compile(r"[;\n,](?=[^;\n,]*$)")
 
 
@@ -88,7 +87,7 @@ def read_summary(reply: str) -> dict | None:
     three words)."""
     text = _LABEL.sub("", _MARKUP.sub(" ", strip_reasoning(reply))).strip().strip('"').replace("**", "")
     lines = (_SPACES.sub(" ", _ITEM_MARK.sub("", line)).strip() for line in text.splitlines())
-    sentences = [sentence for line in lines if line for sentence in _SENTENCE_END.split(line)]  # a line ends a sentence
+    sentences = [sentence for line in lines if line for sentence in LABEL_SENTENCE_END.split(line)]  # a line ends a sentence
     text = " ".join(sentences[:SUMMARY_SENTENCES])
     return {"summary": text} if len(text.split()) >= 3 else None
 
@@ -126,7 +125,7 @@ def read_annotation(kind: str, reply: str, chunk: str, *, cut_off: bool = False)
     """The label in a reply of ``kind``; a reply ``cut_off`` at the reply budget keeps what it completed: a
     summary its whole sentences, a list the items before its last separator (``None`` if nothing is)."""
     if cut_off:
-        pattern = _LAST_SENTENCE_END if kind == SUMMARY else _LAST_SEPARATOR
+        pattern = LABEL_LAST_SENTENCE_END if kind == SUMMARY else _LAST_SEPARATOR
         end = pattern.search(reply)
         if end is None:
             return None

@@ -41,6 +41,8 @@ import re
 from functools import lru_cache
 from typing import Callable, Sequence
 
+from longbench100.text.sentences import SOURCE_SENTENCE_END
+
 
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>")
 _LONE_ANGLE = re.compile(r"<(?!/?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>)")
@@ -67,7 +69,6 @@ _LOST_APOSTROPHE = re.compile(
     re.IGNORECASE,
 )
 _ACRONYM_POSSESSIVE = re.compile(r"\b([A-Z]{2,}) s\b(?=\s)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 # what the Treebank detokenizer acts on besides a line's outer spaces (dashes and ellipses are guarded from it),
 # looked for in turn (:func:`detokenizer_acts_on`): a space before closing punctuation, quotes or a clitic; a
 # space after an opening bracket or $ #; `` and '' and escaped brackets; split contractions ("can not", "gon na")
@@ -240,13 +241,13 @@ def trim_snippet_fragments(text: str) -> str:
     body below it is trimmed; a title left without a body is nothing.
     """
     if _FRAGMENT_START.match(text):
-        start = _SENTENCE_END.search(text)
+        start = SOURCE_SENTENCE_END.search(text)
         text = text[start.end():] if start else ""
     first, newline, rest = text.partition("\n")
     if newline and rest.strip() and len(first) < 300 and not _TITLE_END.search(first):
         body = trim_snippet_fragments(rest.lstrip())
         return f"{first}\n{body}" if body else ""
-    sentences = _SENTENCE_END.split(text)
+    sentences = SOURCE_SENTENCE_END.split(text)
     if len(sentences) < 2:
         return text
     seen: set[str] = set()

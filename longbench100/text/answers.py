@@ -4,13 +4,12 @@ import re
 import string
 from collections import Counter
 
+from longbench100.text.sentences import REPLY_ABBREVIATIONS, REPLY_LAST_WORD, REPLY_SENTENCE_BREAK
+
 _REASONING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _OPEN_REASONING = re.compile(r"^.*</think>", re.DOTALL | re.IGNORECASE)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
-_SENTENCE_BREAK = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'(\[]?[A-Z0-9])")
-_LAST_WORD = re.compile(r"(\S+)\.[\"')\]]?$")
-_ABBREVIATIONS = frozenset("mr mrs ms dr prof st jr sr vs etc fig e.g i.e u.s u.k inc corp co ltd".split())
 
 
 def strip_reasoning(text: str) -> str:
@@ -43,7 +42,7 @@ def split_sentences(text: str) -> list[str]:
     sentences: list[str] = []
     for line in text.splitlines():
         start = 0
-        for match in _SENTENCE_BREAK.finditer(line):
+        for match in REPLY_SENTENCE_BREAK.finditer(line):
             if _is_abbreviation(line[start : match.start()]):
                 continue
             sentences.append(line[start : match.start()].strip())
@@ -54,8 +53,8 @@ def split_sentences(text: str) -> list[str]:
 
 def _is_abbreviation(piece: str) -> bool:
     """True when ``piece`` ends in a title, common abbreviation or single-letter initial plus a period."""
-    match = _LAST_WORD.search(piece)
+    match = REPLY_LAST_WORD.search(piece)
     if not match:
         return False
     word = match.group(1).lower().lstrip("\"'([")
-    return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())
+    return word in REPLY_ABBREVIATIONS or (len(word) == 1 and word.isalpha())

@@ -39,6 +39,31 @@ _ABBREVIATIONS = (
 )
 _ABBREVIATION = re.compile(rf"""(?:[A-Za-z]\.){{2,}}|[A-Z]\.|(?:{_ABBREVIATIONS})\.""")
 
+# The other sentence rules of the package, side by side. Each keeps the exact behaviour its user had,
+# since outputs and scores depend on them; they differ on purpose in what they accept around the mark.
+
+REPLY_SENTENCE_BREAK = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'(\[]?[A-Z0-9])")
+"""Between two sentences of a reply or a reference (the metrics' sentence split, ``text/answers.py``):
+``.``, ``!`` or ``?`` (one closing quote or bracket may follow), whitespace, then an upper-case letter
+or a digit (an opening quote or bracket may come first). The caller skips a break after one of
+:data:`REPLY_ABBREVIATIONS` or an initial, found by :data:`REPLY_LAST_WORD`."""
+REPLY_LAST_WORD = re.compile(r"(\S+)\.[\"')\]]?$")
+"""The last word before a full stop (and one closing mark) at the end of a piece of a reply."""
+REPLY_ABBREVIATIONS = frozenset("mr mrs ms dr prof st jr sr vs etc fig e.g i.e u.s u.k inc corp co ltd".split())
+"""Case-folded words whose full stop does not end a sentence of a reply."""
+TERMINAL_THEN_BLANK = re.compile(r"(?<=[.!?])\s+")
+"""The loosest rule: whitespace after ``.``, ``!`` or ``?`` (the no-model baselines' sentences)."""
+SOURCE_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+"""A sentence end in source text being cleaned: a terminal mark, any closing quotes (straight or
+curly) or brackets, whitespace, then an upper-case letter or a digit after any opening marks."""
+LABEL_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])")
+"""A sentence end in an annotator's chunk summary: as :data:`SOURCE_SENTENCE_END`, with round
+brackets only and at most one opening mark."""
+LABEL_LAST_SENTENCE_END = re.compile(r"[.!?][\"'”’)]*(?=[^.!?]*$)")
+"""The last terminal mark (and its closing quotes) of an annotator's summary."""
+TITLE_ABBREVIATIONS = frozenset("mr mrs ms mme mlle messrs dr st rev prof capt col gen lt sgt jr sr".split())
+"""Case-folded titles whose full stop does not end a sentence inside a person's name ("Mr. Darcy")."""
+
 
 def sentence_ends(text: str) -> list[int]:
     """Character offsets just after each sentence end of ``text`` (see the module rules), in order."""
