@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
+from longbench100.generate.manifest import FINISHED_LOG
 from longbench100.text.tokenization import load_tokenizer
 
 
@@ -49,9 +50,11 @@ def assert_prompts_fit(rows: list[dict], budget: int, min_median_fill: float) ->
 
 
 def tree(root: Path, *, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
-    """Every file under ``root`` by relative path (files named in ``skip`` left out)."""
+    """Every file under ``root`` by relative path (files named in ``skip`` left out, and the run's note of the
+    files it finished, whose lines a resumed run may hold in another order or without the one a crash cut off)."""
+    skipped = (*skip, FINISHED_LOG)
     return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*"))
-            if path.is_file() and path.name not in skip}
+            if path.is_file() and path.name not in skipped}
 
 
 def terminal_signals() -> None:
@@ -82,3 +85,15 @@ def assert_examples_cover(passed: dict[str, set[str]]) -> None:
     for task, names in passed.items():
         for example in EXAMPLE_VARIABLES[task]:
             assert names <= set(example), (task, names - set(example))
+
+
+def reseal(folder: Path) -> None:
+    """Record the current sha256 of every data file in ``folder``'s manifest, for a test that edits data on purpose
+    (readers refuse a data file that differs from its manifest)."""
+    import hashlib
+
+    path = folder / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    for relative, entry in manifest["files"].items():
+        entry["sha256"] = hashlib.sha256((folder / relative).read_bytes()).hexdigest()
+    path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")

@@ -24,6 +24,7 @@ from longbench100.folders.data_records import DataRecord
 from longbench100.catalog.suites import load_all_suites
 from longbench100.tasks.counting_stars import counts_for_row
 from tests.conftest import SHARED_SOURCES
+from tests.generate_helpers import reseal
 
 KV_PROMPT = """The text below mixes ordinary passages with key-value records.
 
@@ -160,6 +161,7 @@ def test_the_check_passes_on_the_rebuilt_tasks_and_fails_on_a_lone_chain(tmp_pat
                                   lambda m: m.group(0) if m.group(0) in kept else "", record["prompt"])
         lines.append(json.dumps(record))
     path.write_text("\n".join(lines) + "\n")
+    reseal(tmp_path / "d")
     result = CliRunner().invoke(main, ["baselines", str(tmp_path / "d"), "--check", "--out", str(tmp_path / "b.json")])
     assert result.exit_code == 1, result.output
     assert re.search(r"kv_retrieval +2k .*unused_value 1\.000 +OVER", result.output)

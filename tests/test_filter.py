@@ -84,9 +84,12 @@ def test_filter_manifest_records_files_models_and_original(setup):
 
 def test_original_manifest_is_kept_verbatim_when_row_counts_change(setup):
     tmp_path, data, model_a, _ = setup
+    facts = {"rows": 3, "eligible_items": 3, "paired_rows": 3, "reused_rows": 0, "tokens": 123}
     generator_manifest = {
         "seed": 1,
-        "tasks": {task: {"lengths": {label: {"rows": 3, "tokens": 123} for label in LABELS}} for task in TASKS},
+        "tasks": {task: {"paired_rows_all_lengths": 3, "paired_over_lengths": list(LABELS),
+                         "lengths": {label: dict(facts) for label in LABELS}} for task in TASKS},
+        "files": json.loads((data / "manifest.json").read_text())["files"],
     }
     (data / "manifest.json").write_text(json.dumps(generator_manifest, indent=2), encoding="utf-8")
     original_bytes = (data / "manifest.json").read_bytes()
@@ -94,8 +97,8 @@ def test_original_manifest_is_kept_verbatim_when_row_counts_change(setup):
     code, output = run_filter("--data", str(data), "--predictions", str(model_a), "--out", str(out))
     assert code == 0, output
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["tasks"]["single_doc_qa"]["lengths"]["8k"] == {"rows": 2, "tokens": 123}
-    assert manifest["tasks"]["kv_retrieval"]["lengths"]["8k"] == {"rows": 3, "tokens": 123}
+    assert manifest["tasks"]["single_doc_qa"]["lengths"]["8k"] == {**facts, "rows": 2}
+    assert manifest["tasks"]["kv_retrieval"]["lengths"]["8k"] == facts
     assert manifest["original_manifest"] == {
         "sha256": hashlib.sha256(original_bytes).hexdigest(), "manifest": generator_manifest
     }
@@ -144,7 +147,7 @@ def test_filter_refuses_a_non_empty_or_nested_out(setup):
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "x").write_text("x")
-    for out, message in ((busy, "not an empty folder"), (data / "sub", "lies inside the input --data")):
+    for out, message in ((busy, "non-empty folder"), (data / "sub", "lies inside the input --data")):
         code, output = run_filter("--data", str(data), "--predictions", str(model_a), "--out", str(out))
         assert code == 2 and message in output
 

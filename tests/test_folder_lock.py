@@ -17,6 +17,7 @@ from longbench100.cli import main
 from longbench100.folders.lock import lock_path
 from longbench100.generate import output
 from tests.openai_stub import OpenAIStub
+from tests.generate_helpers import reseal
 from tests.predict_helpers import write_data
 
 REPO = Path(__file__).resolve().parents[1]
@@ -102,6 +103,7 @@ def test_inspect_and_score_refuse_duplicate_ids(tmp_path: Path):
     path = out / "kv_retrieval" / "2k.jsonl"
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines + lines[-1:]) + "\n")  # what two runs appending at once left behind
+    reseal(out)
     code, text = cli("inspect", out)
     assert code == 2 and "duplicate id 'kv_retrieval-2k-0002'" in text and "Traceback" not in text
     predictions = tmp_path / "p.jsonl"

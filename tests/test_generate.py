@@ -15,9 +15,11 @@ from click.testing import CliRunner
 from longbench100.cli import main
 from longbench100.generate.options import GenerateOptions
 from longbench100.generate.run import run_generate
+from longbench100.generate.manifest import FINISHED_LOG
 from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
 from longbench100.catalog.task_info import TASKS
 from longbench100.text.tokenization import load_tokenizer
+from tests.generate_helpers import reseal
 
 PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks  # the eight tasks of the paper
 
@@ -186,6 +188,7 @@ def test_inspect_shows_sources_gold_passages_and_warns_about_a_base_length_witho
     emptied = tmp_path / "emptied"
     shutil.copytree(generated, emptied)
     (emptied / "single_doc_qa" / "2k.jsonl").write_text("")
+    reseal(emptied)  # as a run that got no row at 2k
     result = CliRunner().invoke(main, ["inspect", str(emptied)])
     assert result.exit_code == 0, result.output
     assert ("warning: single_doc_qa has no rows at any base length (2k), so it gets no Base Ability or LongScore: "
@@ -224,9 +227,21 @@ def test_resume_after_a_crash_loses_and_duplicates_nothing(generated: Path, mirr
         run_generate(_options(mirror, crashed, seed=12, resume=True), echo=lambda _: None, progress=False)
     run_generate(_options(mirror, crashed, resume=True), echo=lambda _: None, progress=False)
     for path in sorted(generated.rglob("*")):
-        if path.is_file():
+        if path.is_file() and path.name != FINISHED_LOG:  # the run's note: the crash cut two files' lines off
             assert path.read_bytes() == (crashed / path.relative_to(generated)).read_bytes(), path
     assert not list(crashed.rglob("*.partial"))
+
+
+def test_resume_refuses_a_finished_file_edited_since(generated: Path, mirror: Path, tmp_path: Path) -> None:
+    """Issue 47: --resume hashed an edited file into the manifest, and a deleted row came back as a shortfall."""
+    edited = tmp_path / "edited"
+    shutil.copytree(generated, edited)
+    final = edited / "multi_doc_qa" / "3000.jsonl"
+    final.write_bytes(b"".join(final.read_bytes().splitlines(keepends=True)[1:]))  # one row deleted
+    before = {path: path.read_bytes() for path in edited.rglob("*") if path.is_file()}
+    with pytest.raises(Exception, match=r"--resume: .*multi_doc_qa/3000.jsonl changed since this run wrote it"):
+        run_generate(_options(mirror, edited, resume=True), echo=lambda _: None, progress=False)
+    assert {path: path.read_bytes() for path in edited.rglob("*") if path.is_file()} == before
 
 
 def test_whole_documents_never_truncates(mirror: Path, tmp_path: Path) -> None:

@@ -11,12 +11,13 @@ from longbench100.predict.data import index_data, load_sample
 from longbench100.predict.store import PredictionStore
 from tests.openai_stub import OpenAIStub
 from tests.predict_helpers import data_record, write_data
+from tests.test_score_inputs import seal
 
 
 def test_index_orders_and_selects(tmp_path):
     write_data(tmp_path, {("single_doc_sum", "2k"): 1, ("kv_retrieval", "16k"): 1,
                                  ("kv_retrieval", "2k"): 2, ("single_doc_qa", "4k"): 1})
-    (tmp_path / "manifest.json").write_text("{}")
+    seal(tmp_path)
     (tmp_path / "kv_retrieval" / "notes.jsonl").write_text("not data\n")
     refs = index_data(tmp_path)
     assert [r.id for r in refs] == ["kv_retrieval-2k-0000", "kv_retrieval-2k-0001", "kv_retrieval-16k-0000",
@@ -73,7 +74,9 @@ def test_bad_data_lines_name_file_and_line(tmp_path):
     path.write_text(good + '{"id": "x", "prompt": \n')
     assert f"{path}:3: not valid JSON" in _error(_args(data, tmp_path / "pred"))
     path.write_text(good + '{"id": "x"}\n')
-    assert f"{path}:3: missing or empty string 'prompt'" in _error(_args(data, tmp_path / "pred"))
+    assert f"{path}:3: task is missing" in _error(_args(data, tmp_path / "pred"))
+    path.write_text(good + json.dumps({**data_record("kv_retrieval", "2k", 2), "prompt": ""}) + "\n")
+    assert f"{path}:3: prompt is missing or empty" in _error(_args(data, tmp_path / "pred"))
     path.write_text(good + good.splitlines()[0] + "\n")
     assert "duplicate id 'kv_retrieval-2k-0000'" in _error(_args(data, tmp_path / "pred"))
     wrong = data_record("kv_retrieval", "4k", 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 import json
 import os
 import subprocess
@@ -92,25 +93,25 @@ def test_publish_user_errors_are_one_line(tmp_path: Path):
     assert_user_error(["publish", "--data", str(tmp_path / "bare"), "--out", snap], "no manifest.json")
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "keep.txt").write_text("x")
-    assert_user_error(["publish", "--data", str(data), "--out", str(tmp_path / "full")], "exists and is not an empty folder")
+    assert_user_error(["publish", "--data", str(data), "--out", str(tmp_path / "full")], "non-empty folder")
     assert_user_error(["publish", "--data", str(data), "--out", snap, "--push"], "--push needs --repo-id ORG/NAME")
     assert_user_error(["publish", "--data", str(data), "--out", snap, "--private"], "--private only applies with --push")
     assert_user_error(["publish", "--data", str(data), "--out", snap, "--repo-id", "no-slash"], "expected ORG/NAME")
     with open(data / "single_doc_qa" / "2k.jsonl", "a") as handle:
         handle.write("\n")
-    assert_user_error(["publish", "--data", str(data), "--out", snap], "2k.jsonl: sha256 differs from manifest.json")
+    assert_user_error(["publish", "--data", str(data), "--out", snap], "single_doc_qa/2k.jsonl differs from manifest.json")
     (data / "single_doc_qa" / "2k.jsonl").unlink()
-    assert_user_error(["publish", "--data", str(data), "--out", snap], "2k.jsonl: listed in manifest.json but missing")
+    assert_user_error(["publish", "--data", str(data), "--out", snap], "single_doc_qa/2k.jsonl is listed in manifest.json but missing")
     assert not (tmp_path / "snap").exists()
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    (lambda row: row.update(extra=1), "line 2: record keys differ from docs/schema.md (unknown extra)"),
-    (lambda row: row.pop("gold"), "line 2: record keys differ from docs/schema.md (missing gold)"),
-    (lambda row: row.update(answers=["a", 3]), "line 2: field 'answers' must be a list of strings"),
-    (lambda row: row.update(prompt_tokens="12"), "line 2: field 'prompt_tokens' has type str"),
-    (lambda row: row.update(label="4k"), "line 2: record of single_doc_qa/4k in the file for single_doc_qa/2k"),
-    (lambda row: row.update(id=row.pop("id")), "line 2: not written the way the generator writes records"),
+    (lambda row: row.update(extra=1), "2k.jsonl:2: record keys differ from docs/schema.md (unknown extra)"),
+    (lambda row: row.pop("gold"), "2k.jsonl:2: gold is missing"),
+    (lambda row: row.update(answers=["a", 3]), "2k.jsonl:2: answers[1] must be a string, not an integer"),
+    (lambda row: row.update(prompt_tokens="12"), "2k.jsonl:2: prompt_tokens must be an integer, not a string"),
+    (lambda row: row.update(label="4k"), "2k.jsonl:2: record of single_doc_qa/4k in the file for single_doc_qa/2k"),
+    (lambda row: row.update(id=row.pop("id")), "2k.jsonl:2: not written the way the generator writes records"),
 ])
 def test_bad_record_names_file_and_line_and_leaves_nothing(tmp_path: Path, change, message: str):
     rows = [record("single_doc_qa", "2k", 0), record("single_doc_qa", "2k", 1)]
@@ -121,9 +122,9 @@ def test_bad_record_names_file_and_line_and_leaves_nothing(tmp_path: Path, chang
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("{not json}\n", "line 1: not valid JSON"),
-    ("\n", "line 1: not valid JSON"),
-    ("[1, 2]\n", "line 1: expected a JSON object"),
+    ("{not json}\n", "2k.jsonl:1: not valid JSON"),
+    ("\n", "2k.jsonl:1: not valid JSON"),
+    ("[1, 2]\n", "2k.jsonl:1: the content must be an object, not a list"),
 ])
 def test_malformed_lines_are_user_errors(tmp_path: Path, text: str, message: str):
     data = write_data(tmp_path / "data")
@@ -143,10 +144,42 @@ def test_verify_snapshot_errors(tmp_path: Path):
     manifest["generation"]["files"]["single_doc_qa/2k.jsonl"]["sha256"] = "0" * 64
     (snap / "manifest.json").write_text(json.dumps(manifest))
     assert_user_error(["verify-snapshot", str(snap), "--unpack-to", str(tmp_path / "back")],
-                      "single_doc_qa/2k.jsonl: the rebuilt file differs from the sha256 in the generation manifest", code=1)
+                      "generation-manifest.json: differs from the generation manifest inside manifest.json", code=1)
+    (snap / "generation-manifest.json").write_text(json.dumps(manifest["generation"]))
+    manifest["files"]["generation-manifest.json"]["sha256"] = hashlib.sha256(
+        (snap / "generation-manifest.json").read_bytes()).hexdigest()
+    (snap / "manifest.json").write_text(json.dumps(manifest))
+    assert_user_error(["verify-snapshot", str(snap), "--unpack-to", str(tmp_path / "back")],
+                      "single_doc_qa/2k.jsonl: the records rebuilt from", code=1)
     assert not (tmp_path / "back").exists()
     (snap / "manifest.json").unlink()
     assert_user_error(["verify-snapshot", str(snap)], "manifest.json: missing", code=1)
+
+
+def test_verify_snapshot_catches_a_forged_parquet_file_whose_checksum_was_updated(tmp_path: Path):
+    """Issue 47: a Parquet file rewritten with other answers, its sha256 updated in the snapshot's own list."""
+    import pyarrow.parquet as pq
+
+    snap = tmp_path / "snap"
+    assert cli("publish", "--data", str(write_data(tmp_path / "data")), "--out", str(snap))[0] == 0
+    manifest = json.loads((snap / "manifest.json").read_text())
+    relative = next(name for name, entry in manifest["files"].items() if entry.get("source") == "single_doc_qa/2k.jsonl")
+    table = pq.read_table(snap / relative)
+    forged = table.set_column(table.schema.get_field_index("answers"), "answers",
+                              pa_answers(table.num_rows))
+    pq.write_table(forged, snap / relative)
+    manifest["files"][relative]["sha256"] = hashlib.sha256((snap / relative).read_bytes()).hexdigest()
+    (snap / "manifest.json").write_text(json.dumps(manifest))
+    before = {path: path.read_bytes() for path in snap.rglob("*") if path.is_file()}
+    assert_user_error(["verify-snapshot", str(snap)], "single_doc_qa/2k.jsonl: the records rebuilt from", code=1)
+    assert {path: path.read_bytes() for path in snap.rglob("*") if path.is_file()} == before
+
+
+def pa_answers(rows: int):
+    """An ``answers`` column of ``rows`` rows that all say "42"."""
+    import pyarrow as pa
+
+    return pa.array([["42"]] * rows, type=pa.list_(pa.string()))
 
 
 def _hub_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -252,3 +285,20 @@ def test_push_uploads_the_finished_snapshot(tmp_path: Path, monkeypatch: pytest.
     assert_user_error(["publish", "--data", str(data), "--out", str(again), "--repo-id", "my-org/tiny", "--push", "--quiet"],
                       f"push to my-org/tiny failed (RuntimeError: 503 Service Unavailable); the snapshot is complete in {again}")
     assert (again / "manifest.json").is_file()
+
+
+def test_two_unpacks_into_one_folder_at_once_end_in_one_line_each(tmp_path: Path):
+    """Issue 47: two `verify-snapshot --unpack-to X` at once crashed with "Directory not empty"."""
+    snap = tmp_path / "snap"
+    assert cli("publish", "--data", str(write_data(tmp_path / "data")), "--out", str(snap))[0] == 0
+    command = [sys.executable, "-c", "from longbench100.cli import main; main()", "verify-snapshot", str(snap),
+               "--unpack-to", str(tmp_path / "back")]
+    for _ in range(3):
+        runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        results = [(run.wait(timeout=120), run.stderr.read()) for run in runs]
+        assert all("Traceback" not in stderr for _, stderr in results), results
+        assert sorted(code for code, _ in results)[0] == 0, results  # one of them wrote the folder
+        for code, stderr in results:
+            assert code == 0 or (code == 2 and stderr.count("\n") == 1 and stderr.startswith("error: --unpack-to")), results
+        assert sorted(path.name for path in tmp_path.iterdir()) == ["back", "data", "snap"]  # no staging folder left
+        shutil.rmtree(tmp_path / "back")

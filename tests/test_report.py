@@ -15,6 +15,7 @@ from longbench100.report.plots import MAX_DEPTH_LINES, lc_by_task_figure, score_
 from longbench100.report.table import fmt, ranks
 from longbench100.scoring.aggregates.aggregate import aggregate
 from longbench100.scoring.samples import ScoredSample
+from longbench100.scoring.results import RESULTS_SCHEMA
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 BASE = ["2k", "4k", "6k"]
@@ -49,7 +50,8 @@ def write_results(path: Path, model: str, samples: list[ScoredSample], base: lis
                   manifest_sha256: str | None = None, settings: dict | None = None, depth: dict | None = None) -> Path:
     """Write a results.json the way ``score`` does (with a ``data`` block when ``manifest_sha256`` is given,
     a ``settings`` block when ``settings`` is, and ``aggregates["depth"]`` when ``depth`` is)."""
-    data = {"model": model, "samples": [s.to_json() for s in samples], "aggregates": aggregate(samples, base, n_boot=100)}
+    data = {"schema": RESULTS_SCHEMA, "model": model, "samples": [s.to_json() for s in samples],
+            "aggregates": aggregate(samples, base, n_boot=100)}
     if manifest_sha256 is not None:
         data["data"] = {"path": "out", "manifest_sha256": manifest_sha256}
     if settings is not None:
@@ -143,17 +145,21 @@ def test_missing_file_is_a_user_error(tmp_path: Path):
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("{not json", "invalid JSON"), ('{"model": "m"}', "needs the keys"), ("[1, 2]", "needs the keys"),
-     ('{"model": "m", "samples": [], "aggregates": {}}', "lacks base_labels"),
-     ('{"model": "m", "samples": [{"x": 1}], "aggregates": {"base_labels": [], "overall": {}, "tasks": {}}}',
-      "bad sample record")],
+    [("{not json", "not valid JSON"), ('{"model": "m"}', "schema is missing"),
+     ("[1, 2]", "the content must be an object, not a list"),
+     ('{"schema": "longbench100.results/1", "model": "m", "samples": [], "aggregates": {}}',
+      "aggregates.base_labels is missing"),
+     ('{"schema": "longbench100.results/1", "model": "m", "samples": [{"x": 1}], "aggregates": {}}',
+      "samples[0].id is missing"),
+     ('{"schema": "longbench100.results/999", "model": "m", "samples": [], "aggregates": {}}',
+      "schema 'longbench100.results/999' is not one this version reads")],
 )
 def test_not_a_results_file(tmp_path: Path, content: str, message: str):
     path = tmp_path / "bad.json"
     path.write_text(content, encoding="utf-8")
     result = run(str(path), "--out", str(tmp_path / "out"))
-    assert result.exit_code == 2
-    assert "is not a results.json" in result.output and message in result.output
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert f"error: {path}: " in result.output and message in result.output
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from longbench100.folders.data_records import manifest_sha256
 from longbench100.judge.setup import PREFLIGHT_PROMPT
 from tests.openai_stub import OpenAIStub, prompt_text
 from tests.test_judge_http import good_judge
-from tests.test_score_inputs import GOLD, RIGHT, write_dataset, write_predictions
+from tests.test_score_inputs import GOLD, RIGHT, seal, write_dataset, write_predictions
 
 TASKS = ("kv_retrieval", "single_doc_qa", "single_doc_sum")
 LABELS = ("2k", "4k", "6k", "8k")
@@ -320,6 +320,7 @@ def test_sample_source_comes_from_gold(tmp_path):
     record = json.loads(path.read_text())
     record["gold"] = {"sources": ["my_source", "other"], "depth": 0.25}
     path.write_text(json.dumps(record) + "\n")
+    seal(data)
     predictions = write_predictions(tmp_path / "p", data)
     out = tmp_path / "r.json"
     code, output = invoke("--data", str(data), "--predictions", str(predictions), "--out", str(out), "--base-lengths", "2k")

@@ -1,5 +1,6 @@
 """Reading data folders and predictions for scoring; also the helpers other scoring tests build data with."""
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -66,7 +67,16 @@ def write_dataset(root: Path, tasks=PAPER_TASKS, labels=("2k", "4k", "6k", "8k")
             lines = [json.dumps(make_record(task, label, row)) for row in range(rows)]
             (root / task / f"{label}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if manifest:
-        (root / "manifest.json").write_text(json.dumps({"seed": 1, "tasks": list(tasks)}), encoding="utf-8")
+        seal(root)
+    return root
+
+
+def seal(root: Path, **extra: object) -> Path:
+    """Write ``root/manifest.json`` listing every data file with its sha256, as generate does (``extra``: more
+    manifest keys); a test that edits a data file on purpose seals the folder again."""
+    files = {path.relative_to(root).as_posix(): {"sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+             for path in sorted(root.glob("*/*.jsonl"))}
+    (root / "manifest.json").write_text(json.dumps({"seed": 1, **extra, "files": files}), encoding="utf-8")
     return root
 
 
@@ -103,9 +113,13 @@ def test_load_data_names_file_line_and_field(tmp_path):
     broken = json.loads(lines[1])
     del broken["answers"]
     path.write_text(lines[0] + "\n" + json.dumps(broken) + "\n")
-    with pytest.raises(UserError, match=r"2k.jsonl:2: field 'answers' is missing"):
+    with pytest.raises(UserError, match=r"passage_count/2k.jsonl differs from manifest.json"):
+        load_data(data)  # edited after generation
+    seal(data)
+    with pytest.raises(UserError, match=r"2k.jsonl:2: answers is missing"):
         load_data(data)
     path.write_text(lines[0] + "\n{not json\n")
+    seal(data)
     with pytest.raises(UserError, match=r"2k.jsonl:2: not valid JSON"):
         load_data(data)
 
@@ -134,10 +148,10 @@ def test_predictions_single_file_or_folder(tmp_path):
 def test_predictions_bad_field_types_name_the_line(tmp_path):
     path = tmp_path / "p.jsonl"
     path.write_text('{"id": "a", "prediction": "x"}\n{"id": "b", "prediction": 3}\n')
-    with pytest.raises(UserError, match=r"p.jsonl:2: field 'prediction' must be a string or null"):
+    with pytest.raises(UserError, match=r"p.jsonl:2: prediction must be a string or null, not an integer"):
         load_predictions(path)
     path.write_text('{"prediction": "x"}\n')
-    with pytest.raises(UserError, match=r"p.jsonl:1: field 'id'"):
+    with pytest.raises(UserError, match=r"p.jsonl:1: id is missing"):
         load_predictions(path)
 
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean, stdev
 
-from longbench100.folders.data_records import DataRecord, load_data_with_prompts, read_manifest
+from longbench100.folders.data_records import DataRecord, load_data_with_prompts
+from longbench100.folders.layout import read_folder_manifest
 from ..scoring.reply_scores import classic_scores
 from longbench100.catalog.shortcut_limits import ShortcutLimit, limit_from_record
 from .prompt_view import read_prompt
@@ -99,7 +100,7 @@ class BaselineRun:
 
 def run_baselines(data_dir: Path, tasks: set[str] | None = None) -> BaselineRun:
     """Run the baselines of every task in ``data_dir`` (or only ``tasks``) and judge each cell."""
-    manifest = read_manifest(data_dir) or {}
+    manifest = read_folder_manifest(data_dir) or {}
     suite = manifest.get("suite") or {}
     limits = suite.get("shortcut_limits") or {}
     families = suite.get("metrics")

@@ -41,7 +41,7 @@ def baselines(data: Path, tasks: str, out: Path | None, check: bool) -> None:
     from longbench100.baselines.render import format_table, write_run
 
     if out is not None:
-        guard_output_file(out, "--out", {"DATA": data})
+        guard_output_file(out, "--out", "baselines", {"DATA": data})
     if not data.is_dir():
         raise UserError(f"{data}: no such folder")
     chosen = None if tasks.strip() == "all" else set(parse_task_list(tasks))

@@ -109,7 +109,7 @@ def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_
 
     if oracle == (predictions is not None):
         raise UserError("give exactly one of --predictions P and --oracle")
-    guard_output_file(out_path, "--out", {"--probes": probe_dir, "--predictions": predictions})
+    guard_output_file(out_path, "--out", "dolce-fit", {"--probes": probe_dir, "--predictions": predictions})
     probes, manifest = load_probes(probe_dir)
     if oracle:
         outcomes = oracle_outcomes(probes, oracle_noise, seed)

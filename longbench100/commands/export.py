@@ -33,12 +33,11 @@ def lm_eval_command(data_dir: Path, out_dir: Path) -> None:
     """
     from longbench100.core.errors import UserError  # noqa: PLC0415
     from ..integrations.lm_eval_export import export_lm_eval  # noqa: PLC0415
-    from longbench100.folders.guard import guard_output_dir, mark_folder  # noqa: PLC0415
+    from longbench100.folders.guard import guard_output_dir  # noqa: PLC0415
 
     if not data_dir.is_dir():
         raise UserError(f"DATA {data_dir}: no such folder")
     guard_output_dir(out_dir, "OUT", "lm-eval-export", {"DATA": data_dir})
-    mark_folder(out_dir, "lm-eval-export")
     exported, groups = export_lm_eval(data_dir, out_dir)
     for group, members in groups.items():
         click.echo(f"{group}: {len(members)} tasks")

@@ -10,7 +10,7 @@ import click
 from longbench100.analysis.coverage.run import construction_table
 from longbench100.core.errors import UserError
 from ..generate.inspection import FolderSummary, LengthSummary, summarise_folder
-from longbench100.folders.data_records import read_manifest
+from longbench100.folders.layout import read_folder_manifest
 from longbench100.catalog.suites import group_by_suite, recorded_suite
 
 
@@ -43,7 +43,7 @@ def inspect(out: Path, as_json: bool) -> None:
         return
     header = f"{'task':<18} {'len':>5} {'rows':>4} {'tok min':>8} {'median':>8} {'max':>8} {'fill p5':>7} {'median':>7} {'depth min/med/max':>17} {'gold':>8} {'elig':>5} {'paired':>6} {'reuse':>5} {'IC':>6}"
     click.echo(header)
-    for suite, tasks in group_by_suite(list(summary.tasks), recorded_suite(read_manifest(out))).items():
+    for suite, tasks in group_by_suite(list(summary.tasks), recorded_suite(read_folder_manifest(out))).items():
         click.echo(f"suite {suite}")
         for task in tasks:
             _task_lines(task, summary, coverage)
@@ -59,11 +59,11 @@ def inspect(out: Path, as_json: bool) -> None:
         click.echo(summary.unanswerable)
     if coverage_note:
         click.echo(f"note: {coverage_note}")
-    click.echo(_shortcut_line(read_manifest(out) or {}, out))
-    annotator = _annotator_line(read_manifest(out) or {})
+    click.echo(_shortcut_line(read_folder_manifest(out) or {}, out))
+    annotator = _annotator_line(read_folder_manifest(out) or {})
     if annotator:
         click.echo(annotator)
-    tokenizer = (read_manifest(out) or {}).get("tokenizer") or {}
+    tokenizer = (read_folder_manifest(out) or {}).get("tokenizer") or {}
     if tokenizer:
         click.echo(f"tokenizer {tokenizer.get('spec')}; prompt tokens counted "
                    + {"segments": "from cached pieces (exact for this encoding)", "whole": "by tokenizing each prompt whole"}

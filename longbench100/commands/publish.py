@@ -68,11 +68,13 @@ def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | Non
 @click.option("--unpack-to", "unpack_to", type=click.Path(path_type=Path),
               help="After verifying, rebuild the original data folder here (for `predict` and `score`).")
 def verify_snapshot(snapshot: Path, unpack_to: Path | None) -> None:
-    """Recompute the sha256 of every file listed in SNAPSHOT/manifest.json.
+    """Recompute the sha256 of every file listed in SNAPSHOT/manifest.json, and rebuild the data files.
 
-    Exits with status 1 naming the first file that changed or is missing, 0 when all match.
-    With --unpack-to, also writes <task>/<label>.jsonl and manifest.json byte-identical to the
-    data folder that was published (each file is checked against the generation manifest).
+    Every data file is rebuilt from its Parquet file and checked against the sha256 the generation
+    manifest records for it, so a Parquet file changed after publishing is caught even when the
+    snapshot's checksum list was updated to match. Exits with status 1 naming the first file that
+    changed or is missing, 0 when all match. With --unpack-to, the rebuilt <task>/<label>.jsonl and
+    manifest.json are written, byte-identical to the data folder that was published.
 
     \b
     Example (a snapshot downloaded from the hub):
@@ -83,7 +85,7 @@ def verify_snapshot(snapshot: Path, unpack_to: Path | None) -> None:
     from ..publish.checksums import verify_snapshot as verify
     from longbench100.folders.guard import guard_output_dir
     from ..publish.staging import check_empty_target, remove_stale_staging
-    from ..publish.unpack import unpack_snapshot
+    from ..publish.unpack import check_snapshot_contents, unpack_snapshot
 
     if unpack_to is not None:
         guard_output_dir(unpack_to, "--unpack-to", "data", {"SNAPSHOT": snapshot})
@@ -97,6 +99,9 @@ def verify_snapshot(snapshot: Path, unpack_to: Path | None) -> None:
         if unpack_to is not None:
             records = unpack_snapshot(snapshot, manifest, unpack_to)
             click.echo(f"rebuilt {unpack_to}: {records} records, checksums match the generation manifest")
+        else:
+            records = check_snapshot_contents(snapshot, manifest)
+            click.echo(f"{snapshot}: {records} records rebuilt in memory match the generation manifest")
     except SnapshotChanged as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(1)

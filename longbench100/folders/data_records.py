@@ -1,16 +1,14 @@
 """Read a generated data folder (``OUT/<task>/<label>.jsonl`` plus ``manifest.json``) for scoring."""
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from longbench100.core.errors import UserError, json_error_text
-from longbench100.folders.layout import list_data_files
+from longbench100.core.errors import UserError
+from longbench100.folders.layout import MANIFEST, check_record, open_data_folder, read_jsonl
 from longbench100.core.digests import prompt_sha256
 from longbench100.catalog.task_info import TASKS
 
-MANIFEST = "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -34,41 +32,19 @@ class DataRecord:
     sections: tuple[str, ...] | None = field(default=None, compare=False, hash=False)  # section texts, for tasks a judge grades section by section
 
 
-_FIELDS: dict[str, tuple[type, ...]] = {
-    "id": (str,),
-    "task": (str,),
-    "label": (str,),
-    "length": (int,),
-    "row": (int,),
-    "answers": (list,),
-    "question": (str, type(None)),
-    "closed_book_prompt": (str, type(None)),
-}
-
-
-def data_files(data_dir: Path) -> list[Path]:
-    """Return the data files ``<task>/<label>.jsonl`` under ``data_dir``, in task order then by length."""
-    if not data_dir.is_dir():
-        raise UserError(f"--data {data_dir}: no such folder")
-    files = [ref.path for ref in list_data_files(data_dir)]
-    if not files:
-        raise UserError(f"--data {data_dir}: no <task>/<label>.jsonl files (tasks: {', '.join(TASKS)})")
-    return files
+def data_files(data_dir: Path, option: str = "--data") -> list[Path]:
+    """Return the data files ``<task>/<label>.jsonl`` under ``data_dir``, in task order then by length,
+    once each matches the folder's manifest (:func:`longbench100.folders.layout.open_data_folder`)."""
+    return [ref.path for ref in open_data_folder(data_dir, option).files]
 
 
 def parse_record(data: object, where: str) -> DataRecord:
     """Validate one decoded JSON line and keep the scoring fields; ``where`` is ``file:line`` for errors."""
-    if not isinstance(data, dict):
-        raise UserError(f"{where}: expected a JSON object")
-    for key, types in _FIELDS.items():
-        if key not in data:
-            raise UserError(f"{where}: field {key!r} is missing")
-        if not isinstance(data[key], types) or isinstance(data[key], bool):
-            raise UserError(f"{where}: field {key!r} has type {type(data[key]).__name__}")
+    data = check_record(data, where)
     if data["task"] not in TASKS:
-        raise UserError(f"{where}: field 'task' is {data['task']!r}, not a known task")
-    if not data["answers"] or not all(isinstance(answer, str) for answer in data["answers"]):
-        raise UserError(f"{where}: field 'answers' must be a non-empty list of strings")
+        raise UserError(f"{where}: task is {data['task']!r}, not a known task")
+    if not data["answers"]:
+        raise UserError(f"{where}: answers must be a non-empty list of strings")
     return DataRecord(
         id=data["id"],
         task=data["task"],
@@ -124,20 +100,6 @@ def _first_source(gold: object) -> str | None:
     return None
 
 
-def read_jsonl(path: Path) -> list[tuple[str, object]]:
-    """Decode every non-blank line of a JSONL file, returning ``(file:line, value)`` pairs."""
-    rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((f"{path}:{number}", json.loads(line)))
-            except json.JSONDecodeError as error:
-                raise UserError(f"{path}:{number}: not valid JSON ({json_error_text(error)})") from None
-    return rows
-
-
 def load_data(data_dir: Path) -> list[DataRecord]:
     """Read every record of a data folder; ids must be unique across the folder."""
     return [record for record, _ in load_data_with_prompts(data_dir)]
@@ -161,20 +123,6 @@ def manifest_sha256(data_dir: Path) -> str | None:
     """Return the sha256 of ``data_dir/manifest.json``, or ``None`` when the folder has none."""
     path = data_dir / MANIFEST
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
-
-
-def read_manifest(data_dir: Path) -> dict | None:
-    """The decoded ``data_dir/manifest.json``, or ``None`` when the folder has none."""
-    path = data_dir / MANIFEST
-    if not path.is_file():
-        return None
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise UserError(f"{path}: unreadable manifest ({error})") from None
-    if not isinstance(manifest, dict):
-        raise UserError(f"{path}: expected a JSON object")
-    return manifest
 
 
 def tokenizer_identity(manifest: dict | None) -> str | None:

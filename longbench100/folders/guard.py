@@ -6,22 +6,25 @@ recognised by what they hold. A command refuses, in one line, to write
 
 - where it cannot (a path under a regular file, /proc, a read-only mount: :mod:`.writable`);
 - onto or into one of its own inputs (``predict --out`` = ``--data``; ``score --out`` onto a data or
-  predictions file; ``coverage --out`` onto the data's ``manifest.json``);
-- into a folder of another kind (predictions into a data folder, a report into a snapshot).
+  predictions file; ``coverage --out`` onto the data's ``manifest.json``), nor into a folder that
+  holds one of them (``report R/results.json --out R``);
+- into a folder of another kind (predictions into a data folder, a report into a snapshot), or into
+  a non-empty folder that carries no kind marker (a user's own folder);
+- onto an existing file that is not its own kind of output (``score --out notes.md``).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
-from longbench100.folders.layout import list_data_files
+from longbench100.folders.layout import RUN_STATE, list_data_files
 from longbench100.core.errors import UserError
 from longbench100.folders.writable import ensure_writable_dir, ensure_writable_file
 
 KIND_FILE = ".longbench100-kind"
 KINDS = ("data", "predictions", "probes", "report", "snapshot", "lm-eval-export")
-_RUN_STATE = ".longbench100-run.json"  # a generation run in progress (generate/manifest.py)
 _DESCRIBED = {"data": "a data folder", "predictions": "a predictions folder", "probes": "a Dolce probe folder",
               "report": "a report folder", "snapshot": "a dataset snapshot", "lm-eval-export": "an lm-eval export"}
 
@@ -44,7 +47,7 @@ def _inferred_kind(path: Path) -> str | None:
         if "files" in manifest and "generation" in manifest:
             return "snapshot"
         return "data"
-    if (path / _RUN_STATE).is_file():
+    if (path / RUN_STATE).is_file():
         return "data"
     if (path / "report.md").is_file():
         return "report"
@@ -87,39 +90,90 @@ Inputs = dict[str, "Path | None"] | list[tuple[str, "Path | None"]]
 
 def _check_not_an_input(path: Path, option: str, inputs: Inputs) -> None:
     """Refuse an output that is one of the inputs or lies inside an input folder."""
-    for input_option, source in inputs.items() if isinstance(inputs, dict) else inputs:
-        if source is not None and source.exists() and _inside(path, source):
+    for input_option, source in _given(inputs):
+        if _inside(path, source):
             what = "is" if path.resolve() == source.resolve() else "lies inside"
             raise UserError(f"{option} {path}: {what} the input {input_option} {source}; "
                             "write to a new place, the input is never overwritten")
 
 
+def _check_holds_no_input(folder: Path, option: str, inputs: Inputs) -> None:
+    """Refuse an output folder that holds one of the inputs, which the files written there could replace."""
+    for input_option, source in _given(inputs):
+        if _inside(source, folder):
+            raise UserError(f"{option} {folder}: holds the input {input_option} {source}, which the output "
+                            "could overwrite; write to a new folder")
+
+
+def _given(inputs: Inputs) -> list[tuple[str, Path]]:
+    """The inputs that were given and exist, as (option, path) pairs."""
+    pairs = inputs.items() if isinstance(inputs, dict) else inputs
+    return [(option, source) for option, source in pairs if source is not None and source.exists()]
+
+
+def _holds_user_files(folder: Path) -> bool:
+    """Whether ``folder`` is a non-empty folder without a kind marker (files the tool did not mark as its own)."""
+    if not folder.is_dir() or (folder / KIND_FILE).is_file():
+        return False
+    return any(not entry.name.startswith(".longbench100") for entry in folder.iterdir())
+
+
 def guard_output_dir(path: Path, option: str, kind: str, inputs: Inputs | None = None) -> None:
     """Check before any work that the folder ``path`` can take this command's ``kind`` of output.
 
-    ``inputs`` maps each input option to its path: the output may not be one of them or lie inside
-    one. A folder that already holds another kind is refused; so is a path that cannot be written.
+    ``inputs`` maps each input option to its path: the output may not be one of them, lie inside
+    one or hold one. A folder that already holds another kind is refused, and so is a non-empty folder
+    without a kind marker (a legacy data or predictions folder, recognised by its records, is kept
+    writable for ``--resume``); so is a path that cannot be written.
     """
     _check_not_an_input(path, option, inputs or {})
+    _check_holds_no_input(path, option, inputs or {})
     ensure_writable_dir(path, option)
     present = folder_kind(path)
+    unmarked = _holds_user_files(path)
+    if unmarked and present in _MARKED_ONLY:  # a report.md of the user's own says nothing of who wrote it
+        present = None
     if present is not None and present != kind:
         raise UserError(f"{option} {path}: is {_DESCRIBED[present]}, not {_DESCRIBED[kind]}; choose another folder")
+    if unmarked and present is None:
+        raise UserError(f"{option} {path}: is a non-empty folder that longbench100 did not write; "
+                        "choose an empty or new folder")
 
 
+_MARKED_ONLY = ("report", "lm-eval-export")
+"""Kinds whose unmarked folders are never written into: what they hold (a report.md) a user may have written."""
 _HOLDS_RECORDS = ("data", "predictions", "probes", "snapshot")  # folders a stray file would corrupt
 
+FILE_KINDS: dict[str, tuple[str, Callable[[dict], bool]]] = {
+    "results": ("a results file of `longbench100 score`",
+                lambda value: str(value.get("schema", "")).startswith("longbench100.results/")),
+    "coverage": ("a coverage report of `longbench100 coverage`",
+                 lambda value: value.get("tool") == "longbench100" and "chunk_tokens" in value),
+    "baselines": ("a run of `longbench100 baselines`",
+                  lambda value: value.get("model") == "no-model baselines" and "aggregates" in value),
+    "dolce-fit": ("a fit of `longbench100 dolce fit`",
+                  lambda value: value.get("tool") == "longbench100" and "estimator" in value),
+}
+"""The single-file outputs: what each is called and how an earlier one is recognised (it may be replaced)."""
 
-def guard_output_file(path: Path, option: str, inputs: Inputs | None = None) -> None:
+
+def guard_output_file(path: Path, option: str, kind: str, inputs: Inputs | None = None) -> None:
     """Check before any work that the file ``path`` can be written, is none of the inputs (nor inside one),
-    and does not land in a data, predictions, probe or snapshot folder (as ``<folder>/x`` or
-    ``<folder>/<task>/x``), where it would replace or add a file the folder's readers trust."""
+    is new or an earlier output of the same ``kind`` (one of :data:`FILE_KINDS`), and does not land in a
+    data, predictions, probe or snapshot folder (as ``<folder>/x`` or ``<folder>/<task>/x``), where it
+    would replace or add a file the folder's readers trust."""
     _check_not_an_input(path, option, inputs or {})
     ensure_writable_file(path, option)
     for folder in path.absolute().parents[:2]:
-        kind = folder_kind(folder)
-        if kind in _HOLDS_RECORDS:
-            raise UserError(f"{option} {path}: lies inside {_DESCRIBED[kind]} ({folder}); write it elsewhere")
+        present = folder_kind(folder)
+        if present in _HOLDS_RECORDS:
+            raise UserError(f"{option} {path}: lies inside {_DESCRIBED[present]} ({folder}); write it elsewhere")
+    described, recognise = FILE_KINDS[kind]
+    if path.exists():
+        existing = _json_object(path)
+        if existing is None or not recognise(existing):
+            raise UserError(f"{option} {path}: exists and is not {described}; it is never replaced, "
+                            "choose a new file")
 
 
 def mark_folder(path: Path, kind: str) -> None:

@@ -1,12 +1,21 @@
-"""The layout of a generated data folder: ``<task>/<label>.jsonl`` files, listed in one canonical order."""
+"""A generated data folder: its ``<task>/<label>.jsonl`` files in one canonical order, and the one reader
+of its format that every command uses.
+
+The reader decodes lines and the manifest with one wording (``FILE:LINE: not valid UTF-8``, ``not
+valid JSON``, ``FIELD must be an integer, not a string``), and checks every data file against the
+sha256 its folder's ``manifest.json`` records, so data edited after generation is refused in one
+line that names the file, instead of being scored as if it were the original.
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Protocol, Sequence, TypeVar
 
-from longbench100.core.errors import UserError
+from longbench100.core.errors import UserError, json_error_text
+from longbench100.json_shape import check_shape
 from longbench100.core.lengths import canonical_label, parse_length
 from longbench100.catalog.task_info import TASKS
 
@@ -41,6 +50,151 @@ def list_data_files(folder: Path, tasks: Iterable[str] | None = None) -> list[Da
             refs.append(DataFileRef(task, canonical_label(length), length, path))
     order = list(TASKS)
     return sorted(refs, key=lambda ref: (order.index(ref.task), ref.length))
+
+
+MANIFEST = "manifest.json"
+RUN_STATE = ".longbench100-run.json"  # a generation run in progress (generate/manifest.py)
+
+RECORD_SHAPE = {
+    "id": str, "task": str, "label": str, "length": int, "row": int, "answers": [str],
+    "question": (str, type(None)), "closed_book_prompt": (str, type(None)),
+    "prompt?": str, "prompt_tokens?": int, "gold?": dict,
+}
+"""What every data record holds, as readers rely on it (docs/schema.md); other fields are the task's."""
+
+_LENGTH_FACTS = {"rows": int, "eligible_items": (int, type(None)), "paired_rows": (int, type(None)),
+                 "reused_rows": (int, type(None)),
+                 "failed_rows?": list, "sources?": ({"*": int}, type(None))}
+MANIFEST_SHAPE = {
+    "files": {"*": {"sha256": str, "rows?": int}},
+    "tasks?": {"*": {"paired_rows_all_lengths": int, "paired_over_lengths": [str], "template_sha256?": str,
+                     "lengths": {"*": _LENGTH_FACTS}}},
+    "shortfalls?": [{"task": str, "label": str, "rows": int, "requested": int, "reason": str}],
+    "skipped_tasks?": {"*": str},
+    "tokenizer?": {"spec?": str, "identity?": (str, type(None)), "counting?": (str, type(None))},
+    "sources?": {"*": {"unanswerable?": {"*": int}}},
+    "near_duplicates?": ({"dropped": {"*": int}, "identical?": {"*": int}, "threshold": float,
+                          "shingle_words": int}, type(None)),
+    "annotator?": dict,
+    "shortcuts?": dict,
+    "suite?": (dict, type(None)),
+    "options?": {"tokenizer?": str, "chat_template?": (bool, str, type(None))},
+}
+"""The parts of a data (or probe) folder's manifest.json that readers rely on."""
+
+
+def decode_json(raw: bytes, where: str) -> object:
+    """One JSON document from ``raw`` bytes; ``where`` (``FILE`` or ``FILE:LINE``) starts any error."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UserError(f"{where}: not valid UTF-8 (byte {error.start + 1} of the line)") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(f"{where}: not valid JSON ({json_error_text(error)})") from None
+    except RecursionError:
+        raise UserError(f"{where}: not valid JSON (nested too deeply)") from None
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of ``path``, or a one-line error naming it."""
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise UserError(f"{path}: cannot read it ({error.strerror or type(error).__name__})") from None
+
+
+def read_jsonl(path: Path) -> list[tuple[str, object]]:
+    """Decode every non-blank line of a JSONL file, returning ``(file:line, value)`` pairs."""
+    return [(f"{path}:{number}", decode_json(line, f"{path}:{number}"))
+            for number, line in enumerate(read_bytes(path).splitlines(), start=1) if line.strip()]
+
+
+def check_record(value: object, where: str) -> dict:
+    """``value`` when it is a data record with the fields of :data:`RECORD_SHAPE`, else a one-line error."""
+    check_shape(value, RECORD_SHAPE, where)
+    return value  # type: ignore[return-value]
+
+
+def read_records(path: Path) -> list[tuple[str, dict]]:
+    """Every record of a data file, checked by :func:`check_record`, as ``(file:line, record)`` pairs."""
+    return [(where, check_record(value, where)) for where, value in read_jsonl(path)]
+
+
+def read_folder_manifest(folder: Path) -> dict | None:
+    """The decoded ``folder/manifest.json`` checked against :data:`MANIFEST_SHAPE`, or ``None`` when absent."""
+    path = folder / MANIFEST
+    if not path.is_file():
+        return None
+    manifest = decode_json(read_bytes(path), str(path))
+    check_shape(manifest, MANIFEST_SHAPE, str(path))
+    return manifest  # type: ignore[return-value]
+
+
+def _checked_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, or a one-line error naming it when it cannot be read."""
+    from longbench100.core.digests import file_sha256  # noqa: PLC0415 - the loader's imports are heavy; only readers need it
+
+    try:
+        return file_sha256(path)
+    except OSError as error:
+        raise UserError(f"{path}: cannot read it ({error.strerror or type(error).__name__})") from None
+
+
+def check_data_files(folder: Path, manifest: dict, files: list[DataFileRef], option: str = "--data") -> None:
+    """Refuse, in one line, a data file that is not the one ``manifest`` lists: edited (its sha256
+    differs), added after generation (not listed) or deleted (listed, missing)."""
+    listed: dict = manifest["files"]
+    for ref in files:
+        relative = ref.path.relative_to(folder).as_posix()
+        entry = listed.get(relative)
+        if entry is None:
+            raise UserError(f"{option} {folder}: {relative} is not listed in {MANIFEST} (added after generation?); "
+                            "remove it or generate the folder again")
+        actual = _checked_sha256(ref.path)
+        if actual != entry["sha256"]:
+            raise UserError(f"{option} {folder}: {relative} differs from {MANIFEST} (sha256 {actual[:12]}..., "
+                            f"recorded {entry['sha256'][:12]}...): edited after generation; restore it or "
+                            "generate the folder again")
+    present = {ref.path.relative_to(folder).as_posix() for ref in files}
+    missing = sorted(relative for relative in listed if relative not in present and not (folder / relative).is_file())
+    if missing:
+        raise UserError(f"{option} {folder}: {missing[0]} is listed in {MANIFEST} but missing"
+                        + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+
+
+@dataclass(frozen=True)
+class CheckedFolder:
+    """A data folder whose files match its manifest: the manifest (``None`` for a hand-made folder without
+    one), its sha256 and the data files, in canonical order."""
+
+    root: Path
+    manifest: dict | None
+    manifest_sha256: str | None
+    files: list[DataFileRef]
+
+
+def open_data_folder(folder: Path, option: str = "--data", *, unfinished: bool = False) -> CheckedFolder:
+    """Read and check the data folder every reading command starts from.
+
+    The folder must exist and hold ``<task>/<label>.jsonl`` files; with a manifest, every file must
+    match it (:func:`check_data_files`). A folder a generation run is still writing (run state, no
+    manifest) is refused unless ``unfinished`` (``inspect`` shows a run in progress).
+    """
+    if not folder.is_dir():
+        raise UserError(f"{option} {folder}: no such folder")
+    files = list_data_files(folder)
+    if not files:
+        raise UserError(f"{option} {folder}: no <task>/<label>.jsonl files (tasks: {', '.join(TASKS)})")
+    manifest = read_folder_manifest(folder)
+    if manifest is None:
+        if (folder / RUN_STATE).is_file() and not unfinished:
+            raise UserError(f"{option} {folder}: its generation has not finished (no {MANIFEST}); "
+                            "finish it with `longbench100 generate --resume`")
+        return CheckedFolder(folder, None, None, files)
+    check_data_files(folder, manifest, files, option)
+    return CheckedFolder(folder, manifest, _checked_sha256(folder / MANIFEST), files)
 
 
 class _RowOfFile(Protocol):

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from longbench100.sources.answerability import rule_counts_line
 
-from longbench100.folders.layout import list_data_files
+from longbench100.folders.layout import open_data_folder, read_records
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import DEFAULT_BASE_LABELS, parse_length
 from longbench100.catalog.suites import recorded_suite
 from .base_lengths import base_length_warnings
-from .manifest import MANIFEST
+from ..json_shape import check_shape
+
+
+_SUMMARISED = {"length": int, "prompt_tokens": int, "gold": {"depth?": (float, type(None)), "passages?": (list, type(None))}}
+"""The record fields a summary reads, beyond every record's own."""
 
 
 @dataclass
@@ -57,12 +60,10 @@ class FolderSummary:
 
 def summarise_folder(out: Path) -> FolderSummary:
     """Read every data file under ``out`` (and its manifest when present)."""
-    manifest = _read_manifest(out)
+    folder = open_data_folder(out, "OUT", unfinished=True)
+    manifest = folder.manifest or {}  # none while a run is in progress
     summary = FolderSummary()
-    files = list_data_files(out)
-    if not files:
-        raise UserError(f"{out}: no <task>/<label>.jsonl files")
-    for ref in files:
+    for ref in folder.files:
         task, label, path = ref.task, ref.label, ref.path
         length_summary = summarise_file(path)
         facts = manifest.get("tasks", {}).get(task, {}).get("lengths", {}).get(label)
@@ -87,26 +88,23 @@ def summarise_folder(out: Path) -> FolderSummary:
 def summarise_file(path: Path) -> LengthSummary:
     """Token, fill, depth and gold-passage statistics of one data file."""
     tokens, fills, depths, golds, budget = [], [], [], [], 0
-    seen: dict[str, int] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            try:
-                record = json.loads(line)
-                if record["id"] in seen:
-                    raise UserError(f"{path} line {number}: duplicate id {record['id']!r} (also line {seen[record['id']]}): "
-                                    "two runs wrote this file at once? generate it again into a new folder")
-                seen[record["id"]] = number
-                budget = record["length"]
-                tokens.append(record["prompt_tokens"])
-                depth = record["gold"].get("depth")
-                passages = record["gold"].get("passages")
-            except (ValueError, KeyError, AttributeError) as error:
-                raise UserError(f"{path} line {number}: not a longbench100 record ({error})") from None
-            fills.append(record["prompt_tokens"] / budget)
-            if depth is not None:
-                depths.append(depth)
-            if passages is not None:
-                golds.append(len(passages))
+    seen: dict[str, str] = {}
+    for where, record in read_records(path):
+        check_shape(record, _SUMMARISED, where)
+        if record["length"] <= 0:
+            raise UserError(f"{where}: length must be a positive number of tokens, not {record['length']}")
+        if record["id"] in seen:
+            raise UserError(f"{where}: duplicate id {record['id']!r} (also {seen[record['id']]}): "
+                            "two runs wrote this file at once? generate it again into a new folder")
+        seen[record["id"]] = where
+        budget = record["length"]
+        tokens.append(record["prompt_tokens"])
+        fills.append(record["prompt_tokens"] / budget)
+        depth, passages = record["gold"].get("depth"), record["gold"].get("passages")
+        if depth is not None:
+            depths.append(depth)
+        if passages is not None:
+            golds.append(len(passages))
     if not tokens:
         budget = parse_length(path.stem)
         return LengthSummary(0, budget, 0, 0, 0, 0.0, 0.0, 0.0, 0, None, None, None)
@@ -143,12 +141,3 @@ def unanswerable_line(sources: dict) -> str | None:
         f"{name} {sum(counts.values())} ({rule_counts_line(counts)})" for name, counts in dropped.items())
 
 
-def _read_manifest(out: Path) -> dict:
-    """The folder's manifest, or an empty dict when it has none (an interrupted run)."""
-    path = out / MANIFEST
-    if not path.exists():
-        return {}
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as error:
-        raise UserError(f"{path}: malformed JSON ({error})") from None

@@ -13,6 +13,7 @@ from longbench100.sources.corpus import Corpus, load_corpus
 from longbench100.folders.layout import data_file_path
 from longbench100.annotation.labels import UnlabelledChunk
 from longbench100.core.errors import UserError
+from longbench100.llm.client import refuse_hung_server
 from longbench100.core.interrupts import Interrupted
 from longbench100.sources.locations import SourceLocation, active_entries, resolve_location, stand_in_notes
 from longbench100.catalog.task_info import reserved_output
@@ -30,7 +31,7 @@ from longbench100.generate.options import GenerateOptions, LengthResult
 from longbench100.generate.base_lengths import base_length_warnings
 from longbench100.generate.candidate_cache import cached_candidates
 from longbench100.fitting.fit import BuildContext
-from longbench100.generate.manifest import build_manifest, check_out_folder, claim_out_folder, log_unlabelled_row, logged_unlabelled_rows, record_shortcut_check, shortfall_reason
+from longbench100.generate.manifest import build_manifest, check_finished_file, check_out_folder, claim_out_folder, log_finished_file, log_unlabelled_row, logged_unlabelled_rows, record_shortcut_check, shortfall_reason
 from longbench100.generate.verify_counts import verify_prompt_counts
 from longbench100.generate.json_lines import json_line
 from longbench100.generate.output import LineAppender, completed_rows, partial_file, written_rows, written_rows_in, written_sources
@@ -131,6 +132,9 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         echo(note)
     for task, names in left_out.items():
         echo(f"note: {task}: suite {options.suite.name} takes no stand-in: its ground truth leaves out {', '.join(names)}")
+    if options.annotator.model and options.annotated_tasks() and not options.dry_run:  # a hung server is told before the sources load
+        config = options.annotator.config()
+        refuse_hung_server(config.base_url, config.api_key, "annotator server")
     tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress, left_out)
     budgets = _budgets(options)
     template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
@@ -308,8 +312,8 @@ def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthP
     """Append the lines of the ``pending`` rows of one task and length, taken in order from ``lines``, then finalise
     the file (``None``: final already)."""
     final = data_file_path(options.out, task, label)
-    digest = None
     if pending is None:
+        digest = check_finished_file(options.out, task, label)
         written = set(written_rows(final))
     else:
         partial = partial_file(final)
@@ -330,6 +334,7 @@ def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthP
         finally:
             bar.close()
         digest = appender.finish(final)
+        log_finished_file(options.out, task, label, digest)
     built = [row_plan for row_plan in plan.rows if row_plan.row in written]
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
     # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written

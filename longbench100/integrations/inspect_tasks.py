@@ -19,7 +19,8 @@ from inspect_ai.solver import Generate, TaskState, solver
 
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length_list
-from longbench100.folders.data_records import data_files, parse_record, read_jsonl, read_manifest
+from longbench100.folders.data_records import data_files, parse_record
+from longbench100.folders.layout import read_folder_manifest, read_jsonl
 from longbench100.scoring.grading import GradeJob, choose_metrics, grade_jobs
 from longbench100.catalog.suites import recorded_suite
 from longbench100.catalog.task_info import answer_room, parse_task_list
@@ -36,7 +37,7 @@ def data_samples(data: str | Path, tasks: str | list[str] = "all", lengths: str 
     folder = Path(data)
     wanted_tasks = set(parse_task_list(_comma_list(tasks)))
     wanted_labels = {label for label, _ in parse_length_list(_comma_list(lengths))} if lengths else None
-    suite = recorded_suite(read_manifest(folder))
+    suite = recorded_suite(read_folder_manifest(folder))
     samples = []
     for file in data_files(folder):
         for where, value in read_jsonl(file):

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from longbench100.core.atomic import write_bytes_atomic
-from longbench100.folders.layout import list_data_files
-from longbench100.core.errors import UserError
-from longbench100.folders.data_records import parse_record, read_jsonl, read_manifest
+from longbench100.folders.guard import mark_folder
+from longbench100.folders.layout import open_data_folder, read_jsonl
+from longbench100.folders.data_records import parse_record
 from ..scoring.grading import choose_metrics
 from longbench100.catalog.suites import group_by_suite, recorded_suite
 from longbench100.catalog.task_info import answer_room
@@ -52,10 +52,10 @@ def export_lm_eval(data_dir: Path, out_dir: Path) -> tuple[list[ExportedTask], d
     Returns the exported tasks and the groups (group name -> task names). A task's ``max_gen_toks``
     is the largest answer room of its records (lm-eval sets generation per task, not per document).
     """
-    files = list_data_files(data_dir)
-    if not files:
-        raise UserError(f"{data_dir}: no <task>/<label>.jsonl data files to export")
-    suite = recorded_suite(read_manifest(data_dir))
+    folder = open_data_folder(data_dir, "DATA")
+    files = folder.files
+    mark_folder(out_dir, "lm-eval-export")  # once the data is known to be whole: nothing is written before
+    suite = recorded_suite(folder.manifest)
     metrics = choose_metrics(sorted({ref.task for ref in files}), "classic", False, families=suite["metrics"] if suite else None)
     exported = []
     for ref in files:

@@ -11,7 +11,8 @@ import asyncio
 import httpx
 
 from longbench100.core.errors import UserError
-from longbench100.llm.client import LLMClient, _server_message, get_models, served_model_ids
+from longbench100.llm import client as llm_client
+from longbench100.llm.client import LLMClient, _server_message, get_models, hung_server, is_hung, served_model_ids
 from longbench100.judge.grader import Judge
 from longbench100.llm.options import JudgeConfig
 from longbench100.llm.options import JudgeOptions
@@ -40,8 +41,10 @@ def _listed_models(config: JudgeConfig, api_key_env: str, timeout_s: float, role
     """The model ids ``GET /models`` lists, or ``None`` when the server has no usable models route."""
     where = f"{role} server {config.base_url}"
     try:
-        response = get_models(config.base_url, config.api_key, timeout_s)
+        response = get_models(config.base_url, config.api_key, min(timeout_s, llm_client.PROBE_TIMEOUT_S))
     except (httpx.HTTPError, httpx.InvalidURL) as error:
+        if is_hung(error):
+            raise hung_server(f"{role} server", config.base_url) from None
         raise UserError(f"{where}: cannot reach it ({type(error).__name__}: {error or 'no detail'})") from None
     if response.status_code in (401, 403):
         raise UserError(

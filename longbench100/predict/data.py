@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from longbench100.core.errors import UserError
-from longbench100.folders.layout import list_data_files
+from longbench100.folders.layout import check_record, decode_json, open_data_folder
 from longbench100.core.digests import prompt_sha256
 from longbench100.core.lengths import canonical_label, parse_length
 
@@ -61,13 +61,10 @@ def _canonical(label: str) -> str | None:
 def _check_record(record: object, path: Path, line_no: int, task: str, label: str) -> dict:
     """Return the record if it has what the predictor needs, else raise UserError naming file and line."""
     where = f"{path}:{line_no}"
-    if not isinstance(record, dict):
-        raise UserError(f"{where}: expected a JSON object per line")
+    record = check_record(record, where)
     for key in ("id", "prompt"):
-        if not isinstance(record.get(key), str) or not record[key]:
-            raise UserError(f"{where}: missing or empty string {key!r}")
-    if not isinstance(record.get("closed_book_prompt"), (str, type(None))):
-        raise UserError(f"{where}: 'closed_book_prompt' must be a string or null")
+        if not record.get(key):
+            raise UserError(f"{where}: {key} is missing or empty")
     if record.get("task", task) != task:
         raise UserError(f"{where}: record has task {record['task']!r} but lies in the {task!r} folder")
     if "label" in record and _canonical(str(record["label"])) != _canonical(label):
@@ -84,11 +81,7 @@ def _index_file(path: Path, task: str, label: str) -> list[SampleRef]:
             start, offset = offset, offset + len(line)
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise UserError(f"{path}:{line_no}: not valid JSON ({exc})") from None
-            record = _check_record(record, path, line_no, task, label)
+            record = _check_record(decode_json(line, f"{path}:{line_no}"), path, line_no, task, label)
             row = record["row"] if isinstance(record.get("row"), int) else len(refs)
             closed = record.get("closed_book_prompt")
             fingerprints = prompt_sha256(record["prompt"]), None if closed is None else prompt_sha256(closed)
@@ -106,7 +99,8 @@ def index_data(data_dir: Path, tasks: list[str] | None = None, labels: list[str]
     if not data_dir.is_dir():
         raise UserError(f"data folder {data_dir} does not exist (create it with `longbench100 generate --out`)")
     wanted_labels = None if labels is None else {_canonical(label) for label in labels}
-    files = [ref for ref in list_data_files(data_dir, tasks) if wanted_labels is None or ref.label in wanted_labels]
+    files = [ref for ref in open_data_folder(data_dir).files
+             if (tasks is None or ref.task in tasks) and (wanted_labels is None or ref.label in wanted_labels)]
     for task in tasks or []:
         if not any(ref.task == task for ref in files):
             raise UserError(f"no data for task {task} under {data_dir} (looked for {data_dir / task}/<length>.jsonl)")

@@ -31,7 +31,7 @@ import httpx
 from longbench100.folders.layout import first_rows
 from longbench100.core.errors import UserError
 from longbench100.core.interrupts import Interrupted
-from longbench100.llm.client import CompletionResult, LLMClient, ServerBroken, error_reason, get_models, served_model_ids
+from longbench100.llm.client import CompletionResult, LLMClient, ServerBroken, error_reason, get_models, hung_server, is_hung, served_model_ids
 from longbench100.folders.data_records import manifest_sha256
 from longbench100.catalog.task_info import answer_room
 from longbench100.folders.lock import output_lock
@@ -58,10 +58,10 @@ def check_server(options: PredictOptions) -> None:
     """
     url = options.base_url.rstrip("/") + "/models"
     try:
-        response = get_models(options.base_url, options.api_key, min(options.timeout_s, 30.0))
-    except (httpx.ReadTimeout, httpx.PoolTimeout):
-        return  # connected but busy (a one-slot server still working on an earlier request): the requests will tell
+        response = get_models(options.base_url, options.api_key)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        if is_hung(exc):  # not "a server without /models": one that accepts and never answers
+            raise hung_server("the server", options.base_url) from None
         raise UserError(f"cannot reach the server at {options.base_url} ({type(exc).__name__}: {exc})") from None
     if response.status_code in (401, 403):
         raise UserError(f"the server at {options.base_url} refused the API key (HTTP {response.status_code})")
@@ -89,7 +89,7 @@ def _v1_answers(options: PredictOptions) -> bool:
     if not _lacks_v1(options.base_url):
         return False
     try:
-        probe = get_models(options.base_url.rstrip("/") + "/v1", options.api_key, min(options.timeout_s, 30.0))
+        probe = get_models(options.base_url.rstrip("/") + "/v1", options.api_key)
     except (httpx.HTTPError, httpx.InvalidURL):
         return False
     return probe.status_code == 200

@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from longbench100.folders.layout import decode_json, read_bytes
 from longbench100.core.errors import UserError
+from ..json_shape import check_shape
 from longbench100.core.digests import file_sha256
 
 MANIFEST = "manifest.json"
 FORMAT = "longbench100-snapshot/1"
+_SNAPSHOT_SHAPE = {"files": {"*": {"sha256": str, "source?": str}}, "generation": {"files": {"*": {"sha256": str}}},
+                   "empty_splits?": [str]}
+"""The parts of a snapshot manifest that verifying and unpacking read."""
 
 
 class SnapshotChanged(UserError):
@@ -33,11 +38,12 @@ def read_snapshot_manifest(snapshot: Path) -> dict:
     if not path.is_file():
         raise SnapshotChanged(f"{path}: missing (not a longbench100 snapshot?)")
     try:
-        manifest = json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise SnapshotChanged(f"{path}: not valid JSON") from None
+        manifest = decode_json(read_bytes(path), str(path))
+    except UserError as error:
+        raise SnapshotChanged(str(error)) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or not isinstance(manifest.get("files"), dict):
         raise UserError(f"{path}: not a {FORMAT} manifest")
+    check_shape(manifest, _SNAPSHOT_SHAPE, str(path))
     return manifest
 
 

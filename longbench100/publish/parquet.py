@@ -10,7 +10,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
+from longbench100.folders.layout import decode_json
 from longbench100.core.errors import UserError
+from ..json_shape import check_shape
 
 if TYPE_CHECKING:
     import pyarrow
@@ -33,6 +35,7 @@ COLUMNS: dict[str, tuple[str, tuple[type, ...], bool]] = {
     "seed": ("int64", (int,), False),
 }
 JSON_COLUMNS = tuple(name for name, (_, _, as_json) in COLUMNS.items() if as_json)
+_RECORD_SHAPE = {**{name: accepted for name, (_, accepted, _) in COLUMNS.items()}, "answers": [str]}
 
 # Fixed writer settings: the same records always give the same bytes (for one pyarrow version).
 ROW_GROUP_ROWS = 64
@@ -55,20 +58,11 @@ def arrow_schema() -> "pyarrow.Schema":
 
 
 def to_row(record: object, where: str, task: str, label: str) -> dict:
-    """Check one decoded data record against the schema and return its Parquet row; ``where`` is ``file line N``."""
-    if not isinstance(record, dict):
-        raise UserError(f"{where}: expected a JSON object")
-    missing = [key for key in COLUMNS if key not in record]
-    extra = [key for key in record if key not in COLUMNS]
-    if missing or extra:
-        problem = f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(extra)}"
-        raise UserError(f"{where}: record keys differ from docs/schema.md ({problem})")
-    for key, (_, accepted, _) in COLUMNS.items():
-        value = record[key]
-        if not isinstance(value, accepted) or isinstance(value, bool):
-            raise UserError(f"{where}: field {key!r} has type {type(value).__name__}")
-    if not all(isinstance(answer, str) for answer in record["answers"]):
-        raise UserError(f"{where}: field 'answers' must be a list of strings")
+    """Check one decoded data record against the schema and return its Parquet row; ``where`` is ``file:line``."""
+    check_shape(record, _RECORD_SHAPE, where)
+    extra = [key for key in record if key not in COLUMNS]  # type: ignore[union-attr]
+    if extra:
+        raise UserError(f"{where}: record keys differ from docs/schema.md (unknown {', '.join(extra)})")
     if (record["task"], record["label"]) != (task, label):
         raise UserError(f"{where}: record of {record['task']}/{record['label']} in the file for {task}/{label}")
     row = dict(record)
@@ -101,11 +95,8 @@ def _batches(jsonl: Path, task: str, label: str) -> Iterator[list[dict]]:
     batch: list[dict] = []
     with open(jsonl, "rb") as handle:
         for number, line in enumerate(handle, start=1):
-            where = f"{jsonl} line {number}"
-            try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                raise UserError(f"{where}: not valid JSON") from None
+            where = f"{jsonl}:{number}"
+            record = decode_json(line, where)
             row = to_row(record, where, task, label)
             canonical = json.dumps({key: record[key] for key in COLUMNS}, ensure_ascii=False) + "\n"
             if canonical.encode("utf-8") != line:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from longbench100.folders.layout import check_data_files, list_data_files, read_bytes, read_folder_manifest
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import canonical_label, parse_length
-from longbench100.core.digests import file_sha256
 from longbench100.catalog.task_info import TASKS
 
 MANIFEST = "manifest.json"
@@ -43,23 +42,16 @@ def read_data_folder(root: Path) -> DataFolder:
     manifest_path = root / MANIFEST
     if not manifest_path.is_file():
         raise UserError(f"--data {root}: no {MANIFEST} (publish needs a folder written by `longbench100 generate`)")
-    manifest_bytes = manifest_path.read_bytes()
-    try:
-        manifest = json.loads(manifest_bytes)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise UserError(f"{manifest_path}: not valid JSON") from None
-    missing = [key for key in REQUIRED_KEYS if not isinstance(manifest, dict) or key not in manifest]
+    manifest = read_folder_manifest(root)
+    manifest_bytes = read_bytes(manifest_path)
+    missing = [key for key in REQUIRED_KEYS if key not in manifest]
     if missing:
         raise UserError(f"{manifest_path}: not a longbench100 generation manifest (missing {', '.join(missing)})")
     if not isinstance(manifest["files"], dict) or not manifest["files"]:
         raise UserError(f"{manifest_path}: 'files' lists no data files")
     files = [_data_file(root, relative, entry, manifest_path) for relative, entry in manifest["files"].items()]
     files.sort(key=lambda item: (list(TASKS).index(item.task), parse_length(item.label)))
-    for item in files:
-        if not item.path.is_file():
-            raise UserError(f"{item.path}: listed in {MANIFEST} but missing")
-        if file_sha256(item.path) != item.sha256:
-            raise UserError(f"{item.path}: sha256 differs from {MANIFEST} (changed after generation?)")
+    check_data_files(root, manifest, list_data_files(root))
     return DataFolder(root, manifest, manifest_bytes, files)
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Iterator
 
+from longbench100.folders.layout import decode_json, read_bytes
 from .checksums import SnapshotChanged
 from .parquet import read_records
 from .snapshot import GENERATION_MANIFEST
@@ -17,27 +19,45 @@ from .source import MANIFEST
 from .staging import staged_folder
 
 
+def rebuilt_files(snapshot: Path, manifest: dict) -> Iterator[tuple[str, bytes, int]]:
+    """Each data file of the (verified) snapshot rebuilt from its Parquet file, as ``(relative path, bytes,
+    records)``, checked against the generation manifest's sha256 for it. Data files that were empty when
+    published come back empty. A Parquet file changed after publishing is caught here even when the
+    snapshot's own checksum list was updated to match it."""
+    generation = decode_json(read_bytes(snapshot / GENERATION_MANIFEST), str(snapshot / GENERATION_MANIFEST))
+    if generation != manifest["generation"]:
+        raise SnapshotChanged(f"{GENERATION_MANIFEST}: differs from the generation manifest inside {MANIFEST}")
+    expected = {relative: entry["sha256"] for relative, entry in manifest["generation"]["files"].items()}
+    for relative, entry in manifest["files"].items():
+        if "source" not in entry:
+            continue
+        lines = [json.dumps(record, ensure_ascii=False) + "\n" for record in read_records(snapshot / relative)]
+        yield _checked(entry["source"], "".join(lines).encode("utf-8"), expected, relative), len(lines)
+    for empty in manifest.get("empty_splits", []):
+        yield _checked(f"{empty}.jsonl", b"", expected, "empty_splits"), 0
+
+
+def check_snapshot_contents(snapshot: Path, manifest: dict) -> int:
+    """Rebuild every data file in memory and check it (:func:`rebuilt_files`); return the number of records."""
+    return sum(records for _, records in rebuilt_files(snapshot, manifest))
+
+
 def unpack_snapshot(snapshot: Path, manifest: dict, out: Path) -> int:
     """Write ``out/<task>/<label>.jsonl`` for every Parquet file of the (verified) snapshot and the generation
-    manifest; return the number of records. Data files that were empty when published come back empty."""
-    expected = {relative: entry["sha256"] for relative, entry in manifest["generation"]["files"].items()}
+    manifest; return the number of records."""
     records = 0
     with staged_folder(out, "--unpack-to") as staging:
-        for relative, entry in manifest["files"].items():
-            if "source" not in entry:
-                continue
-            lines = [json.dumps(record, ensure_ascii=False) + "\n" for record in read_records(snapshot / relative)]
-            _write_checked(staging, entry["source"], "".join(lines).encode("utf-8"), expected[entry["source"]])
-            records += len(lines)
-        for empty in manifest.get("empty_splits", []):
-            _write_checked(staging, f"{empty}.jsonl", b"", expected[f"{empty}.jsonl"])
+        for (relative, data), count in rebuilt_files(snapshot, manifest):
+            (staging / relative).parent.mkdir(parents=True, exist_ok=True)
+            (staging / relative).write_bytes(data)
+            records += count
         (staging / MANIFEST).write_bytes((snapshot / GENERATION_MANIFEST).read_bytes())
     return records
 
 
-def _write_checked(root: Path, relative: str, data: bytes, sha256: str) -> None:
-    """Write ``root/relative`` after checking ``data`` against the generation manifest's sha256 for it."""
-    if hashlib.sha256(data).hexdigest() != sha256:
-        raise SnapshotChanged(f"{relative}: the rebuilt file differs from the sha256 in the generation manifest")
-    (root / relative).parent.mkdir(parents=True, exist_ok=True)
-    (root / relative).write_bytes(data)
+def _checked(relative: str, data: bytes, expected: dict[str, str], origin: str) -> tuple[str, bytes]:
+    """``(relative, data)`` once ``data`` matches the generation manifest's sha256 for ``relative``."""
+    if hashlib.sha256(data).hexdigest() != expected.get(relative):
+        raise SnapshotChanged(f"{relative}: the records rebuilt from {origin} differ from the sha256 in the generation "
+                              "manifest (changed after publishing)")
+    return relative, data

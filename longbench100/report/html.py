@@ -18,7 +18,8 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from longbench100.core.atomic import write_bytes_atomic
-from longbench100.folders.data_records import data_files, read_jsonl
+from longbench100.folders.data_records import data_files
+from longbench100.folders.layout import read_jsonl
 from .load import ModelResult
 
 HTML_REPORT = "report.html"

@@ -1,14 +1,37 @@
-"""Read results.json files written by ``longbench100 score``."""
+"""Read results.json files written by ``longbench100 score``, checked against their schema and version."""
 
-import json
+import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from longbench100.core.version import __version__
+from longbench100.folders.layout import decode_json, read_bytes
 from longbench100.core.errors import UserError
+from ..json_shape import check_shape
+from ..scoring.results import RESULTS_SCHEMA
 from ..scoring.samples import ScoredSample
 from .settings import Settings, read_settings
 
-REQUIRED_KEYS = ("model", "samples", "aggregates")
+_NUMBER = (float, type(None))
+SAMPLE_SHAPE = {"id": str, "task": str, "label": str, "length": int, "row": int, "score": _NUMBER,
+                "filtered?": bool, "closed_book_score?": _NUMBER, "metric?": str, "prediction?": (str, type(None)),
+                "answers?": [str], "depth?": _NUMBER, "source?": (str, type(None)), "parts?": (dict, type(None)),
+                "judge_reply?": (str, type(None)), "ungraded_reason?": (str, type(None)),
+                "also?": ({"*": _NUMBER}, type(None)), "relevance_grades?": ([int], type(None))}
+"""A per-sample entry of results.json (docs/results.md); other keys are allowed."""
+_CI = ([float], type(None))
+_COUNTS = {"n": int, "n_filtered": int, "n_ungraded": int}
+_LENGTH_ENTRY = {"length": int, "score": _NUMBER, "ci": _CI, "lc": _NUMBER, "lc_ci": _CI, **_COUNTS, "n_tasks?": int}
+_BLOCK = {"lengths": {"*": _LENGTH_ENTRY}, "base_ability": _NUMBER, "base_ci": _CI, "avg_score": _NUMBER,
+          "avg_score_ci": _CI, "avg_lc": _NUMBER, "avg_lc_ci": _CI, **_COUNTS, "warnings?": [str]}
+_TASK_BLOCK = {**_BLOCK, "base": {"labels": [str], "n": {"*": int}}}
+_OVERALL_BLOCK = {**_BLOCK, "tasks?": [str], "excluded_tasks?": {"*": str}}
+RESULTS_SHAPE = {"schema": str, "model": str, "longbench100_version?": str, "samples": [SAMPLE_SHAPE],
+                 "aggregates": {"base_labels": [str], "overall": _OVERALL_BLOCK, "tasks": {"*": _TASK_BLOCK},
+                                "suites?": {"*": {"tasks": [str], "overall": (_OVERALL_BLOCK, type(None))}}}}
+"""What ``report`` reads of results.json; ``show`` reads the samples of it (and of a baselines run)."""
+SHOWN_SHAPE = {"model": str, "samples": [SAMPLE_SHAPE]}
+_CHECKED_FIGURES = ("base_ability", "avg_score", "avg_lc", "n", "n_filtered", "n_ungraded")
 
 
 @dataclass(frozen=True)
@@ -48,27 +71,38 @@ def load_results(paths: list[Path]) -> list[ModelResult]:
     return results
 
 
-def read_results_json(path: Path) -> dict:
-    """The parsed results.json at ``path``, refusing a missing file, invalid JSON or missing top-level keys."""
+def read_results_json(path: Path, shape: dict = SHOWN_SHAPE) -> dict:
+    """The parsed results.json at ``path`` (or a baselines run, for ``show``), refusing in one line a missing
+    file, invalid UTF-8 or JSON, a schema or version this tool does not read, and content without ``shape``."""
     if not path.is_file():
         raise UserError(f"results file not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise UserError(f"{path} is not a results.json: invalid JSON ({error})") from None
-    if not isinstance(data, dict) or any(key not in data for key in REQUIRED_KEYS):
-        raise UserError(f"{path} is not a results.json: it needs the keys {', '.join(REQUIRED_KEYS)}")
-    if not isinstance(data["samples"], list) or not all(isinstance(sample, dict) for sample in data["samples"]):
-        raise UserError(f"{path} is not a results.json: 'samples' must be a list of objects")
+    data = decode_json(read_bytes(path), str(path))
+    if isinstance(data, dict) and "schema" in data and data["schema"] != RESULTS_SCHEMA:
+        raise UserError(f"{path}: schema {data['schema']!r} is not one this version reads ({RESULTS_SCHEMA})")
+    check_shape(data, shape, str(path))
+    version = data.get("longbench100_version")
+    if version is not None and _newer(version, __version__):
+        raise UserError(f"{path}: written by longbench100 {version}, newer than this {__version__}; upgrade to read it")
+    if not str(data["model"]).strip():
+        raise UserError(f"{path}: model must name the model, not be empty")
     return data
 
 
+def _newer(version: str, ours: str) -> bool:
+    """Whether ``version`` (``1.2.3``) is later than ``ours``; a version that is not dotted numbers counts as later."""
+    def parts(text: str) -> tuple[int, ...] | None:
+        pieces = text.split(".")
+        return tuple(int(piece) for piece in pieces) if all(piece.isdigit() for piece in pieces) else None
+
+    theirs, mine = parts(version), parts(ours)
+    return theirs is None or (mine is not None and theirs > mine)
+
+
 def load_result(path: Path) -> ModelResult:
-    """Load one results.json file."""
-    data = read_results_json(path)
+    """Load one results.json file, checked against its schema and against its own samples."""
+    data = read_results_json(path, RESULTS_SHAPE)
     aggregates = data["aggregates"]
-    if not isinstance(aggregates, dict) or any(key not in aggregates for key in ("base_labels", "overall", "tasks")):
-        raise UserError(f"{path} is not a results.json: 'aggregates' lacks base_labels/overall/tasks")
+    _check_figures(path, data)
     try:
         samples = [ScoredSample.from_json(_sample_fields(sample)) for sample in data["samples"]]
     except (TypeError, AttributeError) as error:
@@ -82,6 +116,38 @@ def load_result(path: Path) -> ModelResult:
         raise UserError(f"{path} is not a results.json: {error}") from None
     skipped = data.get("skipped_tasks")
     return ModelResult(str(data["model"]), path, samples, aggregates, settings, skipped if isinstance(skipped, dict) else {})
+
+
+def _check_figures(path: Path, data: dict) -> None:
+    """Refuse aggregates that the samples beside them do not give (an edited Base Ability, score or LC):
+    recompute the point figures of every task and the overall from the samples (no bootstrap)."""
+    from longbench100.scoring.aggregates.aggregate import aggregate  # noqa: PLC0415 - numpy, only for reports
+
+    samples = [ScoredSample.from_json(_sample_fields(sample)) for sample in data["samples"]]
+    stored = data["aggregates"]
+    try:
+        computed = aggregate(samples, list(stored["base_labels"]), n_boot=0)
+    except (UserError, ValueError) as error:
+        raise UserError(f"{path}: its samples cannot be aggregated ({error})") from None
+    blocks = [("overall", stored["overall"], computed["overall"])]
+    blocks += [(f"tasks.{task}", block, computed["tasks"].get(task, {})) for task, block in stored["tasks"].items()]
+    for name, block, fresh in blocks:
+        figures = [(figure, block[figure], fresh.get(figure)) for figure in _CHECKED_FIGURES]
+        for label, entry in block["lengths"].items():
+            again = (fresh.get("lengths") or {}).get(label) or {}
+            figures += [(f"lengths.{label}.{key}", entry[key], again.get(key))
+                        for key in ("score", "lc", "n", "n_filtered", "n_ungraded")]
+        for figure, value, expected in figures:
+            if not _same(value, expected):
+                raise UserError(f"{path}: aggregates.{name}.{figure} is {value} but its samples give {expected}: "
+                                "edited after scoring? score the predictions again")
+
+
+def _same(value: float | None, expected: float | None) -> bool:
+    """Whether a stored figure equals the recomputed one (both null, or equal to rounding)."""
+    if value is None or expected is None:
+        return value is None and expected is None
+    return math.isclose(value, expected, rel_tol=1e-9, abs_tol=1e-9)
 
 
 def _check_depth(depth: object) -> None:

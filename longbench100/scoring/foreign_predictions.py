@@ -12,7 +12,7 @@ from pathlib import Path
 
 from longbench100.core.errors import UserError
 from longbench100.core.digests import prompt_sha256
-from longbench100.folders.data_records import read_jsonl
+from longbench100.folders.layout import read_jsonl
 from .predictions import Prediction
 
 LM_EVAL_PATTERN = "samples_*.jsonl"

@@ -4,9 +4,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from longbench100.core.errors import UserError
-from longbench100.folders.data_records import DataRecord, read_jsonl
+from longbench100.folders.data_records import DataRecord
+from longbench100.folders.layout import read_jsonl
+from ..json_shape import check_shape
 
 _EXAMPLES = 3
+_TEXT = (str, type(None))
+PREDICTION_SHAPE = {"id": str, "prediction": _TEXT, "closed_book_prediction?": _TEXT, "prompt_sha256?": _TEXT,
+                    "closed_book_prompt_sha256?": _TEXT, "data_manifest_sha256?": _TEXT}
+"""What a prediction line holds (docs/predictions: ``prediction`` null for a failed request)."""
 
 
 @dataclass(frozen=True)
@@ -38,14 +44,6 @@ def prediction_files(path: Path) -> list[Path]:
     return files
 
 
-def _optional_text(data: dict, key: str, where: str) -> str | None:
-    """Return ``data[key]`` when it is a string or null/absent; reject other types."""
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
-        raise UserError(f"{where}: field {key!r} must be a string or null, not {type(value).__name__}")
-    return value
-
-
 def load_predictions(path: Path) -> list[Prediction]:
     """Read every prediction line under ``path`` (duplicates are kept for :func:`match_predictions` to report).
 
@@ -60,21 +58,16 @@ def load_predictions(path: Path) -> list[Prediction]:
     predictions = []
     for file in prediction_files(path):
         for where, data in read_jsonl(file):
-            if not isinstance(data, dict):
-                raise UserError(f"{where}: expected a JSON object")
-            if not isinstance(data.get("id"), str):
-                raise UserError(f"{where}: field 'id' is missing or not a string")
-            if "prediction" not in data:
-                raise UserError(f"{where}: field 'prediction' is missing")
+            check_shape(data, PREDICTION_SHAPE, where)
             predictions.append(
                 Prediction(
                     id=data["id"],
-                    prediction=_optional_text(data, "prediction", where),
-                    closed_book_prediction=_optional_text(data, "closed_book_prediction", where),
+                    prediction=data["prediction"],
+                    closed_book_prediction=data.get("closed_book_prediction"),
                     where=where,
-                    prompt_sha256=_optional_text(data, "prompt_sha256", where),
-                    closed_book_prompt_sha256=_optional_text(data, "closed_book_prompt_sha256", where),
-                    data_manifest_sha256=_optional_text(data, "data_manifest_sha256", where),
+                    prompt_sha256=data.get("prompt_sha256"),
+                    closed_book_prompt_sha256=data.get("closed_book_prompt_sha256"),
+                    data_manifest_sha256=data.get("data_manifest_sha256"),
                 )
             )
     return predictions

@@ -19,7 +19,8 @@ from longbench100.catalog.suites import recorded_suite
 from longbench100.scoring.aggregates.aggregate import aggregate, canonical_base_labels
 from longbench100.scoring.aggregates.by_suite import suite_blocks
 from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
-from longbench100.folders.data_records import DataRecord, load_data, manifest_sha256, read_manifest, tokenizer_identity
+from longbench100.folders.data_records import DataRecord, load_data, manifest_sha256, tokenizer_identity
+from longbench100.folders.layout import read_folder_manifest
 from .grading import JUDGE_METRICS, choose_metrics
 from longbench100.judge.cost import check_prices, plan_lines
 from longbench100.judge.grader import Judge
@@ -107,7 +108,7 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
     """
     if options.dry_run:
         return _score(options, echo, progress)
-    guard_output_file(options.out, "--out", {"--data": options.data_dir, "--predictions": options.predictions})
+    guard_output_file(options.out, "--out", "results", {"--data": options.data_dir, "--predictions": options.predictions})
     with output_lock(options.out, "--out", options.wait):
         return _score(options, echo, progress)
 
@@ -117,7 +118,7 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
     if options.rouge_variant not in ROUGE_VARIANTS:
         raise UserError(f"--rouge-variant {options.rouge_variant}: choose from {', '.join(ROUGE_VARIANTS)}")
     check_prices(options.price_in, options.price_out)
-    suite = recorded_suite(read_manifest(options.data_dir))
+    suite = recorded_suite(read_folder_manifest(options.data_dir))
     judge_style = resolve_judge_style(options.judge_style, suite)
     base_labels = canonical_base_labels(list(options.base_lengths or (suite["base_lengths"] if suite else DEFAULT_BASE_LABELS)))
     every = load_data(options.data_dir)
@@ -164,7 +165,7 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
     ungraded = sum(sample.score is None and not sample.filtered for sample in outcome.samples)
     judge_block = None if judge is None else judge.describe()
     fingerprint = manifest_sha256(options.data_dir)
-    data_manifest = read_manifest(options.data_dir) or {}
+    data_manifest = read_folder_manifest(options.data_dir) or {}
     missing_cells: dict[str, list[str]] = {}
     for task, label in left_out:
         missing_cells.setdefault(task, []).append(label)

@@ -20,11 +20,12 @@ from pathlib import Path
 
 from longbench100.core.version import __version__
 from longbench100.core.atomic import write_json_atomic
-from longbench100.folders.layout import list_data_files
+from longbench100.folders.layout import open_data_folder
 from longbench100.core.errors import UserError
 from longbench100.folders.lock import output_lock
 from longbench100.folders.guard import guard_output_file
-from longbench100.folders.data_records import MANIFEST, read_jsonl, read_manifest, tokenizer_identity
+from longbench100.folders.data_records import tokenizer_identity
+from longbench100.folders.layout import MANIFEST, read_jsonl
 from longbench100.judge.grader import Judge, JudgePlan, Verdict
 from longbench100.judge.prompts import JudgePrompt
 from longbench100.llm.options import JudgeOptions
@@ -86,7 +87,7 @@ class CoverageOutcome:
 def run_coverage(options: CoverageOptions) -> CoverageOutcome:
     """Measure IC by construction and/or by the evaluator; write ``options.out`` when given."""
     if options.out is not None and not options.dry_run:
-        guard_output_file(options.out, "--out", {"--data": options.data_dir, "--input": options.input_file})
+        guard_output_file(options.out, "--out", "coverage", {"--data": options.data_dir, "--input": options.input_file})
     samples, tokenizer, source = _load(options)
     judge = make_judge(options.evaluator)
     if options.dry_run and judge is None:
@@ -136,7 +137,8 @@ def _load(options: CoverageOptions) -> tuple[list[CoverageSample], Tokenizer, di
 def _data_samples(options: CoverageOptions) -> tuple[list[CoverageSample], Tokenizer, dict]:
     """Samples of a generated folder: context and gold spans cut exactly from each stored prompt."""
     data_dir = options.data_dir
-    manifest = read_manifest(data_dir)
+    folder = open_data_folder(data_dir)
+    manifest = folder.manifest
     if manifest is None:
         raise UserError(f"--data {data_dir}: no {MANIFEST} (coverage needs a folder written by generate)")
     manifest_options = manifest.get("options") or {}
@@ -145,7 +147,8 @@ def _data_samples(options: CoverageOptions) -> tuple[list[CoverageSample], Token
     if options.tokenizer and options.tokenizer != manifest_options.get("tokenizer"):
         raise UserError(f"--tokenizer goes with --input; {data_dir} is counted with its own tokenizer "
                         f"{manifest_options.get('tokenizer')}")
-    refs = [ref for ref in list_data_files(data_dir, options.tasks) if options.labels is None or ref.label in options.labels]
+    refs = [ref for ref in folder.files if (options.tasks is None or ref.task in options.tasks)
+            and (options.labels is None or ref.label in options.labels)]
     if not refs:
         raise UserError(f"--data {data_dir}: no data files for the chosen tasks and lengths")
     samples = []

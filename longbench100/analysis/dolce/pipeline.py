@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from dataclasses import dataclass
@@ -12,7 +11,8 @@ import numpy as np
 
 from longbench100.core.version import __version__
 from longbench100.core.errors import UserError
-from longbench100.folders.data_records import MANIFEST, DataRecord, data_files, parse_record, read_jsonl
+from longbench100.folders.data_records import DataRecord, data_files, parse_record
+from longbench100.folders.layout import MANIFEST, read_folder_manifest, read_jsonl
 from longbench100.scoring.predictions import load_predictions, match_predictions
 from longbench100.catalog.task_info import TASKS
 from longbench100.analysis.dolce.categories import NEVER_SOLVED_RULES, category, is_solved, problem_category, rule_categories, thresholds
@@ -44,12 +44,11 @@ class Probe:
 
 def load_probes(probe_dir: Path) -> tuple[list[Probe], dict]:
     """Read a probe folder written by ``dolce probes``; returns the probes and its manifest."""
-    path = probe_dir / MANIFEST
-    manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    manifest = read_folder_manifest(probe_dir) or {}
     if manifest.get("kind") != PROBE_KIND:
         raise UserError(f"--probes {probe_dir}: not a probe folder (its {MANIFEST} must say kind {PROBE_KIND!r})")
     probes = []
-    for file in data_files(probe_dir):
+    for file in data_files(probe_dir, "--probes"):
         for where, value in read_jsonl(file):
             record = parse_record(value, where)
             origin = (value.get("gold") or {}).get("dolce")

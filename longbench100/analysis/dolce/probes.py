@@ -15,10 +15,11 @@ from pathlib import Path
 
 from longbench100.core.version import __version__
 from longbench100.core.atomic import write_bytes_atomic
-from longbench100.folders.layout import data_file_path, list_data_files
+from longbench100.folders.layout import data_file_path, open_data_folder, read_folder_manifest
 from longbench100.core.errors import UserError
 from longbench100.folders.guard import guard_output_dir, mark_folder
-from longbench100.folders.data_records import MANIFEST, manifest_sha256, read_jsonl
+from longbench100.folders.data_records import manifest_sha256
+from longbench100.folders.layout import MANIFEST, read_jsonl
 from longbench100.text.tokenization import load_tokenizer
 from longbench100.analysis.prompt_parts import IDK_INSTRUCTION, gold_block_spans, split_prompt, window_prompt
 from longbench100.text.units import covered_units, unit_spans
@@ -66,18 +67,19 @@ def unit_kind(task: str, requested: str, has_passages: bool) -> str:
 
 def build_probes(options: ProbeOptions) -> ProbeSet:
     """Read the data folder and build every probe record (nothing is written)."""
-    manifest_path = options.data_dir / MANIFEST
-    if not manifest_path.is_file():
-        raise UserError(f"--data {options.data_dir}: no {MANIFEST} (probes need a folder written by generate)")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    folder = open_data_folder(options.data_dir)
+    manifest = folder.manifest
+    if manifest is None or not isinstance((manifest.get("options") or {}).get("tokenizer"), str):
+        raise UserError(f"--data {options.data_dir}: no {MANIFEST} naming its tokenizer "
+                        "(probes need a folder written by generate)")
     if manifest.get("kind") == PROBE_KIND:
         raise UserError(f"--data {options.data_dir}: this is already a probe folder")
     if (manifest.get("options") or {}).get("chat_template"):
         raise UserError(f"--data {options.data_dir}: built with --chat-template; probes need plain prompts")
     tokenizer = load_tokenizer(manifest["options"]["tokenizer"])
     probe_set = ProbeSet()
-    refs = [ref for ref in list_data_files(options.data_dir, options.tasks)
-            if options.labels is None or ref.label in options.labels]
+    refs = [ref for ref in folder.files if (options.tasks is None or ref.task in options.tasks)
+            and (options.labels is None or ref.label in options.labels)]
     if not refs:
         raise UserError(f"--data {options.data_dir}: no data files for the chosen tasks and lengths")
     for ref in refs:
@@ -178,4 +180,4 @@ def write_probes(probe_set: ProbeSet, options: ProbeOptions, out_dir: Path) -> N
 
 def _source_options(data_dir: Path) -> dict:
     """The source folder's generate options (tokenizer and templates travel with the probes)."""
-    return dict(json.loads((data_dir / MANIFEST).read_text(encoding="utf-8")).get("options") or {})
+    return dict((read_folder_manifest(data_dir) or {}).get("options") or {})

@@ -17,7 +17,9 @@ from longbench100.core.atomic import write_bytes_atomic, write_json_atomic
 from longbench100.core.errors import UserError
 from longbench100.folders.guard import guard_output_dir, mark_folder
 from longbench100.catalog.task_info import TASKS
-from longbench100.folders.data_records import MANIFEST, data_files
+from longbench100.folders.data_records import data_files
+from longbench100.folders.layout import MANIFEST, read_folder_manifest
+from longbench100.publish.staging import remove_stale_staging, staged_folder
 
 
 def _file_entry(path: Path) -> dict:
@@ -63,8 +65,22 @@ def check_filter_out(data_dir: Path, out_dir: Path, predictions: list[Path]) -> 
 
 
 def write_filtered(data_dir: Path, out_dir: Path, dropped: set[str], filter_record: dict) -> dict[str, dict]:
-    """Copy ``data_dir`` to ``out_dir`` without the ``dropped`` records; return the new data files' entries."""
+    """Copy ``data_dir`` to ``out_dir`` without the ``dropped`` records; return the new data files' entries.
+
+    The copy is built in a staging folder beside ``out_dir`` and renamed to it only once complete, so a
+    crash or a full disk leaves no half-written data folder (and a rerun starts afresh)."""
     check_filter_out(data_dir, out_dir, [])
+    remove_stale_staging(out_dir)
+    try:
+        with staged_folder(out_dir, "--out") as staging:
+            return _write_copy(data_dir, staging, dropped, filter_record)
+    except OSError as error:
+        raise UserError(f"--out {out_dir}: cannot write the filtered copy ({error.strerror or type(error).__name__}); "
+                        "nothing was kept, rerun when there is room") from None
+
+
+def _write_copy(data_dir: Path, out_dir: Path, dropped: set[str], filter_record: dict) -> dict[str, dict]:
+    """:func:`write_filtered` into the (staging) folder ``out_dir``."""
     mark_folder(out_dir, "data")
     data_paths = set(data_files(data_dir))
     for source in sorted(data_dir.rglob("*")):
@@ -79,7 +95,7 @@ def write_filtered(data_dir: Path, out_dir: Path, dropped: set[str], filter_reco
             shutil.copy2(source, target)
     entries = {path.relative_to(out_dir).as_posix(): _file_entry(path) for path in data_files(out_dir)}
     manifest_path = data_dir / MANIFEST
-    original = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else None
+    original = read_folder_manifest(data_dir)
     manifest = copy.deepcopy(original) if isinstance(original, dict) else {}  # the original stays verbatim
     manifest["files"] = _updated_files(manifest.get("files"), entries)
     _update_task_rows(manifest.get("tasks"), entries)
