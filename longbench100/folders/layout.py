@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterable, Protocol, Sequence, TypeVar
 
 from longbench100.core.errors import UserError, json_error_text
-from longbench100.json_shape import check_shape
+from longbench100.core.json_shape import check_shape
 from longbench100.core.lengths import canonical_label, parse_length
 from longbench100.catalog.task_info import TASKS
 

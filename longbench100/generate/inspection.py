@@ -13,7 +13,7 @@ from longbench100.core.errors import UserError
 from longbench100.core.lengths import DEFAULT_BASE_LABELS, parse_length
 from longbench100.catalog.suites import recorded_suite
 from .base_lengths import base_length_warnings
-from ..json_shape import check_shape
+from longbench100.core.json_shape import check_shape
 
 
 _SUMMARISED = {"length": int, "prompt_tokens": int, "gold": {"depth?": (float, type(None)), "passages?": (list, type(None))}}

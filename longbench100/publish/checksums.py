@@ -7,7 +7,7 @@ from pathlib import Path
 
 from longbench100.folders.layout import decode_json, read_bytes
 from longbench100.core.errors import UserError
-from ..json_shape import check_shape
+from longbench100.core.json_shape import check_shape
 from longbench100.core.digests import file_sha256
 
 MANIFEST = "manifest.json"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from longbench100.folders.layout import decode_json
 from longbench100.core.errors import UserError
-from ..json_shape import check_shape
+from longbench100.core.json_shape import check_shape
 
 if TYPE_CHECKING:
     import pyarrow

@@ -6,7 +6,7 @@ from pathlib import Path
 from longbench100.core.errors import UserError
 from longbench100.folders.data_records import DataRecord
 from longbench100.folders.layout import read_jsonl
-from ..json_shape import check_shape
+from longbench100.core.json_shape import check_shape
 
 _EXAMPLES = 3
 _TEXT = (str, type(None))
