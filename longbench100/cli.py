@@ -12,6 +12,7 @@ import sys
 import click
 
 from longbench100.core.version import __version__
+from .commands.console import add_verbosity_options
 from longbench100.core.errors import UserError
 from longbench100.core.interrupts import interrupt_exit_code, interrupt_message, sigterm_as_interrupt
 from longbench100.core.process_exit import run_and_leave
@@ -63,7 +64,9 @@ class _LazyGroup(click.Group):
         if name not in COMMANDS:
             return None
         module_name, attribute = COMMANDS[name].split(":")
-        return getattr(importlib.import_module(f"longbench100.commands.{module_name}"), attribute)
+        module = importlib.import_module(f"longbench100.commands.{module_name}")
+        command = getattr(module, attribute)
+        return add_verbosity_options(command)
 
     def invoke(self, ctx: click.Context):  # noqa: D102 - click API
         try:

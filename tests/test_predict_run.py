@@ -193,6 +193,35 @@ def test_selection_tokens_mode_and_api_key(tmp_path):
         assert request.headers["authorization"] == "Bearer sk-123"
 
 
+def test_openai_environment_variables_are_read_and_explicit_options_win(tmp_path):
+    data = write_data(tmp_path / "data", {("kv_retrieval", "2k"): 1})
+    with OpenAIStub(echo) as from_env, OpenAIStub(echo) as given:
+        env = {
+            "OPENAI_BASE_URL": from_env.base_url,
+            "OPENAI_API_KEY": "sk-env",
+            "MY_KEY": "sk-mine",
+        }
+        args = ["predict", "--data", str(data), "--model", from_env.model]
+        result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "a")], env=env)
+        assert result.exit_code == 0, result.output
+        result = CliRunner().invoke(
+            main,
+            [
+                *args,
+                "--out",
+                str(tmp_path / "b"),
+                "--base-url",
+                given.base_url,
+                "--api-key-env",
+                "MY_KEY",
+            ],
+            env=env,
+        )
+        assert result.exit_code == 0, result.output
+    assert [request.headers["authorization"] for request in from_env.requests] == ["Bearer sk-env"]
+    assert [request.headers["authorization"] for request in given.requests] == ["Bearer sk-mine"]
+
+
 def test_concurrency_limit_holds_for_a_run(tmp_path):
     # Requests pass only in groups of 4: a run with --concurrency 4 fills every group (peak 4) and
     # never exceeds it. 6 QA samples (12 requests) + 4 others = 16 requests.

@@ -74,5 +74,7 @@ def test_the_same_server_twice_and_no_server_are_refused(tmp_path: Path):
     result = CliRunner().invoke(main, ["predict", "--data", str(data), "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
                                        "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "p")])
     assert result.exit_code == 2 and "a server is given twice" in result.output
-    result = CliRunner().invoke(main, ["predict", "--data", str(data), "--model", "m", "--out", str(tmp_path / "p")])
+    no_server = ["predict", "--data", str(data), "--model", "m", "--out", str(tmp_path / "p")]
+    result = CliRunner().invoke(main, no_server, env={"OPENAI_BASE_URL": None})
     assert result.exit_code == 2 and "give the server" in result.output
+    assert "OPENAI_BASE_URL" in result.output

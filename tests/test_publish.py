@@ -78,7 +78,9 @@ def offline_datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home / "datasets"
 
 
-def test_datasets_loads_every_config_and_split_with_the_source_rows(generated: Path, snapshot: Path, offline_datasets: Path):
+def test_datasets_loads_every_config_and_split_with_the_source_rows(
+    generated: Path, snapshot: Path, offline_datasets: Path
+):
     import datasets
 
     assert datasets.get_dataset_config_names(str(snapshot)) == list(PAPER_TASKS)
@@ -86,10 +88,52 @@ def test_datasets_loads_every_config_and_split_with_the_source_rows(generated: P
         loaded = datasets.load_dataset(str(snapshot), task, cache_dir=str(offline_datasets))
         assert list(loaded) == list(LABELS)
         for label in LABELS:
-            split = datasets.load_dataset(str(snapshot), task, split=label, cache_dir=str(offline_datasets))
+            split = datasets.load_dataset(
+                str(snapshot), task, split=label, cache_dir=str(offline_datasets)
+            )
             assert split.features["answers"] == datasets.List(datasets.Value("string"))
-            rows = [{**row, "gold": json.loads(row["gold"]), "distractors": json.loads(row["distractors"])} for row in split]
-            assert rows == jsonl(generated / task / f"{label}.jsonl")
+            assert isinstance(split.features["gold"], dict)  # typed, not JSON text
+            assert split.features["distractors"] == datasets.List(
+                {
+                    "source": datasets.Value("string"),
+                    "id": datasets.Value("string"),
+                    "truncated": datasets.Value("bool"),
+                }
+            )
+            assert list(split) == jsonl(generated / task / f"{label}.jsonl")
+
+
+def test_datasets_loads_the_default_config_without_a_name(
+    generated: Path, snapshot: Path, offline_datasets: Path
+):
+    import datasets
+
+    loaded = datasets.load_dataset(str(snapshot), cache_dir=str(offline_datasets))
+    assert list(loaded) == list(LABELS)
+    assert list(loaded["2k"]) == jsonl(generated / PAPER_TASKS[0] / "2k.jsonl")
+
+
+def test_card_metadata_reads_back_with_huggingface_hub(generated: Path, snapshot: Path):
+    import datasets
+    from huggingface_hub import DatasetCard
+
+    data = DatasetCard.load(snapshot / "README.md", ignore_metadata_errors=False).data
+    assert data.license == "other" and data.license_link == "README.md#source-datasets-and-licenses"
+    assert data.source_datasets is None  # the demo sources are packaged, not hub repositories
+    assert [config.get("default", False) for config in data.configs] == [True] + [False] * (
+        len(PAPER_TASKS) - 1
+    )
+    infos = {info["config_name"]: info for info in data.dataset_info}
+    assert sorted(infos) == sorted(PAPER_TASKS)
+    kv = infos["kv_retrieval"]
+    assert [(split["name"], split["num_examples"]) for split in kv["splits"]] == [
+        (label, 3) for label in LABELS
+    ]
+    features = datasets.Features._from_yaml_list(kv["features"])
+    assert features["gold"]["chain"] == datasets.List(datasets.Value("string"))
+    assert kv["download_size"] == sum(
+        (snapshot / "data" / "kv_retrieval" / f"{label}.parquet").stat().st_size for label in LABELS
+    )
 
 
 def test_publishing_twice_gives_identical_files(generated: Path, snapshot: Path, tmp_path: Path):
@@ -125,7 +169,7 @@ def test_card_declares_configs_and_describes_provenance(generated: Path, snapsho
             assert digest in body
     assert "--lengths 2k,4k --rows 3 --seed 7 --tokenizer cl100k_base" in body
     assert "longbench100 predict --data data" in body and "longbench100 score --data data" in body
-    assert "| `gold` | string (JSON object) |" in body and "`json.loads`" in body
+    assert "| `gold` | struct |" in body and "`json.loads`" not in body  # all demo columns typed
     assert 'load_dataset("path/to/snapshot", "kv_retrieval", split="2k")' in body
 
 
@@ -192,3 +236,67 @@ def test_empty_data_file_gets_no_split(generated: Path, tmp_path: Path, offline_
     code, _, err = cli("verify-snapshot", str(snapshot), "--unpack-to", str(rebuilt))
     assert code == 0, err
     assert (rebuilt / "passage_count" / "4k.jsonl").read_bytes() == b""
+
+
+def test_row_groups_are_bounded_by_bytes_so_long_splits_stay_viewable(
+    generated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import pyarrow.parquet as pq
+
+    from longbench100.publish import parquet
+
+    # The hub viewer reads a row group only under 286 MiB uncompressed; a 1M-token prompt is about
+    # 4 MiB of text (under 8 MiB even at 8 bytes a token): the byte bound leaves room for one more.
+    assert parquet.ROW_GROUP_BYTES + 8 * 2**20 < 286 * 2**20
+    monkeypatch.setattr(
+        parquet, "ROW_GROUP_BYTES", 2**20
+    )  # the same mechanism at 1/64 of the scale
+    record = jsonl(generated / "single_doc_qa" / "2k.jsonl")[0]
+    lines = []
+    for row in range(20):  # 20 records of ~300 KiB: a 64-row group would hold ~6 MiB
+        long_record = {
+            **record,
+            "row": row,
+            "prompt": f"{row} " + "A long passage of text. " * 12_800,
+        }
+        lines.append(json.dumps(long_record, ensure_ascii=False) + "\n")
+    source = tmp_path / "2k.jsonl"
+    source.write_text("".join(lines), encoding="utf-8")
+    schema = parquet.arrow_schema(parquet.structured_types([source]))
+    assert (
+        parquet.write_parquet(source, tmp_path / "2k.parquet", "single_doc_qa", "2k", schema) == 20
+    )
+    metadata = pq.read_metadata(tmp_path / "2k.parquet")
+    sizes = [metadata.row_group(index).total_byte_size for index in range(metadata.num_row_groups)]
+    assert len(sizes) >= 6 and max(sizes) <= 2**20
+    assert [dict(back) for back in parquet.read_records(tmp_path / "2k.parquet")] == [
+        json.loads(line) for line in lines
+    ]
+
+
+def test_a_column_that_would_not_come_back_unchanged_stays_json_text(tmp_path: Path):
+    import pyarrow as pa
+
+    from longbench100.publish.parquet import structured_types
+
+    def write(name: str, golds: list[dict]) -> Path:
+        path = tmp_path / name
+        path.write_text(
+            "".join(json.dumps({"gold": gold, "distractors": []}) + "\n" for gold in golds)
+        )
+        return path
+
+    typed = structured_types(
+        [write("a.jsonl", [{"depth": 0.5, "passages": [1]}, {"depth": 0.25, "passages": []}])]
+    )
+    assert typed["gold"] == pa.struct([("depth", pa.float64()), ("passages", pa.list_(pa.int64()))])
+    assert typed["distractors"] == pa.list_(
+        pa.null()
+    )  # only empty lists: datasets reads List(Value("null"))
+    for golds in (
+        [{"a": 1, "b": 2}, {"b": 2, "a": 1}],
+        [{"a": 1}, {"b": 2}],
+        [{"x": 1}, {"x": 1.5}],
+        [{"spans": {}}, {"spans": {}}],
+    ):  # Parquet has no struct without fields
+        assert structured_types([write("b.jsonl", golds)])["gold"] == pa.string(), golds

@@ -11,7 +11,12 @@ from longbench100.cli import main
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length
 from longbench100.report.load import load_results
-from longbench100.report.plots import MAX_DEPTH_LINES, lc_by_task_figure, score_by_depth_figure
+from longbench100.report.plots import (
+    FEW_DEPTH_SAMPLES,
+    MAX_DEPTH_LINES,
+    lc_by_task_figure,
+    score_by_depth_figure,
+)
 from longbench100.report.table import fmt, ranks
 from longbench100.scoring.aggregates.aggregate import aggregate
 from longbench100.scoring.samples import ScoredSample
@@ -334,6 +339,18 @@ def test_depth_panels_draw_lines_for_few_lengths_and_a_heatmap_for_many(tmp_path
     assert score_by_depth_figure(load_results([write_results(tmp_path / "b.json", "b", model_samples(GOOD))])) is None
 
 
+def test_depth_points_resting_on_few_samples_are_hollow(tmp_path: Path):
+    bins = depth_bins([50.0] * 10)  # 4 samples per bin
+    bins[0]["n"] = FEW_DEPTH_SAMPLES  # enough: drawn solid
+    path = write_results(
+        tmp_path / "a.json", "a", model_samples(GOOD), depth={"kv_retrieval": {"2k": bins}}
+    )
+    figure = score_by_depth_figure(load_results([path]))
+    (panel,) = [ax for ax in figure.axes if ax.get_title() == "kv_retrieval"]
+    (hollow,) = panel.collections
+    assert len(hollow.get_offsets()) == 9 and "fewer than 10 samples" in figure.get_supxlabel()
+
+
 def test_no_depth_data_means_no_depth_plot(tmp_path: Path):
     path = write_results(tmp_path / "a.json", "a", model_samples(GOOD), settings=settings())
     assert run(str(path), "--out", str(tmp_path / "out"), "--n-boot", "20").exit_code == 0
@@ -390,3 +407,16 @@ def test_run_report_is_the_library_entry(tmp_path: Path):
     outcome = run_report(ReportOptions([path], tmp_path / "out", n_boot=10))
     assert outcome.written[0] == tmp_path / "out" / "report.md" and outcome.warnings == []
     assert all(written.is_file() for written in outcome.written)
+
+
+def test_a_missing_overall_score_is_explained_not_left_blank():
+    from types import SimpleNamespace
+
+    from longbench100.report.document import missing_overall_note
+
+    reason = "kv_retrieval has no graded samples at 2k (the overall averages 2 tasks everywhere)"
+    result = SimpleNamespace(
+        model="m", aggregates={"overall": {"warnings": [f"S_2k is null: {reason}", "other"]}}
+    )
+    assert missing_overall_note([result], ["2k", "4k"]).endswith(f"\n- m, S_2k: {reason}")
+    assert missing_overall_note([result], ["4k"]) is None

@@ -16,6 +16,7 @@ from longbench100.analysis.dolce.categories import NEVER_SOLVED_RULES
 from longbench100.analysis.dolce.estimators import DEFAULT_ESTIMATOR, ESTIMATORS
 from longbench100.text.units import UNIT_KINDS
 from longbench100.analysis.dolce.windows import DEFAULT_WINDOWS, MIN_STRIDED_WINDOWS, parse_windows
+from . import console
 
 
 @click.group("dolce")
@@ -139,5 +140,6 @@ def report_command(fit_path: Path, out_dir: Path) -> None:
     guard_output_dir(out_dir, "--out", "report", {"DOLCE_JSON": fit_path})
     mark_folder(out_dir, "report")
     table, chart = write_dolce_report(fit, out_dir)
-    click.echo(table.read_text(encoding="utf-8"), nl=False)
+    for line in table.read_text(encoding="utf-8").splitlines():
+        console.echo(line)  # the table on stdout, its warning lines on stderr
     click.echo(f"wrote {chart} and {table}")

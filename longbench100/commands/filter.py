@@ -17,6 +17,7 @@ from longbench100.scoring.qa_filter.filtered_folder import check_filter_out, wri
 from longbench100.judge.cost import check_prices, plan_lines
 from ..scoring.run import default_model_name, prepare_judge, read_predictions
 from longbench100.catalog.suites import recorded_suite
+from . import console
 from .score import judge_options, judge_settings
 
 
@@ -84,13 +85,13 @@ def filter_command(
     all_jobs = [job for jobs in jobs_per_model for job in jobs]
     uses_judge = any(metric in JUDGE_METRICS for metric in metrics.values())
     prompts = judge_prompts(all_jobs)
-    judge = prepare_judge(settings, prompts, dry_run, click.echo) if uses_judge else None
+    judge = prepare_judge(settings, prompts, dry_run, console.echo) if uses_judge else None
     if dry_run:
         plan = judge.plan(prompts) if judge else None
         for line in plan_lines(plan, judge_max_tokens, price_in, price_out):
             click.echo(line)
         return
-    scores = grade_jobs(all_jobs, judge, progress=sys.stderr.isatty())
+    scores = grade_jobs(all_jobs, judge, progress=sys.stderr.isatty() and not console.quiet())
     model_entries = _flag_all(models, jobs_per_model, scores, threshold, qa)
     dropped = drops(qa, models)
     record = {

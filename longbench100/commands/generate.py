@@ -12,6 +12,7 @@ from longbench100.core.lengths import parse_length_list
 from longbench100.llm.options import ANNOTATOR_LOOP_PENALTY, ANNOTATOR_MAX_TOKENS, OPENAI_BASE_URL, JudgeOptions
 from longbench100.catalog.suites import DEFAULT_SUITE, load_suite, pick_tasks, suite_for_tasks
 from longbench100.text.tokenization import DEFAULT_TOKENIZER
+from . import console
 from .sources import SOURCES_HELP
 
 
@@ -51,12 +52,12 @@ from .sources import SOURCES_HELP
               "manifest's shortfalls; without it such a run stops before writing anything.")
 @click.option("--dry-run", is_flag=True, help="Print the annotator calls (after cache hits) and their prompt tokens, then stop: nothing is sent or written.")
 @click.option("--wait", is_flag=True, help="When another run is writing the same --out, wait for it instead of refusing.")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
 def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: int, tokenizer_spec: str, sources_option: str | None, out: Path,
              workers: int, templates_dir: Path | None, resume: bool, whole_documents: bool, chat_template: bool,
              reserve_output: int, unpaired: bool, negatives: str, verify_counts: bool, check_shortcuts: bool,
              annotator_model: str | None, annotator_base_url: str, annotator_api_key_env: str, annotator_concurrency: int,
-             annotator_max_tokens: int, annotator_loop_penalty: float, allow_unlabelled: bool, dry_run: bool, wait: bool, quiet: bool) -> None:
+             annotator_max_tokens: int, annotator_loop_penalty: float, allow_unlabelled: bool,
+             dry_run: bool, wait: bool) -> None:
     """Generate benchmark samples whose whole prompt fits an exact token budget.
 
     Each sample hides its ground truth among real distractor documents of the same kind, pads with
@@ -88,7 +89,7 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
                                              concurrency=annotator_concurrency, max_tokens=annotator_max_tokens,
                                              loop_penalty=annotator_loop_penalty),
     )
-    manifest = run_generate(options, echo=click.echo, progress=not quiet)
+    manifest = run_generate(options, echo=console.echo, progress=not console.quiet())
     if dry_run:
         return
     if (manifest.get("shortcuts") or {}).get("passed") is False:

@@ -12,6 +12,7 @@ from longbench100.core.errors import UserError
 from ..generate.inspection import FolderSummary, LengthSummary, summarise_folder
 from longbench100.folders.layout import read_folder_manifest
 from longbench100.catalog.suites import group_by_suite, recorded_suite
+from . import console
 
 
 @click.command()
@@ -52,13 +53,13 @@ def inspect(out: Path, as_json: bool) -> None:
     for line in summary.skipped:
         click.echo(f"skipped: {line}")
     for line in summary.warnings:
-        click.echo(f"warning: {line}")
+        console.echo(f"warning: {line}")
     if summary.near_duplicates:
         click.echo(summary.near_duplicates)
     if summary.unanswerable:
         click.echo(summary.unanswerable)
     if coverage_note:
-        click.echo(f"note: {coverage_note}")
+        console.echo(f"note: {coverage_note}")
     click.echo(_shortcut_line(read_folder_manifest(out) or {}, out))
     annotator = _annotator_line(read_folder_manifest(out) or {})
     if annotator:

@@ -11,6 +11,10 @@ import click
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length_list
 from longbench100.catalog.task_info import parse_task_list
+from . import console
+
+OPENAI_BASE_URL = "OPENAI_BASE_URL"  # the environment variables the OpenAI SDK reads
+OPENAI_API_KEY = "OPENAI_API_KEY"
 
 
 def _max_new_tokens(text: str) -> int | None:
@@ -23,9 +27,10 @@ def _max_new_tokens(text: str) -> int | None:
 
 
 def _api_key(variable: str | None) -> str | None:
-    """Read the API key from the named environment variable; none when no variable is named."""
+    """Read the API key from the named environment variable; without one, from ``OPENAI_API_KEY``
+    as the OpenAI SDK does (none when it is unset or empty: local servers need no key)."""
     if variable is None:
-        return None
+        return os.environ.get(OPENAI_API_KEY, "").strip() or None
     value = os.environ.get(variable, "").strip()
     if not value:
         raise UserError(f"--api-key-env {variable}: environment variable {variable} is not set or empty")
@@ -37,11 +42,14 @@ def _api_key(variable: str | None) -> str | None:
 @click.option("--model", required=True, help="Model name as the server knows it (vLLM: as given to `vllm serve`).")
 @click.option("--base-url", "base_urls", multiple=True,
               help="API root, e.g. http://127.0.0.1:8000/v1. Give it several times for replicas of one model: each "
-                   "request goes to the least busy server, a dead one is dropped and its requests sent elsewhere.")
+                   "request goes to the least busy server, a dead one is dropped and its "
+                   "requests sent elsewhere.  [default: $OPENAI_BASE_URL]")
 @click.option("--base-urls-file", type=click.Path(path_type=Path, dir_okay=False),
               help="A file of API roots, one per line (# starts a comment), added to the --base-url ones.")
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Prediction folder (per model).")
-@click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key (default: send none).")
+@click.option("--api-key-env", metavar="VAR",
+              help="Environment variable holding the API key.  "
+                   "[default: OPENAI_API_KEY when set, else send none]")
 @click.option(
     "--mode",
     type=click.Choice(["chat", "completion"]),
@@ -152,10 +160,11 @@ def predict(
         extra_body=parse_extra_body(extra_body_text),
         timeout_s=timeout_s,
         max_retries=max_retries,
-        progress=progress,
+        progress=False if console.quiet() else progress,
         wait=wait,
     )
-    summary = run_predict(options, echo=click.echo)  # Ctrl-C / SIGTERM: the CLI prints the resume hint, exit 130 / 143
+    # Ctrl-C / SIGTERM: the CLI prints the resume hint, exit 130 / 143
+    summary = run_predict(options, echo=console.echo)
     failure = failure_message(summary, options)
     if failure is not None:
         click.echo(f"error: {failure}", err=True)
@@ -163,7 +172,8 @@ def predict(
 
 
 def _servers(base_urls: tuple[str, ...], urls_file: Path | None) -> tuple[str, ...]:
-    """The API roots of ``--base-url`` (repeated) and ``--base-urls-file``, in order; at least one."""
+    """The API roots of ``--base-url`` (repeated) and ``--base-urls-file``, in order; without
+    either, ``$OPENAI_BASE_URL`` as the OpenAI SDK reads it; at least one."""
     servers = list(base_urls)
     if urls_file is not None:
         try:
@@ -171,6 +181,9 @@ def _servers(base_urls: tuple[str, ...], urls_file: Path | None) -> tuple[str, .
         except (OSError, UnicodeDecodeError) as error:
             raise UserError(f"--base-urls-file {urls_file}: cannot read it ({error})") from None
         servers += [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
+    if not servers and os.environ.get(OPENAI_BASE_URL, "").strip():
+        servers.append(os.environ[OPENAI_BASE_URL].strip())
     if not servers:
-        raise UserError("give the server: --base-url http://HOST:PORT/v1 (several times for replicas), or --base-urls-file")
+        raise UserError("give the server: --base-url http://HOST:PORT/v1 (several times for "
+                        f"replicas), --base-urls-file, or set {OPENAI_BASE_URL}")
     return tuple(servers)

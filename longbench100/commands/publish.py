@@ -9,6 +9,7 @@ import click
 
 from longbench100.core.version import __version__
 from longbench100.core.errors import UserError
+from . import console
 
 
 @click.command()
@@ -20,8 +21,8 @@ from longbench100.core.errors import UserError
 @click.option("--repo-id", metavar="ORG/NAME", help="Hub dataset repository; named in the card's loading examples.")
 @click.option("--push", is_flag=True, help="Upload the snapshot to --repo-id (needs a hub token; checked before anything is written).")
 @click.option("--private", is_flag=True, help="With --push: create the repository as private.")
-@click.option("--quiet", is_flag=True, help="Print only the final summary.")
-def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | None, push: bool, private: bool, quiet: bool) -> None:
+def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | None, push: bool,
+            private: bool) -> None:
     """Write a dataset snapshot that `datasets.load_dataset` and the Hugging Face hub can use.
 
     The snapshot holds one Parquet file per task and length (data/<task>/<label>.parquet), a dataset
@@ -53,7 +54,8 @@ def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | Non
         click.echo(f"removed {stale}: left by an interrupted publish")
     token = check_push_access() if push else None
     with output_lock(snapshot, "--out"):
-        result = publish_snapshot(data_dir, snapshot, name=name, repo_id=repo_id, echo=(lambda _: None) if quiet else click.echo)
+        echo = (lambda _: None) if console.quiet() else console.echo
+        result = publish_snapshot(data_dir, snapshot, name=name, repo_id=repo_id, echo=echo)
     rows = sum(split.rows for split in result.splits)
     tasks = len({split.task for split in result.splits})
     skipped = f"; {len(result.empty)} empty data files left out" if result.empty else ""

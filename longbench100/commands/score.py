@@ -15,6 +15,7 @@ from longbench100.llm.options import OPENAI_BASE_URL, JudgeOptions
 from longbench100.catalog.judge_styles import JUDGE_STYLES
 from longbench100.scoring.qa_filter.threshold import DEFAULT_THRESHOLD, parse_threshold
 from ..scoring.run import ScoreOptions, run_score
+from . import console
 
 
 def judge_options(command: Callable) -> Callable:
@@ -90,4 +91,5 @@ def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_na
         judge_style=judge_style,
         rouge_variant=rouge_variant, limit=limit, dry_run=dry_run, price_in=price_in, price_out=price_out, wait=wait,
     )
-    run_score(options, echo=click.echo, progress=True)  # a bar on a terminal, plain lines otherwise
+    # progress: a bar on a terminal, plain lines otherwise
+    run_score(options, echo=console.echo, progress=not console.quiet())

@@ -1,7 +1,9 @@
 """The dataset card (``SNAPSHOT/README.md``): a YAML header declaring configs and splits, and a body from a template.
 
-The header is written with PyYAML (``datasets`` and the hub read it); the body is ``card.md.jinja2``.
-Nothing time- or machine-dependent goes in, so the same data always gives the same card.
+The header is built with huggingface_hub's :class:`DatasetCardData` (``dataset_info`` from
+``datasets``' own :class:`DatasetInfo`), and the whole card is read back with :class:`DatasetCard`
+and checked before it is written; the body is ``card.md.jinja2``. Nothing time- or
+machine-dependent goes in, so the same data always gives the same card.
 """
 
 from __future__ import annotations
@@ -9,15 +11,24 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from longbench100.core.version import __version__
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length
 from longbench100.catalog.task_info import TASKS
-from .parquet import ROW_GROUP_ROWS
+from .parquet import ROW_GROUP_BYTES, ROW_GROUP_ROWS
+
+if TYPE_CHECKING:
+    import datasets
+    import huggingface_hub
+    import pyarrow
 
 TEMPLATE = "card.md.jinja2"
 TASK_CATEGORIES = ["question-answering", "summarization", "text-generation"]
+LICENSE_LINK = "README.md#source-datasets-and-licenses"  # the card's license section
+HEADER_FIRST = ["pretty_name"]  # the card's YAML opens with its name
+BUNDLED_REVISION = "packaged"  # sources shipped in the package (the demo), not on the hub
 
 
 @dataclass(frozen=True)
@@ -28,36 +39,102 @@ class SplitFile:
     label: str
     path: str  # relative to the snapshot root, posix
     rows: int
+    num_bytes: int  # uncompressed size of its row groups
+    file_bytes: int  # size of the Parquet file
 
 
-def render_card(name: str, repo_id: str | None, splits: list[SplitFile], empty: list[tuple[str, str]], generation: dict) -> str:
-    """The whole card: YAML header, then the body rendered from the template."""
-    return f"---\n{card_header(name, splits, generation)}---\n\n{card_body(name, repo_id, splits, empty, generation)}"
+@dataclass(frozen=True)
+class ConfigSchema:
+    """One config's columns: its Arrow schema and the columns it stores as JSON text."""
+
+    schema: pyarrow.Schema
+    json_columns: tuple[str, ...]
 
 
-def card_header(name: str, splits: list[SplitFile], generation: dict) -> str:
-    """The YAML metadata: one config per task, one split per length label, plus hub metadata."""
-    import yaml
+def json_columns_by_task(schemas: dict[str, ConfigSchema]) -> dict[str, list[str]]:
+    """The configs that keep a column as JSON text, with those columns."""
+    return {task: list(schema.json_columns)
+            for task, schema in schemas.items() if schema.json_columns}
+
+
+def render_card(name: str, repo_id: str | None, splits: list[SplitFile],
+                empty: list[tuple[str, str]], generation: dict,
+                schemas: dict[str, ConfigSchema]) -> str:
+    """The whole card: YAML header, then the body rendered from the template; read back with
+    :class:`huggingface_hub.DatasetCard` and checked to declare what was written."""
+    header = card_data(name, splits, generation, schemas)
+    body = card_body(name, repo_id, splits, empty, generation, schemas)
+    text = f"---\n{header.to_yaml(original_order=HEADER_FIRST)}\n---\n\n{body}"
+    check_card(text, header.to_dict())
+    return text
+
+
+def card_data(name: str, splits: list[SplitFile], generation: dict,
+              schemas: dict[str, ConfigSchema]) -> huggingface_hub.DatasetCardData:
+    """The metadata: one config per task (the first is the default), one split per length label,
+    each config's features and split sizes (``dataset_info``), licenses and the hub repositories
+    read."""
+    from huggingface_hub import DatasetCardData
 
     configs: dict[str, list[dict]] = {}
     for split in splits:
         configs.setdefault(split.task, []).append({"split": split.label, "path": split.path})
-    repos = sorted({source["repo_id"] for source in generation["sources"].values() if source.get("repo_id")})
-    header = {
-        "pretty_name": name,
-        "language": ["en"],
-        "license": "other",
-        "license_name": "per-source-licenses",
-        "tags": ["long-context", "benchmark", "longbench100"],
-        "task_categories": TASK_CATEGORIES,
-        "size_categories": [_size_category(sum(split.rows for split in splits))],
-        "source_datasets": repos,
-        "configs": [{"config_name": task, "data_files": files} for task, files in configs.items()],
-    }
-    return yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=1000, default_flow_style=False)
+    repos = sorted({source["repo_id"] for source in generation["sources"].values()
+                    if source.get("repo_id") and source.get("revision") != BUNDLED_REVISION})
+    data = DatasetCardData(
+        pretty_name=name,
+        language=["en"],
+        license="other",
+        license_name="per-source-licenses",
+        license_link=LICENSE_LINK,
+        tags=["long-context", "benchmark", "longbench100"],
+        task_categories=TASK_CATEGORIES,
+        size_categories=[_size_category(sum(split.rows for split in splits))],
+        source_datasets=repos or None,
+        configs=[
+            {"config_name": task, **({"default": True} if index == 0 else {}), "data_files": files}
+            for index, (task, files) in enumerate(configs.items())
+        ],
+    )
+    _dataset_infos(splits, schemas).to_dataset_card_data(data)
+    return data
 
 
-def card_body(name: str, repo_id: str | None, splits: list[SplitFile], empty: list[tuple[str, str]], generation: dict) -> str:
+def _dataset_infos(splits: list[SplitFile],
+                   schemas: dict[str, ConfigSchema]) -> datasets.info.DatasetInfosDict:
+    """``datasets``' description of every config: its features and each split's rows and sizes."""
+    from datasets import Features, SplitDict, SplitInfo
+    from datasets.info import DatasetInfo, DatasetInfosDict
+
+    infos = DatasetInfosDict()
+    for task, schema in schemas.items():
+        items = [split for split in splits if split.task == task]
+        if not items:
+            continue
+        infos[task] = DatasetInfo(
+            features=Features.from_arrow_schema(schema.schema),
+            splits=SplitDict({split.label: SplitInfo(split.label, split.num_bytes, split.rows)
+                              for split in items}),
+            download_size=sum(split.file_bytes for split in items),
+            dataset_size=sum(split.num_bytes for split in items),
+        )
+    return infos
+
+
+def check_card(text: str, expected: dict) -> None:
+    """Read ``text`` back with :class:`huggingface_hub.DatasetCard` (metadata errors raise) and
+    check that it declares ``expected``; an :class:`AssertionError` here is a bug in the card
+    writer."""
+    from huggingface_hub import DatasetCard
+
+    parsed = DatasetCard(text, ignore_metadata_errors=False).data.to_dict()
+    if parsed != expected:
+        raise AssertionError("the dataset card's metadata does not read back as written")
+
+
+def card_body(name: str, repo_id: str | None, splits: list[SplitFile],
+              empty: list[tuple[str, str]], generation: dict,
+              schemas: dict[str, ConfigSchema]) -> str:
     """The Markdown body: loading, configs and splits, record schema, provenance, licenses, scoring."""
     import jinja2
 
@@ -89,6 +166,8 @@ def card_body(name: str, repo_id: str | None, splits: list[SplitFile], empty: li
             qa_filter=generation.get("qa_filter"),
             generate_command=generate_command(generation["options"]),
             row_group_rows=ROW_GROUP_ROWS,
+            row_group_mib=ROW_GROUP_BYTES // 2**20,
+            json_columns=json_columns_by_task(schemas),
         )
     except jinja2.UndefinedError as error:
         raise UserError(f"the generation manifest lacks a field the card needs ({error.message})") from None

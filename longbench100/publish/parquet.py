@@ -1,7 +1,11 @@
 """Data records to and from Parquet: one flat schema shared by every task, written byte-reproducibly.
 
-``gold`` and ``distractors`` differ in shape from task to task, so they are stored as JSON text;
-everything else keeps its type (``answers`` stays a list of strings).
+``gold`` and ``distractors`` differ in shape from task to task, so their Arrow type is inferred per
+task (one config: every split shares it) and kept only when it gives every record back unchanged; a
+column whose records it would change (keys in another order, absent keys, ints beside floats) is
+stored as JSON text instead. Every other column has one fixed type (``answers`` is a list of
+strings). Row groups hold at most :data:`ROW_GROUP_ROWS` rows and about :data:`ROW_GROUP_BYTES` of
+records, so a split of very long prompts stays far below the hub viewer's row-group limit.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from longbench100.core.json_shape import check_shape
 if TYPE_CHECKING:
     import pyarrow
 
-# Record key -> (Arrow type name, accepted JSON types, whether the column holds JSON text). Order = docs/schema.md.
+# Record key -> (Arrow type name, accepted JSON types, whether its type is inferred per task).
+# Order = docs/schema.md.
 COLUMNS: dict[str, tuple[str, tuple[type, ...], bool]] = {
     "id": ("string", (str,), False),
     "task": ("string", (str,), False),
@@ -34,11 +39,14 @@ COLUMNS: dict[str, tuple[str, tuple[type, ...], bool]] = {
     "distractors": ("string", (list,), True),
     "seed": ("int64", (int,), False),
 }
-JSON_COLUMNS = tuple(name for name, (_, _, as_json) in COLUMNS.items() if as_json)
+STRUCTURED_COLUMNS = tuple(name for name, (_, _, inferred) in COLUMNS.items() if inferred)
 _RECORD_SHAPE = {**{name: accepted for name, (_, accepted, _) in COLUMNS.items()}, "answers": [str]}
 
 # Fixed writer settings: the same records always give the same bytes (for one pyarrow version).
 ROW_GROUP_ROWS = 64
+# A row group closes before its records (as JSON lines) pass this size; a record is never split,
+# and one 1M-token prompt is a few MiB, so row groups stay far below the hub viewer's 286 MiB limit.
+ROW_GROUP_BYTES = 64 * 1024 * 1024
 WRITER_SETTINGS = {
     "version": "2.6",
     "compression": "zstd",
@@ -49,74 +57,150 @@ WRITER_SETTINGS = {
 }
 
 
-def arrow_schema() -> "pyarrow.Schema":
-    """The Arrow schema of every snapshot file (no schema metadata, so nothing varies between runs)."""
+def arrow_schema(structured: dict[str, pyarrow.DataType]) -> pyarrow.Schema:
+    """The Arrow schema of one task's snapshot files, given the types of its
+    :data:`STRUCTURED_COLUMNS` (no schema metadata, so nothing varies between runs)."""
     import pyarrow as pa
 
     types = {"string": pa.string(), "int64": pa.int64(), "list<string>": pa.list_(pa.string())}
-    return pa.schema([pa.field(name, types[type_name], nullable=True) for name, (type_name, _, _) in COLUMNS.items()])
+    return pa.schema([
+        pa.field(name, structured[name] if inferred else types[type_name], nullable=True)
+        for name, (type_name, _, inferred) in COLUMNS.items()
+    ])
 
 
-def to_row(record: object, where: str, task: str, label: str) -> dict:
-    """Check one decoded data record against the schema and return its Parquet row; ``where`` is ``file:line``."""
+def structured_types(jsonl_files: list[Path]) -> dict[str, pyarrow.DataType]:
+    """The Arrow type of each of :data:`STRUCTURED_COLUMNS` over every record of one task's data
+    files: the inferred type where it gives every value back as the same JSON, else ``string`` (JSON
+    text)."""
+    import pyarrow as pa
+
+    values: dict[str, list] = {name: [] for name in STRUCTURED_COLUMNS}
+    for path in jsonl_files:
+        with open(path, "rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                record = decode_json(line, f"{path}:{number}")
+                for name in STRUCTURED_COLUMNS:
+                    values[name].append(record.get(name) if isinstance(record, dict) else None)
+    return {name: _lossless_type(column) or pa.string() for name, column in values.items()}
+
+
+def _lossless_type(values: list) -> pyarrow.DataType | None:
+    """The type Arrow infers for ``values`` when each comes back as the same JSON; else None."""
+    import pyarrow as pa
+
+    if not values:
+        return None
+    try:
+        array = pa.array(values)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+    if pa.types.is_null(array.type) or not _parquet_can_hold(array.type):
+        return None
+    same = all(_json(back) == _json(value) for back, value in zip(array.to_pylist(), values))
+    return array.type if same else None
+
+
+def _parquet_can_hold(data_type: pyarrow.DataType) -> bool:
+    """Whether Parquet can store ``data_type``: no struct without fields (``{}``) at any depth."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(data_type):
+        fields = [data_type.field(index).type for index in range(data_type.num_fields)]
+        return bool(fields) and all(_parquet_can_hold(field) for field in fields)
+    if pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
+        return _parquet_can_hold(data_type.value_type)
+    return True
+
+
+def _json(value: object) -> str:
+    """``value`` as the generator writes it in a record."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def to_row(record: object, where: str, task: str, label: str,
+           json_columns: tuple[str, ...]) -> dict:
+    """Check one decoded data record against the schema and return its Parquet row, with the columns
+    in ``json_columns`` as JSON text; ``where`` is ``file:line``."""
     check_shape(record, _RECORD_SHAPE, where)
-    extra = [key for key in record if key not in COLUMNS]  # type: ignore[union-attr]
+    assert isinstance(record, dict)
+    extra = [key for key in record if key not in COLUMNS]
     if extra:
         raise UserError(f"{where}: record keys differ from docs/schema.md (unknown {', '.join(extra)})")
     if (record["task"], record["label"]) != (task, label):
         raise UserError(f"{where}: record of {record['task']}/{record['label']} in the file for {task}/{label}")
     row = dict(record)
-    for key in JSON_COLUMNS:
-        row[key] = json.dumps(record[key], ensure_ascii=False)
+    for key in json_columns:
+        row[key] = _json(record[key])
     return row
 
 
-def write_parquet(jsonl: Path, target: Path, task: str, label: str) -> int:
-    """Convert one ``<task>/<label>.jsonl`` file to Parquet at ``target``; return the number of rows."""
+def json_columns_of(schema: pyarrow.Schema) -> tuple[str, ...]:
+    """The :data:`STRUCTURED_COLUMNS` that ``schema`` stores as JSON text."""
+    import pyarrow as pa
+
+    return tuple(name for name in STRUCTURED_COLUMNS if pa.types.is_string(schema.field(name).type))
+
+
+def write_parquet(jsonl: Path, target: Path, task: str, label: str, schema: pyarrow.Schema) -> int:
+    """Convert one ``<task>/<label>.jsonl`` file to Parquet at ``target`` with the task's ``schema``
+    (:func:`arrow_schema`); return the number of rows."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = arrow_schema()
     rows = 0
     target.parent.mkdir(parents=True, exist_ok=True)
+    json_columns = json_columns_of(schema)
     with pq.ParquetWriter(target, schema, **WRITER_SETTINGS) as writer:
-        for batch in _batches(jsonl, task, label):
-            writer.write_table(pa.Table.from_pylist(batch, schema=schema), row_group_size=ROW_GROUP_ROWS)
+        for batch in _batches(jsonl, task, label, json_columns):
+            table = pa.Table.from_pylist(batch, schema=schema)
+            writer.write_table(table, row_group_size=len(batch))
             rows += len(batch)
     return rows
 
 
-def _batches(jsonl: Path, task: str, label: str) -> Iterator[list[dict]]:
-    """Rows of a JSONL data file in lists of ``ROW_GROUP_ROWS``.
+def _batches(jsonl: Path, task: str, label: str,
+             json_columns: tuple[str, ...]) -> Iterator[list[dict]]:
+    """Rows of a JSONL data file, one list per row group: at most :data:`ROW_GROUP_ROWS` rows,
+    and no more records than fit in :data:`ROW_GROUP_BYTES` (a single larger record still gets a
+    row group of its own).
 
     Every line must be exactly what the generator writes (``json.dumps(record, ensure_ascii=False)`` and a
     newline), so that ``verify-snapshot --unpack-to`` can rebuild the file byte for byte.
     """
     batch: list[dict] = []
+    batch_bytes = 0
     with open(jsonl, "rb") as handle:
         for number, line in enumerate(handle, start=1):
             where = f"{jsonl}:{number}"
             record = decode_json(line, where)
-            row = to_row(record, where, task, label)
+            row = to_row(record, where, task, label, json_columns)
             canonical = json.dumps({key: record[key] for key in COLUMNS}, ensure_ascii=False) + "\n"
             if canonical.encode("utf-8") != line:
                 raise UserError(f"{where}: not written the way the generator writes records (key order, spacing or "
                                 "line ending), so the snapshot could not rebuild this file byte for byte")
+            if batch and batch_bytes + len(line) > ROW_GROUP_BYTES:
+                yield batch
+                batch, batch_bytes = [], 0
             batch.append(row)
+            batch_bytes += len(line)
             if len(batch) == ROW_GROUP_ROWS:
                 yield batch
-                batch = []
+                batch, batch_bytes = [], 0
     if batch:
         yield batch
 
 
 def read_records(path: Path) -> Iterator[dict]:
-    """The data records of a snapshot Parquet file, with ``gold`` and ``distractors`` decoded, keys in schema order."""
+    """The data records of a snapshot Parquet file, with columns stored as JSON text decoded,
+    keys in schema order."""
     import pyarrow.parquet as pq
 
     parquet = pq.ParquetFile(path)
     if parquet.schema_arrow.names != list(COLUMNS):
         raise UserError(f"{path}: columns {parquet.schema_arrow.names} are not the snapshot schema")
+    json_columns = json_columns_of(parquet.schema_arrow)
     for batch in parquet.iter_batches(batch_size=ROW_GROUP_ROWS):
         for row in batch.to_pylist():
-            yield {key: json.loads(row[key]) if key in JSON_COLUMNS else row[key] for key in COLUMNS}
+            yield {key: json.loads(row[key]) if key in json_columns else row[key]
+                   for key in COLUMNS}

@@ -148,9 +148,26 @@ def skipped_tasks_note(results: list[ModelResult]) -> str | None:
             "categories and does not compare with one that has them):\n" + "\n".join(lines))
 
 
+def missing_overall_note(results: list[ModelResult], labels: list[str]) -> str | None:
+    """Why a model has no overall S_l at a length (its score's warning: the overall averages one
+    fixed task set, so a task without graded samples there leaves S_l null), one bullet each."""
+    lines = []
+    for result in results:
+        warnings = result.aggregates["overall"].get("warnings", [])
+        for label in labels:
+            prefix = f"S_{label} is null: "
+            reason = next((text.removeprefix(prefix) for text in warnings
+                           if text.startswith(prefix)), None)
+            if reason is not None:
+                lines.append(f"- {result.model}, S_{label}: {reason}")
+    if not lines:
+        return None
+    return "No overall score at some lengths, so the plots leave them out:\n" + "\n".join(lines)
+
+
 def render_report(results: list[ModelResult], content: ReportContent) -> str:
-    """The whole report.md: settings, overall leaderboard, plots, per-task tables, depth, intervals,
-    comparisons, warnings."""
+    """The whole report.md: settings, overall leaderboard, plots and their intervals, per-task
+    tables, depth, comparisons, warnings."""
     base, long = label_order(results)
     tasks = list(dict.fromkeys(task for result in results for task in result.aggregates["tasks"]))
     banner = mixed_banner(content.check, content.uncompared)
@@ -168,6 +185,12 @@ def render_report(results: list[ModelResult], content: ReportContent) -> str:
         leaderboard([(result.model, result.aggregates["overall"]) for result in results], long),
     ]
     parts += [f"![{caption}]({name})" for caption, name in content.plots.items()]
+    missing = missing_overall_note(results, base + long)
+    if missing:
+        parts.append(missing)
+    parts.append("## Overall with 95% bootstrap intervals")  # beside the plots they bound
+    for result in results:
+        parts += [f"### {result.model}", interval_table(result.aggregates["overall"], base + long)]
     groups = suite_groups(results, tasks)
     if len(groups) <= 1:  # one suite (or results made before suites): the layout has no suite level
         parts += ["## Per task", *per_task_tables(results, tasks, long)]
@@ -181,9 +204,6 @@ def render_report(results: list[ModelResult], content: ReportContent) -> str:
     parts.append(depth_section(results, content))
     if content.coverage:
         parts.append(coverage_section(content.coverage))
-    parts.append("## Overall with 95% bootstrap intervals")
-    for result in results:
-        parts += [f"### {result.model}", interval_table(result.aggregates["overall"], base + long)]
     if content.comparisons:
         parts += [
             "## Paired comparison of average LC",

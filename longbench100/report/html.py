@@ -1,8 +1,10 @@
 """``report --html``: one self-contained page with the report, its plots and a sample browser.
 
 The page needs no network and no other file: report.md is rendered to HTML (markdown-it-py), the PNG
-plots are embedded as data URIs, and the scored samples of every model travel as JSON inside the page,
-filtered and shown by a small script. With the data folder (``--data``) each sample also shows its
+plots are embedded as data URIs, and the scored samples and aggregates of every model travel as JSON
+inside the page, where a script (``page.html``) draws the models side by side, a score-vs-length
+chart per task, and a sample browser whose filters live in the address; every table cell of the
+report links to its samples. With the data folder (``--data``) each sample also shows its
 prompt: the opening, every gold span with some text around it (highlighted) and the ending, with the
 length of what is left out; whole prompts of long lengths would make the page gigabytes.
 """
@@ -21,11 +23,16 @@ from longbench100.core.atomic import write_bytes_atomic
 from longbench100.folders.data_records import data_files
 from longbench100.folders.layout import read_jsonl
 from .load import ModelResult
+from .table import label_order
 
 HTML_REPORT = "report.html"
 HEAD_CHARS = 600  # of each prompt: its opening (the instruction)
 AROUND_CHARS = 400  # around each gold span
 TAIL_CHARS = 800  # its ending (the question and answer cue)
+PAGE = Path(__file__).resolve().parent / "page.html"
+FEW_SAMPLES = 10  # a point resting on fewer graded samples is drawn hollow, with its n
+_LENGTH_FIELDS = ("score", "ci", "n", "n_filtered", "n_ungraded", "lc", "lc_ci")
+_BLOCK_FIELDS = ("base_ability", "base_ci", "avg_lc", "avg_lc_ci", "warnings")
 _SAMPLE_FIELDS = ("id", "task", "label", "length", "row", "score", "filtered", "metric", "prediction", "answers", "depth",
                   "source", "parts", "judge_reply", "ungraded_reason")
 
@@ -99,144 +106,43 @@ def _json_for_script(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
+def _block(block: dict) -> dict:
+    """What the page needs of one aggregate block (overall or a task): lengths, base figures."""
+    lengths = {label: {key: entry.get(key) for key in _LENGTH_FIELDS}
+               for label, entry in block["lengths"].items()}
+    return {"lengths": lengths, **{key: block.get(key) for key in _BLOCK_FIELDS}}
+
+
+def _scrolling_tables(rendered: str) -> str:
+    """Each table in a box of its own that scrolls sideways: a wide table never widens the page."""
+    boxed = rendered.replace("<table>", '<div class="scroll"><table>')
+    return boxed.replace("</table>", "</table></div>")
+
+
 def write_html_report(results: list[ModelResult], out: Path, data_dir: Path | None) -> Path:
-    """Write ``out/report.html`` from ``out/report.md`` and its plots (written first) and the results' samples."""
+    """Write ``out/report.html`` from ``out/report.md`` and its plots (written first) and the
+    results' samples and aggregates."""
     models = []
     for result in results:
         raw = json.loads(result.path.read_text(encoding="utf-8"))
         samples = [{key: sample.get(key) for key in _SAMPLE_FIELDS} for sample in raw.get("samples", [])]
-        models.append({"model": result.model, "samples": samples})
+        tasks = {task: _block(block) for task, block in result.aggregates["tasks"].items()}
+        aggregates = {"overall": _block(result.aggregates["overall"]), "tasks": tasks}
+        models.append({"model": result.model, "samples": samples, "aggregates": aggregates})
     wanted = {sample["id"] for model in models for sample in model["samples"]}
-    payload = {"models": models, "prompts": _excerpts(data_dir, wanted) if data_dir is not None else None}
+    base, long = label_order(results)
+    payload = {
+        "models": models,
+        "tasks": list(dict.fromkeys(task for result in results
+                                    for task in result.aggregates["tasks"])),
+        "labels": base + long,
+        "base_labels": base,
+        "few_samples": FEW_SAMPLES,
+        "prompts": _excerpts(data_dir, wanted) if data_dir is not None else None,
+    }
     body = MarkdownIt("commonmark").enable("table").render((out / "report.md").read_text(encoding="utf-8"))
-    page = _PAGE.replace("@REPORT@", _embedded_images(body, out)).replace("@DATA@", _json_for_script(payload))
+    page = PAGE.read_text(encoding="utf-8").replace("@FEW@", str(FEW_SAMPLES))
+    page = page.replace("@REPORT@", _scrolling_tables(_embedded_images(body, out)))
+    page = page.replace("@DATA@", _json_for_script(payload))
     write_bytes_atomic(out / HTML_REPORT, page.encode("utf-8"))
     return out / HTML_REPORT
-
-
-_PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>longbench100 report</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:0;color:#222}
-header{background:#263238;color:#fff;padding:10px 20px}
-nav a{color:#fff;margin-right:16px;cursor:pointer;text-decoration:underline}
-main{padding:10px 20px;max-width:1400px}
-table{border-collapse:collapse;margin:8px 0;font-size:13px}
-td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}
-th{background:#eceff1}
-td:first-child,th:first-child{text-align:left}
-img{max-width:100%}
-#filters label{margin-right:12px;font-size:13px}
-#filters input{width:70px}
-#list tr{cursor:pointer}
-#list tr:hover{background:#e3f2fd}
-#list tr.open{background:#bbdefb}
-#detail{border-top:2px solid #263238;margin-top:10px;padding-top:6px}
-.prompt{white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:12px;background:#fafafa;border:1px solid #ddd;padding:8px;max-height:480px;overflow:auto}
-.prompt mark{background:#ffe082}
-.skip{color:#888;font-style:italic}
-.box{white-space:pre-wrap;background:#f1f8e9;border:1px solid #c5e1a5;padding:6px;font-size:13px}
-.hidden{display:none}
-</style></head>
-<body>
-<header><b>longbench100 report</b> &nbsp; <nav><a data-view="report">Report</a><a data-view="samples">Samples</a></nav></header>
-<main>
-<section id="view-report">@REPORT@</section>
-<section id="view-samples" class="hidden">
-<div id="filters">
-<label>model <select id="f-model"></select></label>
-<label>task <select id="f-task"></select></label>
-<label>length <select id="f-length"></select></label>
-<label>score from <input id="f-smin" type="number" step="0.1" value="0"> to <input id="f-smax" type="number" step="0.1" value="1"></label>
-<label>depth from <input id="f-dmin" type="number" step="0.1" value="0"> to <input id="f-dmax" type="number" step="0.1" value="1"></label>
-<label><input id="f-ungraded" type="checkbox" style="width:auto"> ungraded only</label>
-</div>
-<p id="count"></p>
-<table id="list"><thead><tr><th>id</th><th>task</th><th>length</th><th>score</th><th>depth</th><th>source</th></tr></thead><tbody></tbody></table>
-<div id="detail"></div>
-</section>
-</main>
-<script id="data" type="application/json">@DATA@</script>
-<script>
-const DATA = JSON.parse(document.getElementById("data").textContent);
-const $ = (id) => document.getElementById(id);
-function show(view) {
-  for (const name of ["report", "samples"]) $("view-" + name).classList.toggle("hidden", name !== view);
-}
-document.querySelectorAll("nav a").forEach((a) => a.addEventListener("click", () => show(a.dataset.view)));
-function options(select, values) {
-  select.innerHTML = "";
-  for (const value of values) { const o = document.createElement("option"); o.value = o.textContent = value; select.appendChild(o); }
-}
-function esc(text) { const d = document.createElement("div"); d.textContent = text == null ? "" : String(text); return d.innerHTML; }
-function current() { return DATA.models[Number($("f-model").value)] || DATA.models[0]; }
-function fillFilters() {
-  const samples = current().samples;
-  options($("f-task"), ["all", ...new Set(samples.map((s) => s.task))]);
-  options($("f-length"), ["all", ...[...new Set(samples.map((s) => s.label))]]);
-}
-function kept() {
-  const task = $("f-task").value, label = $("f-length").value, ungraded = $("f-ungraded").checked;
-  const smin = Number($("f-smin").value), smax = Number($("f-smax").value);
-  const dmin = Number($("f-dmin").value), dmax = Number($("f-dmax").value);
-  return current().samples.filter((s) => (task === "all" || s.task === task) && (label === "all" || s.label === label)
-    && (ungraded ? s.score === null : (s.score === null || (s.score >= smin && s.score <= smax)))
-    && (s.depth === null || (s.depth >= dmin && s.depth <= dmax)));
-}
-function render() {
-  const rows = kept();
-  $("count").textContent = rows.length + " of " + current().samples.length + " samples";
-  const body = $("list").querySelector("tbody");
-  body.innerHTML = "";
-  for (const s of rows) {
-    const tr = document.createElement("tr");
-    tr.dataset.id = s.id;
-    tr.innerHTML = "<td>" + esc(s.id) + "</td><td>" + esc(s.task) + "</td><td>" + esc(s.label) + "</td><td>"
-      + (s.score === null ? "ungraded" : (100 * s.score).toFixed(1)) + "</td><td>"
-      + (s.depth === null ? "" : s.depth.toFixed(2)) + "</td><td>" + esc(s.source || "") + "</td>";
-    tr.addEventListener("click", () => open(s, tr));
-    body.appendChild(tr);
-  }
-}
-function open(s, tr) {
-  document.querySelectorAll("#list tr.open").forEach((row) => row.classList.remove("open"));
-  tr.classList.add("open");
-  let prompt = "<p class='skip'>Prompt not included: run report with --data DATA to see it.</p>";
-  const pieces = DATA.prompts && DATA.prompts[s.id];
-  if (pieces) {
-    prompt = "<div class='prompt'>" + pieces.map((p) => p.skipped !== undefined
-      ? "<span class='skip'>[... " + p.skipped + " characters not shown ...]</span>"
-      : (p.gold ? "<mark>" + esc(p.text) + "</mark>" : esc(p.text))).join("") + "</div>";
-  }
-  const verdict = s.parts ? "<h4>Judge</h4><div class='box'>" + esc(JSON.stringify(s.parts, null, 1)) + "</div>" : "";
-  const raw = s.judge_reply ? "<h4>Judge reply</h4><div class='box'>" + esc(s.judge_reply) + "</div>" : "";
-  $("detail").innerHTML = "<h3 id='detail-id'>" + esc(s.id) + "</h3><p>score " + (s.score === null ? "ungraded ("
-    + esc(s.ungraded_reason) + ")" : (100 * s.score).toFixed(1)) + " &middot; metric " + esc(s.metric)
-    + (s.filtered ? " &middot; dropped by the QA filter" : "") + "</p><h4>Prompt</h4>" + prompt
-    + "<h4>Prediction</h4><div class='box' id='detail-prediction'>" + esc(s.prediction) + "</div>"
-    + "<h4>Gold</h4><div class='box'>" + (s.answers || []).map(esc).join("<hr>") + "</div>" + verdict + raw;
-}
-options($("f-model"), DATA.models.map((m) => m.model));
-[...$("f-model").options].forEach((o, i) => { o.value = i; });
-$("f-model").addEventListener("change", () => { fillFilters(); render(); });
-for (const id of ["f-task", "f-length", "f-smin", "f-smax", "f-dmin", "f-dmax", "f-ungraded"]) $(id).addEventListener("input", render);
-function applyLink() {
-  // #samples?model=0&task=T&length=L&smin=0&smax=1&open=ID: a view that can be shared or bookmarked
-  const [view, query] = location.hash.slice(1).split("?");
-  if (view !== "samples") return;
-  show("samples");
-  const params = new URLSearchParams(query || "");
-  if (params.has("model")) { $("f-model").value = params.get("model"); fillFilters(); }
-  for (const [key, id] of [["task", "f-task"], ["length", "f-length"], ["smin", "f-smin"], ["smax", "f-smax"],
-                           ["dmin", "f-dmin"], ["dmax", "f-dmax"]]) if (params.has(key)) $(id).value = params.get(key);
-  render();
-  const wanted = params.get("open");
-  const row = wanted && [...document.querySelectorAll("#list tbody tr")].find((tr) => tr.dataset.id === wanted);
-  if (row) row.click();
-}
-fillFilters();
-render();
-applyLink();
-</script>
-</body></html>
-"""

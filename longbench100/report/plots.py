@@ -32,10 +32,28 @@ def plot_scores(results: list[ModelResult], path: Path) -> None:
     for index, result in enumerate(results):
         _line(ax, index, result.model, result.aggregates["overall"], labels, lengths, "score", "ci")
     _length_axis(ax, labels, lengths)
+    _mark_missing(ax, results, labels, lengths)
     ax.set_ylabel("score $S_{l}$ (0-100, mean over tasks, 95% band)")
     ax.set_title("Score $S_{l}$ vs length")
     ax.legend(fontsize="small")
     _save(figure, path)
+
+
+def _mark_missing(ax: Axes, results: list[ModelResult], labels: list[str],
+                  lengths: list[int]) -> None:
+    """Say at each length where no model has an overall S_l why it is missing (the score's own
+    warning names the tasks without graded samples there), instead of leaving the place empty."""
+    overalls = [result.aggregates["overall"] for result in results]
+    for label, length in zip(labels, lengths):
+        if any(overall["lengths"].get(label, {}).get("score") is not None for overall in overalls):
+            continue
+        prefix = f"S_{label} is null: "
+        named = any(text.startswith(prefix)
+                    for overall in overalls for text in overall.get("warnings", []))
+        why = "some task has no\ngraded samples here" if named else "no graded samples"
+        ax.text(length, 0.5, f"no $S_{{{label}}}$:\n{why}", transform=ax.get_xaxis_transform(),
+                ha="center", va="center", fontsize="x-small", color="0.3",
+                bbox={"facecolor": "white", "edgecolor": "0.8", "boxstyle": "round"})
 
 
 def plot_lc(results: list[ModelResult], path: Path) -> None:
@@ -104,6 +122,9 @@ def lc_by_task_figure(results: list[ModelResult]) -> Figure:
     return figure
 
 
+FEW_DEPTH_SAMPLES = 10
+"""A depth bin resting on fewer samples is drawn as a hollow point (the figure says so)."""
+
 MAX_DEPTH_LINES = 5
 """Up to this many lengths the depth plot draws one line per length; with more, a depth x length heatmap."""
 
@@ -167,6 +188,8 @@ def score_by_depth_figure(results: list[ModelResult]) -> Figure | None:
     else:
         axes[0, 0].set_ylim(-5, 105)
         figure.supylabel("score $S_{l}$ (0-100)", fontsize="medium")
+        figure.supxlabel("depth of the gold material in the context (%, deciles); hollow points: "
+                         f"fewer than {FEW_DEPTH_SAMPLES} samples in the bin", fontsize="medium")
         drawn = [label for label in labels if label in handles]
         figure.legend([handles[label] for label in drawn], drawn, title="length", loc="outside right center",
                       fontsize="small")
@@ -183,7 +206,12 @@ def _depth_lines(ax: Axes, by_label: dict, labels: list[str]) -> dict[str, Line2
         centers = [50.0 * (entry["lo"] + entry["hi"]) for entry in bins]
         values = [np.nan if entry["score"] is None else entry["score"] for entry in bins]
         shade = labels.index(label) / max(1, len(labels) - 1)
-        (lines[label],) = ax.plot(centers, values, marker="o", markersize=3.5, color=colors(0.1 + 0.8 * shade))
+        color = colors(0.1 + 0.8 * shade)
+        (lines[label],) = ax.plot(centers, values, marker="o", markersize=3.5, color=color)
+        few = [(center, value) for center, value, entry in zip(centers, values, bins)
+               if entry["score"] is not None and entry["n"] < FEW_DEPTH_SAMPLES]
+        if few:
+            ax.scatter(*zip(*few), s=22, facecolors="white", edgecolors=[color], zorder=3)
     ax.grid(True, alpha=0.3)
     return lines
 
