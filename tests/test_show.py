@@ -34,9 +34,9 @@ def write(path: Path, samples: list[dict]) -> Path:
     return path
 
 
-def run(*args: str):
-    """Invoke ``longbench100 show``."""
-    return CliRunner().invoke(main, ["show", *args])
+def run(*args: str, columns: int = 100):
+    """Invoke ``longbench100 show`` in a terminal ``columns`` wide (whatever the test runner's is)."""
+    return CliRunner(env={"COLUMNS": str(columns)}).invoke(main, ["show", *args])
 
 
 def test_show_prints_a_judged_and_an_ungraded_sample(tmp_path: Path):
@@ -56,7 +56,16 @@ def test_show_prints_a_judged_and_an_ungraded_sample(tmp_path: Path):
     assert "score       ungraded: invalid judge reply" in out
     assert "judge reply I think the answer is mostly fine but I cannot give numbers." in out
     assert SHORTENED.format(count=len(UNGRADED["prediction"]) - 200) in out  # long prediction cut, marked
-    assert max(len(line) for line in out.splitlines()) <= 100  # wrapped to the (default) terminal width
+    assert max(len(line) for line in out.splitlines()) <= 100  # wrapped to the terminal width
+
+
+def test_a_narrow_terminal_never_wraps_the_cut_marker_apart(tmp_path: Path):
+    path = write(tmp_path / "r.json", [UNGRADED])
+    for columns in (48, 57, 64):
+        result = run(str(path), "--task", "single_doc_qa", "--length", "8k", "--max-chars", "200", columns=columns)
+        assert result.exit_code == 0, result.output
+        assert SHORTENED.format(count=len(UNGRADED["prediction"]) - 200) in result.output
+        assert max(len(line) for line in result.output.splitlines()) <= columns
 
 
 def test_worst_lists_the_lowest_graded_scores(tmp_path: Path):

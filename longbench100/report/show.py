@@ -172,13 +172,16 @@ def _field(name: str, value: str, width: int) -> str:
 def _block(name: str, text: str, width: int, max_chars: int) -> list[str]:
     """A named text field: short ones on one line, longer ones below the name, wrapped and indented,
     keeping the text's own line breaks."""
-    text = shorten(text, max_chars)
-    if "\n" not in text and len(text) + 12 <= width:
-        return [_field(name, text, width)]
+    shortened = shorten(text, max_chars)
+    if "\n" not in shortened and len(shortened) + 12 <= width:
+        return [_field(name, shortened, width)]
+    kept, marker = (shortened, "") if shortened == text else (shortened[: max_chars].rstrip(), shortened[len(shortened[: max_chars].rstrip()) + 1:])
     lines = [f"{name}:"]
-    for paragraph in text.splitlines() or [""]:
+    for paragraph in kept.splitlines() or [""]:
         lines.append(
             textwrap.fill(paragraph, width=width, initial_indent="    ", subsequent_indent="    ",
                           break_long_words=True, break_on_hyphens=False, drop_whitespace=True) or "    "
         )
+    if marker:  # the cut marker is never wrapped apart: it ends the last line, or stands on its own
+        lines[-1:] = [f"{lines[-1]} {marker}"] if len(lines[-1]) + 1 + len(marker) <= width else [lines[-1], f"    {marker}"]
     return lines
