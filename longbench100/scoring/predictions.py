@@ -15,6 +15,10 @@ class Prediction:
 
     The fingerprints are those ``predict`` records (``None`` when the file has none, e.g. another tool's):
     the sha256 of the prompt and closed-book prompt that were sent, and of the data folder's manifest.
+    ``epoch`` numbers the repeats of a run that answered every prompt more than once (Inspect's
+    ``--epochs``; ``None`` for one answer per prompt); ``prompt_difference`` says how the sent
+    prompt differed from the stored one when the writing tool's log shows it (lm-eval's message
+    list).
     """
 
     id: str
@@ -24,6 +28,27 @@ class Prediction:
     prompt_sha256: str | None = None
     closed_book_prompt_sha256: str | None = None
     data_manifest_sha256: str | None = None
+    epoch: int | None = None
+    prompt_difference: str | None = None
+
+
+OWN_HINT = "was --data generated with another seed or from another folder?"
+
+
+@dataclass(frozen=True)
+class PredictionSource:
+    """The predictions read from one ``--predictions`` path and what the writing tool's log says
+    about them.
+
+    ``model`` is the model the log names (``None`` for our own files); ``mismatch_hint`` names the
+    plausible causes when prompts differ from the data's; ``epochs`` lists the epoch numbers present
+    (empty: one answer per prompt).
+    """
+
+    predictions: list[Prediction]
+    model: str | None = None
+    mismatch_hint: str = OWN_HINT
+    epochs: tuple[int, ...] = ()
 
 
 def prediction_files(path: Path) -> list[Path]:
@@ -47,10 +72,16 @@ def _optional_text(data: dict, key: str, where: str) -> str | None:
 
 
 def load_predictions(path: Path) -> list[Prediction]:
-    """Read every prediction line under ``path`` (duplicates are kept for :func:`match_predictions` to report).
+    """Read every prediction under ``path`` (duplicates are kept for :func:`match_predictions` to
+    report)."""
+    return read_prediction_source(path).predictions
 
-    ``path`` may also be lm-evaluation-harness ``--log_samples`` output or Inspect eval logs of our
-    exported tasks (:mod:`.foreign_predictions`).
+
+def read_prediction_source(path: Path) -> PredictionSource:
+    """Read every prediction under ``path`` with what its tool's log says (model name, epochs).
+
+    ``path`` may be our own prediction files, lm-evaluation-harness ``--log_samples`` output or
+    Inspect eval logs of our exported tasks (:mod:`.foreign_predictions`).
     """
     from .foreign_predictions import foreign_prediction_files, read_foreign_predictions  # noqa: PLC0415 - cycle
 
@@ -77,7 +108,7 @@ def load_predictions(path: Path) -> list[Prediction]:
                     data_manifest_sha256=_optional_text(data, "data_manifest_sha256", where),
                 )
             )
-    return predictions
+    return PredictionSource(predictions)
 
 
 def _examples(items: list[str]) -> str:
@@ -137,21 +168,24 @@ def _differs(prediction: Prediction, record: DataRecord) -> bool:
 
 
 def check_fingerprints(
-    by_id: dict[str, Prediction], records: list[DataRecord], manifest_sha256: str | None, *, source: Path
+    by_id: dict[str, Prediction], records: list[DataRecord], manifest_sha256: str | None, *,
+    source: Path, hint: str = OWN_HINT,
 ) -> list[str]:
     """Refuse predictions made for other prompts than the data's; return notes for the screen.
 
     Each prediction's ``prompt_sha256`` (and ``closed_book_prompt_sha256``) must equal the sha256 of
     the data record's prompt. Predictions without fingerprints (another tool's) are accepted with a
     warning; a different ``data_manifest_sha256`` with every prompt matching (a filtered copy of the
-    folder, say) is accepted with a note.
+    folder, say) is accepted with a note. The error names ``hint``'s plausible causes, or how the
+    tool sent another prompt when its log shows it (``Prediction.prompt_difference``).
     """
     matched = [(by_id[record.id], record) for record in records if record.id in by_id]
-    differing = [prediction.id for prediction, record in matched if _differs(prediction, record)]
+    differing = [prediction for prediction, record in matched if _differs(prediction, record)]
     if differing:
+        shown = next((p.prompt_difference for p in differing if p.prompt_difference), None)
         raise UserError(
             f"predictions {source} were made for other prompts: {len(differing)} of {len(matched)} samples differ "
-            f"(e.g. {_examples(differing)}); was --data generated with another seed or from another folder?"
+            f"(e.g. {_examples([prediction.id for prediction in differing])}); {shown or hint}"
         )
     notes = []
     unfingerprinted = sum(prediction.prompt_sha256 is None for prediction, _ in matched)
