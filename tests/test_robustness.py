@@ -25,7 +25,7 @@ from longbench100.generate.run import run_generate
 from longbench100.catalog.task_info import TASKS
 from longbench100.tasks import BUILDERS
 from longbench100.tasks.one_document import OneDocumentTask
-from longbench100.folders.data_records import read_jsonl
+from longbench100.folders.layout import read_jsonl
 from longbench100.scoring.results import write_results
 from longbench100.folders.writable import ensure_writable_dir, ensure_writable_file
 from tests.generate_helpers import assert_examples_cover, record_template_variables, terminal_signals

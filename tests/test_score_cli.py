@@ -39,7 +39,8 @@ def test_score_writes_results_with_every_documented_key(tmp_path, data):
     results = json.loads(out.read_text())
     assert list(results) == [
         "schema", "model", "created", "longbench100_version", "data", "predictions", "metric_mode", "metrics",
-        "judge", "settings", "missing_predictions", "missing_cells", "skipped_tasks", "failed_predictions", "ungraded",
+        "judge", "settings", "missing_predictions", "missing_cells", "rows", "epochs",
+        "skipped_tasks", "failed_predictions", "ungraded",
         "ungraded_by_reason", "limit", "qa_filter", "base_labels", "samples", "aggregates",
     ]
     assert results["model"] == "my-model"
@@ -109,30 +110,72 @@ def test_missing_closed_book_answers_are_counted_not_filtered(tmp_path, data):
 def test_missing_predictions_error_unless_allowed(tmp_path, data):
     predictions = write_predictions(tmp_path / "p", data)
     (predictions / "kv_retrieval" / "8k.jsonl").unlink()
+    path = predictions / "passage_count" / "4k.jsonl"
+    path.write_text(path.read_text().splitlines()[1] + "\n")
     out = tmp_path / "r.json"
     code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out))
-    assert code == 2 and "2 missing (e.g. kv_retrieval-8k-0000, kv_retrieval-8k-0001" in output
-    assert "Traceback" not in output and not out.exists()
+    assert code == 2 and "are incomplete: 3 of 32 records have no prediction, in 2 task" in output
+    assert "(kv_retrieval 8k 0 of 2 rows, passage_count 4k 1 of 2 rows)" in output
+    errors = [line for line in output.splitlines() if not line.startswith("warning:")]
+    assert "Traceback" not in output and not out.exists() and len(errors) == 1
 
 
-def test_allow_missing_scores_missing_samples_zero_but_leaves_a_cell_without_predictions_null(tmp_path, data):
+def missing_some(tmp_path, data):
+    """Predictions where kv_retrieval has none at 8k and passage_count lacks row 0 at 4k."""
     predictions = write_predictions(tmp_path / "p", data)
     (predictions / "kv_retrieval" / "8k.jsonl").unlink()  # the whole cell: left out (null)
     path = predictions / "passage_count" / "4k.jsonl"
-    path.write_text(path.read_text().splitlines()[1] + "\n")  # row 0 missing: scored 0
+    path.write_text(path.read_text().splitlines()[1] + "\n")  # row 0 missing: never scored
+    return predictions
+
+
+def test_allow_missing_scores_only_rows_predicted_at_every_length(tmp_path, data):
+    predictions = missing_some(tmp_path, data)
     out = tmp_path / "r.json"
     code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out), "--allow-missing")
     assert code == 0, output
-    assert "1 data records had no prediction and were scored 0" in output
+    assert "3 data records had no prediction: not scored" in output
     assert "kv_retrieval 8k: no predictions at all; left out (null), not scored 0" in output
+    assert ("passage_count: rows scored 2k 1 of 2, 4k 1 of 2, 6k 1 of 2, 8k 1 of 2 "
+            "(--allow-missing, paired") in output
     results = json.loads(out.read_text())
-    assert results["missing_predictions"] == 1 and results["missing_cells"] == {"kv_retrieval": ["8k"]}
+    assert results["missing_predictions"] == 3
+    assert results["missing_cells"] == {"kv_retrieval": ["8k"]}
+    assert results["rows"]["missing_rows"] == "paired"
+    incomplete = results["rows"]["incomplete"]["passage_count"]
+    assert incomplete["4k"] == {"rows": 2, "predicted": 1, "scored": 1}
+    assert incomplete["2k"] == {"rows": 2, "predicted": 2, "scored": 1}
     assert not [s for s in results["samples"] if s["id"].startswith("kv_retrieval-8k")]
-    assert {s["row"]: s["score"] for s in results["samples"] if s["id"].startswith("passage_count-4k")} == {0: 0.0, 1: 1.0}
+    passage_rows = {s["row"] for s in results["samples"] if s["task"] == "passage_count"}
+    assert passage_rows == {1}  # row 0 at no length
+    assert all(s["score"] is not None and s["prediction"] is not None for s in results["samples"])
     kv = results["aggregates"]["tasks"]["kv_retrieval"]
     assert kv["lengths"]["8k"]["score"] is None and kv["lengths"]["8k"]["lc"] is None  # was S 0.0, LC -100%
     assert kv["avg_lc"] is None
-    assert results["aggregates"]["tasks"]["passage_count"]["lengths"]["4k"]["score"] == 50.0
+    passage = results["aggregates"]["tasks"]["passage_count"]["lengths"]
+    assert passage["4k"]["score"] == 100.0 and {cell["n"] for cell in passage.values()} == {1}
+
+
+def test_allow_missing_per_length_scores_each_length_on_its_own_rows(tmp_path, data):
+    predictions = missing_some(tmp_path, data)
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out),
+                         "--allow-missing", "--missing-rows", "per-length")
+    assert code == 0, output
+    results = json.loads(out.read_text())
+    passage = results["aggregates"]["tasks"]["passage_count"]["lengths"]
+    rows = {label: cell["n"] for label, cell in passage.items()}
+    assert rows == {"2k": 2, "4k": 1, "6k": 2, "8k": 2}
+    assert results["rows"]["incomplete"] == {
+        "kv_retrieval": {"8k": {"rows": 2, "predicted": 0, "scored": 0}},
+        "passage_count": {"4k": {"rows": 2, "predicted": 1, "scored": 1}},
+    }
+    assert "passage_count: rows scored 4k 1 of 2 (--allow-missing, per-length" in output
+    result = CliRunner().invoke(main, ["report", str(out), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    report = (tmp_path / "rep" / "report.md").read_text()
+    assert "Scored on fewer rows than the data has" in report
+    assert "- p: passage_count: rows scored 4k 1 of 2 (per-length)" in report
 
 
 def test_unknown_and_duplicate_ids_are_errors(tmp_path, data):

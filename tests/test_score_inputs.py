@@ -9,7 +9,10 @@ import pytest
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length
 from longbench100.folders.data_records import load_data, manifest_sha256
+from longbench100.scoring.epochs import chosen_epochs, mean_over_epochs
 from longbench100.scoring.predictions import load_predictions, match_predictions
+from longbench100.scoring.samples import ScoredSample
+from longbench100.scoring.scorer import ScoreOutcome
 from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
 from longbench100.catalog.task_info import TASKS
 
@@ -173,3 +176,31 @@ def test_match_allow_missing_returns_the_missing_ids(tmp_path):
     path.write_text('{"id": "a", "prediction": null, "error": "HTTP 400: too long"}\n')
     by_id, missing = match_predictions(load_predictions(path), ["a", "b"], {"a", "b"}, allow_missing=True, source=path)
     assert list(by_id) == ["a"] and by_id["a"].prediction is None and missing == ["b"]
+
+
+def test_epochs_are_averaged_per_record_and_an_ungraded_epoch_leaves_the_record_ungraded():
+    def outcome(scores: list[float | None], also: list[float]) -> ScoreOutcome:
+        samples = [ScoredSample(f"t-8k-{row}", "kv_retrieval", "8k", 8192, row, score,
+                                also={"qa_f1": extra},
+                                ungraded_reason=None if score is not None else "invalid reply")
+                   for row, (score, extra) in enumerate(zip(scores, also))]
+        return ScoreOutcome(samples=samples, failed_predictions=1)
+
+    merged = mean_over_epochs([outcome([1.0, 0.0, 1.0], [1.0, 0.5, 0.0]),
+                               outcome([0.0, 0.0, None], [0.0, 0.5, 1.0])])
+    assert [sample.score for sample in merged.samples] == [0.5, 0.0, None]
+    epoch_scores = [sample.epoch_scores for sample in merged.samples]
+    assert epoch_scores == [(1.0, 0.0), (0.0, 0.0), (1.0, None)]
+    assert [sample.also for sample in merged.samples] == [{"qa_f1": 0.5}] * 3
+    assert merged.samples[2].ungraded_reason == "invalid reply" and merged.failed_predictions == 2
+    assert ScoredSample.from_json(merged.samples[2].to_json()) == merged.samples[2]
+    assert "epoch_scores" not in outcome([1.0], [1.0]).samples[0].to_json()
+
+
+def test_chosen_epochs():
+    assert chosen_epochs((), None) == [None] and chosen_epochs((1, 2), None) == [1, 2]
+    assert chosen_epochs((1, 2), 2) == [2]
+    with pytest.raises(UserError, match="--epoch 3: the predictions hold epochs 1, 2"):
+        chosen_epochs((1, 2), 3)
+    with pytest.raises(UserError, match="none \\(one answer per prompt\\)"):
+        chosen_epochs((), 1)

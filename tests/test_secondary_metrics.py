@@ -28,8 +28,11 @@ def give_secondary(monkeypatch, task: str, *names: str) -> None:
     monkeypatch.setitem(TASKS, task, dataclasses.replace(TASKS[task], also=names))
 
 
-def answer(record: dict) -> str:
-    """Right answers, but at 8k kv_retrieval gives a bare UUID and the QA answer is half right."""
+def answer(record: dict) -> str | None:
+    """Right answers, but at 8k kv_retrieval gives a bare UUID and the QA answer is half right;
+    kv_retrieval's request for row 1 at 4k failed (null)."""
+    if (record["task"], record["label"], record["row"]) == ("kv_retrieval", "4k", 1):
+        return None
     if record["label"] == "8k" and record["task"] == "kv_retrieval":
         return UUID
     if record["label"] == "8k" and record["task"] == "single_doc_qa":
@@ -54,11 +57,9 @@ def score(tmp_path: Path, predictions: Path, data: Path, name: str = "results.js
 @pytest.fixture
 def scored(tmp_path, monkeypatch):
     """Results without and with secondary metrics (kv_retrieval: qa_f1; single_doc_qa: substring_match)
-    for the same data and predictions; kv_retrieval row 1 at 4k has no prediction."""
+    for the same data and predictions; kv_retrieval row 1 at 4k has a failed (null) prediction."""
     data = write_dataset(tmp_path / "data", tasks=DATA_TASKS, labels=LABELS, rows=2)
     predictions = write_predictions(tmp_path / "model", data, answer=answer, closed_book=closed_book)
-    path = predictions / "kv_retrieval" / "4k.jsonl"
-    path.write_text(path.read_text().splitlines()[0] + "\n")
     plain, _ = score(tmp_path, predictions, data, "plain.json")
     give_secondary(monkeypatch, "kv_retrieval", "qa_f1")
     give_secondary(monkeypatch, "single_doc_qa", "substring_match", "qa_f1")
@@ -72,7 +73,8 @@ def test_secondary_scores_are_stored_per_sample_next_to_an_unchanged_main_score(
     # "The value is <uuid>." against the uuid: 3 tokens after normalisation, 1 shared -> F1 = 2 * (1/3 * 1) / (4/3)
     assert samples["kv_retrieval-2k-0000"]["also"] == {"qa_f1": pytest.approx(0.5)}
     assert samples["kv_retrieval-8k-0000"]["also"] == {"qa_f1": pytest.approx(1.0)}
-    assert samples["kv_retrieval-4k-0001"]["prediction"] is None  # missing: charged 0 by every metric
+    # failed: charged 0 by every metric
+    assert samples["kv_retrieval-4k-0001"]["prediction"] is None
     assert samples["kv_retrieval-4k-0001"]["also"] == {"qa_f1": 0.0}
     # the half-right QA answer contains the gold answer: substring match 1, F1 2/3
     assert samples["single_doc_qa-8k-0000"]["also"] == {"substring_match": 1.0, "qa_f1": pytest.approx(2 / 3)}

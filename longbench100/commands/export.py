@@ -29,7 +29,8 @@ def lm_eval_command(data_dir: Path, out_dir: Path) -> None:
           --include_path OUT --tasks longbench100_100-longbench --log_samples --output_path LOGS
       longbench100 score --data DATA --predictions LOGS --out results.json
     lm-eval prints each task's classic score (as `score --metric classic`); `score` reads its samples
-    for judges, Base Ability and LongScore. The documents hold absolute paths: export again if OUT moves.
+    for judges, Base Ability and LongScore. OUT names its documents relative to itself: move or
+    share it whole.
     """
     from longbench100.core.errors import UserError  # noqa: PLC0415
     from ..integrations.lm_eval_export import export_lm_eval  # noqa: PLC0415
@@ -40,6 +41,6 @@ def lm_eval_command(data_dir: Path, out_dir: Path) -> None:
     guard_output_dir(out_dir, "OUT", "lm-eval-export", {"DATA": data_dir})
     exported, groups = export_lm_eval(data_dir, out_dir)
     for group, members in groups.items():
-        click.echo(f"{group}: {len(members)} tasks")
+        click.echo(f"{group}: {len(members)} tasks")  # each a group of its lengths
     click.echo(f"wrote {len(exported)} lm-eval tasks ({sum(task.documents for task in exported)} documents) to {out_dir}")
     click.echo(f"run: lm_eval --include_path {out_dir} --tasks {','.join(groups)} --log_samples --output_path LOGS ...")

@@ -10,6 +10,7 @@ import click
 
 from longbench100.core.lengths import parse_length_list
 from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
+from ..scoring.complete_rows import MISSING_ROWS_MODES
 from ..scoring.grading import METRIC_MODES
 from longbench100.llm.options import OPENAI_BASE_URL, JudgeOptions
 from longbench100.catalog.judge_styles import JUDGE_STYLES
@@ -51,15 +52,26 @@ def judge_settings(model: str | None, base_url: str, api_key_env: str, concurren
 @click.command()
 @click.option("--data", "data_dir", type=click.Path(path_type=Path), required=True, help="Generated data folder (OUT).")
 @click.option("--predictions", type=click.Path(path_type=Path), required=True,
-              help="One predictions JSONL file, or a folder of <task>/<label>.jsonl.")
+              help="One predictions JSONL file, or a folder of <task>/<label>.jsonl; or lm-eval "
+                   "--log_samples output or Inspect .eval logs (docs/integrations.md).")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="results.json to write.")
 @click.option("--qa-filter", "qa_filter", default=DEFAULT_THRESHOLD, show_default=True,
               help="Drop QA samples whose closed-book score is at or above this (0-1), or 'off'.")
-@click.option("--model-name", help="Model name for the results [default: the predictions folder name].")
+@click.option("--model-name",
+              help="Model name for the results [default: the model an lm-eval or Inspect log "
+                   "names, else the predictions folder name].")
 @click.option("--base-lengths", help="Lengths whose mean is the Base Ability.  [default: the data's suite's base lengths, e.g. 2k,4k,6k]")
 @click.option("--allow-missing", is_flag=True,
-              help="Go on when data records have no prediction: each scores 0 (and is counted); a task and length "
-                   "without any prediction is left out (null), not scored 0.")
+              help="Go on when data records have no prediction: they are left out, never scored 0 "
+                   "(see --missing-rows); a task and length without any prediction is left out "
+                   "(null).")
+@click.option("--missing-rows", type=click.Choice(MISSING_ROWS_MODES), default="paired",
+              show_default=True,
+              help="With --allow-missing: paired scores a task's rows only where predicted at "
+                   "every length; per-length scores each length on its own predicted rows.")
+@click.option("--epoch", type=click.IntRange(1),
+              help="Grade this epoch alone of a run with several (Inspect --epochs).  "
+                   "[default: the mean over epochs]")
 @click.option("--allow-ungraded", is_flag=True,
               help="Exit 0 even when the judge left samples ungraded (they are left out of the means and counted).")
 @click.option("--limit", type=click.IntRange(1), help="Score only the first N rows (by row number) of each task and length.")
@@ -73,7 +85,8 @@ def judge_settings(model: str | None, base_url: str, api_key_env: str, concurren
 @click.option("--wait", is_flag=True, help="When another run is writing the same --out, wait for it instead of refusing.")
 @judge_options
 def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_name: str | None, base_lengths: str | None,
-          allow_missing: bool, allow_ungraded: bool, limit: int | None, rouge_variant: str, n_boot: int, seed: int,
+          allow_missing: bool, missing_rows: str, epoch: int | None,
+          allow_ungraded: bool, limit: int | None, rouge_variant: str, n_boot: int, seed: int,
           judge_style: str | None, wait: bool, metric_mode: str, judge_model: str | None, judge_base_url: str, judge_api_key_env: str,
           judge_concurrency: int, judge_max_tokens: int, dry_run: bool, price_in: float | None,
           price_out: float | None) -> None:
@@ -86,6 +99,7 @@ def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_na
     options = ScoreOptions(
         data_dir=data_dir, predictions=predictions, out=out, qa_filter=parse_threshold(qa_filter), model_name=model_name,
         base_lengths=tuple(label for label, _ in parse_length_list(base_lengths)) if base_lengths else None, allow_missing=allow_missing,
+        missing_rows=missing_rows, epoch=epoch,
         allow_ungraded=allow_ungraded, n_boot=n_boot, seed=seed, metric_mode=metric_mode,
         judge=judge_settings(judge_model, judge_base_url, judge_api_key_env, judge_concurrency, judge_max_tokens),
         judge_style=judge_style,

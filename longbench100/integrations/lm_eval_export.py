@@ -1,11 +1,15 @@
 """``export lm-eval``: a data folder as lm-evaluation-harness tasks, one per task and length, grouped per suite.
 
 The export folder is what ``lm_eval --include_path OUT`` reads: one YAML file per task and length
-(``longbench100_<task>_<label>``), one group YAML per suite (``longbench100_<suite>``), the documents
-as JSONL under ``docs/`` (prompt, metric, the whole record) and a tiny hooks module that hands grading
-to :mod:`longbench100.integrations.lm_eval_hooks`. lm-eval then prints our per-task scores (the
-classic metric, as ``score --metric classic``); ``score --predictions`` reads its ``--log_samples``
-output for judges, LongScore and the report.
+(``longbench100_<task>_<label>``), one group per task over its lengths (``longbench100_<task>``),
+one group per suite over those (``longbench100_<suite>``), the documents as JSONL under ``docs/``
+(prompt, length, metric, the whole record) and a tiny hooks module that loads them relative to its
+own folder (so the export can be moved or shared) and hands grading to
+:mod:`longbench100.integrations.lm_eval_hooks`. Each task reports its metric by what it is
+(``acc``, ``f1``, ``rouge_l``, ``ndcg@10``, ...) and again per length (``acc_8k``); a suite group
+averages each metric over its tasks, overall and per length, and never mixes two metrics.
+``score --predictions`` reads lm-eval's ``--log_samples`` output for judges, LongScore and the
+report.
 """
 
 from __future__ import annotations
@@ -21,24 +25,38 @@ from longbench100.folders.data_records import parse_record
 from ..scoring.grading import choose_metrics
 from longbench100.catalog.suites import group_by_suite, recorded_suite
 from longbench100.catalog.task_info import answer_room
+from .metric_names import harness_metric_name, length_metric_name
 
 TASK_PREFIX = "longbench100"
 HOOKS_MODULE = "longbench100_hooks"
 _HOOKS_SOURCE = '''"""Written by `longbench100 export lm-eval`: lm-eval loads this file next to the task YAMLs."""
 
-from longbench100.integrations.lm_eval_hooks import doc_to_text, process_results  # noqa: F401
+from pathlib import Path
+
+from longbench100.integrations.lm_eval_hooks import (  # noqa: F401
+    doc_to_text,
+    load_documents,
+    process_results,
+)
+
+
+def load_docs(documents: str, **_metadata) -> dict:
+    """One task's documents, named relative to this folder (lm-eval's custom_dataset)."""
+    return load_documents(Path(__file__).parent / documents)
 '''
 
 
 @dataclass(frozen=True)
 class ExportedTask:
-    """One lm-eval task written by the export: its name, our task and length, documents and answer room."""
+    """One lm-eval task written by the export: its name, our task and length, documents, answer
+    room and metric."""
 
     name: str
     task: str
     label: str
     documents: int
     max_gen_toks: int
+    metric: str = ""
 
 
 def lm_eval_task_name(task: str, label: str) -> str:
@@ -64,39 +82,68 @@ def export_lm_eval(data_dir: Path, out_dir: Path) -> tuple[list[ExportedTask], d
             record = parse_record(value, where)
             answer_tokens = (record.gold or {}).get("answer_tokens")
             rooms.append(answer_room(ref.task, answer_tokens if isinstance(answer_tokens, int) else None))
-            document = {"id": record.id, "prompt": value["prompt"], "target": (record.answers or ("",))[0],
-                        "metric": metrics[ref.task], "record": json.dumps(value, ensure_ascii=False)}
+            document = {"id": record.id, "prompt": value["prompt"], "label": ref.label,
+                        "target": (record.answers or ("",))[0], "metric": metrics[ref.task],
+                        "record": json.dumps(value, ensure_ascii=False)}
             lines.append(json.dumps(document, ensure_ascii=False) + "\n")
         if not lines:
             continue
         documents = out_dir / "docs" / ref.task / f"{ref.label}.jsonl"
         documents.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(documents, "".join(lines).encode("utf-8"))
-        task = ExportedTask(lm_eval_task_name(ref.task, ref.label), ref.task, ref.label, len(lines), max(rooms))
-        write_bytes_atomic(out_dir / f"{task.name}.yaml", _task_yaml(task, documents.resolve()).encode("utf-8"))
+        task = ExportedTask(lm_eval_task_name(ref.task, ref.label), ref.task, ref.label, len(lines),
+                            max(rooms), metrics[ref.task])
+        yaml = _task_yaml(task, documents.relative_to(out_dir).as_posix())
+        write_bytes_atomic(out_dir / f"{task.name}.yaml", yaml.encode("utf-8"))
         exported.append(task)
     groups = _groups(exported, suite)
+    for task_name, metric in dict.fromkeys((task.task, task.metric) for task in exported):
+        members = [task.name for task in exported if task.task == task_name]
+        yaml = _group_yaml(task_group_name(task_name), members, [harness_metric_name(metric)])
+        write_bytes_atomic(out_dir / f"{task_group_name(task_name)}.yaml", yaml.encode("utf-8"))
     for group, members in groups.items():
-        write_bytes_atomic(out_dir / f"{group}.yaml", _group_yaml(group, members).encode("utf-8"))
+        tasks = [task for task in exported if task_group_name(task.task) in members]
+        names = _suite_metric_names(tasks)
+        yaml = _group_yaml(group, members, names)
+        write_bytes_atomic(out_dir / f"{group}.yaml", yaml.encode("utf-8"))
     write_bytes_atomic(out_dir / f"{HOOKS_MODULE}.py", _HOOKS_SOURCE.encode("utf-8"))
     return exported, groups
 
 
+def task_group_name(task: str) -> str:
+    """The lm-eval group of one of our tasks over its lengths: ``longbench100_<task>``."""
+    return f"{TASK_PREFIX}_{task}"
+
+
 def _groups(exported: list[ExportedTask], suite: dict | None) -> dict[str, list[str]]:
-    """One group per suite the exported tasks belong to: ``longbench100_<suite>`` -> its lm-eval tasks."""
-    by_suite = group_by_suite(sorted({task.task for task in exported}, key=[t.task for t in exported].index), suite)
-    return {f"{TASK_PREFIX}_{name}": [task.name for task in exported if task.task in members]
-            for name, members in by_suite.items()}
+    """One group per suite the exported tasks belong to: ``longbench100_<suite>`` -> its task
+    groups, in data order."""
+    tasks = list(dict.fromkeys(task.task for task in exported))
+    return {f"{TASK_PREFIX}_{name}": [task_group_name(task) for task in tasks if task in members]
+            for name, members in group_by_suite(tasks, suite).items()}
 
 
-def _task_yaml(task: ExportedTask, documents: Path) -> str:
-    """The YAML of one lm-eval task (written by hand: the ``!function`` tags are not plain YAML)."""
+def _suite_metric_names(tasks: list[ExportedTask]) -> list[str]:
+    """The metrics a suite group averages: each metric of its tasks, then each metric at each
+    length."""
+    overall = [harness_metric_name(task.metric) for task in tasks]
+    per_length = [length_metric_name(task.metric, task.label) for task in tasks]
+    return list(dict.fromkeys(overall + per_length))
+
+
+def _task_yaml(task: ExportedTask, documents: str) -> str:
+    """The YAML of one lm-eval task (written by hand: the ``!function`` tags are not plain YAML);
+    ``documents`` is the documents file relative to the export folder."""
+    metrics = "".join(f"""  - metric: "{name}"
+    aggregation: mean
+    higher_is_better: true
+""" for name in (harness_metric_name(task.metric), length_metric_name(task.metric, task.label)))
     return f"""# Written by `longbench100 export lm-eval`: {task.task} at {task.label}, {task.documents} documents.
 task: {task.name}
-dataset_path: json
+dataset_path: ""
+custom_dataset: !function {HOOKS_MODULE}.load_docs
 dataset_kwargs:
-  data_files:
-    test: {json.dumps(str(documents))}
+  documents: {json.dumps(documents)}
 test_split: test
 output_type: generate_until
 doc_to_text: !function {HOOKS_MODULE}.doc_to_text
@@ -108,24 +155,23 @@ generation_kwargs:
   do_sample: false
   temperature: 0
 metric_list:
-  - metric: score
-    aggregation: mean
-    higher_is_better: true
-metadata:
-  version: 1.0
+{metrics}metadata:
+  version: 2.0
 """
 
 
-def _group_yaml(group: str, members: list[str]) -> str:
-    """The YAML of one group: its tasks and the mean of their scores (each task weighs the same)."""
+def _group_yaml(group: str, members: list[str], metric_names: list[str]) -> str:
+    """The YAML of one group: its members and the mean of each named metric over the tasks that
+    report it (each task weighs the same)."""
     tasks = "".join(f"  - {name}\n" for name in members)
-    return f"""# Written by `longbench100 export lm-eval`: every exported task of this suite.
+    metrics = "".join(f"""  - metric: "{name}"
+    aggregation: mean
+    weight_by_size: false
+""" for name in metric_names)
+    return f"""# Written by `longbench100 export lm-eval`: {group}, each metric's mean.
 group: {group}
 task:
 {tasks}aggregate_metric_list:
-  - metric: score
-    aggregation: mean
-    weight_by_size: false
-metadata:
-  version: 1.0
+{metrics}metadata:
+  version: 2.0
 """

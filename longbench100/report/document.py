@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from longbench100.scoring.aggregates.aggregate import MIN_BASE_ABILITY
 from longbench100.scoring.aggregates.compare import Comparison
+from ..scoring.complete_rows import rows_scored_text
 from .coverage import coverage_section
 from .load import ModelResult
 from .provenance import mixed_banner, settings_section
@@ -165,6 +166,18 @@ def missing_overall_note(results: list[ModelResult], labels: list[str]) -> str |
     return "No overall score at some lengths, so the plots leave them out:\n" + "\n".join(lines)
 
 
+def incomplete_rows_note(results: list[ModelResult]) -> str | None:
+    """The task and length figures that rest on fewer rows than the data has (``score
+    --allow-missing``)."""
+    lines = [f"- {result.model}: {task}: rows scored {rows_scored_text(labels)} "
+             f"({result.rows.get('missing_rows')})"
+             for result in results for task, labels in result.rows.get("incomplete", {}).items()]
+    if not lines:
+        return None
+    return ("Scored on fewer rows than the data has (predictions missing; never scored 0; paired: "
+            "a task's rows predicted at every length):\n" + "\n".join(lines))
+
+
 def render_report(results: list[ModelResult], content: ReportContent) -> str:
     """The whole report.md: settings, overall leaderboard, plots and their intervals, per-task
     tables, depth, comparisons, warnings."""
@@ -200,7 +213,9 @@ def render_report(results: list[ModelResult], content: ReportContent) -> str:
                     if (result.aggregates.get("suites", {}).get(suite) or {}).get("overall")]
             parts += [f"## Suite {suite}", "Overall of this suite's tasks:", leaderboard(rows, long)]
             parts += per_task_tables(results, members, long)
-    parts += [note for note in (skipped_tasks_note(results), section_ratings_note(results), relevance_grades_note(results)) if note]
+    notes = (skipped_tasks_note(results), incomplete_rows_note(results),
+             section_ratings_note(results), relevance_grades_note(results))
+    parts += [note for note in notes if note]
     parts.append(depth_section(results, content))
     if content.coverage:
         parts.append(coverage_section(content.coverage))

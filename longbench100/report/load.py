@@ -46,6 +46,9 @@ class ModelResult:
     """How the results were made (metric, judge, QA filter, tokenizer, data fingerprint, ...)."""
     skipped_tasks: dict = field(default_factory=dict)
     """The data's suite tasks that generation skipped, each with why (results ``skipped_tasks``)."""
+    rows: dict = field(default_factory=dict)
+    """How incomplete predictions were scored (results ``rows``: ``missing_rows`` and the
+    ``incomplete`` cells)."""
 
 
 def load_results(paths: list[Path]) -> list[ModelResult]:
@@ -115,7 +118,11 @@ def load_result(path: Path) -> ModelResult:
     except ValueError as error:
         raise UserError(f"{path} is not a results.json: {error}") from None
     skipped = data.get("skipped_tasks")
-    return ModelResult(str(data["model"]), path, samples, aggregates, settings, skipped if isinstance(skipped, dict) else {})
+    rows = data.get("rows")
+    if not (isinstance(rows, dict) and isinstance(rows.get("incomplete"), dict)):
+        rows = {}
+    skipped = skipped if isinstance(skipped, dict) else {}
+    return ModelResult(str(data["model"]), path, samples, aggregates, settings, skipped, rows)
 
 
 def _check_figures(path: Path, data: dict) -> None:

@@ -62,8 +62,9 @@ def print_summary(results: dict, outcome: ScoreOutcome, echo: Echo) -> None:
         echo(line)
     if results["limit"] is not None:
         echo(f"--limit {results['limit']}: scored only the first {results['limit']} rows of each task and length")
-    if outcome.missing_predictions:
-        echo(f"{outcome.missing_predictions} data records had no prediction and were scored 0 (--allow-missing)")
+    if results["missing_predictions"]:
+        echo(f"{results['missing_predictions']} data records had no prediction: not scored "
+             "(--allow-missing)")
     if outcome.failed_predictions:
         echo(f"{outcome.failed_predictions} predictions were null (request failed) and were scored 0")
     if results["judge"] is not None:

@@ -1,35 +1,19 @@
 """Read prediction files (one JSONL file or ``PRED/<task>/<label>.jsonl``) and match them to data ids."""
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from longbench100.core.errors import UserError
 from longbench100.folders.data_records import DataRecord
 from longbench100.folders.layout import read_jsonl
 from longbench100.core.json_shape import check_shape
+from longbench100.scoring.harness_logs import foreign_prediction_files, read_harness_logs
+from longbench100.scoring.prediction_records import OWN_HINT, Prediction, PredictionSource
 
 _EXAMPLES = 3
 _TEXT = (str, type(None))
 PREDICTION_SHAPE = {"id": str, "prediction": _TEXT, "closed_book_prediction?": _TEXT, "prompt_sha256?": _TEXT,
                     "closed_book_prompt_sha256?": _TEXT, "data_manifest_sha256?": _TEXT}
 """What a prediction line holds (docs/predictions: ``prediction`` null for a failed request)."""
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """One model answer: ``prediction`` (None when the request failed) and the closed-book answer.
-
-    The fingerprints are those ``predict`` records (``None`` when the file has none, e.g. another tool's):
-    the sha256 of the prompt and closed-book prompt that were sent, and of the data folder's manifest.
-    """
-
-    id: str
-    prediction: str | None
-    closed_book_prediction: str | None
-    where: str
-    prompt_sha256: str | None = None
-    closed_book_prompt_sha256: str | None = None
-    data_manifest_sha256: str | None = None
 
 
 def prediction_files(path: Path) -> list[Path]:
@@ -45,16 +29,21 @@ def prediction_files(path: Path) -> list[Path]:
 
 
 def load_predictions(path: Path) -> list[Prediction]:
-    """Read every prediction line under ``path`` (duplicates are kept for :func:`match_predictions` to report).
+    """Read every prediction under ``path`` (duplicates are kept for :func:`match_predictions` to
+    report)."""
+    return read_prediction_source(path).predictions
 
-    ``path`` may also be lm-evaluation-harness ``--log_samples`` output or Inspect eval logs of our
-    exported tasks (:mod:`.foreign_predictions`).
+
+def read_prediction_source(path: Path) -> PredictionSource:
+    """Read every prediction under ``path`` with what its tool's log says (model name, epochs).
+
+    ``path`` may be our own prediction files, lm-evaluation-harness ``--log_samples`` output or
+    Inspect eval logs of our exported tasks (:mod:`.harness_logs`).
     """
-    from .foreign_predictions import foreign_prediction_files, read_foreign_predictions  # noqa: PLC0415 - cycle
 
     foreign = foreign_prediction_files(path)
     if foreign is not None:
-        return read_foreign_predictions(*foreign)
+        return read_harness_logs(*foreign)
     predictions = []
     for file in prediction_files(path):
         for where, data in read_jsonl(file):
@@ -70,7 +59,7 @@ def load_predictions(path: Path) -> list[Prediction]:
                     data_manifest_sha256=data.get("data_manifest_sha256"),
                 )
             )
-    return predictions
+    return PredictionSource(predictions)
 
 
 def _examples(items: list[str]) -> str:
@@ -130,21 +119,24 @@ def _differs(prediction: Prediction, record: DataRecord) -> bool:
 
 
 def check_fingerprints(
-    by_id: dict[str, Prediction], records: list[DataRecord], manifest_sha256: str | None, *, source: Path
+    by_id: dict[str, Prediction], records: list[DataRecord], manifest_sha256: str | None, *,
+    source: Path, hint: str = OWN_HINT,
 ) -> list[str]:
     """Refuse predictions made for other prompts than the data's; return notes for the screen.
 
     Each prediction's ``prompt_sha256`` (and ``closed_book_prompt_sha256``) must equal the sha256 of
     the data record's prompt. Predictions without fingerprints (another tool's) are accepted with a
     warning; a different ``data_manifest_sha256`` with every prompt matching (a filtered copy of the
-    folder, say) is accepted with a note.
+    folder, say) is accepted with a note. The error names ``hint``'s plausible causes, or how the
+    tool sent another prompt when its log shows it (``Prediction.prompt_difference``).
     """
     matched = [(by_id[record.id], record) for record in records if record.id in by_id]
-    differing = [prediction.id for prediction, record in matched if _differs(prediction, record)]
+    differing = [prediction for prediction, record in matched if _differs(prediction, record)]
     if differing:
+        shown = next((p.prompt_difference for p in differing if p.prompt_difference), None)
         raise UserError(
             f"predictions {source} were made for other prompts: {len(differing)} of {len(matched)} samples differ "
-            f"(e.g. {_examples(differing)}); was --data generated with another seed or from another folder?"
+            f"(e.g. {_examples([prediction.id for prediction in differing])}); {shown or hint}"
         )
     notes = []
     unfingerprinted = sum(prediction.prompt_sha256 is None for prediction, _ in matched)

@@ -4,7 +4,7 @@ One run reads the data folder and the predictions, checks that the predictions a
 prompts, checks the judge (when a task uses it) before any grading, grades, applies the QA filter,
 aggregates, writes results.json and prints what a user must know. It refuses to pass silently:
 ungraded samples end the run with an error (after results.json is written, for inspection) unless
-``allow_ungraded``.
+``allow_ungraded``, and a missing prediction is never scored 0 (:mod:`.complete_rows`).
 """
 
 from dataclasses import dataclass, field
@@ -28,10 +28,13 @@ from longbench100.judge.prompts import JudgePrompt
 from longbench100.llm.options import JudgeOptions
 from longbench100.judge.setup import check_judge, make_judge
 from longbench100.catalog.judge_styles import resolve_judge_style
-from .predictions import Prediction, check_fingerprints, load_predictions, match_predictions
+from .complete_rows import RowSelection, coverage_lines, refuse_incomplete, select_rows
+from .epochs import chosen_epochs, mean_over_epochs
+from .predictions import (Prediction, PredictionSource, check_fingerprints, load_predictions,
+                          match_predictions, read_prediction_source)
 from longbench100.scoring.qa_filter.threshold import DEFAULT_THRESHOLD
 from .results import build_results, build_settings, write_results
-from .scorer import ScoreOutcome, score_predictions, scoring_prompts, unpredicted_cells
+from .scorer import ScoreOutcome, score_predictions, scoring_prompts
 from longbench100.scoring.console_lines import Echo, print_summary, reasons_text, ungraded_reasons
 
 
@@ -46,6 +49,8 @@ class ScoreOptions:
     model_name: str | None = None
     base_lengths: tuple[str, ...] | None = None  # None: the data's suite's base lengths (2k, 4k, 6k before suites)
     allow_missing: bool = False
+    missing_rows: str = "paired"  # with allow_missing: "paired" or "per-length" (complete_rows.py)
+    epoch: int | None = None  # grade this epoch alone; None: the mean over every epoch
     allow_ungraded: bool = False
     n_boot: int = 1000
     seed: int = 0
@@ -100,6 +105,41 @@ def read_predictions(
     return by_id
 
 
+@dataclass(frozen=True)
+class _ReadPredictions:
+    """What ``score`` read: the predictions by id of each epoch graded, the records to grade, and
+    the source."""
+
+    by_epoch: list[dict[str, Prediction]]
+    selection: RowSelection
+    source: PredictionSource
+    epochs: list[int | None]
+
+
+def _read_for_score(options: ScoreOptions, records: list[DataRecord], every_id: set[str],
+                    manifest: str | None, echo: Echo) -> _ReadPredictions:
+    """Read the predictions of every epoch graded, check them, and choose the records with a
+    prediction in each (refusing incomplete predictions unless ``allow_missing``)."""
+    path = options.predictions
+    source = read_prediction_source(path)
+    epochs = chosen_epochs(source.epochs, options.epoch)
+    expected = [record.id for record in records]
+    by_epoch = []
+    for epoch in epochs:
+        predictions = [prediction for prediction in source.predictions if prediction.epoch == epoch]
+        by_id, _ = match_predictions(predictions, expected, every_id, allow_missing=True,
+                                     source=path)
+        notes = check_fingerprints(by_id, records, manifest, source=path, hint=source.mismatch_hint)
+        for note in notes:
+            echo(note)
+        by_epoch.append(by_id)
+    predicted = set.intersection(*(set(by_id) for by_id in by_epoch))
+    if not options.allow_missing:
+        refuse_incomplete(records, predicted, path)
+    selection = select_rows(records, predicted, options.missing_rows)
+    return _ReadPredictions(by_epoch, selection, source, epochs)
+
+
 def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) -> dict:
     """Score one model's predictions and write results.json; return the results (a dry run returns its plan).
 
@@ -128,30 +168,40 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
         raise UserError(f"--base-lengths {','.join(options.base_lengths)}: the data has no rows at any of them "
                         f"(its lengths: {', '.join(present)}), so no Base Ability or LongScore could be computed")
     manifest = manifest_sha256(options.data_dir)
-    by_id = read_predictions(options.predictions, records, {record.id for record in every}, manifest,
-                                      options.allow_missing, echo)
-    left_out = unpredicted_cells(records, by_id)
-    records = [record for record in records if (record.task, record.label) not in left_out]
-    if not records:
-        raise UserError(f"predictions {options.predictions}: no prediction for any data record")
+    read = _read_for_score(options, records, {record.id for record in every}, manifest, echo)
+    if not read.selection.records:
+        unpaired = options.missing_rows == "paired" and read.selection.missing < len(records)
+        raise UserError(f"predictions {options.predictions}: no data record has a prediction"
+                        + (" at every length of its task (try --missing-rows per-length)"
+                           if unpaired else ""))
+    records = read.selection.records
     tasks = list(dict.fromkeys(record.task for record in records))
     metrics = choose_metrics(tasks, options.metric_mode, bool(options.judge.model), families=suite["metrics"] if suite else None,
                              judge_style=judge_style)
     uses_judge = any(metric in JUDGE_METRICS for metric in metrics.values())
-    prompts = scoring_prompts(records, by_id, metrics, options.qa_filter) if uses_judge else []
+    prompts = [prompt for by_id in read.by_epoch
+               for prompt in scoring_prompts(records, by_id, metrics, options.qa_filter)
+               ] if uses_judge else []
     judge = prepare_judge(options.judge, prompts, options.dry_run, echo, manifest) if uses_judge else None
     if options.dry_run:
         plan = judge.plan(prompts) if judge else None
         for line in plan_lines(plan, options.judge.max_tokens, options.price_in, options.price_out):
             echo(line)
         return {"dry_run": None if plan is None else vars(plan)}
-    outcome = score_predictions(records, by_id, metrics, options.qa_filter, judge, progress=progress,
-                                rouge_variant=options.rouge_variant)
-    results = _results(options, outcome, metrics, judge, base_labels, left_out, suite, judge_style)
+    outcome = mean_over_epochs([
+        score_predictions(records, by_id, metrics, options.qa_filter, judge, progress=progress,
+                          rouge_variant=options.rouge_variant)
+        for by_id in read.by_epoch])
+    results = _results(options, outcome, metrics, judge, base_labels, read, suite, judge_style)
     write_results(options.out, results)
     print_summary(results, outcome, echo)
-    for task, label in left_out:
+    for task, label in read.selection.left_out_cells:
         echo(f"{task} {label}: no predictions at all; left out (null), not scored 0")
+    for line in coverage_lines(read.selection, options.missing_rows):
+        echo(line)
+    if len(read.epochs) > 1:
+        echo(f"epochs {', '.join(map(str, read.epochs))}: each record's score is the mean over "
+             "its epochs (--epoch N grades one alone)")
     for task in results["skipped_tasks"]:
         echo(f"{task}: not generated (its suite skipped it; see results skipped_tasks), so in no overall")
     echo(f"wrote {options.out}")
@@ -160,17 +210,18 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
 
 
 def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, str], judge: Judge | None,
-             base_labels: list[str], left_out: list[tuple[str, str]], suite: dict | None, judge_style: str) -> dict:
+             base_labels: list[str], read: _ReadPredictions, suite: dict | None,
+             judge_style: str) -> dict:
     """Aggregate the scored samples and assemble results.json (``judge_style`` is recorded when the judge graded)."""
     ungraded = sum(sample.score is None and not sample.filtered for sample in outcome.samples)
     judge_block = None if judge is None else judge.describe()
     fingerprint = manifest_sha256(options.data_dir)
     data_manifest = read_folder_manifest(options.data_dir) or {}
     missing_cells: dict[str, list[str]] = {}
-    for task, label in left_out:
+    for task, label in read.selection.left_out_cells:
         missing_cells.setdefault(task, []).append(label)
     return build_results(
-        model=options.model_name or default_model_name(options.predictions),
+        model=options.model_name or read.source.model or default_model_name(options.predictions),
         data_dir=options.data_dir,
         manifest_sha256=fingerprint,
         predictions=options.predictions,
@@ -190,8 +241,12 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
             suite=suite["name"] if suite else None,
         ),
         outcome_counts={
-            "missing_predictions": outcome.missing_predictions,
+            "missing_predictions": read.selection.missing,
             "missing_cells": missing_cells,
+            "rows": {"missing_rows": options.missing_rows if options.allow_missing else None,
+                     "incomplete": read.selection.incomplete},
+            "epochs": {"graded": [epoch for epoch in read.epochs if epoch is not None],
+                       "present": list(read.source.epochs)},
             "skipped_tasks": data_manifest.get("skipped_tasks") or {},
             "failed_predictions": outcome.failed_predictions,
             "ungraded": ungraded,

@@ -16,7 +16,8 @@ class ScoredSample:
     ``parts`` holds the judge's sub-scores and reasoning for judge metrics. ``also`` holds the 0-1 scores
     of the task's secondary metrics (``TaskInfo.also``) by name, ``None`` for a task without any.
     ``relevance_grades`` lists the distinct grades of a ranking record's ``gold.relevance`` (``(0, 1)``:
-    binary judgements), ``None`` for other records.
+    binary judgements), ``None`` for other records. ``epoch_scores`` holds each epoch's score when a
+    run answered every prompt several times (``score`` is then their mean), ``None`` otherwise.
     """
 
     id: str
@@ -37,17 +38,19 @@ class ScoredSample:
     ungraded_reason: str | None = None
     also: dict[str, float] | None = None
     relevance_grades: tuple[int, ...] | None = None
+    epoch_scores: tuple[float | None, ...] | None = None
 
     def to_json(self) -> dict:
         """Return the sample as a plain dict for results.json (``also`` only for a task with secondary metrics,
-        ``relevance_grades`` only for a ranking record)."""
+        ``relevance_grades`` only for a ranking record, ``epoch_scores`` only for a run with
+        epochs)."""
         data = asdict(self)
         data["answers"] = list(self.answers)
-        for key in ("also", "relevance_grades"):
+        for key in ("also", "relevance_grades", "epoch_scores"):
             if data[key] is None:
                 del data[key]
-        if self.relevance_grades is not None:
-            data["relevance_grades"] = list(self.relevance_grades)
+            elif isinstance(data[key], tuple):
+                data[key] = list(data[key])
         return data
 
     @classmethod
@@ -56,6 +59,7 @@ class ScoredSample:
         known = {field.name for field in fields(cls)}
         values = {key: value for key, value in data.items() if key in known}
         values["answers"] = tuple(values.get("answers", ()))
-        if values.get("relevance_grades") is not None:
-            values["relevance_grades"] = tuple(values["relevance_grades"])
+        for key in ("relevance_grades", "epoch_scores"):
+            if values.get(key) is not None:
+                values[key] = tuple(values[key])
         return cls(**values)

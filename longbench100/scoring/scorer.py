@@ -2,9 +2,9 @@
 
 Every answer (and, for QA tasks with the filter on, every closed-book answer) is graded in one
 batch so judge calls share one progress bar, one cache pass and one concurrency pool. A QA sample
-whose closed-book score is at or above the threshold is marked ``filtered``. A missing prediction
-(only with ``--allow-missing``) or a failed one (``prediction`` null) scores 0 and is counted; a task
-and length without any prediction at all is left out (:func:`unpredicted_cells`), never scored 0.
+whose closed-book score is at or above the threshold is marked ``filtered``. Every record graded
+has a prediction (:mod:`.complete_rows` leaves out records without one, never scoring them 0); a
+failed prediction (``prediction`` null: the request failed) scores 0 and is counted.
 Each sample carries its per-sample log: the answer, the gold answers, where the gold material sits,
 and for judge metrics the judge's sub-scores, or its raw reply and the reason when it is ungraded.
 A task's secondary metrics (``TaskInfo.also``) grade the same answer in the same batch (0 without an answer).
@@ -42,7 +42,6 @@ class ScoreOutcome:
     """The scored samples plus the counts that results.json reports next to them."""
 
     samples: list[ScoredSample]
-    missing_predictions: int = 0
     failed_predictions: int = 0
     qa_filter: dict = field(default_factory=dict)
 
@@ -71,15 +70,6 @@ def _jobs(pending: list[_Pending]) -> list[GradeJob]:
     answers = [item.answer for item in pending if item.answer]
     closed_book = [item.closed_book for item in pending if item.closed_book]
     return answers + closed_book + [job for item in pending for job in item.also]
-
-
-def unpredicted_cells(records: list[DataRecord], predictions: dict[str, Prediction]) -> list[tuple[str, str]]:
-    """The (task, label) cells of ``records`` where not one record has a prediction, in data order."""
-    cells: dict[tuple[str, str], bool] = {}
-    for record in records:
-        key = (record.task, record.label)
-        cells[key] = cells.get(key, False) or record.id in predictions
-    return [cell for cell, predicted in cells.items() if not predicted]
 
 
 def _secondary_scores(item: _Pending, grades: dict[tuple[str, str, str], float | None]) -> dict[str, float] | None:
@@ -118,7 +108,9 @@ def score_predictions(
     progress: bool = True,
     rouge_variant: str = DEFAULT_ROUGE_VARIANT,
 ) -> ScoreOutcome:
-    """Grade every record's prediction and build its :class:`ScoredSample`, applying the QA filter."""
+    """Grade every record's prediction and build its :class:`ScoredSample`, applying the QA filter.
+
+    Every record must have a prediction in ``predictions`` (:func:`.complete_rows.select_rows`)."""
     pending = _pending(records, predictions, metrics, qa_threshold)
     jobs = _jobs(pending)
     scores = grade_jobs(jobs, judge, progress=progress, rouge_variant=rouge_variant)
@@ -128,8 +120,8 @@ def score_predictions(
     for item in pending:
         record = item.record
         if record.id not in predictions:
-            outcome.missing_predictions += 1
-        elif item.answer is None:
+            raise ValueError(f"{record.id}: no prediction; a missing prediction is never scored 0")
+        if item.answer is None:
             outcome.failed_predictions += 1
         score = grades[record.id, item.answer.metric, item.answer.text] if item.answer else 0.0
         closed_score = grades[record.id, item.closed_book.metric, item.closed_book.text] if item.closed_book else None

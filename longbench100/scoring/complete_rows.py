@@ -1,0 +1,125 @@
+"""Which data records ``score`` grades when predictions are incomplete: a missing prediction is
+never a zero.
+
+Without ``--allow-missing`` incomplete predictions are refused, naming the incomplete task and
+length cells. With it, a cell without any prediction is left out (its figures null), and of the
+other cells:
+
+- ``paired`` (the default) keeps a task's row only where it has a prediction at every length the
+  task was predicted at, so each length of a task rests on the same rows and LongScore compares like
+  with like (an lm-eval ``--limit`` run, Inspect's ``--limit`` counted over the whole dataset);
+- ``per-length`` keeps every predicted record: each length rests on its own rows.
+
+results.json records, per incomplete cell, its rows, how many had a prediction and how many were
+scored.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from longbench100.core.errors import UserError
+from longbench100.folders.data_records import DataRecord
+
+MISSING_ROWS_MODES = ("paired", "per-length")
+_SHOWN_CELLS = 4
+
+
+@dataclass(frozen=True)
+class RowSelection:
+    """The records to grade and how the data's records were covered.
+
+    ``missing`` counts the records without a prediction; ``left_out_cells`` are the (task, label)
+    cells without any prediction; ``incomplete`` maps task -> label -> ``{"rows", "predicted",
+    "scored"}`` for every cell where some row is not scored.
+    """
+
+    records: list[DataRecord]
+    missing: int
+    left_out_cells: list[tuple[str, str]]
+    incomplete: dict[str, dict[str, dict[str, int]]]
+
+
+def _cell_counts(
+    records: list[DataRecord], predicted: set[str]
+) -> dict[tuple[str, str], list[int]]:
+    """(task, label) -> [rows, rows with a prediction], in data order."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for record in records:
+        cell = counts.setdefault((record.task, record.label), [0, 0])
+        cell[0] += 1
+        cell[1] += record.id in predicted
+    return counts
+
+
+def refuse_incomplete(records: list[DataRecord], predicted: set[str], source: object) -> None:
+    """Raise a one-line :class:`UserError` naming the cells where some record has no prediction."""
+    short = [
+        (cell, rows, done)
+        for cell, (rows, done) in _cell_counts(records, predicted).items()
+        if done < rows
+    ]
+    if not short:
+        return
+    missing = sum(rows - done for _, rows, done in short)
+    shown = ", ".join(
+        f"{task} {label} {done} of {rows} rows"
+        for (task, label), rows, done in short[:_SHOWN_CELLS]
+    )
+    more = f" and {len(short) - _SHOWN_CELLS} more" if len(short) > _SHOWN_CELLS else ""
+    raise UserError(
+        f"predictions {source} are incomplete: {missing} of {len(records)} records have no "
+        f"prediction, in {len(short)} task and length cells ({shown}{more}); complete the run, "
+        "or pass --allow-missing to "
+        "score only the rows predicted at every length (never as zeros)"
+    )
+
+
+def select_rows(records: list[DataRecord], predicted: set[str], mode: str) -> RowSelection:
+    """The records to grade under ``mode`` (``paired`` or ``per-length``; see the module
+    docstring)."""
+    if mode not in MISSING_ROWS_MODES:
+        raise UserError(f"--missing-rows {mode}: choose from {', '.join(MISSING_ROWS_MODES)}")
+    counts = _cell_counts(records, predicted)
+    left_out = [cell for cell, (_, done) in counts.items() if done == 0]
+    empty = set(left_out)
+    unpaired: dict[str, set[int]] = defaultdict(set)
+    for record in records:
+        if record.id not in predicted and (record.task, record.label) not in empty:
+            unpaired[record.task].add(record.row)
+    kept = [
+        record
+        for record in records
+        if record.id in predicted
+        and (mode == "per-length" or record.row not in unpaired[record.task])
+    ]
+    scored = _cell_counts(kept, predicted)
+    incomplete: dict[str, dict[str, dict[str, int]]] = {}
+    for (task, label), (rows, done) in counts.items():
+        kept_rows = scored.get((task, label), [0, 0])[0]
+        if kept_rows < rows:
+            incomplete.setdefault(task, {})[label] = {
+                "rows": rows,
+                "predicted": done,
+                "scored": kept_rows,
+            }
+    missing = sum(record.id not in predicted for record in records)
+    return RowSelection(kept, missing, left_out, incomplete)
+
+
+def rows_scored_text(labels: dict[str, dict[str, int]]) -> str:
+    """``2k 2 of 3, 4k 2 of 3``: the rows scored of each incomplete length of one task."""
+    return ", ".join(
+        f"{label} {cell['scored']} of {cell['rows']}" for label, cell in labels.items()
+    )
+
+
+def coverage_lines(selection: RowSelection, mode: str) -> list[str]:
+    """The terminal lines that say how many rows each incomplete figure rests on."""
+    return [
+        f"{task}: rows scored {rows_scored_text(labels)} (--allow-missing, {mode}; "
+        "missing predictions are "
+        "not scored)"
+        for task, labels in selection.incomplete.items()
+    ]
