@@ -233,13 +233,15 @@ def gold_is_right(record: dict, blocks: list[tuple[int, str]]) -> bool:
     numbers = {number for number, _ in blocks}
     if blocks and any(number not in numbers for number in gold.get("passages", [])):  # passage layouts (not sections)
         return False
-    if task == "kv_retrieval":
+    if task in ("kv_retrieval", "kv_retrieval_chain"):
         records = RECORD.findall(prompt)
         table = dict(records)
         if len(table) != len(records):
             return False
-        key = re.search(r'start from the key "([0-9a-f-]{36})"', prompt).group(1)
-        for _ in range(len(gold["chain"]) - 1):
+        asked = r'(?:start from the key|find the record whose key is) "([0-9a-f-]{36})"'
+        key = re.search(asked, prompt).group(1)
+        hops = re.search(r"for (\d+) lookups in total", prompt)  # kv_retrieval_chain; kv_retrieval: one
+        for _ in range(int(hops.group(1)) if hops else 1):
             key = table.get(key)
         return key == answer
     if task == "counting_stars":

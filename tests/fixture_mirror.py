@@ -172,6 +172,9 @@ def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus: di
             else:
                 grounds = " ".join(corpus.get(i, "") for i in row.get(item.doc_ids, []))
             answers = [_span(grounds, start) for start in answer_starts]
+            if item.kind == "summary" and spec.document and not spec.document.split:
+                # a summary of the row's one document repeats its words, as a real one would
+                summaries = [_closing_sentences(grounds, skip) for skip in (0, 2)]
             if item.parallel:
                 row[item.question] = questions if item.kind == "qa" else ["Please summarize the text."] * 2
                 row[item.answers or item.summary] = answers if item.kind == "qa" else summaries
@@ -186,6 +189,12 @@ def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus: di
                 row[name] = None if index % 4 == 3 else values[0]
         rows.append(row)
     return rows
+
+
+def _closing_sentences(text: str, skip: int) -> str:
+    """Two sentences of ``text``, ``skip`` sentences before its end (fewer when it is short)."""
+    sentences = text.replace("\n", " ").split(". ")
+    return ". ".join(sentences[-2 - skip: len(sentences) - skip or None]).strip().rstrip(".") + "."
 
 
 def _put(row: dict, name: str, value: object) -> None:

@@ -69,14 +69,30 @@ def test_the_view_reads_passages_records_options_and_summaries():
     assert [p.text for p in named.named_passages()] == ["y"]
 
 
-def test_the_unused_value_solves_a_lone_chain():
+def test_the_unused_value_and_the_chain_start_read_a_lone_chain():
     assert _answer("record_value", "unused_value", _record("kv_retrieval"), KV_PROMPT) == "d"
+    assert _answer("record_value", "chain_start_value", _record("kv_retrieval"), KV_PROMPT) == "b"
+
+
+def test_numbers_in_context_picks_the_first_option_whose_numbers_all_occur():
+    prompt = ("Passage 1:\nIn 1998 the 12 boats left. The little penguin counted 7 stars.\n\n"
+              "Question: which list?\n\n"
+              "Option 1: [7, 12, 40]\nOption 2: [12, 7, 1998]\nOption 3: [7, 12, 1998]\n\nOption:")
+    record = _record("counting_stars")
+    assert _answer("option", "option_numbers_in_context", record, prompt) == "2"
+    assert _answer("option", "option_numbers_in_context", record, prompt.replace("1998", "1999", 1)) is None
 
 
 def test_option_consensus_finds_the_centre_of_perturbed_options():
     prompt = "Question: which list?\n\nOption 1: [5, 6, 7, 8]\nOption 2: [5, 6, 7, 9]\nOption 3: [6, 5, 7, 8]\nOption 4: [5, 1, 7, 8]\n\nOption:"
     assert _answer("option", "option_consensus", _record("counting_stars"), prompt) == "1"
     assert _answer("option", "option_position_consensus", _record("counting_stars"), prompt) == "1"
+
+
+def test_longest_and_shortest_passage():
+    prompt = "Passage 1:\nA middling text here.\n\nPassage 2:\nShort.\n\nPassage 3:\nThe longest text of the three.\n\nSummary:\nx"
+    assert _answer("passage_number", "longest_passage", _record("passage_retrieval"), prompt) == "3"
+    assert _answer("passage_number", "shortest_passage", _record("passage_retrieval"), prompt) == "2"
 
 
 def test_openings_order_and_outlier():
@@ -129,10 +145,11 @@ def _generate(out: Path, tasks: tuple[str, ...], lengths=(("2k", 2048), ("4k", 4
                                         sources=sources, workers=1, check_shortcuts=check), echo=lambda _: None, progress=False)
 
 
-def test_kv_answers_are_never_chain_ends_and_decoys_grow_with_length(tmp_path: Path):
-    _generate(tmp_path / "d", ("kv_retrieval",), lengths=(("2k", 2048), ("16k", 16384)), rows=6)
+def test_kv_chain_answers_are_never_chain_ends_and_decoys_grow_with_length(tmp_path: Path):
+    _generate(tmp_path / "d", ("kv_retrieval_chain",), lengths=(("2k", 2048), ("16k", 16384)),
+              rows=6)
     sizes = {}
-    for path in sorted((tmp_path / "d" / "kv_retrieval").glob("*.jsonl")):
+    for path in sorted((tmp_path / "d" / "kv_retrieval_chain").glob("*.jsonl")):
         for line in path.read_text().splitlines():
             record = json.loads(line)
             records = dict(re.findall(r'Record: the key "([0-9a-f-]{36})" has the value "([0-9a-f-]{36})"', record["prompt"]))
@@ -150,7 +167,8 @@ def test_the_check_passes_on_the_rebuilt_tasks_and_fails_on_a_lone_chain(tmp_pat
     assert manifest["shortcuts"]["passed"], manifest["shortcuts"]
     run = run_baselines(tmp_path / "d")
     assert {cell.task for cell in run.cells} == {"kv_retrieval", "counting_stars"}
-    # the same folder with the kv prompts cut back to the three asked records: the unused value solves it
+    # the same folder with the kv prompts cut back to the paper's three records alone: the chain's
+    # start gives the answer
     path = tmp_path / "d" / "kv_retrieval" / "2k.jsonl"
     lines = []
     for line in path.read_text().splitlines():
@@ -164,11 +182,11 @@ def test_the_check_passes_on_the_rebuilt_tasks_and_fails_on_a_lone_chain(tmp_pat
     reseal(tmp_path / "d")
     result = CliRunner().invoke(main, ["baselines", str(tmp_path / "d"), "--check", "--out", str(tmp_path / "b.json")])
     assert result.exit_code == 1, result.output
-    assert re.search(r"kv_retrieval +2k .*unused_value 1\.000 +OVER", result.output)
+    assert re.search(r"kv_retrieval +2k .*chain_start_value 1\.000 +OVER", result.output)
     written = json.loads((tmp_path / "b.json").read_text())
     assert not written["aggregates"]["passed"]
     shown = CliRunner().invoke(main, ["show", str(tmp_path / "b.json"), "--id", "kv_retrieval-2k-0000"])
-    assert shown.exit_code == 0 and "baseline unused_value" in shown.output
+    assert shown.exit_code == 0 and "baseline chain_start_value" in shown.output
 
 
 def test_generate_records_the_check_and_inspect_shows_it(tmp_path: Path):

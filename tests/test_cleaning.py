@@ -165,7 +165,8 @@ def test_identical_texts_under_different_ids_are_one_item(tmp_path: Path) -> Non
 def test_mirror_bioasq_summary_items_are_multi_passage_and_carry_their_question(mirror: Path) -> None:
     location = resolve_location(str(mirror))
     entry = location.registry()["rag_mini_bioasq_summary"]
-    assert entry.has_role("multi_doc_sum", "real") and entry.stand_in_for == "multi_news_e" and entry.files[1].item.min_documents == 2
+    assert not entry.roles  # no task takes it
+    assert entry.stand_in_for == "multi_news_e" and entry.files[1].item.min_documents == 2
     data = load_source(location, entry)
     assert len(data.items) == 9 and data.filtered_items == 3  # every fourth synthetic row is not a summary question
     assert all(item.kind == "summary" and item.question and len(item.doc_ids) >= 2 for item in data.items)

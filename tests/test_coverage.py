@@ -25,7 +25,7 @@ PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks  # the eight tasks of the paper
 
 # Where the packaged templates' closing part starts, written out here independently of the library.
 TAILS = ("\n\nUsing only Passage", "\n\nCombine what Passages", "\n\nWrite a concise summary", "\n\nWrite one concise summary",
-         "\n\nSummary:\n", "\n\nTask: start from the key", "\n\nQuestion: which list gives", "\n\nHow many distinct paragraphs")
+         "\n\nSummary:\n", "\n\nTask: find the record whose key is", "\n\nQuestion: which list gives", "\n\nHow many distinct paragraphs")
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def _context_and_gold(record: dict) -> tuple[str, list[str]]:
     if task == "counting_stars":
         return context, [f"The little penguin counted {count} stars." for count in gold["counts"]]
     if task == "kv_retrieval":
-        chain = gold["chain"]
+        chain = gold["chain"][: gold["lookups"] + 1]  # the records looked up: one, k0 -> k1
         return context, [f'Record: the key "{key}" has the value "{value}".' for key, value in zip(chain, chain[1:])]
     texts = []
     for number in gold["passages"]:

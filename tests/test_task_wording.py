@@ -53,10 +53,12 @@ def test_narrower_requests_are_query_focused(request_text: str) -> None:
     assert specific_request(_item(request_text)) == request_text
 
 
-def test_multi_doc_qa_with_one_gold_passage_uses_single_passage_wording() -> None:
-    prompt = _prompt(MultiDocQa, _item("Which ferry?", None), GOLD[:1])
-    assert "is in Passage 1;" in prompt and "Using only Passage 1, answer" in prompt
-    assert "spread over" not in prompt and "Passages" not in prompt
+def test_multi_doc_qa_takes_only_items_with_two_or_more_supporting_passages() -> None:
+    builder = MultiDocQa(Corpus({}, {}, documents={doc.id: doc for doc in GOLD}), PromptTemplates())
+    assert not builder.accepts(_item("Which ferry?", None, docs=1))
+    assert builder.accepts(_item("Which ferry?", None, docs=2))
+    one_text_twice = Item("s/twice", "s", (GOLD[0].id, GOLD[0].id), question="Which ferry?", answers=("ferry",))
+    assert not builder.accepts(one_text_twice)  # two ids, one text: one supporting passage
 
 
 def test_multi_doc_qa_with_several_gold_passages_says_they_combine() -> None:

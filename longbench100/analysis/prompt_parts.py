@@ -23,7 +23,9 @@ IDK_INSTRUCTION = (
 # The first words of the part each packaged template writes after the passages (the wording depends on
 # whether the request is query-focused and on how many gold passages there are).
 TAIL_OPENINGS = {
-    "kv_retrieval": ("Task: start from the key",),
+    # kv_retrieval's second opening: its data from before it asked the paper's one lookup
+    "kv_retrieval": ("Task: find the record whose key is", "Task: start from the key"),
+    "kv_retrieval_chain": ("Task: start from the key",),
     "counting_stars": ("Question: which list gives",),
     "passage_retrieval": ("Summary:\n",),
     "passage_count": ("How many distinct paragraphs",),
@@ -138,16 +140,17 @@ def window_prompt(parts: PromptParts, units: list[Span], start: int, size: int) 
 def gold_block_spans(task: str, gold: dict, blocks: tuple[Block, ...]) -> list[Span]:
     """The context spans holding the gold material of a record, from its ``gold`` provenance.
 
-    Numbered gold passages for the passage tasks and counting_stars; the chain's records for
-    kv_retrieval; every paragraph for passage_count (counting needs them all); the gold blocks of a
-    context split by its recorded spans.
+    Numbered gold passages for the passage tasks and counting_stars; the records looked up for
+    kv_retrieval and kv_retrieval_chain; every paragraph for passage_count (counting needs them
+    all); the gold blocks of a context split by its recorded spans.
     """
     if any(block.gold for block in blocks):
         return [block.span for block in blocks if block.gold]
     if task == "passage_count":
         return [block.span for block in blocks if block.number is not None]
-    if task == "kv_retrieval":
-        keys = set(gold.get("chain", [])[:-1])
+    if task in ("kv_retrieval", "kv_retrieval_chain"):
+        chain = gold.get("chain", [])
+        keys = set(chain[: gold.get("lookups", len(chain) - 1)])
         return [block.span for block in blocks if block.key in keys]
     numbers = set(gold.get("passages", []))
     return [block.span for block in blocks if block.number in numbers]

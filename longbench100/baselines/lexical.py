@@ -17,16 +17,20 @@ from sklearn.metrics.pairwise import cosine_similarity
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def _vectorizer() -> TfidfVectorizer:
-    return TfidfVectorizer(stop_words="english", sublinear_tf=True, token_pattern=r"(?u)\b\w\w+\b")
+def tfidf_vectorizer(ngrams: int = 1) -> TfidfVectorizer:
+    """The TF-IDF settings every lexical comparison uses: English stop words, sublinear term
+    frequency; words, and runs of up to ``ngrams`` words."""
+    return TfidfVectorizer(stop_words="english", sublinear_tf=True, token_pattern=r"(?u)\b\w\w+\b",
+                           ngram_range=(1, ngrams))
 
 
-def query_similarities(query: str, texts: list[str]) -> np.ndarray:
-    """Cosine similarity of ``query`` to each of ``texts`` (TF-IDF fitted on ``texts``); zeros when nothing is shared."""
+def query_similarities(query: str, texts: list[str], ngrams: int = 1) -> np.ndarray:
+    """Cosine similarity of ``query`` to each of ``texts`` (TF-IDF of runs of up to ``ngrams``
+    words, fitted on ``texts``); zeros when nothing is shared."""
     if not texts:
         return np.zeros(0)
     try:
-        vectorizer = _vectorizer()
+        vectorizer = tfidf_vectorizer(ngrams)
         matrix = vectorizer.fit_transform(texts)
     except ValueError:  # only stop words, or empty texts
         return np.zeros(len(texts))
@@ -38,7 +42,7 @@ def outlier_index(texts: list[str]) -> int | None:
     if len(texts) < 3:
         return None
     try:
-        matrix = _vectorizer().fit_transform(texts)
+        matrix = tfidf_vectorizer().fit_transform(texts)
     except ValueError:
         return None
     similarity = cosine_similarity(matrix)

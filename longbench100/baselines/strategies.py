@@ -26,7 +26,9 @@ from .lexical import outlier_index, overlap, query_similarities
 from .prompt_view import Passage, PromptView
 
 ANSWER_KINDS: dict[str, str] = {
-    "counting_stars": "option", "kv_retrieval": "record_value", "passage_retrieval": "passage_number",
+    "counting_stars": "option", "kv_retrieval": "record_value",
+    "kv_retrieval_chain": "record_value",
+    "passage_retrieval": "passage_number",
     "passage_count": "count", "single_doc_qa": "qa", "multi_doc_qa": "qa", "rag_hard": "qa",
     "single_doc_sum": "summary", "multi_doc_sum": "summary", "document_summarizing": "section_summaries",
     "document_organizing": "order", "attributing": "passage_set", "rerank": "ranking",
@@ -94,6 +96,16 @@ def _outlier_passage(attempt: Attempt) -> str | None:
     return attempt.view.passages[index].label if index is not None else None
 
 
+def _longest_passage(attempt: Attempt) -> str | None:
+    passages = attempt.view.passages
+    return max(passages, key=lambda passage: len(passage.text)).label if passages else None
+
+
+def _shortest_passage(attempt: Attempt) -> str | None:
+    passages = attempt.view.passages
+    return min(passages, key=lambda passage: len(passage.text)).label if passages else None
+
+
 def _query(attempt: Attempt) -> str:
     return attempt.record.question or ""
 
@@ -131,6 +143,16 @@ def _option_agreement(attempt: Attempt, positional: bool) -> str | None:
     return max(lists, key=lambda entry: agreement(entry[1]))[0]
 
 
+def _option_numbers_in_context(attempt: Attempt) -> str | None:
+    """The first option whose numbers all occur, as whole numbers, somewhere in the context."""
+    found = set(re.findall(r"\d+", attempt.view.context))
+    for number, text in attempt.view.options:
+        values = re.findall(r"\d+", text)
+        if values and set(values) <= found:
+            return number
+    return None
+
+
 def _question_overlap_option(attempt: Attempt) -> str | None:
     options = attempt.view.options
     if not options:
@@ -143,6 +165,14 @@ def _unused_value(attempt: Attempt) -> str | None:
     keys = {key for key, _ in attempt.view.records}
     ends = [value for _, value in attempt.view.records if value not in keys]
     return ends[0] if ends else None
+
+
+def _chain_start_value(attempt: Attempt) -> str | None:
+    """The value of the first record whose key is no record's value: a chain's first link, found
+    without the question."""
+    values = {value for _, value in attempt.view.records}
+    starts = [value for key, value in attempt.view.records if key not in values]
+    return starts[0] if starts else None
 
 
 def _last_record_value(attempt: Attempt) -> str | None:
@@ -317,15 +347,21 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
         Baseline("option_position_consensus", "context-free", "the option agreeing most, place by place, with the other options",
                  lambda attempt: _option_agreement(attempt, positional=True)),
         Baseline("option_question_overlap", "context-free", "the option sharing most words with the question", _question_overlap_option),
+        Baseline("option_numbers_in_context", "lexical",
+                 "the first option whose numbers all occur in the context", _option_numbers_in_context),
         _PRIOR,
     ),
     "record_value": (
         Baseline("unused_value", "context-free", "the first record value never used as a key", _unused_value),
+        Baseline("chain_start_value", "context-free",
+                 "the value of the first record whose key is no record's value", _chain_start_value),
         Baseline("last_record_value", "position", "the value of the last record", _last_record_value),
     ),
     "passage_number": (
         _FIRST, _MIDDLE, _LAST,
         Baseline("outlier_passage", "outlier", "the passage least like the others (TF-IDF)", _outlier_passage),
+        Baseline("longest_passage", "outlier", "the longest passage (characters)", _longest_passage),
+        Baseline("shortest_passage", "outlier", "the shortest passage (characters)", _shortest_passage),
         Baseline("top_passage", "lexical", "the passage most like the question or summary (TF-IDF)", _top_passage),
         _PRIOR,
     ),

@@ -66,6 +66,8 @@ TASKS: dict[str, TaskInfo] = {
         # the same section tasks over unrelated whole documents, by construction (tasks/sections.py; not ETHIC's)
         TaskInfo("document_summarizing", "summarization", "section_rouge", False, 4096, also=("rep_2", "repeated_bigram_share")),
         TaskInfo("document_organizing", "comprehension", "order_lcs", False, 1024, also=("order_exact",)),
+        # kv_retrieval's multi-hop variant (three lookups along a chain among decoy chains): no suite
+        TaskInfo("kv_retrieval_chain", "key_retrieval", "accuracy", False, 64),
     )
 }
 

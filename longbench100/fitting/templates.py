@@ -19,7 +19,10 @@ _PASSAGES = [
 _RECORD = {"kind": "record", "text": "key-1: value-1", "key": "key-1", "value": "value-1"}
 _QUESTION = {"question": "What does the second passage say?"}
 EXAMPLE_VARIABLES: dict[str, list[dict]] = {
-    "kv_retrieval": [{"blocks": [_PASSAGES[0], _RECORD, _PASSAGES[1]], "gold_numbers": [], "start_key": "key-1", "hops": 2}],
+    "kv_retrieval": [{"blocks": [_PASSAGES[0], _RECORD, _PASSAGES[1]], "gold_numbers": [],
+                      "start_key": "key-1", "hops": 1}],
+    "kv_retrieval_chain": [{"blocks": [_PASSAGES[0], _RECORD, _PASSAGES[1]], "gold_numbers": [],
+                            "start_key": "key-1", "hops": 2}],
     "counting_stars": [{"blocks": _PASSAGES, "gold_numbers": [], "options": ["[1, 2, 3, 4]", "[2, 1, 3, 4]", "Not enough information."]}],
     "passage_retrieval": [{"blocks": _PASSAGES, "gold_numbers": [2], "summary": "A summary of the second passage."}],
     "passage_count": [{"blocks": _PASSAGES, "gold_numbers": []}],

@@ -7,6 +7,7 @@ from .frequent_words import FrequentWords
 from .icl import ICL_TASKS
 from .json_kv import JsonKv
 from .kv_retrieval import KvRetrieval
+from .kv_retrieval_chain import KvRetrievalChain
 from .long_doc_qa import LongDocQa
 from .long_doc_sum import LongDocSum
 from .multi_doc_qa import MultiDocQa
@@ -28,6 +29,7 @@ BUILDERS = {
     builder.name: builder
     for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum,
                     *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
+                    KvRetrievalChain,
                     RagHard, Rerank, *ICL_TASKS, LongDocQa, LongDocSum, Attributing,
                     SectionSummarizing, Organizing, Recalling, DocumentSummarizing, DocumentOrganizing)
 }

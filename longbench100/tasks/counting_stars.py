@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 from longbench100.fitting.fit import BuildContext, fit_prompt
 from longbench100.fitting.pieces import Piece
-from longbench100.fitting.rng import derive_rng
+from longbench100.fitting.rng import derive_rng, distinct_draws
 from longbench100.text.sentences import sentence_ends
 from .base import Candidate, Sample, TaskBuilder
 
@@ -14,26 +15,35 @@ STARS = 4
 SENTENCE = "The little penguin counted {count} stars."
 UNANSWERABLE = "The passages do not give enough information to tell."
 WRONG_OPTIONS = 3
+_PAIRS = list(itertools.combinations(range(STARS), 2))  # the places two swapped counts can take
 
 
 def counts_for_row(seed: int, row: int) -> tuple[list[int], list[str], int]:
-    """The row's star counts, its answer options and the 1-based number of the right option.
+    """The row's star counts in order of appearance, its answer options and the 1-based number of
+    the right option.
 
-    Each wrong option is a list of four counts drawn on its own, never made from the right list, so
-    no option is the centre the others were made around (100-LongBench swaps, changes or reorders
-    the right counts, and the option agreeing most with the others is then right 73-88% of the time).
+    As in 100-LongBench, the wrong options are the right counts in another order (the paper swaps
+    two counts). The options are one family of orders of four different counts: an order and three
+    others, each with two of its counts swapped. Which member of the family the text holds is drawn
+    uniformly, so no shape of the options points to the answer: the family's centre (the option
+    agreeing most with the others, right 73-88% of the time in the paper's draw) is right one time
+    in four, and every option holds the same four numbers, all of them in the text.
     """
     rng = derive_rng(seed, "counting_stars", "row", row)
-    counts = [rng.randint(1, 100) for _ in range(STARS)]
-    right = counts_text(counts)
-    wrong: list[str] = []
-    while len(wrong) < WRONG_OPTIONS:
-        option = counts_text([rng.randint(1, 100) for _ in range(STARS)])
-        if option != right and option not in wrong:
-            wrong.append(option)
-    options = [right] + wrong
+    order = distinct_draws(STARS, lambda: rng.randint(1, 100))
+    family = [order] + [_swapped(order, pair) for pair in rng.sample(_PAIRS, WRONG_OPTIONS)]
+    counts = family[rng.randrange(len(family))]
+    options = [counts_text(member) for member in family]
     rng.shuffle(options)
-    return counts, options + [UNANSWERABLE], options.index(right) + 1
+    return counts, options + [UNANSWERABLE], options.index(counts_text(counts)) + 1
+
+
+def _swapped(counts: list[int], pair: tuple[int, int]) -> list[int]:
+    """``counts`` with the counts at the two places of ``pair`` exchanged."""
+    first, second = pair
+    result = list(counts)
+    result[first], result[second] = result[second], result[first]
+    return result
 
 
 def counts_text(counts: list[int]) -> str:

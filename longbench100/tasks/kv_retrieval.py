@@ -1,94 +1,144 @@
-"""kv_retrieval: a chain of UUID key-value records hidden between distractor passages, among decoy chains.
+"""kv_retrieval: 100-LongBench's key lookup, and the key-value record mechanism its variant shares.
 
-The asked chain k1 -> v1 -> v2 -> v3 sits inside a longer chain (a few records lead into k1 and a few
-lead on from v3), and decoy chains of three to six records, more of them the longer the prompt, are
-scattered too. So the answer is neither the end of a chain (the one value never used as a key) nor
-three hops from a chain's start: only following the records from the asked key finds it.
-(100-LongBench inserts the three records alone; docs/suites.md says why we differ.)
+The paper's generator (``generate_dataset_kv_retrieval`` in uservan/100-LongBench
+``utils/data_utils.py``) draws four UUIDs k0-k3, puts the three chained records k0 -> k1, k1 -> k2
+and k2 -> k3 at random places between the passages and asks one lookup: the value of k0 (k1).
+Ours asks the same one lookup over the same three-record chain, among decoy chains of the very same
+shape (three records over four new UUIDs), so that the records' shape does not give the answer
+away: a chain's last value (the one value never used as a key) is never the answer, and the answer's
+place, the value of a chain's first record, is shared by nine chains or more; only the record whose
+key the question names tells which.
+:class:`KeyValueRecords` is what this task and ``kv_retrieval_chain`` share.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 import uuid
+from typing import ClassVar
 
 from longbench100.fitting.fit import BuildContext, fit_prompt
 from longbench100.fitting.pieces import Piece
 from longbench100.fitting.rng import derive_rng, distinct_draws
 from .base import Candidate, Sample, TaskBuilder, depth_of
 
-HOPS = 3
-LEAD_IN = (0, 2)  # records leading into the asked key: between these many
-LEAD_ON = (1, 3)  # records leading on from the answer: between these many (at least one, so the answer is no chain end)
-DECOY_RECORDS = (3, 6)  # records per decoy chain
-DECOY_CHAINS_PER_8K = 1  # decoy chains: 2, plus one per 8k tokens of budget
+CHAIN_RECORDS = 3
+"""Records in the paper's chain: k0 -> k1 -> k2 -> k3."""
+
+DECOY_CHAINS = 8
+"""Decoy chains of kv_retrieval at any length: with nine chains, naming a chain start's value
+blindly is right one time in nine, within ten points of chance (one value in 27)."""
+
+DECOY_CHAINS_PER_16K = 1
+"""Further decoy chains per 16k tokens of budget, so that longer prompts hold more records."""
 
 
-def extended_chain(seed: int, row: int) -> tuple[list[str], list[str], list[str]]:
-    """The row's whole chain as (lead-in, asked chain ``[k1, v1, v2, v3]``, lead-on): the same at every length."""
-    rng = derive_rng(seed, "kv_retrieval", "row", row)
-    lead_in, lead_on = rng.randint(*LEAD_IN), rng.randint(*LEAD_ON)
-    ids = distinct_draws(lead_in + HOPS + 1 + lead_on, lambda: _uuid(rng))
-    return ids[:lead_in], ids[lead_in: lead_in + HOPS + 1], ids[lead_in + HOPS + 1:]
-
-
-def decoy_chains(budget: int, rng: random.Random, taken: set[str]) -> list[list[str]]:
-    """Decoy chains for one prompt: ``2 + budget // 8192`` chains of 3-6 records, their UUIDs new."""
-    chains = []
-    for _ in range(2 + DECOY_CHAINS_PER_8K * (budget // 8192)):
-        size = rng.randint(*DECOY_RECORDS) + 1
-        chain = []
-        while len(chain) < size:
-            value = _uuid(rng)
-            if value not in taken:
-                taken.add(value)
-                chain.append(value)
-        chains.append(chain)
-    return chains
-
-
-def _uuid(rng: random.Random) -> str:
+def new_uuid(rng: random.Random) -> str:
+    """A random version-4 UUID drawn from ``rng``."""
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
-def _records(ctx: BuildContext, chain: list[str], first_hop: int | None) -> list[Piece]:
-    """One record piece per link of ``chain``; ``first_hop`` numbers the asked links (None: not asked)."""
+def fresh_chain(rng: random.Random, size: int, taken: set[str]) -> list[str]:
+    """``size`` new UUIDs, none in ``taken`` (each is added to it)."""
+    chain: list[str] = []
+    while len(chain) < size:
+        value = new_uuid(rng)
+        if value not in taken:
+            taken.add(value)
+            chain.append(value)
+    return chain
+
+
+def record_pieces(ctx: BuildContext, chain: list[str], first_hop: int | None) -> list[Piece]:
+    """One record piece per link of ``chain``; ``first_hop`` numbers the asked links (None: not
+    asked)."""
     return [
-        Piece("record", f"{key} {value}", ctx.tokenizer.count(f"{key} {value}"), None,
-              {"key": key, "value": value, "hop": first_hop + index if first_hop is not None else None})
-        for index, (key, value) in enumerate(zip(chain, chain[1:]))
+        Piece(
+            "record",
+            f"{key} {value}",
+            ctx.tokenizer.count(f"{key} {value}"),
+            None,
+            {
+                "key": key,
+                "value": value,
+                "hop": first_hop + index if first_hop is not None else None,
+            },
+        )
+        for index, (key, value) in enumerate(itertools.pairwise(chain))
     ]
 
 
-class KvRetrieval(TaskBuilder):
-    """Records k1->v1, v1->v2, v2->v3 inside a longer chain, among decoy chains, all at random positions;
-    the model must follow the chain from k1 to v3."""
+class KeyValueRecords(TaskBuilder):
+    """Key-value records hidden between whole distractors and a cut-off filler; one row's asked
+    chain is the same at every length. Subclasses set ``lookups`` and say which records a prompt
+    holds (:meth:`records`)."""
 
-    name = "kv_retrieval"
+    lookups: ClassVar[int]
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
-        """One sample: the row's chain inserted among whole distractors and a cut-off filler."""
-        lead_in, chain, lead_on = extended_chain(ctx.seed, row)
-        records = _records(ctx, lead_in + chain[:1], None) + _records(ctx, chain, 1) + _records(ctx, chain[-1:] + lead_on, None)
-        for decoy in decoy_chains(ctx.budget, rng, set(lead_in + chain + lead_on)):
-            records += _records(ctx, decoy, None)
+    def records(
+        self, ctx: BuildContext, row: int, rng: random.Random
+    ) -> tuple[list[str], list[Piece]]:
+        """The row's asked chain (the asked key first, the answer ``lookups`` links on) and every
+        record piece of the prompt, the asked ones numbered by hop."""
+        raise NotImplementedError
+
+    def question(self, start_key: str) -> str:
+        """The question recorded with the sample."""
+        raise NotImplementedError
+
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
+        """One sample: the records inserted among whole distractors and a cut-off filler."""
+        chain, records = self.records(ctx, row, rng)
 
         def render(pieces: list[Piece]) -> str:
-            return self.render(pieces, start_key=chain[0], hops=HOPS)
+            return self.render(pieces, start_key=chain[0], hops=self.lookups)
 
         fitted = fit_prompt(ctx, rng, render, [], self.noisy_pool, records=records)
         if fitted is None:
             return None
-        positions = {piece.fields["hop"]: index for index, piece in enumerate(fitted.pieces)
-                     if piece.role == "record" and piece.fields["hop"] is not None}
+        positions = {
+            piece.fields["hop"]: index
+            for index, piece in enumerate(fitted.pieces)
+            if piece.role == "record" and piece.fields["hop"] is not None
+        }
         gold = {
             "sources": [],
             "item_ids": [],
             "passages": [],
             "chain": chain,
+            "lookups": self.lookups,
             "records": sum(piece.role == "record" for piece in fitted.pieces),
-            "record_depths": [depth_of(fitted.pieces, positions[hop], fitted.per_passage) for hop in sorted(positions)],
+            "record_depths": [
+                depth_of(fitted.pieces, positions[hop], fitted.per_passage)
+                for hop in sorted(positions)
+            ],
             "depth": depth_of(fitted.pieces, positions[1], fitted.per_passage),
         }
-        question = f"Follow the records from key {chain[0]} for {HOPS} lookups; what is the final value?"
-        return Sample(fitted, [chain[-1]], question, gold)
+        return Sample(fitted, [chain[self.lookups]], self.question(chain[0]), gold)
+
+
+class KvRetrieval(KeyValueRecords):
+    """The paper's three records k0 -> k1 -> k2 -> k3 among decoy chains of the same shape, all at
+    random places; the model must give the value of k0."""
+
+    name = "kv_retrieval"
+    lookups = 1
+
+    def records(
+        self, ctx: BuildContext, row: int, rng: random.Random
+    ) -> tuple[list[str], list[Piece]]:
+        """The row's chain (the same at every length) and ``8 + budget // 16k`` decoy chains."""
+        row_rng = derive_rng(ctx.seed, self.name, "row", row)
+        chain = distinct_draws(CHAIN_RECORDS + 1, lambda: new_uuid(row_rng))
+        pieces = record_pieces(ctx, chain, 1)
+        taken = set(chain)
+        for _ in range(DECOY_CHAINS + DECOY_CHAINS_PER_16K * (ctx.budget // 16384)):
+            pieces += record_pieces(ctx, fresh_chain(rng, CHAIN_RECORDS + 1, taken), None)
+        return chain, pieces
+
+    def question(self, start_key: str) -> str:
+        """What is the value of the asked key."""
+        return f"What is the value of the key {start_key}?"

@@ -7,7 +7,8 @@ which characters are gold (every newer builder and the RULER/HELMET recall build
 
 - passage tasks (passage_retrieval, single/multi_doc_qa, single/multi_doc_sum): the gold passages
   named in ``gold.passages``, each with its ``Passage N:`` heading;
-- kv_retrieval: the key-value records of the chain (``gold.chain`` without its final value);
+- kv_retrieval, kv_retrieval_chain: the key-value records looked up (the first ``gold.lookups``
+  keys of ``gold.chain``);
 - counting_stars: the four star sentences themselves (not the passages they sit in);
 - passage_count: the whole context (counting distinct paragraphs needs every one).
 """

@@ -142,7 +142,7 @@ def accuracy(task: str, answer: str, answers: list[str], options: list[str] | No
 
     ``options`` are counting_stars' answer options (``gold.options``), when the data has them.
     """
-    if task == "kv_retrieval":
+    if task in ("kv_retrieval", "kv_retrieval_chain"):
         return 1.0 if parse_uuid(answer) in {gold.strip().lower() for gold in answers} else 0.0
     value = parse_option(answer, options) if task == "counting_stars" else _PARSERS[task](answer)
     return 1.0 if value is not None and value in {int(gold.strip()) for gold in answers} else 0.0
