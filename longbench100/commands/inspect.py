@@ -13,6 +13,9 @@ from ..generate.inspection import FolderSummary, LengthSummary, summarise_folder
 from longbench100.folders.data_records import read_manifest
 from longbench100.catalog.suites import group_by_suite, recorded_suite
 
+_COUNTED_BY: dict[str | None, str] = {  # the manifest's tokenizer.counting (none before it was recorded)
+    "segments": "from cached pieces (exact for this encoding)", "whole": "by tokenizing each prompt whole"}
+
 
 @click.command()
 @click.argument("out", type=click.Path(path_type=Path))
@@ -66,8 +69,7 @@ def inspect(out: Path, as_json: bool) -> None:
     tokenizer = (read_manifest(out) or {}).get("tokenizer") or {}
     if tokenizer:
         click.echo(f"tokenizer {tokenizer.get('spec')}; prompt tokens counted "
-                   + {"segments": "from cached pieces (exact for this encoding)", "whole": "by tokenizing each prompt whole"}
-                   .get(tokenizer.get("counting"), "by tokenizing each prompt whole (recorded before counting was named)"))
+                   + _COUNTED_BY.get(tokenizer.get("counting"), "by tokenizing each prompt whole (recorded before counting was named)"))
 
 
 def _task_lines(task: str, summary: FolderSummary, coverage: dict) -> None:
@@ -130,7 +132,9 @@ def _second_ask_part(info: dict) -> str:
 def _unlabelled_part(info: dict) -> str:
     """``"; N chunks without a usable label, M rows left out"`` for a run with --allow-unlabelled that needed it (a
     resumed run may have left rows out in its first part only)."""
-    unlabelled = info.get("unlabelled") if isinstance(info.get("unlabelled"), dict) else {}
+    unlabelled = info.get("unlabelled")
+    if not isinstance(unlabelled, dict):
+        unlabelled = {}
     rows = sum(count for by_label in (info.get("rows_left_out") or {}).values() for count in by_label.values())
     if not unlabelled and not rows:
         return ""

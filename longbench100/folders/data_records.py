@@ -4,6 +4,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from longbench100.core.errors import UserError, json_error_text
 from longbench100.folders.layout import list_data_files
@@ -124,8 +125,9 @@ def _first_source(gold: object) -> str | None:
     return None
 
 
-def read_jsonl(path: Path) -> list[tuple[str, object]]:
-    """Decode every non-blank line of a JSONL file, returning ``(file:line, value)`` pairs."""
+def read_jsonl(path: Path) -> list[tuple[str, Any]]:
+    """Decode every non-blank line of a JSONL file, returning ``(file:line, value)`` pairs (each value any JSON:
+    callers check its shape, e.g. with :func:`parse_record`)."""
     rows = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):

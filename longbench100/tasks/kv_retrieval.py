@@ -37,7 +37,7 @@ def decoy_chains(budget: int, rng: random.Random, taken: set[str]) -> list[list[
     chains = []
     for _ in range(2 + DECOY_CHAINS_PER_8K * (budget // 8192)):
         size = rng.randint(*DECOY_RECORDS) + 1
-        chain = []
+        chain: list[str] = []
         while len(chain) < size:
             value = _uuid(rng)
             if value not in taken:
