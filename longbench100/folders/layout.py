@@ -44,9 +44,16 @@ def list_data_files(folder: Path, tasks: Iterable[str] | None = None) -> list[Da
 
 
 class _RowOfFile(Protocol):
-    task: str
-    label: str
-    row: int
+    """A row of one task's file at one length (a data record, or a reference to one); read-only."""
+
+    @property
+    def task(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def row(self) -> int: ...
 
 
 Row = TypeVar("Row", bound=_RowOfFile)

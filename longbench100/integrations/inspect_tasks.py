@@ -20,7 +20,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length_list
 from longbench100.folders.data_records import data_files, parse_record, read_jsonl, read_manifest
-from longbench100.scoring.grading import GradeJob, choose_metrics, grade_jobs
+from longbench100.scoring.grading import GradeJob, choose_metrics, classic_grades
 from longbench100.catalog.suites import recorded_suite
 from longbench100.catalog.task_info import answer_room, parse_task_list
 
@@ -37,25 +37,25 @@ def data_samples(data: str | Path, tasks: str | list[str] = "all", lengths: str 
     wanted_tasks = set(parse_task_list(_comma_list(tasks)))
     wanted_labels = {label for label, _ in parse_length_list(_comma_list(lengths))} if lengths else None
     suite = recorded_suite(read_manifest(folder))
-    samples = []
+    chosen = []
     for file in data_files(folder):
         for where, value in read_jsonl(file):
             record = parse_record(value, where)
-            if record.task not in wanted_tasks or (wanted_labels is not None and record.label not in wanted_labels):
-                continue
-            answer_tokens = (record.gold or {}).get("answer_tokens")
-            samples.append(Sample(
-                id=record.id, input=value["prompt"], target=list(record.answers),
-                metadata={"task": record.task, "label": record.label,
-                          "max_tokens": answer_room(record.task, answer_tokens if isinstance(answer_tokens, int) else None),
-                          "record": json.dumps(value, ensure_ascii=False)},
-            ))
-    if not samples:
+            if record.task in wanted_tasks and (wanted_labels is None or record.label in wanted_labels):
+                chosen.append((record, value))
+    if not chosen:
         raise UserError(f"{folder}: no records of the selected tasks and lengths")
-    metrics = choose_metrics(sorted({sample.metadata["task"] for sample in samples}), "classic", False,
+    metrics = choose_metrics(sorted({record.task for record, _ in chosen}), "classic", False,
                              families=suite["metrics"] if suite else None)
-    for sample in samples:
-        sample.metadata["metric"] = metrics[sample.metadata["task"]]
+    samples = []
+    for record, value in chosen:
+        answer_tokens = (record.gold or {}).get("answer_tokens")
+        samples.append(Sample(
+            id=record.id, input=value["prompt"], target=list(record.answers),
+            metadata={"task": record.task, "label": record.label,
+                      "max_tokens": answer_room(record.task, answer_tokens if isinstance(answer_tokens, int) else None),
+                      "record": json.dumps(value, ensure_ascii=False), "metric": metrics[record.task]},
+        ))
     return samples
 
 
@@ -76,8 +76,8 @@ def longbench100_metric():
     async def score(state: TaskState, target: Target) -> Score:
         record = parse_record(json.loads(state.metadata["record"]), str(state.sample_id))
         reply = state.output.completion
-        [value] = grade_jobs([GradeJob(record, state.metadata["metric"], reply)], None, progress=False)
-        return Score(value=float(value), answer=reply, metadata={"metric": state.metadata["metric"]})
+        [value] = classic_grades([GradeJob(record, state.metadata["metric"], reply)])
+        return Score(value=value, answer=reply, metadata={"metric": state.metadata["metric"]})
 
     return score
 

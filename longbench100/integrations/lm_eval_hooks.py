@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from longbench100.folders.data_records import parse_record
-from ..scoring.grading import GradeJob, grade_jobs
+from ..scoring.grading import GradeJob, classic_grades
 
 
 def doc_to_text(doc: dict) -> str:
@@ -20,5 +20,5 @@ def doc_to_text(doc: dict) -> str:
 def process_results(doc: dict, results: list[str]) -> dict[str, float]:
     """Grade the model's reply with the record's metric: ``{"score": 0-1}``."""
     record = parse_record(json.loads(doc["record"]), doc["id"])
-    [score] = grade_jobs([GradeJob(record, doc["metric"], results[0])], None, progress=False)
-    return {"score": float(score)}
+    [score] = classic_grades([GradeJob(record, doc["metric"], results[0])])
+    return {"score": score}

@@ -140,7 +140,7 @@ class Rerank(NegativesTask):
 
     def demo_tokens(self, ctx: BuildContext, item: Item, demos: list[dict]) -> int:
         """Tokens the worked examples add to the prompt."""
-        bare = {"question": item.question, "passages": []}
+        bare: dict[str, object] = {"question": item.question, "passages": []}
         return ctx.count_prompt(self.templates.render(self.name, {**bare, "demos": demos})) - ctx.count_prompt(
             self.templates.render(self.name, {**bare, "demos": []}))
 
