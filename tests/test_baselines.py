@@ -157,7 +157,7 @@ def test_the_check_passes_on_the_rebuilt_tasks_and_fails_on_a_lone_chain(tmp_pat
         chain = record["gold"]["chain"]
         kept = {f'Record: the key "{a}" has the value "{b}".' for a, b in zip(chain, chain[1:])}
         record["prompt"] = re.sub(r'Record: the key "[^"]+" has the value "[^"]+"\.',
-                                  lambda m: m.group(0) if m.group(0) in kept else "", record["prompt"])
+                                  lambda m, kept=kept: m.group(0) if m.group(0) in kept else "", record["prompt"])
         lines.append(json.dumps(record))
     path.write_text("\n".join(lines) + "\n")
     result = CliRunner().invoke(main, ["baselines", str(tmp_path / "d"), "--check", "--out", str(tmp_path / "b.json")])
