@@ -176,8 +176,10 @@ def test_only_cuts_that_could_be_chosen_are_checked_and_the_choice_is_the_eager_
             checked.append(document.id)
             return document.id in repeating
 
-        monkeypatch.setattr(packing, "cut_prefix",
-                            lambda tokenizer, text, room, pool=pool: cut_of(next(d for d in pool if d.text == text), room))
+        def cut_text(tokenizer, text, room, pool=pool):
+            return cut_of(next(d for d in pool if d.text == text), room)
+
+        monkeypatch.setattr(packing, "cut_prefix", cut_text)
         monkeypatch.setattr(packing, "repeats_placed_passage", repeats)
         good_enough = draw.randint(0, 20)
         excluded = lambda document, left_out=left_out: document.id in left_out  # noqa: E731

@@ -13,8 +13,11 @@ from ..generate.inspection import FolderSummary, LengthSummary, summarise_folder
 from longbench100.folders.data_records import read_manifest
 from longbench100.catalog.suites import group_by_suite, recorded_suite
 
-_COUNTED_BY: dict[str | None, str] = {  # the manifest's tokenizer.counting (none before it was recorded)
-    "segments": "from cached pieces (exact for this encoding)", "whole": "by tokenizing each prompt whole"}
+_COUNTED_BY: dict[str | None, str] = {  # by the manifest's tokenizer.counting (None: not recorded)
+    "segments": "from cached pieces (exact for this encoding)",
+    "whole": "by tokenizing each prompt whole",
+}
+_COUNTED_BEFORE = "by tokenizing each prompt whole (recorded before counting was named)"
 
 
 @click.command()
@@ -69,7 +72,7 @@ def inspect(out: Path, as_json: bool) -> None:
     tokenizer = (read_manifest(out) or {}).get("tokenizer") or {}
     if tokenizer:
         click.echo(f"tokenizer {tokenizer.get('spec')}; prompt tokens counted "
-                   + _COUNTED_BY.get(tokenizer.get("counting"), "by tokenizing each prompt whole (recorded before counting was named)"))
+                   + _COUNTED_BY.get(tokenizer.get("counting"), _COUNTED_BEFORE))
 
 
 def _task_lines(task: str, summary: FolderSummary, coverage: dict) -> None:

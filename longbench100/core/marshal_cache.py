@@ -10,7 +10,7 @@ from pathlib import Path
 from longbench100.core.atomic import write_bytes_atomic
 
 MarshalData = dict | list | tuple | str | bytes | int | float | None
-"""What this cache keeps: plain values, and containers of plain values (marshal refuses anything else)."""
+"""What this cache keeps: plain values and containers of them (marshal refuses anything else)."""
 
 
 def read_marshal(path: Path) -> object | None:

@@ -132,14 +132,15 @@ class PromptTemplates:
         path = _source_file(self.get(task))
         text = path.read_bytes()
         digest = hashlib.sha256(text)
-        included = jinja2.meta.find_referenced_templates(self._environment.parse(text.decode("utf-8")))
-        for name in sorted(name for name in included if name):  # None: an include named at render time
+        parsed = self._environment.parse(text.decode("utf-8"))
+        included = jinja2.meta.find_referenced_templates(parsed)  # None: named at render time
+        for name in sorted(name for name in included if name):
             # an included template (the niah tasks share one) is part of the prompt too
             digest.update(_source_file(self._environment.get_template(name)).read_bytes())
         return {"path": str(path), "sha256": digest.hexdigest()}
 
 
 def _source_file(template: jinja2.Template) -> Path:
-    """The file ``template`` was read from (every template here is loaded from a folder, so each has one)."""
+    """The file ``template`` was read from (all are loaded from folders)."""
     assert template.filename is not None, "templates are loaded from folders"
     return Path(template.filename)

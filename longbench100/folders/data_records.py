@@ -126,8 +126,8 @@ def _first_source(gold: object) -> str | None:
 
 
 def read_jsonl(path: Path) -> list[tuple[str, Any]]:
-    """Decode every non-blank line of a JSONL file, returning ``(file:line, value)`` pairs (each value any JSON:
-    callers check its shape, e.g. with :func:`parse_record`)."""
+    """Decode every non-blank line of a JSONL file, returning ``(file:line, value)`` pairs (each
+    value any JSON: callers check its shape, e.g. with :func:`parse_record`)."""
     rows = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):

@@ -98,8 +98,10 @@ def _plan_length(pools: dict[str, list[Candidate]], homes: list[str | None], own
     if not eligible:
         return LengthPlan([], 0, sources)
     rows = len(homes)
-    kept = {row: candidate for row, candidate in enumerate(own) if candidate is not None and candidate.fits(budget)}
-    assigned: dict[int, str] = {row: candidate.item.source for row, candidate in kept.items()}  # its home source
+    kept = {row: candidate for row, candidate in enumerate(own)
+            if candidate is not None and candidate.fits(budget)}  # rows whose own item fits
+    assigned: dict[int, str] = {row: candidate.item.source  # (the row's home source)
+                                for row, candidate in kept.items()}
     load = Counter(assigned.values())
     for row in range(rows):  # rows whose own item does not fit stay with their home source while it has items left
         home = homes[row]

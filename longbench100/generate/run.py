@@ -42,7 +42,7 @@ from longbench100.fitting.templates import PromptTemplates
 
 @dataclass(frozen=True)
 class WorkerState:
-    """What every row's build reads: the run's options, its tokenizer and the tasks' prepared builders."""
+    """What every row's build reads: the run's options and tokenizer, and the prepared builders."""
 
     options: GenerateOptions
     tokenizer: Tokenizer
@@ -178,8 +178,9 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         lines = executor.map(_build_line, [job for rows in pending.values() if rows for job in rows.jobs], chunksize=1)
         for task, label, _ in cells:
             plan = plans[task][label]
-            results.setdefault(task, {})[label] = _write_length(options, task, label, plan, pending[task, label], lines, progress,
-                                                                builders[task].chooses_own_items)
+            own_items = builders[task].chooses_own_items
+            results.setdefault(task, {})[label] = _write_length(
+                options, task, label, plan, pending[task, label], lines, progress, own_items)
             _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
     for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()},
                                      options.suite.base_lengths):
@@ -291,8 +292,8 @@ class _SerialExecutor:
 
 @contextmanager
 def _executor(workers: int, state: WorkerState):
-    """A forked process pool sharing the loaded corpus (workers die with this process), or the serial stand-in; either
-    way the processes that build rows hold ``state``."""
+    """A forked process pool sharing the loaded corpus (workers die with this process), or the
+    serial stand-in; either way the processes that build rows hold ``state``."""
     if workers <= 1:
         _set_worker_state(state)
         try:
@@ -301,7 +302,8 @@ def _executor(workers: int, state: WorkerState):
             _set_worker_state(None)
         return
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    with worker_pool(workers, "fork", _set_worker_state, (state,)) as pool:  # forked: the state is inherited, not pickled
+    # forked: the workers inherit the state, nothing is pickled
+    with worker_pool(workers, "fork", _set_worker_state, (state,)) as pool:
         yield pool
 
 
@@ -329,7 +331,8 @@ def _pending_rows(options: GenerateOptions, task: str, label: str, budget: int, 
 def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthPlan, pending: PendingRows | None,
                   lines: Iterator, progress: bool, chooses_own_items: bool) -> LengthResult:
     """Append the lines of the ``pending`` rows of one task and length, taken in order from ``lines``, then finalise
-    the file (``None``: final already); ``chooses_own_items``: the task's rows pick their items as they build."""
+    the file (``None``: final already). ``chooses_own_items``: the task's rows pick their own
+    items as they build."""
     final = data_file_path(options.out, task, label)
     digest = None
     if pending is None:

@@ -41,7 +41,8 @@ def data_samples(data: str | Path, tasks: str | list[str] = "all", lengths: str 
     for file in data_files(folder):
         for where, value in read_jsonl(file):
             record = parse_record(value, where)
-            if record.task in wanted_tasks and (wanted_labels is None or record.label in wanted_labels):
+            wanted = wanted_labels is None or record.label in wanted_labels
+            if record.task in wanted_tasks and wanted:
                 chosen.append((record, value))
     if not chosen:
         raise UserError(f"{folder}: no records of the selected tasks and lengths")
@@ -50,11 +51,12 @@ def data_samples(data: str | Path, tasks: str | list[str] = "all", lengths: str 
     samples = []
     for record, value in chosen:
         answer_tokens = (record.gold or {}).get("answer_tokens")
+        room = answer_room(record.task, answer_tokens if isinstance(answer_tokens, int) else None)
         samples.append(Sample(
             id=record.id, input=value["prompt"], target=list(record.answers),
-            metadata={"task": record.task, "label": record.label,
-                      "max_tokens": answer_room(record.task, answer_tokens if isinstance(answer_tokens, int) else None),
-                      "record": json.dumps(value, ensure_ascii=False), "metric": metrics[record.task]},
+            metadata={"task": record.task, "label": record.label, "max_tokens": room,
+                      "record": json.dumps(value, ensure_ascii=False),
+                      "metric": metrics[record.task]},
         ))
     return samples
 

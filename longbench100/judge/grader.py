@@ -291,7 +291,8 @@ class Judge:
             if not usable:
                 return
             self.stats.second_ask_labels += bool(penalty)
-            weighted = weighted_section_parts(reply, result.logprobs) if rated and result.logprobs else None
+            weighted = (weighted_section_parts(reply, result.logprobs)
+                        if rated and result.logprobs else None)
             if weighted:
                 self.weighted[text] = weighted
             self.cache.put(

@@ -227,7 +227,8 @@ def _sentence_verdicts(lines: list[str]) -> dict[int, bool] | _Ambiguous:
     return verdicts
 
 
-def _listed(lines: list[str], n_sentences: int) -> tuple[set[int] | None, set[int] | None] | _Ambiguous:
+def _listed(lines: list[str],
+            n_sentences: int) -> tuple[set[int] | None, set[int] | None] | _Ambiguous:
     """The sets from ``Supported: [1, 3]`` and ``Not supported: [2]`` lines (``None`` when absent).
 
     ``_AMBIGUOUS`` when a list holds a number outside 1..n, is hedged, or two lists of one kind differ.
@@ -239,7 +240,8 @@ def _listed(lines: list[str], n_sentences: int) -> tuple[set[int] | None, set[in
         for match in _SUPPORTED_LIST.finditer(line):
             polarity = _polarity(match, line[: match.start()])
             numbers = [_integer(item) for item in match.group(3).replace(",", " ").split()]
-            in_range = [number for number in numbers if number is not None and 1 <= number <= n_sentences]
+            in_range = [number for number in numbers
+                        if number is not None and 1 <= number <= n_sentences]
             if polarity is _AMBIGUOUS or len(in_range) != len(numbers):
                 return _AMBIGUOUS
             found[polarity].add(frozenset(in_range))
@@ -372,7 +374,8 @@ def weighted_section_parts(reply: str, tokens: list[dict]) -> dict | None:
     reply's ``logprobs.content``: the rating digit of each criterion in the reply's last verdict must be a token of
     its own, and the 1-5 digits among its alternatives are renormalised. ``None`` when that cannot be read for
     all three (the plain ratings are used then)."""
-    pieces = [piece for token in tokens if isinstance(token, dict) and isinstance(piece := token.get("token"), str)]
+    pieces = [piece for token in tokens
+              if isinstance(token, dict) and isinstance(piece := token.get("token"), str)]
     if len(pieces) != len(tokens) or "".join(pieces) != reply:  # every token a dict with its text
         return None
     starts, offset = [], 0

@@ -105,7 +105,8 @@ def index_data(data_dir: Path, tasks: list[str] | None = None, labels: list[str]
     """
     if not data_dir.is_dir():
         raise UserError(f"data folder {data_dir} does not exist (create it with `longbench100 generate --out`)")
-    wanted_labels = None if labels is None else {canonical_label(parse_length(label)) for label in labels}
+    wanted_labels = None if labels is None else {
+        canonical_label(parse_length(label)) for label in labels}
     files = [ref for ref in list_data_files(data_dir, tasks) if wanted_labels is None or ref.label in wanted_labels]
     for task in tasks or []:
         if not any(ref.task == task for ref in files):

@@ -242,7 +242,8 @@ def _lengths(results: list[ModelResult], labels: list[str]) -> list[int]:
     return [known[label] for label in labels]
 
 
-def _line(ax: Axes, index: int, model: str, block: dict, labels: list[str], lengths: Sequence[float],
+def _line(ax: Axes, index: int, model: str, block: dict, labels: list[str],
+          lengths: Sequence[float],
           key: str, ci_key: str, interval: str = "band") -> Line2D:
     """Plot one model's values (gaps for nulls) with their 95% intervals as a shaded ``band`` or error
     ``bars``; return the line.

@@ -60,7 +60,8 @@ class Difference:
     def describe(self) -> str:
         """E.g. ``metric_mode is 'classic' in a.json but 'judge' in b.json``."""
         first, second = self.first[1], self.second[1]
-        if self.key == "data_fingerprint" and isinstance(first, str) and isinstance(second, str):  # null: unknown
+        # (a null fingerprint is "not recorded": never a difference)
+        if self.key == "data_fingerprint" and isinstance(first, str) and isinstance(second, str):
             first, second = f"{first[:12]}...", f"{second[:12]}..."
         return f"{self.key} is {show_value(first)} in {self.first[0]} but {show_value(second)} in {self.second[0]}"
 

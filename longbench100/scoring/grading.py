@@ -76,7 +76,8 @@ def section_verdict(job: GradeJob, judge: Judge) -> Verdict:
     ungraded = [verdict.reason for verdict in verdicts if verdict is not None and verdict.score is None]
     if ungraded or not verdicts:
         return Verdict(None, None, f"a section ungraded ({ungraded[0]})" if ungraded else "no section to grade")
-    scores = [verdict.score for verdict in verdicts if verdict is not None and verdict.score is not None]
+    scores = [verdict.score for verdict in verdicts
+              if verdict is not None and verdict.score is not None]
     score = sum(scores) / len(verdicts)  # a missing summary adds 0
     return Verdict(score, None, parts={"sections": [None if verdict is None else verdict.parts for verdict in verdicts]})
 
@@ -160,7 +161,8 @@ def grade_jobs(
     if pending:
         if judge is None:
             raise ValueError("judge metrics need a Judge")
-        for (pending_index, _), judged in zip(pending, judge.grade([prompt for _, prompt in pending], progress=progress)):
+        judged_scores = judge.grade([prompt for _, prompt in pending], progress=progress)
+        for (pending_index, _), judged in zip(pending, judged_scores):
             if pending_index is not None:
                 scores[pending_index] = judged
     for index in sectioned:

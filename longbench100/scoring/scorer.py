@@ -137,7 +137,8 @@ def score_predictions(
             outcome.failed_predictions += 1
         score = grades[record.id, item.answer.metric, item.answer.text] if item.answer else 0.0
         closed_score = grades[record.id, item.closed_book.metric, item.closed_book.text] if item.closed_book else None
-        filtered = closed_score is not None and qa_threshold is not None and closed_score >= qa_threshold
+        filtered = (closed_score is not None and qa_threshold is not None
+                    and closed_score >= qa_threshold)
         if qa_threshold is not None and TASKS[record.task].closed_book:
             cell = cells[record.task].setdefault(
                 record.label, {"n": 0, "dropped": 0, "no_closed_book": 0, "closed_book_ungraded": 0}
@@ -147,7 +148,7 @@ def score_predictions(
             cell["no_closed_book"] += item.closed_book is None
             cell["closed_book_ungraded"] += item.closed_book is not None and closed_score is None
         verdict = _verdict(item.answer, judge)
-        ungraded = verdict if score is None else None  # the judge's reply to an answer it could not grade
+        ungraded = verdict if score is None else None  # a reply the judge gave but could not grade
         outcome.samples.append(
             ScoredSample(
                 id=record.id,

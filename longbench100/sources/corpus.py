@@ -92,7 +92,7 @@ def _collection_paused() -> Iterator[None]:
 
 
 _worker_tokenizer: Tokenizer | None = None
-"""What a cache-filling worker counts with, set by the pool initializer (forked: inherited, not sent)."""
+"""What a cache-filling worker counts with, set by the pool initializer (forked: inherited)."""
 
 
 def _set_worker_tokenizer(tokenizer: Tokenizer) -> None:
@@ -118,8 +118,10 @@ def _fill_caches(location: SourceLocation, tokenizer: Tokenizer, entries: dict[s
     groups = _uncached(location, tokenizer, entries)
     if len(groups) < 2:
         return
-    with worker_pool(min(workers, len(groups)), "fork", _set_worker_tokenizer, (tokenizer,)) as pool, \
-            progress_bar(sum(map(len, groups)), "reading new sources", "source", progress, leave=False) as bar:
+    pool_size = min(workers, len(groups))
+    with worker_pool(pool_size, "fork", _set_worker_tokenizer, (tokenizer,)) as pool, \
+            progress_bar(sum(map(len, groups)), "reading new sources", "source", progress,
+                         leave=False) as bar:
         futures = [pool.submit(_fill_cache, location, group) for group in groups]
         for future in as_completed(futures):
             bar.update(future.result())  # a source's error stops the run here, as it would in the serial load

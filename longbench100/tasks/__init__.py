@@ -26,8 +26,8 @@ from .single_doc_sum import SingleDocSum
 from .variable_tracking import VariableTracking
 
 _BUILDER_CLASSES: tuple[type[TaskBuilder], ...] = (
-    KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum,
-    MultiDocSum, *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
+    KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa,
+    SingleDocSum, MultiDocSum, *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
     RagHard, Rerank, *ICL_TASKS, LongDocQa, LongDocSum, Attributing,
     SectionSummarizing, Organizing, Recalling, DocumentSummarizing, DocumentOrganizing,
 )

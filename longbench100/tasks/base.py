@@ -161,8 +161,8 @@ class GoldAmongDistractors(TaskBuilder):
         return lambda pieces: self.render(pieces, **variables)
 
     def candidates(self, ctx: BuildContext) -> list[Candidate] | None:
-        """Every accepted item, with the tokens of its prompt without padding (``None`` in a subclass whose
-        rows choose their own items)."""
+        """Every accepted item, with the tokens of its prompt without padding (``None`` in a
+        subclass whose rows choose their own items)."""
         return [
             Candidate(item, minimum_tokens(ctx, self._render_for(item), [gold_piece(doc) for doc in self.gold_documents(item)]))
             for item in self.items

@@ -30,7 +30,8 @@ class PassageRetrieval(GoldAmongDistractors):
         """As the base builder's, each needing room for a second passage besides its own."""
         candidates = super().candidates(ctx)
         assert candidates is not None, "the base builder lists a candidate for every accepted item"
-        return [Candidate(candidate.item, candidate.min_tokens + MIN_SECOND_PASSAGE) for candidate in candidates]
+        return [Candidate(candidate.item, candidate.min_tokens + MIN_SECOND_PASSAGE)
+                for candidate in candidates]
 
     def distractor_pool(self, item: Item, budget: int) -> list[Document]:
         """The gold's own source's documents when they hold twice the budget; else the task's whole noisy pool

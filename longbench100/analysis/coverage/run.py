@@ -135,8 +135,10 @@ def _load(options: CoverageOptions) -> tuple[list[CoverageSample], Tokenizer, di
     return _input_samples(options, options.input_file)
 
 
-def _data_samples(options: CoverageOptions, data_dir: Path) -> tuple[list[CoverageSample], Tokenizer, dict]:
-    """Samples of the generated folder ``data_dir``: context and gold spans cut exactly from each stored prompt."""
+def _data_samples(options: CoverageOptions,
+                  data_dir: Path) -> tuple[list[CoverageSample], Tokenizer, dict]:
+    """Samples of the generated folder ``data_dir``: context and gold spans cut exactly from each
+    stored prompt."""
     manifest = read_manifest(data_dir)
     if manifest is None:
         raise UserError(f"--data {data_dir}: no {MANIFEST} (coverage needs a folder written by generate)")
@@ -163,8 +165,9 @@ def _data_samples(options: CoverageOptions, data_dir: Path) -> tuple[list[Covera
     return samples, tokenizer, {"kind": "data", "path": str(data_dir), "tokenizer": tokenizer_identity(manifest)}
 
 
-def _input_samples(options: CoverageOptions, path: Path) -> tuple[list[CoverageSample], Tokenizer, dict]:
-    """Samples of the JSONL file ``path`` from elsewhere: one context and one query field per line."""
+def _input_samples(options: CoverageOptions,
+                   path: Path) -> tuple[list[CoverageSample], Tokenizer, dict]:
+    """Samples of the JSONL file ``path`` from elsewhere: a context and a query field per line."""
     if not options.context_field or not options.query_field:
         raise UserError("--input needs --context-field and --query-field")
     if options.tasks or options.labels:

@@ -72,7 +72,8 @@ def prediction_outcomes(probes: list[Probe], predictions_path: Path) -> list[flo
     if failed:
         raise UserError(f"--predictions {predictions_path}: {len(failed)} probes have no answer (failed requests, "
                         f"e.g. {failed[0]}); run predict again to fill them")
-    return score_replies([probe.record for probe in probes], [reply for reply in replies if reply is not None])
+    answered = [reply for reply in replies if reply is not None]
+    return score_replies([probe.record for probe in probes], answered)
 
 
 def oracle_outcomes(probes: list[Probe], noise: float, seed: int) -> list[float | None]:
@@ -256,7 +257,7 @@ def _confusion(rows: list[dict], names: tuple[str, ...]) -> dict[str, dict[str, 
 
 
 def _rounded(value: dict) -> dict:
-    """A JSON object with every float inside rounded to six digits, so the file reads well and is stable."""
+    """A JSON object with every float inside rounded to six digits (readable, stable)."""
     return {key: _rounded_value(item) for key, item in value.items()}
 
 
