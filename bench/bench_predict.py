@@ -87,12 +87,14 @@ def main() -> None:
             data = write_data(Path(tmp) / "data", {("kv_retrieval", "2k"): args.requests})
             for level in levels:
                 client = measure(
-                    lambda: asyncio.run(_client_run(base_url, args.requests, level)), args.requests, server.pid
+                    lambda level=level: asyncio.run(_client_run(base_url, args.requests, level)),
+                    args.requests, server.pid,
                 )
                 out = Path(tmp) / f"pred-{level}"
                 config = PredictOptions(data_dir=data, out_dir=out, model="stub-model", base_url=base_url,
                                        concurrency=level, progress=False)
-                runner = measure(lambda: run_predictions(config), args.requests, server.pid)
+                runner = measure(lambda config=config: run_predictions(config), args.requests,
+                                 server.pid)
                 rows.append((level, client, runner))
     finally:
         server.terminate()

@@ -32,7 +32,6 @@ WORD = re.compile(r"\w\w+")
 
 def compare_libraries(sources: str, queries: int = 200) -> None:
     """Print index and query times, determinism and top-10 agreement of bm25s and rank-bm25."""
-    import bm25s
     import numpy as np
     from rank_bm25 import BM25Okapi
 

@@ -175,8 +175,12 @@ def test_the_check_passes_on_the_rebuilt_tasks_and_fails_on_a_lone_chain(tmp_pat
         record = json.loads(line)
         chain = record["gold"]["chain"]
         kept = {f'Record: the key "{a}" has the value "{b}".' for a, b in zip(chain, chain[1:])}
-        record["prompt"] = re.sub(r'Record: the key "[^"]+" has the value "[^"]+"\.',
-                                  lambda m: m.group(0) if m.group(0) in kept else "", record["prompt"])
+
+        def keep_asked(match: re.Match, kept: set[str] = kept) -> str:
+            return match.group(0) if match.group(0) in kept else ""
+
+        record["prompt"] = re.sub(r'Record: the key "[^"]+" has the value "[^"]+"\.', keep_asked,
+                                  record["prompt"])
         lines.append(json.dumps(record))
     path.write_text("\n".join(lines) + "\n")
     reseal(tmp_path / "d")

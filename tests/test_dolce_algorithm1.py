@@ -75,14 +75,14 @@ def ref_algorithm1(problems: list[tuple[int, list[int], list[float | None]]], ro
     noise = [1 / 3] * 3
     for _ in range(rounds):
         noise_counts = [0.0, 0.0, 0.0]
-        for (length, windows, outcomes), q in zip(problems, post):
+        for (_, _, outcomes), q in zip(problems, post):
             for outcome, qo in zip(outcomes, q):
                 noise_counts[ref_kind(outcome)] += 1 - qo
         noise = ref_normalise(noise_counts)
-        chosen, weights, below_of, likelihoods = [], [], [], []
+        chosen, weights, below_of = [], [], []
         for (length, windows, outcomes), q in zip(problems, post):
             weight = sum(q) / len(q)
-            best, best_pair, best_below = None, None, None
+            best = None
             scored = []
             for lam, k in ref_candidates(windows, length):
                 counts = [0.0, 0.0, 0.0]
@@ -100,7 +100,7 @@ def ref_algorithm1(problems: list[tuple[int, list[int], list[float | None]]], ro
                     best = log_likelihood
             partial = max((c for c in windows if c < length), default=0)
 
-            def simplicity(entry):
+            def simplicity(entry, partial=partial, length=length):
                 _, lam, k, _ = entry
                 return k, (partial + 0.5 if lam == length and length > partial + 1 else lam)
 

@@ -169,17 +169,20 @@ def test_only_cuts_that_could_be_chosen_are_checked_and_the_choice_is_the_eager_
         left_out = {document.id for document in pool if draw.random() < 0.2}
         checked: list[str] = []
 
-        def cut_of(document, room):
+        def cut_of(document, room, cuts=cuts):
             return cuts[document.id, room]
 
-        def repeats(text, document, placed=()):
+        def repeats(text, document, placed=(), checked=checked, repeating=repeating):
             checked.append(document.id)
             return document.id in repeating
 
-        monkeypatch.setattr(packing, "cut_prefix", lambda tokenizer, text, room: cut_of(next(d for d in pool if d.text == text), room))
+        def cut_text(tokenizer, text, room, pool=pool):
+            return cut_of(next(d for d in pool if d.text == text), room)
+
+        monkeypatch.setattr(packing, "cut_prefix", cut_text)
         monkeypatch.setattr(packing, "repeats_placed_passage", repeats)
         good_enough = draw.randint(0, 20)
-        excluded = lambda document: document.id in left_out  # noqa: E731
+        excluded = lambda document, left_out=left_out: document.id in left_out  # noqa: E731
         expected = _eager_choice(pool, random.Random(trial), max_tokens, excluded, good_enough, cut_of, repeats)
         eager_checks = Counter(checked)
         checked.clear()

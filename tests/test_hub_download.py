@@ -115,7 +115,7 @@ def test_second_load_uses_the_hub_cache(stub: HubStub, tmp_path: Path, monkeypat
 def test_a_file_missing_from_an_existing_repo_is_a_one_line_error(stub: HubStub, monkeypatch: pytest.MonkeyPatch) -> None:
     hub = resolve_location("hub")
     entry = hub.registry()["legal_contract_qa"]  # L4NLP/LEval is served, but only with financial_qa.jsonl
-    for attempt in range(2):  # the second time the absence is cached (.no_exist) and is asked again
+    for _ in range(2):  # the second time the absence is cached (.no_exist) and is asked again
         with pytest.raises(UserError) as caught:
             load_source(hub, entry)
         message = str(caught.value)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from longbench100.core.errors import UserError
 from longbench100.text.units import Span
@@ -111,7 +112,7 @@ def split_at_spans(prompt: str, spans: object, where: str) -> PromptParts:
     return PromptParts(head, context, prompt[end:], blocks, joint)
 
 
-def _checked_spans(prompt: str, spans: object, where: str) -> tuple[int, int, list[Span]]:
+def _checked_spans(prompt: str, spans: Any, where: str) -> tuple[int, int, list[Span]]:
     """The context bounds and gold spans of a ``spans`` record, checked to lie in order inside the prompt."""
     try:
         start, end = (int(value) for value in spans["context"])

@@ -34,7 +34,10 @@ class ShortcutLimit:
 
     def ceiling(self, chance: float) -> float:
         """The highest score a judged shortcut may reach on a task whose chance level is ``chance``."""
-        return chance + self.above_chance if self.above_chance is not None else float(self.absolute)
+        if self.above_chance is not None:
+            return chance + self.above_chance
+        assert self.absolute is not None, "a limit sets exactly one of above_chance and absolute"
+        return float(self.absolute)
 
     def record(self) -> dict:
         """The form a manifest stores (read back by :func:`limit_from_record`)."""

@@ -21,6 +21,7 @@ def _percent(value: float | None) -> str:
 def coverage_lines(outcome: CoverageOutcome) -> list[str]:
     """The tables printed after a run: IC by construction and by the evaluator, and the validation."""
     report = outcome.report
+    assert report is not None, "tables follow a measuring run; a dry run prints its plan instead"
     lines = []
     construction = report["construction"] or {}
     evaluator = (report["evaluator"] or {}).get("tasks") or {}

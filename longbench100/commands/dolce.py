@@ -112,7 +112,8 @@ def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_
         raise UserError("give exactly one of --predictions P and --oracle")
     guard_output_file(out_path, "--out", "dolce-fit", {"--probes": probe_dir, "--predictions": predictions})
     probes, manifest = load_probes(probe_dir)
-    if oracle:
+    source: dict[str, object]  # how the outcomes were found, as dolce.json records it
+    if predictions is None:  # --oracle (exactly one of the two was checked above)
         outcomes = oracle_outcomes(probes, oracle_noise, seed)
         source = {"oracle": True, "noise": oracle_noise, "seed": seed, "predictions": None}
     else:

@@ -14,6 +14,12 @@ from longbench100.folders.layout import read_folder_manifest
 from longbench100.catalog.suites import group_by_suite, recorded_suite
 from . import console
 
+_COUNTED_BY: dict[str | None, str] = {  # by the manifest's tokenizer.counting (None: not recorded)
+    "segments": "from cached pieces (exact for this encoding)",
+    "whole": "by tokenizing each prompt whole",
+}
+_COUNTED_BEFORE = "by tokenizing each prompt whole (recorded before counting was named)"
+
 
 @click.command()
 @click.argument("out", type=click.Path(path_type=Path))
@@ -67,8 +73,7 @@ def inspect(out: Path, as_json: bool) -> None:
     tokenizer = (read_folder_manifest(out) or {}).get("tokenizer") or {}
     if tokenizer:
         click.echo(f"tokenizer {tokenizer.get('spec')}; prompt tokens counted "
-                   + {"segments": "from cached pieces (exact for this encoding)", "whole": "by tokenizing each prompt whole"}
-                   .get(tokenizer.get("counting"), "by tokenizing each prompt whole (recorded before counting was named)"))
+                   + _COUNTED_BY.get(tokenizer.get("counting"), _COUNTED_BEFORE))
 
 
 def _task_lines(task: str, summary: FolderSummary, coverage: dict) -> None:
@@ -131,7 +136,9 @@ def _second_ask_part(info: dict) -> str:
 def _unlabelled_part(info: dict) -> str:
     """``"; N chunks without a usable label, M rows left out"`` for a run with --allow-unlabelled that needed it (a
     resumed run may have left rows out in its first part only)."""
-    unlabelled = info.get("unlabelled") if isinstance(info.get("unlabelled"), dict) else {}
+    unlabelled = info.get("unlabelled")
+    if not isinstance(unlabelled, dict):
+        unlabelled = {}
     rows = sum(count for by_label in (info.get("rows_left_out") or {}).values() for count in by_label.values())
     if not unlabelled and not rows:
         return ""

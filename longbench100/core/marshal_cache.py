@@ -9,6 +9,9 @@ from pathlib import Path
 
 from longbench100.core.atomic import write_bytes_atomic
 
+MarshalData = dict | list | tuple | str | bytes | int | float | None
+"""What this cache keeps: plain values and containers of them (marshal refuses anything else)."""
+
 
 def read_marshal(path: Path) -> object | None:
     """The value kept in ``path``, or ``None`` when the file is absent, unreadable, torn or not this Python's."""
@@ -18,6 +21,6 @@ def read_marshal(path: Path) -> object | None:
         return None
 
 
-def write_marshal(path: Path, value: object) -> None:
+def write_marshal(path: Path, value: MarshalData) -> None:
     """Keep ``value`` (plain data only) in ``path``, atomically."""
     write_bytes_atomic(path, marshal.dumps(value))

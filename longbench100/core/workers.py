@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 
@@ -56,9 +56,22 @@ def _watch_parent(parent_pid: int) -> None:
     os._exit(1)
 
 
+def _start_worker(parent_pid: int, initializer: Callable[..., None] | None,
+                  initargs: tuple) -> None:
+    """Pool initializer: :func:`die_with_parent`, then the caller's ``initializer(*initargs)``."""
+    die_with_parent(parent_pid)
+    if initializer is not None:
+        initializer(*initargs)
+
+
 @contextmanager
-def worker_pool(workers: int, start_method: str = "fork") -> Iterator[ProcessPoolExecutor]:
+def worker_pool(workers: int, start_method: str = "fork",
+                initializer: Callable[..., None] | None = None,
+                initargs: tuple = ()) -> Iterator[ProcessPoolExecutor]:
     """A process pool whose workers die with this process; on any exception it drops the queued jobs.
+
+    ``initializer(*initargs)`` runs in each worker as it starts (with ``fork``, ``initargs`` reach
+    the workers by inheritance, not pickled).
 
     A normal exit waits for the workers as usual. An exception (Ctrl-C, SIGTERM turned into
     :class:`KeyboardInterrupt`, an error) cancels every job not yet handed to a worker and waits only
@@ -67,7 +80,8 @@ def worker_pool(workers: int, start_method: str = "fork") -> Iterator[ProcessPoo
     torn, and the pool (CPython 3.11) then waits for ever at interpreter exit.
     """
     pool = ProcessPoolExecutor(
-        workers, mp_context=multiprocessing.get_context(start_method), initializer=die_with_parent, initargs=(os.getpid(),)
+        workers, mp_context=multiprocessing.get_context(start_method),
+        initializer=_start_worker, initargs=(os.getpid(), initializer, initargs),
     )
     try:
         yield pool

@@ -146,11 +146,11 @@ def _shrink(ctx: BuildContext, pieces: list[Piece], excess: int) -> bool:
     """
     for index, piece in enumerate(pieces):
         if piece.role == "filler":
-            cut = cut_prefix(ctx.tokenizer, piece.doc.text, piece.tokens - excess - 1)
-            if cut is None or repeats_placed_passage(cut[0], piece.doc, pieces):
+            cut = cut_prefix(ctx.tokenizer, piece.document.text, piece.tokens - excess - 1)
+            if cut is None or repeats_placed_passage(cut[0], piece.document, pieces):
                 del pieces[index]
             else:
-                pieces[index] = Piece("filler", cut[0], cut[1], piece.doc)
+                pieces[index] = Piece("filler", cut[0], cut[1], piece.document)
             return True
     padding = [index for index, piece in enumerate(pieces) if piece.role == "distractor"]
     if not padding:

@@ -24,6 +24,13 @@ class Piece:
     fields: dict = field(default_factory=dict)
 
     @property
+    def document(self) -> Document:
+        """The document of a passage piece (gold, distractor or filler); a record piece has none."""
+        if self.doc is None:
+            raise ValueError(f"a {self.role} piece has no document")
+        return self.doc
+
+    @property
     def is_passage(self) -> bool:
         """Whether this piece is rendered as a numbered passage."""
         return self.role != "record"

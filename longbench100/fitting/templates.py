@@ -132,11 +132,18 @@ class PromptTemplates:
 
     def fingerprint(self, task: str) -> dict[str, str]:
         """Where ``task``'s template came from and the sha256 of its text, followed by the text of any template it includes (for the manifest)."""
-        template = self.get(task)
-        path = Path(template.filename)
+        path = _source_file(self.get(task))
         text = path.read_bytes()
         digest = hashlib.sha256(text)
-        for name in sorted(jinja2.meta.find_referenced_templates(self._environment.parse(text.decode("utf-8"))) or ()):
-            if name:  # an included template (the niah tasks share one) is part of the prompt too
-                digest.update(Path(self._environment.get_template(name).filename).read_bytes())
+        parsed = self._environment.parse(text.decode("utf-8"))
+        included = jinja2.meta.find_referenced_templates(parsed)  # None: named at render time
+        for name in sorted(name for name in included if name):
+            # an included template (the niah tasks share one) is part of the prompt too
+            digest.update(_source_file(self._environment.get_template(name)).read_bytes())
         return {"path": str(path), "sha256": digest.hexdigest()}
+
+
+def _source_file(template: jinja2.Template) -> Path:
+    """The file ``template`` was read from (all are loaded from folders)."""
+    assert template.filename is not None, "templates are loaded from folders"
+    return Path(template.filename)

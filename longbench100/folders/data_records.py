@@ -3,6 +3,7 @@
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from longbench100.core.errors import UserError
 from longbench100.folders.layout import MANIFEST, check_record, open_data_folder, read_jsonl

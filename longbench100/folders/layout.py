@@ -198,9 +198,16 @@ def open_data_folder(folder: Path, option: str = "--data", *, unfinished: bool =
 
 
 class _RowOfFile(Protocol):
-    task: str
-    label: str
-    row: int
+    """A row of one task's file at one length (a data record, or a reference to one); read-only."""
+
+    @property
+    def task(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def row(self) -> int: ...
 
 
 Row = TypeVar("Row", bound=_RowOfFile)

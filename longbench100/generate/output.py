@@ -57,7 +57,7 @@ def written_rows_in(out: Path) -> int:
 
 def written_rows(path: Path) -> list[int]:
     """The ``row`` of every line of a data file, read from the head of each line (prompts are not parsed)."""
-    rows = []
+    rows: list[int] = []
     with open(path, "rb") as handle:
         for line in handle:
             match = _ROW.search(line, 0, 400)

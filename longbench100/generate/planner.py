@@ -81,7 +81,7 @@ def _source_pools(candidates: list[Candidate], sources: tuple[str, ...], budgets
 
 def _own_items(pools: dict[str, list[Candidate]], homes: list[str | None]) -> list[Candidate | None]:
     """Row r's own item: the next item of its home source's pool (``None`` once that pool runs out)."""
-    taken: Counter[str] = Counter()
+    taken: Counter[str | None] = Counter()
     own: list[Candidate | None] = []
     for home in homes:
         pool = pools.get(home, []) if home else []
@@ -98,12 +98,14 @@ def _plan_length(pools: dict[str, list[Candidate]], homes: list[str | None], own
     if not eligible:
         return LengthPlan([], 0, sources)
     rows = len(homes)
-    kept = [own[row] is not None and own[row].fits(budget) for row in range(rows)]
-    assigned: dict[int, str] = {row: homes[row] for row in range(rows) if kept[row]}
+    kept = {row: candidate for row, candidate in enumerate(own)
+            if candidate is not None and candidate.fits(budget)}  # rows whose own item fits
+    assigned: dict[int, str] = {row: candidate.item.source  # (the row's home source)
+                                for row, candidate in kept.items()}
     load = Counter(assigned.values())
     for row in range(rows):  # rows whose own item does not fit stay with their home source while it has items left
         home = homes[row]
-        if not kept[row] and home in eligible and load[home] < len(eligible[home]):
+        if row not in kept and home in eligible and load[home] < len(eligible[home]):
             assigned[row] = home
             load[home] += 1
     for row in range(rows):  # the rest go to the least-loaded source with items left (or, when all are used, to the least loaded)
@@ -112,14 +114,14 @@ def _plan_length(pools: dict[str, list[Candidate]], homes: list[str | None], own
             source = min(open_sources or eligible, key=lambda name: load[name])
             assigned[row] = source
             load[source] += 1
-    in_use = {id(own[row]) for row in range(rows) if kept[row]}
+    in_use = {id(candidate) for candidate in kept.values()}
     spares = {source: iter([c for c in pool if id(c) not in in_use]) for source, pool in eligible.items()}
     reuses: Counter[str] = Counter()
     plan: list[RowPlan] = []
     for row in range(rows):
         source = assigned[row]
-        if kept[row]:
-            plan.append(RowPlan(row, own[row], True))
+        if row in kept:
+            plan.append(RowPlan(row, kept[row], True))
             continue
         spare = next(spares[source], None)
         if spare is not None:
@@ -137,5 +139,6 @@ def rows_per_source(plan: LengthPlan, rows: list[RowPlan]) -> dict[str, int] | N
         return None
     counts = dict.fromkeys(plan.sources, 0)
     for row in rows:
+        assert row.candidate is not None, "every row of an item-based task has a candidate"
         counts[row.candidate.item.source] += 1
     return counts

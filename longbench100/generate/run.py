@@ -41,8 +41,29 @@ from longbench100.fitting.spans import shifted_spans
 from longbench100.fitting.templates import PromptTemplates
 
 
-# Builders and contexts for worker processes; set before the pool forks so workers inherit them.
-_STATE: dict[str, object] = {}
+@dataclass(frozen=True)
+class WorkerState:
+    """What every row's build reads: the run's options and tokenizer, and the prepared builders."""
+
+    options: GenerateOptions
+    tokenizer: Tokenizer
+    builders: dict[str, TaskBuilder]
+
+
+_worker_state: WorkerState | None = None
+"""This process's :class:`WorkerState`, set by :func:`_set_worker_state` (the pool initializer)."""
+
+
+def _set_worker_state(state: WorkerState | None) -> None:
+    """Pool initializer: keep ``state`` for the rows this process builds (``None``: forget it)."""
+    global _worker_state
+    _worker_state = state
+
+
+def _current_worker_state() -> WorkerState:
+    """The state the pool initializer set in this process."""
+    assert _worker_state is not None, "rows are built only inside _executor, which sets the worker state"
+    return _worker_state
 
 
 def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, progress: bool = True) -> dict:
@@ -99,9 +120,10 @@ def _suite_stand_ins(options: GenerateOptions, location: SourceLocation) -> tupl
         if task not in options.suite.without_stand_ins:
             continue
         real = {name: entry for name, entry in active.items() if entry.has_role(task, "real")}
-        names = [name for name, entry in real.items() if entry.stand_in_for]
+        stand_ins = {name: entry.stand_in_for for name, entry in real.items() if entry.stand_in_for}
+        names = list(stand_ins)
         if names and len(names) == len(real):
-            replaced = ", ".join(dict.fromkeys(registry[name].stand_in_for for name in names))
+            replaced = ", ".join(dict.fromkeys(stand_ins.values()))
             what = "its stand-in" if len(names) == 1 else "its stand-ins"
             skipped[task] = (f"{task}: suite {options.suite.name} builds it from {replaced} only, which {location.describe()} lacks; "
                              f"{what} ({', '.join(names)}) left out (docs/suites.md); generate --tasks {task} without --suite builds it anyway")
@@ -156,16 +178,17 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
 
     for builder in builders.values():
         builder.prepare(tokenizer)
-    _STATE.update(builders=builders, options=options, tokenizer=tokenizer)
     results: dict[str, dict[str, LengthResult]] = {}
     cells = [(task, label, budget) for task in options.tasks for label, budget in options.lengths]
     pending = {(task, label): _pending_rows(options, task, label, budget, plans[task][label]) for task, label, budget in cells}
-    with _executor(options.workers) as executor:
+    with _executor(options.workers, WorkerState(options, tokenizer, builders)) as executor:
         # one stream of rows over every task and length, so no worker waits for a file's last row before the next file's
         lines = executor.map(_build_line, [job for rows in pending.values() if rows for job in rows.jobs], chunksize=1)
         for task, label, _ in cells:
             plan = plans[task][label]
-            results.setdefault(task, {})[label] = _write_length(options, task, label, plan, pending[task, label], lines, progress)
+            own_items = builders[task].chooses_own_items
+            results.setdefault(task, {})[label] = _write_length(
+                options, task, label, plan, pending[task, label], lines, progress, own_items)
             _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
     for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()},
                                      options.suite.base_lengths):
@@ -276,13 +299,19 @@ class _SerialExecutor:
 
 
 @contextmanager
-def _executor(workers: int):
-    """A forked process pool sharing the loaded corpus (workers die with this process), or the serial stand-in."""
+def _executor(workers: int, state: WorkerState):
+    """A forked process pool sharing the loaded corpus (workers die with this process), or the
+    serial stand-in; either way the processes that build rows hold ``state``."""
     if workers <= 1:
-        yield _SerialExecutor()
+        _set_worker_state(state)
+        try:
+            yield _SerialExecutor()
+        finally:
+            _set_worker_state(None)
         return
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    with worker_pool(workers, "fork") as pool:
+    # forked: the workers inherit the state, nothing is pickled
+    with worker_pool(workers, "fork", _set_worker_state, (state,)) as pool:
         yield pool
 
 
@@ -308,9 +337,10 @@ def _pending_rows(options: GenerateOptions, task: str, label: str, budget: int, 
 
 
 def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthPlan, pending: PendingRows | None,
-                  lines: Iterator, progress: bool) -> LengthResult:
+                  lines: Iterator, progress: bool, chooses_own_items: bool) -> LengthResult:
     """Append the lines of the ``pending`` rows of one task and length, taken in order from ``lines``, then finalise
-    the file (``None``: final already)."""
+    the file (``None``: final already). ``chooses_own_items``: the task's rows pick their own
+    items as they build."""
     final = data_file_path(options.out, task, label)
     if pending is None:
         digest = check_finished_file(options.out, task, label)
@@ -338,7 +368,7 @@ def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthP
     built = [row_plan for row_plan in plan.rows if row_plan.row in written]
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
     # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written
-    sources = written_sources(final) if _STATE["builders"][task].chooses_own_items else rows_per_source(plan, built)
+    sources = written_sources(final) if chooses_own_items else rows_per_source(plan, built)
     return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed, sources,
                         sorted(logged_unlabelled_rows(options.out, task, label) & set(failed)), digest)
 
@@ -351,9 +381,9 @@ def _build_line(job: Job) -> bytes | str | None:
     """Build one sample and serialise it as a JSON line in UTF-8 (runs in a worker process when ``--workers`` > 1); ``None``
     for a row that cannot be built, :data:`UNLABELLED` for one that needs a chunk left without a label."""
     task, label, budget, row_plan = job
-    options: GenerateOptions = _STATE["options"]
-    builder: TaskBuilder = _STATE["builders"][task]
-    ctx = _context(options, _STATE["tokenizer"], task, label, budget)
+    state = _current_worker_state()
+    options, builder = state.options, state.builders[task]
+    ctx = _context(options, state.tokenizer, task, label, budget)
     rng = derive_rng(options.seed, task, budget, row_plan.row)
     try:
         sample = builder.build(ctx, row_plan.row, row_plan.candidate, rng)

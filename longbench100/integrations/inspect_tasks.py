@@ -32,7 +32,7 @@ from longbench100.integrations.metric_names import harness_metric_name
 from longbench100.core.lengths import parse_length_list
 from longbench100.folders.data_records import DataRecord, parse_record
 from longbench100.folders.layout import open_data_folder, read_jsonl
-from longbench100.scoring.grading import GradeJob, choose_metrics, grade_jobs
+from longbench100.scoring.grading import GradeJob, choose_metrics, classic_grades
 from longbench100.catalog.suites import recorded_suite
 from longbench100.catalog.task_info import answer_room, parse_task_list
 
@@ -165,9 +165,9 @@ def longbench100_metric(
     async def score(state: TaskState, target: Target) -> Score:
         record = records[str(state.sample_id)]
         reply = state.output.completion
-        [value] = grade_jobs([GradeJob(record, metrics[record.task], reply)], None, progress=False)
+        [value] = classic_grades([GradeJob(record, metrics[record.task], reply)])
         return Score(
-            value=float(value),
+            value=value,
             answer=reply,
             metadata={"metric": harness_metric_name(metrics[record.task])},
         )

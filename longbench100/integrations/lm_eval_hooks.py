@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from longbench100.folders.data_records import parse_record
-from ..scoring.grading import GradeJob, grade_jobs
+from ..scoring.grading import GradeJob, classic_grades
 from .metric_names import harness_metric_name, length_metric_name
 
 
@@ -34,8 +34,8 @@ def process_results(doc: dict, results: list[str]) -> dict[str, float]:
     """Grade the model's reply with the record's metric, under the metric's name and its name at
     this length (``{"acc": 1.0, "acc_8k": 1.0}``, 0-1)."""
     record = parse_record(json.loads(doc["record"]), doc["id"])
-    [score] = grade_jobs([GradeJob(record, doc["metric"], results[0])], None, progress=False)
+    [score] = classic_grades([GradeJob(record, doc["metric"], results[0])])
     return {
-        harness_metric_name(doc["metric"]): float(score),
-        length_metric_name(doc["metric"], doc["label"]): float(score),
+        harness_metric_name(doc["metric"]): score,
+        length_metric_name(doc["metric"], doc["label"]): score,
     }

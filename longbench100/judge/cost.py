@@ -19,7 +19,7 @@ def check_prices(price_in: float | None, price_out: float | None) -> None:
     """Prices come together and are not negative."""
     if (price_in is None) != (price_out is None):
         raise UserError("--price-in and --price-out go together (USD per million prompt and output tokens)")
-    if price_in is not None and (price_in < 0 or price_out < 0):
+    if price_in is not None and price_out is not None and (price_in < 0 or price_out < 0):
         raise UserError("--price-in and --price-out must be 0 or more (USD per million tokens)")
 
 

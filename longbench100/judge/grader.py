@@ -216,8 +216,9 @@ class Judge:
             if verdict.parts is None:
                 found[reference] = verdict
             else:
-                found[reference] = verdict.parts["key_points"]
-                self.key_points.put(reference, found[reference])
+                key_points = verdict.parts["key_points"]
+                found[reference] = key_points
+                self.key_points.put(reference, key_points)
         return found
 
     def _ask(self, prompts: list[JudgePrompt], progress: bool) -> dict[str, Verdict]:
@@ -267,9 +268,10 @@ class Judge:
                 failures[text] = error_reason(result.error or "unknown")
                 self.stats.failed[failures[text]] += 1
                 return
+            reply = result.text
             cut_off = result.finish_reason == "length"
             penalty = 0.0
-            usable = judge_verdict(prompt, result.text, None, cut_off).parts is not None
+            usable = judge_verdict(prompt, reply, None, cut_off).parts is not None
             if cut_off and config.loop_penalty and not usable:
                 second = await client.complete(text, max_tokens=config.max_tokens, temperature=0.0,
                                                top_logprobs=RATING_ALTERNATIVES if rated else None,
@@ -280,21 +282,22 @@ class Judge:
                     self.second_ask_failures[text] = error_reason(second.error or "unknown")
                     self.stats.failed[self.second_ask_failures[text]] += 1
                 else:
-                    result, penalty = second, config.loop_penalty
+                    result, reply, penalty = second, second.text, config.loop_penalty
                     cut_off = result.finish_reason == "length"
-                    usable = judge_verdict(prompt, result.text, None, cut_off).parts is not None
-            replies[text] = result.text
+                    usable = judge_verdict(prompt, reply, None, cut_off).parts is not None
+            replies[text] = reply
             if cut_off:
                 truncated.add(text)
             if not usable:
                 return
             self.stats.second_ask_labels += bool(penalty)
-            weighted = weighted_section_parts(result.text, result.logprobs) if rated and result.logprobs else None
+            weighted = (weighted_section_parts(reply, result.logprobs)
+                        if rated and result.logprobs else None)
             if weighted:
                 self.weighted[text] = weighted
             self.cache.put(
                 text,
-                result.text,
+                reply,
                 finish_reason=result.finish_reason,
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,

@@ -14,6 +14,8 @@ import json
 import math
 import re
 from collections.abc import Callable
+from enum import Enum
+from typing import Final, Literal
 
 import json5
 
@@ -31,7 +33,16 @@ _NEGATED = re.compile(
 )
 # "partially supported" is no yes/no verdict
 _HEDGED = re.compile(r"\b(?:partially|partly|mostly|largely|somewhat|half)[\s_-]+$", re.IGNORECASE)
-_AMBIGUOUS = object()
+
+
+class _Verdict(Enum):
+    """The one verdict that is neither yes nor no: a hedged or self-contradicting reading."""
+
+    AMBIGUOUS = "ambiguous"
+
+
+_AMBIGUOUS: Final = _Verdict.AMBIGUOUS
+_Ambiguous = Literal[_Verdict.AMBIGUOUS]
 
 
 _OPENERS = {"{": "}", "[": "]"}
@@ -84,7 +95,7 @@ def json_values(text: str) -> list[object]:
     Nested values are listed too (after the value holding them); code fences and prose around them
     do not matter.
     """
-    values = []
+    values: list[object] = []
     for match in re.finditer(r"[{\[]", text):
         end = _balanced_end(text, match.start())
         if end is None:
@@ -179,7 +190,7 @@ def _supported_from_json(value: object, n_sentences: int) -> int | None:
     return count if count is not None and 0 <= count <= n_sentences else None
 
 
-def _polarity(match: re.Match, before: str) -> object:
+def _polarity(match: re.Match, before: str) -> bool | _Ambiguous:
     """True for a "supported" verdict, False for "not supported"/"unsupported", ``_AMBIGUOUS`` for a hedge."""
     if match.group(1) or match.group(2):
         return False
@@ -188,7 +199,7 @@ def _polarity(match: re.Match, before: str) -> object:
     return not _NEGATED.search(before)
 
 
-def _line_verdict(line: str) -> object:
+def _line_verdict(line: str) -> bool | _Ambiguous | None:
     """The one verdict a per-sentence line gives (True/False), ``None`` without one, ``_AMBIGUOUS`` when mixed."""
     verdicts = {_polarity(match, line[: match.start()]) for match in _VERDICT_WORD.finditer(line)}
     if not verdicts:
@@ -196,7 +207,7 @@ def _line_verdict(line: str) -> object:
     return verdicts.pop() if len(verdicts) == 1 else _AMBIGUOUS
 
 
-def _sentence_verdicts(lines: list[str]) -> dict[int, bool] | object:
+def _sentence_verdicts(lines: list[str]) -> dict[int, bool] | _Ambiguous:
     """Sentence number -> supported, from ``[3] supported`` / ``Sentence 2: not supported`` lines (one line each).
 
     ``_AMBIGUOUS`` when a line mixes or hedges its verdict, or two lines give one sentence different verdicts.
@@ -216,7 +227,8 @@ def _sentence_verdicts(lines: list[str]) -> dict[int, bool] | object:
     return verdicts
 
 
-def _listed(lines: list[str], n_sentences: int) -> tuple[set[int] | None, set[int] | None] | object:
+def _listed(lines: list[str],
+            n_sentences: int) -> tuple[set[int] | None, set[int] | None] | _Ambiguous:
     """The sets from ``Supported: [1, 3]`` and ``Not supported: [2]`` lines (``None`` when absent).
 
     ``_AMBIGUOUS`` when a list holds a number outside 1..n, is hedged, or two lists of one kind differ.
@@ -228,9 +240,11 @@ def _listed(lines: list[str], n_sentences: int) -> tuple[set[int] | None, set[in
         for match in _SUPPORTED_LIST.finditer(line):
             polarity = _polarity(match, line[: match.start()])
             numbers = [_integer(item) for item in match.group(3).replace(",", " ").split()]
-            if polarity is _AMBIGUOUS or any(number is None or not 1 <= number <= n_sentences for number in numbers):
+            in_range = [number for number in numbers
+                        if number is not None and 1 <= number <= n_sentences]
+            if polarity is _AMBIGUOUS or len(in_range) != len(numbers):
                 return _AMBIGUOUS
-            found[polarity].add(frozenset(numbers))
+            found[polarity].add(frozenset(in_range))
     if len(found[True]) > 1 or len(found[False]) > 1:
         return _AMBIGUOUS
     supported, unsupported = (set(next(iter(found[key]))) if found[key] else None for key in (True, False))
@@ -360,8 +374,9 @@ def weighted_section_parts(reply: str, tokens: list[dict]) -> dict | None:
     reply's ``logprobs.content``: the rating digit of each criterion in the reply's last verdict must be a token of
     its own, and the 1-5 digits among its alternatives are renormalised. ``None`` when that cannot be read for
     all three (the plain ratings are used then)."""
-    pieces = [token.get("token") for token in tokens if isinstance(token, dict)]
-    if len(pieces) != len(tokens) or not all(isinstance(piece, str) for piece in pieces) or "".join(pieces) != reply:
+    pieces = [piece for token in tokens
+              if isinstance(token, dict) and isinstance(piece := token.get("token"), str)]
+    if len(pieces) != len(tokens) or "".join(pieces) != reply:  # every token a dict with its text
         return None
     starts, offset = [], 0
     for piece in pieces:

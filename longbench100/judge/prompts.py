@@ -12,7 +12,7 @@ from pathlib import Path
 import jinja2
 
 from longbench100.text.sentences import sentence_ends
-from longbench100.catalog.judge_styles import QA_HELMET, SUMMARY_HELMET
+from longbench100.catalog.judge_styles import SUMMARY_HELMET
 from longbench100.text.answers import split_sentences, strip_reasoning
 
 RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"

@@ -207,13 +207,33 @@ OWN_KEYS = frozenset({"model", "messages", "prompt", "max_tokens", "temperature"
 class ClientSettings(Protocol):
     """What a run's config carries about its endpoint (the predictor's and the judge's configs both do)."""
 
-    base_url: str
-    model: str
-    api_key: str | None
-    concurrency: int
-    timeout_s: float
-    max_retries: int
-    backoff_base_s: float
+    @property
+    def base_url(self) -> str:
+        """The server's OpenAI-compatible base URL."""
+
+    @property
+    def model(self) -> str:
+        """The model name sent with each request."""
+
+    @property
+    def api_key(self) -> str | None:
+        """The API key (``None``: none sent)."""
+
+    @property
+    def concurrency(self) -> int:
+        """Requests in flight at once."""
+
+    @property
+    def timeout_s(self) -> float:
+        """Seconds one request may take."""
+
+    @property
+    def max_retries(self) -> int:
+        """Retries of a failed request."""
+
+    @property
+    def backoff_base_s(self) -> float:
+        """The base of the exponential wait before each retry."""
 
 
 BROKEN_AFTER = 5

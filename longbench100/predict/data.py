@@ -74,7 +74,7 @@ def _check_record(record: object, path: Path, line_no: int, task: str, label: st
 
 def _index_file(path: Path, task: str, label: str) -> list[SampleRef]:
     """Read and check one data file, returning a reference per record."""
-    refs = []
+    refs: list[SampleRef] = []
     offset = 0
     with path.open("rb") as handle:
         for line_no, line in enumerate(handle, start=1):
@@ -98,7 +98,8 @@ def index_data(data_dir: Path, tasks: list[str] | None = None, labels: list[str]
     """
     if not data_dir.is_dir():
         raise UserError(f"data folder {data_dir} does not exist (create it with `longbench100 generate --out`)")
-    wanted_labels = None if labels is None else {_canonical(label) for label in labels}
+    wanted_labels = None if labels is None else {
+        canonical_label(parse_length(label)) for label in labels}
     files = [ref for ref in open_data_folder(data_dir).files
              if (tasks is None or ref.task in tasks) and (wanted_labels is None or ref.label in wanted_labels)]
     for task in tasks or []:

@@ -171,13 +171,13 @@ def plan(
     for key, file_refs in by_file.items():
         latest = latest_by_file[key]
         for ref in file_refs:
-            record = latest.get(ref.id)
-            if record is not None and _data_changed(record, ref):
+            stored = latest.get(ref.id)
+            if stored is not None and _data_changed(stored, ref):
                 summary.changed += 1
-            elif record is not None and _is_finished(record, ref, options):
+            elif stored is not None and _is_finished(stored, ref, options):
                 summary.skipped += 1
-                if record.get("error") is not None:
-                    summary.skipped_failed[error_reason(record["error"])] += 1
+                if stored.get("error") is not None:
+                    summary.skipped_failed[error_reason(stored["error"])] += 1
                 continue
             todo.append(ref)
     return todo

@@ -67,6 +67,7 @@ def needle_heatmap_figure(results: list[ModelResult]) -> Figure | None:
         ax.set_xlabel("context length")
         ax.set_ylabel("depth (%)")
         ax.set_title(task if len(results) == 1 else f"{task} · {result.model}", fontsize="medium")
+    assert image is not None, "each needle task has a panel: some model has its depth aggregates"
     figure.colorbar(image, ax=axes, label="score (0-100); grey: no samples", shrink=0.8)
     figure.suptitle("Needle recall: score by depth and context length")
     return figure

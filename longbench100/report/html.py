@@ -16,6 +16,7 @@ import html
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from markdown_it import MarkdownIt
 
@@ -122,7 +123,7 @@ def _scrolling_tables(rendered: str) -> str:
 def write_html_report(results: list[ModelResult], out: Path, data_dir: Path | None) -> Path:
     """Write ``out/report.html`` from ``out/report.md`` and its plots (written first) and the
     results' samples and aggregates."""
-    models = []
+    models: list[dict[str, Any]] = []  # the page's JSON payload
     for result in results:
         raw = json.loads(result.path.read_text(encoding="utf-8"))
         samples = [{key: sample.get(key) for key in _SAMPLE_FIELDS} for sample in raw.get("samples", [])]

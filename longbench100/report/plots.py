@@ -1,6 +1,7 @@
 """PNG plots for the report, drawn with matplotlib's Agg backend (no display, no pyplot state)."""
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -269,7 +270,8 @@ def _lengths(results: list[ModelResult], labels: list[str]) -> list[int]:
     return [known[label] for label in labels]
 
 
-def _line(ax: Axes, index: int, model: str, block: dict, labels: list[str], lengths: list[int],
+def _line(ax: Axes, index: int, model: str, block: dict, labels: list[str],
+          lengths: Sequence[float],
           key: str, ci_key: str, interval: str = "band") -> Line2D:
     """Plot one model's values (gaps for nulls) with their 95% intervals as a shaded ``band`` or error
     ``bars``; return the line.

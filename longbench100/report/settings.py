@@ -60,7 +60,8 @@ class Difference:
     def describe(self) -> str:
         """E.g. ``metric_mode is 'classic' in a.json but 'judge' in b.json``."""
         first, second = self.first[1], self.second[1]
-        if self.key == "data_fingerprint":
+        # (a null fingerprint is "not recorded": never a difference)
+        if self.key == "data_fingerprint" and isinstance(first, str) and isinstance(second, str):
             first, second = f"{first[:12]}...", f"{second[:12]}..."
         return f"{self.key} is {show_value(first)} in {self.first[0]} but {show_value(second)} in {self.second[0]}"
 
@@ -90,7 +91,7 @@ def read_settings(data: dict) -> Settings:
         if isinstance(values.get("judge"), dict):
             values["judge"] = _judge_identity(values["judge"])
         return Settings(values, recorded=True)
-    values: dict = {}
+    values = {}
     for key in ("metric_mode", "metrics"):
         if key in data:
             values[key] = data[key]

@@ -76,7 +76,9 @@ def section_verdict(job: GradeJob, judge: Judge) -> Verdict:
     ungraded = [verdict.reason for verdict in verdicts if verdict is not None and verdict.score is None]
     if ungraded or not verdicts:
         return Verdict(None, None, f"a section ungraded ({ungraded[0]})" if ungraded else "no section to grade")
-    score = sum(verdict.score if verdict is not None else 0.0 for verdict in verdicts) / len(verdicts)
+    scores = [verdict.score for verdict in verdicts
+              if verdict is not None and verdict.score is not None]
+    score = sum(scores) / len(verdicts)  # a missing summary adds 0
     return Verdict(score, None, parts={"sections": [None if verdict is None else verdict.parts for verdict in verdicts]})
 
 
@@ -102,6 +104,14 @@ def judge_prompts(jobs: list[GradeJob]) -> list[JudgePrompt]:
         elif job.metric in JUDGE_METRICS:
             prompts.append(judge_prompt(job))
     return [prompt for prompt in prompts if prompt is not None]
+
+
+def classic_grades(jobs: list[GradeJob]) -> list[float]:
+    """Grade jobs of classic (no-judge) metrics, in order, quietly: each one a 0-1 float score."""
+    scores = grade_jobs(jobs, None, progress=False)
+    graded = [float(score) for score in scores if score is not None]
+    assert len(graded) == len(scores), "only a judge leaves a job ungraded"
+    return graded
 
 
 def grade_jobs(
@@ -151,9 +161,10 @@ def grade_jobs(
     if pending:
         if judge is None:
             raise ValueError("judge metrics need a Judge")
-        for (index, _), score in zip(pending, judge.grade([prompt for _, prompt in pending], progress=progress)):
-            if index is not None:
-                scores[index] = score
+        judged_scores = judge.grade([prompt for _, prompt in pending], progress=progress)
+        for (pending_index, _), judged in zip(pending, judged_scores):
+            if pending_index is not None:
+                scores[pending_index] = judged
     for index in sectioned:
         scores[index] = section_verdict(jobs[index], judge).score if judge is not None else None
     return scores

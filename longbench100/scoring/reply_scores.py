@@ -4,7 +4,7 @@ probe outcomes, the lm-evaluation-harness export and the Inspect tasks share wit
 from __future__ import annotations
 
 from longbench100.folders.data_records import DataRecord
-from .grading import GradeJob, choose_metrics, grade_jobs
+from .grading import GradeJob, choose_metrics, classic_grades
 
 
 def classic_scores(records: list[DataRecord], replies: list[str], families: dict[str, str] | None = None) -> list[float]:
@@ -12,4 +12,4 @@ def classic_scores(records: list[DataRecord], replies: list[str], families: dict
     suite metrics, as ``score`` reads them from the manifest)."""
     metrics = choose_metrics(sorted({record.task for record in records}), "classic", False, families=families)
     jobs = [GradeJob(record, metrics[record.task], reply) for record, reply in zip(records, replies)]
-    return [float(score) for score in grade_jobs(jobs, None, progress=False)]
+    return classic_grades(jobs)

@@ -77,7 +77,11 @@ def _secondary_scores(item: _Pending, grades: dict[tuple[str, str, str], float |
     names = secondary_metrics(item.record.task)
     if not names:
         return None
-    graded = {job.metric: grades[item.record.id, job.metric, job.text] for job in item.also}
+    graded: dict[str, float] = {}
+    for job in item.also:
+        score = grades[item.record.id, job.metric, job.text]
+        assert score is not None, "secondary metrics are graded without a judge, so always graded"
+        graded[job.metric] = score
     return {name: graded.get(name, 0.0) for name in names}
 
 
@@ -125,7 +129,8 @@ def score_predictions(
             outcome.failed_predictions += 1
         score = grades[record.id, item.answer.metric, item.answer.text] if item.answer else 0.0
         closed_score = grades[record.id, item.closed_book.metric, item.closed_book.text] if item.closed_book else None
-        filtered = closed_score is not None and closed_score >= qa_threshold
+        filtered = (closed_score is not None and qa_threshold is not None
+                    and closed_score >= qa_threshold)
         if qa_threshold is not None and TASKS[record.task].closed_book:
             cell = cells[record.task].setdefault(
                 record.label, {"n": 0, "dropped": 0, "no_closed_book": 0, "closed_book_ungraded": 0}
@@ -135,7 +140,7 @@ def score_predictions(
             cell["no_closed_book"] += item.closed_book is None
             cell["closed_book_ungraded"] += item.closed_book is not None and closed_score is None
         verdict = _verdict(item.answer, judge)
-        ungraded = score is None and verdict is not None
+        ungraded = verdict if score is None else None  # a reply the judge gave but could not grade
         outcome.samples.append(
             ScoredSample(
                 id=record.id,
@@ -152,8 +157,8 @@ def score_predictions(
                 depth=record.depth,
                 source=record.source,
                 parts=None if verdict is None or verdict.parts is None else {**verdict.parts, "reasoning": verdict.reply},
-                judge_reply=verdict.reply if ungraded else None,
-                ungraded_reason=verdict.reason if ungraded else None,
+                judge_reply=ungraded.reply if ungraded is not None else None,
+                ungraded_reason=ungraded.reason if ungraded is not None else None,
                 also=_secondary_scores(item, grades),
                 relevance_grades=grade_levels(record),
             )

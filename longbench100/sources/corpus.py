@@ -93,7 +93,14 @@ def _collection_paused() -> Iterator[None]:
             gc.enable()
 
 
-_PREPARING: dict[str, object] = {}  # what forked cache-filling workers inherit (the tokenizer is not sent to them)
+_worker_tokenizer: Tokenizer | None = None
+"""What a cache-filling worker counts with, set by the pool initializer (forked: inherited)."""
+
+
+def _set_worker_tokenizer(tokenizer: Tokenizer) -> None:
+    """Pool initializer: keep the tokenizer this worker counts with."""
+    global _worker_tokenizer
+    _worker_tokenizer = tokenizer
 
 
 def _uncached(location: SourceLocation, tokenizer: Tokenizer, entries: dict[str, SourceEntry]) -> list[list[SourceEntry]]:
@@ -113,20 +120,19 @@ def _fill_caches(location: SourceLocation, tokenizer: Tokenizer, entries: dict[s
     groups = _uncached(location, tokenizer, entries)
     if len(groups) < 2:
         return
-    _PREPARING["tokenizer"] = tokenizer
-    try:
-        with worker_pool(min(workers, len(groups))) as pool, \
-                progress_bar(sum(map(len, groups)), "reading new sources", "source", progress, leave=False) as bar:
-            futures = [pool.submit(_fill_cache, location, group) for group in groups]
-            for future in as_completed(futures):
-                bar.update(future.result())  # a source's error stops the run here, as it would in the serial load
-    finally:
-        _PREPARING.clear()
+    pool_size = min(workers, len(groups))
+    with worker_pool(pool_size, "fork", _set_worker_tokenizer, (tokenizer,)) as pool, \
+            progress_bar(sum(map(len, groups)), "reading new sources", "source", progress,
+                         leave=False) as bar:
+        futures = [pool.submit(_fill_cache, location, group) for group in groups]
+        for future in as_completed(futures):
+            bar.update(future.result())  # a source's error stops the run here, as it would in the serial load
 
 
 def _fill_cache(location: SourceLocation, group: list[SourceEntry]) -> int:
     """Worker: map the sources of ``group`` and count their documents, which leaves both in the cache; how many."""
+    assert _worker_tokenizer is not None, "the pool initializer sets the worker's tokenizer"
     with sharing_cleaned_texts():
         for entry in group:
-            attach_token_counts(_PREPARING["tokenizer"], entry, load_source(location, entry))
+            attach_token_counts(_worker_tokenizer, entry, load_source(location, entry))
     return len(group)

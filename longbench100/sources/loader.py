@@ -305,6 +305,7 @@ def _grades(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, cou
 def _ranking_item(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, number: int,
                   doc_ids: tuple[str, ...], grades: tuple[int, ...]) -> Item:
     """A question with every candidate document of its row and the candidates' relevance grades."""
+    assert mapping.question is not None, "the registry requires a ranking item's question field"
     local_id = str(_field(row, mapping.id, entry, where)) if mapping.id else f"row{number}"
     question = _clean(entry, _text(_field(row, mapping.question, entry, where)).strip()) or None
     return Item(f"{entry.name}/{local_id}", entry.name, doc_ids, question, grades=grades)
@@ -315,6 +316,7 @@ def _items(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, numb
     base = str(_field(row, mapping.id, entry, where)) if mapping.id else f"row{number}"
     question = _field(row, mapping.question, entry, where) if mapping.question else None
     target_field = mapping.summary if mapping.kind == "summary" else mapping.answers
+    assert target_field is not None, "the registry requires the answers (qa) or summary field"
     target = _field(row, target_field, entry, where)
     if not mapping.parallel:
         return [_item(entry, mapping, f"{entry.name}/{base}", doc_ids, question, target)]
@@ -337,6 +339,8 @@ def _item(entry: SourceEntry, mapping: ItemMapping, item_id: str, doc_ids: tuple
 
 def _classification_item(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, number: int, names: tuple[str, ...]) -> Item:
     """A labelled text: the label is a class name, or an index into ``names`` (the file's class names)."""
+    assert mapping.label is not None and mapping.text is not None, \
+        "the registry requires a classification item's text and label fields"
     value = _field(row, mapping.label, entry, where)
     if isinstance(value, int) and not isinstance(value, bool):
         if not 0 <= value < len(names):

@@ -183,7 +183,8 @@ def _group(documents: Sequence[Document]) -> NearDuplicates:
     group_sizes = Counter(canonical_by_index)
     canonical = {document.id: first for document, first in zip(documents, canonical_by_index) if group_sizes[first] > 1}
     seen_texts: set[str] = set()
-    dropped, identical = Counter(), Counter()
+    dropped: Counter[str] = Counter()
+    identical: Counter[str] = Counter()
     for document, first in zip(documents, canonical_by_index):
         if first != document.id:
             dropped[document.source] += 1

@@ -56,6 +56,20 @@ class Item:
             return "ranking"
         return "summary" if self.summary is not None else "qa"
 
+    @property
+    def class_label(self) -> str:
+        """The class name of a classification item; any other item has none (an error)."""
+        if self.label is None:
+            raise ValueError(f"item {self.id} is not a classification item: it has no class label")
+        return self.label
+
+    @property
+    def reference_summary(self) -> str:
+        """The reference summary of a summary item; any other item has none (an error)."""
+        if self.summary is None:
+            raise ValueError(f"item {self.id} is not a summary item: it has no reference summary")
+        return self.summary
+
 
 @dataclass
 class SourceData:

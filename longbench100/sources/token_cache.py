@@ -36,9 +36,11 @@ def attach_token_counts(tokenizer: Tokenizer, entry: SourceEntry, data: SourceDa
     their sum) and the tokenizer learns them, so placing the document in a prompt tokenizes nothing.
     """
     path = cache_path(tokenizer, entry, data.files)
-    counts = _read(path)
-    hit = counts is not None and all(doc_id in counts for doc_id in data.documents)
-    if not hit:
+    cached = _read(path)
+    hit = cached is not None and all(doc_id in cached for doc_id in data.documents)
+    if cached is not None and hit:
+        counts = cached
+    else:
         counts = _count(tokenizer, {doc_id: document.text for doc_id, document in data.documents.items()})
         write_json_atomic(path, counts)
     pieces = {doc_id: value for doc_id, value in counts.items() if isinstance(value, list)}

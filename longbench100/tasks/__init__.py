@@ -1,6 +1,7 @@
 """The task builders, one module each (the niah and icl families share one each); ``BUILDERS`` maps task names to their classes."""
 
 from .attributing import Attributing
+from .base import TaskBuilder
 from .common_words import CommonWords
 from .counting_stars import CountingStars
 from .frequent_words import FrequentWords
@@ -25,11 +26,10 @@ from .single_doc_qa import SingleDocQa
 from .single_doc_sum import SingleDocSum
 from .variable_tracking import VariableTracking
 
-BUILDERS = {
-    builder.name: builder
-    for builder in (KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa, SingleDocSum, MultiDocSum,
-                    *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
-                    KvRetrievalChain,
-                    RagHard, Rerank, *ICL_TASKS, LongDocQa, LongDocSum, Attributing,
-                    SectionSummarizing, Organizing, Recalling, DocumentSummarizing, DocumentOrganizing)
-}
+_BUILDER_CLASSES: tuple[type[TaskBuilder], ...] = (
+    KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa,
+    SingleDocSum, MultiDocSum, *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
+    KvRetrievalChain, RagHard, Rerank, *ICL_TASKS, LongDocQa, LongDocSum, Attributing,
+    SectionSummarizing, Organizing, Recalling, DocumentSummarizing, DocumentOrganizing,
+)
+BUILDERS: dict[str, type[TaskBuilder]] = {builder.name: builder for builder in _BUILDER_CLASSES}

@@ -120,7 +120,7 @@ class GoldAmongDistractors(TaskBuilder):
     """Tasks that hide an item's supporting documents among distractors from the task's noisy sources."""
 
     closed_book: ClassVar[bool] = False
-    required_roles = ("real", "noisy")
+    required_roles: ClassVar[tuple[str, ...]] = ("real", "noisy")
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
@@ -160,8 +160,9 @@ class GoldAmongDistractors(TaskBuilder):
         variables = self.variables(item)
         return lambda pieces: self.render(pieces, **variables)
 
-    def candidates(self, ctx: BuildContext) -> list[Candidate]:
-        """Every accepted item, with the tokens of its prompt without padding."""
+    def candidates(self, ctx: BuildContext) -> list[Candidate] | None:
+        """Every accepted item, with the tokens of its prompt without padding (``None`` in a
+        subclass whose rows choose their own items)."""
         return [
             Candidate(item, minimum_tokens(ctx, self._render_for(item), [gold_piece(doc) for doc in self.gold_documents(item)]))
             for item in self.items

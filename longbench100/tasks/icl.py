@@ -75,7 +75,7 @@ class IclTask(TaskBuilder):
         self.train: dict[str, list[Item]] = {}
         for item in items:
             if item.split == TRAIN_SPLIT:
-                self.train.setdefault(item.label, []).append(item)
+                self.train.setdefault(item.class_label, []).append(item)
         self.labels = sorted(self.train)
         self.tests: dict[str, list[Item]] = {}
         for item in items:
@@ -133,7 +133,7 @@ class IclTask(TaskBuilder):
     def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """The most demonstrations that fit the budget (at least one whole round), then the test text."""
         plan = self.row(ctx.seed, row, ctx.budget)
-        units = [DEMONSTRATION.format(text=item.question, label=plan.mapping[item.label]) for item in plan.demonstrations]
+        units = [DEMONSTRATION.format(text=item.question, label=plan.mapping[item.class_label]) for item in plan.demonstrations]
         haystack = repeated(iter(units), len(units), SEPARATOR)
 
         fit = fit_haystack(ctx, haystack, [], lambda demonstrations: self.templates.render(
@@ -142,10 +142,10 @@ class IclTask(TaskBuilder):
             return None
         fitted_prompt, count = fit.fitted, fit.count
         shown = plan.demonstrations[:count]
-        per_label = Counter(item.label for item in shown)
-        if count < plan.round_size or not per_label[plan.test.label]:
+        per_label = Counter(item.class_label for item in shown)
+        if count < plan.round_size or not per_label[plan.test.class_label]:
             return None
-        mapped = plan.mapping[plan.test.label]
+        mapped = plan.mapping[plan.test.class_label]
         gold = {
             "sources": [plan.test.source],
             "item_ids": [plan.test.id],

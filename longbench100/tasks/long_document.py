@@ -87,6 +87,7 @@ class LongDocumentTask(TaskBuilder):
 
     def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """The document cut at the token where the prompt meets the budget (the length less the answer room) exactly."""
+        assert candidate is not None, "the planner hands every item-based task a candidate"
         item, document = candidate.item, self.document(candidate.item)
         ids = ctx.tokenizer.encode(document.text)
         keep = ctx.budget - ctx.count_prompt(self.render_context(item, OMITTED))  # the budget has the answer room taken off

@@ -25,4 +25,4 @@ class MultiDocSum(GoldAmongDistractors):
 
     def answers(self, item: Item) -> list[str]:
         """The reference summary."""
-        return [item.summary]
+        return [item.reference_summary]

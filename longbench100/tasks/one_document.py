@@ -135,7 +135,9 @@ class OneDocumentTask(TaskBuilder):
         for budget in budgets:
             for row in range(rows):
                 window = self.window(tokenizer, seed, row, budget)
-                for chunk in window.chunks if window else ():
+                if window is None:
+                    continue
+                for chunk in window.chunks:
                     requests.setdefault((self.kind_for(window.document), chunk.text))
         return list(requests)
 

@@ -88,13 +88,15 @@ class PassageRetrieval(GoldAmongDistractors):
     def candidates(self, ctx: BuildContext) -> list[Candidate]:
         """As the base builder's, each needing as much room again as its gold passage takes, for the
         padding."""
+        candidates = super().candidates(ctx)
+        assert candidates is not None, "the base builder lists a candidate for every accepted item"
         return [
             Candidate(
                 candidate.item,
                 candidate.min_tokens
                 + sum(doc.tokens for doc in self.gold_documents(candidate.item)),
             )
-            for candidate in super().candidates(ctx)
+            for candidate in candidates
         ]
 
     def distractor_pool(self, item: Item, budget: int) -> list[Document]:

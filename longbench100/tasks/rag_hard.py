@@ -75,9 +75,11 @@ class RagHard(NegativesTask):
 
     def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """The gold block at the row's depth among the most negatives (in placement order) that fit the budget."""
+        assert candidate is not None, "the planner hands every item-based task a candidate"
         item = candidate.item
+        assert item.question is not None, "accepts() keeps only items with a question"
         gold_pieces = self.gold_pieces(item)
-        shown = [piece.doc for piece in gold_pieces] + [document for demo in self.demonstrations(item) for document in self.gold_documents(demo)]
+        shown = [piece.document for piece in gold_pieces] + [document for demo in self.demonstrations(item) for document in self.gold_documents(demo)]
         negatives = self.pool.negatives(item.source, item.question, shown, ctx.negatives,
                                         derive_rng(ctx.seed, self.name, "negatives", item.id), tuple(self.answers(item)))
         units = [passage_piece("distractor", negative.document) for negative in negatives]
@@ -98,7 +100,7 @@ class RagHard(NegativesTask):
             "sources": [item.source],
             "item_ids": [item.id],
             "demonstration_ids": [demo.id for demo in self.demonstrations(item)],
-            "doc_ids": [piece.doc.id for piece in gold_pieces],
+            "doc_ids": [piece.document.id for piece in gold_pieces],
             "passages": gold_numbers,
             "negatives": ctx.negatives,
             "negative_scores": [{"id": negative.document.id, "bm25": negative.bm25} for negative in negatives[:count]],

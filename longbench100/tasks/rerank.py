@@ -135,16 +135,16 @@ class Rerank(NegativesTask):
         ranking = " > ".join(f"[{passage_id}]" for passage_id, _ in best_first)
         shown = list(zip(ids, pieces))
         rng.shuffle(shown)
-        passages = [{"id": passage_id, "title": piece.doc.title, "text": piece.text} for passage_id, piece in shown]
-        return {"question": item.question, "passages": passages, "ranking": ranking, "documents": [piece.doc for piece in pieces]}
+        passages = [{"id": passage_id, "title": piece.document.title, "text": piece.text} for passage_id, piece in shown]
+        return {"question": item.question, "passages": passages, "ranking": ranking, "documents": [piece.document for piece in pieces]}
 
     def demo_tokens(self, ctx: BuildContext, item: Item, demos: list[dict]) -> int:
         """Tokens the worked examples add to the prompt."""
-        bare = {"question": item.question, "passages": []}
+        bare: dict[str, object] = {"question": item.question, "passages": []}
         return ctx.count_prompt(self.templates.render(self.name, {**bare, "demos": demos})) - ctx.count_prompt(
             self.templates.render(self.name, {**bare, "demos": []}))
 
-    def candidates(self, ctx: BuildContext) -> None:
+    def candidates(self, ctx: BuildContext) -> list[Candidate] | None:
         """``None``: rows choose their own items (row r asks about item r // 3), so the three permutations share one."""
         return None
 
@@ -179,7 +179,7 @@ class Rerank(NegativesTask):
             return sorted(units[:count], key=lambda piece: order_keys[piece.fields["id"]])
 
         def render(count: int) -> str:
-            passages = [{"id": piece.fields["id"], "title": piece.doc.title, "text": piece.text} for piece in arrange(count)]
+            passages = [{"id": piece.fields["id"], "title": piece.document.title, "text": piece.text} for piece in arrange(count)]
             return self.templates.render(self.name, {"question": item.question, "passages": passages, "demos": demos})
 
         fitted = fit_units(ctx, render, len(units), mean_tokens(units) + PASSAGE_OVERHEAD, arrange)
@@ -191,12 +191,12 @@ class Rerank(NegativesTask):
         gold = {
             "sources": [item.source],
             "item_ids": [item.id],
-            "doc_ids": [piece.doc.id for piece in pieces if piece.role == "gold"],
+            "doc_ids": [piece.document.id for piece in pieces if piece.role == "gold"],
             "relevance": relevance,
             "permutation": row % PERMUTATIONS,
             "demonstration_ids": [demo.id for demo in self.demonstrations(item)] if demos else [],
             "negatives": ctx.negatives,
-            "negative_scores": [{"id": piece.doc.id, "bm25": piece.fields["bm25"]} for piece in pieces if piece.role != "gold"],
+            "negative_scores": [{"id": piece.document.id, "bm25": piece.fields["bm25"]} for piece in pieces if piece.role != "gold"],
             "spans": coverage_spans(prompt.prompt, [piece.text for piece in pieces], [True] * len(pieces)),
         }
         ideal = sorted(relevance, key=lambda passage_id: -relevance[passage_id])  # stable: ties keep prompt order

@@ -24,4 +24,4 @@ class SingleDocSum(GoldAmongDistractors):
 
     def answers(self, item: Item) -> list[str]:
         """The reference summary."""
-        return [item.summary]
+        return [item.reference_summary]

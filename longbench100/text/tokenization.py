@@ -63,12 +63,16 @@ class Tokenizer:
         :mod:`longbench100.text.segment_count`) or ``whole`` (the text tokenized in one go)."""
         return "segments" if self._segments is not None else "whole"
 
+    def _load(self) -> tuple[Any, str]:
+        """The backend object and where it was loaded from, loading it on first use."""
+        if self._loaded is None:
+            self._loaded = self._loader()
+        return self._loaded
+
     @property
     def _backend(self) -> Any:
         """The loaded backend object."""
-        if self._loaded is None:
-            self._loaded = self._loader()
-        return self._loaded[0]
+        return self._load()[0]
 
     @property
     def loaded(self) -> bool:
@@ -78,8 +82,7 @@ class Tokenizer:
     @property
     def origin(self) -> str:
         """Where the vocabulary was loaded from (loads the backend if needed)."""
-        self._backend
-        return self._loaded[1]
+        return self._load()[1]
 
     def encode(self, text: str) -> list[int]:
         """Return the token ids of ``text`` (no special tokens)."""
@@ -394,15 +397,15 @@ def _load_hf(spec: str, target: str, chat: bool) -> Tokenizer:
         from transformers import AutoTokenizer
 
         with bounded_retries(f"tokenizer {target}"):  # a failed connection stops at once
-            backend = AutoTokenizer.from_pretrained(str(path) if path.exists() else target)
+            auto_backend = AutoTokenizer.from_pretrained(str(path) if path.exists() else target)
     except Exception as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UserError(
             f"cannot load tokenizer {spec!r} ({first_line[:160]}); "
             f"offline, pass a local folder or tokenizer.json; accepted: {ACCEPTED_FORMS}"
         ) from None
-    if chat and not backend.chat_template:
+    if chat and not auto_backend.chat_template:
         raise UserError(f"tokenizer {spec} has no chat template; drop --chat-template or use the chat model's tokenizer")
-    vocab = json.dumps(sorted(backend.get_vocab().items(), key=lambda pair: pair[1]))
-    digest = hashlib.sha256((vocab + str(backend.chat_template or "")).encode()).hexdigest()[:16]
-    return Tokenizer(spec, f"hf:{digest}", "transformers", lambda: (backend, f"transformers ({target})"))
+    vocab = json.dumps(sorted(auto_backend.get_vocab().items(), key=lambda pair: pair[1]))
+    digest = hashlib.sha256((vocab + str(auto_backend.chat_template or "")).encode()).hexdigest()[:16]
+    return Tokenizer(spec, f"hf:{digest}", "transformers", lambda: (auto_backend, f"transformers ({target})"))

@@ -100,6 +100,7 @@ def run_coverage(options: CoverageOptions) -> CoverageOutcome:
     prompts = [JudgePrompt(COVERAGE_METRIC, coverage_prompt(sample.context[a:b], sample.query))
                for sample in samples for a, b in sample.chunks]
     if options.dry_run:
+        assert judge is not None, "a dry run without an evaluator was refused above"
         return CoverageOutcome(None, plan=judge.plan(prompts))
     notes: list[str] = []
     verdicts: list[Verdict] = []
@@ -130,13 +131,15 @@ def _load(options: CoverageOptions) -> tuple[list[CoverageSample], Tokenizer, di
     if options.data_dir is not None:
         if options.context_field or options.query_field or options.id_field:
             raise UserError("--context-field, --query-field and --id-field go with --input, not --data")
-        return _data_samples(options)
-    return _input_samples(options)
+        return _data_samples(options, options.data_dir)
+    assert options.input_file is not None, "exactly one of --data and --input was checked above"
+    return _input_samples(options, options.input_file)
 
 
-def _data_samples(options: CoverageOptions) -> tuple[list[CoverageSample], Tokenizer, dict]:
-    """Samples of a generated folder: context and gold spans cut exactly from each stored prompt."""
-    data_dir = options.data_dir
+def _data_samples(options: CoverageOptions,
+                  data_dir: Path) -> tuple[list[CoverageSample], Tokenizer, dict]:
+    """Samples of the generated folder ``data_dir``: context and gold spans cut exactly from each
+    stored prompt."""
     folder = open_data_folder(data_dir)
     manifest = folder.manifest
     if manifest is None:
@@ -165,9 +168,9 @@ def _data_samples(options: CoverageOptions) -> tuple[list[CoverageSample], Token
     return samples, tokenizer, {"kind": "data", "path": str(data_dir), "tokenizer": tokenizer_identity(manifest)}
 
 
-def _input_samples(options: CoverageOptions) -> tuple[list[CoverageSample], Tokenizer, dict]:
-    """Samples of a JSONL file from elsewhere: one context and one query field per line."""
-    path = options.input_file
+def _input_samples(options: CoverageOptions,
+                   path: Path) -> tuple[list[CoverageSample], Tokenizer, dict]:
+    """Samples of the JSONL file ``path`` from elsewhere: a context and a query field per line."""
     if not options.context_field or not options.query_field:
         raise UserError("--input needs --context-field and --query-field")
     if options.tasks or options.labels:
@@ -293,7 +296,9 @@ def _validation(rows: list[dict]) -> dict:
 
 def construction_table(data_dir: Path) -> dict:
     """IC by construction per task and length of a generated folder: the ``construction`` table of coverage.json."""
-    return run_coverage(CoverageOptions(data_dir=data_dir, progress=False)).report["construction"]
+    report = run_coverage(CoverageOptions(data_dir=data_dir, progress=False)).report
+    assert report is not None, "only a dry run leaves no report"
+    return report["construction"]
 
 
 def _gold_share(context: str, spans: list[Span], tokenizer: Tokenizer, context_tokens: int) -> tuple[int, float | None]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from longbench100.analysis.dolce.closed_forms import window_cover_array
-from longbench100.analysis.dolce.refined_em import COW_ITERATIONS, PIG_ITERATIONS, Fit, Problem, candidate_pairs, cow_counts, cow_oracle_probabilities, fit_pig, normalise, pair_table, window_table
+from longbench100.analysis.dolce.refined_em import COW_ITERATIONS, PIG_ITERATIONS, Fit, Problem, candidate_pairs, categorical3, cow_counts, cow_oracle_probabilities, fit_pig, normalise, pair_table, window_table
 
 START_POSTERIOR = 0.5  # the paper's q(z | x) before the first M-step
 TIE_TOLERANCE = 1e-9  # log-likelihoods this close (relative to their size) are a tie
@@ -41,7 +41,7 @@ def simplest_best(scores: np.ndarray, pairs: list[tuple[int, int]], problem: Pro
         lam, k = pairs[index]
         return k, (largest_partial + 0.5 if lam == length and length > largest_partial + 1 else lam)
 
-    return int(min(tied, key=rank))
+    return int(min(tied.tolist(), key=rank))
 
 
 def largest_partial_window(windows: tuple[int, ...] | list[int], length: int) -> int:
@@ -77,10 +77,10 @@ def fit_cow_algorithm1(problems: list[Problem], iterations: int = COW_ITERATIONS
         posterior = weight[:, None, None] * chosen / np.maximum(mixture[rows, best], _TINY)
     fits = [
         Fit(int(lam[row, best[row]]), int(k[row, best[row]]), float(weight[row]),
-            tuple(float(value) for value in oracle_low[row, best[row]]), float(scores[row, best[row]]))
+            categorical3(oracle_low[row, best[row]]), float(scores[row, best[row]]))
         for row in rows
     ]
-    return fits, tuple(float(value) for value in noise)
+    return fits, categorical3(noise)
 
 
 def fit_pig_algorithm1(problems: list[Problem], iterations: int = PIG_ITERATIONS) -> list[Fit]:

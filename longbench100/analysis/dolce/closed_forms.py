@@ -14,6 +14,7 @@ from functools import lru_cache
 from math import comb
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 def binomial(n: int, r: int) -> int:
@@ -81,7 +82,8 @@ def _log_binomial(n: np.ndarray, r: np.ndarray) -> np.ndarray:
     return np.where(inside, value, -np.inf)
 
 
-def window_cover_array(lam: np.ndarray, k: np.ndarray, length: np.ndarray, window: np.ndarray) -> np.ndarray:
+def window_cover_array(lam: ArrayLike, k: ArrayLike, length: ArrayLike,
+                       window: ArrayLike) -> np.ndarray:
     """pi for whole arrays at once (broadcast), in floating point; equal to :func:`window_cover_probability`
     to about 1e-9 (tests compare them)."""
     lam, k, length, window = np.broadcast_arrays(*(np.asarray(value, dtype=np.float64) for value in (lam, k, length, window)))

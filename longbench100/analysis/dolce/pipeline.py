@@ -66,11 +66,13 @@ def prediction_outcomes(probes: list[Probe], predictions_path: Path) -> list[flo
     by_id, _ = match_predictions(load_predictions(predictions_path), ids, set(ids), allow_missing=False,
                                  source=predictions_path,
                                  missing_hint="answer every probe: rerun `longbench100 predict` on the probe folder, it resumes")
-    failed = [probe_id for probe_id in ids if by_id[probe_id].prediction is None]
+    replies = [by_id[probe_id].prediction for probe_id in ids]
+    failed = [probe_id for probe_id, reply in zip(ids, replies) if reply is None]
     if failed:
         raise UserError(f"--predictions {predictions_path}: {len(failed)} probes have no answer (failed requests, "
                         f"e.g. {failed[0]}); run predict again to fill them")
-    return score_replies([probe.record for probe in probes], [by_id[probe_id].prediction for probe_id in ids])
+    answered = [reply for reply in replies if reply is not None]
+    return score_replies([probe.record for probe in probes], answered)
 
 
 def oracle_outcomes(probes: list[Probe], noise: float, seed: int) -> list[float | None]:
@@ -253,12 +255,17 @@ def _confusion(rows: list[dict], names: tuple[str, ...]) -> dict[str, dict[str, 
     return confusion
 
 
-def _rounded(value: object) -> object:
-    """Floats rounded to six digits, so the file reads well and is stable."""
+def _rounded(value: dict) -> dict:
+    """A JSON object with every float inside rounded to six digits (readable, stable)."""
+    return {key: _rounded_value(item) for key, item in value.items()}
+
+
+def _rounded_value(value: object) -> object:
+    """One JSON value with its floats rounded as :func:`_rounded` rounds them."""
     if isinstance(value, float):
         return round(value, _DIGITS)
     if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
+        return _rounded(value)
     if isinstance(value, list):
-        return [_rounded(item) for item in value]
+        return [_rounded_value(item) for item in value]
     return value

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -46,6 +46,12 @@ class Fit:
     oracle_weight: float  # P_i(O): share of outcomes explained by the oracle
     oracle_below: tuple[float, float, float] | None  # COW: oracle categorical for C < lambda
     log_likelihood: float
+
+
+def categorical3(values: Iterable[float]) -> tuple[float, float, float]:
+    """A categorical over the three outcomes (correct, wrong, IDK) as Python floats."""
+    correct, wrong, idk = (float(value) for value in values)
+    return correct, wrong, idk
 
 
 def candidates(windows: tuple[int, ...] | list[int], length: int) -> list[int]:
@@ -197,10 +203,10 @@ def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[
     weight = np.where(use_pure, 1.0, weight)  # a noise-free fit reports P_i(O) = 1
     fits = [
         Fit(int(lam[row, best[row]]), int(k[row, best[row]]), float(weight[row, best[row]]),
-            tuple(float(value) for value in oracle_low[row, best[row]]), float(score[row, best[row]]))
+            categorical3(oracle_low[row, best[row]]), float(score[row, best[row]]))
         for row in rows
     ]
-    return fits, tuple(float(value) for value in noise)
+    return fits, categorical3(noise)
 
 
 def _cow_scores(counts: np.ndarray, pi: np.ndarray, below: np.ndarray, oracle_low: np.ndarray, weight: np.ndarray,

@@ -32,7 +32,7 @@ def repeated_bigram_word_share(words: list[str]) -> float:
     """The share of ``words`` covered by a bigram that occurs at least twice (0 for under two words)."""
     bigrams = [tuple(words[i:i + 2]) for i in range(len(words) - 1)]
     counts = Counter(bigrams)
-    covered = set()
+    covered: set[int] = set()
     for index, bigram in enumerate(bigrams):
         if counts[bigram] > 1:
             covered.update((index, index + 1))

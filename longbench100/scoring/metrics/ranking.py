@@ -174,7 +174,7 @@ def _list_blocks(text: str, mentions: list[_Mention], markers: list[_Marker]) ->
         item = [mention for mention in _within(mentions, marker.end, len(text) if line_end < 0 else line_end)
                 if mention.id is not None]
         chosen = next((mention for mention in item if mention.marked), item[0] if item else None)
-        if chosen is not None:
+        if chosen is not None and chosen.id is not None:  # (every mention in ``item`` names one)
             blocks[-1][1].append(chosen.id)
     return [(head.start, list(dict.fromkeys(ids))) for head, ids in blocks]
 
