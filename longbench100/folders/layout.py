@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Protocol, Sequence, TypeVar
+from typing import Any, Iterable, Protocol, Sequence, TypeVar
 
 from longbench100.core.errors import UserError, json_error_text
 from longbench100.core.json_shape import check_shape
@@ -83,8 +83,9 @@ MANIFEST_SHAPE = {
 """The parts of a data (or probe) folder's manifest.json that readers rely on."""
 
 
-def decode_json(raw: bytes, where: str) -> object:
-    """One JSON document from ``raw`` bytes; ``where`` (``FILE`` or ``FILE:LINE``) starts any error."""
+def decode_json(raw: bytes, where: str) -> Any:
+    """One JSON document from ``raw`` bytes (any JSON value: callers check its shape); ``where``
+    (``FILE`` or ``FILE:LINE``) starts any error."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -105,16 +106,17 @@ def read_bytes(path: Path) -> bytes:
         raise UserError(f"{path}: cannot read it ({error.strerror or type(error).__name__})") from None
 
 
-def read_jsonl(path: Path) -> list[tuple[str, object]]:
-    """Decode every non-blank line of a JSONL file, returning ``(file:line, value)`` pairs."""
+def read_jsonl(path: Path) -> list[tuple[str, Any]]:
+    """Decode every non-blank line of a JSONL file, returning ``(file:line, value)`` pairs (any JSON
+    values: callers check their shape)."""
     return [(f"{path}:{number}", decode_json(line, f"{path}:{number}"))
             for number, line in enumerate(read_bytes(path).splitlines(), start=1) if line.strip()]
 
 
-def check_record(value: object, where: str) -> dict:
+def check_record(value: Any, where: str) -> dict:
     """``value`` when it is a data record with the fields of :data:`RECORD_SHAPE`, else a one-line error."""
     check_shape(value, RECORD_SHAPE, where)
-    return value  # type: ignore[return-value]
+    return value
 
 
 def read_records(path: Path) -> list[tuple[str, dict]]:
@@ -129,7 +131,7 @@ def read_folder_manifest(folder: Path) -> dict | None:
         return None
     manifest = decode_json(read_bytes(path), str(path))
     check_shape(manifest, MANIFEST_SHAPE, str(path))
-    return manifest  # type: ignore[return-value]
+    return manifest
 
 
 def _checked_sha256(path: Path) -> str:

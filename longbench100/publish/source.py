@@ -43,6 +43,7 @@ def read_data_folder(root: Path) -> DataFolder:
     if not manifest_path.is_file():
         raise UserError(f"--data {root}: no {MANIFEST} (publish needs a folder written by `longbench100 generate`)")
     manifest = read_folder_manifest(root)
+    assert manifest is not None, "the manifest file was found just above"
     manifest_bytes = read_bytes(manifest_path)
     missing = [key for key in REQUIRED_KEYS if key not in manifest]
     if missing:

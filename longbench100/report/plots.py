@@ -212,7 +212,8 @@ def _depth_lines(ax: Axes, by_label: dict, labels: list[str]) -> dict[str, Line2
         few = [(center, value) for center, value, entry in zip(centers, values, bins)
                if entry["score"] is not None and entry["n"] < FEW_DEPTH_SAMPLES]
         if few:
-            ax.scatter(*zip(*few), s=22, facecolors="white", edgecolors=[color], zorder=3)
+            few_x, few_y = zip(*few)
+            ax.scatter(few_x, few_y, s=22, facecolors="white", edgecolors=[color], zorder=3)
     ax.grid(True, alpha=0.3)
     return lines
 

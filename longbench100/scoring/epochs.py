@@ -28,7 +28,8 @@ def chosen_epochs(present: tuple[int, ...], wanted: int | None) -> list[int | No
 
 def _mean(values: list[float | None]) -> float | None:
     """The mean of ``values``, or ``None`` when one is ``None``."""
-    return None if any(value is None for value in values) else sum(values) / len(values)
+    present = [value for value in values if value is not None]
+    return None if len(present) < len(values) else sum(present) / len(values)
 
 
 def _merged_sample(samples: list[ScoredSample]) -> ScoredSample:
@@ -38,7 +39,7 @@ def _merged_sample(samples: list[ScoredSample]) -> ScoredSample:
     also = (
         None
         if first.also is None
-        else {name: sum(s.also[name] for s in samples) / len(samples) for name in first.also}
+        else {name: sum((s.also or {})[name] for s in samples) / len(samples) for name in first.also}
     )
     ungraded = next((sample for sample in samples if sample.score is None), None)
     return replace(

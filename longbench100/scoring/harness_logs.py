@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from longbench100.core.errors import UserError
 from longbench100.core.digests import prompt_sha256
@@ -71,7 +72,7 @@ def _single(names: set[str]) -> str | None:
 def _lm_eval_context(sample: dict) -> str | None:
     """The text lm-eval handed the model for this sample (the first argument of its first request),
     if logged."""
-    arguments = sample.get("arguments")
+    arguments: Any = sample.get("arguments")
     if isinstance(arguments, dict):  # {"gen_args_0": {"arg_0": context, "arg_1": kwargs}}
         arguments = [
             list(request.values()) if isinstance(request, dict) else request

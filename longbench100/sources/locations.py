@@ -124,7 +124,7 @@ class SourceLocation:
             return None
         for spec in entry.files:  # a downloaded archive without the member settles it
             path = None if spec.member is None else self.local_path(entry, spec)
-            if path is not None and not archive_has_member(path, spec.member):
+            if path is not None and spec.member is not None and not archive_has_member(path, spec.member):
                 return f"{entry.repo_id}@{entry.revision}: {spec.path} has no member {spec.member}"
         if hub_offline():
             return "not in the local hub cache (HF_HUB_OFFLINE is set)"

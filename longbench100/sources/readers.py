@@ -94,7 +94,7 @@ class _CountingReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int:
-        count = self._handle.readinto(buffer)
+        count = self._handle.readinto(buffer)  # type: ignore[attr-defined]  # a file opened "rb" has it
         self._bar.update(count or 0)
         return count or 0
 

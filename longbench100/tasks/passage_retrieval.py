@@ -108,6 +108,7 @@ class PassageRetrieval(GoldAmongDistractors):
             return self.noisy_pool
         if item.source not in self._matchers:
             self._matchers[item.source] = PoolMatcher(own)
+        assert item.summary is not None, "passage_retrieval's items are summaries"
         gold, *padding = self._matchers[item.source].similarities(
             item.summary, [self.gold_documents(item)[0].text]
         )
@@ -119,16 +120,19 @@ class PassageRetrieval(GoldAmongDistractors):
         :data:`DRAWS` times) while the prompt holds fewer than two passages or a padding passage the
         summary fits nearly as well as the gold (TF-IDF fitted on the prompt's own passages, as the
         lexical baseline fits it); ``None`` if none passes."""
+        assert candidate is not None, "the planner hands every item-based task a candidate"
+        summary = candidate.item.summary
+        assert summary is not None, "passage_retrieval's items are summaries"
         for _ in range(DRAWS):
             sample = super().build(ctx, row, candidate, rng)
             if sample is None:
                 return None
             texts = [piece.text for piece in sample.fitted.pieces if piece.is_passage]
             if len(texts) >= 2 and not ambiguous(
-                candidate.item.summary, texts, sample.gold["passages"][0] - 1
+                summary, texts, sample.gold["passages"][0] - 1
             ):
                 sample.answers = [str(sample.gold["passages"][0])]
-                sample.question = candidate.item.summary
+                sample.question = summary
                 return sample
         return None
 
