@@ -27,6 +27,13 @@ def test_index_orders_and_selects(tmp_path):
     assert sample.prompt == data_record("single_doc_qa", "4k", 0)["prompt"]
     assert sample.closed_book_prompt == "[single_doc_qa-4k-0000] closed book"
     assert [r.id for r in index_data(tmp_path, ["kv_retrieval"], ["16k"])] == ["kv_retrieval-16k-0000"]
+    assert [r.id for r in index_data(tmp_path, ["kv_retrieval"], ["16384"])] == ["kv_retrieval-16k-0000"]
+
+
+def test_index_refuses_a_bad_length_label_from_the_library_in_one_line(tmp_path):
+    write_data(tmp_path, {("kv_retrieval", "2k"): 1})
+    with pytest.raises(UserError, match="bad length label 'eight'"):  # was a TypeError from sorting
+        index_data(tmp_path, labels=["2k", "eight"])
 
 
 def test_index_skips_blank_lines_and_finds_offsets(tmp_path):
