@@ -102,7 +102,8 @@ def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_
 
     if oracle == (predictions is not None):
         raise UserError("give exactly one of --predictions P and --oracle")
-    guard_output_file(out_path, "--out", "dolce-fit", {"--probes": probe_dir, "--predictions": predictions})
+    guard_output_file(out_path, "--out", "dolce-fit",
+                      {"--probes": probe_dir, "--predictions": predictions})
     probes, manifest = load_probes(probe_dir)
     if oracle:
         outcomes = oracle_outcomes(probes, oracle_noise, seed)
@@ -130,7 +131,8 @@ def report_command(fit_path: Path, out_dir: Path) -> None:
 
     fit = load_fit(fit_path)
     guard_output_dir(out_dir, "--out", "report", {"DOLCE_JSON": fit_path})
-    mark_folder(out_dir, "report")
-    table, chart = write_dolce_report(fit, out_dir)
+    with output_lock(out_dir, "--out"):
+        mark_folder(out_dir, "report")
+        table, chart = write_dolce_report(fit, out_dir)
     click.echo(table.read_text(encoding="utf-8"), nl=False)
     click.echo(f"wrote {chart} and {table}")

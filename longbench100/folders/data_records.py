@@ -33,8 +33,9 @@ class DataRecord:
 
 
 def data_files(data_dir: Path, option: str = "--data") -> list[Path]:
-    """Return the data files ``<task>/<label>.jsonl`` under ``data_dir``, in task order then by length,
-    once each matches the folder's manifest (:func:`longbench100.folders.layout.open_data_folder`)."""
+    """Return the data files ``<task>/<label>.jsonl`` under ``data_dir``, in task order then by
+    length, once each matches the folder's manifest
+    (:func:`longbench100.folders.layout.open_data_folder`)."""
     return [ref.path for ref in open_data_folder(data_dir, option).files]
 
 

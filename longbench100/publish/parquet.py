@@ -58,11 +58,13 @@ def arrow_schema() -> "pyarrow.Schema":
 
 
 def to_row(record: object, where: str, task: str, label: str) -> dict:
-    """Check one decoded data record against the schema and return its Parquet row; ``where`` is ``file:line``."""
+    """Check one decoded data record against the schema and return its Parquet row; ``where`` is
+    ``file:line``."""
     check_shape(record, _RECORD_SHAPE, where)
     extra = [key for key in record if key not in COLUMNS]  # type: ignore[union-attr]
     if extra:
-        raise UserError(f"{where}: record keys differ from docs/schema.md (unknown {', '.join(extra)})")
+        raise UserError(f"{where}: record keys differ from docs/schema.md "
+                        f"(unknown {', '.join(extra)})")
     if (record["task"], record["label"]) != (task, label):
         raise UserError(f"{where}: record of {record['task']}/{record['label']} in the file for {task}/{label}")
     row = dict(record)

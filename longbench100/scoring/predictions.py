@@ -10,8 +10,9 @@ from ..json_shape import check_shape
 
 _EXAMPLES = 3
 _TEXT = (str, type(None))
-PREDICTION_SHAPE = {"id": str, "prediction": _TEXT, "closed_book_prediction?": _TEXT, "prompt_sha256?": _TEXT,
-                    "closed_book_prompt_sha256?": _TEXT, "data_manifest_sha256?": _TEXT}
+PREDICTION_SHAPE = {"id": str, "prediction": _TEXT, "closed_book_prediction?": _TEXT,
+                    "prompt_sha256?": _TEXT, "closed_book_prompt_sha256?": _TEXT,
+                    "data_manifest_sha256?": _TEXT}
 """What a prediction line holds (docs/predictions: ``prediction`` null for a failed request)."""
 
 
