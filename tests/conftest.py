@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -46,3 +48,26 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 def mirror(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A synthetic mirror of every registered source, in hub layout."""
     return write_mirror(tmp_path_factory.mktemp("mirror"))
+
+
+@pytest.fixture
+def read_only_dir(tmp_path: Path):
+    """A real read-only folder: permission bits for a normal user, a read-only bind mount for root."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+        return
+    source = tmp_path / "rw"
+    source.mkdir()
+    mounted = subprocess.run(["mount", "--bind", str(source), str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"root without a read-only bind mount here: {mounted.stderr.decode().strip()}")
+    try:
+        if subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], capture_output=True).returncode != 0:
+            pytest.skip("cannot remount read-only here")
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], capture_output=True)

@@ -50,8 +50,9 @@ def assert_prompts_fit(rows: list[dict], budget: int, min_median_fill: float) ->
 
 
 def tree(root: Path, *, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
-    """Every file under ``root`` by relative path (files named in ``skip`` left out, and the run's note of the
-    files it finished, whose lines a resumed run may hold in another order or without the one a crash cut off)."""
+    """Every file under ``root`` by relative path (files named in ``skip`` left out, and the run's
+    note of the files it finished, whose lines a resumed run may hold in another order or without
+    the one a crash cut off)."""
     skipped = (*skip, FINISHED_LOG)
     return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*"))
             if path.is_file() and path.name not in skipped}
@@ -88,8 +89,8 @@ def assert_examples_cover(passed: dict[str, set[str]]) -> None:
 
 
 def reseal(folder: Path) -> None:
-    """Record the current sha256 of every data file in ``folder``'s manifest, for a test that edits data on purpose
-    (readers refuse a data file that differs from its manifest)."""
+    """Record the current sha256 of every data file in ``folder``'s manifest, for a test that edits
+    data on purpose (readers refuse a data file that differs from its manifest)."""
     import hashlib
 
     path = folder / "manifest.json"

@@ -238,7 +238,8 @@ def test_usage_errors_and_a_dead_evaluator(data: Path, tmp_path: Path) -> None:
     assert code == 2 and "--dry-run" in output
     (tmp_path / "not-data").mkdir()
     code, output = _invoke("--data", str(tmp_path / "not-data"), "--out", str(tmp_path / "c.json"))
-    assert code == 2 and "no <task>/<label>.jsonl files" in output and not (tmp_path / "c.json").exists()
+    assert code == 2 and "no <task>/<label>.jsonl files" in output
+    assert not (tmp_path / "c.json").exists()
     from longbench100 import CoverageOptions, run_coverage
     from longbench100.core.errors import UserError
 

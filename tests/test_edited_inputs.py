@@ -1,8 +1,9 @@
-"""Inputs edited or broken after they were written are refused in one line, never read as if they were whole.
+"""Inputs edited or broken after they were written are refused in one line, never read as if they
+were whole.
 
 The cases of issue 47, each run through the CLI as a user would: data edited after generation (every
-reading command compares its files with the manifest's sha256), lines that are not UTF-8, not JSON or
-of the wrong type, a manifest of the wrong shape, predictions that are not UTF-8, results.json
+reading command compares its files with the manifest's sha256), lines that are not UTF-8, not JSON
+or of the wrong type, a manifest of the wrong shape, predictions that are not UTF-8, results.json
 edited by hand, and a filter run that dies half-way. Each asserts the exit code, one ``error:`` line
 naming the file, and that every input is byte-identical afterwards.
 """
@@ -33,8 +34,13 @@ def invoke(*args: object) -> tuple[int, str]:
 
 def files_of(*paths: Path) -> dict[str, bytes]:
     """Every file under the given paths, by path: to prove nothing changed."""
-    return {str(file): file.read_bytes() for path in paths
-            for file in ([path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()))}
+    return {
+        str(file): file.read_bytes()
+        for path in paths
+        for file in (
+            [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        )
+    }
 
 
 def assert_one_line_error(code: int, output: str, *needles: str) -> None:
@@ -48,21 +54,36 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A generated data folder, predictions that answer it right, and their results.json."""
     root = tmp_path_factory.mktemp("edited")
     data = root / "data"
-    run_generate(GenerateOptions(tasks=TASKS, lengths=(("2k", 2048),), rows=2, seed=1, tokenizer="cl100k_base", out=data,
-                                 sources="demo", workers=1), echo=lambda _: None, progress=False)
+    run_generate(
+        GenerateOptions(
+            tasks=TASKS,
+            lengths=(("2k", 2048),),
+            rows=2,
+            seed=1,
+            tokenizer="cl100k_base",
+            out=data,
+            sources="demo",
+            workers=1,
+        ),
+        echo=lambda _: None,
+        progress=False,
+    )
     predictions = root / "predictions"
     for path in sorted(data.glob("*/*.jsonl")):
         target = predictions / path.relative_to(data)
         target.parent.mkdir(parents=True, exist_ok=True)
         rows = [json.loads(line) for line in path.read_text().splitlines()]
-        target.write_text("".join(json.dumps({"id": r["id"], "prediction": r["answers"][0]}) + "\n" for r in rows))
+        target.write_text(
+            "".join(json.dumps({"id": r["id"], "prediction": r["answers"][0]}) + "\n" for r in rows)
+        )
     results = root / "results.json"
     assert invoke("score", "--data", data, "--predictions", predictions, "--out", results)[0] == 0
     return {"root": root, "data": data, "predictions": predictions, "results": results}
 
 
 def edited_copy(world: dict[str, Path], tmp_path: Path) -> Path:
-    """A copy of the data folder whose kv_retrieval answers were all set to "42" after generation."""
+    """A copy of the data folder whose kv_retrieval answers were all set to "42" after
+    generation."""
     data = tmp_path / "edited"
     shutil.copytree(world["data"], data)
     path = data / "kv_retrieval" / "2k.jsonl"
@@ -73,8 +94,24 @@ def edited_copy(world: dict[str, Path], tmp_path: Path) -> Path:
 
 READERS = {
     "inspect": lambda w, d, t: ["inspect", d],
-    "score": lambda w, d, t: ["score", "--data", d, "--predictions", w["predictions"], "--out", t / "r.json"],
-    "filter": lambda w, d, t: ["filter", "--data", d, "--predictions", w["predictions"], "--out", t / "f"],
+    "score": lambda w, d, t: [
+        "score",
+        "--data",
+        d,
+        "--predictions",
+        w["predictions"],
+        "--out",
+        t / "r.json",
+    ],
+    "filter": lambda w, d, t: [
+        "filter",
+        "--data",
+        d,
+        "--predictions",
+        w["predictions"],
+        "--out",
+        t / "f",
+    ],
     "baselines": lambda w, d, t: ["baselines", d],
     "export lm-eval": lambda w, d, t: ["export", "lm-eval", d, t / "e"],
     "coverage": lambda w, d, t: ["coverage", "--data", d],
@@ -85,10 +122,15 @@ READERS = {
 
 
 @pytest.mark.parametrize("command", sorted(READERS))
-def test_data_edited_after_generation_is_refused_by_every_reader(world: dict[str, Path], tmp_path: Path, command: str):
+def test_data_edited_after_generation_is_refused_by_every_reader(
+    world: dict[str, Path], tmp_path: Path, command: str
+):
     data = edited_copy(world, tmp_path)
     before = files_of(data, world["predictions"], world["results"])
-    assert_one_line_error(*invoke(*READERS[command](world, data, tmp_path)), "kv_retrieval/2k.jsonl differs from manifest.json")
+    assert_one_line_error(
+        *invoke(*READERS[command](world, data, tmp_path)),
+        "kv_retrieval/2k.jsonl differs from manifest.json",
+    )
     assert files_of(data, world["predictions"], world["results"]) == before
     assert not any((tmp_path / name).exists() for name in ("r.json", "f", "e", "p", "rep", "snap"))
 
@@ -97,15 +139,25 @@ def test_predict_refuses_edited_data_before_any_request(world: dict[str, Path], 
     data = edited_copy(world, tmp_path)
     before = files_of(data)
     with OpenAIStub(lambda body: "7") as server:
-        code, output = invoke("predict", "--data", data, "--model", server.model, "--base-url", server.base_url,
-                              "--out", tmp_path / "pred")
+        code, output = invoke(
+            "predict",
+            "--data",
+            data,
+            "--model",
+            server.model,
+            "--base-url",
+            server.base_url,
+            "--out",
+            tmp_path / "pred",
+        )
         assert not server.bodies
     assert_one_line_error(code, output, "differs from manifest.json")
     assert files_of(data) == before
 
 
 def _set_first_record(data: Path, change) -> Path:
-    """Replace the first line of kv_retrieval/2k.jsonl by ``change(record)`` (bytes or a JSON value), resealed."""
+    """Replace the first line of kv_retrieval/2k.jsonl by ``change(record)`` (bytes or a JSON
+    value), resealed."""
     path = data / "kv_retrieval" / "2k.jsonl"
     lines = path.read_bytes().splitlines(keepends=True)
     new = change(json.loads(lines[0]))
@@ -115,18 +167,26 @@ def _set_first_record(data: Path, change) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda r: b'\xff\xfe{"id": 1}\n', ":1: not valid UTF-8"),
-    (lambda r: b'{"id": \n', ":1: not valid JSON"),
-    (lambda r: None, ":1: the content must be an object, not null"),
-    (lambda r: [], ":1: the content must be an object, not a list"),
-    (lambda r: 42, ":1: the content must be an object, not an integer"),
-    (lambda r: {**r, "length": "4k"}, ":1: length must be an integer, not a string"),
-    (lambda r: {**r, "prompt_tokens": "12"}, ":1: prompt_tokens must be an integer, not a string"),
-    (lambda r: {**r, "id": ["a"]}, ":1: id must be a string, not a list"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda r: b'\xff\xfe{"id": 1}\n', ":1: not valid UTF-8"),
+        (lambda r: b'{"id": \n', ":1: not valid JSON"),
+        (lambda r: None, ":1: the content must be an object, not null"),
+        (lambda r: [], ":1: the content must be an object, not a list"),
+        (lambda r: 42, ":1: the content must be an object, not an integer"),
+        (lambda r: {**r, "length": "4k"}, ":1: length must be an integer, not a string"),
+        (
+            lambda r: {**r, "prompt_tokens": "12"},
+            ":1: prompt_tokens must be an integer, not a string",
+        ),
+        (lambda r: {**r, "id": ["a"]}, ":1: id must be a string, not a list"),
+    ],
+)
 @pytest.mark.parametrize("command", ["inspect", "score", "baselines", "export lm-eval", "filter"])
-def test_broken_lines_name_file_and_line(world: dict[str, Path], tmp_path: Path, change, message: str, command: str):
+def test_broken_lines_name_file_and_line(
+    world: dict[str, Path], tmp_path: Path, change, message: str, command: str
+):
     data = tmp_path / "data"
     shutil.copytree(world["data"], data)
     path = _set_first_record(data, change)
@@ -135,18 +195,45 @@ def test_broken_lines_name_file_and_line(world: dict[str, Path], tmp_path: Path,
     assert files_of(data, world["predictions"]) == before
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda m: [m], "manifest.json: the content must be an object, not a list"),
-    (lambda m: {**m, "tasks": {**m["tasks"], "kv_retrieval": {**m["tasks"]["kv_retrieval"], "lengths": {
-        "2k": {key: value for key, value in m["tasks"]["kv_retrieval"]["lengths"]["2k"].items() if key != "reused_rows"}}}}},
-     "manifest.json: tasks.kv_retrieval.lengths.2k.reused_rows is missing"),
-    (lambda m: {key: value for key, value in m.items() if key != "files"}, "manifest.json: files is missing"),
-    (lambda m: {**m, "files": {**m["files"], "kv_retrieval/2k.jsonl": {"sha256": 7}}},
-     "manifest.json: files.kv_retrieval/2k.jsonl.sha256 must be a string, not an integer"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda m: [m], "manifest.json: the content must be an object, not a list"),
+        (
+            lambda m: {
+                **m,
+                "tasks": {
+                    **m["tasks"],
+                    "kv_retrieval": {
+                        **m["tasks"]["kv_retrieval"],
+                        "lengths": {
+                            "2k": {
+                                key: value
+                                for key, value in m["tasks"]["kv_retrieval"]["lengths"][
+                                    "2k"
+                                ].items()
+                                if key != "reused_rows"
+                            }
+                        },
+                    },
+                },
+            },
+            "manifest.json: tasks.kv_retrieval.lengths.2k.reused_rows is missing",
+        ),
+        (
+            lambda m: {key: value for key, value in m.items() if key != "files"},
+            "manifest.json: files is missing",
+        ),
+        (
+            lambda m: {**m, "files": {**m["files"], "kv_retrieval/2k.jsonl": {"sha256": 7}}},
+            "manifest.json: files.kv_retrieval/2k.jsonl.sha256 must be a string, not an integer",
+        ),
+    ],
+)
 @pytest.mark.parametrize("command", ["inspect", "score", "coverage"])
-def test_a_manifest_of_the_wrong_shape_is_one_line(world: dict[str, Path], tmp_path: Path, change, message: str,
-                                                   command: str):
+def test_a_manifest_of_the_wrong_shape_is_one_line(
+    world: dict[str, Path], tmp_path: Path, change, message: str, command: str
+):
     data = tmp_path / "data"
     shutil.copytree(world["data"], data)
     manifest = data / "manifest.json"
@@ -162,7 +249,9 @@ def test_predictions_that_are_not_utf8_are_one_line(world: dict[str, Path], tmp_
     path = predictions / "kv_retrieval" / "2k.jsonl"
     path.write_bytes(path.read_bytes() + b"\xff\xfe\n")
     before = files_of(predictions)
-    code, output = invoke("score", "--data", world["data"], "--predictions", predictions, "--out", tmp_path / "r.json")
+    code, output = invoke(
+        "score", "--data", world["data"], "--predictions", predictions, "--out", tmp_path / "r.json"
+    )
     assert_one_line_error(code, output, f"{path}:3: not valid UTF-8")
     assert files_of(predictions) == before and not (tmp_path / "r.json").exists()
 
@@ -175,18 +264,46 @@ def _edited_results(world: dict[str, Path], tmp_path: Path, change) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("change", "message", "show_too"), [
-    (lambda d: d["aggregates"]["tasks"]["kv_retrieval"].update(base_ability=99.9),
-     "aggregates.tasks.kv_retrieval.base_ability is 99.9 but its samples give", False),
-    (lambda d: d["aggregates"]["overall"]["lengths"]["2k"].update(lc=3.0), "aggregates.overall.lengths.2k.lc is 3.0", False),
-    (lambda d: d.update(model={}), "model must be a string, not an object", True),
-    (lambda d: d.update(schema="longbench100.results/999"), "schema 'longbench100.results/999' is not one", True),
-    (lambda d: d.update(longbench100_version="9.9.9"), "written by longbench100 9.9.9, newer than this", True),
-    (lambda d: d["samples"][0].update(score="1.0"), "samples[0].score must be a number or null, not a string", True),
-    (lambda d: d["aggregates"].pop("overall"), "aggregates.overall is missing", False),
-    (lambda d: d["aggregates"]["tasks"]["kv_retrieval"].pop("avg_lc"), "avg_lc is missing", False),
-])
-def test_results_edited_by_hand_are_refused(world: dict[str, Path], tmp_path: Path, change, message: str, show_too: bool):
+@pytest.mark.parametrize(
+    ("change", "message", "show_too"),
+    [
+        (
+            lambda d: d["aggregates"]["tasks"]["kv_retrieval"].update(base_ability=99.9),
+            "aggregates.tasks.kv_retrieval.base_ability is 99.9 but its samples give",
+            False,
+        ),
+        (
+            lambda d: d["aggregates"]["overall"]["lengths"]["2k"].update(lc=3.0),
+            "aggregates.overall.lengths.2k.lc is 3.0",
+            False,
+        ),
+        (lambda d: d.update(model={}), "model must be a string, not an object", True),
+        (
+            lambda d: d.update(schema="longbench100.results/999"),
+            "schema 'longbench100.results/999' is not one",
+            True,
+        ),
+        (
+            lambda d: d.update(longbench100_version="9.9.9"),
+            "written by longbench100 9.9.9, newer than this",
+            True,
+        ),
+        (
+            lambda d: d["samples"][0].update(score="1.0"),
+            "samples[0].score must be a number or null, not a string",
+            True,
+        ),
+        (lambda d: d["aggregates"].pop("overall"), "aggregates.overall is missing", False),
+        (
+            lambda d: d["aggregates"]["tasks"]["kv_retrieval"].pop("avg_lc"),
+            "avg_lc is missing",
+            False,
+        ),
+    ],
+)
+def test_results_edited_by_hand_are_refused(
+    world: dict[str, Path], tmp_path: Path, change, message: str, show_too: bool
+):
     path = _edited_results(world, tmp_path, change)
     before = files_of(path)
     assert_one_line_error(*invoke("report", path, "--out", tmp_path / "rep"), f"{path}: ", message)
@@ -199,10 +316,11 @@ def test_results_edited_by_hand_are_refused(world: dict[str, Path], tmp_path: Pa
     assert files_of(path) == before
 
 
-def test_a_filter_that_dies_half_way_leaves_nothing_and_a_rerun_works(world: dict[str, Path], tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch):
-    """Issue 47: a crash at a file boundary left 3 of 8 tasks that inspect and predict read; a full disk left a
-    folder a rerun refused."""
+def test_a_filter_that_dies_half_way_leaves_nothing_and_a_rerun_works(
+    world: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Issue 47: a crash at a file boundary left 3 of 8 tasks that inspect and predict read; a full
+    disk left a folder a rerun refused."""
     from longbench100.scoring.qa_filter import filtered_folder
 
     out = tmp_path / "filtered"
@@ -213,7 +331,9 @@ def test_a_filter_that_dies_half_way_leaves_nothing_and_a_rerun_works(world: dic
     monkeypatch.setattr(filtered_folder, "write_json_atomic", fills_up)
     args = ["filter", "--data", world["data"], "--predictions", world["predictions"], "--out", out]
     before = files_of(world["data"], world["predictions"])
-    assert_one_line_error(*invoke(*args), f"--out {out}: cannot write the filtered copy (No space left on device)")
+    assert_one_line_error(
+        *invoke(*args), f"--out {out}: cannot write the filtered copy (No space left on device)"
+    )
     assert not out.exists() and sorted(path.name for path in tmp_path.iterdir()) == []
     monkeypatch.undo()
     code, output = invoke(*args)

@@ -147,7 +147,8 @@ def test_filter_refuses_a_non_empty_or_nested_out(setup):
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "x").write_text("x")
-    for out, message in ((busy, "non-empty folder"), (data / "sub", "lies inside the input --data")):
+    refused = ((busy, "non-empty folder"), (data / "sub", "lies inside the input --data"))
+    for out, message in refused:
         code, output = run_filter("--data", str(data), "--predictions", str(model_a), "--out", str(out))
         assert code == 2 and message in output
 

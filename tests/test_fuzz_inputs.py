@@ -1,5 +1,5 @@
-"""A fuzzer over every input a reading command takes: valid data, prediction, results and snapshot files,
-mutated at random, fed to the commands that read them (in-process, through the CLI).
+"""A fuzzer over every input a reading command takes: valid data, prediction, results and snapshot
+files, mutated at random, fed to the commands that read them (in-process, through the CLI).
 
 Whatever the mutation, a command never raises an uncaught exception (a traceback), never changes its
 inputs, and exits non-zero whenever the input no longer matches its manifest (data and snapshot
@@ -27,32 +27,78 @@ from longbench100.generate.options import GenerateOptions
 from longbench100.generate.run import run_generate  # noqa: E402
 
 TASKS = ("kv_retrieval", "single_doc_qa")
-ODD_VALUES = [None, [], {}, 42, -1, 0, 1.5e308, "", "4k", True, [None], {"": None}, "\u0000", [[[[]]]]]
-FUZZ = settings(max_examples=12, deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+ODD_VALUES = [
+    None,
+    [],
+    {},
+    42,
+    -1,
+    0,
+    1.5e308,
+    "",
+    "4k",
+    True,
+    [None],
+    {"": None},
+    "\u0000",
+    [[[[]]]],
+]
+FUZZ = settings(
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data folder, right predictions, their results.json and a published snapshot, under one root."""
+    """A data folder, right predictions, their results.json and a published snapshot, under one
+    root."""
     root = tmp_path_factory.mktemp("fuzz")
     data = root / "data"
-    run_generate(GenerateOptions(tasks=TASKS, lengths=(("2k", 2048),), rows=2, seed=1, tokenizer="cl100k_base", out=data,
-                                 sources="demo", workers=1), echo=lambda _: None, progress=False)
+    run_generate(
+        GenerateOptions(
+            tasks=TASKS,
+            lengths=(("2k", 2048),),
+            rows=2,
+            seed=1,
+            tokenizer="cl100k_base",
+            out=data,
+            sources="demo",
+            workers=1,
+        ),
+        echo=lambda _: None,
+        progress=False,
+    )
     for path in sorted(data.glob("*/*.jsonl")):
         target = root / "predictions" / path.relative_to(data)
         target.parent.mkdir(parents=True, exist_ok=True)
         rows = [json.loads(line) for line in path.read_text().splitlines()]
-        target.write_text("".join(json.dumps({"id": r["id"], "prediction": r["answers"][0]}) + "\n" for r in rows))
-    for args in (["score", "--data", data, "--predictions", root / "predictions", "--out", root / "results.json"],
-                 ["publish", "--data", data, "--out", root / "snapshot", "--quiet"]):
+        target.write_text(
+            "".join(json.dumps({"id": r["id"], "prediction": r["answers"][0]}) + "\n" for r in rows)
+        )
+    for args in (
+        [
+            "score",
+            "--data",
+            data,
+            "--predictions",
+            root / "predictions",
+            "--out",
+            root / "results.json",
+        ],
+        ["publish", "--data", data, "--out", root / "snapshot", "--quiet"],
+    ):
         result = CliRunner().invoke(main, [str(arg) for arg in args])
         assert result.exit_code == 0, result.output
     return root
 
 
 def _mutate_json(value: object, path: list, replacement: object) -> object:
-    """``value`` with the node reached by following ``path`` (indices taken modulo each container's size) replaced."""
+    """``value`` with the node reached by following ``path`` (indices taken modulo each container's
+    size) replaced."""
     if not path or not isinstance(value, (dict, list)) or not value:
         return replacement
     keys = list(value) if isinstance(value, dict) else list(range(len(value)))
@@ -65,7 +111,12 @@ def _mutate_json(value: object, path: list, replacement: object) -> object:
 @st.composite
 def mutations(draw: st.DrawFn, lines_are_records: bool) -> tuple[str, object]:
     """One mutation: how it changes a file's bytes, as a name and a function of the bytes."""
-    kind = draw(st.sampled_from(["flip", "insert", "cut", "json"] + (["drop line", "double line"] if lines_are_records else [])))
+    kind = draw(
+        st.sampled_from(
+            ["flip", "insert", "cut", "json"]
+            + (["drop line", "double line"] if lines_are_records else [])
+        )
+    )
     where, count = draw(st.integers(0, 10**9)), draw(st.integers(1, 8))
     junk = draw(st.binary(min_size=1, max_size=8))
     path = draw(st.lists(st.integers(0, 50), min_size=0, max_size=6))
@@ -74,19 +125,26 @@ def mutations(draw: st.DrawFn, lines_are_records: bool) -> tuple[str, object]:
     def apply(raw: bytes) -> bytes:
         at = where % max(len(raw), 1)
         if kind == "flip":
-            return raw[:at] + bytes([raw[at] ^ 0xFF]) + raw[at + 1:] if raw else b"\xff"
+            return raw[:at] + bytes([raw[at] ^ 0xFF]) + raw[at + 1 :] if raw else b"\xff"
         if kind == "insert":
             return raw[:at] + junk + raw[at:]
         if kind == "cut":
-            return raw[:at] + raw[at + count:]
+            return raw[:at] + raw[at + count :]
         lines = raw.splitlines(keepends=True)
         if kind in ("drop line", "double line"):
             index = where % max(len(lines), 1)
-            kept = lines[:index] + ([lines[index]] * 2 if kind == "double line" and lines else []) + lines[index + 1:]
+            kept = (
+                lines[:index]
+                + ([lines[index]] * 2 if kind == "double line" and lines else [])
+                + lines[index + 1 :]
+            )
             return b"".join(kept)
         if lines_are_records:
             index = where % len(lines)
-            lines[index] = json.dumps(_mutate_json(json.loads(lines[index]), path, replacement)).encode() + b"\n"
+            lines[index] = (
+                json.dumps(_mutate_json(json.loads(lines[index]), path, replacement)).encode()
+                + b"\n"
+            )
             return b"".join(lines)
         return json.dumps(_mutate_json(json.loads(raw), path, replacement)).encode()
 
@@ -94,16 +152,27 @@ def mutations(draw: st.DrawFn, lines_are_records: bool) -> tuple[str, object]:
 
 
 def _files(root: Path) -> dict[str, bytes]:
-    return {str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
 
 
 def _run(root: Path, *args: object) -> int:
-    """Run one command in-process; assert it ended as the CLI ends (an exit code, never an uncaught exception)."""
+    """Run one command in-process; assert it ended as the CLI ends (an exit code, never an uncaught
+    exception)."""
     result = CliRunner().invoke(main, [str(arg) for arg in args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), (args, result.output, result.exc_info)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        args,
+        result.output,
+        result.exc_info,
+    )
     assert "Traceback" not in result.output, result.output
     if result.exit_code != 0:
-        assert [line.startswith("error:") for line in result.output.splitlines()].count(True) == 1, result.output
+        assert [line.startswith("error:") for line in result.output.splitlines()].count(
+            True
+        ) == 1, result.output
     return result.exit_code
 
 
@@ -147,14 +216,21 @@ def _not_json_object(raw: bytes) -> bool:
 
 def _data_readers(root: Path, out: Path) -> list[list]:
     data = root / "data"
-    return [["inspect", data], ["score", "--data", data, "--predictions", root / "predictions", "--out", out / "r.json"],
-            ["baselines", data], ["coverage", "--data", data], ["export", "lm-eval", data, out / "e"]]
+    return [
+        ["inspect", data],
+        ["score", "--data", data, "--predictions", root / "predictions", "--out", out / "r.json"],
+        ["baselines", data],
+        ["coverage", "--data", data],
+        ["export", "lm-eval", data, out / "e"],
+    ]
 
 
 @FUZZ
 @given(mutation=mutations(lines_are_records=True), task=st.sampled_from(TASKS))
 def test_mutated_data_files_are_refused(world: Path, mutation, task: str):
-    _fuzz(world, f"data/{task}/2k.jsonl", mutation, _data_readers, must_fail=lambda raw: True)  # sha256 differs
+    _fuzz(
+        world, f"data/{task}/2k.jsonl", mutation, _data_readers, must_fail=lambda raw: True
+    )  # sha256 differs
 
 
 @FUZZ
@@ -167,7 +243,17 @@ def test_a_mutated_data_manifest_never_crashes(world: Path, mutation):
 @given(mutation=mutations(lines_are_records=True), task=st.sampled_from(TASKS))
 def test_mutated_predictions_never_crash(world: Path, mutation, task: str):
     def commands(root: Path, out: Path) -> list[list]:
-        return [["score", "--data", root / "data", "--predictions", root / "predictions", "--out", out / "r.json"]]
+        return [
+            [
+                "score",
+                "--data",
+                root / "data",
+                "--predictions",
+                root / "predictions",
+                "--out",
+                out / "r.json",
+            ]
+        ]
 
     _fuzz(world, f"predictions/{task}/2k.jsonl", mutation, commands, must_fail=_not_json_lines)
 
@@ -176,8 +262,10 @@ def test_mutated_predictions_never_crash(world: Path, mutation, task: str):
 @given(mutation=mutations(lines_are_records=False))
 def test_mutated_results_never_crash(world: Path, mutation):
     def commands(root: Path, out: Path) -> list[list]:
-        return [["report", root / "results.json", "--out", out / "rep", "--n-boot", "0"],
-                ["show", root / "results.json", "--id", "kv_retrieval-2k-0000"]]
+        return [
+            ["report", root / "results.json", "--out", out / "rep", "--n-boot", "0"],
+            ["show", root / "results.json", "--id", "kv_retrieval-2k-0000"],
+        ]
 
     _fuzz(world, "results.json", mutation, commands, must_fail=_not_json_object)
 
@@ -185,12 +273,18 @@ def test_mutated_results_never_crash(world: Path, mutation):
 @FUZZ
 @given(mutation=mutations(lines_are_records=False), which=st.integers(0, 100))
 def test_mutated_snapshot_files_are_refused(world: Path, mutation, which: int):
-    names = sorted(path.relative_to(world).as_posix() for path in (world / "snapshot").rglob("*")
-                   if path.is_file() and path.name != "manifest.json" and not path.name.startswith("."))
+    names = sorted(
+        path.relative_to(world).as_posix()
+        for path in (world / "snapshot").rglob("*")
+        if path.is_file() and path.name != "manifest.json" and not path.name.startswith(".")
+    )
     target = names[which % len(names)]
 
     def commands(root: Path, out: Path) -> list[list]:
-        return [["verify-snapshot", root / "snapshot"], ["verify-snapshot", root / "snapshot", "--unpack-to", out / "u"]]
+        return [
+            ["verify-snapshot", root / "snapshot"],
+            ["verify-snapshot", root / "snapshot", "--unpack-to", out / "u"],
+        ]
 
     _fuzz(world, target, mutation, commands, must_fail=lambda raw: True)  # its sha256 is listed
 

@@ -207,19 +207,23 @@ def test_resume_after_a_crash_loses_and_duplicates_nothing(generated: Path, mirr
         run_generate(_options(mirror, crashed, seed=12, resume=True), echo=lambda _: None, progress=False)
     run_generate(_options(mirror, crashed, resume=True), echo=lambda _: None, progress=False)
     for path in sorted(generated.rglob("*")):
-        if path.is_file() and path.name != FINISHED_LOG:  # the run's note: the crash cut two files' lines off
+        # the run's note of finished files is left out: the crash cut two of its lines off
+        if path.is_file() and path.name != FINISHED_LOG:
             assert path.read_bytes() == (crashed / path.relative_to(generated)).read_bytes(), path
     assert not list(crashed.rglob("*.partial"))
 
 
-def test_resume_refuses_a_finished_file_edited_since(generated: Path, mirror: Path, tmp_path: Path) -> None:
-    """Issue 47: --resume hashed an edited file into the manifest, and a deleted row came back as a shortfall."""
+def test_resume_refuses_a_finished_file_edited_since(generated: Path, mirror: Path,
+                                                     tmp_path: Path) -> None:
+    """Issue 47: --resume hashed an edited file into the manifest, and a deleted row came back as a
+    shortfall."""
     edited = tmp_path / "edited"
     shutil.copytree(generated, edited)
     final = edited / "multi_doc_qa" / "3000.jsonl"
     final.write_bytes(b"".join(final.read_bytes().splitlines(keepends=True)[1:]))  # one row deleted
     before = {path: path.read_bytes() for path in edited.rglob("*") if path.is_file()}
-    with pytest.raises(Exception, match=r"--resume: .*multi_doc_qa/3000.jsonl changed since this run wrote it"):
+    changed = r"--resume: .*multi_doc_qa/3000.jsonl changed since this run wrote it"
+    with pytest.raises(Exception, match=changed):
         run_generate(_options(mirror, edited, resume=True), echo=lambda _: None, progress=False)
     assert {path: path.read_bytes() for path in edited.rglob("*") if path.is_file()} == before
 

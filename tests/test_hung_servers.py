@@ -1,6 +1,6 @@
-"""No wait without end: a server that accepts connections and never answers, or trickles its answer one
-byte at a time, is reported in one line within the server check's time (predict, judge, annotator,
-coverage evaluator), and no single request outlives its time-out.
+"""No wait without end: a server that accepts connections and never answers, or trickles its answer
+one byte at a time, is reported in one line within the server check's time (predict, judge,
+annotator, coverage evaluator), and no single request outlives its time-out.
 
 The servers are raw sockets on 127.0.0.1; the checks run with short time-outs so the tests stay
 fast, and each asserts an upper bound on the time the command took.
@@ -28,8 +28,8 @@ PROBE_S = 1.0  # the server check's time-out in these tests (PROBE_TIMEOUT_S in 
 
 
 class SilentServer:
-    """Accepts connections on 127.0.0.1 and then, per ``mode``: ``"hung"`` never answers; ``"trickle"``
-    sends an HTTP 200 head and then its body one byte every ``interval`` seconds."""
+    """Accepts connections on 127.0.0.1 and then, per ``mode``: ``"hung"`` never answers;
+    ``"trickle"`` sends an HTTP 200 head and then its body one byte every ``interval`` seconds."""
 
     def __init__(self, mode: str, interval: float = 0.2) -> None:
         self.mode, self.interval = mode, interval
@@ -62,8 +62,10 @@ class SilentServer:
         body = json.dumps({"data": [{"id": "m"}], "padding": "x" * 2000}).encode()
         try:
             connection.recv(65536)
-            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                               + f"Content-Length: {len(body)}\r\n\r\n".encode())
+            connection.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            )
             for byte in body:
                 if self._stop.wait(self.interval):
                     return
@@ -108,8 +110,20 @@ def test_the_models_check_is_bounded_as_a_whole(mode: str, short_probe):
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("hung") / "data"
-    run_generate(GenerateOptions(tasks=("single_doc_qa",), lengths=(("2k", 2048),), rows=1, seed=1, tokenizer="cl100k_base",
-                                 out=out, sources="demo", workers=1), echo=lambda _: None, progress=False)
+    run_generate(
+        GenerateOptions(
+            tasks=("single_doc_qa",),
+            lengths=(("2k", 2048),),
+            rows=1,
+            seed=1,
+            tokenizer="cl100k_base",
+            out=out,
+            sources="demo",
+            workers=1,
+        ),
+        echo=lambda _: None,
+        progress=False,
+    )
     return out
 
 
@@ -118,34 +132,94 @@ def _predictions(data: Path, folder: Path) -> Path:
         target = folder / path.relative_to(data)
         target.parent.mkdir(parents=True, exist_ok=True)
         rows = [json.loads(line) for line in path.read_text().splitlines()]
-        target.write_text("".join(json.dumps({"id": r["id"], "prediction": "x", "closed_book_prediction": "y"}) + "\n"
-                                  for r in rows))
+        target.write_text(
+            "".join(
+                json.dumps({"id": r["id"], "prediction": "x", "closed_book_prediction": "y"}) + "\n"
+                for r in rows
+            )
+        )
     return folder
 
 
 COMMANDS = {
-    "predict": lambda d, t, url: ["predict", "--data", d, "--model", "m", "--base-url", url, "--out", t / "p"],
-    "score --judge-model": lambda d, t, url: ["score", "--data", d, "--predictions", _predictions(d, t / "preds"),
-                                              "--judge-model", "m", "--judge-base-url", url, "--out", t / "r.json"],
-    "coverage --evaluator-model": lambda d, t, url: ["coverage", "--data", d, "--evaluator-model", "m",
-                                                     "--evaluator-base-url", url],
-    "generate --annotator-model": lambda d, t, url: ["generate", "--suite", "ethic", "--tasks", "recalling", "--sources",
-                                                     "demo", "--lengths", "8k", "--rows", "1", "--out", t / "g",
-                                                     "--annotator-model", "m", "--annotator-base-url", url],
+    "predict": lambda d, t, url: [
+        "predict",
+        "--data",
+        d,
+        "--model",
+        "m",
+        "--base-url",
+        url,
+        "--out",
+        t / "p",
+    ],
+    "score --judge-model": lambda d, t, url: [
+        "score",
+        "--data",
+        d,
+        "--predictions",
+        _predictions(d, t / "preds"),
+        "--judge-model",
+        "m",
+        "--judge-base-url",
+        url,
+        "--out",
+        t / "r.json",
+    ],
+    "coverage --evaluator-model": lambda d, t, url: [
+        "coverage",
+        "--data",
+        d,
+        "--evaluator-model",
+        "m",
+        "--evaluator-base-url",
+        url,
+    ],
+    "generate --annotator-model": lambda d, t, url: [
+        "generate",
+        "--suite",
+        "ethic",
+        "--tasks",
+        "recalling",
+        "--sources",
+        "demo",
+        "--lengths",
+        "8k",
+        "--rows",
+        "1",
+        "--out",
+        t / "g",
+        "--annotator-model",
+        "m",
+        "--annotator-base-url",
+        url,
+    ],
 }
 
 
 @pytest.mark.parametrize("mode", ["hung", "trickle"])
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_a_hung_server_is_one_line_within_the_check(data: Path, tmp_path: Path, command: str, mode: str, short_probe,
-                                                    monkeypatch: pytest.MonkeyPatch):
+def test_a_hung_server_is_one_line_within_the_check(
+    data: Path,
+    tmp_path: Path,
+    command: str,
+    mode: str,
+    short_probe,
+    monkeypatch: pytest.MonkeyPatch,
+):
     monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
     with SilentServer(mode) as server:
         started = time.monotonic()
-        result = CliRunner().invoke(main, [str(arg) for arg in COMMANDS[command](data, tmp_path, server.base_url)])
+        result = CliRunner().invoke(
+            main, [str(arg) for arg in COMMANDS[command](data, tmp_path, server.base_url)]
+        )
         elapsed = time.monotonic() - started
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
-    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, result.output
-    assert "accepted the connection but gave no complete answer to GET /models" in errors[0], errors[0]
+    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, (
+        result.output
+    )
+    assert "accepted the connection but gave no complete answer to GET /models" in errors[0], (
+        errors[0]
+    )
     assert elapsed < PROBE_S + 15, elapsed  # the check's time, plus loading a tokenizer
     assert not (tmp_path / "g").exists() and not (tmp_path / "r.json").exists()

@@ -140,7 +140,8 @@ def test_timeout_is_retried_then_reported():
         finally:
             release.set()
     assert result.text is None and result.attempts == 2
-    assert error_reason(result.error) in ("ReadTimeout", "TotalTimeout")  # no first byte: whichever bound ends first
+    # no first byte: whichever bound ends first
+    assert error_reason(result.error) in ("ReadTimeout", "TotalTimeout")
 
 
 def test_malformed_success_body_is_an_error():

@@ -18,7 +18,6 @@ from longbench100.generate.options import GenerateOptions
 from longbench100.generate.run import run_generate
 from longbench100.folders.guard import KIND_FILE, folder_kind
 from tests.openai_stub import OpenAIStub
-from tests.test_robustness import read_only_dir  # noqa: F401 - the read-only folder fixture
 
 TASKS = ("kv_retrieval", "single_doc_qa")
 
@@ -225,12 +224,22 @@ def test_a_killed_publish_leaves_nothing_behind(world: dict[str, Path], tmp_path
     assert code == 0 and f"removed {stale}" in output and not stale.exists()
 
 
-@pytest.mark.parametrize("case", ["report onto its own input", "report --html onto its own input",
-                                  "score onto a user file", "coverage onto a user file",
-                                  "report into a user folder", "export into a user folder"])
-def test_no_command_replaces_a_file_it_did_not_write(world: dict[str, Path], tmp_path: Path, case: str):
-    """Issue 47's data loss: a report written over its own input, results over a user's notes, a report
-    into a user's folder that held a report.md and a plot of their own."""
+@pytest.mark.parametrize(
+    "case",
+    [
+        "report onto its own input",
+        "report --html onto its own input",
+        "score onto a user file",
+        "coverage onto a user file",
+        "report into a user folder",
+        "export into a user folder",
+    ],
+)
+def test_no_command_replaces_a_file_it_did_not_write(
+    world: dict[str, Path], tmp_path: Path, case: str
+):
+    """Issue 47's data loss: a report written over its own input, results over a user's notes, a
+    report into a user's folder that held a report.md and a plot of their own."""
     user = tmp_path / "user"
     user.mkdir()
     (user / "report.md").write_text("my notes\n")
@@ -239,14 +248,38 @@ def test_no_command_replaces_a_file_it_did_not_write(world: dict[str, Path], tmp
     own_input.parent.mkdir()
     own_input.write_bytes(world["results"].read_bytes())
     commands = {
-        "report onto its own input": (["report", own_input, "--out", own_input.parent], "holds the input RESULTS"),
-        "report --html onto its own input": (["report", own_input, "--out", own_input.parent, "--html"], "holds the input"),
-        "score onto a user file": (["score", "--data", world["data"], "--predictions", world["predictions"],
-                                    "--out", user / "report.md"], "exists and is not a results file"),
-        "coverage onto a user file": (["coverage", "--data", world["data"], "--out", user / "report.md"],
-                                      "exists and is not a coverage report"),
-        "report into a user folder": (["report", world["results"], "--out", user], "non-empty folder"),
-        "export into a user folder": (["export", "lm-eval", world["data"], user], "non-empty folder"),
+        "report onto its own input": (
+            ["report", own_input, "--out", own_input.parent],
+            "holds the input RESULTS",
+        ),
+        "report --html onto its own input": (
+            ["report", own_input, "--out", own_input.parent, "--html"],
+            "holds the input",
+        ),
+        "score onto a user file": (
+            [
+                "score",
+                "--data",
+                world["data"],
+                "--predictions",
+                world["predictions"],
+                "--out",
+                user / "report.md",
+            ],
+            "exists and is not a results file",
+        ),
+        "coverage onto a user file": (
+            ["coverage", "--data", world["data"], "--out", user / "report.md"],
+            "exists and is not a coverage report",
+        ),
+        "report into a user folder": (
+            ["report", world["results"], "--out", user],
+            "non-empty folder",
+        ),
+        "export into a user folder": (
+            ["export", "lm-eval", world["data"], user],
+            "non-empty folder",
+        ),
     }
     args, message = commands[case]
     before = snapshot_of(tmp_path, world["data"], world["results"])
@@ -257,7 +290,11 @@ def test_no_command_replaces_a_file_it_did_not_write(world: dict[str, Path], tmp
 def test_an_earlier_output_of_the_same_kind_is_replaced(world: dict[str, Path], tmp_path: Path):
     results = tmp_path / "results.json"
     results.write_bytes(world["results"].read_bytes())
-    code, output = invoke("score", "--data", world["data"], "--predictions", world["predictions"], "--out", results)
+    code, output = invoke(
+        "score", "--data", world["data"], "--predictions", world["predictions"], "--out", results
+    )
     assert code == 0, output
     assert invoke("report", results, "--out", tmp_path / "rep")[0] == 0
-    assert invoke("report", results, "--out", tmp_path / "rep")[0] == 0  # its own marked folder again
+    assert (
+        invoke("report", results, "--out", tmp_path / "rep")[0] == 0
+    )  # its own marked folder again

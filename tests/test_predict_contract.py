@@ -90,7 +90,8 @@ def test_404_failures_from_a_base_url_without_v1_suggest_it():
 
 def test_records_carry_the_fingerprints_of_what_was_asked(tmp_path):
     data = write_data(tmp_path / "data", LAYOUT)
-    files = {path.relative_to(data).as_posix(): {"sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    files = {path.relative_to(data).as_posix():
+             {"sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
              for path in sorted(data.glob("*/*.jsonl"))}
     manifest = json.dumps({"made": "by this test", "files": files}).encode("utf-8") + b"\n"
     (data / "manifest.json").write_bytes(manifest)

@@ -82,7 +82,8 @@ def test_bad_data_lines_name_file_and_line(tmp_path):
     assert f"{path}:3: not valid JSON" in _error(_args(data, tmp_path / "pred"))
     path.write_text(good + '{"id": "x"}\n')
     assert f"{path}:3: task is missing" in _error(_args(data, tmp_path / "pred"))
-    path.write_text(good + json.dumps({**data_record("kv_retrieval", "2k", 2), "prompt": ""}) + "\n")
+    empty_prompt = {**data_record("kv_retrieval", "2k", 2), "prompt": ""}
+    path.write_text(good + json.dumps(empty_prompt) + "\n")
     assert f"{path}:3: prompt is missing or empty" in _error(_args(data, tmp_path / "pred"))
     path.write_text(good + good.splitlines()[0] + "\n")
     assert "duplicate id 'kv_retrieval-2k-0000'" in _error(_args(data, tmp_path / "pred"))

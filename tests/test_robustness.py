@@ -72,29 +72,6 @@ def test_a_read_only_file_system_is_refused(tmp_path: Path, monkeypatch: pytest.
         ensure_writable_file(tmp_path / "results.json")
 
 
-@pytest.fixture
-def read_only_dir(tmp_path: Path):
-    """A real read-only folder: permission bits for a normal user, a read-only bind mount for root."""
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    if os.geteuid() != 0:
-        folder.chmod(0o555)
-        yield folder
-        folder.chmod(0o755)
-        return
-    source = tmp_path / "rw"
-    source.mkdir()
-    mounted = subprocess.run(["mount", "--bind", str(source), str(folder)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"root without a read-only bind mount here: {mounted.stderr.decode().strip()}")
-    try:
-        if subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], capture_output=True).returncode != 0:
-            pytest.skip("cannot remount read-only here")
-        yield folder
-    finally:
-        subprocess.run(["umount", str(folder)], capture_output=True)
-
-
 def test_generate_score_and_report_refuse_a_read_only_out_in_one_line(
     read_only_dir: Path, tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

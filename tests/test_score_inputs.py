@@ -75,11 +75,14 @@ def write_dataset(root: Path, tasks=PAPER_TASKS, labels=("2k", "4k", "6k", "8k")
 
 
 def seal(root: Path, **extra: object) -> Path:
-    """Write ``root/manifest.json`` listing every data file with its sha256, as generate does (``extra``: more
-    manifest keys); a test that edits a data file on purpose seals the folder again."""
-    files = {path.relative_to(root).as_posix(): {"sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    """Write ``root/manifest.json`` listing every data file with its sha256, as generate does
+    (``extra``: more manifest keys); a test that edits a data file on purpose seals the folder
+    again."""
+    files = {path.relative_to(root).as_posix():
+             {"sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
              for path in sorted(root.glob("*/*.jsonl"))}
-    (root / "manifest.json").write_text(json.dumps({"seed": 1, **extra, "files": files}), encoding="utf-8")
+    manifest = {"seed": 1, **extra, "files": files}
+    (root / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return root
 
 
@@ -151,7 +154,8 @@ def test_predictions_single_file_or_folder(tmp_path):
 def test_predictions_bad_field_types_name_the_line(tmp_path):
     path = tmp_path / "p.jsonl"
     path.write_text('{"id": "a", "prediction": "x"}\n{"id": "b", "prediction": 3}\n')
-    with pytest.raises(UserError, match=r"p.jsonl:2: prediction must be a string or null, not an integer"):
+    wrong_type = r"p.jsonl:2: prediction must be a string or null, not an integer"
+    with pytest.raises(UserError, match=wrong_type):
         load_predictions(path)
     path.write_text('{"prediction": "x"}\n')
     with pytest.raises(UserError, match=r"p.jsonl:1: id is missing"):

@@ -299,7 +299,7 @@ def test_malformed_suite_aggregates_are_a_one_line_user_error(tmp_path):
     path.write_text(json.dumps(data))
     result = invoke("report", str(path), "--out", str(tmp_path / "out"))
     assert result.exit_code == 2 and result.output.count("\n") == 1
-    assert "aggregates.suites.mine.tasks must be a list" in result.output
+    assert "aggregates.suites.mine.tasks must be a list, not a string" in result.output
 
 
 def test_score_grades_with_the_metric_family_the_suite_chose(tmp_path):

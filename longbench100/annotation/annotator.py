@@ -35,7 +35,7 @@ def annotation_prompt(kind: str, chunk: str) -> JudgePrompt:
 def make_annotator(options: JudgeOptions) -> Judge:
     """The annotator: a judge model whose replies are cached under ``annotator/`` by model and prompt."""
     config = options.config()
-    return Judge(config, JudgeCache(config.model, cache_dir() / "annotator"))
+    return Judge(config, JudgeCache(config.model, cache_dir() / "annotator"), role="annotator")
 
 
 def plan_annotations(options: JudgeOptions, requests: list[tuple[str, str]]) -> JudgePlan:

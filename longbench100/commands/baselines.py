@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from longbench100.core.errors import UserError
+from longbench100.folders.lock import output_lock
 from longbench100.folders.guard import guard_output_file
 from longbench100.catalog.task_info import parse_task_list
 
@@ -50,7 +51,8 @@ def baselines(data: Path, tasks: str, out: Path | None, check: bool) -> None:
         raise UserError(f"{data}: no samples of the tasks {tasks}")
     click.echo(format_table(run))
     if out is not None:
-        write_run(run, out)
+        with output_lock(out, "--out"):
+            write_run(run, out)
         click.echo(f"wrote {out}")
     if check and run.failed:
         sys.exit(1)

@@ -110,7 +110,8 @@ def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_
 
     if oracle == (predictions is not None):
         raise UserError("give exactly one of --predictions P and --oracle")
-    guard_output_file(out_path, "--out", "dolce-fit", {"--probes": probe_dir, "--predictions": predictions})
+    guard_output_file(out_path, "--out", "dolce-fit",
+                      {"--probes": probe_dir, "--predictions": predictions})
     probes, manifest = load_probes(probe_dir)
     source: dict[str, object]  # how the outcomes were found, as dolce.json records it
     if predictions is None:  # --oracle (exactly one of the two was checked above)
@@ -139,8 +140,9 @@ def report_command(fit_path: Path, out_dir: Path) -> None:
 
     fit = load_fit(fit_path)
     guard_output_dir(out_dir, "--out", "report", {"DOLCE_JSON": fit_path})
-    mark_folder(out_dir, "report")
-    table, chart = write_dolce_report(fit, out_dir)
+    with output_lock(out_dir, "--out"):
+        mark_folder(out_dir, "report")
+        table, chart = write_dolce_report(fit, out_dir)
     for line in table.read_text(encoding="utf-8").splitlines():
         console.echo(line)  # the table on stdout, its warning lines on stderr
     click.echo(f"wrote {chart} and {table}")

@@ -34,12 +34,14 @@ def lm_eval_command(data_dir: Path, out_dir: Path) -> None:
     """
     from longbench100.core.errors import UserError  # noqa: PLC0415
     from ..integrations.lm_eval_export import export_lm_eval  # noqa: PLC0415
+    from longbench100.folders.lock import output_lock  # noqa: PLC0415
     from longbench100.folders.guard import guard_output_dir  # noqa: PLC0415
 
     if not data_dir.is_dir():
         raise UserError(f"DATA {data_dir}: no such folder")
     guard_output_dir(out_dir, "OUT", "lm-eval-export", {"DATA": data_dir})
-    exported, groups = export_lm_eval(data_dir, out_dir)
+    with output_lock(out_dir, "OUT"):
+        exported, groups = export_lm_eval(data_dir, out_dir)
     for group, members in groups.items():
         click.echo(f"{group}: {len(members)} tasks")  # each a group of its lengths
     click.echo(f"wrote {len(exported)} lm-eval tasks ({sum(task.documents for task in exported)} documents) to {out_dir}")

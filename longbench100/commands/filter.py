@@ -78,7 +78,8 @@ def filter_command(
         raise UserError(f"--data {data_dir}: no QA records (tasks with closed-book prompts) to filter")
     models = _load_models(list(first_predictions + more_predictions), records, qa, allow_missing, manifest_sha256(data_dir))
     settings = judge_settings(judge_model, judge_base_url, judge_api_key_env, judge_concurrency, judge_max_tokens)
-    judge_style = resolve_judge_style(None, recorded_suite(read_folder_manifest(data_dir)))  # the data suite's rubrics, as score's default
+    # the data suite's rubrics, as score's default
+    judge_style = resolve_judge_style(None, recorded_suite(read_folder_manifest(data_dir)))
     metrics = choose_metrics(list(dict.fromkeys(record.task for record in qa)), metric_mode, bool(settings.model),
                              judge_style=judge_style)
     jobs_per_model = [model.jobs(qa, metrics) for model in models]

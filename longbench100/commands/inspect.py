@@ -50,7 +50,8 @@ def inspect(out: Path, as_json: bool) -> None:
         return
     header = f"{'task':<18} {'len':>5} {'rows':>4} {'tok min':>8} {'median':>8} {'max':>8} {'fill p5':>7} {'median':>7} {'depth min/med/max':>17} {'gold':>8} {'elig':>5} {'paired':>6} {'reuse':>5} {'IC':>6}"
     click.echo(header)
-    for suite, tasks in group_by_suite(list(summary.tasks), recorded_suite(read_folder_manifest(out))).items():
+    recorded = recorded_suite(read_folder_manifest(out))
+    for suite, tasks in group_by_suite(list(summary.tasks), recorded).items():
         click.echo(f"suite {suite}")
         for task in tasks:
             _task_lines(task, summary, coverage)

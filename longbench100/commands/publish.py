@@ -70,7 +70,8 @@ def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | Non
 @click.option("--unpack-to", "unpack_to", type=click.Path(path_type=Path),
               help="After verifying, rebuild the original data folder here (for `predict` and `score`).")
 def verify_snapshot(snapshot: Path, unpack_to: Path | None) -> None:
-    """Recompute the sha256 of every file listed in SNAPSHOT/manifest.json, and rebuild the data files.
+    """Recompute the sha256 of every file listed in SNAPSHOT/manifest.json, and rebuild the data
+    files.
 
     Every data file is rebuilt from its Parquet file and checked against the sha256 the generation
     manifest records for it, so a Parquet file changed after publishing is caught even when the
@@ -103,7 +104,8 @@ def verify_snapshot(snapshot: Path, unpack_to: Path | None) -> None:
             click.echo(f"rebuilt {unpack_to}: {records} records, checksums match the generation manifest")
         else:
             records = check_snapshot_contents(snapshot, manifest)
-            click.echo(f"{snapshot}: {records} records rebuilt in memory match the generation manifest")
+            click.echo(f"{snapshot}: {records} records rebuilt in memory match the generation "
+                       "manifest")
     except SnapshotChanged as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(1)

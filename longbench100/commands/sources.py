@@ -13,11 +13,13 @@ from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError
 from longbench100.sources.fetch import fetch_planned, plan_fetch
 from longbench100.core.hub_access import is_commit
 from longbench100.sources.loader import load_source
+from longbench100.core.paths import CACHE_HINT, cache_dir
 from longbench100.sources.locations import MIRROR_HINT, SOURCES_ENV, SourceLocation, active_entries, resolve_location
 from longbench100.sources.registry import SourceEntry
 from longbench100.catalog.suites import Suite, load_all_suites, suites_of_task
 from longbench100.sources.token_cache import attach_token_counts
 from longbench100.text.tokenization import DEFAULT_TOKENIZER, load_tokenizer
+from longbench100.folders.writable import ensure_writable_dir
 
 SOURCES_HELP = f"Where to read sources: 'hub' (default), 'demo' (built-in demo pack), or a local mirror folder DIR/<repo id>/<path>. Default: ${SOURCES_ENV}, else hub."
 
@@ -64,6 +66,8 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
     source is absent. Token counts are cached, so a second run is fast.
     """
     location = resolve_location(sources_option)
+    # token counts and source digests are kept in the cache folder
+    ensure_writable_dir(cache_dir(), f"the cache folder ({CACHE_HINT})")
     tokenizer = load_tokenizer(tokenizer_spec)
     registry = location.registry()
     active = active_entries(location, registry)
@@ -79,6 +83,8 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
                 absent.append(name)
                 click.echo(f"{_label(entry):<28} missing: source {name}: {location.absence(entry)}")
             continue
+        if not sys.stderr.isatty():  # a log is told each load as it starts (a cold one is slow)
+            click.echo(f"{name}: loading and counting tokens ...", err=True)
         try:
             data = load_source(location, entry)
             hit = attach_token_counts(tokenizer, entry, data)

@@ -14,8 +14,15 @@ from longbench100.core.errors import UserError
 
 Shape = Union[type, tuple, list, dict]
 
-_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", dict: "an object",
-          list: "a list", type(None): "null"}
+_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    dict: "an object",
+    list: "a list",
+    type(None): "null",
+}
 
 
 def describe(value: object) -> str:
@@ -34,7 +41,8 @@ def _expected(shape: Shape) -> str:
 
 
 def _matches(value: object, shape: type | tuple) -> bool:
-    """Whether ``value`` has one of the types (``bool`` is not a number here; an ``int`` is a ``float``)."""
+    """Whether ``value`` has one of the types (``bool`` is not a number here; an ``int`` is a
+    ``float``)."""
     types = shape if isinstance(shape, tuple) else (shape,)
     if isinstance(value, bool):
         return bool in types
@@ -44,15 +52,18 @@ def _matches(value: object, shape: type | tuple) -> bool:
 
 
 def check_shape(value: object, shape: Shape, where: str, field: str = "") -> None:
-    """Raise a one-line :class:`UserError` starting with ``where`` when ``value`` does not have ``shape``;
-    ``field`` is the dotted path of ``value`` inside the document (empty for the whole document)."""
+    """Raise a one-line :class:`UserError` starting with ``where`` when ``value`` does not have
+    ``shape``; ``field`` is the dotted path of ``value`` inside the document (empty for the whole
+    document)."""
     named = f"{field} " if field else ""
     if isinstance(shape, tuple) and isinstance(shape[0], (dict, list)):
         if value is not None:
             check_shape(value, shape[0], where, field)
     elif isinstance(shape, dict):
         if not isinstance(value, dict):
-            raise UserError(f"{where}: {named or 'the content '}must be an object, not {describe(value)}")
+            raise UserError(
+                f"{where}: {named or 'the content '}must be an object, not {describe(value)}"
+            )
         for key, inner in shape.items():
             if key == "*":
                 for name, item in value.items():
@@ -66,8 +77,12 @@ def check_shape(value: object, shape: Shape, where: str, field: str = "") -> Non
             check_shape(value[name], inner, where, f"{field}.{name}" if field else name)
     elif isinstance(shape, list):
         if not isinstance(value, list):
-            raise UserError(f"{where}: {named or 'the content '}must be a list, not {describe(value)}")
+            raise UserError(
+                f"{where}: {named or 'the content '}must be a list, not {describe(value)}"
+            )
         for index, item in enumerate(value):
             check_shape(item, shape[0], where, f"{field}[{index}]")
     elif not _matches(value, shape):
-        raise UserError(f"{where}: {named or 'the content '}must be {_expected(shape)}, not {describe(value)}")
+        raise UserError(
+            f"{where}: {named or 'the content '}must be {_expected(shape)}, not {describe(value)}"
+        )

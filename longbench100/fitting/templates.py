@@ -106,6 +106,9 @@ class PromptTemplates:
                 raise UserError(f"template {error.filename or task + '.j2'} line {error.lineno}: {error.message}") from None
             except jinja2.TemplateNotFound:
                 raise UserError(f"no template {task}.j2 in the template folders") from None
+            except UnicodeDecodeError as error:
+                raise UserError(f"template {task}.j2: not valid UTF-8 "
+                                f"(byte {error.start + 1})") from None
         return self._cache[task]
 
     def render(self, task: str, variables: dict) -> str:

@@ -3,7 +3,7 @@
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
 
 from longbench100.core.errors import UserError
 from longbench100.folders.layout import MANIFEST, check_record, open_data_folder, read_jsonl
@@ -34,8 +34,9 @@ class DataRecord:
 
 
 def data_files(data_dir: Path, option: str = "--data") -> list[Path]:
-    """Return the data files ``<task>/<label>.jsonl`` under ``data_dir``, in task order then by length,
-    once each matches the folder's manifest (:func:`longbench100.folders.layout.open_data_folder`)."""
+    """Return the data files ``<task>/<label>.jsonl`` under ``data_dir``, in task order then by
+    length, once each matches the folder's manifest
+    (:func:`longbench100.folders.layout.open_data_folder`)."""
     return [ref.path for ref in open_data_folder(data_dir, option).files]
 
 

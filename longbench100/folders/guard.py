@@ -98,11 +98,12 @@ def _check_not_an_input(path: Path, option: str, inputs: Inputs) -> None:
 
 
 def _check_holds_no_input(folder: Path, option: str, inputs: Inputs) -> None:
-    """Refuse an output folder that holds one of the inputs, which the files written there could replace."""
+    """Refuse an output folder that holds one of the inputs, which the files written there could
+    replace."""
     for input_option, source in _given(inputs):
         if _inside(source, folder):
-            raise UserError(f"{option} {folder}: holds the input {input_option} {source}, which the output "
-                            "could overwrite; write to a new folder")
+            raise UserError(f"{option} {folder}: holds the input {input_option} {source}, which "
+                            "the output could overwrite; write to a new folder")
 
 
 def _given(inputs: Inputs) -> list[tuple[str, Path]]:
@@ -112,7 +113,8 @@ def _given(inputs: Inputs) -> list[tuple[str, Path]]:
 
 
 def _holds_user_files(folder: Path) -> bool:
-    """Whether ``folder`` is a non-empty folder without a kind marker (files the tool did not mark as its own)."""
+    """Whether ``folder`` is a non-empty folder without a kind marker (files the tool did not mark
+    as its own)."""
     if not folder.is_dir() or (folder / KIND_FILE).is_file():
         return False
     return any(not entry.name.startswith(".longbench100") for entry in folder.iterdir())
@@ -121,8 +123,8 @@ def _holds_user_files(folder: Path) -> bool:
 def guard_output_dir(path: Path, option: str, kind: str, inputs: Inputs | None = None) -> None:
     """Check before any work that the folder ``path`` can take this command's ``kind`` of output.
 
-    ``inputs`` maps each input option to its path: the output may not be one of them, lie inside
-    one or hold one. A folder that already holds another kind is refused, and so is a non-empty folder
+    ``inputs`` maps each input option to its path: the output may not be one of them, lie inside one
+    or hold one. A folder that already holds another kind is refused, and so is a non-empty folder
     without a kind marker (a legacy data or predictions folder, recognised by its records, is kept
     writable for ``--resume``); so is a path that cannot be written.
     """
@@ -131,7 +133,7 @@ def guard_output_dir(path: Path, option: str, kind: str, inputs: Inputs | None =
     ensure_writable_dir(path, option)
     present = folder_kind(path)
     unmarked = _holds_user_files(path)
-    if unmarked and present in _MARKED_ONLY:  # a report.md of the user's own says nothing of who wrote it
+    if unmarked and present in _MARKED_ONLY:  # a user's own report.md says nothing of who wrote it
         present = None
     if present is not None and present != kind:
         raise UserError(f"{option} {path}: is {_DESCRIBED[present]}, not {_DESCRIBED[kind]}; choose another folder")
@@ -141,7 +143,8 @@ def guard_output_dir(path: Path, option: str, kind: str, inputs: Inputs | None =
 
 
 _MARKED_ONLY = ("report", "lm-eval-export")
-"""Kinds whose unmarked folders are never written into: what they hold (a report.md) a user may have written."""
+"""Kinds whose unmarked folders are never written into: what they hold (a report.md) a user may have
+written."""
 _HOLDS_RECORDS = ("data", "predictions", "probes", "snapshot")  # folders a stray file would corrupt
 
 FILE_KINDS: dict[str, tuple[str, Callable[[dict], bool]]] = {
@@ -150,30 +153,33 @@ FILE_KINDS: dict[str, tuple[str, Callable[[dict], bool]]] = {
     "coverage": ("a coverage report of `longbench100 coverage`",
                  lambda value: value.get("tool") == "longbench100" and "chunk_tokens" in value),
     "baselines": ("a run of `longbench100 baselines`",
-                  lambda value: value.get("model") == "no-model baselines" and "aggregates" in value),
+                  lambda value: value.get("model") == "no-model baselines"
+                  and "aggregates" in value),
     "dolce-fit": ("a fit of `longbench100 dolce fit`",
                   lambda value: value.get("tool") == "longbench100" and "estimator" in value),
 }
-"""The single-file outputs: what each is called and how an earlier one is recognised (it may be replaced)."""
+"""The single-file outputs: what each is called and how an earlier one is recognised (it may be
+replaced)."""
 
 
 def guard_output_file(path: Path, option: str, kind: str, inputs: Inputs | None = None) -> None:
-    """Check before any work that the file ``path`` can be written, is none of the inputs (nor inside one),
-    is new or an earlier output of the same ``kind`` (one of :data:`FILE_KINDS`), and does not land in a
-    data, predictions, probe or snapshot folder (as ``<folder>/x`` or ``<folder>/<task>/x``), where it
-    would replace or add a file the folder's readers trust."""
+    """Check before any work that the file ``path`` can be written, is none of the inputs (nor
+    inside one), is new or an earlier output of the same ``kind`` (one of :data:`FILE_KINDS`), and
+    does not land in a data, predictions, probe or snapshot folder (as ``<folder>/x`` or
+    ``<folder>/<task>/x``), where it would replace or add a file the folder's readers trust."""
     _check_not_an_input(path, option, inputs or {})
     ensure_writable_file(path, option)
     for folder in path.absolute().parents[:2]:
         present = folder_kind(folder)
         if present in _HOLDS_RECORDS:
-            raise UserError(f"{option} {path}: lies inside {_DESCRIBED[present]} ({folder}); write it elsewhere")
+            raise UserError(f"{option} {path}: lies inside {_DESCRIBED[present]} ({folder}); "
+                            "write it elsewhere")
     described, recognise = FILE_KINDS[kind]
     if path.exists():
         existing = _json_object(path)
         if existing is None or not recognise(existing):
-            raise UserError(f"{option} {path}: exists and is not {described}; it is never replaced, "
-                            "choose a new file")
+            raise UserError(f"{option} {path}: exists and is not {described}; it is never "
+                            "replaced, choose a new file")
 
 
 def mark_folder(path: Path, kind: str) -> None:

@@ -1,5 +1,5 @@
-"""A generated data folder: its ``<task>/<label>.jsonl`` files in one canonical order, and the one reader
-of its format that every command uses.
+"""A generated data folder: its ``<task>/<label>.jsonl`` files in one canonical order, and the one
+reader of its format that every command uses.
 
 The reader decodes lines and the manifest with one wording (``FILE:LINE: not valid UTF-8``, ``not
 valid JSON``, ``FIELD must be an integer, not a string``), and checks every data file against the
@@ -60,15 +60,16 @@ RECORD_SHAPE = {
     "question": (str, type(None)), "closed_book_prompt": (str, type(None)),
     "prompt?": str, "prompt_tokens?": int, "gold?": dict,
 }
-"""What every data record holds, as readers rely on it (docs/schema.md); other fields are the task's."""
+"""What every data record holds, as readers rely on it (docs/schema.md); other fields are the
+task's."""
 
 _LENGTH_FACTS = {"rows": int, "eligible_items": (int, type(None)), "paired_rows": (int, type(None)),
                  "reused_rows": (int, type(None)),
                  "failed_rows?": list, "sources?": ({"*": int}, type(None))}
 MANIFEST_SHAPE = {
     "files": {"*": {"sha256": str, "rows?": int}},
-    "tasks?": {"*": {"paired_rows_all_lengths": int, "paired_over_lengths": [str], "template_sha256?": str,
-                     "lengths": {"*": _LENGTH_FACTS}}},
+    "tasks?": {"*": {"paired_rows_all_lengths": int, "paired_over_lengths": [str],
+                     "template_sha256?": str, "lengths": {"*": _LENGTH_FACTS}}},
     "shortfalls?": [{"task": str, "label": str, "rows": int, "requested": int, "reason": str}],
     "skipped_tasks?": {"*": str},
     "tokenizer?": {"spec?": str, "identity?": (str, type(None)), "counting?": (str, type(None))},
@@ -103,7 +104,7 @@ def read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except OSError as error:
-        raise UserError(f"{path}: cannot read it ({error.strerror or type(error).__name__})") from None
+        raise UserError(f"{path}: cannot read it ({_reason(error)})") from None
 
 
 def read_jsonl(path: Path) -> list[tuple[str, Any]]:
@@ -120,12 +121,14 @@ def check_record(value: Any, where: str) -> dict:
 
 
 def read_records(path: Path) -> list[tuple[str, dict]]:
-    """Every record of a data file, checked by :func:`check_record`, as ``(file:line, record)`` pairs."""
+    """Every record of a data file, checked by :func:`check_record`, as ``(file:line, record)``
+    pairs."""
     return [(where, check_record(value, where)) for where, value in read_jsonl(path)]
 
 
 def read_folder_manifest(folder: Path) -> dict | None:
-    """The decoded ``folder/manifest.json`` checked against :data:`MANIFEST_SHAPE`, or ``None`` when absent."""
+    """The decoded ``folder/manifest.json`` checked against :data:`MANIFEST_SHAPE`, or ``None`` when
+    absent."""
     path = folder / MANIFEST
     if not path.is_file():
         return None
@@ -141,10 +144,16 @@ def _checked_sha256(path: Path) -> str:
     try:
         return file_sha256(path)
     except OSError as error:
-        raise UserError(f"{path}: cannot read it ({error.strerror or type(error).__name__})") from None
+        raise UserError(f"{path}: cannot read it ({_reason(error)})") from None
 
 
-def check_data_files(folder: Path, manifest: dict, files: list[DataFileRef], option: str = "--data") -> None:
+def _reason(error: OSError) -> str:
+    """The operating system's reason for a failed read, in words."""
+    return error.strerror or type(error).__name__
+
+
+def check_data_files(folder: Path, manifest: dict, files: list[DataFileRef],
+                     option: str = "--data") -> None:
     """Refuse, in one line, a data file that is not the one ``manifest`` lists: edited (its sha256
     differs), added after generation (not listed) or deleted (listed, missing)."""
     listed: dict = manifest["files"]
@@ -152,15 +161,16 @@ def check_data_files(folder: Path, manifest: dict, files: list[DataFileRef], opt
         relative = ref.path.relative_to(folder).as_posix()
         entry = listed.get(relative)
         if entry is None:
-            raise UserError(f"{option} {folder}: {relative} is not listed in {MANIFEST} (added after generation?); "
-                            "remove it or generate the folder again")
+            raise UserError(f"{option} {folder}: {relative} is not listed in {MANIFEST} "
+                            "(added after generation?); remove it or generate the folder again")
         actual = _checked_sha256(ref.path)
         if actual != entry["sha256"]:
-            raise UserError(f"{option} {folder}: {relative} differs from {MANIFEST} (sha256 {actual[:12]}..., "
-                            f"recorded {entry['sha256'][:12]}...): edited after generation; restore it or "
-                            "generate the folder again")
+            raise UserError(f"{option} {folder}: {relative} differs from {MANIFEST} "
+                            f"(sha256 {actual[:12]}..., recorded {entry['sha256'][:12]}...): "
+                            "edited after generation; restore it or generate the folder again")
     present = {ref.path.relative_to(folder).as_posix() for ref in files}
-    missing = sorted(relative for relative in listed if relative not in present and not (folder / relative).is_file())
+    missing = sorted(relative for relative in listed
+                     if relative not in present and not (folder / relative).is_file())
     if missing:
         raise UserError(f"{option} {folder}: {missing[0]} is listed in {MANIFEST} but missing"
                         + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
@@ -168,8 +178,8 @@ def check_data_files(folder: Path, manifest: dict, files: list[DataFileRef], opt
 
 @dataclass(frozen=True)
 class CheckedFolder:
-    """A data folder whose files match its manifest: the manifest (``None`` for a hand-made folder without
-    one), its sha256 and the data files, in canonical order."""
+    """A data folder whose files match its manifest: the manifest (``None`` for a hand-made folder
+    without one), its sha256 and the data files, in canonical order."""
 
     root: Path
     manifest: dict | None
@@ -177,7 +187,8 @@ class CheckedFolder:
     files: list[DataFileRef]
 
 
-def open_data_folder(folder: Path, option: str = "--data", *, unfinished: bool = False) -> CheckedFolder:
+def open_data_folder(folder: Path, option: str = "--data", *,
+                     unfinished: bool = False) -> CheckedFolder:
     """Read and check the data folder every reading command starts from.
 
     The folder must exist and hold ``<task>/<label>.jsonl`` files; with a manifest, every file must
@@ -188,7 +199,8 @@ def open_data_folder(folder: Path, option: str = "--data", *, unfinished: bool =
         raise UserError(f"{option} {folder}: no such folder")
     files = list_data_files(folder)
     if not files:
-        raise UserError(f"{option} {folder}: no <task>/<label>.jsonl files (tasks: {', '.join(TASKS)})")
+        raise UserError(f"{option} {folder}: no <task>/<label>.jsonl files "
+                        f"(tasks: {', '.join(TASKS)})")
     manifest = read_folder_manifest(folder)
     if manifest is None:
         if (folder / RUN_STATE).is_file() and not unfinished:

@@ -16,7 +16,8 @@ from .base_lengths import base_length_warnings
 from longbench100.core.json_shape import check_shape
 
 
-_SUMMARISED = {"length": int, "prompt_tokens": int, "gold": {"depth?": (float, type(None)), "passages?": (list, type(None))}}
+_SUMMARISED = {"length": int, "prompt_tokens": int,
+               "gold": {"depth?": (float, type(None)), "passages?": (list, type(None))}}
 """The record fields a summary reads, beyond every record's own."""
 
 
@@ -92,7 +93,8 @@ def summarise_file(path: Path) -> LengthSummary:
     for where, record in read_records(path):
         check_shape(record, _SUMMARISED, where)
         if record["length"] <= 0:
-            raise UserError(f"{where}: length must be a positive number of tokens, not {record['length']}")
+            raise UserError(f"{where}: length must be a positive number of tokens, "
+                            f"not {record['length']}")
         if record["id"] in seen:
             raise UserError(f"{where}: duplicate id {record['id']!r} (also {seen[record['id']]}): "
                             "two runs wrote this file at once? generate it again into a new folder")

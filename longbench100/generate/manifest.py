@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from longbench100.fitting.templates import PromptTemplates
 
 FINISHED_LOG = ".longbench100-finished.jsonl"
-"""The sha256 of each data file as this run finished it, one JSON line each, so ``--resume`` refuses one edited since."""
+"""The sha256 of each data file as this run finished it, one JSON line each, so ``--resume`` refuses
+one edited since."""
 UNLABELLED_LOG = ".longbench100-unlabelled.jsonl"
 """Rows left out for want of chunk labels, one JSON line each, appended as they happen (so ``--resume`` keeps them)."""
 MANIFEST = "manifest.json"
@@ -175,24 +176,28 @@ def logged_unlabelled_rows(out: Path, task: str, label: str) -> set[int]:
 
 
 def log_finished_file(out: Path, task: str, label: str, sha256: str) -> None:
-    """Note in ``out`` the sha256 of the data file of ``task`` at ``label`` that this run just finished."""
+    """Note in ``out`` the sha256 of the data file of ``task`` at ``label`` that this run just
+    finished."""
     with open(out / FINISHED_LOG, "a", encoding="utf-8") as handle:
         handle.write(json.dumps({"file": f"{task}/{label}.jsonl", "sha256": sha256}) + "\n")
 
 
 def check_finished_file(out: Path, task: str, label: str) -> str:
-    """The sha256 of a data file a previous part of this run finished, refusing (one line) a file edited since:
-    ``--resume`` would otherwise take the edited rows, or count a deleted row as one that could not be built.
-    A file finished before the run kept this note (an older version) is hashed as it is."""
+    """The sha256 of a data file a previous part of this run finished, refusing (one line) a file
+    edited since: ``--resume`` would otherwise take the edited rows, or count a deleted row as one
+    that could not be built. A file finished before the run kept this note (an older version) is
+    hashed as it is."""
     relative = f"{task}/{label}.jsonl"
     actual = file_sha256(data_file_path(out, task, label))
     path = out / FINISHED_LOG
     if not path.exists():
         return actual
-    recorded = [entry.get("sha256") for entry in _log_entries(path) if entry.get("file") == relative]
+    recorded = [entry.get("sha256") for entry in _log_entries(path)
+                if entry.get("file") == relative]
     if recorded and recorded[-1] != actual:
-        raise UserError(f"--resume: {out / relative} changed since this run wrote it (sha256 {actual[:12]}..., "
-                        f"written {str(recorded[-1])[:12]}...); restore it, or start again in an empty --out folder")
+        raise UserError(f"--resume: {out / relative} changed since this run wrote it "
+                        f"(sha256 {actual[:12]}..., written {str(recorded[-1])[:12]}...); "
+                        "restore it, or start again in an empty --out folder")
     return actual
 
 

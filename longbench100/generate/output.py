@@ -14,6 +14,10 @@ from pathlib import Path
 from longbench100.core.errors import UserError
 
 _ROW = re.compile(rb'"row": (\d+)')
+_PROMPT_TOKENS = re.compile(rb'"prompt_tokens": (\d+)')  # unescaped quotes: only the record's key
+LOW_FILL = 0.5
+"""A median fill (prompt tokens over the budget) below this means the sources cannot fill the
+length."""
 _GOLD_SOURCE = re.compile(rb'"gold": \{"sources": \["((?:[^"\\]|\\.)*)"')  # unescaped quotes: only the record's own key
 
 
@@ -65,6 +69,15 @@ def written_rows(path: Path) -> list[int]:
                 raise UserError(f"{path}: line {len(rows) + 1} is not a longbench100 record")
             rows.append(int(match.group(1)))
     return rows
+
+
+def median_fill(path: Path, budget: int) -> float | None:
+    """The median of ``prompt_tokens / budget`` over the lines of a data file (``None`` when it has
+    none), read from each line's ``prompt_tokens`` key (prompts are not parsed)."""
+    with open(path, "rb") as handle:
+        fills = sorted(int(match.group(1)) / budget for line in handle
+                       if (match := _PROMPT_TOKENS.search(line)))
+    return fills[len(fills) // 2] if fills else None
 
 
 def written_sources(path: Path) -> dict[str, int]:

@@ -34,7 +34,7 @@ from longbench100.fitting.fit import BuildContext
 from longbench100.generate.manifest import build_manifest, check_finished_file, check_out_folder, claim_out_folder, log_finished_file, log_unlabelled_row, logged_unlabelled_rows, record_shortcut_check, shortfall_reason
 from longbench100.generate.verify_counts import verify_prompt_counts
 from longbench100.generate.json_lines import json_line
-from longbench100.generate.output import LineAppender, completed_rows, partial_file, written_rows, written_rows_in, written_sources
+from longbench100.generate.output import LOW_FILL, LineAppender, completed_rows, median_fill, partial_file, written_rows, written_rows_in, written_sources
 from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import shifted_spans
@@ -154,7 +154,8 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         echo(note)
     for task, names in left_out.items():
         echo(f"note: {task}: suite {options.suite.name} takes no stand-in: its ground truth leaves out {', '.join(names)}")
-    if options.annotator.model and options.annotated_tasks() and not options.dry_run:  # a hung server is told before the sources load
+    # a hung annotator server is told before the sources load
+    if options.annotator.model and options.annotated_tasks() and not options.dry_run:
         config = options.annotator.config()
         refuse_hung_server(config.base_url, config.api_key, "annotator server")
     tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress, left_out)
@@ -184,12 +185,13 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
     with _executor(options.workers, WorkerState(options, tokenizer, builders)) as executor:
         # one stream of rows over every task and length, so no worker waits for a file's last row before the next file's
         lines = executor.map(_build_line, [job for rows in pending.values() if rows for job in rows.jobs], chunksize=1)
-        for task, label, _ in cells:
+        for task, label, budget in cells:
             plan = plans[task][label]
             own_items = builders[task].chooses_own_items
             results.setdefault(task, {})[label] = _write_length(
                 options, task, label, plan, pending[task, label], lines, progress, own_items)
             _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
+            _report_low_fill(echo, data_file_path(options.out, task, label), task, label, budget)
     for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()},
                                      options.suite.base_lengths):
         echo(f"warning: {line}")
@@ -423,6 +425,17 @@ def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: 
         echo(f"shortfall: {task} {label}: {result.rows} of {rows} rows ({shortfall_reason(result, bool(plan.rows))})")
     if result.reused:
         echo(f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item")
+
+
+def _report_low_fill(echo: Callable[[str], None], path: Path, task: str, label: str,
+                     budget: int) -> None:
+    """Warn when the prompts of a file fill much less than their budget (a length beyond what the
+    sources hold)."""
+    fill = median_fill(path, budget)
+    if fill is not None and fill < LOW_FILL:
+        echo(f"warning: {task} {label}: the prompts fill {fill:.2%} of the budget (median): the "
+             "sources hold too little text for this length; choose a shorter length or larger "
+             "sources")
 
 
 def _paired_all(plans: dict[str, dict[str, LengthPlan]], results: dict[str, dict[str, LengthResult]]) -> dict[str, dict]:

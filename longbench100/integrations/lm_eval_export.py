@@ -72,7 +72,7 @@ def export_lm_eval(data_dir: Path, out_dir: Path) -> tuple[list[ExportedTask], d
     """
     folder = open_data_folder(data_dir, "DATA")
     files = folder.files
-    mark_folder(out_dir, "lm-eval-export")  # once the data is known to be whole: nothing is written before
+    mark_folder(out_dir, "lm-eval-export")  # only once the data is known to be whole
     suite = recorded_suite(folder.manifest)
     metrics = choose_metrics(sorted({ref.task for ref in files}), "classic", False, families=suite["metrics"] if suite else None)
     exported = []

@@ -86,8 +86,9 @@ class Judge:
     """A judge model plus its reply cache."""
 
     def __init__(self, config: JudgeConfig, cache: JudgeCache | None = None, *,
-                 data_fingerprint: str | None = None) -> None:
+                 data_fingerprint: str | None = None, role: str = "judge") -> None:
         self.config = config
+        self.role = role  # what the progress line calls the model: judge, annotator, evaluator
         self.cache = cache or JudgeCache(config.model, base_url=config.base_url, max_tokens=config.max_tokens)
         self.key_points = KeyPointStore(config.model, base_url=config.base_url, max_tokens=config.max_tokens,
                                         data_fingerprint=data_fingerprint)
@@ -307,7 +308,7 @@ class Judge:
             )
 
         try:
-            with progress_bar(len(prompts), "judge", "call", progress) as bar:
+            with progress_bar(len(prompts), self.role, "call", progress) as bar:
                 for finished in asyncio.as_completed([one(prompt) for prompt in prompts]):
                     await finished
                     bar.update()

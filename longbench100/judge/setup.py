@@ -13,6 +13,8 @@ import httpx
 from longbench100.core.errors import UserError
 from longbench100.llm import client as llm_client
 from longbench100.llm.client import LLMClient, _server_message, get_models, hung_server, is_hung, served_model_ids
+from longbench100.core.paths import CACHE_HINT, cache_dir
+from longbench100.folders.writable import ensure_writable_dir
 from longbench100.judge.grader import Judge
 from longbench100.llm.options import JudgeConfig
 from longbench100.llm.options import JudgeOptions
@@ -24,10 +26,14 @@ PREFLIGHT_TIMEOUT_S = 60.0
 _MODELS_SHOWN = 5
 
 
-def make_judge(options: JudgeOptions, data_fingerprint: str | None = None) -> Judge | None:
+def make_judge(options: JudgeOptions, data_fingerprint: str | None = None,
+               role: str = "judge") -> Judge | None:
     """Build the judge from the options, or ``None`` when no judge model is given (nothing is sent);
-    ``data_fingerprint`` keys the key points it extracts (HELMET summaries)."""
-    return Judge(options.config(), data_fingerprint=data_fingerprint) if options.model else None
+    ``data_fingerprint`` keys the key points it extracts (HELMET summaries); ``role`` names it on
+    screen."""
+    if not options.model:
+        return None
+    return Judge(options.config(), data_fingerprint=data_fingerprint, role=role)
 
 
 def _key_hint(config: JudgeConfig, api_key_env: str, role: str) -> str:
@@ -41,7 +47,8 @@ def _listed_models(config: JudgeConfig, api_key_env: str, timeout_s: float, role
     """The model ids ``GET /models`` lists, or ``None`` when the server has no usable models route."""
     where = f"{role} server {config.base_url}"
     try:
-        response = get_models(config.base_url, config.api_key, min(timeout_s, llm_client.PROBE_TIMEOUT_S))
+        timeout = min(timeout_s, llm_client.PROBE_TIMEOUT_S)
+        response = get_models(config.base_url, config.api_key, timeout)
     except (httpx.HTTPError, httpx.InvalidURL) as error:
         if is_hung(error):
             raise hung_server(f"{role} server", config.base_url) from None
@@ -68,6 +75,8 @@ def check_judge(config: JudgeConfig, api_key_env: str, *, timeout_s: float = PRE
     Returns notes for the screen (a model the server does not list but that answered anyway, as
     servers that serve one model under any name do).
     """
+    # before any paid call: the replies are kept in the cache folder
+    ensure_writable_dir(cache_dir(), f"the cache folder for the {role}'s replies ({CACHE_HINT})")
     listed = _listed_models(config, api_key_env, timeout_s, role)
     result = asyncio.run(_tiny_request(config, timeout_s))
     unlisted = listed is not None and config.model not in listed

@@ -7,9 +7,9 @@ with exponential backoff and full jitter, honouring ``Retry-After``; other 4xx a
 HTTP 400 when the prompt does not fit the model's context) fail at once. :meth:`LLMClient.complete`
 never raises for HTTP or network failures: it returns a :class:`CompletionResult` whose ``error`` says what went wrong.
 
-Every request is bounded three ways: connecting (:data:`CONNECT_TIMEOUT_S` at most), waiting for each
-byte of the answer, the first included (``timeout_s``), and the whole request (``timeout_s`` again, as
-a deadline that a server trickling its answer one byte at a time cannot stretch).
+Every request is bounded three ways: connecting (:data:`CONNECT_TIMEOUT_S` at most), waiting for
+each byte of the answer, the first included (``timeout_s``), and the whole request (``timeout_s``
+again, as a deadline that a server trickling its answer one byte at a time cannot stretch).
 
 Error texts start with a short reason followed by a colon (``HTTP 400: ...``, ``ConnectError: ...``,
 ``bad response: ...``, ``HTML reply: ...``); :func:`error_reason` extracts it, for summaries that
@@ -37,12 +37,14 @@ MAX_BACKOFF_S = 60.0
 MAX_RETRY_AFTER_S = 300.0
 _MESSAGE_LIMIT = 500
 CONNECT_TIMEOUT_S = 10.0
-"""The longest wait for a connection to open (a dropped SYN, a firewall), whatever the request's time-out."""
+"""The longest wait for a connection to open (a dropped SYN, a firewall), whatever the request's
+time-out."""
 PROBE_TIMEOUT_S = 10.0
-"""The whole ``GET /models`` server check, answer included: a server that accepts the connection and never
-answers is reported after this, not after the long time-out a completion may need."""
+"""The whole ``GET /models`` server check, answer included: a server that accepts the connection and
+never answers is reported after this, not after the long time-out a completion may need."""
 TOTAL_TIMEOUT = "TotalTimeout"
-"""The reason of a request that got no complete answer before its deadline (a hung or trickling server)."""
+"""The reason of a request that got no complete answer before its deadline (a hung or trickling
+server)."""
 
 
 @dataclass
@@ -123,14 +125,16 @@ def _server_message(response: httpx.Response) -> str:
 
 
 def _timeouts(timeout_s: float) -> httpx.Timeout:
-    """Connect within :data:`CONNECT_TIMEOUT_S` (or ``timeout_s`` when shorter); every other wait within ``timeout_s``."""
+    """Connect within :data:`CONNECT_TIMEOUT_S` (or ``timeout_s`` when shorter); every other wait
+    within ``timeout_s``."""
     return httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_S))
 
 
-def get_models(base_url: str, api_key: str | None, timeout_s: float | None = None) -> httpx.Response:
-    """``GET {base_url}/models`` with the key as a bearer token, the whole answer within ``timeout_s`` (default
-    :data:`PROBE_TIMEOUT_S`; httpx errors propagate to the caller, a trickle past the deadline is an
-    ``httpx.ReadTimeout``)."""
+def get_models(base_url: str, api_key: str | None,
+               timeout_s: float | None = None) -> httpx.Response:
+    """``GET {base_url}/models`` with the key as a bearer token, the whole answer within
+    ``timeout_s`` (default :data:`PROBE_TIMEOUT_S`; httpx errors propagate to the caller, a trickle
+    past the deadline is an ``httpx.ReadTimeout``)."""
     timeout_s = PROBE_TIMEOUT_S if timeout_s is None else timeout_s
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     deadline = time.monotonic() + timeout_s
@@ -140,26 +144,32 @@ def get_models(base_url: str, api_key: str | None, timeout_s: float | None = Non
             for chunk in response.iter_bytes():
                 body += chunk
                 if time.monotonic() > deadline:
-                    raise httpx.ReadTimeout(f"no complete answer within {timeout_s:g} s", request=response.request)
+                    raise httpx.ReadTimeout(f"no complete answer within {timeout_s:g} s",
+                                            request=response.request)
     kept = {key: value for key, value in response.headers.items()
             if key.lower() not in ("content-encoding", "content-length", "transfer-encoding")}
-    return httpx.Response(response.status_code, headers=kept, content=body, request=response.request)
+    return httpx.Response(response.status_code, headers=kept, content=body,
+                          request=response.request)
 
 
 def is_hung(error: Exception) -> bool:
-    """Whether a failed request reached the server but got no complete answer in time (not a failed connect)."""
+    """Whether a failed request reached the server but got no complete answer in time (not a failed
+    connect)."""
     return isinstance(error, httpx.TimeoutException) and not isinstance(error, httpx.ConnectTimeout)
 
 
 def hung_server(who: str, base_url: str) -> UserError:
-    """The one-line error for a server that accepts connections but does not answer ``GET /models`` in time."""
-    return UserError(f"{who} at {base_url} accepted the connection but gave no complete answer to GET /models "
-                     f"in time ({PROBE_TIMEOUT_S:g} s): is it hung? check it, then rerun")
+    """The one-line error for a server that accepts connections but does not answer ``GET /models``
+    in time."""
+    return UserError(f"{who} at {base_url} accepted the connection but gave no complete answer to "
+                     f"GET /models in time ({PROBE_TIMEOUT_S:g} s): is it hung, or busy with an "
+                     "earlier request? check it, then rerun")
 
 
 def refuse_hung_server(base_url: str, api_key: str | None, who: str) -> None:
-    """Before slow work: refuse a server that accepts connections but does not answer (:func:`hung_server`);
-    any other outcome, an unreachable server included, is left to the full check that comes later."""
+    """Before slow work: refuse a server that accepts connections but does not answer
+    (:func:`hung_server`); any other outcome, an unreachable server included, is left to the full
+    check that comes later."""
     try:
         get_models(base_url, api_key)
     except (httpx.HTTPError, httpx.InvalidURL) as error:
@@ -412,8 +422,9 @@ class LLMClient:
             async with self._semaphore:
                 started = time.perf_counter()
                 try:
-                    response = await asyncio.wait_for(self._http.post(self.url, json=body), self.timeout_s)
-                except asyncio.TimeoutError:  # the whole answer did not come in time (a trickle resets httpx's own)
+                    request = self._http.post(self.url, json=body)
+                    response = await asyncio.wait_for(request, self.timeout_s)
+                except asyncio.TimeoutError:  # no whole answer in time (a trickle resets httpx's)
                     error = f"{TOTAL_TIMEOUT}: no complete answer within {self.timeout_s:g} s"
                     retryable = True
                 except httpx.TransportError as exc:  # connection errors and timeouts, but not a bad URL scheme

@@ -81,7 +81,8 @@ def _index_file(path: Path, task: str, label: str) -> list[SampleRef]:
             start, offset = offset, offset + len(line)
             if not line.strip():
                 continue
-            record = _check_record(decode_json(line, f"{path}:{line_no}"), path, line_no, task, label)
+            value = decode_json(line, f"{path}:{line_no}")
+            record = _check_record(value, path, line_no, task, label)
             row = record["row"] if isinstance(record.get("row"), int) else len(refs)
             closed = record.get("closed_book_prompt")
             fingerprints = prompt_sha256(record["prompt"]), None if closed is None else prompt_sha256(closed)
@@ -101,7 +102,8 @@ def index_data(data_dir: Path, tasks: list[str] | None = None, labels: list[str]
     wanted_labels = None if labels is None else {
         canonical_label(parse_length(label)) for label in labels}
     files = [ref for ref in open_data_folder(data_dir).files
-             if (tasks is None or ref.task in tasks) and (wanted_labels is None or ref.label in wanted_labels)]
+             if (tasks is None or ref.task in tasks)
+             and (wanted_labels is None or ref.label in wanted_labels)]
     for task in tasks or []:
         if not any(ref.task == task for ref in files):
             raise UserError(f"no data for task {task} under {data_dir} (looked for {data_dir / task}/<length>.jsonl)")

@@ -12,8 +12,8 @@ from longbench100.core.digests import file_sha256
 
 MANIFEST = "manifest.json"
 FORMAT = "longbench100-snapshot/1"
-_SNAPSHOT_SHAPE = {"files": {"*": {"sha256": str, "source?": str}}, "generation": {"files": {"*": {"sha256": str}}},
-                   "empty_splits?": [str]}
+_SNAPSHOT_SHAPE = {"files": {"*": {"sha256": str, "source?": str}},
+                   "generation": {"files": {"*": {"sha256": str}}}, "empty_splits?": [str]}
 """The parts of a snapshot manifest that verifying and unpacking read."""
 
 

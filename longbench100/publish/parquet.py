@@ -126,7 +126,8 @@ def to_row(record: object, where: str, task: str, label: str,
     assert isinstance(record, dict)
     extra = [key for key in record if key not in COLUMNS]
     if extra:
-        raise UserError(f"{where}: record keys differ from docs/schema.md (unknown {', '.join(extra)})")
+        raise UserError(f"{where}: record keys differ from docs/schema.md "
+                        f"(unknown {', '.join(extra)})")
     if (record["task"], record["label"]) != (task, label):
         raise UserError(f"{where}: record of {record['task']}/{record['label']} in the file for {task}/{label}")
     row = dict(record)

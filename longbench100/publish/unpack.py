@@ -24,21 +24,27 @@ def rebuilt_files(snapshot: Path, manifest: dict) -> Iterator[tuple[tuple[str, b
     records)``, checked against the generation manifest's sha256 for it. Data files that were empty when
     published come back empty. A Parquet file changed after publishing is caught here even when the
     snapshot's own checksum list was updated to match it."""
-    generation = decode_json(read_bytes(snapshot / GENERATION_MANIFEST), str(snapshot / GENERATION_MANIFEST))
+    path = snapshot / GENERATION_MANIFEST
+    generation = decode_json(read_bytes(path), str(path))
     if generation != manifest["generation"]:
-        raise SnapshotChanged(f"{GENERATION_MANIFEST}: differs from the generation manifest inside {MANIFEST}")
-    expected = {relative: entry["sha256"] for relative, entry in manifest["generation"]["files"].items()}
+        raise SnapshotChanged(f"{GENERATION_MANIFEST}: differs from the generation manifest inside "
+                              f"{MANIFEST}")
+    expected = {relative: entry["sha256"]
+                for relative, entry in manifest["generation"]["files"].items()}
     for relative, entry in manifest["files"].items():
         if "source" not in entry:
             continue
-        lines = [json.dumps(record, ensure_ascii=False) + "\n" for record in read_records(snapshot / relative)]
-        yield _checked(entry["source"], "".join(lines).encode("utf-8"), expected, relative), len(lines)
+        lines = [json.dumps(record, ensure_ascii=False) + "\n"
+                 for record in read_records(snapshot / relative)]
+        data = "".join(lines).encode("utf-8")
+        yield _checked(entry["source"], data, expected, relative), len(lines)
     for empty in manifest.get("empty_splits", []):
         yield _checked(f"{empty}.jsonl", b"", expected, "empty_splits"), 0
 
 
 def check_snapshot_contents(snapshot: Path, manifest: dict) -> int:
-    """Rebuild every data file in memory and check it (:func:`rebuilt_files`); return the number of records."""
+    """Rebuild every data file in memory and check it (:func:`rebuilt_files`); return the number of
+    records."""
     return sum(records for _, records in rebuilt_files(snapshot, manifest))
 
 
@@ -55,9 +61,11 @@ def unpack_snapshot(snapshot: Path, manifest: dict, out: Path) -> int:
     return records
 
 
-def _checked(relative: str, data: bytes, expected: dict[str, str], origin: str) -> tuple[str, bytes]:
-    """``(relative, data)`` once ``data`` matches the generation manifest's sha256 for ``relative``."""
+def _checked(relative: str, data: bytes, expected: dict[str, str],
+             origin: str) -> tuple[str, bytes]:
+    """``(relative, data)`` once ``data`` matches the generation manifest's sha256 for
+    ``relative``."""
     if hashlib.sha256(data).hexdigest() != expected.get(relative):
-        raise SnapshotChanged(f"{relative}: the records rebuilt from {origin} differ from the sha256 in the generation "
-                              "manifest (changed after publishing)")
+        raise SnapshotChanged(f"{relative}: the records rebuilt from {origin} differ from the "
+                              "sha256 in the generation manifest (changed after publishing)")
     return relative, data

@@ -1,4 +1,5 @@
-"""Read results.json files written by ``longbench100 score``, checked against their schema and version."""
+"""Read results.json files written by ``longbench100 score``, checked against their schema and
+version."""
 
 import math
 from dataclasses import dataclass, field, fields
@@ -13,23 +14,30 @@ from ..scoring.samples import ScoredSample
 from .settings import Settings, read_settings
 
 _NUMBER = (float, type(None))
+_TEXT = (str, type(None))
 SAMPLE_SHAPE = {"id": str, "task": str, "label": str, "length": int, "row": int, "score": _NUMBER,
-                "filtered?": bool, "closed_book_score?": _NUMBER, "metric?": str, "prediction?": (str, type(None)),
-                "answers?": [str], "depth?": _NUMBER, "source?": (str, type(None)), "parts?": (dict, type(None)),
-                "judge_reply?": (str, type(None)), "ungraded_reason?": (str, type(None)),
+                "filtered?": bool, "closed_book_score?": _NUMBER, "metric?": str,
+                "prediction?": _TEXT, "answers?": [str], "depth?": _NUMBER, "source?": _TEXT,
+                "parts?": (dict, type(None)),
+                "judge_reply?": _TEXT, "ungraded_reason?": _TEXT,
                 "also?": ({"*": _NUMBER}, type(None)), "relevance_grades?": ([int], type(None))}
 """A per-sample entry of results.json (docs/results.md); other keys are allowed."""
 _CI = ([float], type(None))
 _COUNTS = {"n": int, "n_filtered": int, "n_ungraded": int}
-_LENGTH_ENTRY = {"length": int, "score": _NUMBER, "ci": _CI, "lc": _NUMBER, "lc_ci": _CI, **_COUNTS, "n_tasks?": int}
-_BLOCK = {"lengths": {"*": _LENGTH_ENTRY}, "base_ability": _NUMBER, "base_ci": _CI, "avg_score": _NUMBER,
-          "avg_score_ci": _CI, "avg_lc": _NUMBER, "avg_lc_ci": _CI, **_COUNTS, "warnings?": [str]}
+_LENGTH_ENTRY = {"length": int, "score": _NUMBER, "ci": _CI, "lc": _NUMBER, "lc_ci": _CI, **_COUNTS,
+                 "n_tasks?": int}
+_BLOCK = {"lengths": {"*": _LENGTH_ENTRY}, "base_ability": _NUMBER, "base_ci": _CI,
+          "avg_score": _NUMBER, "avg_score_ci": _CI, "avg_lc": _NUMBER, "avg_lc_ci": _CI, **_COUNTS,
+          "warnings?": [str]}
 _TASK_BLOCK = {**_BLOCK, "base": {"labels": [str], "n": {"*": int}}}
 _OVERALL_BLOCK = {**_BLOCK, "tasks?": [str], "excluded_tasks?": {"*": str}}
-RESULTS_SHAPE = {"schema": str, "model": str, "longbench100_version?": str, "samples": [SAMPLE_SHAPE],
-                 "aggregates": {"base_labels": [str], "overall": _OVERALL_BLOCK, "tasks": {"*": _TASK_BLOCK},
-                                "suites?": {"*": {"tasks": [str], "overall": (_OVERALL_BLOCK, type(None))}}}}
-"""What ``report`` reads of results.json; ``show`` reads the samples of it (and of a baselines run)."""
+_SUITE_BLOCK = {"tasks": [str], "overall": (_OVERALL_BLOCK, type(None))}
+RESULTS_SHAPE = {"schema": str, "model": str, "longbench100_version?": str,
+                 "samples": [SAMPLE_SHAPE],
+                 "aggregates": {"base_labels": [str], "overall": _OVERALL_BLOCK,
+                                "tasks": {"*": _TASK_BLOCK}, "suites?": {"*": _SUITE_BLOCK}}}
+"""What ``report`` reads of results.json; ``show`` reads the samples of it (and of a baselines
+run)."""
 SHOWN_SHAPE = {"model": str, "samples": [SAMPLE_SHAPE]}
 _CHECKED_FIGURES = ("base_ability", "avg_score", "avg_lc", "n", "n_filtered", "n_ungraded")
 
@@ -75,27 +83,33 @@ def load_results(paths: list[Path]) -> list[ModelResult]:
 
 
 def read_results_json(path: Path, shape: dict = SHOWN_SHAPE) -> dict:
-    """The parsed results.json at ``path`` (or a baselines run, for ``show``), refusing in one line a missing
-    file, invalid UTF-8 or JSON, a schema or version this tool does not read, and content without ``shape``."""
+    """The parsed results.json at ``path`` (or a baselines run, for ``show``), refusing in one line
+    a missing file, invalid UTF-8 or JSON, a schema or version this tool does not read, and content
+    without ``shape``."""
     if not path.is_file():
         raise UserError(f"results file not found: {path}")
     data = decode_json(read_bytes(path), str(path))
     if isinstance(data, dict) and "schema" in data and data["schema"] != RESULTS_SCHEMA:
-        raise UserError(f"{path}: schema {data['schema']!r} is not one this version reads ({RESULTS_SCHEMA})")
+        raise UserError(f"{path}: schema {data['schema']!r} is not one this version reads "
+                        f"({RESULTS_SCHEMA})")
     check_shape(data, shape, str(path))
     version = data.get("longbench100_version")
     if version is not None and _newer(version, __version__):
-        raise UserError(f"{path}: written by longbench100 {version}, newer than this {__version__}; upgrade to read it")
+        raise UserError(f"{path}: written by longbench100 {version}, newer than this "
+                        f"{__version__}; upgrade to read it")
     if not str(data["model"]).strip():
         raise UserError(f"{path}: model must name the model, not be empty")
     return data
 
 
 def _newer(version: str, ours: str) -> bool:
-    """Whether ``version`` (``1.2.3``) is later than ``ours``; a version that is not dotted numbers counts as later."""
+    """Whether ``version`` (``1.2.3``) is later than ``ours``; a version that is not dotted numbers
+    counts as later."""
     def parts(text: str) -> tuple[int, ...] | None:
         pieces = text.split(".")
-        return tuple(int(piece) for piece in pieces) if all(piece.isdigit() for piece in pieces) else None
+        if not all(piece.isdigit() for piece in pieces):
+            return None
+        return tuple(int(piece) for piece in pieces)
 
     theirs, mine = parts(version), parts(ours)
     return theirs is None or (mine is not None and theirs > mine)
@@ -126,8 +140,9 @@ def load_result(path: Path) -> ModelResult:
 
 
 def _check_figures(path: Path, data: dict) -> None:
-    """Refuse aggregates that the samples beside them do not give (an edited Base Ability, score or LC):
-    recompute the point figures of every task and the overall from the samples (no bootstrap)."""
+    """Refuse aggregates that the samples beside them do not give (an edited Base Ability, score or
+    LC): recompute the point figures of every task and the overall from the samples (no
+    bootstrap)."""
     from longbench100.scoring.aggregates.aggregate import aggregate  # noqa: PLC0415 - numpy, only for reports
 
     samples = [ScoredSample.from_json(_sample_fields(sample)) for sample in data["samples"]]
@@ -137,7 +152,8 @@ def _check_figures(path: Path, data: dict) -> None:
     except (UserError, ValueError) as error:
         raise UserError(f"{path}: its samples cannot be aggregated ({error})") from None
     blocks = [("overall", stored["overall"], computed["overall"])]
-    blocks += [(f"tasks.{task}", block, computed["tasks"].get(task, {})) for task, block in stored["tasks"].items()]
+    blocks += [(f"tasks.{task}", block, computed["tasks"].get(task, {}))
+               for task, block in stored["tasks"].items()]
     for name, block, fresh in blocks:
         figures = [(figure, block[figure], fresh.get(figure)) for figure in _CHECKED_FIGURES]
         for label, entry in block["lengths"].items():
@@ -146,8 +162,9 @@ def _check_figures(path: Path, data: dict) -> None:
                         for key in ("score", "lc", "n", "n_filtered", "n_ungraded")]
         for figure, value, expected in figures:
             if not _same(value, expected):
-                raise UserError(f"{path}: aggregates.{name}.{figure} is {value} but its samples give {expected}: "
-                                "edited after scoring? score the predictions again")
+                raise UserError(f"{path}: aggregates.{name}.{figure} is {value} but its samples "
+                                f"give {expected}: edited after scoring? score the predictions "
+                                "again")
 
 
 def _same(value: float | None, expected: float | None) -> bool:

@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from longbench100.analysis.dolce.chart import load_fit, write_dolce_report
+from longbench100.folders.lock import output_lock
 from longbench100.folders.guard import guard_output_dir, mark_folder
 from longbench100.analysis.coverage.run import construction_table
 from longbench100.core.errors import UserError
@@ -69,12 +70,14 @@ def run_report(options: ReportOptions) -> ReportOutcome:
             "the results were made with different settings (" + "; ".join(d.describe() for d in check.differences)
             + "): report.md says so, and models made differently get no paired test"
         )
-    mark_folder(options.out, "report")
-    written = write_report(results, options.out, check, n_boot=options.n_boot, seed=options.seed, coverage=coverage)
-    if dolce_fit is not None:
-        written += write_dolce_report(dolce_fit, options.out)
-    if options.html:
-        written.append(write_html_report(results, options.out, options.data_dir))
+    with output_lock(options.out, "--out"):  # two reports into one folder would mix their files
+        mark_folder(options.out, "report")
+        written = write_report(results, options.out, check, n_boot=options.n_boot,
+                               seed=options.seed, coverage=coverage)
+        if dolce_fit is not None:
+            written += write_dolce_report(dolce_fit, options.out)
+        if options.html:
+            written.append(write_html_report(results, options.out, options.data_dir))
     return ReportOutcome(written, warnings)
 
 

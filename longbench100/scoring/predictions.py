@@ -11,8 +11,9 @@ from longbench100.scoring.prediction_records import OWN_HINT, Prediction, Predic
 
 _EXAMPLES = 3
 _TEXT = (str, type(None))
-PREDICTION_SHAPE = {"id": str, "prediction": _TEXT, "closed_book_prediction?": _TEXT, "prompt_sha256?": _TEXT,
-                    "closed_book_prompt_sha256?": _TEXT, "data_manifest_sha256?": _TEXT}
+PREDICTION_SHAPE = {"id": str, "prediction": _TEXT, "closed_book_prediction?": _TEXT,
+                    "prompt_sha256?": _TEXT, "closed_book_prompt_sha256?": _TEXT,
+                    "data_manifest_sha256?": _TEXT}
 """What a prediction line holds (docs/predictions: ``prediction`` null for a failed request)."""
 
 

@@ -148,7 +148,8 @@ def run_score(options: ScoreOptions, echo: Echo = print, progress: bool = True) 
     """
     if options.dry_run:
         return _score(options, echo, progress)
-    guard_output_file(options.out, "--out", "results", {"--data": options.data_dir, "--predictions": options.predictions})
+    guard_output_file(options.out, "--out", "results",
+                      {"--data": options.data_dir, "--predictions": options.predictions})
     with output_lock(options.out, "--out", options.wait):
         return _score(options, echo, progress)
 

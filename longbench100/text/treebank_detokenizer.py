@@ -1,4 +1,5 @@
-r"""NLTK's Penn Treebank detokenizer, same rules and same regex engine, without its start-up and guard costs.
+r"""NLTK's Penn Treebank detokenizer, same rules and same regex engine, without its start-up and
+guard costs.
 
 The ``detokenize`` cleaning step must give exactly what NLTK's ``TreebankWordDetokenizer`` gives: its
 output is part of ours. Calling NLTK costs a cold run twice over: importing it takes about 1.6 s in

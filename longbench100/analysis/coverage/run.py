@@ -87,9 +87,10 @@ class CoverageOutcome:
 def run_coverage(options: CoverageOptions) -> CoverageOutcome:
     """Measure IC by construction and/or by the evaluator; write ``options.out`` when given."""
     if options.out is not None and not options.dry_run:
-        guard_output_file(options.out, "--out", "coverage", {"--data": options.data_dir, "--input": options.input_file})
+        guard_output_file(options.out, "--out", "coverage",
+                          {"--data": options.data_dir, "--input": options.input_file})
     samples, tokenizer, source = _load(options)
-    judge = make_judge(options.evaluator)
+    judge = make_judge(options.evaluator, role="evaluator")
     if options.dry_run and judge is None:
         raise UserError("--dry-run counts evaluator calls: give --evaluator-model")
     if judge is None and source["kind"] == "input":

@@ -65,21 +65,24 @@ def check_filter_out(data_dir: Path, out_dir: Path, predictions: list[Path]) -> 
 
 
 def write_filtered(data_dir: Path, out_dir: Path, dropped: set[str], filter_record: dict) -> dict[str, dict]:
-    """Copy ``data_dir`` to ``out_dir`` without the ``dropped`` records; return the new data files' entries.
+    """Copy ``data_dir`` to ``out_dir`` without the ``dropped`` records; return the new data files'
+    entries.
 
-    The copy is built in a staging folder beside ``out_dir`` and renamed to it only once complete, so a
-    crash or a full disk leaves no half-written data folder (and a rerun starts afresh)."""
+    The copy is built in a staging folder beside ``out_dir`` and renamed to it only once complete,
+    so a crash or a full disk leaves no half-written data folder (and a rerun starts afresh)."""
     check_filter_out(data_dir, out_dir, [])
     remove_stale_staging(out_dir)
     try:
         with staged_folder(out_dir, "--out") as staging:
             return _write_copy(data_dir, staging, dropped, filter_record)
     except OSError as error:
-        raise UserError(f"--out {out_dir}: cannot write the filtered copy ({error.strerror or type(error).__name__}); "
-                        "nothing was kept, rerun when there is room") from None
+        reason = error.strerror or type(error).__name__
+        raise UserError(f"--out {out_dir}: cannot write the filtered copy ({reason}); nothing was "
+                        "kept, rerun when there is room") from None
 
 
-def _write_copy(data_dir: Path, out_dir: Path, dropped: set[str], filter_record: dict) -> dict[str, dict]:
+def _write_copy(data_dir: Path, out_dir: Path, dropped: set[str],
+                filter_record: dict) -> dict[str, dict]:
     """:func:`write_filtered` into the (staging) folder ``out_dir``."""
     mark_folder(out_dir, "data")
     data_paths = set(data_files(data_dir))
