@@ -20,7 +20,7 @@ COVERAGE_ARGS = ["coverage", "--data", "data"]
 
 
 def _received(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> JudgeOptions:
-    """Run a command with its library call replaced; return the endpoint options the call received."""
+    """Run a command with its library call replaced; return the endpoint options it received."""
     seen: list[Any] = []
 
     def record(field: str) -> Any:
@@ -51,10 +51,12 @@ def test_defaults_are_the_roles_library_defaults(monkeypatch: pytest.MonkeyPatch
 @pytest.mark.parametrize(("args", "role"), [
     (SCORE_ARGS, "judge"), (GENERATE_ARGS, "annotator"), (COVERAGE_ARGS, "evaluator"),
 ])
-def test_given_values_reach_the_library(monkeypatch: pytest.MonkeyPatch, args: list[str], role: str) -> None:
+def test_given_values_reach_the_library(monkeypatch: pytest.MonkeyPatch, args: list[str],
+                                        role: str) -> None:
     """Every option of the group lands in its own JudgeOptions field."""
     given = [f"--{role}-model", "m1", f"--{role}-base-url", "http://127.0.0.1:9/v1",
-             f"--{role}-api-key-env", "MY_KEY", f"--{role}-concurrency", "3", f"--{role}-max-tokens", "77"]
+             f"--{role}-api-key-env", "MY_KEY", f"--{role}-concurrency", "3",
+             f"--{role}-max-tokens", "77"]
     penalty = ([f"--{role}-loop-penalty", "0.5"], 0.5) if role == "annotator" else ([], 0.0)
     received = _received(monkeypatch, args + given + penalty[0])
     assert received == JudgeOptions("m1", "http://127.0.0.1:9/v1", "MY_KEY", 3, 77, penalty[1])
@@ -70,7 +72,7 @@ def test_an_empty_model_name_is_no_model(monkeypatch: pytest.MonkeyPatch) -> Non
     ("coverage", "evaluator", []),
 ])
 def test_each_command_offers_its_roles_options(command: str, role: str, extra: list[str]) -> None:
-    """The same five options (and the annotator's loop penalty), under the role's prefix, in order."""
+    """The same five options (and the annotator's loop penalty) under the role's prefix, in order."""
     help_text = CliRunner().invoke(main, [command, "--help"], terminal_width=200).output
     names = ["model", "base-url", "api-key-env", "concurrency", "max-tokens", *extra]
     positions = [help_text.find(f"--{role}-{name} ") for name in names]

@@ -29,7 +29,8 @@ REPLY = "The letter was written by Ada Lovelace. She sent it in 1843."
 
 
 def test_every_metric_a_task_or_suite_can_name_is_in_the_table() -> None:
-    named = {info.metric for info in TASKS.values()} | {name for info in TASKS.values() for name in info.also}
+    named = {info.metric for info in TASKS.values()}
+    named |= {name for info in TASKS.values() for name in info.also}
     assert named | set(ALTERNATIVE_METRICS) <= set(METRICS)
     assert set(HELMET_METRICS.values()) <= set(METRICS)
 
@@ -66,7 +67,8 @@ def test_an_empty_reply_has_no_prompt_under_any_rubric() -> None:
 
 def test_without_a_judge_each_family_takes_its_fallback_and_with_one_its_style() -> None:
     families = {name: name for name, metric in METRICS.items() if metric.fallback is not None}
-    tasks = [next(task for task, info in TASKS.items() if info.metric == family) for family in families]
+    tasks = [next(task for task, info in TASKS.items() if info.metric == family)
+             for family in families]
     classic = choose_metrics(tasks, "auto", False)
     judged = choose_metrics(tasks, "auto", True, judge_style="helmet")
     for task in tasks:

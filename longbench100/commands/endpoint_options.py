@@ -1,8 +1,8 @@
-"""One CLI option group for a model endpoint: the LLM judge, the annotator and the coverage evaluator.
+"""One CLI option group for a model endpoint: the LLM judge, the annotator, the coverage evaluator.
 
 Each role gets the same five options under its own prefix (``--judge-model``, ``--judge-base-url``,
-``--judge-api-key-env``, ``--judge-concurrency``, ``--judge-max-tokens``), with the role's defaults and
-help; the annotator adds ``--annotator-loop-penalty``. The command receives one
+``--judge-api-key-env``, ``--judge-concurrency``, ``--judge-max-tokens``), with the role's defaults
+and help; the annotator adds ``--annotator-loop-penalty``. The command receives one
 :class:`~longbench100.llm.options.JudgeOptions` under the role's name instead of loose parameters.
 """
 
@@ -26,9 +26,6 @@ class EndpointRole:
     name: str
     """The option prefix and the name of the command's parameter that receives the options."""
     model_help: str
-    server_help: str
-    calls_help: str
-    """How the help names one request to this endpoint, e.g. "judge call"."""
     max_tokens: int
     max_tokens_note: str = ""
     loop_penalty: bool = False
@@ -40,33 +37,29 @@ ROLES = {
         EndpointRole(
             "judge",
             model_help="Judge model name on the OpenAI-compatible server.",
-            server_help="API root of the judge server.",
-            calls_help="judge call",
             max_tokens=_DEFAULTS.max_tokens,
         ),
         EndpointRole(
             "annotator",
-            model_help="Model that labels each chunk of the one-document ETHIC tasks (recalling, "
-                       "organizing, section_summarizing): a summary, or the people (legal references "
-                       "in contracts) it names, per chunk of at most 1,024 tokens; replies are cached "
-                       "by model and prompt. Those tasks are refused without it.",
-            server_help="API root of the annotator's OpenAI-compatible server "
-                        "(e.g. http://127.0.0.1:8080/v1).",
-            calls_help="annotator call",
+            model_help="Model that labels each chunk of the one-document ETHIC tasks "
+                       "(recalling, organizing, section_summarizing): a summary, or the people "
+                       "(legal references in contracts) it names, per chunk of at most 1,024 "
+                       "tokens; replies are cached by model and prompt. Those tasks are refused "
+                       "without it.",
             max_tokens=ANNOTATOR_MAX_TOKENS,
             max_tokens_note=" (a cut-off reply is no label)",
             loop_penalty=True,
         ),
         EndpointRole(
             "evaluator",
-            model_help="Evaluator model on an OpenAI-compatible server: one 0/1 decision per chunk.",
-            server_help="API root of the evaluator server.",
-            calls_help="evaluator call",
+            model_help="Evaluator model on an OpenAI-compatible server: one 0/1 decision per "
+                       "chunk.",
             max_tokens=400,
         ),
     )
 }
-"""The endpoint roles by name: ``judge`` (score, filter), ``annotator`` (generate), ``evaluator`` (coverage)."""
+"""The endpoint roles by name: ``judge`` (score, filter), ``annotator`` (generate) and
+``evaluator`` (coverage)."""
 
 
 def _options(role: EndpointRole) -> list[Callable]:
@@ -75,15 +68,16 @@ def _options(role: EndpointRole) -> list[Callable]:
     options = [
         click.option(f"{prefix}-model", help=role.model_help),
         click.option(f"{prefix}-base-url", default=_DEFAULTS.base_url, show_default=True,
-                     help=role.server_help),
+                     help=f"API root of the {role.name}'s OpenAI-compatible server "
+                          "(e.g. http://127.0.0.1:8080/v1)."),
         click.option(f"{prefix}-api-key-env", default=_DEFAULTS.api_key_env, show_default=True,
                      help=f"Environment variable holding the {role.name} API key "
                           "(optional for local servers)."),
         click.option(f"{prefix}-concurrency", type=click.IntRange(1), default=_DEFAULTS.concurrency,
-                     show_default=True, help=f"{role.calls_help.capitalize()}s in flight at once."),
+                     show_default=True, help=f"{role.name.capitalize()} calls in flight at once."),
         click.option(f"{prefix}-max-tokens", type=click.IntRange(16), default=role.max_tokens,
                      show_default=True,
-                     help=f"Reply budget of one {role.calls_help}{role.max_tokens_note}."),
+                     help=f"Reply budget of one {role.name} call{role.max_tokens_note}."),
     ]
     if role.loop_penalty:
         options.append(click.option(

@@ -75,7 +75,8 @@ def filter_command(
         raise UserError(f"--data {data_dir}: no QA records (tasks with closed-book prompts) to filter")
     models = _load_models(list(first_predictions + more_predictions), records, qa, allow_missing, manifest_sha256(data_dir))
     judge_style = resolve_judge_style(None, recorded_suite(read_folder_manifest(data_dir)))  # the data suite's rubrics, as score's default
-    metrics = choose_metrics(list(dict.fromkeys(record.task for record in qa)), metric_mode, bool(judge.model),
+    metrics = choose_metrics(list(dict.fromkeys(record.task for record in qa)), metric_mode,
+                             bool(judge.model),
                              judge_style=judge_style)
     jobs_per_model = [model.jobs(qa, metrics) for model in models]
     all_jobs = [job for jobs in jobs_per_model for job in jobs]

@@ -77,8 +77,8 @@ def judge_options(command: Callable) -> Callable:
 def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_name: str | None, base_lengths: str | None,
           allow_missing: bool, missing_rows: str, epoch: int | None,
           allow_ungraded: bool, limit: int | None, rouge_variant: str, n_boot: int, seed: int,
-          judge_style: str | None, wait: bool, metric_mode: str, judge: JudgeOptions, dry_run: bool, price_in: float | None,
-          price_out: float | None) -> None:
+          judge_style: str | None, wait: bool, metric_mode: str, judge: JudgeOptions, dry_run: bool,
+          price_in: float | None, price_out: float | None) -> None:
     """Score one model's predictions: metrics, QA filter, Base Ability and LongScore into results.json.
 
     Predictions made for other prompts than --data's (another seed or folder) are refused. With a

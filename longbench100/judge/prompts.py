@@ -121,12 +121,13 @@ def recall_prompt(key_points: list[str], summary: str) -> JudgePrompt:
 
 
 ReplyRubric = Callable[[str | None, list[str], str], JudgePrompt | None]
-"""A rubric for a whole reply: from the question (or instruction), the gold answers and the reply, the
-judge prompt, or ``None`` when the reply has nothing to grade (it scores 0 without a judge)."""
+"""A rubric for a whole reply: from the question (or instruction), the gold answers and the reply,
+the judge prompt, or ``None`` when the reply has nothing to grade (it scores 0 without a judge)."""
 
 
 def _against_reference(rubric: Callable[[str | None, str, str], JudgePrompt | None]) -> ReplyRubric:
-    """A summary rubric as a :data:`ReplyRubric`: it grades against the first gold answer (the reference)."""
+    """A summary rubric as a :data:`ReplyRubric`: it grades against the first gold answer (the
+    reference summary)."""
     return lambda instruction, answers, reply: rubric(instruction, answers[0], reply)
 
 

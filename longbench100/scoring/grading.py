@@ -11,7 +11,13 @@ from longbench100.judge.grader import Verdict
 from longbench100.judge.prompts import RUBRICS, JudgePrompt, section_prompt
 from longbench100.scoring.metrics.sections import parse_sections
 from longbench100.catalog.judge_styles import DEFAULT_JUDGE_STYLE, style_metric
-from longbench100.scoring.metrics.metric_table import CLASSIC, JUDGE_BY_SECTION, METRICS, ROUGE, metric_info
+from longbench100.scoring.metrics.metric_table import (
+    CLASSIC,
+    JUDGE_BY_SECTION,
+    METRICS,
+    ROUGE,
+    metric_info,
+)
 
 METRIC_MODES = ("auto", "classic", "judge")
 JUDGE_METRICS = frozenset(name for name, metric in METRICS.items() if metric.judged)
@@ -23,9 +29,9 @@ def choose_metrics(tasks: list[str], mode: str, judge_configured: bool,
     """Map each task to the metric that grades it.
 
     Accuracy tasks always use ``accuracy``, the recall tasks ``string_match_all`` / ``substring_match``. Judge tasks (SPEC.md: LLM judge) use ``qa_judge`` /
-    ``summary_judge`` in mode ``judge``, and in mode ``auto`` when a judge is configured; otherwise their
-    classic fallback in the metric table (``qa_f1`` / ``rouge_l``). Mode ``judge`` without a judge model is an error. ``families``
-    (the data's suite metrics) overrides a task's own metric family. With ``judge_style`` ``helmet``
+    ``summary_judge`` in mode ``judge``, and in mode ``auto`` when a judge is configured; otherwise
+    their classic fallback in the metric table (``qa_f1`` / ``rouge_l``). Mode ``judge`` without a
+    judge model is an error. ``families`` (the data's suite metrics) overrides a task's own metric family. With ``judge_style`` ``helmet``
     the judge tasks use HELMET's rubrics (``qa_judge_helmet`` / ``summary_judge_helmet``).
     """
     if mode not in METRIC_MODES:
@@ -77,10 +83,12 @@ def section_verdict(job: GradeJob, judge: Judge) -> Verdict:
 
 
 def judge_prompt(job: GradeJob) -> JudgePrompt | None:
-    """The judge prompt for a judge-metric job from its metric's rubric, or ``None`` when the answer is
-    empty (scored 0) or is graded section by section (:func:`section_prompts`)."""
+    """The judge prompt for a judge-metric job from its metric's rubric, or ``None`` when the answer
+    is empty (scored 0) or is graded section by section (:func:`section_prompts`)."""
     rubric = RUBRICS.get(job.metric)
-    return None if rubric is None else rubric(job.record.question, list(job.record.answers), job.text)
+    if rubric is None:
+        return None
+    return rubric(job.record.question, list(job.record.answers), job.text)
 
 
 def judge_prompts(jobs: list[GradeJob]) -> list[JudgePrompt]:

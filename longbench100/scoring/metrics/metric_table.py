@@ -8,8 +8,8 @@ A metric's kind says which machinery grades it (``grading.grade_jobs``):
   ``--rouge-variant``;
 - ``judge``: the LLM judge grades the whole reply under the metric's rubric
   (:data:`longbench100.judge.prompts.RUBRICS`);
-- ``judge_by_section``: the judge grades the reply's summary of each section of the record on its own
-  (:func:`longbench100.judge.prompts.section_prompt`) and the sample scores their mean.
+- ``judge_by_section``: the judge grades the reply's summary of each section of the record on its
+  own (:func:`longbench100.judge.prompts.section_prompt`) and the sample scores their mean.
 
 A judge family that a task names (``qa_judge``, ``summary_judge``, ``section_judge``) also has its
 ``fallback``: the classic metric that grades it when no judge is used. Every score is 0-1.
