@@ -13,7 +13,7 @@ from longbench100.core.errors import UserError
 from longbench100.predict.data import index_data, load_sample
 from longbench100.folders.data_records import DataRecord
 from longbench100.scoring.grading import GradeJob, grade_jobs
-from longbench100.scoring.metrics.record_metrics import RECORD_METRICS
+from longbench100.scoring.metrics.metric_table import CLASSIC, METRICS
 from longbench100.scoring.metrics.sections import longest_common_subsequence, order_exact, order_lcs, parse_order, parse_sections, section_rouge
 from longbench100.catalog.suites import load_suite
 from longbench100.catalog.task_info import TASKS
@@ -241,7 +241,7 @@ def test_order_metrics_give_partial_credit_by_longest_common_subsequence():
 def test_metrics_are_registered_and_graded_by_name():
     assert TASKS["document_summarizing"].metric == "section_rouge" and TASKS["document_organizing"].metric == "order_lcs"
     assert TASKS["document_organizing"].also == ("order_exact",)
-    assert {"section_rouge", "order_lcs", "order_exact"} <= set(RECORD_METRICS)
+    assert all(METRICS[name].kind == CLASSIC for name in ("section_rouge", "order_lcs", "order_exact"))
     order_record = data_record("document_organizing", {"order": ORDER}, [])
     jobs = [GradeJob(summarizing_record(), "section_rouge", f"Section 2: {REFERENCES[1]}"),
             GradeJob(order_record, "order_lcs", "B > A > C"), GradeJob(order_record, "order_exact", "B > A > C")]

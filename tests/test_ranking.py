@@ -16,7 +16,7 @@ from longbench100.core.lengths import parse_length
 from longbench100.folders.data_records import DataRecord
 from longbench100.scoring.grading import GradeJob, grade_jobs
 from longbench100.scoring.metrics.ranking import helmet_ranking, ndcg_at_10, ndcg_at_10_lenient, ndcg_cut, parse_ranking
-from longbench100.scoring.metrics.record_metrics import RECORD_METRICS
+from longbench100.scoring.metrics.metric_table import METRICS
 from longbench100.catalog.task_info import TASKS, TaskInfo
 
 
@@ -112,7 +112,7 @@ def test_ndcg_by_hand_and_its_cutoff():
 
 
 def test_ndcg_at_10_is_registered_and_graded_through_grade_jobs():
-    assert RECORD_METRICS["ndcg_at_10"] is ndcg_at_10
+    assert METRICS["ndcg_at_10"].grade is ndcg_at_10
     record = rerank_record({"4": 2, "9": 0, "15": 1})
     scores = grade_jobs([GradeJob(record, "ndcg_at_10", "[4] > [15] > [9]"),
                          GradeJob(record, "ndcg_at_10", "[9] > [15] > [4]"),

@@ -8,9 +8,10 @@ import click
 
 from longbench100.analysis.coverage.run import CoverageOptions, CoverageOutcome, run_coverage
 from longbench100.text.chunks import CHUNK_TOKENS
-from longbench100.llm.options import OPENAI_BASE_URL, JudgeOptions
+from longbench100.llm.options import JudgeOptions
 from longbench100.core.lengths import parse_length_list
 from longbench100.catalog.task_info import parse_task_list
+from .endpoint_options import endpoint_options
 
 
 def _percent(value: float | None) -> str:
@@ -56,20 +57,13 @@ def coverage_lines(outcome: CoverageOutcome) -> list[str]:
 @click.option("--lengths", help="Comma-separated length labels to measure [default: all].")
 @click.option("--limit", type=click.IntRange(1), help="Only the first N rows of each task and length (of the --input file).")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="coverage.json to write.")
-@click.option("--evaluator-model", help="Evaluator model on an OpenAI-compatible server: one 0/1 decision per chunk.")
-@click.option("--evaluator-base-url", default=OPENAI_BASE_URL, show_default=True, help="API root of the evaluator server.")
-@click.option("--evaluator-api-key-env", default="OPENAI_API_KEY", show_default=True,
-              help="Environment variable holding the evaluator API key (optional for local servers).")
-@click.option("--evaluator-concurrency", type=click.IntRange(1), default=8, show_default=True, help="Parallel evaluator calls.")
-@click.option("--evaluator-max-tokens", type=click.IntRange(16), default=400, show_default=True,
-              help="Reply budget of one evaluator call.")
+@endpoint_options("evaluator")
 @click.option("--chunk-tokens", type=click.IntRange(16), default=CHUNK_TOKENS, show_default=True,
               help="Most tokens in one chunk the evaluator judges.")
 @click.option("--dry-run", is_flag=True, help="Print the evaluator calls (after cache hits) and prompt tokens; send nothing.")
 def coverage(data_dir: Path | None, input_file: Path | None, context_field: str | None, query_field: str | None,
              id_field: str | None, tokenizer: str | None, tasks: str | None, lengths: str | None, limit: int | None,
-             out: Path | None, evaluator_model: str | None, evaluator_base_url: str, evaluator_api_key_env: str,
-             evaluator_concurrency: int, evaluator_max_tokens: int, chunk_tokens: int, dry_run: bool) -> None:
+             out: Path | None, evaluator: JudgeOptions, chunk_tokens: int, dry_run: bool) -> None:
     """Measure information coverage: the share of each context that its query needs.
 
     \b
@@ -84,8 +78,7 @@ def coverage(data_dir: Path | None, input_file: Path | None, context_field: str 
         data_dir=data_dir, input_file=input_file, context_field=context_field, query_field=query_field,
         id_field=id_field, tokenizer=tokenizer, tasks=parse_task_list(tasks) if tasks else None,
         labels=[label for label, _ in parse_length_list(lengths)] if lengths else None, limit=limit,
-        evaluator=JudgeOptions(evaluator_model or None, evaluator_base_url, evaluator_api_key_env,
-                               evaluator_concurrency, evaluator_max_tokens),
+        evaluator=evaluator,
         chunk_tokens=chunk_tokens, dry_run=dry_run, out=out,
     )
     outcome = run_coverage(options)

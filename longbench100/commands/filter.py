@@ -15,10 +15,11 @@ from longbench100.scoring.qa_filter.threshold import DEFAULT_THRESHOLD, parse_th
 from longbench100.folders.lock import output_lock
 from longbench100.scoring.qa_filter.filtered_folder import check_filter_out, write_filtered
 from longbench100.judge.cost import check_prices, plan_lines
+from longbench100.llm.options import JudgeOptions
 from ..scoring.run import default_model_name, prepare_judge, read_predictions
 from longbench100.catalog.suites import recorded_suite
 from . import console
-from .score import judge_options, judge_settings
+from .score import judge_options
 
 
 def _load_models(paths: list[Path], records: list[DataRecord], qa: list[DataRecord], allow_missing: bool,
@@ -51,11 +52,7 @@ def filter_command(
     out_dir: Path,
     allow_missing: bool,
     metric_mode: str,
-    judge_model: str | None,
-    judge_base_url: str,
-    judge_api_key_env: str,
-    judge_concurrency: int,
-    judge_max_tokens: int,
+    judge: JudgeOptions,
     dry_run: bool,
     price_in: float | None,
     price_out: float | None,
@@ -77,29 +74,29 @@ def filter_command(
     if not qa:
         raise UserError(f"--data {data_dir}: no QA records (tasks with closed-book prompts) to filter")
     models = _load_models(list(first_predictions + more_predictions), records, qa, allow_missing, manifest_sha256(data_dir))
-    settings = judge_settings(judge_model, judge_base_url, judge_api_key_env, judge_concurrency, judge_max_tokens)
     # the data suite's rubrics, as score's default
     judge_style = resolve_judge_style(None, recorded_suite(read_folder_manifest(data_dir)))
-    metrics = choose_metrics(list(dict.fromkeys(record.task for record in qa)), metric_mode, bool(settings.model),
+    metrics = choose_metrics(list(dict.fromkeys(record.task for record in qa)), metric_mode,
+                             bool(judge.model),
                              judge_style=judge_style)
     jobs_per_model = [model.jobs(qa, metrics) for model in models]
     all_jobs = [job for jobs in jobs_per_model for job in jobs]
     uses_judge = any(metric in JUDGE_METRICS for metric in metrics.values())
     prompts = judge_prompts(all_jobs)
-    judge = prepare_judge(settings, prompts, dry_run, console.echo) if uses_judge else None
+    grader = prepare_judge(judge, prompts, dry_run, console.echo) if uses_judge else None
     if dry_run:
-        plan = judge.plan(prompts) if judge else None
-        for line in plan_lines(plan, judge_max_tokens, price_in, price_out):
+        plan = grader.plan(prompts) if grader else None
+        for line in plan_lines(plan, judge.max_tokens, price_in, price_out):
             click.echo(line)
         return
-    scores = grade_jobs(all_jobs, judge, progress=sys.stderr.isatty() and not console.quiet())
+    scores = grade_jobs(all_jobs, grader, progress=sys.stderr.isatty() and not console.quiet())
     model_entries = _flag_all(models, jobs_per_model, scores, threshold, qa)
     dropped = drops(qa, models)
     record = {
         "threshold": threshold,
         "metric_mode": metric_mode,
         "metrics": metrics,
-        "judge": judge.describe() if judge else None,
+        "judge": grader.describe() if grader else None,
         "source": {"path": str(data_dir), "manifest_sha256": manifest_sha256(data_dir)},
         "models": model_entries,
         "counts": _counts(qa, dropped),

@@ -9,10 +9,11 @@ from pathlib import Path
 import click
 
 from longbench100.core.lengths import parse_length_list
-from longbench100.llm.options import ANNOTATOR_LOOP_PENALTY, ANNOTATOR_MAX_TOKENS, OPENAI_BASE_URL, JudgeOptions
+from longbench100.llm.options import JudgeOptions
 from longbench100.catalog.suites import DEFAULT_SUITE, load_suite, pick_tasks, suite_for_tasks
 from longbench100.text.tokenization import DEFAULT_TOKENIZER
 from . import console
+from .endpoint_options import endpoint_options
 from .sources import SOURCES_HELP
 
 
@@ -37,16 +38,7 @@ from .sources import SOURCES_HELP
 @click.option("--check-shortcuts", is_flag=True, help="After writing, run the no-model baselines on the output "
               "(as 'longbench100 baselines OUT'), record the verdict in the manifest and exit with status 1 when a task's "
               "best shortcut is over its suite limit (the data is kept).")
-@click.option("--annotator-model", help="Model that labels each chunk of the one-document ETHIC tasks (recalling, organizing, "
-              "section_summarizing): a summary, or the people (legal references in contracts) it names, per chunk of at most 1,024 tokens; replies are cached by model "
-              "and prompt. Those tasks are refused without it.")
-@click.option("--annotator-base-url", default=OPENAI_BASE_URL, show_default=True, help="API root of the annotator's OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1).")
-@click.option("--annotator-api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable holding the annotator API key (optional for local servers).")
-@click.option("--annotator-concurrency", type=click.IntRange(1), default=8, show_default=True, help="Parallel annotator calls.")
-@click.option("--annotator-max-tokens", type=click.IntRange(16), default=ANNOTATOR_MAX_TOKENS, show_default=True, help="Reply budget of one annotator call (a cut-off reply is no label).")
-@click.option("--annotator-loop-penalty", type=click.FloatRange(0, 2), default=ANNOTATOR_LOOP_PENALTY, show_default=True,
-              help="A reply that runs to --annotator-max-tokens with nothing usable (a small model repeating itself) is asked once "
-                   "more with this OpenAI frequency_penalty, still greedy; 0 asks once only.")
+@endpoint_options("annotator")
 @click.option("--allow-unlabelled", is_flag=True, help="When the annotator gives some chunks no usable label (a small model's "
               "looping or empty replies), write the rows that do not need them and leave out the rest, counted in the "
               "manifest's shortfalls; without it such a run stops before writing anything.")
@@ -55,8 +47,7 @@ from .sources import SOURCES_HELP
 def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: int, tokenizer_spec: str, sources_option: str | None, out: Path,
              workers: int, templates_dir: Path | None, resume: bool, whole_documents: bool, chat_template: bool,
              reserve_output: int, unpaired: bool, negatives: str, verify_counts: bool, check_shortcuts: bool,
-             annotator_model: str | None, annotator_base_url: str, annotator_api_key_env: str, annotator_concurrency: int,
-             annotator_max_tokens: int, annotator_loop_penalty: float, allow_unlabelled: bool,
+             annotator: JudgeOptions, allow_unlabelled: bool,
              dry_run: bool, wait: bool) -> None:
     """Generate benchmark samples whose whole prompt fits an exact token budget.
 
@@ -85,9 +76,7 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
         tokenizer=tokenizer_spec, out=out, sources=sources_option, templates=templates_dir, workers=workers, resume=resume,
         whole_documents=whole_documents, chat_template=chat_template, reserve_output=reserve_output, unpaired=unpaired, negatives=negatives, suite=suite,
         suite_rules=bool(suite_spec) or tasks.strip() == "all", verify_counts=verify_counts, check_shortcuts=check_shortcuts, wait=wait, dry_run=dry_run, allow_unlabelled=allow_unlabelled,
-        annotator=JudgeOptions.for_annotator(annotator_model or None, annotator_base_url, api_key_env=annotator_api_key_env,
-                                             concurrency=annotator_concurrency, max_tokens=annotator_max_tokens,
-                                             loop_penalty=annotator_loop_penalty),
+        annotator=annotator,
     )
     manifest = run_generate(options, echo=console.echo, progress=not console.quiet())
     if dry_run:

@@ -12,26 +12,21 @@ from longbench100.core.lengths import parse_length_list
 from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
 from ..scoring.complete_rows import MISSING_ROWS_MODES
 from ..scoring.grading import METRIC_MODES
-from longbench100.llm.options import OPENAI_BASE_URL, JudgeOptions
+from longbench100.llm.options import JudgeOptions
 from longbench100.catalog.judge_styles import JUDGE_STYLES
 from longbench100.scoring.qa_filter.threshold import DEFAULT_THRESHOLD, parse_threshold
 from ..scoring.run import ScoreOptions, run_score
 from . import console
+from .endpoint_options import endpoint_options
 
 
 def judge_options(command: Callable) -> Callable:
-    """Add the metric and LLM-judge options shared by ``score`` and ``filter``."""
-    options = [
+    """Add the metric and LLM-judge options shared by ``score`` and ``filter`` (the judge's endpoint
+    arrives as one ``judge``: :class:`JudgeOptions`)."""
+    options: list[Callable[[Callable], Callable]] = [
         click.option("--metric", "metric_mode", type=click.Choice(METRIC_MODES), default="auto", show_default=True,
                      help="auto: LLM judge for QA and summaries when --judge-model is set, classic metrics otherwise."),
-        click.option("--judge-model", help="Judge model name on the OpenAI-compatible server."),
-        click.option("--judge-base-url", default=OPENAI_BASE_URL, show_default=True, help="API root of the judge server."),
-        click.option("--judge-api-key-env", default="OPENAI_API_KEY", show_default=True,
-                     help="Environment variable holding the judge API key (optional for local servers)."),
-        click.option("--judge-concurrency", type=click.IntRange(1), default=8, show_default=True,
-                     help="Judge requests in flight at once."),
-        click.option("--judge-max-tokens", type=click.IntRange(16), default=1024, show_default=True,
-                     help="Reply budget of one judge call."),
+        endpoint_options("judge"),
         click.option("--dry-run", is_flag=True,
                      help="Print the judge calls (after cache hits) and prompt tokens needed, and the cost with "
                           "--price-in/--price-out; send nothing, write nothing."),
@@ -42,11 +37,6 @@ def judge_options(command: Callable) -> Callable:
     for option in reversed(options):
         command = option(command)
     return command
-
-
-def judge_settings(model: str | None, base_url: str, api_key_env: str, concurrency: int, max_tokens: int) -> JudgeOptions:
-    """The judge options as the library takes them."""
-    return JudgeOptions(model or None, base_url, api_key_env, concurrency, max_tokens)
 
 
 @click.command()
@@ -87,9 +77,8 @@ def judge_settings(model: str | None, base_url: str, api_key_env: str, concurren
 def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_name: str | None, base_lengths: str | None,
           allow_missing: bool, missing_rows: str, epoch: int | None,
           allow_ungraded: bool, limit: int | None, rouge_variant: str, n_boot: int, seed: int,
-          judge_style: str | None, wait: bool, metric_mode: str, judge_model: str | None, judge_base_url: str, judge_api_key_env: str,
-          judge_concurrency: int, judge_max_tokens: int, dry_run: bool, price_in: float | None,
-          price_out: float | None) -> None:
+          judge_style: str | None, wait: bool, metric_mode: str, judge: JudgeOptions, dry_run: bool,
+          price_in: float | None, price_out: float | None) -> None:
     """Score one model's predictions: metrics, QA filter, Base Ability and LongScore into results.json.
 
     Predictions made for other prompts than --data's (another seed or folder) are refused. With a
@@ -101,7 +90,7 @@ def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_na
         base_lengths=tuple(label for label, _ in parse_length_list(base_lengths)) if base_lengths else None, allow_missing=allow_missing,
         missing_rows=missing_rows, epoch=epoch,
         allow_ungraded=allow_ungraded, n_boot=n_boot, seed=seed, metric_mode=metric_mode,
-        judge=judge_settings(judge_model, judge_base_url, judge_api_key_env, judge_concurrency, judge_max_tokens),
+        judge=judge,
         judge_style=judge_style,
         rouge_variant=rouge_variant, limit=limit, dry_run=dry_run, price_in=price_in, price_out=price_out, wait=wait,
     )

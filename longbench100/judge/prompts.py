@@ -3,8 +3,11 @@
 Two judge styles (``judge_style.py``): the 100-LongBench rubrics (``qa_judge``, ``summary_judge``)
 and HELMET's (``qa_judge_helmet``; ``summary_judge_helmet``, which combines a precision call on the
 summary's sentences with a recall call on the reference's key points, extracted once per reference).
+:data:`RUBRICS` names the rubric of each metric the judge grades a whole reply by; ``section_judge``
+grades one section at a time (:func:`section_prompt`).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -12,7 +15,7 @@ from pathlib import Path
 import jinja2
 
 from longbench100.text.sentences import sentence_ends
-from longbench100.catalog.judge_styles import SUMMARY_HELMET
+from longbench100.catalog.judge_styles import QA_HELMET, SUMMARY_HELMET
 from longbench100.text.answers import split_sentences, strip_reasoning
 
 RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"
@@ -115,3 +118,28 @@ def recall_prompt(key_points: list[str], summary: str) -> JudgePrompt:
     """The call that checks which of the reference's ``key_points`` a model's ``summary`` conveys."""
     text = _template("key_point_recall.jinja2").render(key_points=key_points, summary=summary)
     return JudgePrompt(KEY_POINT_RECALL, text, len(key_points))
+
+
+ReplyRubric = Callable[[str | None, list[str], str], JudgePrompt | None]
+"""A rubric for a whole reply: from the question (or instruction), the gold answers and the reply,
+the judge prompt, or ``None`` when the reply has nothing to grade (it scores 0 without a judge)."""
+
+
+def _against_reference(rubric: Callable[[str | None, str, str], JudgePrompt | None]) -> ReplyRubric:
+    """A summary rubric as a :data:`ReplyRubric`: it grades against the first gold answer (the
+    reference summary)."""
+    return lambda instruction, answers, reply: rubric(instruction, answers[0], reply)
+
+
+def _qa_rubric(metric: str) -> ReplyRubric:
+    """The QA rubric ``metric`` (``qa_judge`` or ``qa_judge_helmet``) as a :data:`ReplyRubric`."""
+    return lambda question, answers, reply: qa_prompt(question, answers, reply, metric)
+
+
+RUBRICS: dict[str, ReplyRubric] = {
+    "qa_judge": _qa_rubric("qa_judge"),
+    QA_HELMET: _qa_rubric(QA_HELMET),
+    "summary_judge": _against_reference(summary_prompt),
+    SUMMARY_HELMET: _against_reference(helmet_summary_prompt),
+}
+"""The rubric of each metric the judge grades a whole reply by, by metric name."""

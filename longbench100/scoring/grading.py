@@ -4,23 +4,24 @@ from dataclasses import dataclass
 
 from longbench100.core.errors import UserError
 from longbench100.catalog.task_info import TASKS
-from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, qa_f1, rouge_l_many
+from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, rouge_l_many
 from longbench100.folders.data_records import DataRecord
 from longbench100.judge.grader import Judge
 from longbench100.judge.grader import Verdict
-from longbench100.judge.prompts import SECTION_JUDGE, JudgePrompt, helmet_summary_prompt, qa_prompt, section_prompt, summary_prompt
+from longbench100.judge.prompts import RUBRICS, JudgePrompt, section_prompt
 from longbench100.scoring.metrics.sections import parse_sections
-from longbench100.catalog.judge_styles import DEFAULT_JUDGE_STYLE, HELMET_METRICS, QA_HELMET, SUMMARY_HELMET, style_metric
-from longbench100.scoring.metrics.parsers import accuracy, string_match_all, substring_match
-from longbench100.scoring.metrics.record_metrics import RECORD_METRICS
-
-MATCH_METRICS = {"string_match_all": string_match_all, "substring_match": substring_match}
-JUDGE_FREE_METRICS = frozenset({"accuracy", "qa_f1", "rouge_l", *MATCH_METRICS})
-"""The metrics ``grade_jobs`` grades without a judge, besides those of ``RECORD_METRICS``."""
+from longbench100.catalog.judge_styles import DEFAULT_JUDGE_STYLE, style_metric
+from longbench100.scoring.metrics.metric_table import (
+    CLASSIC,
+    JUDGE_BY_SECTION,
+    METRICS,
+    ROUGE,
+    metric_info,
+)
 
 METRIC_MODES = ("auto", "classic", "judge")
-CLASSIC_METRICS = {"qa_judge": "qa_f1", "summary_judge": "rouge_l", SECTION_JUDGE: "section_rouge"}
-JUDGE_METRICS = frozenset(CLASSIC_METRICS) | frozenset(HELMET_METRICS.values())
+JUDGE_METRICS = frozenset(name for name, metric in METRICS.items() if metric.judged)
+"""The metrics that need the judge (read from the metric table)."""
 
 
 def choose_metrics(tasks: list[str], mode: str, judge_configured: bool,
@@ -28,9 +29,9 @@ def choose_metrics(tasks: list[str], mode: str, judge_configured: bool,
     """Map each task to the metric that grades it.
 
     Accuracy tasks always use ``accuracy``, the recall tasks ``string_match_all`` / ``substring_match``. Judge tasks (SPEC.md: LLM judge) use ``qa_judge`` /
-    ``summary_judge`` in mode ``judge``, and in mode ``auto`` when a judge is configured; otherwise the
-    classic ``qa_f1`` / ``rouge_l``. Mode ``judge`` without a judge model is an error. ``families``
-    (the data's suite metrics) overrides a task's own metric family. With ``judge_style`` ``helmet``
+    ``summary_judge`` in mode ``judge``, and in mode ``auto`` when a judge is configured; otherwise
+    their classic fallback in the metric table (``qa_f1`` / ``rouge_l``). Mode ``judge`` without a
+    judge model is an error. ``families`` (the data's suite metrics) overrides a task's own metric family. With ``judge_style`` ``helmet``
     the judge tasks use HELMET's rubrics (``qa_judge_helmet`` / ``summary_judge_helmet``).
     """
     if mode not in METRIC_MODES:
@@ -41,8 +42,9 @@ def choose_metrics(tasks: list[str], mode: str, judge_configured: bool,
     chosen = {}
     for task in tasks:
         family = (families or {}).get(task, TASKS[task].metric)
-        if family in CLASSIC_METRICS:
-            chosen[task] = style_metric(family, judge_style) if use_judge else CLASSIC_METRICS[family]
+        fallback = METRICS[family].fallback if family in METRICS else None
+        if fallback is not None:
+            chosen[task] = style_metric(family, judge_style) if use_judge else fallback
         else:
             chosen[task] = family
     return chosen
@@ -83,25 +85,22 @@ def section_verdict(job: GradeJob, judge: Judge) -> Verdict:
 
 
 def judge_prompt(job: GradeJob) -> JudgePrompt | None:
-    """The judge prompt for a judge-metric job, or ``None`` when the answer is empty (scored 0) or is graded
-    section by section (:func:`section_prompts`)."""
-    if job.metric == SECTION_JUDGE:
+    """The judge prompt for a judge-metric job from its metric's rubric, or ``None`` when the answer
+    is empty (scored 0) or is graded section by section (:func:`section_prompts`)."""
+    rubric = RUBRICS.get(job.metric)
+    if rubric is None:
         return None
-    answers = list(job.record.answers)
-    if job.metric in ("qa_judge", QA_HELMET):
-        return qa_prompt(job.record.question, answers, job.text, job.metric)
-    if job.metric == SUMMARY_HELMET:
-        return helmet_summary_prompt(job.record.question, answers[0], job.text)
-    return summary_prompt(job.record.question, answers[0], job.text)
+    return rubric(job.record.question, list(job.record.answers), job.text)
 
 
 def judge_prompts(jobs: list[GradeJob]) -> list[JudgePrompt]:
     """All judge prompts that grading ``jobs`` needs (duplicates included; the judge sends each once)."""
     prompts: list[JudgePrompt | None] = []
     for job in jobs:
-        if job.metric == SECTION_JUDGE:
+        metric = metric_info(job.metric)
+        if metric.kind == JUDGE_BY_SECTION:
             prompts += section_prompts(job)
-        elif job.metric in JUDGE_METRICS:
+        elif metric.judged:
             prompts.append(judge_prompt(job))
     return [prompt for prompt in prompts if prompt is not None]
 
@@ -132,29 +131,20 @@ def grade_jobs(
     pending: list[tuple[int | None, JudgePrompt]] = []  # None: one section of a section_judge job
     sectioned: list[int] = []
     for index, job in enumerate(jobs):
-        answers = list(job.record.answers)
-        if job.metric == "accuracy":
-            options = list(job.record.options) if job.record.options else None
-            scores[index] = accuracy(job.record.task, job.text, answers, options)
-        elif job.metric in MATCH_METRICS:
-            scores[index] = MATCH_METRICS[job.metric](job.text, answers)
-        elif job.metric in RECORD_METRICS:
-            scores[index] = RECORD_METRICS[job.metric](job.text, job.record)
-        elif job.metric == "qa_f1":
-            scores[index] = qa_f1(job.text, answers)
-        elif job.metric == "rouge_l":
+        metric = metric_info(job.metric)
+        if metric.kind == CLASSIC:
+            scores[index] = metric.score(job.text, job.record)
+        elif metric.kind == ROUGE:
             rouge.append(index)
-        elif job.metric == SECTION_JUDGE:
+        elif metric.kind == JUDGE_BY_SECTION:
             sectioned.append(index)
             pending += [(None, prompt) for prompt in section_prompts(job) if prompt is not None]
-        elif job.metric in JUDGE_METRICS:
+        else:
             prompt = judge_prompt(job)
             if prompt is None:
                 scores[index] = 0.0
             else:
                 pending.append((index, prompt))
-        else:
-            raise ValueError(f"unknown metric {job.metric!r}")
     rouge_pairs = [(jobs[i].text, list(jobs[i].record.answers)) for i in rouge]
     for index, score in zip(rouge, rouge_l_many(rouge_pairs, rouge_variant)):
         scores[index] = score

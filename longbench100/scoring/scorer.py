@@ -17,10 +17,10 @@ from longbench100.catalog.task_info import TASKS
 from longbench100.folders.data_records import DataRecord
 from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT
 from .grading import JUDGE_METRICS, GradeJob, grade_jobs, judge_prompt, judge_prompts, section_verdict
-from longbench100.judge.prompts import SECTION_JUDGE
 from longbench100.judge.grader import Judge, Verdict
 from longbench100.judge.prompts import JudgePrompt
 from .predictions import Prediction
+from longbench100.scoring.metrics.metric_table import JUDGE_BY_SECTION, METRICS
 from longbench100.scoring.metrics.ranking import grade_levels
 from .samples import ScoredSample
 from .secondary import secondary_jobs, secondary_metrics
@@ -89,7 +89,7 @@ def _verdict(job: GradeJob | None, judge: Judge | None) -> Verdict | None:
     """The judge's verdict on a judge-metric answer, or ``None`` (no judge metric, empty answer, no answer)."""
     if job is None or judge is None or job.metric not in JUDGE_METRICS:
         return None
-    if job.metric == SECTION_JUDGE:
+    if METRICS[job.metric].kind == JUDGE_BY_SECTION:
         return section_verdict(job, judge)
     prompt = judge_prompt(job)
     return None if prompt is None else judge.verdicts.get(prompt.text)

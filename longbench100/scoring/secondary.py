@@ -8,8 +8,8 @@ Base Ability or LongScore.
 
 from longbench100.catalog.task_info import TASKS
 from longbench100.folders.data_records import DataRecord
-from .grading import JUDGE_FREE_METRICS, GradeJob
-from longbench100.scoring.metrics.record_metrics import RECORD_METRICS
+from .grading import GradeJob
+from longbench100.scoring.metrics.metric_table import METRICS
 from .samples import ScoredSample
 
 
@@ -17,9 +17,9 @@ def secondary_metrics(task: str) -> tuple[str, ...]:
     """The secondary metric names of ``task`` (``TaskInfo.also``); a name that is not a metric graded without a
     judge is a ``ValueError`` (a mistake in the task table, not in the user's input)."""
     names = TASKS[task].also
-    unknown = [name for name in names if name not in JUDGE_FREE_METRICS and name not in RECORD_METRICS]
+    unknown = [name for name in names if name not in METRICS or METRICS[name].judged]
     if unknown:
-        known = sorted(JUDGE_FREE_METRICS | set(RECORD_METRICS))
+        known = sorted(name for name, metric in METRICS.items() if not metric.judged)
         raise ValueError(f"task {task}: secondary metric {unknown[0]!r} is not one of {', '.join(known)}")
     return names
 
