@@ -32,6 +32,7 @@ from longbench100.generate.candidate_cache import cached_candidates
 from longbench100.fitting.fit import BuildContext
 from longbench100.generate.manifest import build_manifest, check_out_folder, claim_out_folder, log_unlabelled_row, logged_unlabelled_rows, record_shortcut_check, shortfall_reason
 from longbench100.generate.verify_counts import verify_prompt_counts
+from longbench100.generate.controls import ControlBuilder, ControlsResult, controls_file_path, read_controls_result, write_controls
 from longbench100.generate.json_lines import json_line
 from longbench100.generate.output import LineAppender, completed_rows, partial_file, written_rows, written_rows_in, written_sources
 from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
@@ -151,6 +152,7 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
     _STATE.update(builders=builders, options=options, tokenizer=tokenizer)
     results: dict[str, dict[str, LengthResult]] = {}
     cells = [(task, label, budget) for task in options.tasks for label, budget in options.lengths]
+    controls: dict[str, dict[str, ControlsResult | None]] = {}
     pending = {(task, label): _pending_rows(options, task, label, budget, plans[task][label]) for task, label, budget in cells}
     with _executor(options.workers) as executor:
         # one stream of rows over every task and length, so no worker waits for a file's last row before the next file's
@@ -159,6 +161,8 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
             plan = plans[task][label]
             results.setdefault(task, {})[label] = _write_length(options, task, label, plan, pending[task, label], lines, progress)
             _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
+            if options.controls:
+                controls.setdefault(task, {})[label] = _write_controls(options, task, label, budgets[label], echo)
     for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()},
                                      options.suite.base_lengths):
         echo(f"warning: {line}")
@@ -166,7 +170,8 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         checked = verify_prompt_counts(options.out, tokenizer, options.tasks, [label for label, _ in options.lengths],
                                        options.chat_template)
         echo(f"verified {checked} prompt token counts: each equals a whole recount")
-    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results), annotator, skipped, left_out)
+    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results), annotator, skipped, left_out,
+                              controls if options.controls else None)
     if options.check_shortcuts:
         manifest = _check_shortcuts(options.out, manifest, echo)
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
@@ -241,6 +246,21 @@ def _check_shortcuts(out: Path, manifest: dict, echo: Callable[[str], None]) -> 
     run = run_baselines(out)
     echo(format_table(run))
     return record_shortcut_check(out, manifest, summary_record(run))
+
+
+def _write_controls(options: GenerateOptions, task: str, label: str, budget: int,
+                    echo: Callable[[str], None]) -> ControlsResult | None:
+    """Write (or, on a resumed run, read back) the control twins of one task and length; ``None``, said
+    in a warning, when its prompts do not have a layout the controls can split (a --templates template)."""
+    if controls_file_path(options.out, task, label).exists():
+        return read_controls_result(options.out, task, label)
+    ctx = _context(options, _STATE["tokenizer"], task, label, budget)
+    builder = ControlBuilder(_STATE["builders"][task], ctx.tokenizer, options.chat_template, ctx.budget, options.seed)
+    try:
+        return write_controls(options.out, task, label, builder)
+    except UserError as error:
+        echo(f"warning: no control twins for {task} {label}: {error}")
+        return None
 
 
 def _context(options: GenerateOptions, tokenizer, task: str, label: str, budget: int) -> BuildContext:
