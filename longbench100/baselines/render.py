@@ -49,8 +49,11 @@ def write_run(run: BaselineRun, path: Path) -> None:
 
 
 def summary_record(run: BaselineRun) -> dict:
-    """What a manifest keeps of a check: the verdict and, per failing cell, its best shortcut."""
-    return {"passed": not run.failed, "cells": len(run.cells),
+    """What a manifest keeps of a check: the verdict, the task-lengths and control cells judged and, per
+    failing cell, its best shortcut."""
+    controls = sum(cell.on != REAL for cell in run.cells)
+    return {"passed": not run.failed, "cells": len(run.cells) - controls,
+            **({"control_cells": controls} if controls else {}),
             "over": [_over(cell) for cell in run.failed]}
 
 
