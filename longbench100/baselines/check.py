@@ -48,6 +48,7 @@ class BaselineScore:
     score: float
     stderr: float
     judged: bool
+    anchor: str | None = None  # the anchor's file whose construct or metric allows this shortcut (reported, not judged)
 
     def over(self, ceiling: float) -> bool:
         """Whether this judged baseline is over ``ceiling`` beyond sampling error."""
@@ -89,7 +90,8 @@ class CellVerdict:
             "task": self.task, "label": self.label, "on": self.on, "samples": self.samples, "chance": round(self.chance, 4),
             "limit": self.limit.record(), "ceiling": round(self.ceiling, 4),
             "best": best.name if best else None, "best_score": round(best.score, 4) if best else None, "passed": self.passed,
-            "baselines": {b.name: {"family": b.family, "score": round(b.score, 4), "stderr": round(b.stderr, 4), "judged": b.judged}
+            "baselines": {b.name: {"family": b.family, "score": round(b.score, 4), "stderr": round(b.stderr, 4), "judged": b.judged,
+                                   **({"anchor": b.anchor} if b.anchor and not b.judged else {})}
                           for b in self.baselines},
         }
 
@@ -122,14 +124,16 @@ def run_baselines(data_dir: Path, tasks: set[str] | None = None, controls: bool 
                    if (tasks is None or record.task in tasks) and (record.task, record.row) in priors]
     records = [record for record, _ in loaded]
     views = {record.id: read_prompt(prompt) for record, prompt in loaded}
+    ratios = _other_rows_count_ratios([record for record in records if record.control is None], views)
     jobs: list[tuple[DataRecord, str, str]] = []  # (record, answer, what: baseline name or "chance")
     for record in records:
         view = views[record.id]
         for baseline in baselines_for(record.task):
-            answer = baseline.answer(Attempt(record, view, priors[(record.task, record.row)]))
+            answer = baseline.answer(Attempt(record, view, priors[(record.task, record.row)], ratios.get((record.task, record.row))))
             jobs.append((record, answer or "", baseline.name))
-        for answer in chance_answers(record.task, view, record.row):
-            jobs.append((record, answer, "chance"))
+        if record.control is None:  # a control's chance is its twin's: the same question, options and answer key
+            for answer in chance_answers(record, view, priors[(record.task, record.row)]):
+                jobs.append((record, answer, "chance"))
     scores = classic_scores([record for record, _, _ in jobs], [answer for _, answer, _ in jobs], families)
     return _verdicts(data_dir, records, jobs, scores, limits)
 
@@ -162,6 +166,19 @@ def _other_rows_answers(records: list[DataRecord]) -> dict[tuple[str, int], Coun
     return priors
 
 
+def _other_rows_count_ratios(records: list[DataRecord], views: dict) -> dict[tuple[str, int], float]:
+    """For each (task, row) of a counting task: the mean share of distinct paragraphs (answer / announced
+    total) of the task's other rows, every length (what a reader of other rows' answers learns)."""
+    shares: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for record in records:
+        total = views[record.id].listed
+        if total and record.answers and record.answers[0].isdigit():
+            shares[record.task].append((record.row, int(record.answers[0]) / total))
+    return {(task, row): fmean(share for other, share in entries if other != row)
+            for task, entries in shares.items() for row in {row for row, _ in entries}
+            if any(other != row for other, _ in entries)}
+
+
 def _verdicts(data_dir: Path, records: list[DataRecord], jobs: list[tuple[DataRecord, str, str]], scores: list[float],
               limits: dict) -> BaselineRun:
     per_cell: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -181,7 +198,7 @@ def _verdicts(data_dir: Path, records: list[DataRecord], jobs: list[tuple[DataRe
     cells = []
     for task, label, on in _cell_order(records):
         cell_records = by_cell[(task, label, on)]
-        chance = fmean(fmean(chance_per_record.get(record.id, [0.0])) for record in cell_records)
+        chance = fmean(fmean(chance_per_record.get(record.twin_of or record.id, [0.0])) for record in cell_records)
         limit = limit_from_record(limits.get(task)) if on == REAL else CONTROL_LIMIT
         cell = CellVerdict(task, label, len(cell_records), chance, limit, on=on)
         for baseline in baselines_for(task):
@@ -194,7 +211,8 @@ def _verdicts(data_dir: Path, records: list[DataRecord], jobs: list[tuple[DataRe
 def _score(baseline: Baseline, values: list[float], limit: ShortcutLimit) -> BaselineScore:
     mean = fmean(values) if values else 0.0
     stderr = stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
-    return BaselineScore(baseline.name, baseline.family, baseline.description, mean, stderr, baseline.family not in limit.reported)
+    judged = baseline.family not in limit.reported and (limit is CONTROL_LIMIT or baseline.anchor is None)
+    return BaselineScore(baseline.name, baseline.family, baseline.description, mean, stderr, judged, baseline.anchor)
 
 
 def _cell_key(record: DataRecord) -> tuple[str, str, str]:

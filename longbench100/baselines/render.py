@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from longbench100.core.atomic import write_json_atomic
-from longbench100.baselines.check import REAL, Z_ONE_SIDED, BaselineRun, CellVerdict
+from longbench100.baselines.check import REAL, Z_ONE_SIDED, BaselineRun, BaselineScore, CellVerdict
 
 RUN_NAME = "no-model baselines"
 """What ``show`` prints as the model of a baselines file."""
@@ -17,7 +17,7 @@ def format_table(run: BaselineRun) -> str:
     for cell in run.cells:
         best = cell.best
         best_text = f"{best.name} {best.score:.3f}" if best else "-"
-        others = ", ".join(f"{b.name} {b.score:.2f}{'' if b.judged else ' (reported)'}" for b in cell.baselines) or "none apply"
+        others = ", ".join(f"{b.name} {b.score:.2f}{_marker(b)}" for b in cell.baselines) or "none apply"
         lines.append(f"{cell.task:<20} {cell.label:>5} {cell.on:<15} {cell.samples:>4} {cell.chance:>6.3f} {cell.ceiling:>6.3f} {best_text:<28} "
                      f"{'ok' if cell.passed else 'OVER':<7} {others}")
     failed = run.failed
@@ -25,6 +25,13 @@ def format_table(run: BaselineRun) -> str:
                  f"(OVER: above the limit by more than {Z_ONE_SIDED} standard errors)"
                  + (f"; over: {', '.join(_cell_name(c) for c in failed)}" if failed else ""))
     return "\n".join(lines)
+
+
+def _marker(baseline: BaselineScore) -> str:
+    """What the table writes after a baseline not held to the limit: the anchor's shortcut, or reported."""
+    if baseline.judged:
+        return ""
+    return " (anchor's)" if baseline.anchor else " (reported)"
 
 
 def _cell_name(cell: CellVerdict) -> str:

@@ -32,6 +32,7 @@ class DataRecord:
     source: str | None = None  # gold.sources[0]: the source the gold material comes from
     gold: dict | None = field(default=None, compare=False, hash=False)  # the record's whole gold object, for task metrics
     sections: tuple[str, ...] | None = field(default=None, compare=False, hash=False)  # section texts, for tasks a judge grades section by section
+    distractors: tuple[dict, ...] | None = field(default=None, compare=False, hash=False)  # padding provenance, in prompt order
     control: str | None = None  # a control twin's kind ("gold_removed", "context_swapped"); None for a real sample
     twin_of: str | None = None  # a control twin's real sample id
 
@@ -87,6 +88,7 @@ def parse_record(data: object, where: str) -> DataRecord:
         source=_first_source(data.get("gold")),
         gold=data["gold"] if isinstance(data.get("gold"), dict) else None,
         sections=_section_texts(data) if TASKS[data["task"]].judged_by_section else None,
+        distractors=tuple(data["distractors"]) if isinstance(data.get("distractors"), list) else None,
         control=data["control"] if isinstance(data.get("control"), str) else None,
         twin_of=data["twin_of"] if isinstance(data.get("twin_of"), str) else None,
     )
