@@ -138,6 +138,27 @@ def run_baselines(data_dir: Path, tasks: set[str] | None = None, controls: bool 
     return _verdicts(data_dir, records, jobs, scores, limits)
 
 
+def cell_chances(data_dir: Path) -> dict[str, dict[str, float]]:
+    """Each task and length's chance level (as :func:`run_baselines` computes it, no baseline run): the
+    mean over its samples of the expected classic score of a uniformly random possible answer."""
+    families = ((read_manifest(data_dir) or {}).get("suite") or {}).get("metrics")
+    loaded = load_data_with_prompts(data_dir)
+    priors = _other_rows_answers([record for record, _ in loaded])
+    jobs = [(record, answer) for record, prompt in loaded
+            for answer in chance_answers(record, read_prompt(prompt), priors[(record.task, record.row)])]
+    scores = classic_scores([record for record, _ in jobs], [answer for _, answer in jobs], families)
+    per_record: dict[str, list[float]] = defaultdict(list)
+    for (record, _), score in zip(jobs, scores):
+        per_record[record.id].append(score)
+    per_cell: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for record, _ in loaded:
+        per_cell[(record.task, record.label)].append(fmean(per_record.get(record.id, [0.0])))
+    chances: dict[str, dict[str, float]] = {}
+    for (task, label), values in per_cell.items():
+        chances.setdefault(task, {})[label] = round(fmean(values), 4)
+    return chances
+
+
 def _question_key(record: DataRecord) -> tuple:
     """What makes two records the same question: their ground-truth items (a reused item asks it again), else the row."""
     items = (record.gold or {}).get("item_ids")

@@ -64,6 +64,8 @@ def _api_key(variable: str | None) -> str | None:
     default=True,
     help="Also ask QA questions without their passages (needed for the QA filter at scoring).",
 )
+@click.option("--controls", is_flag=True, help="Also predict the control twins of the data (DATA/controls, written by "
+              "generate) into OUT/controls, for score --controls.")
 @click.option("--retry-failed", is_flag=True, help="Redo samples recorded with an error by an earlier run.")
 @click.option(
     "--limit", type=click.IntRange(min=1), default=None, help="Only the first N rows (by row number) of each task and "
@@ -98,6 +100,7 @@ def predict(
     tasks: str,
     lengths: str | None,
     closed_book: bool,
+    controls: bool,
     retry_failed: bool,
     limit: int | None,
     system_prompt: str | None,
@@ -154,6 +157,7 @@ def predict(
         max_retries=max_retries,
         progress=progress,
         wait=wait,
+        controls=controls,
     )
     summary = run_predict(options, echo=click.echo)  # Ctrl-C / SIGTERM: the CLI prints the resume hint, exit 130 / 143
     failure = failure_message(summary, options)

@@ -69,11 +69,13 @@ def judge_settings(model: str | None, base_url: str, api_key_env: str, concurren
 @click.option("--judge-style", type=click.Choice(JUDGE_STYLES),
               help="Rubrics of the judge tasks: 100-longbench, or helmet (HELMET's QA scale; summaries by key-point "
                    "recall and sentence precision).  [default: the data's suite's judge_style, else 100-longbench]")
+@click.option("--controls", is_flag=True, help="Also grade the answers on the data's control twins (predict --controls): "
+              "per task and length, the control score beside S_l, flagged when above chance + 5 points.")
 @click.option("--wait", is_flag=True, help="When another run is writing the same --out, wait for it instead of refusing.")
 @judge_options
 def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_name: str | None, base_lengths: str | None,
           allow_missing: bool, allow_ungraded: bool, limit: int | None, rouge_variant: str, n_boot: int, seed: int,
-          judge_style: str | None, wait: bool, metric_mode: str, judge_model: str | None, judge_base_url: str, judge_api_key_env: str,
+          judge_style: str | None, controls: bool, wait: bool, metric_mode: str, judge_model: str | None, judge_base_url: str, judge_api_key_env: str,
           judge_concurrency: int, judge_max_tokens: int, dry_run: bool, price_in: float | None,
           price_out: float | None) -> None:
     """Score one model's predictions: metrics, QA filter, Base Ability and LongScore into results.json.
@@ -89,5 +91,6 @@ def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_na
         judge=judge_settings(judge_model, judge_base_url, judge_api_key_env, judge_concurrency, judge_max_tokens),
         judge_style=judge_style,
         rouge_variant=rouge_variant, limit=limit, dry_run=dry_run, price_in=price_in, price_out=price_out, wait=wait,
+        controls=controls,
     )
     run_score(options, echo=click.echo, progress=True)  # a bar on a terminal, plain lines otherwise

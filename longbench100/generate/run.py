@@ -170,8 +170,9 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         checked = verify_prompt_counts(options.out, tokenizer, options.tasks, [label for label, _ in options.lengths],
                                        options.chat_template)
         echo(f"verified {checked} prompt token counts: each equals a whole recount")
+    chances = _chances(options.out) if options.controls else None
     manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results), annotator, skipped, left_out,
-                              controls if options.controls else None)
+                              controls if options.controls else None, chances)
     if options.check_shortcuts:
         manifest = _check_shortcuts(options.out, manifest, echo)
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
@@ -236,6 +237,14 @@ def _dry_run(options: GenerateOptions, location: SourceLocation, echo: Callable[
          + (", plus one call for each reply that loops to the budget (--annotator-loop-penalty)" if options.annotator.loop_penalty else "")
          + "; nothing written")
     return {"dry_run": {"prompts": plan.unique_prompts, "cache_hits": plan.cache_hits, "calls": plan.calls, "prompt_tokens": plan.prompt_tokens}}
+
+
+def _chances(out: Path) -> dict[str, dict[str, float]]:
+    """Each task and length's chance level, kept with the controls so ``score --controls`` can flag a
+    model's control score above it (``baselines/check.py``)."""
+    from longbench100.baselines.check import cell_chances
+
+    return cell_chances(out)
 
 
 def _check_shortcuts(out: Path, manifest: dict, echo: Callable[[str], None]) -> dict:

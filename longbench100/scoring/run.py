@@ -19,6 +19,7 @@ from longbench100.catalog.suites import recorded_suite
 from longbench100.scoring.aggregates.aggregate import aggregate, canonical_base_labels
 from longbench100.scoring.aggregates.by_suite import suite_blocks
 from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
+from longbench100.scoring.controls import control_block, control_lines
 from longbench100.folders.data_records import DataRecord, load_data, manifest_sha256, read_manifest, tokenizer_identity
 from .grading import JUDGE_METRICS, choose_metrics
 from longbench100.judge.cost import check_prices, plan_lines
@@ -57,6 +58,7 @@ class ScoreOptions:
     wait: bool = False  # wait for another run writing the same --out instead of refusing
     price_in: float | None = None
     price_out: float | None = None
+    controls: bool = False  # also grade the answers on the control twins (scoring/controls.py)
 
 
 def default_model_name(predictions: Path) -> str:
@@ -147,6 +149,11 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
     outcome = score_predictions(records, by_id, metrics, options.qa_filter, judge, progress=progress,
                                 rouge_variant=options.rouge_variant)
     results = _results(options, outcome, metrics, judge, base_labels, left_out, suite, judge_style)
+    if options.controls:
+        results["aggregates"]["controls"] = control_block(options.data_dir, options.predictions, records, metrics, judge,
+                                                          options.rouge_variant, echo)
+        for line in control_lines(results["aggregates"]["controls"]):
+            echo(line)
     write_results(options.out, results)
     print_summary(results, outcome, echo)
     for task, label in left_out:
