@@ -19,7 +19,7 @@ from longbench100.catalog.suites import recorded_suite
 from longbench100.scoring.aggregates.aggregate import aggregate, canonical_base_labels
 from longbench100.scoring.aggregates.by_suite import suite_blocks
 from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
-from longbench100.scoring.controls import control_block, control_lines
+from longbench100.scoring.control_scores import control_block, control_lines
 from longbench100.folders.data_records import DataRecord, load_data, manifest_sha256, read_manifest, tokenizer_identity
 from .grading import JUDGE_METRICS, choose_metrics
 from longbench100.judge.cost import check_prices, plan_lines
@@ -58,7 +58,7 @@ class ScoreOptions:
     wait: bool = False  # wait for another run writing the same --out instead of refusing
     price_in: float | None = None
     price_out: float | None = None
-    controls: bool = False  # also grade the answers on the control twins (scoring/controls.py)
+    controls: bool = False  # also grade the answers on the control twins (scoring/control_scores.py)
 
 
 def default_model_name(predictions: Path) -> str:
