@@ -20,6 +20,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length_list
 from longbench100.folders.data_records import data_files, parse_record, read_jsonl, read_manifest
+from longbench100.folders.layout import controls_folder
 from longbench100.scoring.grading import GradeJob, choose_metrics, grade_jobs
 from longbench100.catalog.suites import recorded_suite
 from longbench100.catalog.task_info import answer_room, parse_task_list
@@ -30,15 +31,21 @@ def _comma_list(value: str | list[str]) -> str:
     return value if isinstance(value, str) else ",".join(str(item) for item in value)
 
 
-def data_samples(data: str | Path, tasks: str | list[str] = "all", lengths: str | list[str] | None = None) -> list[Sample]:
+def data_samples(data: str | Path, tasks: str | list[str] = "all", lengths: str | list[str] | None = None,
+                 controls: bool = False) -> list[Sample]:
     """Inspect samples for the records of ``data`` (``tasks``: ``all`` or task names; ``lengths``: length
-    labels, default every file), in the data folder's order."""
+    labels, default every file), in the data folder's order; with ``controls``, its control twins after them."""
     folder = Path(data)
     wanted_tasks = set(parse_task_list(_comma_list(tasks)))
     wanted_labels = {label for label, _ in parse_length_list(_comma_list(lengths))} if lengths else None
     suite = recorded_suite(read_manifest(folder))
     samples = []
-    for file in data_files(folder):
+    files = data_files(folder)
+    if controls:
+        if not controls_folder(folder).is_dir():
+            raise UserError(f"controls: {folder} holds no control twins ({controls_folder(folder)}); generate writes them")
+        files += data_files(controls_folder(folder))
+    for file in files:
         for where, value in read_jsonl(file):
             record = parse_record(value, where)
             if record.task not in wanted_tasks or (wanted_labels is not None and record.label not in wanted_labels):
@@ -83,7 +90,9 @@ def longbench100_metric():
 
 
 @task
-def longbench100(data: str, tasks: str | list[str] = "all", lengths: str | list[str] | None = None) -> Task:
-    """Every record of the data folder ``data`` (optionally only ``tasks`` and ``lengths``) as one Inspect task."""
-    return Task(dataset=MemoryDataset(data_samples(data, tasks, lengths), name=Path(data).name),
+def longbench100(data: str, tasks: str | list[str] = "all", lengths: str | list[str] | None = None,
+                 controls: bool = False) -> Task:
+    """Every record of the data folder ``data`` (optionally only ``tasks`` and ``lengths``; with ``controls``,
+    and its control twins: ``-T controls=true``) as one Inspect task."""
+    return Task(dataset=MemoryDataset(data_samples(data, tasks, lengths, controls), name=Path(data).name),
                 solver=answer_with_room(), scorer=longbench100_metric())

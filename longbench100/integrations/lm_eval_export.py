@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from longbench100.core.atomic import write_bytes_atomic
-from longbench100.folders.layout import list_data_files
+from longbench100.folders.layout import DataFileRef, controls_folder, list_data_files
 from longbench100.core.errors import UserError
 from longbench100.folders.data_records import parse_record, read_jsonl, read_manifest
 from ..scoring.grading import choose_metrics
@@ -23,6 +23,7 @@ from longbench100.catalog.suites import group_by_suite, recorded_suite
 from longbench100.catalog.task_info import answer_room
 
 TASK_PREFIX = "longbench100"
+CONTROLS_SUFFIX = "_controls"
 HOOKS_MODULE = "longbench100_hooks"
 _HOOKS_SOURCE = '''"""Written by `longbench100 export lm-eval`: lm-eval loads this file next to the task YAMLs."""
 
@@ -46,8 +47,9 @@ def lm_eval_task_name(task: str, label: str) -> str:
     return f"{TASK_PREFIX}_{task}_{label}"
 
 
-def export_lm_eval(data_dir: Path, out_dir: Path) -> tuple[list[ExportedTask], dict[str, list[str]]]:
-    """Write the lm-eval tasks of every data file under ``data_dir`` into ``out_dir``.
+def export_lm_eval(data_dir: Path, out_dir: Path, controls: bool = False) -> tuple[list[ExportedTask], dict[str, list[str]]]:
+    """Write the lm-eval tasks of every data file under ``data_dir`` into ``out_dir``; with ``controls``,
+    those of its control twins too (``longbench100_<task>_<label>_controls``, group ``longbench100_controls``).
 
     Returns the exported tasks and the groups (group name -> task names). A task's ``max_gen_toks``
     is the largest answer room of its records (lm-eval sets generation per task, not per document).
@@ -55,8 +57,25 @@ def export_lm_eval(data_dir: Path, out_dir: Path) -> tuple[list[ExportedTask], d
     files = list_data_files(data_dir)
     if not files:
         raise UserError(f"{data_dir}: no <task>/<label>.jsonl data files to export")
+    twins = controls_folder(data_dir)
+    if controls and not twins.is_dir():
+        raise UserError(f"--controls: {data_dir} holds no control twins ({twins}); generate writes them unless --no-controls")
     suite = recorded_suite(read_manifest(data_dir))
     metrics = choose_metrics(sorted({ref.task for ref in files}), "classic", False, families=suite["metrics"] if suite else None)
+    exported = _export_files(files, metrics, out_dir, "")
+    groups = _groups(exported, suite)
+    if controls:
+        twin_tasks = _export_files(list_data_files(twins, sorted(metrics)), metrics, out_dir, CONTROLS_SUFFIX)
+        groups[f"{TASK_PREFIX}{CONTROLS_SUFFIX}"] = [task.name for task in twin_tasks]
+        exported += twin_tasks
+    for group, members in groups.items():
+        write_bytes_atomic(out_dir / f"{group}.yaml", _group_yaml(group, members).encode("utf-8"))
+    write_bytes_atomic(out_dir / f"{HOOKS_MODULE}.py", _HOOKS_SOURCE.encode("utf-8"))
+    return exported, groups
+
+
+def _export_files(files: list[DataFileRef], metrics: dict[str, str], out_dir: Path, suffix: str) -> list[ExportedTask]:
+    """Write one lm-eval task per data file (its name ending in ``suffix``) and its documents."""
     exported = []
     for ref in files:
         lines, rooms = [], []
@@ -69,17 +88,13 @@ def export_lm_eval(data_dir: Path, out_dir: Path) -> tuple[list[ExportedTask], d
             lines.append(json.dumps(document, ensure_ascii=False) + "\n")
         if not lines:
             continue
-        documents = out_dir / "docs" / ref.task / f"{ref.label}.jsonl"
+        documents = out_dir / "docs" / ref.task / f"{ref.label}{suffix}.jsonl"
         documents.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(documents, "".join(lines).encode("utf-8"))
-        task = ExportedTask(lm_eval_task_name(ref.task, ref.label), ref.task, ref.label, len(lines), max(rooms))
+        task = ExportedTask(lm_eval_task_name(ref.task, ref.label) + suffix, ref.task, ref.label, len(lines), max(rooms))
         write_bytes_atomic(out_dir / f"{task.name}.yaml", _task_yaml(task, documents.resolve()).encode("utf-8"))
         exported.append(task)
-    groups = _groups(exported, suite)
-    for group, members in groups.items():
-        write_bytes_atomic(out_dir / f"{group}.yaml", _group_yaml(group, members).encode("utf-8"))
-    write_bytes_atomic(out_dir / f"{HOOKS_MODULE}.py", _HOOKS_SOURCE.encode("utf-8"))
-    return exported, groups
+    return exported
 
 
 def _groups(exported: list[ExportedTask], suite: dict | None) -> dict[str, list[str]]:

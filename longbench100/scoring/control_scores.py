@@ -29,22 +29,26 @@ CONTROL_MARGIN = 5.0
 Z_ONE_SIDED = 1.645
 
 
-def control_block(data_dir: Path, predictions: Path, records: list[DataRecord], metrics: dict[str, str],
+def control_block(data_dir: Path, predictions: Path, records: list[DataRecord], data_ids: set[str], metrics: dict[str, str],
                   judge: Judge | None, rouge_variant: str, echo: Callable[[str], None]) -> dict:
     """``{task: {label: {kind: {"score", "stderr", "n"}, "chance", "flagged"}}}`` for the cells of
-    ``records`` (their rows only): the model's answers on the twins in ``predictions/controls``."""
-    twins_dir, answers_dir = controls_folder(data_dir), controls_folder(predictions)
+    ``records`` (their rows only): the model's answers on the twins, read from ``predictions/controls``
+    (``predict --controls``), else from ``predictions`` itself (lm-eval or Inspect logs of an export
+    with its controls; ``data_ids``, the data's own ids, are then passed over)."""
+    twins_dir = controls_folder(data_dir)
+    answers = controls_folder(predictions) if controls_folder(predictions).is_dir() else predictions
     if not twins_dir.is_dir():
         raise UserError(f"--controls: {data_dir} holds no control twins ({twins_dir}); generate writes them unless --no-controls")
-    if not answers_dir.is_dir():
-        raise UserError(f"--controls: no answers on the twins in {answers_dir}; run predict --controls first")
     rows = {(record.task, record.label, record.row) for record in records}
     every = load_data(twins_dir)
     twins = [twin for twin in every if (twin.task, twin.label, twin.row) in rows]
-    by_id = _twin_answers(answers_dir, twins, {twin.id for twin in every})
+    by_id = _twin_answers(answers, twins, {twin.id for twin in every} | data_ids)
+    if not by_id:
+        raise UserError(f"--controls: no answers on the control twins in {answers}; run predict --controls "
+                        "(or export with --controls) first")
     missing = len(twins) - len(by_id)
     if missing:
-        echo(f"controls: {missing} of {len(twins)} twins have no answer in {answers_dir}; they are left out")
+        echo(f"controls: {missing} of {len(twins)} twins have no answer in {answers}; they are left out")
     answered = [twin for twin in twins if twin.id in by_id]
     outcome = score_predictions(answered, by_id, metrics, None, judge, progress=False, rouge_variant=rouge_variant)
     chances = ((read_manifest(data_dir) or {}).get("controls") or {}).get("chance") or {}
@@ -65,7 +69,7 @@ def control_block(data_dir: Path, predictions: Path, records: list[DataRecord], 
 
 def _twin_answers(folder: Path, twins: list[DataRecord], known: set[str]) -> dict[str, Prediction]:
     """The answers in ``folder`` to ``twins``, by id (a twin without one is left out, not an error; an
-    answer to an id not in ``known``, every twin of the data, is)."""
+    answer to an id not in ``known`` is)."""
     by_id, _ = match_predictions(load_predictions(folder), [twin.id for twin in twins], known,
                                  allow_missing=True, source=folder)
     return {twin.id: by_id[twin.id] for twin in twins if twin.id in by_id}

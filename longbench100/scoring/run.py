@@ -150,7 +150,8 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
                                 rouge_variant=options.rouge_variant)
     results = _results(options, outcome, metrics, judge, base_labels, left_out, suite, judge_style)
     if options.controls:
-        results["aggregates"]["controls"] = control_block(options.data_dir, options.predictions, records, metrics, judge,
+        results["aggregates"]["controls"] = control_block(options.data_dir, options.predictions, records,
+                                                          {record.id for record in every}, metrics, judge,
                                                           options.rouge_variant, echo)
         for line in control_lines(results["aggregates"]["controls"]):
             echo(line)
