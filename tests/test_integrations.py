@@ -146,3 +146,38 @@ def test_inspect_task_runs_and_score_reads_its_log(data: Path, tmp_path: Path, m
     theirs = per_sample_scores(tmp_path / "inspect.json")
     assert theirs == {str(sample.id): sample.scores["longbench100_metric"].value for sample in log.samples}
     assert theirs == our_predict_scores(data, reply, tmp_path)
+
+
+def test_exports_carry_the_control_twins_when_asked(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    invoke("export", "lm-eval", str(data), str(tmp_path / "plain"))
+    assert not list((tmp_path / "plain").glob("*_controls.yaml"))
+    invoke("export", "lm-eval", str(data), str(tmp_path / "lm"), "--controls")
+    group = (tmp_path / "lm" / "longbench100_controls.yaml").read_text()
+    assert all(f"longbench100_{task}_{label}_controls" in group for task in TASKS for label in ("2k", "4k"))
+    twins = [json.loads(line) for line in (tmp_path / "lm" / "docs" / "kv_retrieval" / "2k_controls.jsonl").read_text().splitlines()]
+    assert {json.loads(twin["record"])["control"] for twin in twins} == {"gold_removed", "context_swapped"}
+
+    pytest.importorskip("inspect_ai")
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput
+
+    from longbench100.integrations.inspect_tasks import longbench100
+
+    cache = tmp_path / "tiktoken"
+    cache.mkdir()
+    (cache / hashlib.sha1(O200K_URL.encode()).hexdigest()).write_bytes(gzip.decompress(_bundled_file(O200K_URL).read_bytes()))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    reply = replier(data)
+
+    def model(messages, tools, tool_choice, config) -> ModelOutput:
+        return ModelOutput.from_content(model="mockllm", content=reply(messages[-1].text))
+
+    [log] = inspect_eval(longbench100(data=str(data), controls=True), model="mockllm/model",
+                         model_args={"custom_outputs": model}, log_dir=str(tmp_path / "ilogs"), display="none")
+    twins = records(data / "controls")
+    assert log.status == "success" and len(log.samples) == len(records(data)) + len(twins)
+    invoke("score", "--data", str(data), "--predictions", str(tmp_path / "ilogs"), "--metric", "classic",
+           "--qa-filter", "off", "--controls", "--out", str(tmp_path / "inspect.json"))
+    block = json.loads((tmp_path / "inspect.json").read_text())["aggregates"]["controls"]
+    assert sum(cell[kind]["n"] for cells in block.values() for cell in cells.values()
+               for kind in ("gold_removed", "context_swapped")) == len(twins)

@@ -17,7 +17,7 @@ from statistics import fmean, stdev
 from typing import Callable
 
 from longbench100.core.errors import UserError
-from longbench100.folders.data_records import DataRecord, load_data, read_manifest
+from longbench100.folders.data_records import DataRecord, read_manifest
 from longbench100.folders.layout import controls_folder
 from longbench100.judge.grader import Judge
 from longbench100.scoring.predictions import Prediction, load_predictions, match_predictions
@@ -29,20 +29,20 @@ CONTROL_MARGIN = 5.0
 Z_ONE_SIDED = 1.645
 
 
-def control_block(data_dir: Path, predictions: Path, records: list[DataRecord], data_ids: set[str], metrics: dict[str, str],
-                  judge: Judge | None, rouge_variant: str, echo: Callable[[str], None]) -> dict:
+def control_block(data_dir: Path, predictions: Path, records: list[DataRecord], every_twin: list[DataRecord],
+                  known: set[str], metrics: dict[str, str], judge: Judge | None, rouge_variant: str,
+                  echo: Callable[[str], None]) -> dict:
     """``{task: {label: {kind: {"score", "stderr", "n"}, "chance", "flagged"}}}`` for the cells of
-    ``records`` (their rows only): the model's answers on the twins, read from ``predictions/controls``
-    (``predict --controls``), else from ``predictions`` itself (lm-eval or Inspect logs of an export
-    with its controls; ``data_ids``, the data's own ids, are then passed over)."""
-    twins_dir = controls_folder(data_dir)
+    ``records`` (their rows only): the model's answers on their twins (of ``every_twin``, the data's),
+    read from ``predictions/controls`` (``predict --controls``), else from ``predictions`` itself
+    (lm-eval or Inspect logs of an export with its controls); ``known``: every id of the data and twins."""
+    if not every_twin:
+        raise UserError(f"--controls: {data_dir} holds no control twins ({controls_folder(data_dir)}); "
+                        "generate writes them unless --no-controls")
     answers = controls_folder(predictions) if controls_folder(predictions).is_dir() else predictions
-    if not twins_dir.is_dir():
-        raise UserError(f"--controls: {data_dir} holds no control twins ({twins_dir}); generate writes them unless --no-controls")
     rows = {(record.task, record.label, record.row) for record in records}
-    every = load_data(twins_dir)
-    twins = [twin for twin in every if (twin.task, twin.label, twin.row) in rows]
-    by_id = _twin_answers(answers, twins, {twin.id for twin in every} | data_ids)
+    twins = [twin for twin in every_twin if (twin.task, twin.label, twin.row) in rows]
+    by_id = _twin_answers(answers, twins, known)
     if not by_id:
         raise UserError(f"--controls: no answers on the control twins in {answers}; run predict --controls "
                         "(or export with --controls) first")

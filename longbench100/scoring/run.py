@@ -20,6 +20,7 @@ from longbench100.scoring.aggregates.aggregate import aggregate, canonical_base_
 from longbench100.scoring.aggregates.by_suite import suite_blocks
 from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
 from longbench100.scoring.control_scores import control_block, control_lines
+from longbench100.folders.layout import controls_folder
 from longbench100.folders.data_records import DataRecord, load_data, manifest_sha256, read_manifest, tokenizer_identity
 from .grading import JUDGE_METRICS, choose_metrics
 from longbench100.judge.cost import check_prices, plan_lines
@@ -129,8 +130,9 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
         raise UserError(f"--base-lengths {','.join(options.base_lengths)}: the data has no rows at any of them "
                         f"(its lengths: {', '.join(present)}), so no Base Ability or LongScore could be computed")
     manifest = manifest_sha256(options.data_dir)
-    by_id = read_predictions(options.predictions, records, {record.id for record in every}, manifest,
-                                      options.allow_missing, echo)
+    twins = load_data(controls_folder(options.data_dir)) if controls_folder(options.data_dir).is_dir() else []
+    known = {record.id for record in every} | {twin.id for twin in twins}  # logs of an export may hold both
+    by_id = read_predictions(options.predictions, records, known, manifest, options.allow_missing, echo)
     left_out = unpredicted_cells(records, by_id)
     records = [record for record in records if (record.task, record.label) not in left_out]
     if not records:
@@ -150,9 +152,8 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
                                 rouge_variant=options.rouge_variant)
     results = _results(options, outcome, metrics, judge, base_labels, left_out, suite, judge_style)
     if options.controls:
-        results["aggregates"]["controls"] = control_block(options.data_dir, options.predictions, records,
-                                                          {record.id for record in every}, metrics, judge,
-                                                          options.rouge_variant, echo)
+        results["aggregates"]["controls"] = control_block(options.data_dir, options.predictions, records, twins, known,
+                                                          metrics, judge, options.rouge_variant, echo)
         for line in control_lines(results["aggregates"]["controls"]):
             echo(line)
     write_results(options.out, results)
