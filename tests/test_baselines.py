@@ -44,9 +44,10 @@ Task: start from the key "a". Look up its value; keep following the records for 
 Final value:"""
 
 
-def _record(task: str, question: str = "", answers: tuple[str, ...] = ("x",), row: int = 0) -> DataRecord:
+def _record(task: str, question: str = "", answers: tuple[str, ...] = ("x",), row: int = 0,
+            gold: dict | None = None, distractors: tuple[dict, ...] | None = None) -> DataRecord:
     return DataRecord(id=f"{task}-8k-{row:04d}", task=task, label="8k", length=8192, row=row, answers=answers,
-                      question=question, closed_book_prompt=None)
+                      question=question, closed_book_prompt=None, gold=gold, distractors=distractors)
 
 
 def _answer(kind: str, name: str, record: DataRecord, prompt: str) -> str | None:
@@ -196,29 +197,30 @@ def test_passage_retrieval_pads_with_its_own_source_and_never_shows_one_passage(
             assert sources <= {record["gold"]["sources"][0]}, record["id"]  # every source here holds twice 8k
 
 
-def _record(task: str, answers: list[str], gold: dict | None = None, distractors: list[dict] | None = None) -> DataRecord:
-    return DataRecord(id=f"{task}-x", task=task, label="2k", length=2048, row=0, answers=tuple(answers), question=None,
-                      closed_book_prompt=None, gold=gold, distractors=tuple(distractors) if distractors is not None else None)
-
-
 def test_chance_leaves_out_the_option_that_is_never_right():
     prompt = ("Passage 1:\nSome text.\n\nQuestion: which list gives the star counts?\n"
-              "Option 1: [1, 2, 3, 4]\nOption 2: [5, 6, 7, 8]\nOption 3: [9, 1, 2, 3]\nOption 4: [4, 5, 6, 7]\n"
+              "Option 1: [1, 2, 3, 4]\nOption 2: [5, 6, 7, 8]\n"
+              "Option 3: [9, 1, 2, 3]\nOption 4: [4, 5, 6, 7]\n"
               "Option 5: The passages do not give enough information to tell.")
-    assert chance_answers(_record("counting_stars", ["2"]), read_prompt(prompt), Counter()) == ["1", "2", "3", "4"]
+    record = _record("counting_stars", answers=("2",))
+    assert chance_answers(record, read_prompt(prompt), Counter()) == ["1", "2", "3", "4"]
 
 
 def test_chance_leaves_out_the_cut_filler_passage():
     prompt = "Passage 1:\nAlpha.\n\nPassage 2:\nBeta.\n\nPassage 3:\nGamma.\n\nSummary:\nBeta things."
-    record = _record("passage_retrieval", ["2"], {"passages": [2]}, [{"truncated": False}, {"truncated": True}])
-    assert chance_answers(record, read_prompt(prompt), Counter()) == ["1", "2"]  # passage 3 is the cut one
-    record = _record("passage_retrieval", ["3"], {"passages": [3]}, [{"truncated": True}, {"truncated": False}])
+    record = _record("passage_retrieval", answers=("2",), gold={"passages": [2]},
+                     distractors=({"truncated": False}, {"truncated": True}))
+    # passage 3 is the cut one
+    assert chance_answers(record, read_prompt(prompt), Counter()) == ["1", "2"]
+    record = _record("passage_retrieval", answers=("3",), gold={"passages": [3]},
+                     distractors=({"truncated": True}, {"truncated": False}))
     assert chance_answers(record, read_prompt(prompt), Counter()) == ["2", "3"]
 
 
 def test_chance_of_free_text_is_the_score_of_other_rows_answers():
     others = Counter({"Paris": 2, "a red car": 1})
-    assert chance_answers(_record("single_doc_qa", ["Rome"]), read_prompt("Passage 1:\nText."), others) == ["Paris", "a red car"]
+    record = _record("single_doc_qa", answers=("Rome",))
+    assert chance_answers(record, read_prompt("Passage 1:\nText."), others) == ["Paris", "a red car"]
 
 
 def test_frequent_in_opening_reads_the_list_not_the_worked_example(tmp_path: Path):
@@ -226,8 +228,10 @@ def test_frequent_in_opening_reads_the_list_not_the_worked_example(tmp_path: Pat
     baselines = {baseline.name: baseline for baseline in baselines_for("common_words")}
     for line in (tmp_path / "d" / "common_words" / "8k.jsonl").read_text().splitlines():
         data = json.loads(line)
-        attempt = Attempt(_record("common_words", data["answers"]), read_prompt(data["prompt"]), Counter())
+        record = _record("common_words", answers=tuple(data["answers"]))
+        attempt = Attempt(record, read_prompt(data["prompt"]), Counter())
         opening = baselines["frequent_in_opening"].answer(attempt).split(", ")
         assert not set(opening) & set(data["gold"]["example_words"])
         quarter = baselines["frequent_in_first_quarter"].answer(attempt).split(", ")
-        assert len(set(quarter) & set(data["answers"])) >= 8  # RULER's uniform list: any quarter holds the answer
+        # RULER's uniform list: any quarter holds the answer
+        assert len(set(quarter) & set(data["answers"])) >= 8

@@ -1,16 +1,16 @@
-"""Run every applicable no-model baseline on a data folder and judge each task against its shortcut limit.
+"""Run every applicable no-model baseline on a data folder and judge each task against its shortcut
+limit.
 
-Answers are graded by :func:`~longbench100.scoring.reply_scores.classic_scores`, the code that grades
-real predictions with ``score --metric classic`` (judge tasks use their classic F1 / ROUGE-L here).
-A cell (task, length, and what the prompts are: ``real`` or a control twin's kind) passes when every judged baseline stays within the task's limit
-(:mod:`.limits`: chance plus the allowed margin, or an absolute ceiling), allowing for sampling
-error: a baseline is over only when its mean exceeds the ceiling by more than :data:`Z_ONE_SIDED`
-standard errors, so a 30-row run does not fail on noise (a baseline at chance + 0.10 on 30 rows
-moves by about 0.07 from draw to draw), while a real shortcut still fails. On a control twin
-(``OUT/controls``: the gold removed, or another row's context) every baseline is judged against
-chance + :data:`CONTROL_MARGIN`, whatever its task's limit and family: a strategy that scores there
-reads something other than the gold.
-"""
+Answers are graded by :func:`~longbench100.scoring.reply_scores.classic_scores`, the code that
+grades real predictions with ``score --metric classic`` (judge tasks use their classic F1 / ROUGE-L
+here). A cell (task, length, and what the prompts are: ``real`` or a control twin's kind) passes
+when every judged baseline stays within the task's limit (:mod:`.limits`: chance plus the allowed
+margin, or an absolute ceiling), allowing for sampling error: a baseline is over only when its mean
+exceeds the ceiling by more than :data:`Z_ONE_SIDED` standard errors, so a 30-row run does not fail
+on noise (a baseline at chance + 0.10 on 30 rows moves by about 0.07 from draw to draw), while a
+real shortcut still fails. On a control twin (``OUT/controls``: the gold removed, or another row's
+context) every baseline is judged against chance + :data:`CONTROL_MARGIN`, whatever its task's limit
+and family: a strategy that scores there reads something other than the gold."""
 
 from __future__ import annotations
 
@@ -48,7 +48,8 @@ class BaselineScore:
     score: float
     stderr: float
     judged: bool
-    anchor: str | None = None  # the anchor's file whose construct or metric allows this shortcut (reported, not judged)
+    # the anchor's file whose construct or metric allows this shortcut (reported, not judged)
+    anchor: str | None = None
 
     def over(self, ceiling: float) -> bool:
         """Whether this judged baseline is over ``ceiling`` beyond sampling error."""
@@ -87,10 +88,12 @@ class CellVerdict:
         """The cell as ``baselines.json`` stores it."""
         best = self.best
         return {
-            "task": self.task, "label": self.label, "on": self.on, "samples": self.samples, "chance": round(self.chance, 4),
+            "task": self.task, "label": self.label, "on": self.on, "samples": self.samples,
+            "chance": round(self.chance, 4),
             "limit": self.limit.record(), "ceiling": round(self.ceiling, 4),
             "best": best.name if best else None, "best_score": round(best.score, 4) if best else None, "passed": self.passed,
-            "baselines": {b.name: {"family": b.family, "score": round(b.score, 4), "stderr": round(b.stderr, 4), "judged": b.judged,
+            "baselines": {b.name: {"family": b.family, "score": round(b.score, 4),
+                                   "stderr": round(b.stderr, 4), "judged": b.judged,
                                    **({"anchor": b.anchor} if b.anchor and not b.judged else {})}
                           for b in self.baselines},
         }
@@ -118,7 +121,8 @@ def run_baselines(data_dir: Path, tasks: set[str] | None = None, controls: bool 
     limits = suite.get("shortcut_limits") or {}
     families = suite.get("metrics")
     loaded = [(record, prompt) for record, prompt in load_data_with_prompts(data_dir) if tasks is None or record.task in tasks]
-    priors = _other_rows_answers([record for record, _ in loaded])  # what other rows' real answers teach
+    # what other rows' real answers teach
+    priors = _other_rows_answers([record for record, _ in loaded])
     if controls and controls_folder(data_dir).is_dir():
         loaded += [(record, prompt) for record, prompt in load_data_with_prompts(controls_folder(data_dir))
                    if (tasks is None or record.task in tasks) and (record.task, record.row) in priors]
@@ -131,7 +135,8 @@ def run_baselines(data_dir: Path, tasks: set[str] | None = None, controls: bool 
         for baseline in baselines_for(record.task):
             answer = baseline.answer(Attempt(record, view, priors[(record.task, record.row)], ratios.get((record.task, record.row))))
             jobs.append((record, answer or "", baseline.name))
-        if record.control is None:  # a control's chance is its twin's: the same question, options and answer key
+        # a control's chance is its twin's: the same question, options and answer key
+        if record.control is None:
             for answer in chance_answers(record, view, priors[(record.task, record.row)]):
                 jobs.append((record, answer, "chance"))
     scores = classic_scores([record for record, _, _ in jobs], [answer for _, answer, _ in jobs], families)
@@ -139,8 +144,9 @@ def run_baselines(data_dir: Path, tasks: set[str] | None = None, controls: bool 
 
 
 def cell_chances(data_dir: Path) -> dict[str, dict[str, float]]:
-    """Each task and length's chance level (as :func:`run_baselines` computes it, no baseline run): the
-    mean over its samples of the expected classic score of a uniformly random possible answer."""
+    """Each task and length's chance level (as :func:`run_baselines` computes it, no baseline run):
+    the mean over its samples of the expected classic score of a uniformly random possible answer.
+    """
     families = ((read_manifest(data_dir) or {}).get("suite") or {}).get("metrics")
     loaded = load_data_with_prompts(data_dir)
     priors = _other_rows_answers([record for record, _ in loaded])
@@ -188,8 +194,9 @@ def _other_rows_answers(records: list[DataRecord]) -> dict[tuple[str, int], Coun
 
 
 def _other_rows_count_ratios(records: list[DataRecord], views: dict) -> dict[tuple[str, int], float]:
-    """For each (task, row) of a counting task: the mean share of distinct paragraphs (answer / announced
-    total) of the task's other rows, every length (what a reader of other rows' answers learns)."""
+    """For each (task, row) of a counting task: the mean share of distinct paragraphs (answer /
+    announced total) of the task's other rows, every length (what a reader of other rows' answers
+    learns)."""
     shares: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for record in records:
         total = views[record.id].listed
@@ -242,7 +249,8 @@ def _cell_key(record: DataRecord) -> tuple[str, str, str]:
 
 
 def _cell_order(records: list[DataRecord]) -> list[tuple[str, str, str]]:
-    """(task, label, on) cells in the data's task order, then by length, real prompts before their controls."""
+    """(task, label, on) cells in the data's task order, then by length, real prompts before their
+    controls."""
     lengths: dict[tuple[str, str, str], int] = {}
     task_order: dict[str, int] = {}
     on_order = {REAL: 0, "gold_removed": 1, "context_swapped": 2}

@@ -28,7 +28,8 @@ def format_table(run: BaselineRun) -> str:
 
 
 def _marker(baseline: BaselineScore) -> str:
-    """What the table writes after a baseline not held to the limit: the anchor's shortcut, or reported."""
+    """What the table writes after a baseline not held to the limit: the anchor's shortcut, or
+    reported."""
     if baseline.judged:
         return ""
     return " (anchor's)" if baseline.anchor else " (reported)"
@@ -56,8 +57,8 @@ def write_run(run: BaselineRun, path: Path) -> None:
 
 
 def summary_record(run: BaselineRun) -> dict:
-    """What a manifest keeps of a check: the verdict, the task-lengths and control cells judged and, per
-    failing cell, its best shortcut."""
+    """What a manifest keeps of a check: the verdict, the task-lengths and control cells judged and,
+    per failing cell, its best shortcut."""
     controls = sum(cell.on != REAL for cell in run.cells)
     return {"passed": not run.failed, "cells": len(run.cells) - controls,
             **({"control_cells": controls} if controls else {}),

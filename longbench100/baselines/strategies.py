@@ -41,11 +41,11 @@ ANSWER_KINDS: dict[str, str] = {
 
 RULER_WORD_LISTS = ("NVIDIA/RULER scripts/data/synthetic/common_words_extraction.py, "
                     "scripts/data/synthetic/freq_words_extraction.py")
-"""RULER's word lists are shuffled uniformly (common words 30 times, the others 3; coded words by a Zipf
-law), so any stretch of the list shows the most frequent words on top."""
+"""RULER's word lists are shuffled uniformly (common words 30 times, the others 3; coded words by a
+Zipf law), so any stretch of the list shows the most frequent words on top."""
 SUBSTRING_METRICS = "NVIDIA/RULER scripts/eval/synthetic/constants.py"
-"""RULER's string_match_all (and HELMET's substring match) credits an answer found anywhere in the reply, so
-a reply listing several values of the context is graded as if it named the asked one."""
+"""RULER's string_match_all (and HELMET's substring match) credits an answer found anywhere in the
+reply, so a reply listing several values of the context is graded as if it named the asked one."""
 
 OPENING_WORDS = 60
 """Words of a section's opening that the ``section_openings`` baselines read (the validity issue's attack)."""
@@ -54,8 +54,8 @@ LEAD_SENTENCES = 3
 """Sentences of each named passage that ``lead_sentences`` copies as a summary."""
 
 CHANCE_DRAWS = 20
-"""Random answers drawn per sample where chance is estimated by sampling (orders and rankings), and the
-most other rows' answers a free-text sample's chance is taken over."""
+"""Random answers drawn per sample where chance is estimated by sampling (orders and rankings), and
+the most other rows' answers a free-text sample's chance is taken over."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # a run of capitalised words inside a sentence (after a lowercase word or a comma): how a name looks
@@ -74,7 +74,8 @@ class Attempt:
     record: DataRecord
     view: PromptView
     other_rows_answers: Counter
-    count_ratio: float | None = None  # passage_count: distinct / announced paragraphs, averaged over the other rows
+    # passage_count: distinct / announced paragraphs, averaged over the other rows
+    count_ratio: float | None = None
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,8 @@ class Baseline:
     """One strategy: its name, family, a one-line description and the function that answers.
 
     ``anchor`` names the anchor benchmark's file whose own construct or metric lets this strategy
-    score on real prompts (docs/baselines.md): such a baseline is reported there as the anchor's, not
-    held to the task's limit; on the control twins it is judged like every other.
-    """
+    score on real prompts (docs/baselines.md): such a baseline is reported there as the anchor's,
+    not held to the task's limit; on the control twins it is judged like every other."""
 
     name: str
     family: str
@@ -304,7 +304,8 @@ def _answer_room_words(attempt: Attempt) -> int:
 
 
 def _frequent_in_part(attempt: Attempt, share: int) -> str | None:
-    """The most frequent words of the first ``1/share`` of the context (after any worked example)."""
+    """The most frequent words of the first ``1/share`` of the context (after any worked example).
+    """
     context = attempt.view.context or attempt.view.after_examples
     text = context[: max(1, len(context) // share)]
     counts = Counter(re.findall(r"[A-Za-z]+", text))
@@ -313,7 +314,8 @@ def _frequent_in_part(attempt: Attempt, share: int) -> str | None:
 
 
 def _frequent_in_opening(attempt: Attempt) -> str | None:
-    """The most frequent words of the first tenth of the context: what a model that stops reading early would say."""
+    """The most frequent words of the first tenth of the context: what a model that stops reading
+    early would say."""
     return _frequent_in_part(attempt, 10)
 
 
@@ -323,7 +325,8 @@ def _frequent_in_first_quarter(attempt: Attempt) -> str | None:
 
 
 def _numbers_in_context(attempt: Attempt) -> str | None:
-    """The option with the most of its numbers occurring, as whole numbers, in the context (first on a tie)."""
+    """The option with the most of its numbers occurring, as whole numbers, in the context (first on
+    a tie)."""
     present = set(re.findall(r"(?<![\d.])\d+(?![\d.])", attempt.view.context or attempt.view.prompt))
     lists = [(number, re.findall(r"\d+", text)) for number, text in attempt.view.options]
     lists = [(number, values) for number, values in lists if values]
@@ -349,7 +352,8 @@ _NEEDLE_VALUE = re.compile(r'special magic \w+ for [^\n]*? is: ([^\s]+?)\.(?:\s|
 
 
 def _first_and_last_value(attempt: Attempt) -> str | None:
-    """The first and the last value the context lists (needles, or a JSON object's values), in one reply."""
+    """The first and the last value the context lists (needles, or a JSON object's values), in one
+    reply."""
     values = [first or second for first, second in _NEEDLE_VALUE.findall(attempt.view.prompt)]
     return f"{values[0]}, {values[-1]}" if values else None
 
@@ -472,11 +476,12 @@ def baselines_for(task: str) -> tuple[Baseline, ...]:
 
 
 def chance_answers(record: DataRecord, view: PromptView, other_rows_answers: Counter) -> list[str]:
-    """Answers whose mean score is the task's chance level for one sample: every *possible* candidate where
-    the answer is one of a few (options that hold a list of counts, passages that are not the cut-off filler,
-    counts, labels, values), seeded random draws for orders and rankings, every passage for a passage set;
-    where the answer is free text, the task's other rows' answers (what an answer about something else
-    scores). A candidate that can never be right on a real prompt is left out."""
+    """Answers whose mean score is the task's chance level for one sample: every *possible*
+    candidate where the answer is one of a few (options that hold a list of counts, passages that
+    are not the cut-off filler, counts, labels, values), seeded random draws for orders and
+    rankings, every passage for a passage set; where the answer is free text, the task's other rows'
+    answers (what an answer about something else scores). A candidate that can never be right on a
+    real prompt is left out."""
     kind = ANSWER_KINDS.get(record.task, "")
     rng = random.Random(record.row)
     if kind == "option":

@@ -19,8 +19,10 @@ def export() -> None:
 @export.command("lm-eval")
 @click.argument("data_dir", type=click.Path(path_type=Path), metavar="DATA")
 @click.argument("out_dir", type=click.Path(path_type=Path), metavar="OUT")
-@click.option("--controls", is_flag=True, help="Also export the control twins (DATA/controls) as tasks "
-              "longbench100_<task>_<label>_controls, group longbench100_controls (then score --controls).")
+@click.option("--controls", is_flag=True,
+              help="Also export the control twins (DATA/controls) as tasks "
+                   "longbench100_<task>_<label>_controls, group longbench100_controls "
+                   "(then score --controls).")
 def lm_eval_command(data_dir: Path, out_dir: Path, controls: bool) -> None:
     """Write one lm-evaluation-harness task per task and length of DATA into OUT, and a group per suite.
 

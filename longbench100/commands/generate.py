@@ -33,9 +33,10 @@ from .sources import SOURCES_HELP
 @click.option("--unpaired", is_flag=True, help="Sample each length independently instead of asking row r the same question at every length.")
 @click.option("--negatives", default="bm25", show_default=True, type=click.Choice(["bm25", "random"]), help="rag_hard and rerank: negatives ranked by BM25 on the question (hard), or drawn at random from the same corpus (easy).")
 @click.option("--verify-counts", is_flag=True, help="After writing, recount every prompt by tokenizing it whole and fail on any difference from its recorded prompt_tokens (cl100k_base and o200k_base count long prompts from cached pieces; docs/benchmarks.md).")
-@click.option("--controls/--no-controls", default=True, show_default=True, help="Also write each sample's two control twins "
-              "(gold removed, context swapped; same budget, question and answer key) to OUT/controls/<task>/<label>.jsonl "
-              "(docs/suites.md); the data files are the same either way.")
+@click.option("--controls/--no-controls", default=True, show_default=True,
+              help="Also write each sample's two control twins (gold removed, context swapped; same "
+                   "budget, question and answer key) to OUT/controls/<task>/<label>.jsonl "
+                   "(docs/suites.md); the data files are the same either way.")
 @click.option("--check-shortcuts", is_flag=True, help="After writing, run the no-model baselines on the output "
               "(as 'longbench100 baselines OUT'), record the verdict in the manifest and exit with status 1 when a task's "
               "best shortcut is over its suite limit (the data is kept).")

@@ -64,8 +64,9 @@ def _api_key(variable: str | None) -> str | None:
     default=True,
     help="Also ask QA questions without their passages (needed for the QA filter at scoring).",
 )
-@click.option("--controls", is_flag=True, help="Also predict the control twins of the data (DATA/controls, written by "
-              "generate) into OUT/controls, for score --controls.")
+@click.option("--controls", is_flag=True,
+              help="Also predict the control twins of the data (DATA/controls, written by generate) "
+                   "into OUT/controls, for score --controls.")
 @click.option("--retry-failed", is_flag=True, help="Redo samples recorded with an error by an earlier run.")
 @click.option(
     "--limit", type=click.IntRange(min=1), default=None, help="Only the first N rows (by row number) of each task and "

@@ -69,8 +69,9 @@ def judge_settings(model: str | None, base_url: str, api_key_env: str, concurren
 @click.option("--judge-style", type=click.Choice(JUDGE_STYLES),
               help="Rubrics of the judge tasks: 100-longbench, or helmet (HELMET's QA scale; summaries by key-point "
                    "recall and sentence precision).  [default: the data's suite's judge_style, else 100-longbench]")
-@click.option("--controls", is_flag=True, help="Also grade the answers on the data's control twins (predict --controls): "
-              "per task and length, the control score beside S_l, flagged when above chance + 5 points.")
+@click.option("--controls", is_flag=True,
+              help="Also grade the answers on the data's control twins (predict --controls): per "
+                   "task and length, the control score beside S_l, flagged when above chance + 5.")
 @click.option("--wait", is_flag=True, help="When another run is writing the same --out, wait for it instead of refusing.")
 @judge_options
 def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_name: str | None, base_lengths: str | None,

@@ -1,15 +1,16 @@
-"""Fill the room of a prompt's gold material with other text from the same sources, at the same budget.
+"""Fill the room of a prompt's gold material with other text from the same sources, at the same
+budget.
 
-The gold-removed control twin (``generate/controls.py``) takes a finished prompt, the spans that hold
-the material its answer depends on, and a pool of padding documents; each span's text is replaced by
-the opening of pool documents of (at most) the same number of tokens, the rest of the prompt kept
-byte for byte. A recount then shortens the last fill until the prompt is within its budget.
-"""
+The gold-removed control twin (``generate/controls.py``) takes a finished prompt, the spans that
+hold the material its answer depends on, and a pool of padding documents; each span's text is
+replaced by the opening of pool documents of (at most) the same number of tokens, the rest of the
+prompt kept byte for byte. A recount then shortens the last fill until the prompt is within its
+budget."""
 
 from __future__ import annotations
 
 import random
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from longbench100.fitting.packing import cut_prefix
 from longbench100.sources.records import Document
@@ -21,13 +22,17 @@ SEPARATOR = "\n\n"
 
 
 class PoolText:
-    """Draws padding text from ``pool`` (``(text, tokens, document)`` triples, in a seeded random order),
-    with ``shown`` (the prompt), never a text whose opening it already holds nor one drawn before for
-    the same prompt; without ``shown`` (a task's own context around its gold) the pool is drawn again in a
-    new order when it runs out."""
+    """Draws padding text from ``pool`` (``(text, tokens, document)`` triples, in a seeded random
+    order), with ``shown`` (the prompt), never a text whose opening it already holds nor one drawn
+    before for the same prompt; without ``shown`` (a task's own context around its gold) the pool is
+    drawn again in a new order when it runs out."""
 
-    def __init__(self, pool: Sequence[tuple[str, int, Document | None]], rng: random.Random,
-                 shown: str | None) -> None:
+    def __init__(
+        self,
+        pool: Sequence[tuple[str, int, Document | None]],
+        rng: random.Random,
+        shown: str | None,
+    ) -> None:
         self.rng = rng
         self.order: list[int] = []
         self.pool = pool
@@ -62,8 +67,8 @@ class PoolText:
 
 
 def opening_of(tokenizer: Tokenizer, text: str, tokens: int) -> str:
-    """The opening of ``text`` with at most ``tokens`` tokens: cut at a sentence end where one is near,
-    else after a whole token."""
+    """The opening of ``text`` with at most ``tokens`` tokens: cut at a sentence end where one is
+    near, else after a whole token."""
     cut = cut_prefix(tokenizer, text, tokens)
     if cut is not None and cut[1] >= tokens - max(8, tokens // 20):
         return cut[0]
@@ -91,7 +96,7 @@ def refill_spans(
         return None
     for _ in range(MAX_REPAIRS):
         pieces, position = [], 0
-        for (start, end), source, size in zip(spans, sources, sizes):
+        for (start, end), source, size in zip(spans, sources, sizes, strict=True):
             pieces += [prompt[position:start], opening_of(tokenizer, source, size)]
             position = end
         candidate = "".join(pieces) + prompt[position:]

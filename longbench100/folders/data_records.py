@@ -32,8 +32,10 @@ class DataRecord:
     source: str | None = None  # gold.sources[0]: the source the gold material comes from
     gold: dict | None = field(default=None, compare=False, hash=False)  # the record's whole gold object, for task metrics
     sections: tuple[str, ...] | None = field(default=None, compare=False, hash=False)  # section texts, for tasks a judge grades section by section
-    distractors: tuple[dict, ...] | None = field(default=None, compare=False, hash=False)  # padding provenance, in prompt order
-    control: str | None = None  # a control twin's kind ("gold_removed", "context_swapped"); None for a real sample
+    # padding provenance, in prompt order
+    distractors: tuple[dict, ...] | None = field(default=None, compare=False, hash=False)
+    # a control twin's kind ("gold_removed", "context_swapped"); None for a real sample
+    control: str | None = None
     twin_of: str | None = None  # a control twin's real sample id
 
 

@@ -30,7 +30,8 @@ CONTROLS_FOLDER = "controls"
 
 
 def controls_folder(folder: Path) -> Path:
-    """``folder/controls``: the control twins of a data folder, laid out as a data folder of their own."""
+    """``folder/controls``: the control twins of a data folder, laid out as a data folder of their
+    own."""
     return folder / CONTROLS_FOLDER
 
 

@@ -129,9 +129,9 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
 
 
 def _controls_entry(controls: dict[str, dict[str, "ControlsResult | None"]], chances: dict[str, dict[str, float]]) -> dict:
-    """``{"folder": "controls", "files": {path: {"sha256", "rows": {kind: rows}}}, "chance": {task: {label: c}}}``:
-    the control twins' files (paths relative to the data folder), like ``files`` for the data, and the chance
-    level a model's score on them is judged against."""
+    """``{"folder": "controls", "files": {path: {"sha256", "rows": {kind: rows}}}, "chance": {task:
+    {label: c}}}``: the control twins' files (paths relative to the data folder), like ``files`` for
+    the data, and the chance level a model's score on them is judged against."""
     files = {f"{CONTROLS_FOLDER}/{task}/{label}.jsonl": {"sha256": result.sha256, "rows": result.rows}
              for task, by_label in controls.items() for label, result in by_label.items() if result is not None}
     return {"folder": CONTROLS_FOLDER, "files": files, "chance": chances}

@@ -240,8 +240,8 @@ def _dry_run(options: GenerateOptions, location: SourceLocation, echo: Callable[
 
 
 def _chances(out: Path) -> dict[str, dict[str, float]]:
-    """Each task and length's chance level, kept with the controls so ``score --controls`` can flag a
-    model's control score above it (``baselines/check.py``)."""
+    """Each task and length's chance level, kept with the controls so ``score --controls`` can flag
+    a model's control score above it (``baselines/check.py``)."""
     from longbench100.baselines.check import cell_chances
 
     return cell_chances(out)
@@ -259,8 +259,9 @@ def _check_shortcuts(out: Path, manifest: dict, echo: Callable[[str], None]) -> 
 
 def _write_controls(options: GenerateOptions, task: str, label: str, budget: int,
                     echo: Callable[[str], None]) -> ControlsResult | None:
-    """Write (or, on a resumed run, read back) the control twins of one task and length; ``None``, said
-    in a warning, when its prompts do not have a layout the controls can split (a --templates template)."""
+    """Write (or, on a resumed run, read back) the control twins of one task and length; ``None``,
+    said in a warning, when its prompts do not have a layout the controls can split (a --templates
+    template)."""
     if controls_file_path(options.out, task, label).exists():
         return read_controls_result(options.out, task, label)
     ctx = _context(options, _STATE["tokenizer"], task, label, budget)

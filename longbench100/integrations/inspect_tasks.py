@@ -33,8 +33,9 @@ def _comma_list(value: str | list[str]) -> str:
 
 def data_samples(data: str | Path, tasks: str | list[str] = "all", lengths: str | list[str] | None = None,
                  controls: bool = False) -> list[Sample]:
-    """Inspect samples for the records of ``data`` (``tasks``: ``all`` or task names; ``lengths``: length
-    labels, default every file), in the data folder's order; with ``controls``, its control twins after them."""
+    """Inspect samples for the records of ``data`` (``tasks``: ``all`` or task names; ``lengths``:
+    length labels, default every file), in the data folder's order; with ``controls``, its control
+    twins after them."""
     folder = Path(data)
     wanted_tasks = set(parse_task_list(_comma_list(tasks)))
     wanted_labels = {label for label, _ in parse_length_list(_comma_list(lengths))} if lengths else None
@@ -92,7 +93,7 @@ def longbench100_metric():
 @task
 def longbench100(data: str, tasks: str | list[str] = "all", lengths: str | list[str] | None = None,
                  controls: bool = False) -> Task:
-    """Every record of the data folder ``data`` (optionally only ``tasks`` and ``lengths``; with ``controls``,
-    and its control twins: ``-T controls=true``) as one Inspect task."""
+    """Every record of the data folder ``data`` (optionally only ``tasks`` and ``lengths``; with
+    ``controls``, and its control twins: ``-T controls=true``) as one Inspect task."""
     return Task(dataset=MemoryDataset(data_samples(data, tasks, lengths, controls), name=Path(data).name),
                 solver=answer_with_room(), scorer=longbench100_metric())

@@ -48,8 +48,9 @@ def lm_eval_task_name(task: str, label: str) -> str:
 
 
 def export_lm_eval(data_dir: Path, out_dir: Path, controls: bool = False) -> tuple[list[ExportedTask], dict[str, list[str]]]:
-    """Write the lm-eval tasks of every data file under ``data_dir`` into ``out_dir``; with ``controls``,
-    those of its control twins too (``longbench100_<task>_<label>_controls``, group ``longbench100_controls``).
+    """Write the lm-eval tasks of every data file under ``data_dir`` into ``out_dir``; with
+    ``controls``, those of its control twins too (``longbench100_<task>_<label>_controls``, group
+    ``longbench100_controls``).
 
     Returns the exported tasks and the groups (group name -> task names). A task's ``max_gen_toks``
     is the largest answer room of its records (lm-eval sets generation per task, not per document).

@@ -52,11 +52,12 @@ class PredictOptions:
     progress: bool | None = None  # None: a bar on a terminal, plain progress lines elsewhere; False: nothing
     wait: bool = False  # wait for another run writing the same --out instead of refusing
     more_base_urls: tuple[str, ...] = ()  # further servers of the same model: requests go to the least busy
-    controls: bool = False  # also predict the data's control twins (DATA/controls) into OUT/controls
+    # also predict the data's control twins (DATA/controls) into OUT/controls
+    controls: bool = False
 
     def for_controls(self) -> "PredictOptions":
-        """The same job over the data's control twins: ``DATA/controls`` into ``OUT/controls`` (their
-        closed-book prompts are the real samples', so they are not asked again)."""
+        """The same job over the data's control twins: ``DATA/controls`` into ``OUT/controls``
+        (their closed-book prompts are the real samples', so they are not asked again)."""
         folder = controls_folder(self.data_dir)
         if not folder.is_dir():
             raise UserError(f"--controls: {self.data_dir} holds no control twins ({folder}); generate writes them "

@@ -130,9 +130,9 @@ def table_row(cells: list[str]) -> str:
 
 
 def controls_table(results: list[ModelResult]) -> str | None:
-    """Per model, task and length: S_l, Base Ability, LongScore (LC%) and the model's scores on the control
-    twins beside chance, flagged ``⚠`` when above chance + 5 points (``score --controls``); ``None`` when
-    no result has control scores."""
+    """Per model, task and length: S_l, Base Ability, LongScore (LC%) and the model's scores on the
+    control twins beside chance, flagged ``⚠`` when above chance + 5 points (``score --controls``);
+    ``None`` when no result has control scores."""
     header = ["Model", "Task", "Length", "S_l", "Base", "LC%", "Gold removed", "Context swapped", "Chance", "Flag"]
     lines = [table_row(header), table_row(["---", "---", "---"] + ["---:"] * (len(header) - 4) + ["---"])]
     for result in results:

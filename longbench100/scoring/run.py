@@ -59,7 +59,8 @@ class ScoreOptions:
     wait: bool = False  # wait for another run writing the same --out instead of refusing
     price_in: float | None = None
     price_out: float | None = None
-    controls: bool = False  # also grade the answers on the control twins (scoring/control_scores.py)
+    # also grade the answers on the control twins (scoring/control_scores.py)
+    controls: bool = False
 
 
 def default_model_name(predictions: Path) -> str:
@@ -131,7 +132,8 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
                         f"(its lengths: {', '.join(present)}), so no Base Ability or LongScore could be computed")
     manifest = manifest_sha256(options.data_dir)
     twins = load_data(controls_folder(options.data_dir)) if controls_folder(options.data_dir).is_dir() else []
-    known = {record.id for record in every} | {twin.id for twin in twins}  # logs of an export may hold both
+    # logs of an export may hold both
+    known = {record.id for record in every} | {twin.id for twin in twins}
     by_id = read_predictions(options.predictions, records, known, manifest, options.allow_missing, echo)
     left_out = unpredicted_cells(records, by_id)
     records = [record for record in records if (record.task, record.label) not in left_out]
