@@ -25,7 +25,8 @@ class PoolText:
     """Draws padding text from ``pool`` (``(text, tokens, document)`` triples, in a seeded random
     order), with ``shown`` (the prompt), never a text whose opening it already holds nor one drawn
     before for the same prompt; without ``shown`` (a task's own context around its gold) the pool is
-    drawn again in a new order when it runs out."""
+    drawn again in a new order when it runs out. What a span leaves of a drawn text opens the next
+    span's source, so one long document can fill many spans."""
 
     def __init__(
         self,
@@ -38,12 +39,14 @@ class PoolText:
         self.pool = pool
         self.shown = shown
         self.drawn: list[Document] = []
+        self.rest, self.rest_tokens = "", 0
+        self.source, self.source_tokens = "", 0
         self._shuffle()
 
     def source_text(self, tokens: int) -> str:
-        """Pool texts joined until they hold at least ``tokens`` tokens (or the pool runs out)."""
-        texts: list[str] = []
-        held = 0
+        """The rest of the last source, then pool texts, joined until they hold at least ``tokens``
+        tokens (or the pool runs out)."""
+        texts, held = ([self.rest], self.rest_tokens) if self.rest else ([], 0)
         while held < tokens and self._has_next():
             text, size, document = self.pool[self.order.pop()]
             if self.shown is not None and text[:200] in self.shown:
@@ -52,7 +55,14 @@ class PoolText:
                 self.drawn.append(document)
             texts.append(text)
             held += size
-        return SEPARATOR.join(texts)
+        self.source, self.source_tokens = SEPARATOR.join(texts), held
+        return self.source
+
+    def consume(self, used: str) -> None:
+        """Keep what follows ``used``, the opening of the last source, for the next span."""
+        rest = self.source[len(used) :].lstrip()
+        self.rest_tokens = round(self.source_tokens * len(rest) / max(1, len(self.source)))
+        self.rest = rest
 
     def _shuffle(self) -> None:
         """Put every pool entry back, in a new random order."""
@@ -91,13 +101,17 @@ def refill_spans(
     if not spans:
         return None
     sizes = [tokenizer.count(prompt[start:end]) for start, end in spans]
-    sources = [pool_text.source_text(size) for size in sizes]
-    if not all(sources):
-        return None
+    openings = []
+    for size in sizes:
+        source = pool_text.source_text(size)
+        if not source:
+            return None
+        openings.append(opening_of(tokenizer, source, size))
+        pool_text.consume(openings[-1])
     for _ in range(MAX_REPAIRS):
         pieces, position = [], 0
-        for (start, end), source, size in zip(spans, sources, sizes, strict=True):
-            pieces += [prompt[position:start], opening_of(tokenizer, source, size)]
+        for (start, end), opening in zip(spans, openings, strict=True):
+            pieces += [prompt[position:start], opening]
             position = end
         candidate = "".join(pieces) + prompt[position:]
         tokens = count(candidate)
@@ -106,4 +120,5 @@ def refill_spans(
         sizes[-1] -= tokens - budget + 1
         if sizes[-1] <= 0:
             return None
+        openings[-1] = opening_of(tokenizer, source, sizes[-1])
     return None
