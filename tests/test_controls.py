@@ -21,7 +21,7 @@ from longbench100.text.tokenization import load_tokenizer
 from tests.openai_stub import OpenAIStub, prompt_text
 
 PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks
-SYNTHETIC = ("json_kv", "niah_multikey_2", "variable_tracking")
+SYNTHETIC = ("json_kv", "niah_multikey_2", "variable_tracking", "common_words", "frequent_words")
 LENGTHS = (("2k", 2048), ("3000", 3000))
 
 

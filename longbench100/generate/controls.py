@@ -80,7 +80,7 @@ class ControlBuilder:
         )
         self.budget = budget
         self.seed = seed
-        pool = builder.control_pool()
+        pool = builder.control_pool(tokenizer)
         self.pool = [(document.text, document.tokens, document) for document in pool]
 
     def records(self, records: list[dict], where: str) -> list[dict]:
