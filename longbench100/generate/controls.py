@@ -37,7 +37,7 @@ from longbench100.fitting.refill import PoolText, opening_of, refill_spans
 from longbench100.fitting.rng import derive_rng
 from longbench100.folders.layout import controls_folder, data_file_path
 from longbench100.generate.json_lines import json_line
-from longbench100.tasks.base import TaskBuilder
+from longbench100.sources.records import Document
 from longbench100.text.tokenization import Tokenizer
 from longbench100.text.units import Span
 
@@ -71,16 +71,15 @@ class ControlBuilder:
     """Builds the control twins of one task and length's records."""
 
     def __init__(
-        self, builder: TaskBuilder, tokenizer: Tokenizer, chat: bool, budget: int, seed: int
+        self, pool: list[Document], tokenizer: Tokenizer, chat: bool, budget: int, seed: int
     ) -> None:
-        self.builder = builder
+        """``pool``: what fills the gold's room (the task builder's ``control_pool``)."""
         self.tokenizer = tokenizer
         self.count: Callable[[str], int] = (
             tokenizer.count_rendered if chat else tokenizer.count_whole
         )
         self.budget = budget
         self.seed = seed
-        pool = builder.control_pool(tokenizer)
         self.pool = [(document.text, document.tokens, document) for document in pool]
 
     def records(self, records: list[dict], where: str) -> list[dict]:

@@ -265,7 +265,10 @@ def _write_controls(options: GenerateOptions, task: str, label: str, budget: int
     if controls_file_path(options.out, task, label).exists():
         return read_controls_result(options.out, task, label)
     ctx = _context(options, _STATE["tokenizer"], task, label, budget)
-    builder = ControlBuilder(_STATE["builders"][task], ctx.tokenizer, options.chat_template, ctx.budget, options.seed)
+    pools = _STATE.setdefault("control_pools", {})  # one pool per task, for all its lengths
+    if task not in pools:
+        pools[task] = _STATE["builders"][task].control_pool(ctx.tokenizer)
+    builder = ControlBuilder(pools[task], ctx.tokenizer, options.chat_template, ctx.budget, options.seed)
     try:
         return write_controls(options.out, task, label, builder)
     except UserError as error:
