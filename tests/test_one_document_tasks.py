@@ -543,3 +543,7 @@ def test_every_sample_has_its_control_twins(data: Path) -> None:
                 (record["id"], kind) for record in real for kind in ("gold_removed", "context_swapped"))
             prompts = {record["id"]: record["prompt"] for record in real}
             assert all(twin["prompt"] != prompts[twin["twin_of"]] for twin in twins)
+            for twin in twins:  # the gold-removed twin holds no part of the row's own document
+                if twin["control"] == "gold_removed":
+                    assert twin["filled_from"]
+                    assert not {entry["id"] for entry in twin["filled_from"]} & set(twin["gold"]["doc_ids"])

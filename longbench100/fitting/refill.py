@@ -25,16 +25,19 @@ class PoolText:
     """Draws padding text from ``pool`` (``(text, tokens, document)`` triples, in a seeded random
     order), with ``shown`` (the prompt), never a text whose opening it already holds nor one drawn
     before for the same prompt; without ``shown`` (a task's own context around its gold) the pool is
-    drawn again in a new order when it runs out. What a span leaves of a drawn text opens the next
-    span's source, so one long document can fill many spans."""
+    drawn again in a new order when it runs out. Documents whose id is ``excluded`` (the gold's own,
+    of which the prompt may show a middle part only) are never drawn. What a span leaves of a drawn
+    text opens the next span's source, so one long document can fill many spans."""
 
     def __init__(
         self,
         pool: Sequence[tuple[str, int, Document | None]],
         rng: random.Random,
         shown: str | None,
+        excluded: frozenset[str] = frozenset(),
     ) -> None:
         self.rng = rng
+        self.excluded = excluded
         self.order: list[int] = []
         self.pool = pool
         self.shown = shown
@@ -50,6 +53,8 @@ class PoolText:
         while held < tokens and self._has_next():
             text, size, document = self.pool[self.order.pop()]
             if self.shown is not None and text[:200] in self.shown:
+                continue
+            if document is not None and document.id in self.excluded:
                 continue
             if document is not None:
                 self.drawn.append(document)

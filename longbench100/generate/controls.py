@@ -116,7 +116,8 @@ class ControlBuilder:
         spans = [span for span in spans if span[1] > span[0]]
         rng = derive_rng(self.seed, record["task"], record["length"], record["row"], "gold_removed")
         if self.pool:
-            pool_text = PoolText(self.pool, rng, record["prompt"])
+            gold_documents = frozenset(record["gold"].get("doc_ids") or ())
+            pool_text = PoolText(self.pool, rng, record["prompt"], gold_documents)
         else:
             pool_text = PoolText(self._own_stretches(parts, spans, start), rng, None)
         refilled = refill_spans(
