@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from longbench100.baselines.check import run_baselines
 from longbench100.catalog.shortcut_limits import limit_from_record, parse_limit
 from longbench100.baselines.prompt_view import read_prompt
-from longbench100.baselines.strategies import BASELINES, Attempt
+from longbench100.baselines.strategies import BASELINES, Attempt, baselines_for, chance_answers
 from longbench100.cli import main
 from longbench100.core.errors import UserError
 from longbench100.generate.options import GenerateOptions
@@ -45,9 +45,10 @@ Task: start from the key "a". Look up its value; keep following the records for 
 Final value:"""
 
 
-def _record(task: str, question: str = "", answers: tuple[str, ...] = ("x",), row: int = 0) -> DataRecord:
+def _record(task: str, question: str = "", answers: tuple[str, ...] = ("x",), row: int = 0,
+            gold: dict | None = None, distractors: tuple[dict, ...] | None = None) -> DataRecord:
     return DataRecord(id=f"{task}-8k-{row:04d}", task=task, label="8k", length=8192, row=row, answers=answers,
-                      question=question, closed_book_prompt=None)
+                      question=question, closed_book_prompt=None, gold=gold, distractors=distractors)
 
 
 def _answer(kind: str, name: str, record: DataRecord, prompt: str) -> str | None:
@@ -74,13 +75,13 @@ def test_the_unused_value_and_the_chain_start_read_a_lone_chain():
     assert _answer("record_value", "chain_start_value", _record("kv_retrieval"), KV_PROMPT) == "b"
 
 
-def test_numbers_in_context_picks_the_first_option_whose_numbers_all_occur():
+def test_numbers_in_context_picks_the_option_with_the_most_of_its_numbers_in_context():
     prompt = ("Passage 1:\nIn 1998 the 12 boats left. The little penguin counted 7 stars.\n\n"
               "Question: which list?\n\n"
               "Option 1: [7, 12, 40]\nOption 2: [12, 7, 1998]\nOption 3: [7, 12, 1998]\n\nOption:")
     record = _record("counting_stars")
-    assert _answer("option", "option_numbers_in_context", record, prompt) == "2"
-    assert _answer("option", "option_numbers_in_context", record, prompt.replace("1998", "1999", 1)) is None
+    assert _answer("option", "numbers_in_context", record, prompt) == "2"  # first of the two whole matches
+    assert _answer("option", "numbers_in_context", record, prompt.replace("1998", "1999", 1)) == "1"  # all 2 of 3
 
 
 def test_option_consensus_finds_the_centre_of_perturbed_options():
@@ -194,10 +195,10 @@ def test_the_check_passes_on_the_rebuilt_tasks_and_fails_on_a_lone_chain(tmp_pat
 
 
 def test_generate_records_the_check_and_inspect_shows_it(tmp_path: Path):
-    _generate(tmp_path / "d", ("counting_stars",), rows=6, check=True)
+    _generate(tmp_path / "d", ("single_doc_qa",), rows=6, check=True)
     assert json.loads((tmp_path / "d" / "manifest.json").read_text())["shortcuts"]["passed"]
     shown = CliRunner().invoke(main, ["inspect", str(tmp_path / "d")])
-    assert "shortcut check: passed on 2 task-lengths" in shown.output
+    assert "shortcut check: passed on 2 task-lengths and 4 control cells" in shown.output
     _generate(tmp_path / "e", ("counting_stars",), rows=2)
     assert "shortcut check: not run" in CliRunner().invoke(main, ["inspect", str(tmp_path / "e")]).output
 
@@ -216,3 +217,43 @@ def test_passage_retrieval_pads_with_its_own_source_and_never_shows_one_passage(
             assert len(re.findall(r"^Passage \d+:$", record["prompt"], re.MULTILINE)) >= 2
             sources = {entry["source"] for entry in record["distractors"]}
             assert sources <= {record["gold"]["sources"][0]}, record["id"]  # every source here holds twice 8k
+
+
+def test_chance_leaves_out_the_option_that_is_never_right():
+    prompt = ("Passage 1:\nSome text.\n\nQuestion: which list gives the star counts?\n"
+              "Option 1: [1, 2, 3, 4]\nOption 2: [5, 6, 7, 8]\n"
+              "Option 3: [9, 1, 2, 3]\nOption 4: [4, 5, 6, 7]\n"
+              "Option 5: The passages do not give enough information to tell.")
+    record = _record("counting_stars", answers=("2",))
+    assert chance_answers(record, read_prompt(prompt), Counter()) == ["1", "2", "3", "4"]
+
+
+def test_chance_leaves_out_the_cut_filler_passage():
+    prompt = "Passage 1:\nAlpha.\n\nPassage 2:\nBeta.\n\nPassage 3:\nGamma.\n\nSummary:\nBeta things."
+    record = _record("passage_retrieval", answers=("2",), gold={"passages": [2]},
+                     distractors=({"truncated": False}, {"truncated": True}))
+    # passage 3 is the cut one
+    assert chance_answers(record, read_prompt(prompt), Counter()) == ["1", "2"]
+    record = _record("passage_retrieval", answers=("3",), gold={"passages": [3]},
+                     distractors=({"truncated": True}, {"truncated": False}))
+    assert chance_answers(record, read_prompt(prompt), Counter()) == ["2", "3"]
+
+
+def test_chance_of_free_text_is_the_score_of_other_rows_answers():
+    others = Counter({"Paris": 2, "a red car": 1})
+    record = _record("single_doc_qa", answers=("Rome",))
+    assert chance_answers(record, read_prompt("Passage 1:\nText."), others) == ["Paris", "a red car"]
+
+
+def test_frequent_in_opening_reads_the_list_not_the_worked_example(tmp_path: Path):
+    _generate(tmp_path / "d", ("common_words",), lengths=(("8k", 8192),), rows=2)
+    baselines = {baseline.name: baseline for baseline in baselines_for("common_words")}
+    for line in (tmp_path / "d" / "common_words" / "8k.jsonl").read_text().splitlines():
+        data = json.loads(line)
+        record = _record("common_words", answers=tuple(data["answers"]))
+        attempt = Attempt(record, read_prompt(data["prompt"]), Counter())
+        opening = baselines["frequent_in_opening"].answer(attempt).split(", ")
+        assert not set(opening) & set(data["gold"]["example_words"])
+        quarter = baselines["frequent_in_first_quarter"].answer(attempt).split(", ")
+        # RULER's uniform list: any quarter holds the answer
+        assert len(set(quarter) & set(data["answers"])) >= 8

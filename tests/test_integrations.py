@@ -591,3 +591,37 @@ def test_inspect_cli_against_an_openai_compatible_server(data: Path, tmp_path: P
     results = json.loads((tmp_path / "inspect.json").read_text())
     assert results["model"] == f"openai-api/local/{server.model}"
     assert per_sample_scores(tmp_path / "inspect.json") == our_predict_scores(data, reply, tmp_path)
+
+
+def test_exports_and_the_inspect_task_carry_the_control_twins_when_asked(
+    data: Path, tmp_path: Path, mock_tokens
+):
+    invoke("export", "lm-eval", str(data), str(tmp_path / "plain"))
+    assert not list((tmp_path / "plain").glob("*_controls.yaml"))
+    invoke("export", "lm-eval", str(data), str(tmp_path / "lm"), "--controls")
+    group = (tmp_path / "lm" / "longbench100_controls.yaml").read_text()
+    assert all(f"longbench100_{task}_{label}_controls" in group for task in TASKS for label in ("2k", "4k"))
+    twins_file = tmp_path / "lm" / "docs" / "kv_retrieval" / "2k_controls.jsonl"
+    twins = [json.loads(line) for line in twins_file.read_text().splitlines()]
+    assert {json.loads(twin["record"])["control"] for twin in twins} == {"gold_removed", "context_swapped"}
+
+    pytest.importorskip("inspect_ai")
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput
+
+    from longbench100.integrations.inspect_tasks import longbench100
+
+    reply = replier(data)
+
+    def model(messages, tools, tool_choice, config) -> ModelOutput:
+        return ModelOutput.from_content(model="mockllm", content=reply(messages[-1].text))
+
+    [log] = inspect_eval(longbench100(data=str(data), controls=True), model="mockllm/model",
+                         model_args={"custom_outputs": model}, log_dir=str(tmp_path / "ilogs"), display="none")
+    twin_records = records(data / "controls")
+    assert log.status == "success" and len(log.samples) == len(records(data)) + len(twin_records)
+    invoke("score", "--data", str(data), "--predictions", str(tmp_path / "ilogs"), "--metric", "classic",
+           "--qa-filter", "off", "--controls", "--out", str(tmp_path / "inspect.json"))
+    block = json.loads((tmp_path / "inspect.json").read_text())["aggregates"]["controls"]
+    assert sum(cell[kind]["n"] for cells in block.values() for cell in cells.values()
+               for kind in ("gold_removed", "context_swapped")) == len(twin_records)

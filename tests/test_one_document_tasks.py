@@ -532,3 +532,18 @@ def test_the_api_annotator_options_default_as_generate_does():
         defaults["annotator_loop_penalty"], defaults["annotator_concurrency"], defaults["annotator_max_tokens"],
         defaults["annotator_base_url"], defaults["annotator_api_key_env"])
     assert options.loop_penalty > 0 and JudgeOptions("m").loop_penalty == 0  # a judge asks once
+
+
+def test_every_sample_has_its_control_twins(data: Path) -> None:
+    for task in TASKS:
+        for label, _ in LENGTHS:
+            real = records(data, task, label)
+            twins = records(data / "controls", task, label)
+            assert sorted((twin["twin_of"], twin["control"]) for twin in twins) == sorted(
+                (record["id"], kind) for record in real for kind in ("gold_removed", "context_swapped"))
+            prompts = {record["id"]: record["prompt"] for record in real}
+            assert all(twin["prompt"] != prompts[twin["twin_of"]] for twin in twins)
+            for twin in twins:  # the gold-removed twin holds no part of the row's own document
+                if twin["control"] == "gold_removed":
+                    assert twin["filled_from"]
+                    assert not {entry["id"] for entry in twin["filled_from"]} & set(twin["gold"]["doc_ids"])

@@ -44,7 +44,8 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small real data folder: every task at 2k and 4k, 3 rows each, from the packaged demo sources."""
     base = tmp_path_factory.mktemp("publish")
     options = GenerateOptions(tasks=PAPER_TASKS, lengths=tuple(parse_length_list(",".join(LABELS))), rows=3, seed=7,
-                              tokenizer="cl100k_base", out=base / "out", sources="demo", workers=1)
+                              tokenizer="cl100k_base", out=base / "out", sources="demo", workers=1,
+                              controls=False)  # a snapshot holds the data files only
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LONGBENCH100_CACHE", str(base / "cache"))
         run_generate(options, echo=lambda _: None, progress=False)

@@ -1,13 +1,16 @@
-"""Run every applicable no-model baseline on a data folder and judge each task against its shortcut limit.
+"""Run every applicable no-model baseline on a data folder and judge each task against its shortcut
+limit.
 
-Answers are graded by :func:`~longbench100.scoring.reply_scores.classic_scores`, the code that grades
-real predictions with ``score --metric classic`` (judge tasks use their classic F1 / ROUGE-L here).
-A cell (task, length) passes when every judged baseline stays within the task's limit
-(:mod:`.limits`: chance plus the allowed margin, or an absolute ceiling), allowing for sampling
-error: a baseline is over only when its mean exceeds the ceiling by more than :data:`Z_ONE_SIDED`
-standard errors, so a 30-row run does not fail on noise (a baseline at chance + 0.10 on 30 rows
-moves by about 0.07 from draw to draw), while a real shortcut still fails.
-"""
+Answers are graded by :func:`~longbench100.scoring.reply_scores.classic_scores`, the code that
+grades real predictions with ``score --metric classic`` (judge tasks use their classic F1 / ROUGE-L
+here). A cell (task, length, and what the prompts are: ``real`` or a control twin's kind) passes
+when every judged baseline stays within the task's limit (:mod:`.limits`: chance plus the allowed
+margin, or an absolute ceiling), allowing for sampling error: a baseline is over only when its mean
+exceeds the ceiling by more than :data:`Z_ONE_SIDED` standard errors, so a 30-row run does not fail
+on noise (a baseline at chance + 0.10 on 30 rows moves by about 0.07 from draw to draw), while a
+real shortcut still fails. On a control twin (``OUT/controls``: the gold removed, or another row's
+context) every baseline is judged against chance + :data:`CONTROL_MARGIN`, whatever its task's limit
+and family: a strategy that scores there reads something other than the gold."""
 
 from __future__ import annotations
 
@@ -18,15 +21,21 @@ from pathlib import Path
 from statistics import fmean, stdev
 
 from longbench100.folders.data_records import DataRecord, load_data_with_prompts
-from longbench100.folders.layout import read_folder_manifest
+from longbench100.folders.layout import controls_folder, read_folder_manifest
 from ..scoring.reply_scores import classic_scores
-from longbench100.catalog.shortcut_limits import ShortcutLimit, limit_from_record
+from longbench100.catalog.shortcut_limits import ShortcutLimit, limit_from_record, parse_limit
 from .prompt_view import read_prompt
 from .strategies import Attempt, Baseline, baselines_for, chance_answers
 
 
 Z_ONE_SIDED = 1.645
 """Standard errors a baseline's mean may exceed its ceiling by before it counts as over (one-sided 95%)."""
+
+CONTROL_MARGIN = 0.05
+"""How far above chance any baseline may score on a control twin."""
+CONTROL_LIMIT = parse_limit(f"chance + {CONTROL_MARGIN}", [], "controls")
+REAL = "real"
+"""What a cell of real prompts is "on" (a control cell is on its control kind)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,8 @@ class BaselineScore:
     score: float
     stderr: float
     judged: bool
+    # the anchor's file whose construct or metric allows this shortcut (reported, not judged)
+    anchor: str | None = None
 
     def over(self, ceiling: float) -> bool:
         """Whether this judged baseline is over ``ceiling`` beyond sampling error."""
@@ -55,6 +66,7 @@ class CellVerdict:
     chance: float
     limit: ShortcutLimit
     baselines: list[BaselineScore] = field(default_factory=list)
+    on: str = REAL  # "real" prompts, or a control twin's kind
 
     @property
     def ceiling(self) -> float:
@@ -76,10 +88,13 @@ class CellVerdict:
         """The cell as ``baselines.json`` stores it."""
         best = self.best
         return {
-            "task": self.task, "label": self.label, "samples": self.samples, "chance": round(self.chance, 4),
+            "task": self.task, "label": self.label, "on": self.on, "samples": self.samples,
+            "chance": round(self.chance, 4),
             "limit": self.limit.record(), "ceiling": round(self.ceiling, 4),
             "best": best.name if best else None, "best_score": round(best.score, 4) if best else None, "passed": self.passed,
-            "baselines": {b.name: {"family": b.family, "score": round(b.score, 4), "stderr": round(b.stderr, 4), "judged": b.judged}
+            "baselines": {b.name: {"family": b.family, "score": round(b.score, 4),
+                                   "stderr": round(b.stderr, 4), "judged": b.judged,
+                                   **({"anchor": b.anchor} if b.anchor and not b.judged else {})}
                           for b in self.baselines},
         }
 
@@ -98,26 +113,55 @@ class BaselineRun:
         return [cell for cell in self.cells if not cell.passed]
 
 
-def run_baselines(data_dir: Path, tasks: set[str] | None = None) -> BaselineRun:
-    """Run the baselines of every task in ``data_dir`` (or only ``tasks``) and judge each cell."""
+def run_baselines(data_dir: Path, tasks: set[str] | None = None, controls: bool = True) -> BaselineRun:
+    """Run the baselines of every task in ``data_dir`` (or only ``tasks``) and judge each cell; with
+    ``controls``, on the control twins in ``data_dir/controls`` too, when there are any."""
     manifest = read_folder_manifest(data_dir) or {}
     suite = manifest.get("suite") or {}
     limits = suite.get("shortcut_limits") or {}
     families = suite.get("metrics")
     loaded = [(record, prompt) for record, prompt in load_data_with_prompts(data_dir) if tasks is None or record.task in tasks]
+    # what other rows' real answers teach
+    priors = _other_rows_answers([record for record, _ in loaded])
+    if controls and controls_folder(data_dir).is_dir():
+        loaded += [(record, prompt) for record, prompt in load_data_with_prompts(controls_folder(data_dir))
+                   if (tasks is None or record.task in tasks) and (record.task, record.row) in priors]
     records = [record for record, _ in loaded]
     views = {record.id: read_prompt(prompt) for record, prompt in loaded}
-    priors = _other_rows_answers(records)
+    ratios = _other_rows_count_ratios([record for record in records if record.control is None], views)
     jobs: list[tuple[DataRecord, str, str]] = []  # (record, answer, what: baseline name or "chance")
     for record in records:
         view = views[record.id]
         for baseline in baselines_for(record.task):
-            answer = baseline.answer(Attempt(record, view, priors[(record.task, record.row)]))
+            answer = baseline.answer(Attempt(record, view, priors[(record.task, record.row)], ratios.get((record.task, record.row))))
             jobs.append((record, answer or "", baseline.name))
-        for answer in chance_answers(record.task, view, record.row):
-            jobs.append((record, answer, "chance"))
+        # a control's chance is its twin's: the same question, options and answer key
+        if record.control is None:
+            for answer in chance_answers(record, view, priors[(record.task, record.row)]):
+                jobs.append((record, answer, "chance"))
     scores = classic_scores([record for record, _, _ in jobs], [answer for _, answer, _ in jobs], families)
     return _verdicts(data_dir, records, jobs, scores, limits)
+
+
+def cell_chances(data_dir: Path, families: dict[str, str] | None) -> dict[str, dict[str, float]]:
+    """Each task and length's chance level (as :func:`run_baselines` computes it, no baseline run):
+    the mean over its samples of the expected classic score of a uniformly random possible answer
+    (``families``: the suite's metric per task). Read while ``generate`` still writes the folder."""
+    loaded = load_data_with_prompts(data_dir, unfinished=True)
+    priors = _other_rows_answers([record for record, _ in loaded])
+    jobs = [(record, answer) for record, prompt in loaded
+            for answer in chance_answers(record, read_prompt(prompt), priors[(record.task, record.row)])]
+    scores = classic_scores([record for record, _ in jobs], [answer for _, answer in jobs], families)
+    per_record: dict[str, list[float]] = defaultdict(list)
+    for (record, _), score in zip(jobs, scores):
+        per_record[record.id].append(score)
+    per_cell: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for record, _ in loaded:
+        per_cell[(record.task, record.label)].append(fmean(per_record.get(record.id, [0.0])))
+    chances: dict[str, dict[str, float]] = {}
+    for (task, label), values in per_cell.items():
+        chances.setdefault(task, {})[label] = round(fmean(values), 4)
+    return chances
 
 
 def _question_key(record: DataRecord) -> tuple:
@@ -148,30 +192,44 @@ def _other_rows_answers(records: list[DataRecord]) -> dict[tuple[str, int], Coun
     return priors
 
 
+def _other_rows_count_ratios(records: list[DataRecord], views: dict) -> dict[tuple[str, int], float]:
+    """For each (task, row) of a counting task: the mean share of distinct paragraphs (answer /
+    announced total) of the task's other rows, every length (what a reader of other rows' answers
+    learns)."""
+    shares: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for record in records:
+        total = views[record.id].listed
+        if total and record.answers and record.answers[0].isdigit():
+            shares[record.task].append((record.row, int(record.answers[0]) / total))
+    return {(task, row): fmean(share for other, share in entries if other != row)
+            for task, entries in shares.items() for row in {row for row, _ in entries}
+            if any(other != row for other, _ in entries)}
+
+
 def _verdicts(data_dir: Path, records: list[DataRecord], jobs: list[tuple[DataRecord, str, str]], scores: list[float],
               limits: dict) -> BaselineRun:
-    per_cell: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    per_cell: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     chance_per_record: dict[str, list[float]] = defaultdict(list)
     samples = []
     for (record, answer, what), score in zip(jobs, scores):
         if what == "chance":
             chance_per_record[record.id].append(score)
             continue
-        per_cell[(record.task, record.label)][what].append(score)
-        samples.append({"id": record.id, "task": record.task, "label": record.label, "row": record.row, "length": record.length,
+        per_cell[_cell_key(record)][what].append(score)
+        samples.append({"id": record.id, "on": record.control or REAL, "task": record.task, "label": record.label, "row": record.row, "length": record.length,
                         "baseline": what, "prediction": answer, "score": score, "answers": list(record.answers),
                         "source": record.source, "depth": record.depth})
-    by_cell: dict[tuple[str, str], list[DataRecord]] = defaultdict(list)
+    by_cell: dict[tuple[str, str, str], list[DataRecord]] = defaultdict(list)
     for record in records:
-        by_cell[(record.task, record.label)].append(record)
+        by_cell[_cell_key(record)].append(record)
     cells = []
-    for task, label in _cell_order(records):
-        cell_records = by_cell[(task, label)]
-        chance = fmean(fmean(chance_per_record.get(record.id, [0.0])) for record in cell_records)
-        limit = limit_from_record(limits.get(task))
-        cell = CellVerdict(task, label, len(cell_records), chance, limit)
+    for task, label, on in _cell_order(records):
+        cell_records = by_cell[(task, label, on)]
+        chance = fmean(fmean(chance_per_record.get(record.twin_of or record.id, [0.0])) for record in cell_records)
+        limit = limit_from_record(limits.get(task)) if on == REAL else CONTROL_LIMIT
+        cell = CellVerdict(task, label, len(cell_records), chance, limit, on=on)
         for baseline in baselines_for(task):
-            values = per_cell[(task, label)].get(baseline.name, [])
+            values = per_cell[(task, label, on)].get(baseline.name, [])
             cell.baselines.append(_score(baseline, values, limit))
         cells.append(cell)
     return BaselineRun(data_dir, cells, samples)
@@ -180,14 +238,22 @@ def _verdicts(data_dir: Path, records: list[DataRecord], jobs: list[tuple[DataRe
 def _score(baseline: Baseline, values: list[float], limit: ShortcutLimit) -> BaselineScore:
     mean = fmean(values) if values else 0.0
     stderr = stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
-    return BaselineScore(baseline.name, baseline.family, baseline.description, mean, stderr, baseline.family not in limit.reported)
+    judged = baseline.family not in limit.reported and (limit is CONTROL_LIMIT or baseline.anchor is None)
+    return BaselineScore(baseline.name, baseline.family, baseline.description, mean, stderr, judged, baseline.anchor)
 
 
-def _cell_order(records: list[DataRecord]) -> list[tuple[str, str]]:
-    """(task, label) cells in the data's task order, then by length."""
-    lengths: dict[tuple[str, str], int] = {}
+def _cell_key(record: DataRecord) -> tuple[str, str, str]:
+    """(task, label, what the prompt is: real or a control kind)."""
+    return record.task, record.label, record.control or REAL
+
+
+def _cell_order(records: list[DataRecord]) -> list[tuple[str, str, str]]:
+    """(task, label, on) cells in the data's task order, then by length, real prompts before their
+    controls."""
+    lengths: dict[tuple[str, str, str], int] = {}
     task_order: dict[str, int] = {}
+    on_order = {REAL: 0, "gold_removed": 1, "context_swapped": 2}
     for record in records:
-        lengths.setdefault((record.task, record.label), record.length)
+        lengths.setdefault(_cell_key(record), record.length)
         task_order.setdefault(record.task, len(task_order))
-    return sorted(lengths, key=lambda cell: (task_order[cell[0]], lengths[cell]))
+    return sorted(lengths, key=lambda cell: (task_order[cell[0]], lengths[cell], on_order.get(cell[2], 3)))

@@ -18,6 +18,8 @@ _RECORD = re.compile(r'^Record: the key "([^"]+)" has the value "([^"]+)"\.$', r
 _SUMMARY = re.compile(r"^\[([A-Z]{1,2})\] ", re.MULTILINE)
 _NAMED = re.compile(r"Passages? (\d+(?:(?:, | and )\d+)*)")
 _LISTED = re.compile(r"Below are (\d+) numbered")
+# a worked example's answer, with more prompt after it
+_EXAMPLE_ANSWER = re.compile(r"\n\nAnswer:[^\n]*\n")
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,16 @@ class PromptView:
     def context(self) -> str:
         """The text of every passage, joined."""
         return "\n\n".join(passage.text for passage in self.passages)
+
+    @property
+    def after_examples(self) -> str:
+        """The prompt after its last worked example (whose answer is an ``Answer:`` line the prompt
+        goes on after) and before its closing question: the list a words task asks about; the whole
+        prompt when it shows no worked example."""
+        ends = [match.end() for match in _EXAMPLE_ANSWER.finditer(self.prompt)]
+        start = ends[-1] if ends else 0
+        end = self.prompt.rfind("\n\nQuestion:")
+        return self.prompt[start:end] if end > start else self.prompt[start:]
 
     def named_passages(self) -> list[Passage]:
         """The passages the instruction names, else every passage."""

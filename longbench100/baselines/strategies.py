@@ -36,10 +36,19 @@ ANSWER_KINDS: dict[str, str] = {
     "long_doc_qa": "qa", "long_doc_sum": "summary",
     "common_words": "words", "frequent_words": "words",
     **{name: "label" for name in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")},
-    **{name: "needle" for name in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
-                                   "niah_multikey_3", "niah_multivalue", "niah_multiquery", "json_kv", "variable_tracking")},
+    **{name: "needle" for name in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multivalue", "niah_multiquery",
+                                   "variable_tracking")},
+    **{name: "listed_values" for name in ("niah_multikey_1", "niah_multikey_2", "niah_multikey_3", "json_kv")},
 }
 """Each task's kind of answer, which decides the baselines that apply to it."""
+
+RULER_WORD_LISTS = ("NVIDIA/RULER scripts/data/synthetic/common_words_extraction.py, "
+                    "scripts/data/synthetic/freq_words_extraction.py")
+"""RULER's word lists are shuffled uniformly (common words 30 times, the others 3; coded words by a
+Zipf law), so any stretch of the list shows the most frequent words on top."""
+SUBSTRING_METRICS = "NVIDIA/RULER scripts/eval/synthetic/constants.py"
+"""RULER's string_match_all (and HELMET's substring match) credits an answer found anywhere in the
+reply, so a reply listing several values of the context is graded as if it named the asked one."""
 
 OPENING_WORDS = 60
 """Words of a section's opening that the ``section_openings`` baselines read (the validity issue's attack)."""
@@ -48,7 +57,8 @@ LEAD_SENTENCES = 3
 """Sentences of each named passage that ``lead_sentences`` copies as a summary."""
 
 CHANCE_DRAWS = 20
-"""Random answers drawn per sample where chance is estimated by sampling (orders and rankings)."""
+"""Random answers drawn per sample where chance is estimated by sampling (orders and rankings), and
+the most other rows' answers a free-text sample's chance is taken over."""
 
 # a run of capitalised words inside a sentence (after a lowercase word or a comma): how a name looks
 _INNER_CAPITALISED = re.compile(r"(?<=[a-z,;] )((?:(?:Mr|Mrs|Ms|Dr|Miss|Sir|Lady|Lord|Captain)\.? )?[A-Z][a-z]+(?: [A-Z][a-z]+){0,2})")
@@ -66,16 +76,23 @@ class Attempt:
     record: DataRecord
     view: PromptView
     other_rows_answers: Counter
+    # passage_count: distinct / announced paragraphs, averaged over the other rows
+    count_ratio: float | None = None
 
 
 @dataclass(frozen=True)
 class Baseline:
-    """One strategy: its name, family, a one-line description and the function that answers."""
+    """One strategy: its name, family, a one-line description and the function that answers.
+
+    ``anchor`` names the anchor benchmark's file whose own construct or metric lets this strategy
+    score on real prompts (docs/baselines.md): such a baseline is reported there as the anchor's,
+    not held to the task's limit; on the control twins it is judged like every other."""
 
     name: str
     family: str
     description: str
     answer: Callable[[Attempt], str | None]
+    anchor: str | None = None
 
 
 def _first_passage(attempt: Attempt) -> str | None:
@@ -141,16 +158,6 @@ def _option_agreement(attempt: Attempt, positional: bool) -> str | None:
         return total
 
     return max(lists, key=lambda entry: agreement(entry[1]))[0]
-
-
-def _option_numbers_in_context(attempt: Attempt) -> str | None:
-    """The first option whose numbers all occur, as whole numbers, somewhere in the context."""
-    found = set(re.findall(r"\d+", attempt.view.context))
-    for number, text in attempt.view.options:
-        values = re.findall(r"\d+", text)
-        if values and set(values) <= found:
-            return number
-    return None
 
 
 def _question_overlap_option(attempt: Attempt) -> str | None:
@@ -316,13 +323,54 @@ def _answer_room_words(attempt: Attempt) -> int:
     return int(match.group(1)) if match else 10
 
 
-def _frequent_in_opening(attempt: Attempt) -> str | None:
-    """The most frequent words of the first tenth of the context: what a model that stops reading early would say."""
-    context = attempt.view.context or attempt.view.prompt
-    text = context[: max(1, len(context) // 10)]
+def _frequent_in_part(attempt: Attempt, share: int) -> str | None:
+    """The most frequent words of the first ``1/share`` of the context (after any worked example).
+    """
+    context = attempt.view.context or attempt.view.after_examples
+    text = context[: max(1, len(context) // share)]
     counts = Counter(re.findall(r"[A-Za-z]+", text))
     top = [word for word, _ in counts.most_common(_answer_room_words(attempt))]
     return ", ".join(top) or None
+
+
+def _frequent_in_opening(attempt: Attempt) -> str | None:
+    """The most frequent words of the first tenth of the context: what a model that stops reading
+    early would say."""
+    return _frequent_in_part(attempt, 10)
+
+
+def _frequent_in_first_quarter(attempt: Attempt) -> str | None:
+    """The most frequent words of the first quarter of the context."""
+    return _frequent_in_part(attempt, 4)
+
+
+def _numbers_in_context(attempt: Attempt) -> str | None:
+    """The option with the most of its numbers occurring, as whole numbers, in the context (first on
+    a tie)."""
+    present = set(re.findall(r"(?<![\d.])\d+(?![\d.])", attempt.view.context or attempt.view.prompt))
+    lists = [(number, re.findall(r"\d+", text)) for number, text in attempt.view.options]
+    lists = [(number, values) for number, values in lists if values]
+    if not lists:
+        return None
+    return max(lists, key=lambda entry: sum(value in present for value in entry[1]) / len(entry[1]))[0]
+
+
+def _ratio_of_total(attempt: Attempt) -> str | None:
+    """The announced total times the share of distinct paragraphs seen in the task's other rows."""
+    total = attempt.view.listed or len(attempt.view.passages)
+    if not total or attempt.count_ratio is None:
+        return None
+    return str(max(1, round(total * attempt.count_ratio)))
+
+
+_NEEDLE_VALUE = re.compile(r'special magic \w+ for [^\n]*? is: ([^\s]+?)\.(?:\s|$)|": "([^"]+)"')
+
+
+def _first_and_last_value(attempt: Attempt) -> str | None:
+    """The first and the last value the context lists (needles, or a JSON object's values), in one
+    reply."""
+    values = [first or second for first, second in _NEEDLE_VALUE.findall(attempt.view.prompt)]
+    return f"{values[0]}, {values[-1]}" if values else None
 
 
 def _majority_label(attempt: Attempt) -> str | None:
@@ -347,8 +395,7 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
         Baseline("option_position_consensus", "context-free", "the option agreeing most, place by place, with the other options",
                  lambda attempt: _option_agreement(attempt, positional=True)),
         Baseline("option_question_overlap", "context-free", "the option sharing most words with the question", _question_overlap_option),
-        Baseline("option_numbers_in_context", "lexical",
-                 "the first option whose numbers all occur in the context", _option_numbers_in_context),
+        Baseline("numbers_in_context", "lexical", "the option whose numbers all (or most) occur in the context", _numbers_in_context),
         _PRIOR,
     ),
     "record_value": (
@@ -367,6 +414,8 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
     ),
     "count": (
         Baseline("announced_total", "position", "the number of passages the prompt announces", _announced_total),
+        Baseline("ratio_of_total", "context-free", "the announced total times the distinct share seen in other rows",
+                 _ratio_of_total),
         _PRIOR,
     ),
     "qa": (
@@ -402,7 +451,10 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
         Baseline("lexical_ranking", "lexical", "passages by TF-IDF similarity to the question", _lexical_ranking),
     ),
     "words": (
-        Baseline("frequent_in_opening", "frequency", "the most frequent words of the first tenth of the context", _frequent_in_opening),
+        Baseline("frequent_in_opening", "frequency", "the most frequent words of the first tenth of the context "
+                 "(after the worked example)", _frequent_in_opening, anchor=RULER_WORD_LISTS),
+        Baseline("frequent_in_first_quarter", "frequency", "the most frequent words of the first quarter of the context",
+                 _frequent_in_first_quarter, anchor=RULER_WORD_LISTS),
         _PRIOR,
     ),
     "label": (
@@ -412,8 +464,28 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
     "needle": (
         _PRIOR,
     ),
+    "listed_values": (
+        _PRIOR,
+        Baseline("first_and_last_value", "position", "the first and the last value of the context, both in one reply",
+                 _first_and_last_value, anchor=SUBSTRING_METRICS),
+    ),
 }
 """The baselines of each answer kind, in the order tables list them."""
+
+
+def cut_passage_numbers(record: DataRecord) -> set[str]:
+    """The numbers of the passages that are a cut-off filler (never the gold of a passage task): the
+    record's padding, in prompt order, takes the passage numbers its gold passages leave free."""
+    gold = set((record.gold or {}).get("passages") or [])
+    padding = iter(record.distractors or ())
+    cut, number = set(), 0
+    for entry in padding:
+        number += 1
+        while number in gold:
+            number += 1
+        if isinstance(entry, dict) and entry.get("truncated"):
+            cut.add(str(number))
+    return cut
 
 
 def baselines_for(task: str) -> tuple[Baseline, ...]:
@@ -421,16 +493,20 @@ def baselines_for(task: str) -> tuple[Baseline, ...]:
     return BASELINES.get(ANSWER_KINDS.get(task, ""), ())
 
 
-def chance_answers(task: str, view: PromptView, row_seed: int) -> list[str]:
-    """Answers whose mean score is the task's chance level for one sample: every candidate where the
-    answer is one of a few (options, passages, counts, labels, values), seeded random draws for orders
-    and rankings, every passage for a passage set; none where chance is nil (free text)."""
-    kind = ANSWER_KINDS.get(task, "")
-    rng = random.Random(row_seed)
+def chance_answers(record: DataRecord, view: PromptView, other_rows_answers: Counter) -> list[str]:
+    """Answers whose mean score is the task's chance level for one sample: every *possible*
+    candidate where the answer is one of a few (options that hold a list of counts, passages that
+    are not the cut-off filler, counts, labels, values), seeded random draws for orders and
+    rankings, every passage for a passage set; where the answer is free text, the task's other rows'
+    answers (what an answer about something else scores). A candidate that can never be right on a
+    real prompt is left out."""
+    kind = ANSWER_KINDS.get(record.task, "")
+    rng = random.Random(record.row)
     if kind == "option":
-        return [number for number, _ in view.options]
+        return [number for number, text in view.options if re.search(r"\d", text)]
     if kind == "passage_number":
-        return [passage.label for passage in view.passages]
+        cut = cut_passage_numbers(record)
+        return [passage.label for passage in view.passages if passage.label not in cut]
     if kind == "count":
         return [str(number) for number in range(1, (view.listed or len(view.passages)) + 1)]
     if kind == "record_value":
@@ -445,5 +521,5 @@ def chance_answers(task: str, view: PromptView, row_seed: int) -> list[str]:
         return [" > ".join(f"[{label}]" for label in rng.sample(labels, len(labels))) for _ in range(CHANCE_DRAWS)] if labels else []
     if kind == "passage_set":
         return [", ".join(passage.label for passage in view.passages)] if view.passages else []
-    return []
+    return sorted(other_rows_answers)[:CHANCE_DRAWS]
 

@@ -19,7 +19,11 @@ def export() -> None:
 @export.command("lm-eval")
 @click.argument("data_dir", type=click.Path(path_type=Path), metavar="DATA")
 @click.argument("out_dir", type=click.Path(path_type=Path), metavar="OUT")
-def lm_eval_command(data_dir: Path, out_dir: Path) -> None:
+@click.option("--controls", is_flag=True,
+              help="Also export the control twins (DATA/controls) as tasks "
+                   "longbench100_<task>_<label>_controls, group longbench100_controls "
+                   "(then score --controls).")
+def lm_eval_command(data_dir: Path, out_dir: Path, controls: bool) -> None:
     """Write one lm-evaluation-harness task per task and length of DATA into OUT, and a group per suite.
 
     \b
@@ -41,7 +45,7 @@ def lm_eval_command(data_dir: Path, out_dir: Path) -> None:
         raise UserError(f"DATA {data_dir}: no such folder")
     guard_output_dir(out_dir, "OUT", "lm-eval-export", {"DATA": data_dir})
     with output_lock(out_dir, "OUT"):
-        exported, groups = export_lm_eval(data_dir, out_dir)
+        exported, groups = export_lm_eval(data_dir, out_dir, controls)
     for group, members in groups.items():
         click.echo(f"{group}: {len(members)} tasks")  # each a group of its lengths
     click.echo(f"wrote {len(exported)} lm-eval tasks ({sum(task.documents for task in exported)} documents) to {out_dir}")

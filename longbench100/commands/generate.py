@@ -35,6 +35,10 @@ from .sources import SOURCES_HELP
 @click.option("--unpaired", is_flag=True, help="Sample each length independently instead of asking row r the same question at every length.")
 @click.option("--negatives", default="bm25", show_default=True, type=click.Choice(["bm25", "random"]), help="rag_hard and rerank: negatives ranked by BM25 on the question (hard), or drawn at random from the same corpus (easy).")
 @click.option("--verify-counts", is_flag=True, help="After writing, recount every prompt by tokenizing it whole and fail on any difference from its recorded prompt_tokens (cl100k_base and o200k_base count long prompts from cached pieces; docs/benchmarks.md).")
+@click.option("--controls/--no-controls", default=True, show_default=True,
+              help="Also write each sample's two control twins (gold removed, context swapped; same "
+                   "budget, question and answer key) to OUT/controls/<task>/<label>.jsonl "
+                   "(docs/suites.md); the data files are the same either way.")
 @click.option("--check-shortcuts", is_flag=True, help="After writing, run the no-model baselines on the output "
               "(as 'longbench100 baselines OUT'), record the verdict in the manifest and exit with status 1 when a task's "
               "best shortcut is over its suite limit (the data is kept).")
@@ -46,7 +50,8 @@ from .sources import SOURCES_HELP
 @click.option("--wait", is_flag=True, help="When another run is writing the same --out, wait for it instead of refusing.")
 def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: int, tokenizer_spec: str, sources_option: str | None, out: Path,
              workers: int, templates_dir: Path | None, resume: bool, whole_documents: bool, chat_template: bool,
-             reserve_output: int, unpaired: bool, negatives: str, verify_counts: bool, check_shortcuts: bool,
+             reserve_output: int, unpaired: bool, negatives: str, verify_counts: bool, controls: bool,
+             check_shortcuts: bool,
              annotator: JudgeOptions, allow_unlabelled: bool,
              dry_run: bool, wait: bool) -> None:
     """Generate benchmark samples whose whole prompt fits an exact token budget.
@@ -75,7 +80,7 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
         tasks=pick_tasks(tasks, suite), lengths=tuple(parse_length_list(lengths)) if lengths is not None else suite.lengths, rows=rows, seed=seed,
         tokenizer=tokenizer_spec, out=out, sources=sources_option, templates=templates_dir, workers=workers, resume=resume,
         whole_documents=whole_documents, chat_template=chat_template, reserve_output=reserve_output, unpaired=unpaired, negatives=negatives, suite=suite,
-        suite_rules=bool(suite_spec) or tasks.strip() == "all", verify_counts=verify_counts, check_shortcuts=check_shortcuts, wait=wait, dry_run=dry_run, allow_unlabelled=allow_unlabelled,
+        suite_rules=bool(suite_spec) or tasks.strip() == "all", verify_counts=verify_counts, controls=controls, check_shortcuts=check_shortcuts, wait=wait, dry_run=dry_run, allow_unlabelled=allow_unlabelled,
         annotator=annotator,
     )
     manifest = run_generate(options, echo=console.echo, progress=not console.quiet())

@@ -146,12 +146,19 @@ def _unlabelled_part(info: dict) -> str:
     return f"; {unlabelled.get('chunks', 0)} chunks without a usable label, {rows} rows left out (--allow-unlabelled)"
 
 
+def _control_note(cell: dict) -> str:
+    """`` (gold_removed)`` for a control cell of the shortcut check, else nothing."""
+    return f" ({cell['on']})" if cell.get("on", "real") != "real" else ""
+
+
 def _shortcut_line(manifest: dict, out: Path) -> str:
     """What the manifest says of the no-model shortcut check (generate --check-shortcuts)."""
     check = manifest.get("shortcuts")
     if not isinstance(check, dict):
         return f"shortcut check: not run (longbench100 baselines {out} --check)"
     if check.get("passed"):
-        return f"shortcut check: passed on {check.get('cells')} task-lengths (every judged no-model baseline within its limit)"
-    over = ", ".join(f"{cell['task']} {cell['label']} ({cell['best']} {cell['score']:.3f} > {cell['ceiling']:.3f})" for cell in check.get("over", []))
+        controls = f" and {check['control_cells']} control cells" if check.get("control_cells") else ""
+        return (f"shortcut check: passed on {check.get('cells')} task-lengths{controls} "
+                "(every judged no-model baseline within its limit)")
+    over = ", ".join(f"{cell['task']} {cell['label']}{_control_note(cell)} ({cell['best']} {cell['score']:.3f} > {cell['ceiling']:.3f})" for cell in check.get("over", []))
     return f"shortcut check: over the limit in {over}"

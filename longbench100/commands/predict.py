@@ -72,6 +72,9 @@ def _api_key(variable: str | None) -> str | None:
     default=True,
     help="Also ask QA questions without their passages (needed for the QA filter at scoring).",
 )
+@click.option("--controls", is_flag=True,
+              help="Also predict the control twins of the data (DATA/controls, written by generate) "
+                   "into OUT/controls, for score --controls.")
 @click.option("--retry-failed", is_flag=True, help="Redo samples recorded with an error by an earlier run.")
 @click.option(
     "--limit", type=click.IntRange(min=1), default=None, help="Only the first N rows (by row number) of each task and "
@@ -106,6 +109,7 @@ def predict(
     tasks: str,
     lengths: str | None,
     closed_book: bool,
+    controls: bool,
     retry_failed: bool,
     limit: int | None,
     system_prompt: str | None,
@@ -162,6 +166,7 @@ def predict(
         max_retries=max_retries,
         progress=False if console.quiet() else progress,
         wait=wait,
+        controls=controls,
     )
     # Ctrl-C / SIGTERM: the CLI prints the resume hint, exit 130 / 143
     summary = run_predict(options, echo=console.echo)

@@ -72,12 +72,15 @@ def judge_options(command: Callable) -> Callable:
 @click.option("--judge-style", type=click.Choice(JUDGE_STYLES),
               help="Rubrics of the judge tasks: 100-longbench, or helmet (HELMET's QA scale; summaries by key-point "
                    "recall and sentence precision).  [default: the data's suite's judge_style, else 100-longbench]")
+@click.option("--controls", is_flag=True,
+              help="Also grade the answers on the data's control twins (predict --controls): per "
+                   "task and length, the control score beside S_l, flagged when above chance + 5.")
 @click.option("--wait", is_flag=True, help="When another run is writing the same --out, wait for it instead of refusing.")
 @judge_options
 def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_name: str | None, base_lengths: str | None,
           allow_missing: bool, missing_rows: str, epoch: int | None,
           allow_ungraded: bool, limit: int | None, rouge_variant: str, n_boot: int, seed: int,
-          judge_style: str | None, wait: bool, metric_mode: str, judge: JudgeOptions, dry_run: bool,
+          judge_style: str | None, controls: bool, wait: bool, metric_mode: str, judge: JudgeOptions, dry_run: bool,
           price_in: float | None, price_out: float | None) -> None:
     """Score one model's predictions: metrics, QA filter, Base Ability and LongScore into results.json.
 
@@ -93,6 +96,7 @@ def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_na
         judge=judge,
         judge_style=judge_style,
         rouge_variant=rouge_variant, limit=limit, dry_run=dry_run, price_in=price_in, price_out=price_out, wait=wait,
+        controls=controls,
     )
     # progress: a bar on a terminal, plain lines otherwise
     run_score(options, echo=console.echo, progress=not console.quiet())

@@ -31,13 +31,19 @@ class DataRecord:
     source: str | None = None  # gold.sources[0]: the source the gold material comes from
     gold: dict | None = field(default=None, compare=False, hash=False)  # the record's whole gold object, for task metrics
     sections: tuple[str, ...] | None = field(default=None, compare=False, hash=False)  # section texts, for tasks a judge grades section by section
+    # padding provenance, in prompt order
+    distractors: tuple[dict, ...] | None = field(default=None, compare=False, hash=False)
+    # a control twin's kind ("gold_removed", "context_swapped"); None for a real sample
+    control: str | None = None
+    twin_of: str | None = None  # a control twin's real sample id
 
 
-def data_files(data_dir: Path, option: str = "--data") -> list[Path]:
+def data_files(data_dir: Path, option: str = "--data", *, unfinished: bool = False) -> list[Path]:
     """Return the data files ``<task>/<label>.jsonl`` under ``data_dir``, in task order then by
     length, once each matches the folder's manifest
-    (:func:`longbench100.folders.layout.open_data_folder`)."""
-    return [ref.path for ref in open_data_folder(data_dir, option).files]
+    (:func:`longbench100.folders.layout.open_data_folder`; ``unfinished``: the folder of a
+    generation run that has not written its manifest yet)."""
+    return [ref.path for ref in open_data_folder(data_dir, option, unfinished=unfinished).files]
 
 
 def parse_record(data: object, where: str) -> DataRecord:
@@ -63,6 +69,9 @@ def parse_record(data: object, where: str) -> DataRecord:
         source=_first_source(data.get("gold")),
         gold=data["gold"] if isinstance(data.get("gold"), dict) else None,
         sections=_section_texts(data) if TASKS[data["task"]].judged_by_section else None,
+        distractors=tuple(data["distractors"]) if isinstance(data.get("distractors"), list) else None,
+        control=data["control"] if isinstance(data.get("control"), str) else None,
+        twin_of=data["twin_of"] if isinstance(data.get("twin_of"), str) else None,
     )
 
 
@@ -107,11 +116,12 @@ def load_data(data_dir: Path) -> list[DataRecord]:
     return [record for record, _ in load_data_with_prompts(data_dir)]
 
 
-def load_data_with_prompts(data_dir: Path) -> list[tuple[DataRecord, str]]:
-    """Every record of a data folder with its whole prompt text (records keep only its hash), in one read."""
+def load_data_with_prompts(data_dir: Path, *, unfinished: bool = False) -> list[tuple[DataRecord, str]]:
+    """Every record of a data folder with its whole prompt text (records keep only its hash), in one
+    read (``unfinished``: see :func:`data_files`)."""
     records: list[tuple[DataRecord, str]] = []
     seen: dict[str, str] = {}
-    for path in data_files(data_dir):
+    for path in data_files(data_dir, unfinished=unfinished):
         for where, value in read_jsonl(path):
             record = parse_record(value, where)
             if record.id in seen:

@@ -35,6 +35,15 @@ def data_file_path(folder: Path, task: str, label: str) -> Path:
     return folder / task / f"{label}.jsonl"
 
 
+CONTROLS_FOLDER = "controls"
+
+
+def controls_folder(folder: Path) -> Path:
+    """``folder/controls``: the control twins of a data folder, laid out as a data folder of their
+    own."""
+    return folder / CONTROLS_FOLDER
+
+
 def list_data_files(folder: Path, tasks: Iterable[str] | None = None) -> list[DataFileRef]:
     """The data files under ``folder`` (of ``tasks``, default all), in task order and then by length.
 

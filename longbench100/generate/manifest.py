@@ -11,7 +11,7 @@ from longbench100.core.version import __version__
 from longbench100.core.atomic import write_json_atomic
 from longbench100.core.errors import UserError
 from longbench100.core.digests import file_sha256
-from longbench100.folders.layout import RUN_STATE, data_file_path
+from longbench100.folders.layout import CONTROLS_FOLDER, RUN_STATE, data_file_path
 from longbench100.catalog.task_info import reserved_output
 from .output import holds_rows
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from longbench100.sources.corpus import Corpus
     from longbench100.text.tokenization import Tokenizer
     from longbench100.generate.options import GenerateOptions, LengthResult
+    from longbench100.generate.controls import ControlsResult
     from longbench100.fitting.templates import PromptTemplates
 
 FINISHED_LOG = ".longbench100-finished.jsonl"
@@ -74,7 +75,9 @@ def claim_out_folder(out: Path, state: dict) -> None:
 
 def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates: "PromptTemplates", corpus: "Corpus",
                    results: dict[str, dict[str, "LengthResult"]], paired_all: dict[str, dict], annotator: dict | None = None,
-                   skipped: dict[str, str] | None = None, left_out: dict[str, list[str]] | None = None) -> dict:
+                   skipped: dict[str, str] | None = None, left_out: dict[str, list[str]] | None = None,
+                   controls: dict[str, dict[str, "ControlsResult | None"]] | None = None,
+                   chances: dict[str, dict[str, float]] | None = None) -> dict:
     """Describe the finished output folder and write ``OUT/manifest.json`` atomically (``annotator``: who labelled
     the one-document tasks' chunks, with prompt versions, calls and cache hits; ``skipped``: the suite's tasks not
     built, each with why; ``left_out``: stand-in sources kept out of a task's ground truth by its suite)."""
@@ -122,9 +125,19 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
         **({"skipped_tasks": skipped} if skipped else {}),
         **({"stand_ins_left_out": left_out} if left_out else {}),
         **({"annotator": {**annotator, **_rows_left_out(results)}} if annotator else {}),
+        **({"controls": _controls_entry(controls, chances or {})} if controls is not None else {}),
     }
     write_json_atomic(options.out / MANIFEST, manifest, indent=2)
     return manifest
+
+
+def _controls_entry(controls: dict[str, dict[str, "ControlsResult | None"]], chances: dict[str, dict[str, float]]) -> dict:
+    """``{"folder": "controls", "files": {path: {"sha256", "rows": {kind: rows}}}, "chance": {task:
+    {label: c}}}``: the control twins' files (paths relative to the data folder), like ``files`` for
+    the data, and the chance level a model's score on them is judged against."""
+    files = {f"{CONTROLS_FOLDER}/{task}/{label}.jsonl": {"sha256": result.sha256, "rows": result.rows}
+             for task, by_label in controls.items() for label, result in by_label.items() if result is not None}
+    return {"folder": CONTROLS_FOLDER, "files": files, "chance": chances}
 
 
 def record_shortcut_check(out: Path, manifest: dict, verdict: dict) -> dict:

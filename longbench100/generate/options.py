@@ -32,6 +32,8 @@ class GenerateOptions:
     unpaired: bool = False
     negatives: str = "bm25"  # rag_hard / rerank: BM25 hard negatives or random ones
     verify_counts: bool = False  # recount every prompt whole after writing it (does not change the output)
+    # write each sample's control twins to OUT/controls (generate/controls.py)
+    controls: bool = True
     check_shortcuts: bool = False  # run the no-model baselines on the output and record the verdict in the manifest
     wait: bool = False  # wait for another run writing the same --out instead of refusing
     annotator: JudgeOptions = field(default_factory=JudgeOptions)  # labels the one-document tasks' chunks (model None: none)

@@ -20,6 +20,8 @@ from longbench100.catalog.task_info import reserved_output
 from longbench100.tasks import BUILDERS
 from longbench100.tasks.base import TaskBuilder
 from longbench100.tasks.one_document import OneDocumentTask
+from longbench100.sources.records import Document
+from longbench100.catalog.suites import Suite
 from longbench100.text.tokenization import Tokenizer, load_tokenizer
 from longbench100.core.workers import worker_pool
 from longbench100.folders.lock import output_lock
@@ -33,6 +35,7 @@ from longbench100.generate.candidate_cache import cached_candidates
 from longbench100.fitting.fit import BuildContext
 from longbench100.generate.manifest import build_manifest, check_finished_file, check_out_folder, claim_out_folder, log_finished_file, log_unlabelled_row, logged_unlabelled_rows, record_shortcut_check, shortfall_reason
 from longbench100.generate.verify_counts import verify_prompt_counts
+from longbench100.generate.controls import ControlBuilder, ControlsResult, controls_file_path, read_controls_result, write_controls
 from longbench100.generate.json_lines import json_line
 from longbench100.generate.output import LOW_FILL, LineAppender, completed_rows, median_fill, partial_file, written_rows, written_rows_in, written_sources
 from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
@@ -181,6 +184,8 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         builder.prepare(tokenizer)
     results: dict[str, dict[str, LengthResult]] = {}
     cells = [(task, label, budget) for task in options.tasks for label, budget in options.lengths]
+    controls: dict[str, dict[str, ControlsResult | None]] = {}
+    control_pools: dict[str, list[Document]] = {}  # one pool per task, for all its lengths
     pending = {(task, label): _pending_rows(options, task, label, budget, plans[task][label]) for task, label, budget in cells}
     with _executor(options.workers, WorkerState(options, tokenizer, builders)) as executor:
         # one stream of rows over every task and length, so no worker waits for a file's last row before the next file's
@@ -192,6 +197,9 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
                 options, task, label, plan, pending[task, label], lines, progress, own_items)
             _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
             _report_low_fill(echo, data_file_path(options.out, task, label), task, label, budget)
+            if options.controls:
+                controls.setdefault(task, {})[label] = _write_controls(
+                    options, tokenizer, builders[task], control_pools, task, label, budgets[label], echo)
     for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()},
                                      options.suite.base_lengths):
         echo(f"warning: {line}")
@@ -199,7 +207,9 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         checked = verify_prompt_counts(options.out, tokenizer, options.tasks, [label for label, _ in options.lengths],
                                        options.chat_template)
         echo(f"verified {checked} prompt token counts: each equals a whole recount")
-    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results), annotator, skipped, left_out)
+    chances = _chances(options.out, options.suite) if options.controls else None
+    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results), annotator, skipped, left_out,
+                              controls if options.controls else None, chances)
     if options.check_shortcuts:
         manifest = _check_shortcuts(options.out, manifest, echo)
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
@@ -266,6 +276,14 @@ def _dry_run(options: GenerateOptions, location: SourceLocation, echo: Callable[
     return {"dry_run": {"prompts": plan.unique_prompts, "cache_hits": plan.cache_hits, "calls": plan.calls, "prompt_tokens": plan.prompt_tokens}}
 
 
+def _chances(out: Path, suite: Suite) -> dict[str, dict[str, float]]:
+    """Each task and length's chance level, kept with the controls so ``score --controls`` can flag
+    a model's control score above it (``baselines/check.py``)."""
+    from longbench100.baselines.check import cell_chances
+
+    return cell_chances(out, suite.metrics)
+
+
 def _check_shortcuts(out: Path, manifest: dict, echo: Callable[[str], None]) -> dict:
     """Run the no-model baselines on ``out``, print their table and keep the verdict in the manifest (key ``shortcuts``)."""
     from longbench100.baselines.check import run_baselines
@@ -274,6 +292,25 @@ def _check_shortcuts(out: Path, manifest: dict, echo: Callable[[str], None]) -> 
     run = run_baselines(out)
     echo(format_table(run))
     return record_shortcut_check(out, manifest, summary_record(run))
+
+
+def _write_controls(options: GenerateOptions, tokenizer: Tokenizer, builder: TaskBuilder,
+                    pools: dict[str, list[Document]], task: str, label: str, budget: int,
+                    echo: Callable[[str], None]) -> ControlsResult | None:
+    """Write (or, on a resumed run, read back) the control twins of one task and length; ``None``,
+    said in a warning, when its prompts do not have a layout the controls can split (a --templates
+    template)."""
+    if controls_file_path(options.out, task, label).exists():
+        return read_controls_result(options.out, task, label)
+    ctx = _context(options, tokenizer, task, label, budget)
+    if task not in pools:  # ``builder``'s pool, kept in ``pools`` for the task's other lengths
+        pools[task] = builder.control_pool(ctx.tokenizer)
+    twins = ControlBuilder(pools[task], ctx.tokenizer, options.chat_template, ctx.budget, options.seed)
+    try:
+        return write_controls(options.out, task, label, twins)
+    except UserError as error:
+        echo(f"warning: no control twins for {task} {label}: {error}")
+        return None
 
 
 def _context(options: GenerateOptions, tokenizer, task: str, label: str, budget: int) -> BuildContext:

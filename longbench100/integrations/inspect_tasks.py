@@ -31,7 +31,7 @@ from longbench100.core.errors import UserError
 from longbench100.integrations.metric_names import harness_metric_name
 from longbench100.core.lengths import parse_length_list
 from longbench100.folders.data_records import DataRecord, parse_record
-from longbench100.folders.layout import open_data_folder, read_jsonl
+from longbench100.folders.layout import controls_folder, list_data_files, open_data_folder, read_jsonl
 from longbench100.scoring.grading import GradeJob, choose_metrics, classic_grades
 from longbench100.catalog.suites import recorded_suite
 from longbench100.catalog.task_info import answer_room, parse_task_list
@@ -45,9 +45,9 @@ def _comma_list(value: str | list[str]) -> str:
     return value if isinstance(value, str) else ",".join(str(item) for item in value)
 
 
-def _folder_values(folder: Path) -> tuple[list[tuple[str, dict]], dict | None]:
+def _folder_values(folder: Path, controls: bool = False) -> tuple[list[tuple[str, dict]], dict | None]:
     """Every record of a data folder or a published snapshot folder as (where, decoded record), and
-    its generation manifest."""
+    its generation manifest; with ``controls``, a data folder's control twins after its records."""
     if (folder / _SNAPSHOT_MANIFEST).is_file():
         # only snapshots need pyarrow
         from longbench100.publish.checksums import verify_snapshot  # noqa: PLC0415
@@ -62,7 +62,13 @@ def _folder_values(folder: Path) -> tuple[list[tuple[str, dict]], dict | None]:
         ]
         return values, json.loads((folder / _SNAPSHOT_MANIFEST).read_text(encoding="utf-8"))
     checked = open_data_folder(folder, "-T data")
-    return [pair for ref in checked.files for pair in read_jsonl(ref.path)], checked.manifest
+    files = checked.files
+    if controls:
+        twins = controls_folder(folder)
+        if not twins.is_dir():
+            raise UserError(f"-T controls: {folder} holds no control twins ({twins}); generate writes them")
+        files = files + list_data_files(twins)
+    return [pair for ref in files for pair in read_jsonl(ref.path)], checked.manifest
 
 
 def selected_records(
@@ -70,10 +76,12 @@ def selected_records(
     tasks: str | list[str] = "all",
     lengths: str | list[str] | None = None,
     rows: int | None = None,
+    controls: bool = False,
 ) -> tuple[list[tuple[DataRecord, dict]], dict[str, str]]:
     """The records of ``data`` (``tasks``: ``all`` or task names; ``lengths``: length labels,
-    default every file; ``rows``: the first rows of each task and length), in the folder's order,
-    each with its decoded JSON, and the classic metric of each task."""
+    default every file; ``rows``: the first rows of each task and length; ``controls``: the control
+    twins too), in the folder's order, each with its decoded JSON, and the classic metric of each
+    task."""
     folder = Path(data)
     if not folder.is_dir():
         raise UserError(f"-T data={data}: no such folder")
@@ -83,7 +91,9 @@ def selected_records(
     wanted_labels = (
         {label for label, _ in parse_length_list(_comma_list(lengths))} if lengths else None
     )
-    values, manifest = _folder_values(folder)
+    if controls and (folder / _SNAPSHOT_MANIFEST).is_file():
+        raise UserError(f"-T controls: {folder} is a snapshot, which holds no control twins")
+    values, manifest = _folder_values(folder, bool(controls))
     chosen = []
     for where, value in values:
         record = parse_record(value, where)
@@ -155,11 +165,12 @@ def longbench100_metric(
     tasks: str | list[str] = "all",
     lengths: str | list[str] | None = None,
     rows: int | None = None,
+    controls: bool = False,
 ):
     """The record's classic metric (as ``score --metric classic``), 0-1. The scorer reads the
     records of the task's selection itself: Inspect logs a scorer's arguments, so they name the
     data rather than hold it."""
-    chosen, metrics = selected_records(data, tasks, lengths, rows)
+    chosen, metrics = selected_records(data, tasks, lengths, rows, controls)
     records = {record.id: record for record, _ in chosen}
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -181,22 +192,23 @@ def longbench100(
     tasks: str | list[str] = "all",
     lengths: str | list[str] | None = None,
     rows: int | None = None,
+    controls: bool = False,
 ) -> Task:
     """Every record of the data folder or snapshot ``data`` (optionally only ``tasks``, ``lengths``
-    and the first ``rows`` of each task and length) as one Inspect task: greedy, each record's
-    answer room."""
+    and the first ``rows`` of each task and length; with ``controls``, the control twins too:
+    ``-T controls=true``) as one Inspect task: greedy, each record's answer room."""
     if data is None:
         raise PrerequisiteError(
             "longbench100: give the data folder: -T data=DATA (a generated data folder "
             "or a published snapshot)"
         )
     try:
-        chosen, _ = selected_records(data, tasks, lengths, rows)
+        chosen, _ = selected_records(data, tasks, lengths, rows, controls)
     except UserError as error:
         raise PrerequisiteError(f"longbench100: {error}") from None
     return Task(
         dataset=MemoryDataset(_samples(chosen), name=Path(data).name),
         solver=answer_with_room(),
-        scorer=longbench100_metric(str(data), tasks, lengths, rows),
+        scorer=longbench100_metric(str(data), tasks, lengths, rows, controls),
         config=GenerateConfig(temperature=0),
     )

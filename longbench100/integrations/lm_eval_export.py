@@ -20,7 +20,8 @@ from pathlib import Path
 
 from longbench100.core.atomic import write_bytes_atomic
 from longbench100.folders.guard import mark_folder
-from longbench100.folders.layout import open_data_folder, read_jsonl
+from longbench100.folders.layout import DataFileRef, controls_folder, list_data_files, open_data_folder, read_jsonl
+from longbench100.core.errors import UserError
 from longbench100.folders.data_records import parse_record
 from ..scoring.grading import choose_metrics
 from longbench100.catalog.suites import group_by_suite, recorded_suite
@@ -28,6 +29,7 @@ from longbench100.catalog.task_info import answer_room
 from .metric_names import harness_metric_name, length_metric_name
 
 TASK_PREFIX = "longbench100"
+CONTROLS_SUFFIX = "_controls"
 HOOKS_MODULE = "longbench100_hooks"
 _HOOKS_SOURCE = '''"""Written by `longbench100 export lm-eval`: lm-eval loads this file next to the task YAMLs."""
 
@@ -64,17 +66,45 @@ def lm_eval_task_name(task: str, label: str) -> str:
     return f"{TASK_PREFIX}_{task}_{label}"
 
 
-def export_lm_eval(data_dir: Path, out_dir: Path) -> tuple[list[ExportedTask], dict[str, list[str]]]:
-    """Write the lm-eval tasks of every data file under ``data_dir`` into ``out_dir``.
+def export_lm_eval(data_dir: Path, out_dir: Path, controls: bool = False) -> tuple[list[ExportedTask], dict[str, list[str]]]:
+    """Write the lm-eval tasks of every data file under ``data_dir`` into ``out_dir``; with
+    ``controls``, those of its control twins too (``longbench100_<task>_<label>_controls``, group
+    ``longbench100_controls``).
 
     Returns the exported tasks and the groups (group name -> task names). A task's ``max_gen_toks``
     is the largest answer room of its records (lm-eval sets generation per task, not per document).
     """
     folder = open_data_folder(data_dir, "DATA")
     files = folder.files
+    twins = controls_folder(data_dir)
+    if controls and not twins.is_dir():
+        raise UserError(f"--controls: {data_dir} holds no control twins ({twins}); generate writes them unless --no-controls")
     mark_folder(out_dir, "lm-eval-export")  # only once the data is known to be whole
     suite = recorded_suite(folder.manifest)
     metrics = choose_metrics(sorted({ref.task for ref in files}), "classic", False, families=suite["metrics"] if suite else None)
+    exported = _export_files(files, metrics, out_dir, "")
+    groups = _groups(exported, suite)
+    for task_name, metric in dict.fromkeys((task.task, task.metric) for task in exported):
+        members = [task.name for task in exported if task.task == task_name]
+        yaml = _group_yaml(task_group_name(task_name), members, [harness_metric_name(metric)])
+        write_bytes_atomic(out_dir / f"{task_group_name(task_name)}.yaml", yaml.encode("utf-8"))
+    for group, members in groups.items():
+        tasks = [task for task in exported if task_group_name(task.task) in members]
+        yaml = _group_yaml(group, members, _suite_metric_names(tasks))
+        write_bytes_atomic(out_dir / f"{group}.yaml", yaml.encode("utf-8"))
+    if controls:
+        twin_tasks = _export_files(list_data_files(twins, sorted(metrics)), metrics, out_dir, CONTROLS_SUFFIX)
+        group = f"{TASK_PREFIX}{CONTROLS_SUFFIX}"
+        groups[group] = [task.name for task in twin_tasks]
+        yaml = _group_yaml(group, groups[group], _suite_metric_names(twin_tasks))
+        write_bytes_atomic(out_dir / f"{group}.yaml", yaml.encode("utf-8"))
+        exported += twin_tasks
+    write_bytes_atomic(out_dir / f"{HOOKS_MODULE}.py", _HOOKS_SOURCE.encode("utf-8"))
+    return exported, groups
+
+
+def _export_files(files: list[DataFileRef], metrics: dict[str, str], out_dir: Path, suffix: str) -> list[ExportedTask]:
+    """Write one lm-eval task per data file (its name ending in ``suffix``) and its documents."""
     exported = []
     for ref in files:
         lines, rooms = [], []
@@ -88,26 +118,15 @@ def export_lm_eval(data_dir: Path, out_dir: Path) -> tuple[list[ExportedTask], d
             lines.append(json.dumps(document, ensure_ascii=False) + "\n")
         if not lines:
             continue
-        documents = out_dir / "docs" / ref.task / f"{ref.label}.jsonl"
+        documents = out_dir / "docs" / ref.task / f"{ref.label}{suffix}.jsonl"
         documents.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(documents, "".join(lines).encode("utf-8"))
-        task = ExportedTask(lm_eval_task_name(ref.task, ref.label), ref.task, ref.label, len(lines),
-                            max(rooms), metrics[ref.task])
+        task = ExportedTask(lm_eval_task_name(ref.task, ref.label) + suffix, ref.task, ref.label,
+                            len(lines), max(rooms), metrics[ref.task])
         yaml = _task_yaml(task, documents.relative_to(out_dir).as_posix())
         write_bytes_atomic(out_dir / f"{task.name}.yaml", yaml.encode("utf-8"))
         exported.append(task)
-    groups = _groups(exported, suite)
-    for task_name, metric in dict.fromkeys((task.task, task.metric) for task in exported):
-        members = [task.name for task in exported if task.task == task_name]
-        yaml = _group_yaml(task_group_name(task_name), members, [harness_metric_name(metric)])
-        write_bytes_atomic(out_dir / f"{task_group_name(task_name)}.yaml", yaml.encode("utf-8"))
-    for group, members in groups.items():
-        tasks = [task for task in exported if task_group_name(task.task) in members]
-        names = _suite_metric_names(tasks)
-        yaml = _group_yaml(group, members, names)
-        write_bytes_atomic(out_dir / f"{group}.yaml", yaml.encode("utf-8"))
-    write_bytes_atomic(out_dir / f"{HOOKS_MODULE}.py", _HOOKS_SOURCE.encode("utf-8"))
-    return exported, groups
+    return exported
 
 
 def task_group_name(task: str) -> str:

@@ -9,11 +9,12 @@ obtained under different settings.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from longbench100.core.errors import UserError
+from longbench100.folders.layout import controls_folder
 from longbench100.llm.client import OWN_KEYS, RequestExtras
 
 
@@ -51,6 +52,17 @@ class PredictOptions:
     progress: bool | None = None  # None: a bar on a terminal, plain progress lines elsewhere; False: nothing
     wait: bool = False  # wait for another run writing the same --out instead of refusing
     more_base_urls: tuple[str, ...] = ()  # further servers of the same model: requests go to the least busy
+    # also predict the data's control twins (DATA/controls) into OUT/controls
+    controls: bool = False
+
+    def for_controls(self) -> "PredictOptions":
+        """The same job over the data's control twins: ``DATA/controls`` into ``OUT/controls``
+        (their closed-book prompts are the real samples', so they are not asked again)."""
+        folder = controls_folder(self.data_dir)
+        if not folder.is_dir():
+            raise UserError(f"--controls: {self.data_dir} holds no control twins ({folder}); generate writes them "
+                            "unless --no-controls")
+        return replace(self, data_dir=folder, out_dir=controls_folder(self.out_dir), closed_book=False, controls=False)
 
     def servers(self) -> tuple[str, ...]:
         """Every server's API root, ``base_url`` first."""

@@ -382,17 +382,25 @@ def _run_locked(options: PredictOptions) -> RunSummary:
 
 
 def run_predict(options: PredictOptions, echo: Callable[[str], None] = print) -> RunSummary:
-    """Run the prediction job, ``echo`` its summary lines and return the summary (the library entry point).
+    """Run the prediction job, ``echo`` its summary lines and return the summary (the library entry
+    point).
 
     Raises UserError for bad options or data, a refused folder, an unusable or lost server, and
-    :class:`~longbench100.core.interrupts.Interrupted` (with the resume hint) on Ctrl-C or SIGTERM. Samples
-    that failed for good do not raise: check ``summary.failed`` / :func:`failure_message` (the command
-    exits 1 with that message).
-    """
+    :class:`~longbench100.core.interrupts.Interrupted` (with the resume hint) on Ctrl-C or SIGTERM.
+    Samples that failed for good do not raise: check ``summary.failed`` / :func:`failure_message`
+    (the command exits 1 with that message). With ``options.controls`` the data's control twins are
+    predicted next, into ``OUT/controls``, and their failures counted in the summary returned."""
+    # a missing controls folder fails first
+    twins_options = options.for_controls() if options.controls else None
     try:
         summary = run_predictions(options)
+        for line in summary.lines():
+            echo(line)
+        if twins_options is not None:
+            twins = run_predictions(twins_options)
+            for line in twins.lines():
+                echo(f"controls: {line}")
+            summary.failed.update(twins.failed)
     except KeyboardInterrupt as stop:
         raise Interrupted("finished samples are saved; rerun the same command to resume", stop) from None
-    for line in summary.lines():
-        echo(line)
     return summary

@@ -9,7 +9,7 @@ from .coverage import coverage_section
 from .load import ModelResult
 from .provenance import mixed_banner, settings_section
 from .settings import SettingsCheck
-from .table import MISSING, comparison_table, interval_table, label_order, leaderboard, secondary_table
+from .table import MISSING, comparison_table, controls_table, interval_table, label_order, leaderboard, secondary_table
 
 
 SECONDARY_NOTE = ("Secondary metrics of this task, 0-100 per length: the same answers graded by another metric "
@@ -39,12 +39,17 @@ class ReportContent:
 
 def warning_list(results: list[ModelResult], check: SettingsCheck) -> str:
     """Every warning as a bullet: first what the settings check could not check, then each aggregate
-    warning (model, scope (overall or task), message)."""
+    warning (model, scope (overall or task), message) and each task and length whose control score
+    is flagged."""
     bullets = [f"- **Settings**: {warning}." for warning in check.warnings]
     for result in results:
         scopes = [("overall", result.aggregates["overall"])] + list(result.aggregates["tasks"].items())
         for scope, block in scopes:
             bullets += [f"- **{result.model}** ({scope}): {warning}" for warning in block.get("warnings", [])]
+        flagged = [(task, label) for task, by_label in (result.aggregates.get("controls") or {}).items()
+                   for label, cell in by_label.items() if cell.get("flagged")]
+        bullets += [f"- **{result.model}** ({task} {label}): scores above chance on its control "
+                    "twins, without the gold (see Control twins)" for task, label in flagged]
     return "\n".join(bullets) if bullets else "None."
 
 
@@ -216,6 +221,13 @@ def render_report(results: list[ModelResult], content: ReportContent) -> str:
     notes = (skipped_tasks_note(results), incomplete_rows_note(results),
              section_ratings_note(results), relevance_grades_note(results))
     parts += [note for note in notes if note]
+    controls = controls_table(results)
+    if controls is not None:
+        parts += ["## Control twins",
+                  "Scores (0-100) on each sample's twins: the gold taken out, or another row's "
+                  "context, with the same question and answer key. A score above chance + 5 points "
+                  "(⚠, beyond sampling error) comes from something other than the gold. See "
+                  "docs/baselines.md.", controls]
     parts.append(depth_section(results, content))
     if content.coverage:
         parts.append(coverage_section(content.coverage))

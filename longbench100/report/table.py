@@ -127,3 +127,21 @@ def _small_base(block: dict) -> bool:
 def table_row(cells: list[str]) -> str:
     """One markdown table row; pipes inside cells are escaped."""
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def controls_table(results: list[ModelResult]) -> str | None:
+    """Per model, task and length: S_l, Base Ability, LongScore (LC%) and the model's scores on the
+    control twins beside chance, flagged ``⚠`` when above chance + 5 points (``score --controls``);
+    ``None`` when no result has control scores."""
+    header = ["Model", "Task", "Length", "S_l", "Base", "LC%", "Gold removed", "Context swapped", "Chance", "Flag"]
+    lines = [table_row(header), table_row(["---", "---", "---"] + ["---:"] * (len(header) - 4) + ["---"])]
+    for result in results:
+        for task, by_label in (result.aggregates.get("controls") or {}).items():
+            block = result.aggregates["tasks"].get(task) or {}
+            for label, cell in by_label.items():
+                entry = (block.get("lengths") or {}).get(label, {})
+                controls = [fmt((cell.get(kind) or {}).get("score")) for kind in ("gold_removed", "context_swapped")]
+                lines.append(table_row([result.model, task, label, fmt(entry.get("score")), fmt(block.get("base_ability")),
+                                        fmt(entry.get("lc")), *controls, fmt(cell.get("chance")),
+                                        "⚠ above chance" if cell.get("flagged") else ""]))
+    return "\n".join(lines) if len(lines) > 2 else None

@@ -20,7 +20,8 @@ from longbench100.scoring.aggregates.aggregate import aggregate, canonical_base_
 from longbench100.scoring.aggregates.by_suite import suite_blocks
 from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
 from longbench100.folders.data_records import DataRecord, load_data, manifest_sha256, tokenizer_identity
-from longbench100.folders.layout import read_folder_manifest
+from longbench100.folders.layout import controls_folder, read_folder_manifest
+from longbench100.scoring.control_scores import control_block, control_lines
 from .grading import JUDGE_METRICS, choose_metrics
 from longbench100.judge.cost import check_prices, plan_lines
 from longbench100.judge.grader import Judge
@@ -63,6 +64,8 @@ class ScoreOptions:
     wait: bool = False  # wait for another run writing the same --out instead of refusing
     price_in: float | None = None
     price_out: float | None = None
+    # also grade the answers on the control twins (scoring/control_scores.py)
+    controls: bool = False
 
 
 def default_model_name(predictions: Path) -> str:
@@ -169,7 +172,10 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
         raise UserError(f"--base-lengths {','.join(options.base_lengths)}: the data has no rows at any of them "
                         f"(its lengths: {', '.join(present)}), so no Base Ability or LongScore could be computed")
     manifest = manifest_sha256(options.data_dir)
-    read = _read_for_score(options, records, {record.id for record in every}, manifest, echo)
+    twins = load_data(controls_folder(options.data_dir)) if controls_folder(options.data_dir).is_dir() else []
+    # logs of an export may hold both
+    known = {record.id for record in every} | {twin.id for twin in twins}
+    read = _read_for_score(options, records, known, manifest, echo)
     if not read.selection.records:
         unpaired = options.missing_rows == "paired" and read.selection.missing < len(records)
         raise UserError(f"predictions {options.predictions}: no data record has a prediction"
@@ -194,6 +200,11 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
                           rouge_variant=options.rouge_variant)
         for by_id in read.by_epoch])
     results = _results(options, outcome, metrics, judge, base_labels, read, suite, judge_style)
+    if options.controls:
+        results["aggregates"]["controls"] = control_block(options.data_dir, options.predictions, records, twins, known,
+                                                          metrics, judge, options.rouge_variant, echo)
+        for line in control_lines(results["aggregates"]["controls"]):
+            echo(line)
     write_results(options.out, results)
     print_summary(results, outcome, echo)
     for task, label in read.selection.left_out_cells:

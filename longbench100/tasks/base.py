@@ -66,10 +66,26 @@ class TaskBuilder:
         """Build one sample, or ``None`` when it cannot fit the budget."""
         raise NotImplementedError
 
+    def control_pool(self, tokenizer: Tokenizer) -> list[Document]:
+        """The documents that fill the room of the gold in the gold-removed control twin
+        (``generate/controls.py``): the task's padding documents, else those of its ground-truth
+        sources (a one-document task's other documents); none for a task that makes its own text,
+        whose twin is filled from its own context around the gold."""
+        if self.noisy_pool:
+            return self.noisy_pool
+        real = self.corpus.documents_of(self.corpus.sources_with_role(self.name, "real"))
+        return distinct_texts(real, self.corpus.near_duplicates)
+
     def render(self, pieces: list[Piece], **variables: object) -> str:
         """Number the passages in order and render this task's template around them."""
         blocks, gold_numbers = number_blocks(pieces)
         return self.templates.render(self.name, {"blocks": blocks, "gold_numbers": gold_numbers, **variables})
+
+
+def uniform_fill(task: str, text: str, tokenizer: Tokenizer) -> list[Document]:
+    """A word task's control pool: ``text``, a list in the task's own format where no word is more
+    frequent than another, as one counted document."""
+    return [Document(f"{task}/uniform", task, text, tokens=tokenizer.count(text))]
 
 
 def distinct_texts(documents: list[Document], near_duplicates: NearDuplicates | None = None) -> list[Document]:

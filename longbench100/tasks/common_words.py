@@ -16,10 +16,13 @@ from longbench100.fitting.fit import BuildContext
 from longbench100.core.lengths import parse_length
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import whole_context_spans
-from .base import Candidate, Sample, TaskBuilder
+from longbench100.sources.records import Document
+from longbench100.text.tokenization import Tokenizer
+from .base import Candidate, Sample, TaskBuilder, uniform_fill
 from .synthetic import english_words, fill_units
 
 COMMON = 10
+CONTROL_WORDS = 12_000  # words of the gold-removed twin's list (36,000 entries, about 230k tokens)
 SHORT_LENGTH = 4096  # RULER uses its small settings below this length
 
 
@@ -83,6 +86,16 @@ class CommonWords(TaskBuilder):
 
     name = "common_words"
     required_roles = ()
+
+    def control_pool(self, tokenizer: Tokenizer) -> list[Document]:
+        """A numbered list of English words, each the same number of times (the task's other-word
+        count), shuffled: the gold-removed twin's list, where no ten words are the most common."""
+        words = list(english_words())
+        derive_rng(self.name, "control fill").shuffle(words)
+        words = words[:CONTROL_WORDS]
+        order = derive_rng(self.name, "control order")
+        entries = word_list(words, len(words) - COMMON, order, LONG.other, LONG.other)
+        return uniform_fill(self.name, numbered(entries), tokenizer)
 
     def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """One sample: the list with the most other words whose prompt fits the budget less the answer space."""

@@ -16,7 +16,9 @@ from functools import lru_cache
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import whole_context_spans
-from .base import Candidate, Sample, TaskBuilder
+from longbench100.sources.records import Document
+from longbench100.text.tokenization import Tokenizer
+from .base import Candidate, Sample, TaskBuilder, uniform_fill
 from .synthetic import english_words, fill_units
 
 ALPHA = 2.0
@@ -24,6 +26,7 @@ CODE_LETTERS = 6
 TOKENS_PER_VOCABULARY_WORD = 50  # RULER: vocab_size = max_seq_length // 50
 NOISE = "...."
 ANSWER_RANKS = 3  # the codes of ranks 2, 3 and 4
+CONTROL_CODES, CONTROL_REPEATS = 4000, 20  # the gold-removed twin's text: 80,000 coded words
 ZETA_2 = 1.6449340668482264  # zeta(2) = pi**2 / 6, RULER's normaliser (scipy.special.zeta(2.0))
 
 
@@ -66,6 +69,14 @@ class FrequentWords(TaskBuilder):
 
     name = "frequent_words"
     required_roles = ()
+
+    def control_pool(self, tokenizer: Tokenizer) -> list[Document]:
+        """A text of coded words, each the same number of times, shuffled: the gold-removed twin's
+        text, where no code is more frequent than another."""
+        codes = vocabulary_for_row(-1, 0, CONTROL_CODES + 1)[1:]
+        text = [code for code in codes for _ in range(CONTROL_REPEATS)]
+        derive_rng(self.name, "control order").shuffle(text)
+        return uniform_fill(self.name, " ".join(text), tokenizer)
 
     def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """One sample: the longest Zipf text that fits; the gold is the codes of ranks 2-4."""

@@ -1,0 +1,207 @@
+"""The control twins of every sample: its prompt without the gold, and with another row's context.
+
+For each record of a finished data file, two controls are written to
+``OUT/controls/<task>/<label>.jsonl`` (a data folder of its own), each at the same budget, with the
+record's question, options and answer key:
+
+- ``gold_removed``: the spans that hold the material the answer depends on (what
+  :func:`~longbench100.analysis.prompt_parts.gold_block_spans` declares per task: recorded gold
+  spans, the numbered gold passages, the asked records) are filled with other text of the task's
+  sources (:meth:`TaskBuilder.control_pool`), or, for a task that makes its own text, with the
+  stretches of the same context around the gold; a passage keeps its heading, so the question still
+  names it;
+- ``context_swapped``: the context of the next row (in row order, cyclically) whose answer differs,
+  between this row's instruction and question.
+
+A score above chance on either is a score that does not come from the gold. The main data file is
+never touched; the controls are built from it after it is final, so a resumed run rebuilds them from
+the same bytes."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from longbench100.analysis.prompt_parts import (
+    PromptParts,
+    gold_block_spans,
+    split_prompt,
+)
+from longbench100.core.atomic import write_bytes_atomic
+from longbench100.core.digests import file_sha256
+from longbench100.core.errors import UserError
+from longbench100.fitting.refill import PoolText, opening_of, refill_spans
+from longbench100.fitting.rng import derive_rng
+from longbench100.folders.layout import controls_folder, data_file_path
+from longbench100.generate.json_lines import json_line
+from longbench100.sources.records import Document
+from longbench100.text.tokenization import Tokenizer
+from longbench100.text.units import Span
+
+CONTROL_KINDS = ("gold_removed", "context_swapped")
+MAX_REPAIRS = 12
+_HEADING = re.compile(r"(?:Passage|Paragraph) \d+:\n")
+
+
+@dataclass(frozen=True)
+class ControlsResult:
+    """What was written for one task and length: rows per control kind and the file's sha256."""
+
+    rows: dict[str, int]
+    sha256: str
+
+
+def controls_file_path(out: Path, task: str, label: str) -> Path:
+    """``OUT/controls/<task>/<label>.jsonl``."""
+    return data_file_path(controls_folder(out), task, label)
+
+
+@dataclass
+class _Row:
+    """One record of the data file with its prompt split into instruction, context and question."""
+
+    record: dict
+    parts: PromptParts
+
+
+class ControlBuilder:
+    """Builds the control twins of one task and length's records."""
+
+    def __init__(
+        self, pool: list[Document], tokenizer: Tokenizer, chat: bool, budget: int, seed: int
+    ) -> None:
+        """``pool``: what fills the gold's room (the task builder's ``control_pool``)."""
+        self.tokenizer = tokenizer
+        self.count: Callable[[str], int] = (
+            tokenizer.count_rendered if chat else tokenizer.count_whole
+        )
+        self.budget = budget
+        self.seed = seed
+        self.pool = [(document.text, document.tokens, document) for document in pool]
+
+    def records(self, records: list[dict], where: str) -> list[dict]:
+        """The controls of ``records`` (one data file's, in file order): each row's gold-removed
+        twin, then its context-swapped one; a twin that cannot be made (nothing to fill the gold's
+        room with, no other row) is left out."""
+        rows = [
+            _Row(
+                record,
+                split_prompt(
+                    record["task"], record["prompt"], f"{where}:{index + 1}", record["gold"]
+                ),
+            )
+            for index, record in enumerate(records)
+        ]
+        controls = []
+        for index, row in enumerate(rows):
+            removed = self.gold_removed(row)
+            if removed is not None:
+                controls.append(removed)
+            swapped = self.context_swapped(rows, index)
+            if swapped is not None:
+                controls.append(swapped)
+        return controls
+
+    def gold_removed(self, row: _Row) -> dict | None:
+        """The twin whose gold spans hold other text of the same sources."""
+        record, parts = row.record, row.parts
+        start = len(parts.head) + len(parts.joint)
+        spans = [
+            self._without_heading(parts.context, span, start)
+            for span in gold_block_spans(record["task"], record["gold"], parts.blocks)
+        ]
+        spans = [span for span in spans if span[1] > span[0]]
+        rng = derive_rng(self.seed, record["task"], record["length"], record["row"], "gold_removed")
+        if self.pool:
+            gold_documents = frozenset(record["gold"].get("doc_ids") or ())
+            pool_text = PoolText(self.pool, rng, record["prompt"], gold_documents)
+        else:
+            pool_text = PoolText(self._own_stretches(parts, spans, start), rng, None)
+        refilled = refill_spans(
+            self.tokenizer, self.count, record["prompt"], spans, pool_text, self.budget
+        )
+        if refilled is None:
+            return None
+        fill = [{"source": document.source, "id": document.id} for document in pool_text.drawn]
+        return _control_record(record, "gold_removed", *refilled, {"filled_from": fill})
+
+    def context_swapped(self, rows: list[_Row], index: int) -> dict | None:
+        """The twin holding another row's context: the next row whose answers differ, else the next
+        row."""
+        if len(rows) < 2:
+            return None
+        others = [rows[(index + step) % len(rows)] for step in range(1, len(rows))]
+        own = rows[index]
+        other = next(
+            (row for row in others if row.record["answers"] != own.record["answers"]), others[0]
+        )
+        context = other.parts.context
+        for _ in range(MAX_REPAIRS):
+            prompt = own.parts.head + own.parts.joint + context + own.parts.tail
+            tokens = self.count(prompt)
+            if tokens <= self.budget:
+                return _control_record(
+                    own.record,
+                    "context_swapped",
+                    prompt,
+                    tokens,
+                    {"context_of": other.record["id"]},
+                )
+            context = opening_of(
+                self.tokenizer, context, self.tokenizer.count(context) - (tokens - self.budget) - 1
+            )
+        return None
+
+    @staticmethod
+    def _without_heading(context: str, span: Span, start: int) -> Span:
+        """A gold block's span in the prompt, less the passage heading it opens with (kept, so the
+        question's passage numbers still point somewhere)."""
+        heading = _HEADING.match(context, span[0])
+        return (start + (heading.end() if heading else span[0]), start + span[1])
+
+    def _own_stretches(
+        self, parts: PromptParts, spans: list[Span], start: int
+    ) -> list[tuple[str, int, None]]:
+        """The stretches of the context around the gold spans, as pool entries (for tasks with no
+        sources)."""
+        cuts = [0, *(offset - start for span in spans for offset in span), len(parts.context)]
+        texts = [parts.context[a:b].strip() for a, b in zip(cuts[::2], cuts[1::2], strict=True)]
+        return [(text, self.tokenizer.count(text), None) for text in texts if text]
+
+
+def write_controls(out: Path, task: str, label: str, controls: ControlBuilder) -> ControlsResult:
+    """Build and write the controls of ``OUT/<task>/<label>.jsonl`` (its final file) atomically."""
+    data = data_file_path(out, task, label)
+    with data.open(encoding="utf-8") as handle:
+        records = [json.loads(line) for line in handle]
+    made = controls.records(records, str(data))
+    path = controls_file_path(out, task, label)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(path, b"".join(json_line(record) for record in made))
+    rows = {kind: sum(record["control"] == kind for record in made) for kind in CONTROL_KINDS}
+    return ControlsResult(rows, file_sha256(path))
+
+
+def read_controls_result(out: Path, task: str, label: str) -> ControlsResult:
+    """The rows per kind and sha256 of a controls file an earlier (resumed) run wrote."""
+    path = controls_file_path(out, task, label)
+    rows = dict.fromkeys(CONTROL_KINDS, 0)
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            kind = json.loads(line).get("control")
+            if kind not in rows:
+                raise UserError(f"{path}:{number}: not a control record (no known 'control' kind)")
+            rows[kind] += 1
+    return ControlsResult(rows, file_sha256(path))
+
+
+def _control_record(record: dict, kind: str, prompt: str, tokens: int, extra: dict) -> dict:
+    """``record`` as a control twin: its own id, the kind and the twinned id, the new prompt and
+    count; the gold's recorded spans (which no longer point at gold) are dropped."""
+    gold = {key: value for key, value in record["gold"].items() if key != "spans"}
+    twin = {"id": f"{record['id']}-{kind}", "control": kind, "twin_of": record["id"]}
+    rest = {key: value for key, value in record.items() if key != "id"}
+    return {**twin, **rest, "prompt": prompt, "prompt_tokens": tokens, "gold": gold, **extra}
