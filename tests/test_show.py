@@ -35,8 +35,9 @@ def write(path: Path, samples: list[dict]) -> Path:
 
 
 def run(*args: str):
-    """Invoke ``longbench100 show``."""
-    return CliRunner().invoke(main, ["show", *args])
+    """Invoke ``longbench100 show`` on a terminal 100 columns wide (the width it wraps to;
+    pytest-xdist's workers set COLUMNS=80)."""
+    return CliRunner().invoke(main, ["show", *args], env={"COLUMNS": "100"})
 
 
 def test_show_prints_a_judged_and_an_ungraded_sample(tmp_path: Path):

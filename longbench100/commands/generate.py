@@ -10,7 +10,6 @@ import click
 
 from longbench100.core.lengths import parse_length_list
 from longbench100.llm.options import ANNOTATOR_LOOP_PENALTY, ANNOTATOR_MAX_TOKENS, OPENAI_BASE_URL, JudgeOptions
-from longbench100.catalog.suites import DEFAULT_SUITE, load_suite, pick_tasks, suite_for_tasks
 from longbench100.text.tokenization import DEFAULT_TOKENIZER
 from .sources import SOURCES_HELP
 
@@ -75,6 +74,7 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
     """
     from longbench100.generate.options import GenerateOptions
     from longbench100.generate.run import run_generate
+    from longbench100.catalog.suites import DEFAULT_SUITE, load_suite, pick_tasks, suite_for_tasks
 
     suite = load_suite(suite_spec) if suite_spec else suite_for_tasks(tasks)
     if suite.name != DEFAULT_SUITE and not suite_spec:

@@ -1,21 +1,24 @@
-"""``longbench100 sources``: list and verify the registered upstream datasets."""
+"""``longbench100 sources``: list and verify the registered upstream datasets.
+
+The loaders are imported when a subcommand runs, so ``sources --help`` starts at once.
+"""
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import click
 
-from longbench100.sources.answerability import rule_counts_line
 from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError
-from longbench100.sources.loader import load_source
-from longbench100.sources.locations import MIRROR_HINT, SOURCES_ENV, SourceLocation, active_entries, resolve_location
-from longbench100.sources.registry import SourceEntry
-from longbench100.catalog.suites import Suite, load_all_suites, suites_of_task
-from longbench100.sources.token_cache import attach_token_counts
-from longbench100.text.tokenization import DEFAULT_TOKENIZER, load_tokenizer
+from longbench100.core.paths import SOURCES_ENV
+from longbench100.text.tokenization import DEFAULT_TOKENIZER
+
+if TYPE_CHECKING:
+    from longbench100.sources.locations import SourceLocation
+    from longbench100.sources.registry import SourceEntry
+    from longbench100.catalog.suites import Suite
 
 SOURCES_HELP = f"Where to read sources: 'hub' (default), 'demo' (built-in demo pack), or a local mirror folder DIR/<repo id>/<path>. Default: ${SOURCES_ENV}, else hub."
 
@@ -31,6 +34,10 @@ def sources() -> None:
 def list_sources(sources_option: str | None, counts: bool) -> None:
     """One line per registered source: name, availability, task roles, the suites those tasks belong to
     (and record counts with --counts)."""
+    from longbench100.sources.loader import load_source
+    from longbench100.sources.locations import active_entries, resolve_location
+    from longbench100.catalog.suites import load_all_suites
+
     location = resolve_location(sources_option)
     known_suites = load_all_suites()
     registry = location.registry()
@@ -59,6 +66,14 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
     Exits with status 1 when a present source is malformed, or (with --strict) when a registered
     source is absent. Token counts are cached, so a second run is fast.
     """
+    import statistics
+
+    from longbench100.sources.answerability import rule_counts_line
+    from longbench100.sources.loader import load_source
+    from longbench100.sources.locations import MIRROR_HINT, active_entries, resolve_location
+    from longbench100.sources.token_cache import attach_token_counts
+    from longbench100.text.tokenization import load_tokenizer
+
     location = resolve_location(sources_option)
     tokenizer = load_tokenizer(tokenizer_spec)
     registry = location.registry()
@@ -123,6 +138,8 @@ def _roles(entry: SourceEntry) -> str:
 
 def _suites(entry: SourceEntry, known_suites: list[Suite]) -> str:
     """The suites whose tasks this source serves, or ``none``."""
+    from longbench100.catalog.suites import suites_of_task
+
     tasks = dict.fromkeys(role.partition(":")[0] for role in entry.roles)
     names = dict.fromkeys(name for task in tasks for name in suites_of_task(task, known_suites))
     return ", ".join(names) or "none"

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from longbench100.core.errors import UserError
 from longbench100.catalog.task_info import TASKS
+from .choices import METRIC_MODES
 from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, qa_f1, rouge_l_many
 from longbench100.folders.data_records import DataRecord
 from longbench100.judge.grader import Judge
@@ -18,7 +19,6 @@ MATCH_METRICS = {"string_match_all": string_match_all, "substring_match": substr
 JUDGE_FREE_METRICS = frozenset({"accuracy", "qa_f1", "rouge_l", *MATCH_METRICS})
 """The metrics ``grade_jobs`` grades without a judge, besides those of ``RECORD_METRICS``."""
 
-METRIC_MODES = ("auto", "classic", "judge")
 CLASSIC_METRICS = {"qa_judge": "qa_f1", "summary_judge": "rouge_l", SECTION_JUDGE: "section_rouge"}
 JUDGE_METRICS = frozenset(CLASSIC_METRICS) | frozenset(HELMET_METRICS.values())
 

@@ -21,11 +21,10 @@ from pathlib import Path
 from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError
 from longbench100.core.hub_reach import hub_problem
 from longbench100.core.atomic import write_json_atomic
-from longbench100.core.paths import DEMO_DIR, cache_dir, packaged_dir
+from longbench100.core.paths import DEMO_DIR, SOURCES_ENV, cache_dir, packaged_dir
 from longbench100.sources.readers import is_tar_archive
 from longbench100.sources.registry import FileSpec, SourceEntry, load_registry
 
-SOURCES_ENV = "LONGBENCH100_SOURCES"
 MIRROR_HINT = f"point --sources (or {SOURCES_ENV}) at a local mirror folder laid out as DIR/<repo id>/<path in repo>"
 
 

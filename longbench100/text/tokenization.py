@@ -14,19 +14,18 @@ Accepted ``--tokenizer`` forms:
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import hashlib
 import importlib.util
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
 from longbench100.core.errors import UserError
 from longbench100.core.marshal_cache import read_marshal, write_marshal
-from longbench100.core.hub_reach import hub_problem
 from longbench100.core.paths import cache_dir
 from longbench100.text.segment_count import SEGMENTED_ENCODINGS, SegmentCounter, segmentable_tokenizer_json
 from longbench100.text.spliced_count import JoinedIndex, Part, TextIndex, count_parts, locate, materialize
@@ -187,6 +186,8 @@ class Tokenizer:
             return self._backend.encode_ordinary_batch(list(texts), num_threads=THREADS)
         if self._kind == "tokenizers":
             return [encoding.ids for encoding in self._backend.encode_batch(list(texts), add_special_tokens=False)]
+        from concurrent.futures import ThreadPoolExecutor  # here: `--help` needs none
+
         with ThreadPoolExecutor(THREADS) as pool:
             return list(pool.map(self.encode, texts))
 
@@ -207,6 +208,8 @@ class Tokenizer:
 
         if self._kind == "tiktoken":
             return [counts(texts) for texts in groups]
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(THREADS) as pool:
             return list(pool.map(counts, groups))
 
@@ -352,8 +355,13 @@ def offline_encodings() -> list[str]:
     return names
 
 
+@functools.cache
 def _tiktoken_backend(name: str) -> tuple[Any, str]:
-    """Load the encoding from bundled ranks when a package ships them, else as tiktoken does (network or cache)."""
+    """Load the encoding from bundled ranks when a package ships them, else as tiktoken does
+    (network or cache).
+
+    Once per process: an encoding never changes, and building one takes a few tenths of a second.
+    """
     import tiktoken
 
     try:
@@ -387,6 +395,8 @@ def _load_hf(spec: str, target: str, chat: bool) -> Tokenizer:
         digest = hashlib.sha256(data).hexdigest()[:16]
         return Tokenizer(spec, f"hf:{digest}", "tokenizers", lambda: (backend, f"tokenizers ({json_file})"),
                          segmented=segmentable_tokenizer_json(json.loads(data)))
+    from longbench100.core.hub_reach import hub_problem  # here: help that names a tokenizer needs no network modules
+
     if not path.exists() and hub_problem():
         raise UserError(f"cannot load tokenizer {spec!r}: not a local path and the Hugging Face hub is unreachable "
                         f"({hub_problem()}); pass a local folder or tokenizer.json")
