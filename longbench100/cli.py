@@ -1,7 +1,8 @@
 """The ``longbench100`` command: a click group whose subcommands live in ``longbench100.commands``.
 
-Subcommands are imported only when they run (or when help lists them), so ``longbench100 generate``
-never pays for importing plotting or HTTP libraries. Every error prints as one ``error: ...`` line
+Subcommands are imported only when they run or show their own help (the group's help lists them
+from :data:`COMMANDS`), so ``longbench100 generate`` never pays for importing plotting or HTTP
+libraries. Every error prints as one ``error: ...`` line
 (click's usage errors too, after the usage line); Ctrl-C and SIGTERM print one line and exit 130/143.
 """
 
@@ -12,28 +13,53 @@ import sys
 import click
 
 from longbench100.core.version import __version__
-from .commands.console import add_verbosity_options
+from .core.console import add_verbosity_options
 from longbench100.core.errors import UserError
 from longbench100.core.interrupts import interrupt_exit_code, interrupt_message, sigterm_as_interrupt
 from longbench100.core.process_exit import run_and_leave
 
-# name -> "module:attribute" under longbench100.commands, in the order help lists them.
+# name -> ("module:attribute" under longbench100.commands, the command's summary), in the order help
+# lists them. The summary is the first sentence of the command's docstring, kept here so that
+# `longbench100 --help` lists the commands without importing any of them (a test checks they agree).
 COMMANDS = {
-    "sources": "sources:sources",
-    "suites": "suites:suites",
-    "generate": "generate:generate",
-    "inspect": "inspect:inspect",
-    "baselines": "baselines:baselines",
-    "predict": "predict:predict",
-    "score": "score:score",
-    "filter": "filter:filter_command",
-    "report": "report:report",
-    "show": "show:show",
-    "coverage": "coverage:coverage",
-    "dolce": "dolce:dolce",
-    "export": "export:export",
-    "publish": "publish:publish",
-    "verify-snapshot": "publish:verify_snapshot",
+    "sources": ("sources:sources",
+            "Inspect the registry of upstream datasets (list, verify) and download them ahead of time (fetch)."),
+    "suites": ("suites:suites",
+            "List the suites: named sets of tasks with default lengths, base lengths and metrics "
+            "(docs/suites.md)."),
+    "generate": ("generate:generate",
+            "Generate benchmark samples whose whole prompt fits an exact token budget."),
+    "inspect": ("inspect:inspect",
+            "Rows, prompt tokens (min/median/max), budget fill, gold depth and passages, pairing,"
+            " sources and shortfalls of OUT."),
+    "baselines": ("baselines:baselines",
+            "Attack every task in DATA with strategies that never understand the context, and "
+            "score them."),
+    "predict": ("predict:predict",
+            "Send every sample's prompt to an OpenAI-compatible server and write "
+            "PRED/<task>/<label>.jsonl."),
+    "score": ("score:score",
+            "Score one model's predictions: metrics, QA filter, Base Ability and LongScore into "
+            "results.json."),
+    "filter": ("filter:filter_command",
+            "Write a copy of a data folder without the QA items that any filter model answers "
+            "closed-book."),
+    "report": ("report:report",
+            "Tabulate and plot Base Ability, scores and LongScore of the models in RESULTS "
+            "(results.json files)."),
+    "show": ("show:show",
+            "Print samples of RESULTS (a results.json from `longbench100 score`) for reading."),
+    "coverage": ("coverage:coverage",
+            "Measure information coverage: the share of each context that its query needs."),
+    "dolce": ("dolce:dolce",
+            "Which problems need retrieval and which need the whole context (the Dolce method)."),
+    "export": ("export:export",
+            "Write a data folder as tasks another evaluation tool runs (lm-evaluation-harness)."),
+    "publish": ("publish:publish",
+            "Write a dataset snapshot that `datasets.load_dataset` and the Hugging Face hub can "
+            "use."),
+    "verify-snapshot": ("publish:verify_snapshot",
+            "Recompute the sha256 of every file listed in SNAPSHOT/manifest.json, and rebuild the data files."),
 }
 
 
@@ -63,10 +89,18 @@ class _LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:  # noqa: D102 - click API
         if name not in COMMANDS:
             return None
-        module_name, attribute = COMMANDS[name].split(":")
+        module_name, attribute = COMMANDS[name][0].split(":")
         module = importlib.import_module(f"longbench100.commands.{module_name}")
         command = getattr(module, attribute)
         return add_verbosity_options(command)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List the commands with their summaries from :data:`COMMANDS`, importing none of them."""
+        limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        rows = [(name, click.Command(name, help=summary).get_short_help_str(limit))
+                for name, (_, summary) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context):  # noqa: D102 - click API
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import subprocess
@@ -31,8 +32,15 @@ SEGMENTED_TOKENIZERS = [*sorted(SEGMENTED_ENCODINGS), pytest.param("qwen3", mark
 
 
 def load_segmented(name: str) -> Tokenizer:
-    """A tokenizer of :data:`SEGMENTED_TOKENIZERS` by its test name."""
-    return load_tokenizer(f"hf:{qwen_tokenizer_json()}" if name == "qwen3" else name)
+    """A tokenizer of :data:`SEGMENTED_TOKENIZERS` by its test name (Qwen3: one per session)."""
+    return _qwen3() if name == "qwen3" else load_tokenizer(name)
+
+
+@functools.cache
+def _qwen3() -> Tokenizer:
+    """Qwen3's tokenizer, loaded once: reading its 11 MB tokenizer.json takes seconds. Its cached
+    piece counts carry over between tests, each one counted whole when it was first seen."""
+    return load_tokenizer(f"hf:{qwen_tokenizer_json()}")
 
 
 @pytest.fixture(autouse=True)

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import longbench100.commands.coverage as coverage_command
-import longbench100.commands.score as score_command
+import longbench100.analysis.coverage.run as coverage_run
+import longbench100.scoring.run as score_run
 import longbench100.generate.run as generate_run
 from longbench100.cli import main
 from longbench100.llm.options import JudgeOptions
@@ -29,9 +29,9 @@ def _received(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> JudgeOptions:
             raise SystemExit(0)  # stop here: the command's work after the call is not under test
         return run
 
-    monkeypatch.setattr(score_command, "run_score", record("judge"))
+    monkeypatch.setattr(score_run, "run_score", record("judge"))  # where each command imports it from
     monkeypatch.setattr(generate_run, "run_generate", record("annotator"))
-    monkeypatch.setattr(coverage_command, "run_coverage", record("evaluator"))
+    monkeypatch.setattr(coverage_run, "run_coverage", record("evaluator"))
     result = CliRunner().invoke(main, args)
     assert seen, result.output
     return seen[0]

@@ -402,3 +402,33 @@ def test_resume_with_other_options_names_them_as_the_user_gave_them(mirror: Path
     with pytest.raises(UserError) as refused:
         run_generate(_options(mirror, out, tasks=("passage_count",), seed=7, resume=True), echo=lambda _: None, progress=False)
     assert "changed --seed (seed);" in str(refused.value) and "choose an empty --out folder" in str(refused.value)
+
+
+def test_a_length_the_padding_cannot_fill_says_where_and_why(mirror: Path, tmp_path: Path) -> None:
+    out = tmp_path / "big"
+    messages: list[str] = []
+    lengths = (("2k", 2048), ("64k", 65536))  # the mirror's distractors: far under 64k
+    run_generate(_options(mirror, out, tasks=("single_doc_qa",), lengths=lengths, rows=2),
+                 echo=messages.append, progress=False)
+    fills = [row["prompt_tokens"] / row["length"] for row in _records(out, "single_doc_qa", "64k")]
+    assert max(fills) < 0.99
+    for row in _records(out, "single_doc_qa", "64k"):  # far more documents than at 2k, none twice
+        placed = [piece["id"] for piece in row["distractors"]]
+        small = _records(out, "single_doc_qa", "2k")[row["row"]]
+        assert len(set(placed)) == len(placed) > 4 * len(small["distractors"])
+    manifest = json.loads((out / "manifest.json").read_text())
+    [entry] = manifest["underfilled"]
+    assert entry == {"task": "single_doc_qa", "label": "64k", "rows": 2,
+                     "fill_min": round(min(fills), 4), "fill_max": round(max(fills), 4),
+                     "reason": entry["reason"]}
+    assert "too little distinct text" in entry["reason"]
+    [shown] = [message for message in messages if message.startswith("underfilled: ")]
+    fill = f"{100 * entry['fill_min']:.1f}%"
+    assert shown.startswith(f"underfilled: single_doc_qa 64k: 2 rows fill only {fill}")
+    assert shown.endswith(f"% of the length ({entry['reason']})")
+    result = CliRunner().invoke(main, ["inspect", str(out)])
+    assert shown in result.output.splitlines()
+
+
+def test_a_length_the_padding_fills_has_no_underfill_note(generated: Path) -> None:
+    assert "underfilled" not in json.loads((generated / "manifest.json").read_text())

@@ -10,6 +10,7 @@ is checked to give the same numbers.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import pytest
 
@@ -23,10 +24,10 @@ INSERTS = [*JUNCTION_BITS, " One of the special magic numbers for calm-river is:
            "Read the text below.\n", "\nQuestion: what is it?\nAnswer:", "", ". ", "? "]
 
 
-def known_text(rng: random.Random, sentences: list[str]) -> str:
+def known_text(rng: random.Random, sentences: Sequence[str]) -> str:
     """A long text of real sentences joined by the separators a haystack and a document use."""
     joins = [". ", ". ", "! ", "? ", ".\n", "\n\n", " ", ". \n", ".  "]
-    return "".join(rng.choice(sentences) + rng.choice(joins) for _ in range(rng.randint(20, 120)))
+    return "".join(rng.choice(sentences) + rng.choice(joins) for _ in range(rng.randint(10, 60)))
 
 
 def random_span(rng: random.Random, text: str, cuts: list[int]) -> tuple[int, int]:

@@ -156,12 +156,13 @@ def test_rows_ask_the_same_question_at_every_length(data, task):
 
 def test_generation_is_deterministic_and_the_seed_matters(data, tmp_path):
     generate(tmp_path / "again")
-    generate(tmp_path / "other", "--seed", "7")
+    generate(tmp_path / "other", "--seed", "7", "--lengths", "2k")  # every task differs at 2k
     for task in SYNTHETIC:
         for label in LENGTHS:
             name = f"{task}/{label}.jsonl"
             assert (tmp_path / "again" / name).read_bytes() == (data / name).read_bytes()
-            assert (tmp_path / "other" / name).read_bytes() != (data / name).read_bytes()
+        other = (tmp_path / "other" / task / "2k.jsonl").read_bytes()
+        assert other != (data / task / "2k.jsonl").read_bytes()
 
 
 def test_fill_units_finds_the_largest_count_that_fits_and_refuses_an_oversized_frame():

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from longbench100.core.errors import UserError
-from longbench100.text.tokenization import load_tokenizer
+from longbench100.text.tokenization import _tiktoken_backend, load_tokenizer
 
 
 def test_default_tokenizer_works_offline() -> None:
@@ -88,13 +88,15 @@ def test_hub_tokenizer_offline_fails_at_once(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make any download attempt by tiktoken fail, as on a machine without network."""
+    """Make any download attempt by tiktoken fail, as on a machine without network (and forget the
+    encodings this process built, so that they are loaded again)."""
     import tiktoken
 
     def no_network(name: str) -> None:
         raise ConnectionError(f"no network in this test (asked for {name})")
 
     monkeypatch.setattr(tiktoken, "get_encoding", no_network)
+    _tiktoken_backend.cache_clear()
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
@@ -127,11 +129,13 @@ def test_encoding_without_bundled_ranks_names_the_offline_ones(monkeypatch: pyte
 
 def test_parsed_ranks_are_kept_in_the_cache_and_a_damaged_copy_is_replaced(tmp_path, monkeypatch):
     monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path))
+    _tiktoken_backend.cache_clear()  # the process keeps its encodings: read the ranks
     first = load_tokenizer("cl100k_base")
     assert first.count("The committee met again in the spring.") == 8
     cached = list((tmp_path / "tiktoken_ranks").glob("*.marshal"))
     assert len(cached) == 1
     cached[0].write_bytes(b"damaged")
+    _tiktoken_backend.cache_clear()
     second = load_tokenizer("cl100k_base")
     assert second.encode("The committee met again in the spring.") == first.encode("The committee met again in the spring.")
     assert cached[0].stat().st_size > 1_000_000  # parsed again and written back whole

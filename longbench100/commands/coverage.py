@@ -1,17 +1,23 @@
-"""``longbench100 coverage``: information coverage (IC) per sample, task and length (docs/coverage.md)."""
+"""``longbench100 coverage``: information coverage (IC) per sample, task and length (docs/coverage.md).
+
+The coverage machinery is imported when the command runs, so ``coverage --help`` starts at once.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from longbench100.analysis.coverage.run import CoverageOptions, CoverageOutcome, run_coverage
 from longbench100.text.chunks import CHUNK_TOKENS
 from longbench100.llm.options import JudgeOptions
 from longbench100.core.lengths import parse_length_list
 from longbench100.catalog.task_info import parse_task_list
 from .endpoint_options import endpoint_options
+
+if TYPE_CHECKING:
+    from longbench100.analysis.coverage.run import CoverageOutcome
 
 
 def _percent(value: float | None) -> str:
@@ -74,6 +80,8 @@ def coverage(data_dir: Path | None, input_file: Path | None, context_field: str 
     replies are cached like the judge's, and an unreadable reply leaves its chunk undecided. On a
     data folder the evaluator's decisions are also checked against the gold chunks.
     """
+    from longbench100.analysis.coverage.run import CoverageOptions, run_coverage
+
     options = CoverageOptions(
         data_dir=data_dir, input_file=input_file, context_field=context_field, query_field=query_field,
         id_field=id_field, tokenizer=tokenizer, tasks=parse_task_list(tasks) if tasks else None,

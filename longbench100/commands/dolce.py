@@ -6,17 +6,14 @@ from pathlib import Path
 
 import click
 
-from longbench100.core.atomic import write_json_atomic
 from longbench100.core.errors import UserError
-from longbench100.folders.lock import output_lock
-from longbench100.folders.guard import guard_output_dir, guard_output_file, mark_folder
 from longbench100.core.lengths import parse_length_list
 from longbench100.catalog.task_info import parse_task_list
 from longbench100.analysis.dolce.categories import NEVER_SOLVED_RULES
 from longbench100.analysis.dolce.estimators import DEFAULT_ESTIMATOR, ESTIMATORS
 from longbench100.text.units import UNIT_KINDS
 from longbench100.analysis.dolce.windows import DEFAULT_WINDOWS, MIN_STRIDED_WINDOWS, parse_windows
-from . import console
+from longbench100.core import console
 
 
 @click.group("dolce")
@@ -57,6 +54,7 @@ def probes_command(data_dir: Path, out_dir: Path, tasks: str, lengths: str | Non
     "not enough information".
     """
     from longbench100.analysis.dolce.probes import ProbeOptions, build_probes, check_probe_folder, write_probes  # noqa: PLC0415 - keeps help fast
+    from longbench100.folders.lock import output_lock  # noqa: PLC0415
 
     sizes, whole = parse_windows(windows)
     options = ProbeOptions(
@@ -107,6 +105,9 @@ def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_
     """
     from longbench100.analysis.dolce.chart import category_table, confusion_table, task_warnings  # noqa: PLC0415
     from longbench100.analysis.dolce.pipeline import load_probes, oracle_outcomes, prediction_outcomes, run_fit  # noqa: PLC0415
+    from longbench100.core.atomic import write_json_atomic  # noqa: PLC0415
+    from longbench100.folders.lock import output_lock  # noqa: PLC0415
+    from longbench100.folders.guard import guard_output_file  # noqa: PLC0415
 
     if oracle == (predictions is not None):
         raise UserError("give exactly one of --predictions P and --oracle")
@@ -137,6 +138,8 @@ def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_
 def report_command(fit_path: Path, out_dir: Path) -> None:
     """Draw the per-task category chart (I-II left of zero, III-V right) and write the table."""
     from longbench100.analysis.dolce.chart import load_fit, write_dolce_report  # noqa: PLC0415
+    from longbench100.folders.guard import guard_output_dir, mark_folder  # noqa: PLC0415
+    from longbench100.folders.lock import output_lock  # noqa: PLC0415
 
     fit = load_fit(fit_path)
     guard_output_dir(out_dir, "--out", "report", {"DOLCE_JSON": fit_path})

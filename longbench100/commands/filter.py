@@ -1,30 +1,34 @@
-"""``longbench100 filter``: drop the QA items that filter models answer closed-book, into a new data folder."""
+"""``longbench100 filter``: drop the QA items that filter models answer closed-book, into a new data folder.
+
+The scoring machinery is imported when the command runs, so ``filter --help`` starts at once.
+"""
+
+from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from longbench100.core.errors import UserError
-from longbench100.folders.data_records import DataRecord, load_data, manifest_sha256
-from longbench100.folders.layout import read_folder_manifest
-from longbench100.scoring.qa_filter.closed_book import FilterModel, drops, flag, qa_records
-from ..scoring.grading import JUDGE_METRICS, GradeJob, choose_metrics, grade_jobs, judge_prompts
-from longbench100.catalog.judge_styles import resolve_judge_style
 from longbench100.scoring.qa_filter.threshold import DEFAULT_THRESHOLD, parse_threshold
-from longbench100.folders.lock import output_lock
-from longbench100.scoring.qa_filter.filtered_folder import check_filter_out, write_filtered
-from longbench100.judge.cost import check_prices, plan_lines
-from longbench100.llm.options import JudgeOptions
-from ..scoring.run import default_model_name, prepare_judge, read_predictions
-from longbench100.catalog.suites import recorded_suite
-from . import console
+from longbench100.core import console
 from .score import judge_options
+
+if TYPE_CHECKING:
+    from longbench100.llm.options import JudgeOptions
+    from longbench100.folders.data_records import DataRecord
+    from longbench100.scoring.qa_filter.closed_book import FilterModel
+    from ..scoring.grading import GradeJob
 
 
 def _load_models(paths: list[Path], records: list[DataRecord], qa: list[DataRecord], allow_missing: bool,
                  manifest: str | None) -> list[FilterModel]:
     """Read each filter model's predictions, checked against the QA ids (unknown ids are an error) and prompts."""
+    from longbench100.scoring.qa_filter.closed_book import FilterModel
+    from longbench100.scoring.run import default_model_name, read_predictions
+
     known = {record.id for record in records}
     names = [default_model_name(path) for path in paths]
     models = []
@@ -64,6 +68,17 @@ def filter_command(
     A flagged question is dropped at every length. Non-QA files are copied unchanged; manifest.json
     gets the new files' sha256 and row counts, the filter's record, and the original manifest.
     """
+    from longbench100.catalog.judge_styles import resolve_judge_style
+    from longbench100.catalog.suites import recorded_suite
+    from longbench100.folders.data_records import load_data, manifest_sha256
+    from longbench100.folders.layout import read_folder_manifest
+    from longbench100.folders.lock import output_lock
+    from longbench100.judge.cost import check_prices, plan_lines
+    from longbench100.scoring.grading import JUDGE_METRICS, choose_metrics, grade_jobs, judge_prompts
+    from longbench100.scoring.qa_filter.closed_book import drops, qa_records
+    from longbench100.scoring.qa_filter.filtered_folder import check_filter_out, write_filtered
+    from longbench100.scoring.run import prepare_judge
+
     threshold = parse_threshold(qa_filter)
     if threshold is None:
         raise UserError("--qa-filter off makes filter a copy; give a threshold from 0 to 1")
@@ -110,6 +125,8 @@ def filter_command(
 def _flag_all(models: list[FilterModel], jobs_per_model: list[list[GradeJob]], scores: list[float | None],
               threshold: float, qa: list[DataRecord]) -> list[dict]:
     """Flag each model's records from its slice of ``scores``; return one manifest entry per model."""
+    from longbench100.scoring.qa_filter.closed_book import flag
+
     entries = []
     start = 0
     for model, jobs in zip(models, jobs_per_model):

@@ -10,9 +10,8 @@ import click
 
 from longbench100.core.lengths import parse_length_list
 from longbench100.llm.options import JudgeOptions
-from longbench100.catalog.suites import DEFAULT_SUITE, load_suite, pick_tasks, suite_for_tasks
 from longbench100.text.tokenization import DEFAULT_TOKENIZER
-from . import console
+from longbench100.core import console
 from .endpoint_options import endpoint_options
 from .sources import SOURCES_HELP
 
@@ -70,6 +69,7 @@ def generate(suite_spec: str, tasks: str, lengths: str | None, rows: int, seed: 
       longbench100 generate --suite ethic --lengths 8k,32k --rows 10 --out ethic/
         --annotator-model smollm2 --annotator-base-url http://127.0.0.1:8080/v1
     """
+    from longbench100.catalog.suites import DEFAULT_SUITE, load_suite, pick_tasks, suite_for_tasks
     from longbench100.generate.options import GenerateOptions
     from longbench100.generate.run import run_generate
 

@@ -1,24 +1,29 @@
-"""``longbench100 inspect``: what a generated folder holds, per task and length."""
+"""``longbench100 inspect``: what a generated folder holds, per task and length.
+
+The summary and coverage machinery is imported when the command runs, so ``inspect --help`` starts
+at once.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from longbench100.analysis.coverage.run import construction_table
 from longbench100.core.errors import UserError
-from ..generate.inspection import FolderSummary, LengthSummary, summarise_folder
 from longbench100.folders.layout import read_folder_manifest
-from longbench100.catalog.suites import group_by_suite, recorded_suite
-from . import console
+from longbench100.core import console
 
 _COUNTED_BY: dict[str | None, str] = {  # by the manifest's tokenizer.counting (None: not recorded)
     "segments": "from cached pieces (exact for this encoding)",
     "whole": "by tokenizing each prompt whole",
 }
 _COUNTED_BEFORE = "by tokenizing each prompt whole (recorded before counting was named)"
+
+if TYPE_CHECKING:
+    from ..generate.inspection import FolderSummary, LengthSummary
 
 
 @click.command()
@@ -37,6 +42,10 @@ def inspect(out: Path, as_json: bool) -> None:
     mean information coverage by construction: the share of context tokens inside the gold material
     (longbench100 coverage; docs/coverage.md).
     """
+    from longbench100.analysis.coverage.run import construction_table
+    from ..generate.inspection import summarise_folder
+    from longbench100.catalog.suites import group_by_suite, recorded_suite
+
     if not out.is_dir():
         raise UserError(f"{out}: no such folder")
     summary = summarise_folder(out)
@@ -57,6 +66,8 @@ def inspect(out: Path, as_json: bool) -> None:
             _task_lines(task, summary, coverage)
     for line in summary.shortfalls:
         click.echo(f"shortfall: {line}")
+    for line in summary.underfilled:
+        click.echo(f"underfilled: {line}")
     for line in summary.skipped:
         click.echo(f"skipped: {line}")
     for line in summary.warnings:

@@ -11,7 +11,7 @@ import click
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length_list
 from longbench100.catalog.task_info import parse_task_list
-from . import console
+from longbench100.core import console
 
 OPENAI_BASE_URL = "OPENAI_BASE_URL"  # the environment variables the OpenAI SDK reads
 OPENAI_API_KEY = "OPENAI_API_KEY"

@@ -9,7 +9,7 @@ import click
 
 from longbench100.core.version import __version__
 from longbench100.core.errors import UserError
-from . import console
+from longbench100.core import console
 
 
 @click.command()

@@ -1,6 +1,7 @@
 """``longbench100 score``: grade one model's predictions, apply the QA filter, compute LongScore.
 
-A thin command over :func:`longbench100.scoring.run.run_score`: it parses options and calls it.
+A thin command over :func:`longbench100.scoring.run.run_score`: it parses options and calls it (the
+scoring machinery is imported when the command runs, so ``score --help`` starts at once).
 """
 
 from collections.abc import Callable
@@ -9,14 +10,12 @@ from pathlib import Path
 import click
 
 from longbench100.core.lengths import parse_length_list
-from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
-from ..scoring.complete_rows import MISSING_ROWS_MODES
-from ..scoring.grading import METRIC_MODES
+from longbench100.scoring.choices import DEFAULT_ROUGE_VARIANT, METRIC_MODES, ROUGE_VARIANTS
+from longbench100.scoring.complete_rows import MISSING_ROWS_MODES
 from longbench100.llm.options import JudgeOptions
 from longbench100.catalog.judge_styles import JUDGE_STYLES
 from longbench100.scoring.qa_filter.threshold import DEFAULT_THRESHOLD, parse_threshold
-from ..scoring.run import ScoreOptions, run_score
-from . import console
+from longbench100.core import console
 from .endpoint_options import endpoint_options
 
 
@@ -88,6 +87,8 @@ def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_na
     judge, one test request checks it answers before any grading; samples the judge leaves ungraded
     end the run with exit 2 (results.json is still written) unless --allow-ungraded.
     """
+    from longbench100.scoring.run import ScoreOptions, run_score  # noqa: PLC0415
+
     options = ScoreOptions(
         data_dir=data_dir, predictions=predictions, out=out, qa_filter=parse_threshold(qa_filter), model_name=model_name,
         base_lengths=tuple(label for label, _ in parse_length_list(base_lengths)) if base_lengths else None, allow_missing=allow_missing,

@@ -1,14 +1,15 @@
-"""``longbench100 sources``: list and verify the registered upstream datasets."""
+"""``longbench100 sources``: list and verify the registered upstream datasets.
+
+The loaders are imported when a subcommand runs, so ``sources --help`` starts at once.
+"""
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 
 import click
 
-from longbench100.sources.answerability import rule_counts_line
 from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError
 from longbench100.sources.fetch import fetch_planned, plan_fetch
 from longbench100.core.hub_access import is_commit
@@ -36,6 +37,8 @@ def sources() -> None:
 def list_sources(sources_option: str | None, counts: bool) -> None:
     """One line per registered source: name, availability, task roles, the suites those tasks belong to
     (and record counts with --counts)."""
+    from longbench100.sources.locations import resolve_location
+
     location = resolve_location(sources_option)
     known_suites = load_all_suites()
     registry = location.registry()
@@ -65,6 +68,11 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
     Exits with status 1 when a present source is malformed, or (with --strict) when a registered
     source is absent. Token counts are cached, so a second run is fast.
     """
+    import statistics
+
+    from longbench100.sources.answerability import rule_counts_line
+    from longbench100.sources.locations import resolve_location
+
     location = resolve_location(sources_option)
     # token counts and source digests are kept in the cache folder
     ensure_writable_dir(cache_dir(), f"the cache folder ({CACHE_HINT})")
@@ -163,6 +171,7 @@ def _roles(entry: SourceEntry) -> str:
 
 def _suites(entry: SourceEntry, known_suites: list[Suite]) -> str:
     """The suites whose tasks this source serves, or ``none``."""
+
     tasks = dict.fromkeys(role.partition(":")[0] for role in entry.roles)
     names = dict.fromkeys(name for task in tasks for name in suites_of_task(task, known_suites))
     return ", ".join(names) or "none"

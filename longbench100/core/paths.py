@@ -20,6 +20,9 @@ def packaged_dir(name: str) -> Path:
 
 DEMO_DIR = _PACKAGE / "demo"
 
+SOURCES_ENV = "LONGBENCH100_SOURCES"
+"""The environment variable naming where sources are read from when ``--sources`` is not given."""
+
 
 CACHE_HINT = "set LONGBENCH100_CACHE to a writable folder"
 

@@ -15,6 +15,9 @@ from longbench100.fitting.pieces import Piece, distractor_piece
 
 PLACEHOLDER = "x"
 MAX_REPAIRS = 12
+USUAL_FILL = 0.99
+"""Prompts fill at least this share of their budget unless their padding runs out;
+then it is said."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,9 @@ class Fitted:
     tokens: int
     pieces: list[Piece]
     per_passage: int
+    padding_ran_out: bool = False
+    """Every document the padding could draw is in the prompt, and it fills under
+    :data:`USUAL_FILL`."""
 
 
 Render = Callable[[list[Piece]], str]
@@ -119,21 +125,34 @@ def fit_prompt(
         filler = choose_filler(ctx.tokenizer, pool, rng, gap - per_passage, excluded, ctx.good_enough, [*gold, *padding])
         if filler is not None:
             padding.append(filler)
+    ran_out = _padding_ran_out(ctx, pool, padding, room, per_passage, excluded)
     rng.shuffle(padding)
     pieces = padding
     for piece in list(gold) + list(records):
         pieces.insert(rng.randint(0, len(pieces)), piece)
-    return _verify(ctx, render, pieces, per_passage)
+    return _verify(ctx, render, pieces, per_passage, ran_out)
 
 
-def _verify(ctx: BuildContext, render: Render, pieces: list[Piece], per_passage: int) -> Fitted | None:
-    """Count the rendered prompt exactly; while it is over budget, shorten the filler or drop padding."""
+def _padding_ran_out(ctx: BuildContext, pool: Sequence[Document], padding: list[Piece], room: int,
+                     per_passage: int, excluded: Callable[[Document], bool]) -> bool:
+    """Whether ``padding`` leaves more of the budget empty than :data:`USUAL_FILL` allows because no
+    document of ``pool`` is left to add (the pool is only walked when the padding falls short)."""
+    if room - sum(piece.tokens + per_passage for piece in padding) <= ctx.budget * (1 - USUAL_FILL):
+        return False
+    placed = {piece.doc.id for piece in padding if piece.doc is not None}
+    return all(document.id in placed or excluded(document) for document in pool)
+
+
+def _verify(ctx: BuildContext, render: Render, pieces: list[Piece], per_passage: int,
+            ran_out: bool) -> Fitted | None:
+    """Count the rendered prompt exactly; while it is over budget, shorten the filler or drop
+    padding (``ran_out``: the padding pool ran out, recorded on the result)."""
     for _ in range(MAX_REPAIRS):
         prompt = render(pieces)
         tokens = ctx.count_prompt(prompt, [(piece.doc.text, len(piece.text)) for piece in pieces if piece.doc is not None])
         excess = tokens - ctx.budget
         if excess <= 0:
-            return Fitted(prompt, tokens, pieces, per_passage)
+            return Fitted(prompt, tokens, pieces, per_passage, ran_out)
         if not _shrink(ctx, pieces, excess):
             return None
     return None

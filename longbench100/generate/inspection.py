@@ -14,6 +14,7 @@ from longbench100.core.lengths import DEFAULT_BASE_LABELS, parse_length
 from longbench100.catalog.suites import recorded_suite
 from .base_lengths import base_length_warnings
 from longbench100.core.json_shape import check_shape
+from .manifest import underfilled_line
 
 
 _SUMMARISED = {"length": int, "prompt_tokens": int,
@@ -53,6 +54,7 @@ class FolderSummary:
     tasks: dict[str, dict[str, LengthSummary]] = field(default_factory=dict)
     paired_all_lengths: dict[str, tuple[int, list[str]]] = field(default_factory=dict)
     shortfalls: list[str] = field(default_factory=list)
+    underfilled: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # suite tasks not built, each with why (manifest ``skipped_tasks``)
     warnings: list[str] = field(default_factory=list)
     near_duplicates: str | None = None
@@ -80,6 +82,7 @@ def summarise_folder(out: Path) -> FolderSummary:
     summary.warnings = base_length_warnings({task: {label: s.rows for label, s in by_label.items()} for task, by_label in summary.tasks.items()},
                                             tuple(suite["base_lengths"]) if suite else DEFAULT_BASE_LABELS)
     summary.shortfalls = [f"{s['task']} {s['label']}: {s['rows']} of {s['requested']} rows ({s['reason']})" for s in manifest.get("shortfalls", [])]
+    summary.underfilled = [underfilled_line(entry) for entry in manifest.get("underfilled", [])]
     summary.skipped = list((manifest.get("skipped_tasks") or {}).values())
     summary.near_duplicates = near_duplicates_line(manifest.get("near_duplicates"))
     summary.unanswerable = unanswerable_line(manifest.get("sources", {}))

@@ -81,7 +81,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
     """Describe the finished output folder and write ``OUT/manifest.json`` atomically (``annotator``: who labelled
     the one-document tasks' chunks, with prompt versions, calls and cache hits; ``skipped``: the suite's tasks not
     built, each with why; ``left_out``: stand-in sources kept out of a task's ground truth by its suite)."""
-    files, tasks, shortfalls = {}, {}, []
+    files, tasks, shortfalls, underfilled = {}, {}, [], []
     for task, by_label in results.items():
         tasks[task] = {"paired_rows_all_lengths": paired_all[task]["rows"], "paired_over_lengths": paired_all[task]["lengths"],
                        "template_sha256": templates.fingerprint(task)["sha256"], "lengths": {}}
@@ -99,6 +99,8 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
             if result.rows < options.rows:
                 shortfalls.append({"task": task, "label": label, "rows": result.rows, "requested": options.rows,
                                    "reason": shortfall_reason(result, result.eligible != 0)})
+            if result.ran_out_fills:
+                underfilled.append(underfilled_entry(task, label, result.ran_out_fills))
     manifest = {
         "tool": "longbench100",
         "version": __version__,
@@ -122,6 +124,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
         "tasks": tasks,
         "files": files,
         "shortfalls": shortfalls,
+        **({"underfilled": underfilled} if underfilled else {}),
         **({"skipped_tasks": skipped} if skipped else {}),
         **({"stand_ins_left_out": left_out} if left_out else {}),
         **({"annotator": {**annotator, **_rows_left_out(results)}} if annotator else {}),
@@ -159,6 +162,22 @@ def shortfall_reason(result: "LengthResult", has_items: bool) -> str:
     if others:
         parts.append(f"{others} {_rows(others)} could not be built: the material does not fit the budget, or holds nothing to ask")
     return "; ".join(parts)
+
+
+def underfilled_entry(task: str, label: str, fills: list[float]) -> dict:
+    """The manifest's note on a task and length whose rows ran out of padding: how many, their fill
+    (share of the length) and why."""
+    return {"task": task, "label": label, "rows": len(fills), "fill_min": round(min(fills), 4),
+            "fill_max": round(max(fills), 4),
+            "reason": "every document its padding draws from is already in the prompt: the sources "
+                      "hold too little distinct text for this length"}
+
+
+def underfilled_line(entry: dict) -> str:
+    """One line on an :func:`underfilled_entry`, as ``generate`` and ``inspect`` print it."""
+    fills = dict.fromkeys(f"{100 * entry[key]:.1f}%" for key in ("fill_min", "fill_max"))
+    return (f"{entry['task']} {entry['label']}: {entry['rows']} {_rows(entry['rows'])} fill only "
+            f"{'-'.join(fills)} of the length ({entry['reason']})")
 
 
 def _rows_left_out(results: dict[str, dict[str, "LengthResult"]]) -> dict:

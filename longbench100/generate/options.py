@@ -72,4 +72,5 @@ class LengthResult:
     failed_rows: list[int]
     sources: dict[str, int] | None = None  # written rows per ground-truth source (None for synthetic tasks)
     unlabelled_rows: list[int] = field(default_factory=list)  # of failed_rows: those that needed a chunk left without a label
+    ran_out_fills: list[float] = field(default_factory=list)  # fills of rows whose padding ran out
     sha256: str | None = None  # of the data file, when this run wrote it (else the manifest reads it)

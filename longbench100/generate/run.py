@@ -33,7 +33,7 @@ from longbench100.generate.options import GenerateOptions, LengthResult
 from longbench100.generate.base_lengths import base_length_warnings
 from longbench100.generate.candidate_cache import cached_candidates
 from longbench100.fitting.fit import BuildContext
-from longbench100.generate.manifest import build_manifest, check_finished_file, check_out_folder, claim_out_folder, log_finished_file, log_unlabelled_row, logged_unlabelled_rows, record_shortcut_check, shortfall_reason
+from longbench100.generate.manifest import build_manifest, check_finished_file, check_out_folder, claim_out_folder, log_finished_file, log_unlabelled_row, logged_unlabelled_rows, record_shortcut_check, shortfall_reason, underfilled_entry, underfilled_line
 from longbench100.generate.verify_counts import verify_prompt_counts
 from longbench100.generate.controls import ControlBuilder, ControlsResult, controls_file_path, read_controls_result, write_controls
 from longbench100.generate.json_lines import json_line
@@ -384,9 +384,11 @@ def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthP
     if pending is None:
         digest = check_finished_file(options.out, task, label)
         written = set(written_rows(final))
+        ran_out_fills: list[float] = []
     else:
         partial = partial_file(final)
         written, jobs = pending.written, pending.jobs  # this run's rows are added to the resumed run's as they are written
+        ran_out_fills = []
         appender = LineAppender(partial)
         bar = progress_bar(len(plan.rows), f"{task} {label}", "row", progress, initial=len(plan.rows) - len(jobs), leave=False)
         try:
@@ -394,8 +396,11 @@ def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthP
                 if line == UNLABELLED:  # (a JSON record never equals it; workers return a copy, so not `is`)
                     log_unlabelled_row(options.out, task, label, job[3].row)
                 elif line is not None:
+                    line, ran_out_fill = line
                     appender.write(line)
                     written.add(job[3].row)
+                    if ran_out_fill is not None:
+                        ran_out_fills.append(ran_out_fill)
                 bar.update(1)
         except BaseException:
             appender.close()
@@ -409,16 +414,18 @@ def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthP
     # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written
     sources = written_sources(final) if chooses_own_items else rows_per_source(plan, built)
     return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed, sources,
-                        sorted(logged_unlabelled_rows(options.out, task, label) & set(failed)), digest)
+                        sorted(logged_unlabelled_rows(options.out, task, label) & set(failed)),
+                        ran_out_fills, digest)
 
 
 UNLABELLED = "unlabelled"
 """What :func:`_build_line` returns for a row that needs a chunk the annotator gave no label (``--allow-unlabelled``)."""
 
 
-def _build_line(job: Job) -> bytes | str | None:
-    """Build one sample and serialise it as a JSON line in UTF-8 (runs in a worker process when ``--workers`` > 1); ``None``
-    for a row that cannot be built, :data:`UNLABELLED` for one that needs a chunk left without a label."""
+def _build_line(job: Job) -> tuple[bytes | str, float | None] | str | None:
+    """Build one sample and serialise it as a JSON line in UTF-8 (runs in a worker process when
+    ``--workers`` > 1), with its fill when its padding ran out (else ``None``); ``None`` for a row
+    that cannot be built, :data:`UNLABELLED` for one that needs a chunk left without a label."""
     task, label, budget, row_plan = job
     state = _current_worker_state()
     options, builder = state.options, state.builders[task]
@@ -453,13 +460,18 @@ def _build_line(job: Job) -> bytes | str | None:
         "distractors": [piece.provenance() for piece in sample.fitted.pieces if piece.role in ("distractor", "filler")],
         "seed": options.seed,
     }
-    return json_line(record)
+    ran_out_fill = sample.fitted.tokens / budget if sample.fitted.padding_ran_out else None
+    return json_line(record), ran_out_fill
 
 
 def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: LengthPlan, result: LengthResult, rows: int) -> None:
-    """Say on screen when a length got fewer rows than asked, or reused items."""
+    """Say on screen when a length got fewer rows than asked, rows whose padding ran out, or reused
+    items."""
     if result.rows < rows:
         echo(f"shortfall: {task} {label}: {result.rows} of {rows} rows ({shortfall_reason(result, bool(plan.rows))})")
+    if result.ran_out_fills:
+        entry = underfilled_entry(task, label, result.ran_out_fills)
+        echo(f"underfilled: {underfilled_line(entry)}")
     if result.reused:
         echo(f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item")
 

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from longbench100.core.errors import UserError
 from longbench100.catalog.task_info import TASKS
+from .choices import METRIC_MODES
 from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, rouge_l_many
 from longbench100.folders.data_records import DataRecord
 from longbench100.judge.grader import Judge
@@ -19,7 +20,6 @@ from longbench100.scoring.metrics.metric_table import (
     metric_info,
 )
 
-METRIC_MODES = ("auto", "classic", "judge")
 JUDGE_METRICS = frozenset(name for name, metric in METRICS.items() if metric.judged)
 """The metrics that need the judge (read from the metric table)."""
 

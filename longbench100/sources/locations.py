@@ -17,11 +17,10 @@ from pathlib import Path
 
 from longbench100.core.errors import SourceAbsent, UserError
 from longbench100.core.hub_access import cached_commit, cached_file, download, hub_offline, human_size, kept_listing, listing
-from longbench100.core.paths import DEMO_DIR, packaged_dir
+from longbench100.core.paths import DEMO_DIR, SOURCES_ENV, packaged_dir
 from longbench100.sources.readers import is_tar_archive, tar_member_verdict
 from longbench100.sources.registry import FileSpec, SourceEntry, load_registry
 
-SOURCES_ENV = "LONGBENCH100_SOURCES"
 MIRROR_HINT = f"point --sources (or {SOURCES_ENV}) at a local mirror folder laid out as DIR/<repo id>/<path in repo>"
 
 

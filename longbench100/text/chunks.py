@@ -8,8 +8,12 @@ middle character when it has none). Every chunk's token count is checked exactly
 
 from __future__ import annotations
 
-from longbench100.text.tokenization import Tokenizer
+from typing import TYPE_CHECKING
+
 from longbench100.text.units import Span, sentence_spans
+
+if TYPE_CHECKING:
+    from longbench100.text.tokenization import Tokenizer
 
 CHUNK_TOKENS = 512
 

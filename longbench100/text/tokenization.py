@@ -14,12 +14,12 @@ Accepted ``--tokenizer`` forms:
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import hashlib
 import importlib.util
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
@@ -190,6 +190,8 @@ class Tokenizer:
             return self._backend.encode_ordinary_batch(list(texts), num_threads=THREADS)
         if self._kind == "tokenizers":
             return [encoding.ids for encoding in self._backend.encode_batch(list(texts), add_special_tokens=False)]
+        from concurrent.futures import ThreadPoolExecutor  # here: `--help` needs none
+
         with ThreadPoolExecutor(THREADS) as pool:
             return list(pool.map(self.encode, texts))
 
@@ -210,6 +212,8 @@ class Tokenizer:
 
         if self._kind == "tiktoken":
             return [counts(texts) for texts in groups]
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(THREADS) as pool:
             return list(pool.map(counts, groups))
 
@@ -355,8 +359,13 @@ def offline_encodings() -> list[str]:
     return names
 
 
+@functools.cache
 def _tiktoken_backend(name: str) -> tuple[Any, str]:
-    """Load the encoding from bundled ranks when a package ships them, else as tiktoken does (network or cache)."""
+    """Load the encoding from bundled ranks when a package ships them, else as tiktoken does
+    (network or cache).
+
+    Once per process: an encoding never changes, and building one takes a few tenths of a second.
+    """
     import tiktoken
 
     try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 
 from longbench100.core.errors import UserError
-from longbench100.text.sentences import sentence_ends
 
 UNIT_KINDS = ("auto", "sentence", "line", "paragraph", "passage")
 Span = tuple[int, int]
@@ -17,6 +16,8 @@ Span = tuple[int, int]
 
 def sentence_spans(text: str) -> list[Span]:
     """Sentence spans of ``text``: cut at every sentence end the generator recognises (whitespace trimmed)."""
+    from longbench100.text.sentences import sentence_ends  # here: `dolce --help` needs no segmenter
+
     return _trimmed_spans(text, [0] + sentence_ends(text) + [len(text)])
 
 

@@ -27,14 +27,13 @@ from rouge import Rouge
 
 from longbench100.core.errors import UserError
 from longbench100.core.workers import worker_pool
+from longbench100.scoring.choices import DEFAULT_ROUGE_VARIANT, ROUGE_VARIANTS
 from longbench100.scoring.metrics.rouge_lcs import NeedsLibrary, longbench_rouge_l_f
 from longbench100.text.answers import normalize_answer, strip_reasoning, token_f1
 
 if TYPE_CHECKING:
     from rouge_score import rouge_scorer
 
-ROUGE_VARIANTS = ("longbench", "longbench-library", "rouge-score")
-DEFAULT_ROUGE_VARIANT = "longbench"
 
 PARALLEL_MIN_PAIRS = 64
 """Below this many summaries ROUGE-L runs in-process; above, starting worker processes pays off."""
