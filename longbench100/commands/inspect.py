@@ -21,8 +21,9 @@ from . import console
 def inspect(out: Path, as_json: bool) -> None:
     """Rows, prompt tokens (min/median/max), budget fill, gold depth and passages, pairing, sources and shortfalls of OUT.
 
-    Fill is prompt_tokens / budget (data fitted to several tokenizers: the first one's count, and a line
-    per length with each tokenizer's fill); depth is where the ground truth starts within the context (0-1);
+    Fill is prompt_tokens / budget (data fitted to several tokenizers: the first one's count,
+    and a line per length with each tokenizer's fill); depth is where the ground truth starts
+    within the context (0-1);
     gold is the number of ground-truth passages per sample (min/median/max). Pairing columns and the
     rows per ground-truth source come from OUT/manifest.json: eligible items at that length, rows
     asking their own paired item, and rows that reuse an item because the eligible pool is smaller
@@ -67,12 +68,14 @@ def inspect(out: Path, as_json: bool) -> None:
         click.echo(annotator)
     tokenizer = (read_folder_manifest(out) or {}).get("tokenizer") or {}
     if tokenizer.get("tokenizers"):
-        click.echo(f"fitted to {len(tokenizer['tokenizers'])} tokenizers: every prompt is within budget in each "
-                   "(prompt_tokens is the first one's count)")
+        click.echo(f"fitted to {len(tokenizer['tokenizers'])} tokenizers: every prompt is within "
+                   "budget in each (prompt_tokens is the first one's count)")
+    ways = {"segments": "from cached pieces (exact for this encoding)",
+            "whole": "by tokenizing each prompt whole"}
     for member in tokenizer.get("tokenizers") or ([tokenizer] if tokenizer else []):
-        click.echo(f"tokenizer {member.get('spec')}; prompt tokens counted "
-                   + {"segments": "from cached pieces (exact for this encoding)", "whole": "by tokenizing each prompt whole"}
-                   .get(member.get("counting"), "by tokenizing each prompt whole (recorded before counting was named)"))
+        click.echo(f"tokenizer {member.get('spec')}; prompt tokens counted " + ways.get(
+            member.get("counting"),
+            "by tokenizing each prompt whole (recorded before counting was named)"))
 
 
 def _task_lines(task: str, summary: FolderSummary, coverage: dict) -> None:

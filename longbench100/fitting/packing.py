@@ -62,7 +62,7 @@ def cut_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, i
     opening = tokenizer.opening_length(text, width, max_tokens)  # the first max_tokens tokens
     fits = opening is None
     ends = sentence_ends_from_last(text, width if fits else opening)
-    if width == len(text) and fits:  # the whole text first, then its sentence ends before its last character
+    if width == len(text) and fits:  # the whole text first, then its sentence ends before its end
         ends = itertools.chain([len(text)], (end for end in ends if end != len(text)))
     for end in ends:
         prefix = text[:end].rstrip()

@@ -43,7 +43,7 @@ class LengthSummary:
     paired_rows: int | None = None
     reused_rows: int | None = None
     sources: dict[str, int] | None = None  # rows per ground-truth source, from the manifest
-    fill_by_tokenizer: dict[str, dict] | None = None  # data fitted to several tokenizers: count_stats per tokenizer
+    fill_by_tokenizer: dict[str, dict] | None = None  # several tokenizers: count_stats of each
 
 
 @dataclass
@@ -112,33 +112,38 @@ def summarise_file(path: Path) -> LengthSummary:
         budget = parse_length(path.stem)
         return LengthSummary(0, budget, 0, 0, 0, 0.0, 0.0, 0.0, 0, None, None, None)
     if by_tokenizer and any(len(counts) != len(tokens) for counts in by_tokenizer.values()):
-        raise UserError(f"{path}: prompt_tokens_by_tokenizer names other tokenizers in some records than in others")
+        raise UserError(f"{path}: prompt_tokens_by_tokenizer names other tokenizers in some "
+                        "records than in others")
     return LengthSummary(
         rows=len(tokens), budget=budget, **count_stats(tokens, budget),
         depth_min=min(depths) if depths else None, depth_median=statistics.median(depths) if depths else None,
         depth_max=max(depths) if depths else None,
         gold_min=min(golds) if golds else None, gold_median=statistics.median(golds) if golds else None,
         gold_max=max(golds) if golds else None,
-        fill_by_tokenizer={spec: count_stats(counts, budget) for spec, counts in by_tokenizer.items()} or None,
+        fill_by_tokenizer={spec: count_stats(counts, budget)
+                           for spec, counts in by_tokenizer.items()} or None,
     )
 
 
 def count_stats(tokens: list[int], budget: int) -> dict:
-    """Prompt token counts of one file against its budget: ``tokens_min``, ``tokens_median``, ``tokens_max``,
-    ``fill_min``, ``fill_p5``, ``fill_median`` (shares of the budget) and ``over_budget`` (prompts over it)."""
+    """Prompt token counts of one file against its budget: ``tokens_min``, ``tokens_median``,
+    ``tokens_max``, ``fill_min``, ``fill_p5``, ``fill_median`` (shares of the budget) and
+    ``over_budget`` (prompts over it)."""
     fills = sorted(count / budget for count in tokens)
-    return {"tokens_min": min(tokens), "tokens_median": statistics.median(tokens), "tokens_max": max(tokens),
-            "fill_min": fills[0], "fill_p5": fills[int(0.05 * (len(fills) - 1))], "fill_median": statistics.median(fills),
+    return {"tokens_min": min(tokens), "tokens_median": statistics.median(tokens),
+            "tokens_max": max(tokens), "fill_min": fills[0],
+            "fill_p5": fills[int(0.05 * (len(fills) - 1))], "fill_median": statistics.median(fills),
             "over_budget": sum(count > budget for count in tokens)}
 
 
 def _counts_by_tokenizer(record: dict, where: str) -> dict[str, int]:
-    """A record's ``prompt_tokens_by_tokenizer`` (data fitted to several tokenizers), ``{}`` where it has none."""
+    """A record's ``prompt_tokens_by_tokenizer`` (data fitted to several tokenizers), ``{}`` where
+    it has none."""
     counts = record.get("prompt_tokens_by_tokenizer")
     if counts is None:
         return {}
     if not isinstance(counts, dict) or not all(type(count) is int for count in counts.values()):
-        raise UserError(f"{where}: prompt_tokens_by_tokenizer must map tokenizer names to token counts")
+        raise UserError(f"{where}: prompt_tokens_by_tokenizer must map tokenizer names to counts")
     return counts
 
 

@@ -71,4 +71,4 @@ class LengthResult:
     sources: dict[str, int] | None = None  # written rows per ground-truth source (None for synthetic tasks)
     unlabelled_rows: list[int] = field(default_factory=list)  # of failed_rows: those that needed a chunk left without a label
     sha256: str | None = None  # of the data file, when this run wrote it (else the manifest reads it)
-    fill_by_tokenizer: dict[str, dict] | None = None  # several tokenizers: each one's count_stats of the file
+    fill_by_tokenizer: dict[str, dict] | None = None  # several tokenizers: each one's count_stats

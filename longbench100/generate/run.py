@@ -346,8 +346,9 @@ def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthP
     sources = written_sources(final) if _STATE["builders"][task].chooses_own_items else rows_per_source(plan, built)
     several = len(_STATE["tokenizer"].members) > 1
     return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed, sources,
-                        sorted(logged_unlabelled_rows(options.out, task, label) & set(failed)), digest,
-                        summarise_file(final).fill_by_tokenizer if several and written else None)
+                        sorted(logged_unlabelled_rows(options.out, task, label) & set(failed)),
+                        digest, summarise_file(final).fill_by_tokenizer if several and written
+                        else None)
 
 
 UNLABELLED = "unlabelled"
@@ -394,21 +395,24 @@ def _build_line(job: Job) -> bytes | str | None:
     return json_line(record)
 
 
-def _prompt_counts(tokenizer: Tokenizer | JointTokenizer, prompt: str, fitted_tokens: int) -> dict[str, object]:
-    """A record's token counts: ``prompt_tokens``, the count the prompt was fitted by; with several tokenizers
-    (fitted by the largest of their counts), the first one's count, then ``prompt_tokens_by_tokenizer``, each
-    one's count by its name."""
+def _prompt_counts(tokenizer: Tokenizer | JointTokenizer, prompt: str, fitted_tokens: int) -> dict:
+    """A record's token counts: ``prompt_tokens``, the count the prompt was fitted by; with several
+    tokenizers (fitted by the largest of their counts), the first one's count, then
+    ``prompt_tokens_by_tokenizer``, each one's count by its name."""
     if not isinstance(tokenizer, JointTokenizer):
         return {"prompt_tokens": fitted_tokens}
     counts = tokenizer.counts(prompt)
-    return {"prompt_tokens": counts[tokenizer.members[0].spec], "prompt_tokens_by_tokenizer": counts}
+    first = tokenizer.members[0].spec
+    return {"prompt_tokens": counts[first], "prompt_tokens_by_tokenizer": counts}
 
 
 def _fill_lines(results: dict[str, dict[str, LengthResult]]) -> list[str]:
-    """With several tokenizers, one line per task and length: each tokenizer's median and lowest budget fill."""
-    return [f"fill {task} {label}: " + ", ".join(f"{spec} {stats['fill_median']:.1%} (min {stats['fill_min']:.1%})"
-                                                 for spec, stats in result.fill_by_tokenizer.items())
-            for task, by_label in results.items() for label, result in by_label.items() if result.fill_by_tokenizer]
+    """With several tokenizers, one line per task and length: each one's median and lowest fill."""
+    return [f"fill {task} {label}: " + ", ".join(
+                f"{spec} {stats['fill_median']:.1%} (min {stats['fill_min']:.1%})"
+                for spec, stats in result.fill_by_tokenizer.items())
+            for task, by_label in results.items() for label, result in by_label.items()
+            if result.fill_by_tokenizer]
 
 
 def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: LengthPlan, result: LengthResult, rows: int) -> None:

@@ -34,18 +34,23 @@ def attach_token_counts(tokenizer: Tokenizer, entry: SourceEntry, data: SourceDa
 
     Where the tokenizer counts by segments, the cache holds each document's piece counts (its tokens are
     their sum) and the tokenizer learns them, so placing the document in a prompt tokenizes nothing.
-    Several tokenizers (a ``JointTokenizer``) each count and cache apart; a document's tokens are the
-    largest of their counts.
+    Several tokenizers (a ``JointTokenizer``) each count and cache apart; a document's tokens are
+    the largest of their counts.
     """
     counted = [_member_counts(member, entry, data) for member in tokenizer.members]
-    data.documents = {doc_id: document.with_tokens(max(_tokens(counts[doc_id]) for counts, _ in counted))
-                      for doc_id, document in data.documents.items()}
+    data.documents = {
+        doc_id: document.with_tokens(max(_tokens(counts[doc_id]) for counts, _ in counted))
+        for doc_id, document in data.documents.items()}
     return all(hit for _, hit in counted)
 
 
-def _member_counts(tokenizer: Tokenizer, entry: SourceEntry, data: SourceData) -> tuple[dict[str, int | list[int]], bool]:
-    """The counts of ``data``'s documents by one tokenizer (which learns their piece counts), and whether they
-    came from the cache."""
+Counts = dict[str, int | list[int]]
+
+
+def _member_counts(tokenizer: Tokenizer, entry: SourceEntry,
+                   data: SourceData) -> tuple[Counts, bool]:
+    """The counts of ``data``'s documents by one tokenizer (which learns their piece counts), and
+    whether they came from the cache."""
     path = cache_path(tokenizer, entry, data.files)
     counts = _read(path)
     hit = counts is not None and all(doc_id in counts for doc_id in data.documents)

@@ -83,8 +83,8 @@ def joined_units(units: Sequence[str], separators: Sequence[str]) -> str:
 
 
 def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
-    """:func:`prepare_pool_for` each tokenizer a prompt must fit in (``tokenizer.members``); whether the cache
-    had them all."""
+    """:func:`prepare_pool_for` each tokenizer a prompt must fit in (``tokenizer.members``); whether
+    the cache had them all."""
     return all([prepare_pool_for(pool, member) for member in tokenizer.members])
 
 

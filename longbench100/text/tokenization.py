@@ -59,7 +59,7 @@ class Tokenizer:
 
     @property
     def members(self) -> tuple[Tokenizer, ...]:
-        """The tokenizers a prompt must fit in: this one (a :class:`~.joint_tokenizer.JointTokenizer` has several)."""
+        """The tokenizers a prompt must fit in: this one (a ``JointTokenizer`` has several)."""
         return (self,)
 
     @property
@@ -138,9 +138,10 @@ class Tokenizer:
         return text[:start] + self.decode(self.encode(text[start:end])[: max_tokens - before])
 
     def opening_length(self, text: str, width: int, max_tokens: int) -> int | None:
-        """The length in characters of the opening of ``text`` that holds the first ``max_tokens`` tokens of
-        ``text[:width]`` (less a character they end inside), or ``None`` when ``text[:width]`` has no more tokens
-        than that. Read off the running totals where :meth:`opening_tokens` can, else encoded and decoded."""
+        """The length in characters of the opening of ``text`` that holds the first ``max_tokens``
+        tokens of ``text[:width]`` (less a character they end inside), or ``None`` when
+        ``text[:width]`` has no more tokens than that. Read off the running totals where
+        :meth:`opening_tokens` can, else encoded and decoded."""
         opening = self.opening_tokens(text, width, max_tokens)
         if opening is None:
             ids = self.encode(text[:width])
