@@ -172,7 +172,7 @@ def test_a_joint_count_is_the_largest_of_its_members():
     counts = {spec: load_tokenizer(spec).count(text) for spec in ("o200k_base", "cl100k_base")}
     largest = counts["cl100k_base"]
     assert largest > counts["o200k_base"]  # the second member's count: not the first one's
-    assert joint.count(text) == joint.count_whole(text) == largest
+    assert joint.count(text) == largest
     assert joint.counts(text) == counts
     assert joint.count_batch([text, "a"]) == [largest, 1]
     assert joint.count_known(text, [(text, len(text))]) == largest

@@ -44,11 +44,6 @@ class JointTokenizer:
         return ",".join(member.counting for member in self.members)
 
     @property
-    def loaded(self) -> bool:
-        """Whether every member's backend is loaded."""
-        return all(member.loaded for member in self.members)
-
-    @property
     def origin(self) -> str:
         """Where each member's vocabulary came from."""
         return "; ".join(f"{member.spec}: {member.origin}" for member in self.members)
@@ -64,10 +59,6 @@ class JointTokenizer:
     def count(self, text: str) -> int:
         """The largest member count of ``text``."""
         return max(member.count(text) for member in self.members)
-
-    def count_whole(self, text: str) -> int:
-        """The largest member count of ``text``, each tokenizing it in one go."""
-        return max(member.count_whole(text) for member in self.members)
 
     def counts(self, text: str) -> dict[str, int]:
         """Each member's count of ``text``, by its spec, in member order."""
