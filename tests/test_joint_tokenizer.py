@@ -120,6 +120,7 @@ def test_inspect_and_verify_counts_read_every_tokenizer(joint: Path):
     assert len(fill_lines) == len(written_cells(joint))
     assert all(spec in line for line in fill_lines for spec in TOKENIZERS)
     assert f"fitted to {len(TOKENIZERS)} tokenizers" in result.output
+    assert "IC by construction not shown" not in result.output  # counted in the first tokenizer
 
     from longbench100.generate.verify_counts import verify_prompt_counts
 

@@ -110,6 +110,12 @@ def _member_parts(parts: Sequence[Part], number: int) -> list[Part]:
     ]
 
 
+def load_first_tokenizer(spec: str) -> Tokenizer:
+    """The first tokenizer of a ``--tokenizer`` value (the one whose count ``prompt_tokens`` holds),
+    for what reads a data folder in one tokenizer (information coverage, Dolce probes)."""
+    return load_tokenizer(spec.split(",")[0])
+
+
 def load_tokenizers(spec: str, *, chat: bool = False) -> Tokenizer | JointTokenizer:
     """The tokenizer of a ``--tokenizer`` value: one form (see :func:`load_tokenizer`), or several
     separated by commas, which make a :class:`JointTokenizer` (the first named is the one whose
