@@ -22,7 +22,10 @@ from .sources import SOURCES_HELP
 @click.option("--lengths", help="Comma-separated budgets: Nk = N x 1024 tokens, or plain token counts.  [default: the suite's lengths]")
 @click.option("--rows", default=100, show_default=True, type=int, help="Samples per task and length.")
 @click.option("--seed", default=42, show_default=True, type=int, help="Run seed; every sample derives its own RNG from (seed, task, length, row).")
-@click.option("--tokenizer", "tokenizer_spec", default=DEFAULT_TOKENIZER, show_default=True, help="tiktoken encoding name, or hf:<model id | folder | tokenizer.json>.")
+@click.option("--tokenizer", "tokenizer_spec", default=DEFAULT_TOKENIZER, show_default=True,
+              help="tiktoken encoding name, or hf:<model id | folder | tokenizer.json>; "
+              "several, comma-separated, make every prompt fit its budget in each (one dataset for "
+              "models with different tokenizers; prompt_tokens is the first one's count).")
 @click.option("--sources", "sources_option", metavar="DIR|demo|hub", help=SOURCES_HELP)
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder: OUT/<task>/<label>.jsonl and OUT/manifest.json.")
 @click.option("--workers", default=min(8, os.cpu_count() or 1), show_default="CPU count, at most 8", type=click.IntRange(1, 64), help="Worker processes (the output does not depend on it).")

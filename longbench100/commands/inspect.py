@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 def inspect(out: Path, as_json: bool) -> None:
     """Rows, prompt tokens (min/median/max), budget fill, gold depth and passages, pairing, sources and shortfalls of OUT.
 
-    Fill is prompt_tokens / budget; depth is where the ground truth starts within the context (0-1);
+    Fill is prompt_tokens / budget (data fitted to several tokenizers: the first one's count,
+    and a line per length with each tokenizer's fill); depth is where the ground truth starts
+    within the context (0-1);
     gold is the number of ground-truth passages per sample (min/median/max). Pairing columns and the
     rows per ground-truth source come from OUT/manifest.json: eligible items at that length, rows
     asking their own paired item, and rows that reuse an item because the eligible pool is smaller
@@ -83,9 +85,12 @@ def inspect(out: Path, as_json: bool) -> None:
     if annotator:
         click.echo(annotator)
     tokenizer = (read_folder_manifest(out) or {}).get("tokenizer") or {}
-    if tokenizer:
-        click.echo(f"tokenizer {tokenizer.get('spec')}; prompt tokens counted "
-                   + _COUNTED_BY.get(tokenizer.get("counting"), _COUNTED_BEFORE))
+    if tokenizer.get("tokenizers"):
+        click.echo(f"fitted to {len(tokenizer['tokenizers'])} tokenizers: every prompt is within "
+                   "budget in each (prompt_tokens is the first one's count)")
+    for member in tokenizer.get("tokenizers") or ([tokenizer] if tokenizer else []):
+        click.echo(f"tokenizer {member.get('spec')}; prompt tokens counted "
+                   + _COUNTED_BY.get(member.get("counting"), _COUNTED_BEFORE))
 
 
 def _task_lines(task: str, summary: FolderSummary, coverage: dict) -> None:
@@ -93,6 +98,11 @@ def _task_lines(task: str, summary: FolderSummary, coverage: dict) -> None:
     by_label = summary.tasks[task]
     for label, s in by_label.items():
         click.echo(_row(task, label, s, _ic(coverage, task, label)))
+        if s.fill_by_tokenizer:
+            click.echo(f"{'':<18} {label:>5} fill p5/median per tokenizer: " + ", ".join(
+                f"{spec} {stats['fill_p5']:.2%}/{stats['fill_median']:.2%}"
+                + (f" ({stats['over_budget']} over budget)" if stats["over_budget"] else "")
+                for spec, stats in s.fill_by_tokenizer.items()))
     if task in summary.paired_all_lengths:
         count, labels = summary.paired_all_lengths[task]
         click.echo(f"{'':<18} rows asking the same item at every length with rows ({', '.join(labels) or 'none'}): {count}")

@@ -58,18 +58,11 @@ def cut_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, i
     """
     if max_tokens <= 0:
         return None
-    window = text[: max_tokens * 8]
-    opening = tokenizer.opening_tokens(text, len(window), max_tokens)
-    fits = False
-    if opening is None:
-        ids = tokenizer.encode(window)
-        fits = len(ids) <= max_tokens
-        opening = None if fits else tokenizer.decode(ids[:max_tokens])
-    if opening is not None:  # the first max_tokens tokens, less a character they end inside
-        window = opening.rstrip("\ufffd")
-        window = window if text.startswith(window) else window[:-1]
-    ends = sentence_ends_from_last(text, len(window))
-    if len(window) == len(text) and fits:  # the whole text first, then its sentence ends before its last character
+    width = min(len(text), max_tokens * 8)
+    opening = tokenizer.opening_length(text, width, max_tokens)  # the first max_tokens tokens
+    fits = opening is None
+    ends = sentence_ends_from_last(text, width if opening is None else opening)
+    if width == len(text) and fits:  # the whole text first, then its sentence ends before its end
         ends = itertools.chain([len(text)], (end for end in ends if end != len(text)))
     for end in ends:
         prefix = text[:end].rstrip()

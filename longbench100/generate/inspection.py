@@ -45,6 +45,7 @@ class LengthSummary:
     paired_rows: int | None = None
     reused_rows: int | None = None
     sources: dict[str, int] | None = None  # rows per ground-truth source, from the manifest
+    fill_by_tokenizer: dict[str, dict] | None = None  # several tokenizers: count_stats of each
 
 
 @dataclass
@@ -91,7 +92,8 @@ def summarise_folder(out: Path) -> FolderSummary:
 
 def summarise_file(path: Path) -> LengthSummary:
     """Token, fill, depth and gold-passage statistics of one data file."""
-    tokens, fills, depths, golds, budget = [], [], [], [], 0
+    tokens, depths, golds, budget = [], [], [], 0
+    by_tokenizer: dict[str, list[int]] = {}
     seen: dict[str, str] = {}
     for where, record in read_records(path):
         check_shape(record, _SUMMARISED, where)
@@ -104,7 +106,8 @@ def summarise_file(path: Path) -> LengthSummary:
         seen[record["id"]] = where
         budget = record["length"]
         tokens.append(record["prompt_tokens"])
-        fills.append(record["prompt_tokens"] / budget)
+        for spec, count in _counts_by_tokenizer(record, where).items():
+            by_tokenizer.setdefault(spec, []).append(count)
         depth, passages = record["gold"].get("depth"), record["gold"].get("passages")
         if depth is not None:
             depths.append(depth)
@@ -113,16 +116,40 @@ def summarise_file(path: Path) -> LengthSummary:
     if not tokens:
         budget = parse_length(path.stem)
         return LengthSummary(0, budget, 0, 0, 0, 0.0, 0.0, 0.0, 0, None, None, None)
-    ordered = sorted(fills)
+    if by_tokenizer and any(len(counts) != len(tokens) for counts in by_tokenizer.values()):
+        raise UserError(f"{path}: prompt_tokens_by_tokenizer names other tokenizers in some "
+                        "records than in others")
     return LengthSummary(
-        rows=len(tokens), budget=budget, tokens_min=min(tokens), tokens_median=statistics.median(tokens), tokens_max=max(tokens),
-        fill_min=ordered[0], fill_p5=ordered[int(0.05 * (len(ordered) - 1))], fill_median=statistics.median(ordered),
-        over_budget=sum(count > budget for count in tokens),
+        rows=len(tokens), budget=budget, **count_stats(tokens, budget),
         depth_min=min(depths) if depths else None, depth_median=statistics.median(depths) if depths else None,
         depth_max=max(depths) if depths else None,
         gold_min=min(golds) if golds else None, gold_median=statistics.median(golds) if golds else None,
         gold_max=max(golds) if golds else None,
+        fill_by_tokenizer={spec: count_stats(counts, budget)
+                           for spec, counts in by_tokenizer.items()} or None,
     )
+
+
+def count_stats(tokens: list[int], budget: int) -> dict:
+    """Prompt token counts of one file against its budget: ``tokens_min``, ``tokens_median``,
+    ``tokens_max``, ``fill_min``, ``fill_p5``, ``fill_median`` (shares of the budget) and
+    ``over_budget`` (prompts over it)."""
+    fills = sorted(count / budget for count in tokens)
+    return {"tokens_min": min(tokens), "tokens_median": statistics.median(tokens),
+            "tokens_max": max(tokens), "fill_min": fills[0],
+            "fill_p5": fills[int(0.05 * (len(fills) - 1))], "fill_median": statistics.median(fills),
+            "over_budget": sum(count > budget for count in tokens)}
+
+
+def _counts_by_tokenizer(record: dict, where: str) -> dict[str, int]:
+    """A record's ``prompt_tokens_by_tokenizer`` (data fitted to several tokenizers), ``{}`` where
+    it has none."""
+    counts = record.get("prompt_tokens_by_tokenizer")
+    if counts is None:
+        return {}
+    if not isinstance(counts, dict) or not all(type(count) is int for count in counts.values()):
+        raise UserError(f"{where}: prompt_tokens_by_tokenizer must map tokenizer names to counts")
+    return counts
 
 
 def near_duplicates_line(facts: dict | None) -> str | None:

@@ -95,6 +95,8 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
                 "rows": result.rows, "eligible_items": result.eligible, "paired_rows": result.paired_rows,
                 "reused_rows": result.reused, "failed_rows": result.failed_rows, "sources": result.sources,
                 **({"unlabelled_rows": result.unlabelled_rows} if result.unlabelled_rows else {}),
+                **({"prompt_tokens_by_tokenizer": result.fill_by_tokenizer}
+                   if result.fill_by_tokenizer else {}),
             }
             if result.rows < options.rows:
                 shortfalls.append({"task": task, "label": label, "rows": result.rows, "requested": options.rows,
@@ -109,7 +111,11 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
         "suite": options.suite.record(),
         "lengths": {label: budget for label, budget in options.lengths},
         "tokenizer": {"spec": tokenizer.spec, "identity": tokenizer.identity, "chat_template": options.chat_template,
-                      "reserve_output": options.reserve_output, "counting": tokenizer.counting},
+                      "reserve_output": options.reserve_output, "counting": tokenizer.counting,
+                      **({"tokenizers": [{"spec": member.spec, "identity": member.identity,
+                                          "counting": member.counting}
+                                         for member in tokenizer.members]}
+                         if len(tokenizer.members) > 1 else {})},
         "sources": {
             name: {"repo_id": corpus.entries[name].repo_id, "revision": corpus.entries[name].revision,
                    "commit": corpus.commits.get(name),

@@ -74,3 +74,4 @@ class LengthResult:
     unlabelled_rows: list[int] = field(default_factory=list)  # of failed_rows: those that needed a chunk left without a label
     ran_out_fills: list[float] = field(default_factory=list)  # fills of rows whose padding ran out
     sha256: str | None = None  # of the data file, when this run wrote it (else the manifest reads it)
+    fill_by_tokenizer: dict[str, dict] | None = None  # several tokenizers: each one's count_stats

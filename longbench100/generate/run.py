@@ -22,7 +22,8 @@ from longbench100.tasks.base import TaskBuilder
 from longbench100.tasks.one_document import OneDocumentTask
 from longbench100.sources.records import Document
 from longbench100.catalog.suites import Suite
-from longbench100.text.tokenization import Tokenizer, load_tokenizer
+from longbench100.text.joint_tokenizer import JointTokenizer, load_tokenizers
+from longbench100.text.tokenization import Tokenizer
 from longbench100.core.workers import worker_pool
 from longbench100.folders.lock import output_lock
 from longbench100.folders.guard import guard_output_dir, mark_folder
@@ -36,6 +37,7 @@ from longbench100.fitting.fit import BuildContext
 from longbench100.generate.manifest import build_manifest, check_finished_file, check_out_folder, claim_out_folder, log_finished_file, log_unlabelled_row, logged_unlabelled_rows, record_shortcut_check, shortfall_reason, underfilled_entry, underfilled_line
 from longbench100.generate.verify_counts import verify_prompt_counts
 from longbench100.generate.controls import ControlBuilder, ControlsResult, controls_file_path, read_controls_result, write_controls
+from longbench100.generate.inspection import summarise_file
 from longbench100.generate.json_lines import json_line
 from longbench100.generate.output import LOW_FILL, LineAppender, completed_rows, median_fill, partial_file, written_rows, written_rows_in, written_sources
 from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
@@ -194,7 +196,8 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
             plan = plans[task][label]
             own_items = builders[task].chooses_own_items
             results.setdefault(task, {})[label] = _write_length(
-                options, task, label, plan, pending[task, label], lines, progress, own_items)
+                options, task, label, plan, pending[task, label], lines, progress, own_items,
+                len(tokenizer.members) > 1)
             _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
             _report_low_fill(echo, data_file_path(options.out, task, label), task, label, budget)
             if options.controls:
@@ -207,6 +210,8 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         checked = verify_prompt_counts(options.out, tokenizer, options.tasks, [label for label, _ in options.lengths],
                                        options.chat_template)
         echo(f"verified {checked} prompt token counts: each equals a whole recount")
+    for line in _fill_lines(results):
+        echo(line)
     chances = _chances(options.out, options.suite) if options.controls else None
     manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results), annotator, skipped, left_out,
                               controls if options.controls else None, chances)
@@ -217,10 +222,11 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
 
 
 def _load_builders(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, tasks: tuple[str, ...],
-                   progress: bool, left_out: dict[str, list[str]] | None = None) -> tuple[Tokenizer, Corpus, dict[str, TaskBuilder]]:
+                   progress: bool, left_out: dict[str, list[str]] | None = None
+                   ) -> tuple[Tokenizer, Corpus, dict[str, TaskBuilder]]:
     """The run's tokenizer, the sources ``tasks`` use (checked to hold what each task needs) and the tasks' builders;
     ``left_out``: task -> sources that give it no ground truth (stand-ins its suite does not take)."""
-    tokenizer = load_tokenizer(options.tokenizer, chat=options.chat_template)
+    tokenizer = load_tokenizers(options.tokenizer, chat=options.chat_template)
     needed = {name for name, entry in location.registry().items() if any(role.split(":")[0] in tasks for role in entry.roles)}
     corpus = load_corpus(location, tokenizer, only=needed, progress=progress, workers=options.workers)
     corpus.left_out = {task: frozenset(names) for task, names in (left_out or {}).items()}
@@ -376,10 +382,11 @@ def _pending_rows(options: GenerateOptions, task: str, label: str, budget: int, 
 
 
 def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthPlan, pending: PendingRows | None,
-                  lines: Iterator, progress: bool, chooses_own_items: bool) -> LengthResult:
+                  lines: Iterator, progress: bool, chooses_own_items: bool,
+                  several_tokenizers: bool) -> LengthResult:
     """Append the lines of the ``pending`` rows of one task and length, taken in order from ``lines``, then finalise
     the file (``None``: final already). ``chooses_own_items``: the task's rows pick their own
-    items as they build."""
+    items as they build; ``several_tokenizers``: the fill is summarised per tokenizer."""
     final = data_file_path(options.out, task, label)
     if pending is None:
         digest = check_finished_file(options.out, task, label)
@@ -413,9 +420,10 @@ def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthP
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
     # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written
     sources = written_sources(final) if chooses_own_items else rows_per_source(plan, built)
+    fills = summarise_file(final).fill_by_tokenizer if several_tokenizers and written else None
     return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed, sources,
                         sorted(logged_unlabelled_rows(options.out, task, label) & set(failed)),
-                        ran_out_fills, digest)
+                        ran_out_fills, digest, fills)
 
 
 UNLABELLED = "unlabelled"
@@ -451,7 +459,7 @@ def _build_line(job: Job) -> tuple[bytes | str, float | None] | str | None:
         "label": label,
         "row": row_plan.row,
         "prompt": prompt,
-        "prompt_tokens": sample.fitted.tokens,
+        **_prompt_counts(ctx.tokenizer, prompt, sample.fitted.tokens),
         "answers": sample.answers,
         "closed_book_prompt": closed_book_prompt,
         "metric": options.suite.metric(task),
@@ -462,6 +470,26 @@ def _build_line(job: Job) -> tuple[bytes | str, float | None] | str | None:
     }
     ran_out_fill = sample.fitted.tokens / budget if sample.fitted.padding_ran_out else None
     return json_line(record), ran_out_fill
+
+
+def _prompt_counts(tokenizer: Tokenizer | JointTokenizer, prompt: str, fitted_tokens: int) -> dict:
+    """A record's token counts: ``prompt_tokens``, the count the prompt was fitted by; with several
+    tokenizers (fitted by the largest of their counts), the first one's count, then
+    ``prompt_tokens_by_tokenizer``, each one's count by its name."""
+    if not isinstance(tokenizer, JointTokenizer):
+        return {"prompt_tokens": fitted_tokens}
+    counts = tokenizer.counts(prompt)
+    first = tokenizer.members[0].spec
+    return {"prompt_tokens": counts[first], "prompt_tokens_by_tokenizer": counts}
+
+
+def _fill_lines(results: dict[str, dict[str, LengthResult]]) -> list[str]:
+    """With several tokenizers, one line per task and length: each one's median and lowest fill."""
+    return [f"fill {task} {label}: " + ", ".join(
+                f"{spec} {stats['fill_median']:.1%} (min {stats['fill_min']:.1%})"
+                for spec, stats in result.fill_by_tokenizer.items())
+            for task, by_label in results.items() for label, result in by_label.items()
+            if result.fill_by_tokenizer]
 
 
 def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: LengthPlan, result: LengthResult, rows: int) -> None:

@@ -125,6 +125,9 @@ def to_row(record: object, where: str, task: str, label: str,
     check_shape(record, _RECORD_SHAPE, where)
     assert isinstance(record, dict)
     extra = [key for key in record if key not in COLUMNS]
+    if "prompt_tokens_by_tokenizer" in extra:
+        raise UserError(f"{where}: data fitted to several tokenizers (prompt_tokens_by_tokenizer) "
+                        "cannot be published yet: generate it with one --tokenizer to publish it")
     if extra:
         raise UserError(f"{where}: record keys differ from docs/schema.md "
                         f"(unknown {', '.join(extra)})")

@@ -109,7 +109,9 @@ def _uncached(location: SourceLocation, tokenizer: Tokenizer, entries: dict[str,
     groups: dict[tuple, list[SourceEntry]] = {}
     for entry in entries.values():
         checksums = cached_checksums(location, entry)
-        if checksums is None or not cache_path(tokenizer, entry, checksums).is_file():
+        counted = checksums is not None and all(cache_path(member, entry, checksums).is_file()
+                                                for member in tokenizer.members)
+        if not counted:
             key = (entry.repo_id, entry.revision, tuple(spec.display for spec in entry.files), entry.clean)
             groups.setdefault(key, []).append(entry)
     return list(groups.values())

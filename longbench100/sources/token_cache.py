@@ -34,7 +34,23 @@ def attach_token_counts(tokenizer: Tokenizer, entry: SourceEntry, data: SourceDa
 
     Where the tokenizer counts by segments, the cache holds each document's piece counts (its tokens are
     their sum) and the tokenizer learns them, so placing the document in a prompt tokenizes nothing.
+    Several tokenizers (a ``JointTokenizer``) each count and cache apart; a document's tokens are
+    the largest of their counts.
     """
+    counted = [_member_counts(member, entry, data) for member in tokenizer.members]
+    data.documents = {
+        doc_id: document.with_tokens(max(_tokens(counts[doc_id]) for counts, _ in counted))
+        for doc_id, document in data.documents.items()}
+    return all(hit for _, hit in counted)
+
+
+Counts = dict[str, int | list[int]]
+
+
+def _member_counts(tokenizer: Tokenizer, entry: SourceEntry,
+                   data: SourceData) -> tuple[Counts, bool]:
+    """The counts of ``data``'s documents by one tokenizer (which learns their piece counts), and
+    whether they came from the cache."""
     path = cache_path(tokenizer, entry, data.files)
     cached = _read(path)
     hit = cached is not None and all(doc_id in cached for doc_id in data.documents)
@@ -46,8 +62,7 @@ def attach_token_counts(tokenizer: Tokenizer, entry: SourceEntry, data: SourceDa
     pieces = {doc_id: value for doc_id, value in counts.items() if isinstance(value, list)}
     tokenizer.learn_texts([data.documents[doc_id].text for doc_id in pieces if doc_id in data.documents],
                           [value for doc_id, value in pieces.items() if doc_id in data.documents])
-    data.documents = {doc_id: document.with_tokens(_tokens(counts[doc_id])) for doc_id, document in data.documents.items()}
-    return hit
+    return counts, hit
 
 
 def _count(tokenizer: Tokenizer, texts: dict[str, str]) -> dict[str, int | list[int]]:

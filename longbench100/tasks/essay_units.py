@@ -83,6 +83,12 @@ def joined_units(units: Sequence[str], separators: Sequence[str]) -> str:
 
 
 def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
+    """:func:`prepare_pool_for` each tokenizer a prompt must fit in (``tokenizer.members``); whether
+    the cache had them all."""
+    return all([prepare_pool_for(pool, member) for member in tokenizer.members])
+
+
+def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer) -> bool:
     """Split every document of ``pool`` into units and teach ``tokenizer`` each placed document's cut places
     and piece counts, and the count of each one's last piece before a :data:`DOCUMENT_BREAK`, from the
     cache folder when a run did it before; return whether the cache had them.

@@ -58,6 +58,11 @@ class Tokenizer:
         self._cuts: dict[str, list[int]] = {}
 
     @property
+    def members(self) -> tuple[Tokenizer, ...]:
+        """The tokenizers a prompt must fit in: this one (a ``JointTokenizer`` has several)."""
+        return (self,)
+
+    @property
     def counting(self) -> str:
         """How :meth:`count` counts: ``segments`` (cached pieces, exact for this encoding, see
         :mod:`longbench100.text.segment_count`) or ``whole`` (the text tokenized in one go)."""
@@ -134,6 +139,20 @@ class Tokenizer:
             return None
         start, end, before = found
         return text[:start] + self.decode(self.encode(text[start:end])[: max_tokens - before])
+
+    def opening_length(self, text: str, width: int, max_tokens: int) -> int | None:
+        """The length in characters of the opening of ``text`` that holds the first ``max_tokens``
+        tokens of ``text[:width]`` (less a character they end inside), or ``None`` when
+        ``text[:width]`` has no more tokens than that. Read off the running totals where
+        :meth:`opening_tokens` can, else encoded and decoded."""
+        opening = self.opening_tokens(text, width, max_tokens)
+        if opening is None:
+            ids = self.encode(text[:width])
+            if len(ids) <= max_tokens:
+                return None
+            opening = self.decode(ids[:max_tokens])
+        opening = opening.rstrip("\ufffd")
+        return len(opening) if text.startswith(opening) else len(opening[:-1])
 
     def joined_index(self, texts: Sequence[str], separator: str) -> TextIndex | JoinedIndex:
         """``separator.join(texts)`` indexed from each text's own (kept) index, for texts that recur joined in

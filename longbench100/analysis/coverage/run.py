@@ -30,6 +30,7 @@ from longbench100.judge.grader import Judge, JudgePlan, Verdict
 from longbench100.judge.prompts import JudgePrompt
 from longbench100.llm.options import JudgeOptions
 from longbench100.judge.setup import check_judge, make_judge
+from longbench100.text.joint_tokenizer import load_first_tokenizer
 from longbench100.text.tokenization import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 from longbench100.text.chunks import CHUNK_TOKENS, chunk_spans
 from longbench100.analysis.coverage.gold import gold_spans, overlaps
@@ -165,7 +166,7 @@ def _data_samples(options: CoverageOptions,
             query = parts.head.strip() + "\n\n" + parts.tail.strip()
             spans = gold_spans(ref.task, gold, parts, where)
             samples.append(CoverageSample(str(record.get("id", where)), ref.task, ref.label, parts.context, query, spans))
-    tokenizer = load_tokenizer(manifest_options.get("tokenizer") or DEFAULT_TOKENIZER)
+    tokenizer = load_first_tokenizer(manifest_options.get("tokenizer") or DEFAULT_TOKENIZER)
     return samples, tokenizer, {"kind": "data", "path": str(data_dir), "tokenizer": tokenizer_identity(manifest)}
 
 

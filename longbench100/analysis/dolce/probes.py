@@ -20,7 +20,7 @@ from longbench100.core.errors import UserError
 from longbench100.folders.guard import guard_output_dir, mark_folder
 from longbench100.folders.data_records import manifest_sha256
 from longbench100.folders.layout import MANIFEST, read_jsonl
-from longbench100.text.tokenization import load_tokenizer
+from longbench100.text.joint_tokenizer import load_first_tokenizer
 from longbench100.analysis.prompt_parts import IDK_INSTRUCTION, gold_block_spans, split_prompt, window_prompt
 from longbench100.text.units import covered_units, unit_spans
 from longbench100.analysis.dolce.windows import probe_windows
@@ -76,7 +76,7 @@ def build_probes(options: ProbeOptions) -> ProbeSet:
         raise UserError(f"--data {options.data_dir}: this is already a probe folder")
     if (manifest.get("options") or {}).get("chat_template"):
         raise UserError(f"--data {options.data_dir}: built with --chat-template; probes need plain prompts")
-    tokenizer = load_tokenizer(manifest["options"]["tokenizer"])
+    tokenizer = load_first_tokenizer(manifest["options"]["tokenizer"])
     probe_set = ProbeSet()
     refs = [ref for ref in folder.files if (options.tasks is None or ref.task in options.tasks)
             and (options.labels is None or ref.label in options.labels)]
