@@ -11,10 +11,10 @@ from longbench100.judge.grader import Verdict
 from longbench100.judge.prompts import SECTION_JUDGE, JudgePrompt, helmet_summary_prompt, qa_prompt, section_prompt, summary_prompt
 from longbench100.scoring.metrics.sections import parse_sections
 from longbench100.catalog.judge_styles import DEFAULT_JUDGE_STYLE, HELMET_METRICS, QA_HELMET, SUMMARY_HELMET, style_metric
-from longbench100.scoring.metrics.parsers import accuracy, string_match_all, substring_match
+from longbench100.scoring.metrics.parsers import accuracy, string_match_all, string_match_part, substring_match
 from longbench100.scoring.metrics.record_metrics import RECORD_METRICS
 
-MATCH_METRICS = {"string_match_all": string_match_all, "substring_match": substring_match}
+MATCH_METRICS = {"string_match_all": string_match_all, "string_match_part": string_match_part, "substring_match": substring_match}
 JUDGE_FREE_METRICS = frozenset({"accuracy", "qa_f1", "rouge_l", *MATCH_METRICS})
 """The metrics ``grade_jobs`` grades without a judge, besides those of ``RECORD_METRICS``."""
 
