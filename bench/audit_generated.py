@@ -18,9 +18,12 @@ longbench100, so a bug in the generator cannot hide in a shared helper). It repo
 - fillers (the truncated padding passage): ending inside an abbreviation, ending without terminal
   punctuation, shorter than 20 characters; star sentences inserted inside a sentence;
 - upstream noise left in prompts or answers: HTML tags, mojibake, ``{disfmarker}``-style markers,
-  HTML entities, wiki markup (``<ref>``, ``{{``, "( edit )"), paper placeholders (``BIBREF0``,
-  ``\\mathbf``), Penn-Treebank tokenization ("What 's", "`` ''", "Russia ?"), U+FFFD; passages
-  that open mid-word or mid-sentence, and sentences repeated within a short passage;
+  HTML entities, wiki markup (``<ref>``, ``{{``, ``[[``), wiki "( edit )" marks, a Wikipedia page's
+  menus and footer ("Retrieved from ...", "Edit links"), paper placeholders (``BIBREF0``), LaTeX
+  (``\\frac``, ``$w_{t}$``), Penn-Treebank tokenization ("`` ''", "Russia ?") and, a class of its own,
+  its split clitics ("do n't", "What 's") or lost apostrophes ("don t") with no joined contraction nearby, a contract's page footers ("Source: ..., 10-K, 1/2/2020",
+  "Page 3"), U+FFFD; passages that open mid-word or mid-sentence, sentences repeated within a short
+  passage, and lines a longer line of the same passage repeats (snippets that are prefixes of each other);
 - near-copies within one prompt: two different passages whose 8-word shingles overlap by at least
   half of the smaller one's (passage_count's deliberate exact copies are not near-copies);
 - wording: singular/plural agreement ("Passages 1 are", "1 passages"), the multi-document wording
@@ -61,8 +64,20 @@ TERMINAL_END = re.compile(r"""[.!?…]["'”’)\]]*$""")
 HTML_TAG = re.compile(r"</?(?:h[1-6]|table|tr|td|th|p|li|ul|ol|br|div|span|a|b|i|dd|dl|dt|tbody)(?:\s[^<>]*)?/?>", re.I)
 MOJIBAKE = re.compile(r"â€|Ã[\xa0-\xbf]|Â[\xa0-\xbf]|â€™|ï»¿")
 ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos|nbsp|#\d{2,5}|#x[0-9a-fA-F]{2,4});")
-WIKI = re.compile(r"<ref\b|\{\{|\|\s*accessdate\s*=|\( ?edit ?\)|\[ ?edit ?\]", re.I)
-PAPER = re.compile(r"\b(?:BIBREF|TABREF|FIGREF|SECREF|INLINEFORM|DISPLAYFORM)\d+|\\math(?:bf|rm|it|cal|bb)\b")
+WIKI = re.compile(r"<ref\b|\{\{|\|\s*accessdate\s*=|\[\[[^\[\]\n]{1,200}\]\]|\[\[(?=[\w\"'])", re.IGNORECASE)
+WIKI_EDIT = re.compile(r"\( ?edit ?\)|\[ ?edit ?\]", re.IGNORECASE)
+# a Wikipedia page's own chrome: the permanent-link line, its category and language menus, the footer
+WIKI_MENU = re.compile(r'Retrieved from "https?://|^\* About Wikipedia$|^Edit links$|^Hidden categories:|This page was last edited on'
+                       r"|^Navigation menu$|^Personal tools$|Jump to: ?navigation", re.MULTILINE)
+# LaTeX left in prose: a command of its own ("\frac", "\alpha") or a $...$ span holding a command, sub- or superscript
+LATEX = re.compile(r"\\(?:frac|sqrt|sum|prod|int|alpha|beta|gamma|delta|epsilon|theta|lambda|mu|sigma|omega|cdot|times|leq|geq|"
+                   r"mathbf|mathrm|mathit|mathcal|mathbb|textbf|textit|emph|cite|ref|label|begin|end|left|right|hat|bar|tilde)\b"
+                   r"|\$[^$\n]{0,120}?(?:\\[A-Za-z]|(?<=[A-Za-z0-9])[_^](?:\{|[A-Za-z0-9](?![A-Za-z0-9_])))[^$\n]{0,120}?\$"
+                   r"|\{\\displaystyle\b")
+# a contract's page furniture inside its text: the filing's "Source: ..." footer line, "Page 3 of 12", the omission footnote
+PAGE_FOOTER = re.compile(r"^Source: [^\n]{1,120}, \d{1,2}/\d{1,2}/\d{4}\s*$|^Page \d{1,3}(?: of \d{1,3})?\s*$"
+                         r"|^\[\*+\] Certain information on this page has been omitted", re.MULTILINE)
+PAPER = re.compile(r"\b(?:BIBREF|TABREF|FIGREF|SECREF|INLINEFORM|DISPLAYFORM|DISPLAY_FORM|INLINE_FORM)\d+")
 # spaced punctuation after a word of two letters or more, before a word: "Russia ?", "jingle , Frasier"; a
 # contract's empty form fields ("Franchisee: , a , with its address") are not tokenization
 TOKENIZED = re.compile(r"``|''|\w\w [,;?!](?= \w|$)|\w \.(?= [A-Z]|$)|\( \w", re.M)
@@ -81,7 +96,8 @@ NEAR = 0.5
 ZERO_REQUIRED = ("over budget", "token recount differs", "wrong gold", "filler ends in abbreviation",
                  "filler under 20 chars", "star mid-sentence", "html tags", "mojibake", "transcript markers",
                  "near-copy pairs", "wording errors", "html entities", "wiki markup", "paper markup",
-                 "tokenized text", "replacement chars", "passage opens mid-word", "repeated sentence")
+                 "tokenized text", "replacement chars", "passage opens mid-word", "repeated sentence", "latex",
+                 "wiki edit marks", "wikipedia menu text", "treebank clitics", "page footers", "truncated repeat")
 # informational: with fewer rows than sources, a row whose own item does not fit a short length is lent to
 # another source there, and that source's count falls back at the first length where the row's item fits
 
@@ -99,7 +115,7 @@ def main(data: Path) -> int:
     for task_dir in sorted(p for p in data.iterdir() if p.is_dir()):
         for path in sorted(task_dir.glob("*.jsonl"), key=lambda p: manifest["lengths"].get(p.stem, 0)):
             counts = per_source[task_dir.name].setdefault(path.stem, Counter())
-            for line in path.read_text(encoding="utf-8").splitlines():
+            for line in filter(None, path.read_text(encoding="utf-8").split("\n")):  # a prompt may hold U+2028 or U+0085
                 record = json.loads(line)
                 problems = audit_record(record, encoding, recount)
                 tally[record["task"]]["samples"] += 1
@@ -170,13 +186,19 @@ def audit_record(record: dict, encoding, recount: bool) -> Counter:
         found["transcript markers"] += len(MARKER.findall(text))
         found["html entities"] += len(ENTITY.findall(text))
         found["wiki markup"] += len(WIKI.findall(text))
+        found["wiki edit marks"] += len(WIKI_EDIT.findall(text))
+        found["wikipedia menu text"] += len(WIKI_MENU.findall(text))
+        found["latex"] += len(LATEX.findall(text))
+        found["treebank clitics"] += tokenized_contractions(text)
+        found["page footers"] += len(PAGE_FOOTER.findall(text))
         found["paper markup"] += len(PAPER.findall(text))
-        found["tokenized text"] += len(TOKENIZED.findall(text)) + tokenized_contractions(text)
+        found["tokenized text"] += len(TOKENIZED.findall(text))
         found["replacement chars"] += text.count("\ufffd")
     titles = dict(TITLED_BLOCK.findall(prompt))
     for number, text in blocks:
         found["passage opens mid-word"] += opens_mid_sentence(text, titles.get(str(number)))
         found["repeated sentence"] += repeated_sentences(text)
+        found["truncated repeat"] += truncated_repeats(text)
     found["near-copy pairs"] += near_copy_pairs([text for _, text in blocks])
     found["wording errors"] += wording_errors(record, blocks)
     return found
@@ -193,6 +215,19 @@ def opens_mid_sentence(text: str, title: str | None = None) -> bool:
     if rest and len(first) < 120 and not TERMINAL_END.search(first):
         text = rest.lstrip()
     return bool(FRAGMENT_OPEN.match(text))
+
+
+def truncated_repeats(text: str) -> int:
+    """Lines of a short passage (under 300 words; lines of six words or more) whose text, end punctuation aside,
+    another line of it opens with: snippets cut from one text that are prefixes of each other, so the passage
+    says a sentence again, cut short or whole."""
+    text = STAR.sub("", text)
+    if len(text.split()) >= 300:  # a long document's repeated boilerplate is its own
+        return 0
+    lines = [re.sub(r"[\s.!?;:,]+$", "", line.strip()) for line in text.split("\n")]
+    lines = [line for line in lines if len(line.split()) >= 6]
+    return sum(any(index != other and longer.startswith(line) and (line != longer or other < index)
+                   for other, longer in enumerate(lines)) for index, line in enumerate(lines))
 
 
 def repeated_sentences(text: str) -> int:
@@ -389,6 +424,7 @@ def print_tables(tally, per_source, gold_passages, smallest_gold, manifest) -> N
              "filler without end punctuation", "filler under 20 chars", "star sentences", "star mid-sentence",
              "html tags", "mojibake", "transcript markers", "html entities", "wiki markup", "paper markup", "tokenized text",
              "replacement chars", "passage opens mid-word", "repeated sentence", "near-copy pairs", "wording errors",
+             "latex", "wiki edit marks", "wikipedia menu text", "treebank clitics", "page footers", "truncated repeat",
              "source dropped at longer length"]
     tasks = sorted(tally)
     print("check".ljust(32) + "".join(task[:14].rjust(15) for task in tasks) + "total".rjust(8))

@@ -182,7 +182,7 @@ def _rows_for(entry: SourceEntry, spec: FileSpec, rng: random.Random, corpus: di
                 if item.question:
                     row[item.question] = questions[0]
                 if item.kind == "qa":
-                    row[item.answers] = [answers[0]] if spec.format == "jsonl" else answers[0]
+                    _put(row, item.answers, [answers[0]] if spec.format == "jsonl" else answers[0])
                 else:
                     row[item.summary] = [summaries[0]] if spec.member else summaries[0]
             for name, values in item.where:  # every fourth row fails the entry's row filter
@@ -226,6 +226,9 @@ def _with_class_names(table: pa.Table, columns: set[str]) -> pa.Table:
     return table.replace_schema_metadata({"huggingface": json.dumps({"info": {"features": features}})})
 
 
+OWN_GENERATOR = frozenset({"ruler_hotpotqa", "squad_v2"})
+
+
 def write_mirror(root: Path, *, only: set[str] | None = None, seed: int = 7) -> Path:
     """Write a synthetic mirror of every registered source (or of those named in ``only``) under ``root``."""
     rng = random.Random(seed)
@@ -235,8 +238,10 @@ def write_mirror(root: Path, *, only: set[str] | None = None, seed: int = 7) -> 
         if only is not None and entry.name not in only:
             continue
         corpus: dict[int, str] = {}
+        # sources added later draw from their own generator, so every earlier source's made-up rows stay as they were
+        entry_rng = random.Random(f"rows-{entry.name}") if entry.name in OWN_GENERATOR else rng
         for spec in entry.files:
-            rows = _rows_for(entry, spec, rng, corpus)
+            rows = _rows_for(entry, spec, entry_rng, corpus)
             if spec.document is not None and spec.document.id and spec.item is None:
                 corpus.update({index: row[spec.document.text] for index, row in enumerate(rows)})
             key = (root / entry.repo_id / spec.path.replace("*", "00000-of-00001"), spec.member, spec.format)  # a wildcard names one shard

@@ -170,3 +170,29 @@ def test_mirror_bioasq_summary_items_are_multi_passage_and_carry_their_question(
     data = load_source(location, entry)
     assert len(data.items) == 9 and data.filtered_items == 3  # every fourth synthetic row is not a summary question
     assert all(item.kind == "summary" and item.question and len(item.doc_ids) >= 2 for item in data.items)
+
+
+def test_each_artifact_class_of_the_text_audit_has_a_step_that_removes_it() -> None:
+    """LaTeX, wiki links and a page's menus, a contract's page footers and BioASQ snippets that are prefixes of each other."""
+    from longbench100.sources.cleaning import drop_page_furniture, drop_wiki_markup, drop_wiki_page_chrome, repair_paper_markup, trim_snippet_fragments
+
+    assert repair_paper_markup("as in (DISPLAY_FORM4). Here, $ w_{t}$ denotes it; \\(\\epsilon\\) too; $ 5 and $ 10 stay.") == (
+        "as in ([formula]). Here, w_t denotes it; ϵ too; $ 5 and $ 10 stay.")
+    assert drop_wiki_markup('with [[Melissa Joan Hart]], [[Gossip Girl|GG]] in [["When Kiran met Karen" caused') == (
+        'with Melissa Joan Hart, GG in "When Kiran met Karen" caused')
+    page = 'X - wikipedia\n\nX\n\nJump to: navigation, search This article.\n*\n* a list item\n\nRetrieved from "https://en.wikipedia.org/w/index.php?title=X" Categories:\n* c\n* About Wikipedia'
+    assert drop_wiki_page_chrome(page) == "X\n\nThis article.\n* a list item"
+    contract = "Bioeq shall\n\nSource: COHERUS BIOSCIENCES, INC., 10-K, 2/27/2020\n\n\n\n7\n\n- 8 -\nPage 3 of 12\npay all fees.\n\n10 days."
+    assert drop_page_furniture(contract) == "Bioeq shall\n\npay all fees.\n\n10 days."
+    snippets = "Evidence of a late risk of meningioma in adults.\nEvidence of a late risk of meningioma\nA second snippet here is kept."
+    assert trim_snippet_fragments(snippets) == "Evidence of a late risk of meningioma in adults.\nA second snippet here is kept."
+    cut_out = "r disease. A phase 2 study showed that it was well\nease. A phase 2 study showed that it was well tolerated\ner30). It had no effect."
+    assert trim_snippet_fragments(cut_out) == "A phase 2 study showed that it was well tolerated\ner30). It had no effect."
+
+
+def test_load_counts_the_texts_each_step_changed(tmp_path: Path) -> None:
+    _write(tmp_path, "docs.jsonl", [{"id": 1, "text": "Pilot A: the canal {disfmarker} opened ."}, {"id": 2, "text": "Pilot B: it closed."}])
+    _write(tmp_path, "items.jsonl", [{"q": "What {pause} happened?", "s": "The canal opened and closed.", "refs": [1, 2]}])
+    location = _entry(tmp_path, 'clean = ["transcript_markers", "detokenize"]', DOCS_AND_ITEMS)
+    data = load_source(location, location.registry()["mine"])
+    assert data.cleaned == {"transcript_markers": 2, "detokenize": 1}  # the marked document and question; one spaced stop

@@ -93,3 +93,32 @@ def test_legal_contracts_reach_32k_on_the_shared_mirror(tmp_path):
     for label in ("8k", "32k"):
         rows = records(out, "long_doc_qa", label)
         assert len(rows) == 4 and all(row["gold"]["sources"] == ["legal_contract_qa"] for row in rows)
+
+
+def test_answer_form_follows_the_gold():
+    from longbench100.tasks.long_doc_qa import answer_form
+
+    assert answer_form(["relu, selu, tanh"], True) == "phrase"
+    clause = " ".join(["the licensee shall not assign this agreement"] * 3)
+    assert answer_form([clause], True) == "quote" and answer_form([clause], False) == "sentences"
+
+
+@pytest.mark.skipif(not SHARED_SOURCES.is_dir(), reason="needs ../shared/sources")
+def test_on_the_shared_mirror_the_prompt_asks_for_the_gold_it_has_room_for_and_short_lengths_say_so(tmp_path):
+    tokenizer = load_tokenizer("cl100k_base")
+    out = generate(tmp_path / "rows", "--suite", "helmet", "--tasks", "long_doc_qa", "--sources", str(SHARED_SOURCES),
+                   "--rows", "24", "--lengths", "8k,32k")
+    for label, length in (("8k", 8192), ("32k", 32768)):
+        rows = records(out, "long_doc_qa", label)
+        assert len({tuple(row["gold"]["item_ids"]) for row in rows}) == len(rows)  # no item asked twice at a length
+        for row in rows:
+            assert row["prompt_tokens"] + row["gold"]["answer_tokens"] == length
+            assert max(tokenizer.count(answer) for answer in row["answers"]) <= row["gold"]["answer_tokens"]
+            head = row["prompt"][:row["prompt"].index("\n\n")]
+            long_copied = max(len(answer.split()) for answer in row["answers"]) > 15 and any(
+                normalised(answer) in normalised(row["prompt"]) for answer in row["answers"])
+            assert ("copied word for word" in head) == long_copied
+            assert ("single phrase" in head) == (max(len(answer.split()) for answer in row["answers"]) <= 15)
+    manifest = json.loads((out / "manifest.json").read_text())
+    short = {(item["label"]): item for item in manifest["shortfalls"] if item["task"] == "long_doc_qa"}
+    assert "32k" in short and "items fit this length" in short["32k"]["reason"]

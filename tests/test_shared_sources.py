@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not (SHARED_SOURCES / "README.md").exists(), rea
 
 PRESENT = ["cnn_dailymail", "financial_qa", "hotpot_qa", "hotpotqa", "legal_contract_qa", "meeting_summ", "multidoc_qa", "musique",
            "natural_question", "patent_summ", "qmsum", "rag_mini_bioasq", "review_summ", "scientific_qa", "tv_show_summ",
-           "leval_gov_report_summ", "leval_news_summ", "rag_mini_bioasq_summary", "helmet_msmarco"]
+           "leval_gov_report_summ", "leval_news_summ", "rag_mini_bioasq_summary", "helmet_msmarco", "ruler_hotpotqa"]
 DOCUMENTS_ONLY = {"project_gutenberg": 13}  # whole books, no items
 CLASSIFICATION = {"banking77": 13078, "clinc150": 20750, "trec_coarse": 5881, "trec_fine": 5882}  # train + test items, no documents
 
@@ -29,14 +29,14 @@ def test_verify_lists_every_source_present_with_counts() -> None:
     rows = {line.split()[1]: line.split() for line in result.output.splitlines() if re.match(r"^\s*(\d+|-) \S+ ", line)}
     for name in PRESENT:
         assert name in rows and int(rows[name][2]) > 0 and int(rows[name][3]) > 0, name
-    for name in ("qasper", "2wikimqa", "multi_news_e"):
+    for name in ("qasper", "2wikimqa", "multi_news_e", "squad_v2"):
         assert rows[name][2] == "missing:"
     assert rows["rag_mini_bioasq_rerank"][2:4] == ["stand-in,", "unused"]  # the mirror holds HELMET's own archive
     assert rows["cnn_dailymail"][2:4] == ["999", "999"]  # 1000 articles, one exact duplicate merged (and its item)
     assert rows["leval_news_summ"][3:6] == ["11", "0", "1"]  # two identical news items count once
     for name, items in CLASSIFICATION.items():
         assert rows[name][2:4] == ["0", str(items)], name
-    assert f"{len(PRESENT) + len(CLASSIFICATION) + len(DOCUMENTS_ONLY)} sources loaded, 8 missing, 0 malformed" in result.output
+    assert f"{len(PRESENT) + len(CLASSIFICATION) + len(DOCUMENTS_ONLY)} sources loaded, 9 missing, 0 malformed" in result.output
 
 
 def test_generate_fills_real_budgets(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ def test_verify_prints_counts_and_token_lengths_and_uses_the_cache(mirror: Path)
     assert row[2:6] == ["48", "12", "0", "0"]  # docs, items, empty, duplicates
     assert int(row[6]) <= int(row[7]) <= int(row[8])
     assert f"{PRIMARY} sources loaded, 0 missing, 0 malformed" in first.output
+    assert any(line.startswith("cleaned ") and "texts changed" in line for line in first.output.splitlines())
     second = runner.invoke(main, ["sources", "verify", "--sources", str(mirror)])
     assert all(line.endswith("hit") for line in second.output.splitlines() if line.split()[1:2] and line.split()[1] == "hotpotqa")
     assert "loaded from" not in second.output  # all counts cached: the tokenizer was never needed

@@ -39,7 +39,8 @@ def test_the_helmet_suite_keeps_rerank_to_helmets_own_data() -> None:
     assert load_suite("helmet").without_stand_ins == ("rerank",)
     shown = CliRunner().invoke(main, ["suites", "show", "helmet"]).output
     assert "  rerank (ndcg_at_10); its anchor data only, no stand-in source\n" in shown and "  json_kv (substring_match)\n" in shown
-    assert all(not load_suite(name).without_stand_ins for name in ("100-longbench", "ruler", "ethic"))
+    assert load_suite("ruler").without_stand_ins == ("qa_1", "qa_2")  # RULER's QA from its own datasets only
+    assert all(not load_suite(name).without_stand_ins for name in ("100-longbench", "ethic"))
 
 
 def test_stand_ins_must_be_a_boolean(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_HEADING = re.compile(r"^(?:Passage|Paragraph|Section) (\d+):\n|^Document \[(\d+)\](?: \(Title: [^\n]*?\))?: |^\[ID: ([^\]\n]+)\](?: \(Title: [^\n]*?\))? ",
+_HEADING = re.compile(r"^(?:Passage|Paragraph|Section|Document) (\d+):\n|^Document \[(\d+)\](?: \(Title: [^\n]*?\))?: |^\[ID: ([^\]\n]+)\](?: \(Title: [^\n]*?\))? ",
                       re.MULTILINE)
 _TRAILER = re.compile(r"\n\n(?=Task:|Question:|Summary:|Summaries, shuffled:|Target |How many|Using only|Combine what|Write |Rank |Which |Put the )")
 _OPTION = re.compile(r"^Option (\d+): (.*)$", re.MULTILINE)

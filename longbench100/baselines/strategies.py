@@ -33,7 +33,7 @@ ANSWER_KINDS: dict[str, str] = {
     "single_doc_sum": "summary", "multi_doc_sum": "summary", "document_summarizing": "section_summaries",
     "document_organizing": "order", "attributing": "passage_set", "rerank": "ranking",
     "section_summarizing": "section_summaries", "organizing": "order", "recalling": "names",
-    "long_doc_qa": "qa", "long_doc_sum": "summary",
+    "long_doc_qa": "qa", "long_doc_sum": "summary", "qa_1": "qa", "qa_2": "qa",
     "common_words": "words", "frequent_words": "words",
     **{name: "label" for name in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")},
     **{name: "needle" for name in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multivalue", "niah_multiquery",

@@ -47,6 +47,8 @@ TASKS: dict[str, TaskInfo] = {
         TaskInfo("variable_tracking", "synthetic_recall", "string_match_all", False, 30, 30),
         TaskInfo("common_words", "synthetic_recall", "string_match_all", False, 120, 120),
         TaskInfo("frequent_words", "synthetic_recall", "string_match_all", False, 50, 50),
+        # RULER's QA tasks (tasks/ruler_qa.py): string_match_part, 32 tokens of answer kept free as RULER
+        *(TaskInfo(name, "retrieval_augmented", "string_match_part", False, 32, 32) for name in ("qa_1", "qa_2")),
         # HELMET retrieval tasks: RAG with hard negatives, passage re-ranking; each keeps its answer room free
         TaskInfo("rag_hard", "retrieval_augmented", "substring_match", False, 32, 32, also=("qa_f1",)),
         TaskInfo("rerank", "reranking", "ndcg_at_10", False, 200, 200),

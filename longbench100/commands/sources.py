@@ -63,7 +63,8 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
 
     Columns: documents, items, empty records skipped, duplicate items dropped (identical document
     texts, question and reference), items dropped by the source's answerability rules (one line per
-    rule below the table), then document token lengths.
+    rule below the table), then document token lengths; below the table, per source, how many texts each
+    of its cleaning steps changed.
 
     Exits with status 1 when a present source is malformed, or (with --strict) when a registered
     source is absent. Token counts are cached, so a second run is fast.
@@ -81,7 +82,7 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
     active = active_entries(location, registry)
     click.echo(f"sources: {location.describe()}   tokenizer: {tokenizer.spec}")
     click.echo(f"{'source':<28} {'docs':>7} {'items':>6} {'empty':>5} {'dups':>5} {'unans':>5} {'tok min':>8} {'median':>8} {'max':>8}  cache")
-    failures, absent, loaded, unanswerable = [], [], 0, {}
+    failures, absent, loaded, unanswerable, cleaned = [], [], 0, {}, {}
     started = time.perf_counter()
     for name, entry in registry.items():
         if name not in active:
@@ -109,6 +110,8 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
         loaded += 1
         if data.unanswerable:
             unanswerable[name] = data.unanswerable
+        if data.cleaned:
+            cleaned[name] = data.cleaned
         lengths = sorted(document.tokens for document in data.documents.values()) or [0]
         click.echo(
             f"{_label(entry):<28} {len(data.documents):>7} {len(data.items):>6} {data.skipped_empty:>5} {data.duplicate_items:>5} {sum(data.unanswerable.values()):>5} "
@@ -116,6 +119,8 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
         )
     for name, counts in unanswerable.items():
         click.echo(f"unanswerable {name}: {rule_counts_line(counts)}")
+    for name, counts in cleaned.items():
+        click.echo(f"cleaned {name}: " + ", ".join(f"{step} {count}" for step, count in counts.items()) + " texts changed")
     if tokenizer.loaded:
         click.echo(f"tokenizer {tokenizer.spec} loaded from {tokenizer.origin}")
     click.echo(f"{loaded} sources loaded, {len(absent)} missing, {len(failures)} malformed in {time.perf_counter() - started:.1f}s")

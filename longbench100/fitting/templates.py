@@ -53,9 +53,11 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
     **{task: [{"demonstrations": "text: Where is the nearest harbor?\nlabel: 1\n\ntext: Who painted the mill?\nlabel: 0",
                 "text": "Who built the bridge?"}]
        for task in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")},
+    **{task: [{"blocks": _PASSAGES, "gold_numbers": [2], **_QUESTION}] for task in ("qa_1", "qa_2")},
     # HELMET long-document tasks (tasks/long_document.py)
-    "long_doc_qa": [{"context": "A long document ... [the rest of the text is omitted]", **_QUESTION, "closed_book": False},
-                    {"context": "", **_QUESTION, "closed_book": True}],
+    "long_doc_qa": [*({"context": "A long document ... [the rest of the text is omitted]", **_QUESTION, "closed_book": False,
+                       "answer_form": form} for form in ("phrase", "quote", "sentences")),
+                    {"context": "", **_QUESTION, "closed_book": True, "answer_form": "phrase"}],
     "long_doc_sum": [{"context": "A long document ... [the rest of the text is omitted]"}],
     # ETHIC attribution
     "attributing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], **_QUESTION, "target": "It says little.", "kind": "answer"},

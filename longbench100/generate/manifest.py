@@ -167,6 +167,9 @@ def shortfall_reason(result: "LengthResult", has_items: bool) -> str:
     parts = [f"{unlabelled} {_rows(unlabelled)} {verb} a chunk the annotator gave no usable label (--allow-unlabelled)"] if unlabelled else []
     if others:
         parts.append(f"{others} {_rows(others)} could not be built: the material does not fit the budget, or holds nothing to ask")
+    if not parts and result.eligible is not None:  # rows were not planned: too few items for a task that asks none twice
+        parts.append(f"only {result.eligible} ground-truth {'item fits' if result.eligible == 1 else 'items fit'} this length, "
+                     "and this task asks none twice")
     return "; ".join(parts)
 
 

@@ -115,7 +115,7 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
 def _suite_stand_ins(options: GenerateOptions, location: SourceLocation) -> tuple[dict[str, list[str]], dict[str, str]]:
     """For the run's tasks that its suite builds from their anchor's own data only (``stand_ins = false``): the
     stand-in sources at ``location`` left out of each one's ground truth, and the tasks that leaves with no
-    ground-truth source at all (skipped), each with a one-line reason."""
+    ground-truth source at all, or whose sources ``location`` lacks (skipped), each with a one-line reason."""
     if not options.suite_rules:
         return {}, {}
     registry = location.registry()
@@ -127,7 +127,10 @@ def _suite_stand_ins(options: GenerateOptions, location: SourceLocation) -> tupl
         real = {name: entry for name, entry in active.items() if entry.has_role(task, "real")}
         stand_ins = {name: entry.stand_in_for for name, entry in real.items() if entry.stand_in_for}
         names = list(stand_ins)
-        if names and len(names) == len(real):
+        if not real:
+            wanted = ", ".join(name for name, entry in registry.items() if entry.has_role(task, "real"))
+            skipped[task] = f"{task}: its source ({wanted or 'none registered'}) is not in {location.describe()} (docs/suites.md)"
+        elif names and len(names) == len(real):
             replaced = ", ".join(dict.fromkeys(stand_ins.values()))
             what = "its stand-in" if len(names) == 1 else "its stand-ins"
             skipped[task] = (f"{task}: suite {options.suite.name} builds it from {replaced} only, which {location.describe()} lacks; "
@@ -181,6 +184,11 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         probe = _context(options, tokenizer, task, options.lengths[0][0], options.lengths[0][1])
         candidates = cached_candidates(builder, probe, corpus, template_sha256[task], builder.candidates)
         plans[task] = plan_rows(candidates, budgets, options.rows, options.seed, task, paired=not options.unpaired)
+        if not builder.reuses_items:  # the same item twice at a length would repeat a prompt: fewer rows instead
+            plans[task] = {label: replace(plan, rows=[row for row in plan.rows if not row.reused]) for label, plan in plans[task].items()}
+        if isinstance(builder, OneDocumentTask):  # these rows choose their documents: their layout says which are paired
+            builder.layout(tokenizer, options.seed, options.rows, list(budgets.values()))
+            plans[task] = {label: _with_pairing(plan, builder, budgets[label]) for label, plan in plans[task].items()}
 
     for builder in builders.values():
         builder.prepare(tokenizer)
@@ -513,6 +521,12 @@ def _report_low_fill(echo: Callable[[str], None], path: Path, task: str, label: 
         echo(f"warning: {task} {label}: the prompts fill {fill:.2%} of the budget (median): the "
              "sources hold too little text for this length; choose a shorter length or larger "
              "sources")
+
+
+def _with_pairing(plan: LengthPlan, builder: OneDocumentTask, budget: int) -> LengthPlan:
+    """``plan`` with each row's pairing (and text shared with another row) as the builder's layout places it."""
+    rows = [replace(row, paired=paired, reused=shared) for row in plan.rows for paired, shared in [builder.row_pairing(budget, row.row)]]
+    return replace(plan, rows=rows)
 
 
 def _paired_all(plans: dict[str, dict[str, LengthPlan]], results: dict[str, dict[str, LengthResult]]) -> dict[str, dict]:

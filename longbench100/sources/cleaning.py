@@ -13,11 +13,19 @@ its upstream text needs:
   (``{disfmarker}``, ``{vocalsound}``, ``{pause}``, ``{gap}``, ``{comment}``) are dropped and the
   spaces around them tidied.
 - ``wiki_markup``: Wikipedia source left in the text: ``<ref ...>`` citations (closed, self-closing
-  or cut off by a template end), ``{{...}}`` templates and the "( edit )" links after headings.
+  or cut off by a template end), ``{{...}}`` templates, the "( edit )" links after headings, and
+  ``[[...]]`` links (a link becomes its label; a ``[[`` that opens no link goes).
+- ``wiki_page_chrome`` (documents only): a saved Wikipedia page's own menus: "Jump to: navigation,
+  search", and everything from the "Retrieved from" permanent link on (categories, language menu,
+  footer); empty bullet lines go too.
+- ``page_footers``: a filed contract's page furniture on lines of their own: the filing's "Source:
+  COMPANY, 10-K, 1/2/2020" footer, page numbers ("7", "- 7 -", "Page 7 of 20") and the footnote
+  saying what was omitted on the page.
 - ``paper_markup``: the placeholders of S2ORC-style papers: runs of ``BIBREFn`` become a numbered
   citation "[1, 2]", ``TABREFn`` / ``FIGREFn`` / ``SECREFn`` become the number n + 1 (the text
-  already says "Table"), ``INLINEFORMn`` / ``DISPLAYFORMn`` become "[formula]", and display and inline LaTeX
-  (``$\\mathbf {w_{i1}}$``) becomes its plain-text reading with pylatexenc.
+  already says "Table"), ``INLINEFORMn`` / ``DISPLAYFORMn`` (also ``DISPLAY_FORMn``) become "[formula]", and
+  display and inline LaTeX (``$\\mathbf {w_{i1}}$``, also ``$ w_{t}$``, ``\\(x\\)``, ``\\[x\\]``) becomes its plain-text
+  reading with pylatexenc.
 - ``detokenize``: text split into Penn-Treebank tokens ("What 's", "`` best ''", "Russia ?") is
   joined back line by line with the rules of NLTK's ``TreebankWordDetokenizer`` (run by
   :mod:`longbench100.text.treebank_detokenizer`, which gives NLTK's output without importing it).
@@ -27,8 +35,9 @@ its upstream text needs:
   paragraph's hard-wrapped lines are joined into one line (blank lines still separate paragraphs).
 - ``replacement_chars``: U+FFFD left where an upstream byte was lost is removed.
 - ``snippet_fragments`` (documents only): a passage cut out of a longer text that opens in the
-  middle of a sentence loses that partial sentence, and a sentence repeated within the passage is
-  kept once; a passage that is only a fragment becomes empty and is skipped.
+  middle of a sentence loses that partial sentence, a line that another line of the passage opens
+  with (snippets of one abstract that are prefixes of each other) goes, and a sentence repeated
+  within the passage is kept once; a passage that is only a fragment becomes empty and is skipped.
 
 Every text also has its HTML character references unescaped ("R&amp;D" becomes "R&D", also when
 doubly escaped); see :func:`clean_text`.
@@ -38,6 +47,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 from functools import lru_cache
 from typing import Callable, Sequence
 
@@ -55,12 +65,24 @@ _ENTITY = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f
 _WIKI_REF = re.compile(r"<ref\b[^<>]*/>|<ref\b[^<>]*>.*?</ref>|<ref\b[^\n]*?\}\}|</?ref\b[^<>]*>", re.IGNORECASE | re.DOTALL)
 _WIKI_TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
 _WIKI_EDIT = re.compile(r"[ \t]*[(\[] ?edit ?[)\]]", re.IGNORECASE)
+_WIKI_MATH = re.compile(r" ?\{\\displaystyle (?:[^{}]|\{[^{}]*\})*\}")  # a formula's LaTeX source after its rendering
+_WIKI_LINK = re.compile(r"\[\[(?:[^\[\]|\n]{1,200}\|)?([^\[\]|\n]{1,200})\]\]")  # [[target|label]] -> label
+_WIKI_BROKEN_LINK = re.compile(r"\[\[(?=[^\[\]\n]{0,200}(?:$|[^\]\n]\][^\]]|\n))|\[\[(?=[\"'])", re.MULTILINE)
+# the permanent link, quoted or in Treebank quotes, and all after it
+_WIKI_RETRIEVED = re.compile(r"[ \t\n]*Retrieved from\s*(?:\"|``)\s*https?://\S*wikipedia.*\Z", re.DOTALL)
+_WIKI_JUMP = re.compile(r"Jump to\s*:\s*navigation\s*,\s*search[ \t]*")
+_WIKI_BROWSER_TITLE = re.compile(r"\A(.+) - wikipedia[ \t]*\n\s*(?=\1[ \t]*\n)", re.IGNORECASE)  # "X - wikipedia", then "X"
+_EMPTY_BULLETS = re.compile(r"^[ \t]*\*[ \t]*\n", re.MULTILINE)
+_PAGE_FURNITURE = re.compile(
+    r"^[ \t]*(?:Source: [^\n]{1,120}, \d{1,2}/\d{1,2}/\d{4}|Page \d{1,3}(?: of \d{1,3})?|-?[ \t]*\d{1,3}[ \t]*-?"
+    r"|\[\*+\] Certain information on this page has been omitted[^\n]*)[ \t]*$", re.MULTILINE)
 _CITATION_RUN = re.compile(r"BIBREF(\d+)(?:\s*[,;]\s*(?:and\s+)?BIBREF\d+)*")
 _CITATION = re.compile(r"BIBREF(\d+)")
 _REFERENCE = re.compile(r"(?:TABREF|FIGREF|SECREF)(\d+)")
-_FORMULA = re.compile(r"(?:INLINEFORM|DISPLAYFORM)\d+")
+_FORMULA = re.compile(r"(?:INLINE_?FORM|DISPLAY_?FORM)\d+")
 _DISPLAY_LATEX = re.compile(r"\$\$(.{1,2000}?)\$\$", re.DOTALL)
-_INLINE_LATEX = re.compile(r"(?<![\\$])\$(?!\s)([^$\n]{1,300}?)\$(?!\$)")
+_PAREN_LATEX = re.compile(r"\\\((.{1,300}?)\\\)|\\\[(.{1,2000}?)\\\]", re.DOTALL)  # \( x \) and \[ x \]
+_INLINE_LATEX = re.compile(r"(?<![\\$])\$( ?)(?!\s)([^$\n]{1,300}?)\$(?!\$)")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+|[_^]\{|[_^][A-Za-z0-9]")
 _FONT_MACROS = re.compile(r"\\(?:mathbf|mathrm|mathit|mathcal|mathbb|mathsf|mathtt|textbf|textit|textrm|texttt|boldsymbol|bm|operatorname)\s*")
 _LOST_APOSTROPHE = re.compile(
@@ -87,6 +109,7 @@ _GUTENBERG_CREDITS = re.compile(r"^(?:Produced by|This (?:e|E)book was produced 
 _WRAPPED_LINE = re.compile(r"(?<=\S)[ \t]*\n(?=[ \t]*\S)")
 _TITLE_END = re.compile(r"[.!?:;,]\s*$")
 _FRAGMENT_START = re.compile(r"^[a-z][a-z]*(?=[\s,;:.)-])")
+_SNIPPET_END = re.compile(r"[\s.!?;:,]+$")
 
 
 def fix_mojibake(text: str) -> str:
@@ -133,11 +156,34 @@ def unescape_entities(text: str) -> str:
 
 
 def drop_wiki_markup(text: str) -> str:
-    """Remove ``<ref>`` citations, ``{{...}}`` templates and "( edit )" links left from Wikipedia source."""
-    if "<ref" not in text.lower() and "{{" not in text and "edit" not in text:
+    """Remove ``<ref>`` citations, ``{{...}}`` templates, "( edit )" links and a formula's ``{\\displaystyle ...}``
+    source (after its rendering) left from Wikipedia; a ``[[link|label]]`` becomes its label, ``[[link]]`` its
+    text, and a ``[[`` that opens no link goes."""
+    if "<ref" not in text.lower() and "{{" not in text and "edit" not in text and "[[" not in text and "displaystyle" not in text:
         return text
-    text = _WIKI_TEMPLATE.sub("", _WIKI_REF.sub("", text))
+    text = _WIKI_MATH.sub("", _WIKI_TEMPLATE.sub("", _WIKI_REF.sub("", text)))
+    if "[[" in text:
+        text = _WIKI_BROKEN_LINK.sub("", _WIKI_LINK.sub(r"\1", text))
     return _WIKI_EDIT.sub("", text)
+
+
+def drop_wiki_page_chrome(text: str) -> str:
+    """Remove what a saved Wikipedia page holds besides its article: its browser title ("X - wikipedia") above
+    the article's own "X", the "Jump to: navigation, search" link, and from the "Retrieved from" permanent
+    link to the end (categories, menus, languages, footer); empty bullet lines go too."""
+    if "Retrieved from" not in text and "Jump to" not in text and "*" not in text and "wikipedia" not in text:
+        return text
+    text = _WIKI_BROWSER_TITLE.sub("", _WIKI_JUMP.sub("", _WIKI_RETRIEVED.sub("", text)))
+    return _BLANK_LINES.sub("\n\n", _EMPTY_BULLETS.sub("", text)).strip()
+
+
+def drop_page_furniture(text: str) -> str:
+    """Remove a filed contract's page furniture, each on a line of its own: the filing's "Source: COMPANY, 10-K,
+    1/2/2020" footer, page numbers ("7", "- 7 -", "Page 7 of 20") and the footnote saying what was omitted
+    on the page; the blank lines left behind close up."""
+    if not _PAGE_FURNITURE.search(text):
+        return text
+    return _BLANK_LINES.sub("\n\n", _PAGE_FURNITURE.sub("", text)).strip()
 
 
 def repair_paper_markup(text: str) -> str:
@@ -150,15 +196,19 @@ def repair_paper_markup(text: str) -> str:
     if "$" in text:
         text = _DISPLAY_LATEX.sub(lambda match: _latex_converter().latex_to_text(_FONT_MACROS.sub("", match.group(1))).strip(), text)
         text = _INLINE_LATEX.sub(_latex_to_text, text)
+    if "\\(" in text or "\\[" in text:
+        text = _PAREN_LATEX.sub(lambda match: _latex_converter().latex_to_text(
+            _FONT_MACROS.sub("", match.group(1) or match.group(2) or "")).strip(), text)
     return text
 
 
 def _latex_to_text(match: re.Match) -> str:
-    """The plain-text reading of one inline formula; a span without LaTeX is a formula only when it is
-    tight ("$n$"), not when it ends in a space ("$5 and $10" are amounts) and is then left as it is."""
-    source = match.group(1)
+    """The plain-text reading of one inline formula (papers also write it "$ w_{t}$"); a span without LaTeX is
+    a formula only when it is tight ("$n$"), not when it opens or ends with a space ("$5 and $10" are
+    amounts) and is then left as it is."""
+    opening_space, source = match.group(1), match.group(2)
     if not _LATEX_COMMAND.search(source):
-        return match.group(0) if source != source.rstrip() else source
+        return match.group(0) if source != source.rstrip() or opening_space else source
     return _latex_converter().latex_to_text(_FONT_MACROS.sub("", source)).strip()
 
 
@@ -240,6 +290,7 @@ def trim_snippet_fragments(text: str) -> str:
     A first line that is a title (short, no end punctuation, more text below) is kept, and the
     body below it is trimmed; a title left without a body is nothing.
     """
+    text = _without_prefix_lines(text)
     if _FRAGMENT_START.match(text):
         start = SOURCE_SENTENCE_END.search(text)
         text = text[start.end():] if start else ""
@@ -259,6 +310,29 @@ def trim_snippet_fragments(text: str) -> str:
         seen.add(key)
         kept.append(sentence)
     return text if len(kept) == len(sentences) else " ".join(kept)
+
+
+def _without_prefix_lines(text: str) -> str:
+    """``text`` without the lines (of four words or more) that another of its lines opens with, end punctuation and
+    an opening partial sentence aside: snippets cut from one abstract that are prefixes of each other (the first of
+    equal lines stays)."""
+    lines = text.split("\n")
+    if len(lines) < 2:
+        return text
+    keys = [_line_key(line) for line in lines]
+    kept = [line for index, (line, key) in enumerate(zip(lines, keys))
+            if len(key.split()) < 4 or not any(other != index and longer.startswith(key) and (longer != key or other < index)
+                                                for other, longer in enumerate(keys))]
+    return text if len(kept) == len(lines) else "\n".join(kept)
+
+
+def _line_key(line: str) -> str:
+    """A snippet line as the prefix rule compares it: without a partial sentence it opens with, without its end
+    punctuation, in lower case."""
+    line = line.strip()
+    if _FRAGMENT_START.match(line) and (start := SOURCE_SENTENCE_END.search(line)):
+        line = line[start.end():]
+    return _SNIPPET_END.sub("", line).lower()
 
 
 def strip_gutenberg_frame(text: str) -> str:
@@ -286,6 +360,8 @@ CLEANING_STEPS: dict[str, Callable[[str], str]] = {
     "html": html_to_text,
     "transcript_markers": drop_transcript_markers,
     "wiki_markup": drop_wiki_markup,
+    "wiki_page_chrome": drop_wiki_page_chrome,
+    "page_footers": drop_page_furniture,
     "paper_markup": repair_paper_markup,
     "detokenize": detokenize,
     "contractions": restore_contractions,
@@ -293,22 +369,26 @@ CLEANING_STEPS: dict[str, Callable[[str], str]] = {
     "gutenberg": strip_gutenberg_frame,
     "snippet_fragments": trim_snippet_fragments,
 }
-PASSAGE_STEPS = frozenset({"snippet_fragments", "gutenberg"})  # steps that apply to document texts only
+PASSAGE_STEPS = frozenset({"snippet_fragments", "gutenberg", "wiki_page_chrome"})  # steps that apply to document texts only
 
 
-def clean_text(text: str, steps: Sequence[str], *, passage: bool = False) -> str:
+def clean_text(text: str, steps: Sequence[str], *, passage: bool = False, changed: Counter | None = None) -> str:
     """Apply the named cleaning steps to ``text`` in order (names must be keys of :data:`CLEANING_STEPS`).
 
     HTML character references are always unescaped: first, or right after ``html`` when that step
     is listed (inscriptis reads the references inside markup itself). Steps of :data:`PASSAGE_STEPS`
-    run only when ``passage`` is true (document texts, not questions or answers).
+    run only when ``passage`` is true (document texts, not questions or answers). ``changed`` counts,
+    per step, the texts it changed (``sources verify`` shows them).
     """
     if "html" not in steps:
         text = unescape_entities(text)
     for step in steps:
         if step in PASSAGE_STEPS and not passage:
             continue
+        before = text
         text = CLEANING_STEPS[step](text)
         if step == "html":
             text = unescape_entities(text)
+        if changed is not None and text != before:
+            changed[step] += 1
     return text

@@ -7,6 +7,7 @@ import json
 import pickle
 import re
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -25,7 +26,7 @@ from longbench100.core.paths import cache_dir
 from longbench100.sources.registry import DocumentMapping, FileSpec, ItemMapping, SourceEntry
 from longbench100.core.digests import file_sha256
 
-RECORDS_FORMAT = 9  # bump when the mapping code changes what records it produces
+RECORDS_FORMAT = 12  # bump when the mapping code changes what records it produces
 _PASSAGE_HEADING = re.compile(r"^Passage \d+:[ \t]*\n", re.MULTILINE)
 
 
@@ -84,11 +85,13 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     if isinstance(cached, SourceData) and cached.files == checksums:
         return cached
     data = SourceData(entry.name, files=checksums)
+    _CHANGED.clear()
     try:
         for spec in entry.files:
             for path in files[spec.display].values():
                 _map_file(entry, spec, path, data)
     finally:
+        data.cleaned = dict(_CHANGED)
         if not _sharing:
             _CLEANED.clear()
     _drop_unanswerable_items(entry, data)
@@ -384,11 +387,12 @@ def _clean(entry: SourceEntry, text: str, *, passage: bool = False) -> str:
     key = (entry.clean, passage, text)
     cleaned = _CLEANED.get(key)
     if cleaned is None:
-        cleaned = _CLEANED[key] = clean_text(text, entry.clean, passage=passage).strip()
+        cleaned = _CLEANED[key] = clean_text(text, entry.clean, passage=passage, changed=_CHANGED).strip()
     return cleaned
 
 
 _CLEANED: dict[tuple[tuple[str, ...], bool, str], str] = {}  # emptied when each source's load ends (load_source)
+_CHANGED: Counter[str] = Counter()  # texts each cleaning step changed in the load under way (load_source moves them to its data)
 _sharing = 0  # open sharing_cleaned_texts blocks: while any is open, _CLEANED outlives each source's load
 
 

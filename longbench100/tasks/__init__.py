@@ -16,6 +16,8 @@ from .multi_doc_sum import MultiDocSum
 from .niah import NIAH_TASKS
 from .passage_count import PassageCount
 from .passage_retrieval import PassageRetrieval
+from .qa_1 import Qa1
+from .qa_2 import Qa2
 from .rag_hard import RagHard
 from .rerank import Rerank
 from .organizing import Organizing
@@ -29,7 +31,7 @@ from .variable_tracking import VariableTracking
 _BUILDER_CLASSES: tuple[type[TaskBuilder], ...] = (
     KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa,
     SingleDocSum, MultiDocSum, *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
-    KvRetrievalChain, RagHard, Rerank, *ICL_TASKS, LongDocQa, LongDocSum, Attributing,
+    Qa1, Qa2, KvRetrievalChain, RagHard, Rerank, *ICL_TASKS, LongDocQa, LongDocSum, Attributing,
     SectionSummarizing, Organizing, Recalling, DocumentSummarizing, DocumentOrganizing,
 )
 BUILDERS: dict[str, type[TaskBuilder]] = {builder.name: builder for builder in _BUILDER_CLASSES}

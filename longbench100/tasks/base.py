@@ -48,6 +48,7 @@ class TaskBuilder:
     required_roles: ClassVar[tuple[str, ...]] = ("noisy",)  # source roles the task cannot do without
     uses_negatives: ClassVar[bool] = False  # whether ``--negatives`` shapes its output (recorded in the manifest only then)
     chooses_own_items: ClassVar[bool] = False  # rows pick their items themselves (no candidates): gold.sources[0] is each row's source
+    reuses_items: ClassVar[bool] = True  # a row may ask an item another row asks at the same length (False: fewer rows there)
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         self.corpus = corpus
@@ -172,6 +173,10 @@ class GoldAmongDistractors(TaskBuilder):
         return {name: distinct_texts(self.corpus.documents_of([name]), self.corpus.near_duplicates)
                 for name in self.corpus.sources_with_role(self.name, "noisy")}
 
+    def leading_distractors(self, item: Item, ctx: BuildContext, rng: random.Random) -> list[Piece]:
+        """Padding placed before any drawn from the pool, always in the prompt (none by default)."""
+        return []
+
     def _render_for(self, item: Item):
         variables = self.variables(item)
         return lambda pieces: self.render(pieces, **variables)
@@ -189,8 +194,12 @@ class GoldAmongDistractors(TaskBuilder):
         assert candidate is not None, "the planner hands every item-based task a candidate"
         item = candidate.item
         render = self._render_for(item)
-        fitted = fit_prompt(ctx, rng, render, [gold_piece(doc) for doc in self.gold_documents(item)], self.distractor_pool(item, ctx.budget),
-                            text_key=self.corpus.near_duplicates.key)
+        leading = self.leading_distractors(item, ctx, rng)
+        placed = {piece.document.id for piece in leading}
+        pool = self.distractor_pool(item, ctx.budget)
+        fitted = fit_prompt(ctx, rng, render, [gold_piece(doc) for doc in self.gold_documents(item)],
+                            [document for document in pool if document.id not in placed] if placed else pool,
+                            records=leading, text_key=self.corpus.near_duplicates.key)
         if fitted is None:
             return None
         _, gold_numbers = number_blocks(fitted.pieces)

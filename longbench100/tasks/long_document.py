@@ -6,7 +6,11 @@ run's tokenizer) and followed by " ... [the rest of the text is omitted]"; a doc
 fill the length is not used at that length (HELMET keeps only documents longer than the length). So
 an item fits the lengths from the one whose cut still keeps its evidence (:meth:`LongDocumentTask.evidence_kept`;
 QA items are dropped where the answer would be cut away) up to the one its whole document fills.
-Unlike HELMET, the cut is fitted so that prompt plus answer room meet the length exactly.
+Unlike HELMET, the cut is fitted so that prompt plus answer room meet the length exactly, and the answer
+room follows the gold: the task's room, or more where the gold itself is longer (``gold.answer_tokens``).
+An item is never asked twice at one length (the same cut would repeat its prompt): where fewer items fit
+than rows are asked, the length gets fewer rows, a shortfall said on screen, in the manifest and by
+``inspect``.
 """
 
 from __future__ import annotations
@@ -21,10 +25,12 @@ from longbench100.fitting.spans import coverage_spans
 from longbench100.fitting.templates import PromptTemplates
 from longbench100.sources.records import Document, Item
 from longbench100.catalog.task_info import TASKS
+from longbench100.text.tokenization import Tokenizer
 from .base import Candidate, Sample, TaskBuilder
 
 OMITTED = " ... [the rest of the text is omitted]"  # HELMET's mark where a document was cut
 EVIDENCE_MARGIN = 16  # tokens past the evidence a cut must keep (the cut's count moves by a few tokens at its junction)
+ANSWER_MARGIN = 32  # tokens of answer room beyond the longest gold answer, where that is longer than the task's room
 
 
 class LongDocumentTask(TaskBuilder):
@@ -32,6 +38,7 @@ class LongDocumentTask(TaskBuilder):
 
     required_roles = ("real",)
     closed_book: ClassVar[bool] = False
+    reuses_items = False
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
@@ -53,6 +60,12 @@ class LongDocumentTask(TaskBuilder):
     def render_context(self, item: Item, context: str, **extra: object) -> str:
         """The prompt over ``context``."""
         return self.templates.render(self.name, {"context": context, **self.variables(item), **extra})
+
+    def answer_room(self, item: Item, tokenizer: Tokenizer) -> int:
+        """Tokens kept for the answer: the task's room, or the longest gold answer and a margin where that is more."""
+        golds = list(item.answers) if item.kind == "qa" else [item.summary or ""]
+        longest = max((tokenizer.count(gold) for gold in golds), default=0)
+        return max(self.room, longest + ANSWER_MARGIN) if longest > self.room - ANSWER_MARGIN else self.room
 
     def document(self, item: Item) -> Document:
         """The item's one document."""
@@ -78,8 +91,9 @@ class LongDocumentTask(TaskBuilder):
             document = self.document(item)
             if not self.evidence_kept(item, document.text):
                 continue
-            overhead = ctx.count_prompt(self.render_context(item, OMITTED)) + self.room
-            whole = ctx.count_prompt(self.render_context(item, document.text), [(document.text, len(document.text))]) + self.room
+            room = self.answer_room(item, ctx.tokenizer)
+            overhead = ctx.count_prompt(self.render_context(item, OMITTED)) + room
+            whole = ctx.count_prompt(self.render_context(item, document.text), [(document.text, len(document.text))]) + room
             shortest = self.shortest_kept(item)
             kept = ctx.tokenizer.count_known(document.text[:shortest], [(document.text, shortest)])
             found.append(Candidate(item, overhead + kept + EVIDENCE_MARGIN, whole))
@@ -89,14 +103,16 @@ class LongDocumentTask(TaskBuilder):
         """The document cut at the token where the prompt meets the budget (the length less the answer room) exactly."""
         assert candidate is not None, "the planner hands every item-based task a candidate"
         item, document = candidate.item, self.document(candidate.item)
+        room = self.answer_room(item, ctx.tokenizer)
+        budget = ctx.budget - (room - self.room)  # the budget has the task's room taken off; a longer gold takes more
         ids = ctx.tokenizer.encode(document.text)
-        keep = ctx.budget - ctx.count_prompt(self.render_context(item, OMITTED))  # the budget has the answer room taken off
+        keep = budget - ctx.count_prompt(self.render_context(item, OMITTED))
         best = None
         for _ in range(8):  # a cut's count differs from its estimate by a few tokens at the junctions
             context = document.text if keep >= len(ids) else _opening(ctx, document.text, ids, keep) + OMITTED
             prompt = self.render_context(item, context)
             tokens = ctx.count_prompt(prompt, [(document.text, len(context.removesuffix(OMITTED)))])
-            excess = tokens - ctx.budget
+            excess = tokens - budget
             if excess <= 0 and (best is None or tokens > best[1]):
                 best = (prompt, tokens, context.removesuffix(OMITTED))
             if excess == 0 or (excess < 0 and keep >= len(ids)):
@@ -110,6 +126,7 @@ class LongDocumentTask(TaskBuilder):
             "item_ids": [item.id],
             "doc_ids": [document.id],
             "depth": None,
+            "answer_tokens": room,
             "kept_chars": len(kept),
             "document_chars": len(document.text),
             "spans": coverage_spans(prompt, [kept], [True]),

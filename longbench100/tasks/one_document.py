@@ -9,12 +9,13 @@ could use), so building stays free of model calls and the annotator's cache make
 seeds free.
 
 Rows: the task's documents (every document of its ``real`` sources, each text once) in a seeded order,
-those that reach the most lengths first (a 400k-token novel before a 20k-token report). At a length,
-only documents at least a chunk longer than the length are eligible, and row r takes the (r mod n)-th
-of them from its second chunk (the first holds a book's title page and contents, which would give
-Section 1 away); rows beyond the first n start at a seeded chunk of their own (moved back, at a
-length, as far as the rest of the document must be to fill it). With as many long documents as rows, row r reads the same opening of the same
-document at every length, longer at each (paired rows).
+those that reach the most lengths first (a 400k-token novel before a 20k-token report). Each row has its
+own document and starting chunk, laid out over all the run's lengths at once (:mod:`.document_windows`):
+slots for the longest length are carved first, from each document's second chunk on (the first holds a
+book's title page and contents, which would give Section 1 away), so row r reads the same opening of the
+same document at every length its slot fills, longer at each (paired rows), and no two rows' slots
+overlap. A row whose slot cannot fill a length reads, there, the window that shares least with the other
+rows' windows, and is recorded as unpaired at that length.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from longbench100.fitting.templates import PromptTemplates
 from longbench100.sources.records import Document
 from longbench100.text.tokenization import Tokenizer
 from .base import Candidate, Sample, TaskBuilder, distinct_texts
+from .document_windows import WindowLayout
 
 if TYPE_CHECKING:
     from ..annotation.labels import Annotations
@@ -89,6 +91,7 @@ class OneDocumentTask(TaskBuilder):
         self.documents = distinct_texts(corpus.documents_of(corpus.sources_with_role(self.name, "real")), corpus.near_duplicates)
         self._chunks: dict[str, list[Chunk]] = {}
         self.annotations: Annotations | None = None
+        self._layout: tuple[tuple, list[Document], WindowLayout] | None = None
 
     def chunks(self, document: Document, tokenizer: Tokenizer) -> list[Chunk]:
         """The document's chunks (cut once per process)."""
@@ -102,28 +105,40 @@ class OneDocumentTask(TaskBuilder):
         derive_rng(seed, ORDER_KEY).shuffle(documents)
         return sorted(documents, key=lambda document: -reach(document.tokens))
 
-    def window(self, tokenizer: Tokenizer, seed: int, row: int, budget: int) -> Window | None:
+    def layout(self, tokenizer: Tokenizer, seed: int, rows: int, budgets: list[int]) -> WindowLayout:
+        """Where every row reads at each of ``budgets`` (:mod:`.document_windows`; laid out once per run)."""
+        key = (seed, rows, tuple(sorted(set(budgets))))
+        if self._layout is None or self._layout[0] != key:
+            documents = self.ordered_documents(seed)
+            layout = WindowLayout(lambda index: [chunk.tokens for chunk in self.chunks(documents[index], tokenizer)],
+                                  [document.tokens for document in documents], [document.source for document in documents],
+                                  budgets, rows, FRONT_CHUNKS)
+            self._layout = (key, documents, layout)
+        return self._layout[2]
+
+    def window(self, tokenizer: Tokenizer, row: int, budget: int) -> Window | None:
         """Row ``row``'s document and the chunks from its first one while their tokens fit ``budget`` (``None``: no
-        document is that long)."""
-        eligible = [document for document in self.ordered_documents(seed) if document.tokens >= budget + FRONT_CHUNKS * CHUNK_TOKENS]
-        if not eligible:
+        document is that long), as the run's :meth:`layout` places it."""
+        if self._layout is None:
+            raise RuntimeError("the one-document layout is made before any window is asked for")
+        _, documents, layout = self._layout
+        placement = layout.placement(budget, row)
+        if placement is None:
             return None
-        document = eligible[row % len(eligible)]
-        chunks = self.chunks(document, tokenizer)
-        first = FRONT_CHUNKS
-        if row >= len(eligible):  # a later round over the same documents starts at a seeded chunk, moved back where
-            tail, last = 0, len(chunks)  # the rest of the document would not fill the length
-            while last > FRONT_CHUNKS and tail < budget:
-                last -= 1
-                tail += chunks[last].tokens
-            first = min(last, derive_rng(seed, ORDER_KEY, row).randrange(FRONT_CHUNKS, max(FRONT_CHUNKS + 1, len(chunks))))
+        document = documents[placement.document]
         taken, total = [], 0
-        for chunk in chunks[first:]:
+        for chunk in self.chunks(document, tokenizer)[placement.first:]:
             if total + chunk.tokens > budget:
                 break
             taken.append(chunk)
             total += chunk.tokens
-        return Window(document, first, taken)
+        return Window(document, placement.first, taken)
+
+    def row_pairing(self, budget: int, row: int) -> tuple[bool, bool]:
+        """Whether ``row`` reads its own document from its own start at ``budget`` (paired), and whether its window
+        shares text with another row's there."""
+        placement = self._layout[2].placement(budget, row) if self._layout else None
+        return (placement.paired, placement.shared) if placement else (False, False)
 
     def kind_for(self, document: Document) -> str:
         """The annotation ``document``'s chunks need (the task's; recalling's depends on the document's source)."""
@@ -132,9 +147,10 @@ class OneDocumentTask(TaskBuilder):
     def annotation_requests(self, tokenizer: Tokenizer, seed: int, rows: int, budgets: list[int]) -> list[tuple[str, str]]:
         """(kind, chunk text) for every chunk a row may use at any of ``budgets``: what must be annotated before building."""
         requests: dict[tuple[str, str], None] = {}
+        self.layout(tokenizer, seed, rows, budgets)
         for budget in budgets:
             for row in range(rows):
-                window = self.window(tokenizer, seed, row, budget)
+                window = self.window(tokenizer, row, budget)
                 if window is None:
                     continue
                 for chunk in window.chunks:
@@ -166,7 +182,7 @@ class OneDocumentTask(TaskBuilder):
 
     def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
         """The most chunks of the row's window that fit the budget with their answer room, counted exactly."""
-        window = self.window(ctx.tokenizer, ctx.seed, row, ctx.budget)
+        window = self.window(ctx.tokenizer, row, ctx.budget)
         if window is None:
             return None
         seed = rng.getrandbits(64)

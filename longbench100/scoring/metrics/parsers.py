@@ -157,6 +157,13 @@ def string_match_all(prediction: str, golds: list[str]) -> float:
     return sum(1.0 for gold in golds if gold.strip().lower() in text) / len(golds)
 
 
+def string_match_part(prediction: str, golds: list[str]) -> float:
+    """RULER's string-match-part (its QA metric): 1.0 when any one of ``golds`` is in the answer (case-insensitive).
+    Reasoning blocks are ignored."""
+    text = strip_reasoning(prediction).lower()
+    return 1.0 if any(gold.strip() and gold.strip().lower() in text for gold in golds) else 0.0
+
+
 def substring_match(prediction: str, golds: list[str]) -> float:
     """HELMET's substring exact match: 1.0 when a normalised gold answer occurs in the normalised answer."""
     text = normalize_answer(strip_reasoning(prediction))
