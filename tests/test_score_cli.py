@@ -188,17 +188,58 @@ def test_unknown_and_duplicate_ids_are_errors(tmp_path, data):
     assert "1 unknown (e.g. nope-1" in output and "1 duplicate (e.g. kv_retrieval-2k-0000" in output
 
 
-def test_failed_predictions_score_zero_and_are_counted(tmp_path, data):
+def test_failed_requests_are_refused_naming_their_cells_never_scored_0(tmp_path, data):
     predictions = write_predictions(
-        tmp_path / "p", data, answer=lambda record: None if record["row"] == 0 else RIGHT[record["task"]]
-    )
+        tmp_path / "p", data,
+        answer=lambda record: None if (record["task"], record["label"], record["row"])
+        == ("kv_retrieval", "2k", 0) else RIGHT[record["task"]])
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out))
+    assert code == 2 and not out.exists()
+    assert "1 of 32 requests failed (prediction null), in 1 task and length cells " in output
+    assert "(kv_retrieval 2k 1 of 2 rows answered); rerun predict with --retry-failed" in output
+    errors = [line for line in output.splitlines() if not line.startswith("warning:")]
+    assert "Traceback" not in output and len(errors) == 1
+
+
+def test_allow_missing_leaves_failed_requests_out_like_missing_rows(tmp_path, data):
+    predictions = write_predictions(
+        tmp_path / "p", data,
+        answer=lambda record: None if (record["task"], record["label"], record["row"])
+        == ("kv_retrieval", "2k", 0) else RIGHT[record["task"]])
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out),
+                         "--allow-missing")
+    assert code == 0, output
+    results = json.loads(out.read_text())
+    assert results["failed_predictions"] == 1 and results["missing_predictions"] == 0
+    kv = [s for s in results["samples"] if s["task"] == "kv_retrieval"]
+    assert {s["row"] for s in kv} == {1} and {s["score"] for s in kv} == {1.0}  # paired: row 0 out
+    lengths = results["aggregates"]["tasks"]["kv_retrieval"]["lengths"]
+    assert {label: cell["score"] for label, cell in lengths.items()} == dict.fromkeys(
+        ("2k", "4k", "6k", "8k"), 100.0)  # never 75 or 50 from a zero
+    assert results["rows"]["incomplete"]["kv_retrieval"]["2k"] == {
+        "rows": 2, "predicted": 1, "scored": 1}
+    assert "1 requests had failed (prediction null): not scored" in output
+
+
+def test_an_empty_answer_the_model_gave_is_still_graded(tmp_path, data):
+    predictions = write_predictions(
+        tmp_path / "p", data,
+        answer=lambda record: "" if record["task"] == "kv_retrieval" else RIGHT[record["task"]])
     out = tmp_path / "r.json"
     code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out))
     assert code == 0, output
     results = json.loads(out.read_text())
-    assert results["failed_predictions"] == 16
-    assert {s["score"] for s in results["samples"] if s["row"] == 0} == {0.0}
-    assert "16 predictions were null" in output
+    assert results["failed_predictions"] == 0
+    assert {s["score"] for s in results["samples"] if s["task"] == "kv_retrieval"} == {0.0}
+
+
+def test_only_failed_requests_under_allow_missing_is_one_line(tmp_path, data):
+    predictions = write_predictions(tmp_path / "p", data, answer=lambda record: None)
+    code, output = score("--data", str(data), "--predictions", str(predictions),
+                         "--out", str(tmp_path / "r.json"), "--allow-missing")
+    assert code == 2 and "no data record has an answer (32 requests failed)" in output
 
 
 def test_single_predictions_file_and_custom_base_lengths(tmp_path, data):

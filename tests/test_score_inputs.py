@@ -188,7 +188,7 @@ def test_epochs_are_averaged_per_record_and_an_ungraded_epoch_leaves_the_record_
                                 also={"qa_f1": extra},
                                 ungraded_reason=None if score is not None else "invalid reply")
                    for row, (score, extra) in enumerate(zip(scores, also))]
-        return ScoreOutcome(samples=samples, failed_predictions=1)
+        return ScoreOutcome(samples=samples)
 
     merged = mean_over_epochs([outcome([1.0, 0.0, 1.0], [1.0, 0.5, 0.0]),
                                outcome([0.0, 0.0, None], [0.0, 0.5, 1.0])])
@@ -196,7 +196,7 @@ def test_epochs_are_averaged_per_record_and_an_ungraded_epoch_leaves_the_record_
     epoch_scores = [sample.epoch_scores for sample in merged.samples]
     assert epoch_scores == [(1.0, 0.0), (0.0, 0.0), (1.0, None)]
     assert [sample.also for sample in merged.samples] == [{"qa_f1": 0.5}] * 3
-    assert merged.samples[2].ungraded_reason == "invalid reply" and merged.failed_predictions == 2
+    assert merged.samples[2].ungraded_reason == "invalid reply"
     assert ScoredSample.from_json(merged.samples[2].to_json()) == merged.samples[2]
     assert "epoch_scores" not in outcome([1.0], [1.0]).samples[0].to_json()
 

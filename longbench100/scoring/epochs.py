@@ -62,6 +62,5 @@ def mean_over_epochs(outcomes: list[ScoreOutcome]) -> ScoreOutcome:
     ]
     return ScoreOutcome(
         samples=merged,
-        failed_predictions=sum(outcome.failed_predictions for outcome in outcomes),
         qa_filter=outcomes[0].qa_filter,
     )

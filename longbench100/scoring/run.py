@@ -4,7 +4,8 @@ One run reads the data folder and the predictions, checks that the predictions a
 prompts, checks the judge (when a task uses it) before any grading, grades, applies the QA filter,
 aggregates, writes results.json and prints what a user must know. It refuses to pass silently:
 ungraded samples end the run with an error (after results.json is written, for inspection) unless
-``allow_ungraded``, and a missing prediction is never scored 0 (:mod:`.complete_rows`).
+``allow_ungraded``, and a missing prediction or failed request is never scored 0
+(:mod:`.complete_rows`).
 """
 
 from dataclasses import dataclass, field
@@ -28,7 +29,8 @@ from longbench100.judge.prompts import JudgePrompt
 from longbench100.llm.options import JudgeOptions
 from longbench100.judge.setup import check_judge, make_judge
 from longbench100.catalog.judge_styles import resolve_judge_style
-from .complete_rows import RowSelection, coverage_lines, refuse_incomplete, select_rows
+from .complete_rows import (RowSelection, coverage_lines, refuse_failed, refuse_incomplete,
+                            select_rows)
 from .epochs import chosen_epochs, mean_over_epochs
 from .predictions import (Prediction, PredictionSource, check_fingerprints, load_predictions,
                           match_predictions, read_prediction_source)
@@ -118,8 +120,8 @@ class _ReadPredictions:
 
 def _read_for_score(options: ScoreOptions, records: list[DataRecord], every_id: set[str],
                     manifest: str | None, echo: Echo) -> _ReadPredictions:
-    """Read the predictions of every epoch graded, check them, and choose the records with a
-    prediction in each (refusing incomplete predictions unless ``allow_missing``)."""
+    """Read the predictions of every epoch graded, check them, and choose the records answered in
+    each (refusing failed requests and incomplete predictions unless ``allow_missing``)."""
     path = options.predictions
     source = read_prediction_source(path)
     epochs = chosen_epochs(source.epochs, options.epoch)
@@ -133,10 +135,13 @@ def _read_for_score(options: ScoreOptions, records: list[DataRecord], every_id: 
         for note in notes:
             echo(note)
         by_epoch.append(by_id)
-    predicted = set.intersection(*(set(by_id) for by_id in by_epoch))
+    failed = frozenset(record_id for by_id in by_epoch
+                       for record_id, prediction in by_id.items() if prediction.prediction is None)
+    answered = set.intersection(*(set(by_id) for by_id in by_epoch)) - failed
     if not options.allow_missing:
-        refuse_incomplete(records, predicted, path)
-    selection = select_rows(records, predicted, options.missing_rows)
+        refuse_failed(records, set(failed), path)
+        refuse_incomplete(records, answered, path)
+    selection = select_rows(records, answered, options.missing_rows, failed)
     return _ReadPredictions(by_epoch, selection, source, epochs)
 
 
@@ -172,7 +177,8 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
     read = _read_for_score(options, records, {record.id for record in every}, manifest, echo)
     if not read.selection.records:
         unpaired = options.missing_rows == "paired" and read.selection.missing < len(records)
-        raise UserError(f"predictions {options.predictions}: no data record has a prediction"
+        failed = f" ({read.selection.failed} requests failed)" if read.selection.failed else ""
+        raise UserError(f"predictions {options.predictions}: no data record has an answer{failed}"
                         + (" at every length of its task (try --missing-rows per-length)"
                            if unpaired else ""))
     records = read.selection.records
@@ -249,7 +255,7 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
             "epochs": {"graded": [epoch for epoch in read.epochs if epoch is not None],
                        "present": list(read.source.epochs)},
             "skipped_tasks": data_manifest.get("skipped_tasks") or {},
-            "failed_predictions": outcome.failed_predictions,
+            "failed_predictions": read.selection.failed,
             "ungraded": ungraded,
             "ungraded_by_reason": ungraded_reasons(outcome),
             "limit": options.limit,
