@@ -591,3 +591,21 @@ def test_inspect_cli_against_an_openai_compatible_server(data: Path, tmp_path: P
     results = json.loads((tmp_path / "inspect.json").read_text())
     assert results["model"] == f"openai-api/local/{server.model}"
     assert per_sample_scores(tmp_path / "inspect.json") == our_predict_scores(data, reply, tmp_path)
+
+
+def test_two_lm_eval_runs_in_one_folder_are_named_as_such(data: Path, tmp_path: Path):
+    record = next(iter(records(data).values()))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    sample = {"doc": {"id": record["id"]}, "filtered_resps": ["7"]}
+    for stamp in ("2026-01-01T10", "2026-01-02T10"):
+        (logs / f"samples_longbench100_x_{stamp}.jsonl").write_text(json.dumps(sample) + "\n")
+    result = CliRunner().invoke(
+        main,
+        ["score", "--data", str(data), "--predictions", str(logs), "--allow-missing",
+         "--out", str(tmp_path / "r.json")],
+    )
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "several lm-eval runs in one folder: samples_longbench100_x_2026-01-01T10.jsonl and " in (
+        result.output)
+    assert "point --predictions at one samples file" in result.output

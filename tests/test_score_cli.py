@@ -275,3 +275,59 @@ def test_dry_run_without_judge_sends_and_writes_nothing(tmp_path, data):
     out = tmp_path / "r.json"
     code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out), "--dry-run")
     assert code == 0 and "no judge calls needed" in output and not out.exists()
+
+
+def test_tasks_and_lengths_choose_what_is_scored_and_the_rest_is_not_missing(tmp_path, data):
+    predictions = write_predictions(tmp_path / "p", data)
+    for path in predictions.glob("*/*.jsonl"):
+        if path.parent.name != "kv_retrieval" or path.stem == "8k":
+            path.unlink()
+    base = ["--data", str(data), "--predictions", str(predictions)]
+    code, output = score(*base, "--out", str(tmp_path / "all.json"))
+    assert code == 2 and "are incomplete" in output
+    out = tmp_path / "r.json"
+    code, output = score(*base, "--out", str(out), "--tasks", "kv_retrieval",
+                         "--lengths", "6k,2k,4k")
+    assert code == 0, output
+    results = json.loads(out.read_text())
+    assert {(s["task"], s["label"]) for s in results["samples"]} == {
+        ("kv_retrieval", label) for label in ("2k", "4k", "6k")}
+    assert results["missing_predictions"] == 0 and results["rows"]["incomplete"] == {}
+    assert "not scored" not in output
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--lengths", "4k,8k"], "--lengths 4k,8k leaves out the base length 2k, 6k that the Base "
+                                 "Ability averages: add it, or choose others with --base-lengths"),
+        (["--lengths", "2k,4k,6k,16k"], "--lengths 2k,4k,6k,16k: the data has no 16k (it has 2k, "
+                                        "4k, 6k, 8k)"),
+        (["--tasks", "kv_retrieval,niah_single_1"], "--tasks kv_retrieval,niah_single_1: the data "
+                                                    "has no niah_single_1"),
+        (["--tasks", "nope"], "unknown task nope"),
+        (["--lengths", ""], "--lengths is empty"),
+        (["--base-lengths", ""], "--base-lengths is empty"),
+        (["--base-lengths", " , "], "--base-lengths is empty"),
+        (["--missing-rows", "per-length"], "--missing-rows per-length needs --allow-missing"),
+        (["--dry-run", "--price-in", "nan", "--price-out", "1"], "must be finite numbers"),
+        (["--dry-run", "--price-in", "1", "--price-out", "inf"], "must be finite numbers"),
+        (["--epoch", "2"], "--epoch 2: the predictions hold epochs none"),
+    ],
+)
+def test_bad_score_choices_are_one_line_errors(tmp_path, data, extra, message):
+    predictions = write_predictions(tmp_path / "p", data)
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out),
+                         *extra)
+    assert code == 2 and message in output, output
+    assert "Traceback" not in output and not out.exists()
+
+
+def test_epoch_1_of_single_answer_predictions_is_their_one_answer(tmp_path, data):
+    predictions = write_predictions(tmp_path / "p", data)
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out),
+                         "--epoch", "1")
+    assert code == 0, output
+    assert len(json.loads(out.read_text())["samples"]) == 32

@@ -50,6 +50,8 @@ class ScoreOptions:
     qa_filter: float | None = float(DEFAULT_THRESHOLD)
     model_name: str | None = None
     base_lengths: tuple[str, ...] | None = None  # None: the data's suite's base lengths (2k, 4k, 6k before suites)
+    tasks: tuple[str, ...] | None = None  # score only these tasks; None: every task of the data
+    lengths: tuple[str, ...] | None = None  # score only these length labels; None: every length
     allow_missing: bool = False
     missing_rows: str = "paired"  # with allow_missing: "paired" or "per-length" (complete_rows.py)
     epoch: int | None = None  # grade this epoch alone; None: the mean over every epoch
@@ -83,6 +85,32 @@ def prepare_judge(options: JudgeOptions, prompts: list[JudgePrompt], dry_run: bo
         for note in check_judge(judge.config, options.api_key_env):
             echo(note)
     return judge
+
+
+def chosen_records(records: list[DataRecord], tasks: tuple[str, ...] | None,
+                   lengths: tuple[str, ...] | None, base_labels: list[str]) -> list[DataRecord]:
+    """The records of the chosen ``tasks`` and ``lengths`` (``None``: all); records outside them are
+    not scored and not missing. A named task or length without data, and a base length the data has
+    but ``lengths`` leaves out, are one-line errors."""
+    have_tasks = sorted({record.task for record in records})
+    have_labels = sorted({record.label for record in records}, key=parse_length)
+    for name, wanted, have in (("--tasks", tasks, have_tasks), ("--lengths", lengths, have_labels)):
+        absent = [value for value in wanted or () if value not in have]
+        if absent:
+            raise UserError(f"{name} {','.join(wanted or ())}: the data has no {', '.join(absent)} "
+                            f"(it has {', '.join(have)})")
+    chosen = [record for record in records
+              if (tasks is None or record.task in tasks)
+              and (lengths is None or record.label in lengths)]
+    if lengths is not None:
+        outside = [label for label in base_labels
+                   if label not in lengths and any(r.label == label for r in records
+                                                   if tasks is None or r.task in tasks)]
+        if outside:
+            raise UserError(f"--lengths {','.join(lengths)} leaves out the base length "
+                            f"{', '.join(outside)} that the Base Ability averages: add it, or "
+                            "choose others with --base-lengths")
+    return chosen
 
 
 def limit_rows(records: list[DataRecord], limit: int | None) -> list[DataRecord]:
@@ -164,12 +192,17 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
     if options.rouge_variant not in ROUGE_VARIANTS:
         raise UserError(f"--rouge-variant {options.rouge_variant}: choose from {', '.join(ROUGE_VARIANTS)}")
     check_prices(options.price_in, options.price_out)
+    for name, labels in (("--lengths", options.lengths), ("--base-lengths", options.base_lengths),
+                         ("--tasks", options.tasks)):
+        if labels is not None and not labels:
+            raise UserError(f"{name} is empty: name what to use, or leave the option out")
     suite = recorded_suite(read_folder_manifest(options.data_dir))
     judge_style = resolve_judge_style(options.judge_style, suite)
     base_labels = canonical_base_labels(list(options.base_lengths or (suite["base_lengths"] if suite else DEFAULT_BASE_LABELS)))
     every = load_data(options.data_dir)
-    records = limit_rows(every, options.limit)
-    present = sorted({record.label for record in every}, key=parse_length)
+    records = limit_rows(chosen_records(every, options.tasks, options.lengths, base_labels),
+                         options.limit)
+    present = sorted({record.label for record in records}, key=parse_length)
     if options.base_lengths and not set(base_labels) & set(present):
         raise UserError(f"--base-lengths {','.join(options.base_lengths)}: the data has no rows at any of them "
                         f"(its lengths: {', '.join(present)}), so no Base Ability or LongScore could be computed")
