@@ -331,3 +331,33 @@ def test_epoch_1_of_single_answer_predictions_is_their_one_answer(tmp_path, data
                          "--epoch", "1")
     assert code == 0, output
     assert len(json.loads(out.read_text())["samples"]) == 32
+
+
+def test_a_task_without_scored_rows_makes_the_overall_null_and_report_refuses_mixed_task_sets(
+        tmp_path, data):
+    predictions = write_predictions(tmp_path / "p", data)
+    for path in predictions.glob("*/*.jsonl"):
+        if path.parent.name != "kv_retrieval":
+            path.unlink()
+    base = ["--data", str(data), "--predictions", str(predictions)]
+    partial = tmp_path / "partial.json"
+    code, output = score(*base, "--out", str(partial), "--allow-missing")
+    assert code == 0, output
+    overall = json.loads(partial.read_text())["aggregates"]["overall"]
+    assert overall["base_ability"] is None and overall["avg_lc"] is None
+    assert {cell["score"] for cell in overall["lengths"].values()} == {None}  # not 100 from kv alone
+    assert overall["excluded_tasks"]["passage_count"].startswith("no scored rows")
+    assert "warning: overall: every overall figure is null: passage_count, single_doc_qa, " in output
+    chosen = tmp_path / "kv.json"
+    code, output = score(*base, "--out", str(chosen), "--tasks", "kv_retrieval")
+    assert code == 0, output
+    overall = json.loads(chosen.read_text())["aggregates"]["overall"]
+    assert overall["tasks"] == ["kv_retrieval"] and overall["base_ability"] == 100.0
+    full = tmp_path / "full.json"
+    assert score(*base[:2], "--predictions", str(write_predictions(tmp_path / "q", data)),
+                 "--out", str(full))[0] == 0
+    result = CliRunner().invoke(main, ["report", str(chosen), str(full), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "different settings: tasks is [kv_retrieval] in" in result.output
+    result = CliRunner().invoke(main, ["report", str(chosen), str(full), "--allow-mixed",
+                                       "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output

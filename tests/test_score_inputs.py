@@ -206,5 +206,6 @@ def test_chosen_epochs():
     assert chosen_epochs((1, 2), 2) == [2]
     with pytest.raises(UserError, match="--epoch 3: the predictions hold epochs 1, 2"):
         chosen_epochs((1, 2), 3)
+    assert chosen_epochs((), 1) == [None]  # one answer per prompt is epoch 1
     with pytest.raises(UserError, match="none \\(one answer per prompt\\)"):
-        chosen_epochs((), 1)
+        chosen_epochs((), 2)

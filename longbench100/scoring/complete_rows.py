@@ -44,6 +44,13 @@ class RowSelection:
     left_out_cells: list[tuple[str, str]]
     incomplete: dict[str, dict[str, dict[str, int]]]
 
+    @property
+    def unscored_tasks(self) -> dict[str, str]:
+        """{task: reason} for the tasks of the data with no record left to grade."""
+        scored = {record.task for record in self.records}
+        return {task: "no scored rows (--allow-missing left every row out)"
+                for task in self.incomplete if task not in scored}
+
 
 def _cell_counts(
     records: list[DataRecord], predicted: set[str]

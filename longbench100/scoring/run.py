@@ -297,8 +297,10 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
         base_labels=base_labels,
         samples=[sample.to_json() for sample in outcome.samples],
         aggregates={
-            **aggregate(outcome.samples, base_labels, n_boot=options.n_boot, seed=options.seed),
-            "suites": suite_blocks(outcome.samples, base_labels, suite, n_boot=options.n_boot, seed=options.seed),
+            **aggregate(outcome.samples, base_labels, n_boot=options.n_boot, seed=options.seed,
+                        unscored=read.selection.unscored_tasks),
+            "suites": suite_blocks(outcome.samples, base_labels, suite, n_boot=options.n_boot,
+                                   seed=options.seed, unscored=read.selection.unscored_tasks),
         },
     )
 
