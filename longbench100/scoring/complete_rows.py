@@ -65,47 +65,47 @@ def _cell_counts(
 
 
 def _short_cells(
-    records: list[DataRecord], answered: set[str]
+    records: list[DataRecord], answered: set[str], failed: bool
 ) -> tuple[int, int, str]:
-    """(records without an answer, cells with one, ``task label N of M rows, ...``) of the cells
-    where some record of ``records`` is not in ``answered``."""
+    """(records not in ``answered``, cells with such records, ``task label N of M rows, ...``) where
+    N counts the answered records, or with ``failed`` the others (``N of M rows failed``)."""
     short = [
         (cell, rows, done)
         for cell, (rows, done) in _cell_counts(records, answered).items()
         if done < rows
     ]
-    missing = sum(rows - done for _, rows, done in short)
     shown = ", ".join(
-        f"{task} {label} {done} of {rows} rows"
+        f"{task} {label} {rows - done} of {rows} rows failed" if failed
+        else f"{task} {label} {done} of {rows} rows"
         for (task, label), rows, done in short[:_SHOWN_CELLS]
     )
     more = f" and {len(short) - _SHOWN_CELLS} more" if len(short) > _SHOWN_CELLS else ""
-    return missing, len(short), shown + more
+    return sum(rows - done for _, rows, done in short), len(short), shown + more
 
 
 def refuse_failed(records: list[DataRecord], failed: set[str], source: object) -> None:
     """Raise a one-line :class:`UserError` naming the cells whose requests failed (``prediction``
     null): a failed request is a missing answer, never a zero."""
-    ids = {record.id for record in records} - failed
-    count, cells, shown = _short_cells(records, ids)
+    count, cells, shown = _short_cells(records, {record.id for record in records} - failed,
+                                       failed=True)
     if not count:
         return
     raise UserError(
         f"predictions {source}: {count} of {len(records)} requests failed (prediction null), in "
-        f"{cells} task and length cells ({shown} answered); rerun predict with --retry-failed, "
+        f"{cells} task and length cells ({shown}); rerun predict with --retry-failed, "
         "or pass --allow-missing to leave them out like missing rows (never as zeros)"
     )
 
 
 def refuse_incomplete(records: list[DataRecord], predicted: set[str], source: object) -> None:
     """Raise a one-line :class:`UserError` naming the cells where some record has no prediction."""
-    missing, cells, shown = _short_cells(records, predicted)
+    missing, cells, shown = _short_cells(records, predicted, failed=False)
     if not missing:
         return
     raise UserError(
         f"predictions {source} are incomplete: {missing} of {len(records)} records have no "
-        f"prediction, in {cells} task and length cells ({shown}); complete the run, "
-        "or pass --allow-missing to "
+        f"prediction, in {cells} task and length cells ({shown}); complete the run, choose "
+        "what to score with --tasks/--lengths, or pass --allow-missing to "
         "score only the rows predicted at every length (never as zeros)"
     )
 

@@ -107,9 +107,9 @@ def chosen_records(records: list[DataRecord], tasks: tuple[str, ...] | None,
                    if label not in lengths and any(r.label == label for r in records
                                                    if tasks is None or r.task in tasks)]
         if outside:
-            raise UserError(f"--lengths {','.join(lengths)} leaves out the base length "
-                            f"{', '.join(outside)} that the Base Ability averages: add it, or "
-                            "choose others with --base-lengths")
+            raise UserError(f"--lengths {','.join(lengths)} leaves out the base "
+                            f"length{'s' if len(outside) > 1 else ''} {', '.join(outside)} that the "
+                            "Base Ability averages: add them, or choose others with --base-lengths")
     return chosen
 
 
@@ -209,7 +209,8 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
     manifest = manifest_sha256(options.data_dir)
     read = _read_for_score(options, records, {record.id for record in every}, manifest, echo)
     if not read.selection.records:
-        unpaired = options.missing_rows == "paired" and read.selection.missing < len(records)
+        unanswered = read.selection.missing + read.selection.failed
+        unpaired = options.missing_rows == "paired" and unanswered < len(records)
         failed = f" ({read.selection.failed} requests failed)" if read.selection.failed else ""
         raise UserError(f"predictions {options.predictions}: no data record has an answer{failed}"
                         + (" at every length of its task (try --missing-rows per-length)"
