@@ -240,7 +240,8 @@ def test_only_failed_requests_under_allow_missing_is_one_line(tmp_path, data):
     predictions = write_predictions(tmp_path / "p", data, answer=lambda record: None)
     code, output = score("--data", str(data), "--predictions", str(predictions),
                          "--out", str(tmp_path / "r.json"), "--allow-missing")
-    assert code == 2 and output.strip().endswith("no data record has an answer (32 requests failed)")
+    assert code == 2
+    assert output.strip().endswith("no data record has an answer (32 requests failed)")
 
 
 def test_single_predictions_file_and_custom_base_lengths(tmp_path, data):
@@ -300,8 +301,9 @@ def test_tasks_and_lengths_choose_what_is_scored_and_the_rest_is_not_missing(tmp
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--lengths", "4k,8k"], "--lengths 4k,8k leaves out the base lengths 2k, 6k that the Base "
-                                 "Ability averages: add them, or choose others with --base-lengths"),
+        (["--lengths", "4k,8k"], "--lengths 4k,8k leaves out the base lengths 2k, 6k that the "
+                                 "Base Ability averages: add them, or choose others with "
+                                 "--base-lengths"),
         (["--lengths", "2k,4k,6k,16k"], "--lengths 2k,4k,6k,16k: the data has no 16k (it has 2k, "
                                         "4k, 6k, 8k)"),
         (["--tasks", "kv_retrieval,niah_single_1"], "--tasks kv_retrieval,niah_single_1: the data "
@@ -346,9 +348,11 @@ def test_a_task_without_scored_rows_makes_the_overall_null_and_report_refuses_mi
     assert code == 0, output
     overall = json.loads(partial.read_text())["aggregates"]["overall"]
     assert overall["base_ability"] is None and overall["avg_lc"] is None
-    assert {cell["score"] for cell in overall["lengths"].values()} == {None}  # not 100 from kv alone
+    # not 100 from kv_retrieval alone
+    assert {cell["score"] for cell in overall["lengths"].values()} == {None}
     assert overall["excluded_tasks"]["passage_count"].startswith("no scored rows")
-    assert "warning: overall: every overall figure is null: passage_count, single_doc_qa, " in output
+    warning = "warning: overall: every overall figure is null: passage_count, single_doc_qa, "
+    assert warning in output
     chosen = tmp_path / "kv.json"
     code, output = score(*base, "--out", str(chosen), "--tasks", "kv_retrieval")
     assert code == 0, output
@@ -357,8 +361,10 @@ def test_a_task_without_scored_rows_makes_the_overall_null_and_report_refuses_mi
     full = tmp_path / "full.json"
     assert score(*base[:2], "--predictions", str(write_predictions(tmp_path / "q", data)),
                  "--out", str(full))[0] == 0
-    result = CliRunner().invoke(main, ["report", str(chosen), str(full), "--out", str(tmp_path / "r")])
-    assert result.exit_code == 2 and "different settings: tasks is [kv_retrieval] in" in result.output
+    result = CliRunner().invoke(main, ["report", str(chosen), str(full),
+                                       "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert "different settings: tasks is [kv_retrieval] in" in result.output
     result = CliRunner().invoke(main, ["report", str(chosen), str(full), "--allow-mixed",
                                        "--out", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output

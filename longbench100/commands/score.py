@@ -42,8 +42,8 @@ def judge_options(command: Callable) -> Callable:
 
 
 def _labels(text: str | None) -> tuple[str, ...] | None:
-    """The canonical length labels of an option's comma-separated list (``None`` when not given, ``()``
-    when empty, which :func:`run_score` refuses)."""
+    """The canonical length labels of an option's comma-separated list (``None`` when not given,
+    ``()`` when empty, which :func:`run_score` refuses)."""
     if text is None:
         return None
     return tuple(label for label, _ in parse_length_list(text)) if text.strip(" ,") else ()
@@ -102,8 +102,8 @@ def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_na
     end the run with exit 2 (results.json is still written) unless --allow-ungraded.
     """
     if missing_rows is not None and not allow_missing:
-        raise UserError(f"--missing-rows {missing_rows} needs --allow-missing (it chooses which rows "
-                        "of incomplete predictions are scored)")
+        raise UserError(f"--missing-rows {missing_rows} needs --allow-missing (it chooses "
+                        "which rows of incomplete predictions are scored)")
     options = ScoreOptions(
         data_dir=data_dir, predictions=predictions, out=out, qa_filter=parse_threshold(qa_filter), model_name=model_name,
         tasks=None if tasks is None or tasks.strip() == "all" else tuple(parse_task_list(tasks)),

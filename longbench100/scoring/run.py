@@ -107,9 +107,10 @@ def chosen_records(records: list[DataRecord], tasks: tuple[str, ...] | None,
                    if label not in lengths and any(r.label == label for r in records
                                                    if tasks is None or r.task in tasks)]
         if outside:
-            raise UserError(f"--lengths {','.join(lengths)} leaves out the base "
-                            f"length{'s' if len(outside) > 1 else ''} {', '.join(outside)} that the "
-                            "Base Ability averages: add them, or choose others with --base-lengths")
+            plural = "s" if len(outside) > 1 else ""
+            raise UserError(f"--lengths {','.join(lengths)} leaves out the base length{plural} "
+                            f"{', '.join(outside)} that the Base Ability averages: add them, or "
+                            "choose others with --base-lengths")
     return chosen
 
 

@@ -28,8 +28,8 @@ from .secondary import secondary_jobs, secondary_metrics
 
 @dataclass(frozen=True)
 class _Pending:
-    """The jobs of one record: its answer (None: no answer, never graded), its closed-book answer, and the
-    answer's secondary metrics (``TaskInfo.also``)."""
+    """The jobs of one record: its answer (None: no answer, never graded), its closed-book answer, and
+    the answer's secondary metrics (``TaskInfo.also``)."""
 
     record: DataRecord
     answer: GradeJob | None

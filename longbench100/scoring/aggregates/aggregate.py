@@ -37,7 +37,8 @@ class _Cell:
 
 
 def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: int = 1000, seed: int = 0,
-              weights: dict[str, float] | None = None, unscored: dict[str, str] | None = None) -> dict:
+              weights: dict[str, float] | None = None,
+              unscored: dict[str, str] | None = None) -> dict:
     """Aggregate one model's scored samples into S_l, Base Ability, LC_l and averages, with 95% intervals.
 
     ``base_labels`` are the base lengths (e.g. ``["2k", "4k", "6k"]``); every other length present
@@ -51,8 +52,8 @@ def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: in
     metrics' means per task and length (:func:`.secondary.secondary_means`). ``weights`` ({task: weight})
     weighs the tasks in the overall figures (a suite's category mean). ``unscored`` ({task: reason})
     names tasks of the data that have no samples here (``--allow-missing`` left every row out): the
-    overall figures are then null, never a mean over fewer tasks than the data's, and the block names
-    them in ``excluded_tasks``. Returns a JSON-serialisable
+    overall figures are then null, never a mean over fewer tasks than the data's, and the block
+    names them in ``excluded_tasks``. Returns a JSON-serialisable
     dict whose shape docs/aggregates.md documents; warnings explain every null.
     """
     if n_boot < 0:
