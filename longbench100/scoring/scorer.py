@@ -7,7 +7,7 @@ has an answer (:mod:`.complete_rows` leaves out records without one or whose req
 scoring them 0).
 Each sample carries its per-sample log: the answer, the gold answers, where the gold material sits,
 and for judge metrics the judge's sub-scores, or its raw reply and the reason when it is ungraded.
-A task's secondary metrics (``TaskInfo.also``) grade the same answer in the same batch (0 without an answer).
+A task's secondary metrics (``TaskInfo.also``) grade the same answer in the same batch.
 """
 
 from collections import defaultdict
@@ -72,7 +72,7 @@ def _jobs(pending: list[_Pending]) -> list[GradeJob]:
 
 
 def _secondary_scores(item: _Pending, grades: dict[tuple[str, str, str], float | None]) -> dict[str, float] | None:
-    """The record's secondary scores by metric name (all 0 without an answer), or ``None`` when its task has none."""
+    """The record's secondary scores by metric name, or ``None`` when its task has none."""
     names = secondary_metrics(item.record.task)
     if not names:
         return None
@@ -81,7 +81,7 @@ def _secondary_scores(item: _Pending, grades: dict[tuple[str, str, str], float |
         score = grades[item.record.id, job.metric, job.text]
         assert score is not None, "secondary metrics are graded without a judge, so always graded"
         graded[job.metric] = score
-    return {name: graded.get(name, 0.0) for name in names}
+    return {name: graded[name] for name in names}
 
 
 def _verdict(job: GradeJob | None, judge: Judge | None) -> Verdict | None:
