@@ -353,6 +353,8 @@ def test_a_task_without_scored_rows_makes_the_overall_null_and_report_refuses_mi
     assert overall["excluded_tasks"]["passage_count"].startswith("no scored rows")
     warning = "warning: overall: every overall figure is null: passage_count, single_doc_qa, "
     assert warning in output
+    result = CliRunner().invoke(main, ["report", str(partial), "--out", str(tmp_path / "p-rep")])
+    assert result.exit_code == 0, result.output
     chosen = tmp_path / "kv.json"
     code, output = score(*base, "--out", str(chosen), "--tasks", "kv_retrieval")
     assert code == 0, output
