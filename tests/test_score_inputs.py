@@ -175,6 +175,15 @@ def test_match_reports_missing_unknown_duplicate_counts(tmp_path):
     assert "\n" not in message
 
 
+def test_match_counts_only_the_expected_ids_as_matched(tmp_path):
+    path = tmp_path / "p.jsonl"
+    rows = [{"id": i, "prediction": "x"} for i in ("a", "k1", "k2", "k3")]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.raises(UserError, match=r"\(1 of 2 ids matched\): 1 missing \(e.g. b;"):
+        match_predictions(load_predictions(path), ["a", "b"], {"a", "b", "k1", "k2", "k3"},
+                          allow_missing=False, source=path)
+
+
 def test_match_allow_missing_returns_the_missing_ids(tmp_path):
     path = tmp_path / "p.jsonl"
     path.write_text('{"id": "a", "prediction": null, "error": "HTTP 400: too long"}\n')
