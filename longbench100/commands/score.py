@@ -67,9 +67,9 @@ def _labels(text: str | None) -> tuple[str, ...] | None:
                                 "[default: every length of --data]")
 @click.option("--base-lengths", help="Lengths whose mean is the Base Ability.  [default: the data's suite's base lengths, e.g. 2k,4k,6k]")
 @click.option("--allow-missing", is_flag=True,
-              help="Go on when data records have no prediction: they are left out, never scored 0 "
-                   "(see --missing-rows); a task and length without any prediction is left out "
-                   "(null).")
+              help="Go on when data records have no prediction or their request failed: they are "
+                   "left out, never scored 0 (see --missing-rows); a task and length without any "
+                   "answer is left out (null), and a task without any makes the overall null.")
 @click.option("--missing-rows", type=click.Choice(MISSING_ROWS_MODES),
               help="Needs --allow-missing (an error without it): paired scores a task's rows only "
                    "where predicted at every length; per-length scores each length on its own "

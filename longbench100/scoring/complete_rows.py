@@ -83,16 +83,16 @@ def _short_cells(
     return sum(rows - done for _, rows, done in short), len(short), shown + more
 
 
-def refuse_failed(records: list[DataRecord], failed: set[str], source: object) -> None:
+def refuse_failed(records: list[DataRecord], failed: set[str], source: object, retry: str) -> None:
     """Raise a one-line :class:`UserError` naming the cells whose requests failed (``prediction``
-    null): a failed request is a missing answer, never a zero."""
+    null) and how to redo them (``retry``): a failed request is a missing answer, never a zero."""
     count, cells, shown = _short_cells(records, {record.id for record in records} - failed,
                                        failed=True)
     if not count:
         return
     raise UserError(
         f"predictions {source}: {count} of {len(records)} requests failed (prediction null), in "
-        f"{cells} task and length cells ({shown}); rerun predict with --retry-failed, "
+        f"{cells} task and length cells ({shown}); {retry}, "
         "or pass --allow-missing to leave them out like missing rows (never as zeros)"
     )
 

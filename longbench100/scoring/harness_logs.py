@@ -39,6 +39,7 @@ LM_EVAL_HINT = (
     "the prompt "
     "(--system_instruction, --num_fewshot, a local model's chat template)?"
 )
+INSPECT_RETRY_HINT = "run the samples that ended in an error again with inspect eval"
 INSPECT_HINT = (
     "was the Inspect task run on another data folder or seed than --data, or did a solver change "
     "the input?"
@@ -217,4 +218,5 @@ def _read_inspect(files: list[Path]) -> PredictionSource:
                     prompt_sha256=prompt_sha256(prompt) if prompt is not None else None,
                 )
             )
-    return PredictionSource(predictions, _single(models), INSPECT_HINT, tuple(sorted(epochs)))
+    return PredictionSource(predictions, _single(models), INSPECT_HINT, tuple(sorted(epochs)),
+                            INSPECT_RETRY_HINT)

@@ -168,7 +168,7 @@ def _read_for_score(options: ScoreOptions, records: list[DataRecord], every_id: 
                        for record_id, prediction in by_id.items() if prediction.prediction is None)
     answered = set.intersection(*(set(by_id) for by_id in by_epoch)) - failed
     if not options.allow_missing:
-        refuse_failed(records, set(failed), path)
+        refuse_failed(records, set(failed), path, source.retry_hint)
         refuse_incomplete(records, answered, path)
     selection = select_rows(records, answered, options.missing_rows, failed)
     return _ReadPredictions(by_epoch, selection, source, epochs)
