@@ -625,3 +625,21 @@ def test_exports_and_the_inspect_task_carry_the_control_twins_when_asked(
     block = json.loads((tmp_path / "inspect.json").read_text())["aggregates"]["controls"]
     assert sum(cell[kind]["n"] for cells in block.values() for cell in cells.values()
                for kind in ("gold_removed", "context_swapped")) == len(twin_records)
+
+
+def test_two_lm_eval_runs_in_one_folder_are_named_as_such(data: Path, tmp_path: Path):
+    record = next(iter(records(data).values()))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    sample = {"doc": {"id": record["id"]}, "filtered_resps": ["7"]}
+    for stamp in ("2026-01-01T10", "2026-01-02T10"):
+        (logs / f"samples_longbench100_x_{stamp}.jsonl").write_text(json.dumps(sample) + "\n")
+    result = CliRunner().invoke(
+        main,
+        ["score", "--data", str(data), "--predictions", str(logs), "--allow-missing",
+         "--out", str(tmp_path / "r.json")],
+    )
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    first = "samples_longbench100_x_2026-01-01T10.jsonl"
+    assert f"several lm-eval runs in one folder: {first} and " in result.output
+    assert "point --predictions at one samples file" in result.output

@@ -116,6 +116,7 @@ def test_missing_predictions_error_unless_allowed(tmp_path, data):
     code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out))
     assert code == 2 and "are incomplete: 3 of 32 records have no prediction, in 2 task" in output
     assert "(kv_retrieval 8k 0 of 2 rows, passage_count 4k 1 of 2 rows)" in output
+    assert "choose what to score with --tasks/--lengths" in output
     errors = [line for line in output.splitlines() if not line.startswith("warning:")]
     assert "Traceback" not in output and not out.exists() and len(errors) == 1
 
@@ -188,17 +189,59 @@ def test_unknown_and_duplicate_ids_are_errors(tmp_path, data):
     assert "1 unknown (e.g. nope-1" in output and "1 duplicate (e.g. kv_retrieval-2k-0000" in output
 
 
-def test_failed_predictions_score_zero_and_are_counted(tmp_path, data):
+def test_failed_requests_are_refused_naming_their_cells_never_scored_0(tmp_path, data):
     predictions = write_predictions(
-        tmp_path / "p", data, answer=lambda record: None if record["row"] == 0 else RIGHT[record["task"]]
-    )
+        tmp_path / "p", data,
+        answer=lambda record: None if (record["task"], record["label"], record["row"])
+        == ("kv_retrieval", "2k", 0) else RIGHT[record["task"]])
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out))
+    assert code == 2 and not out.exists()
+    assert "1 of 32 requests failed (prediction null), in 1 task and length cells " in output
+    assert "(kv_retrieval 2k 1 of 2 rows failed); rerun predict with --retry-failed" in output
+    errors = [line for line in output.splitlines() if not line.startswith("warning:")]
+    assert "Traceback" not in output and len(errors) == 1
+
+
+def test_allow_missing_leaves_failed_requests_out_like_missing_rows(tmp_path, data):
+    predictions = write_predictions(
+        tmp_path / "p", data,
+        answer=lambda record: None if (record["task"], record["label"], record["row"])
+        == ("kv_retrieval", "2k", 0) else RIGHT[record["task"]])
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out),
+                         "--allow-missing")
+    assert code == 0, output
+    results = json.loads(out.read_text())
+    assert results["failed_predictions"] == 1 and results["missing_predictions"] == 0
+    kv = [s for s in results["samples"] if s["task"] == "kv_retrieval"]
+    assert {s["row"] for s in kv} == {1} and {s["score"] for s in kv} == {1.0}  # paired: row 0 out
+    lengths = results["aggregates"]["tasks"]["kv_retrieval"]["lengths"]
+    assert {label: cell["score"] for label, cell in lengths.items()} == dict.fromkeys(
+        ("2k", "4k", "6k", "8k"), 100.0)  # never 75 or 50 from a zero
+    assert results["rows"]["incomplete"]["kv_retrieval"]["2k"] == {
+        "rows": 2, "predicted": 1, "scored": 1}
+    assert "1 requests had failed (prediction null): not scored" in output
+
+
+def test_an_empty_answer_the_model_gave_is_still_graded(tmp_path, data):
+    predictions = write_predictions(
+        tmp_path / "p", data,
+        answer=lambda record: "" if record["task"] == "kv_retrieval" else RIGHT[record["task"]])
     out = tmp_path / "r.json"
     code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out))
     assert code == 0, output
     results = json.loads(out.read_text())
-    assert results["failed_predictions"] == 16
-    assert {s["score"] for s in results["samples"] if s["row"] == 0} == {0.0}
-    assert "16 predictions were null" in output
+    assert results["failed_predictions"] == 0
+    assert {s["score"] for s in results["samples"] if s["task"] == "kv_retrieval"} == {0.0}
+
+
+def test_only_failed_requests_under_allow_missing_is_one_line(tmp_path, data):
+    predictions = write_predictions(tmp_path / "p", data, answer=lambda record: None)
+    code, output = score("--data", str(data), "--predictions", str(predictions),
+                         "--out", str(tmp_path / "r.json"), "--allow-missing")
+    assert code == 2
+    assert output.strip().endswith("no data record has an answer (32 requests failed)")
 
 
 def test_single_predictions_file_and_custom_base_lengths(tmp_path, data):
@@ -234,3 +277,96 @@ def test_dry_run_without_judge_sends_and_writes_nothing(tmp_path, data):
     out = tmp_path / "r.json"
     code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out), "--dry-run")
     assert code == 0 and "no judge calls needed" in output and not out.exists()
+
+
+def test_tasks_and_lengths_choose_what_is_scored_and_the_rest_is_not_missing(tmp_path, data):
+    predictions = write_predictions(tmp_path / "p", data)
+    for path in predictions.glob("*/*.jsonl"):
+        if path.parent.name != "kv_retrieval" or path.stem == "8k":
+            path.unlink()
+    base = ["--data", str(data), "--predictions", str(predictions)]
+    code, output = score(*base, "--out", str(tmp_path / "all.json"))
+    assert code == 2 and "are incomplete" in output
+    out = tmp_path / "r.json"
+    code, output = score(*base, "--out", str(out), "--tasks", "kv_retrieval",
+                         "--lengths", "6k,2k,4k")
+    assert code == 0, output
+    results = json.loads(out.read_text())
+    assert {(s["task"], s["label"]) for s in results["samples"]} == {
+        ("kv_retrieval", label) for label in ("2k", "4k", "6k")}
+    assert results["missing_predictions"] == 0 and results["rows"]["incomplete"] == {}
+    assert "not scored" not in output
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--lengths", "4k,8k"], "--lengths 4k,8k leaves out the base lengths 2k, 6k that the "
+                                 "Base Ability averages: add them, or choose others with "
+                                 "--base-lengths"),
+        (["--lengths", "2k,4k,6k,16k"], "--lengths 2k,4k,6k,16k: the data has no 16k (it has 2k, "
+                                        "4k, 6k, 8k)"),
+        (["--tasks", "kv_retrieval,niah_single_1"], "--tasks kv_retrieval,niah_single_1: the data "
+                                                    "has no niah_single_1"),
+        (["--tasks", "nope"], "unknown task nope"),
+        (["--lengths", ""], "--lengths is empty"),
+        (["--base-lengths", ""], "--base-lengths is empty"),
+        (["--base-lengths", " , "], "--base-lengths is empty"),
+        (["--missing-rows", "per-length"], "--missing-rows per-length needs --allow-missing"),
+        (["--dry-run", "--price-in", "nan", "--price-out", "1"], "must be finite numbers"),
+        (["--dry-run", "--price-in", "1", "--price-out", "inf"], "must be finite numbers"),
+        (["--epoch", "2"], "--epoch 2: the predictions hold epochs none"),
+    ],
+)
+def test_bad_score_choices_are_one_line_errors(tmp_path, data, extra, message):
+    predictions = write_predictions(tmp_path / "p", data)
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out),
+                         *extra)
+    assert code == 2 and message in output, output
+    assert "Traceback" not in output and not out.exists()
+
+
+def test_epoch_1_of_single_answer_predictions_is_their_one_answer(tmp_path, data):
+    predictions = write_predictions(tmp_path / "p", data)
+    out = tmp_path / "r.json"
+    code, output = score("--data", str(data), "--predictions", str(predictions), "--out", str(out),
+                         "--epoch", "1")
+    assert code == 0, output
+    assert len(json.loads(out.read_text())["samples"]) == 32
+
+
+def test_a_task_without_scored_rows_makes_the_overall_null_and_report_refuses_mixed_task_sets(
+        tmp_path, data):
+    predictions = write_predictions(tmp_path / "p", data)
+    for path in predictions.glob("*/*.jsonl"):
+        if path.parent.name != "kv_retrieval":
+            path.unlink()
+    base = ["--data", str(data), "--predictions", str(predictions)]
+    partial = tmp_path / "partial.json"
+    code, output = score(*base, "--out", str(partial), "--allow-missing")
+    assert code == 0, output
+    overall = json.loads(partial.read_text())["aggregates"]["overall"]
+    assert overall["base_ability"] is None and overall["avg_lc"] is None
+    # not 100 from kv_retrieval alone
+    assert {cell["score"] for cell in overall["lengths"].values()} == {None}
+    assert overall["excluded_tasks"]["passage_count"].startswith("no scored rows")
+    warning = "warning: overall: every overall figure is null: passage_count, single_doc_qa, "
+    assert warning in output
+    result = CliRunner().invoke(main, ["report", str(partial), "--out", str(tmp_path / "p-rep")])
+    assert result.exit_code == 0, result.output
+    chosen = tmp_path / "kv.json"
+    code, output = score(*base, "--out", str(chosen), "--tasks", "kv_retrieval")
+    assert code == 0, output
+    overall = json.loads(chosen.read_text())["aggregates"]["overall"]
+    assert overall["tasks"] == ["kv_retrieval"] and overall["base_ability"] == 100.0
+    full = tmp_path / "full.json"
+    assert score(*base[:2], "--predictions", str(write_predictions(tmp_path / "q", data)),
+                 "--out", str(full))[0] == 0
+    result = CliRunner().invoke(main, ["report", str(chosen), str(full),
+                                       "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert "different settings: tasks is [kv_retrieval] in" in result.output
+    result = CliRunner().invoke(main, ["report", str(chosen), str(full), "--allow-mixed",
+                                       "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output

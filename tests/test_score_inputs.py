@@ -175,6 +175,15 @@ def test_match_reports_missing_unknown_duplicate_counts(tmp_path):
     assert "\n" not in message
 
 
+def test_match_counts_only_the_expected_ids_as_matched(tmp_path):
+    path = tmp_path / "p.jsonl"
+    rows = [{"id": i, "prediction": "x"} for i in ("a", "k1", "k2", "k3")]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.raises(UserError, match=r"\(1 of 2 ids matched\): 1 missing \(e.g. b;"):
+        match_predictions(load_predictions(path), ["a", "b"], {"a", "b", "k1", "k2", "k3"},
+                          allow_missing=False, source=path)
+
+
 def test_match_allow_missing_returns_the_missing_ids(tmp_path):
     path = tmp_path / "p.jsonl"
     path.write_text('{"id": "a", "prediction": null, "error": "HTTP 400: too long"}\n')
@@ -188,7 +197,7 @@ def test_epochs_are_averaged_per_record_and_an_ungraded_epoch_leaves_the_record_
                                 also={"qa_f1": extra},
                                 ungraded_reason=None if score is not None else "invalid reply")
                    for row, (score, extra) in enumerate(zip(scores, also))]
-        return ScoreOutcome(samples=samples, failed_predictions=1)
+        return ScoreOutcome(samples=samples)
 
     merged = mean_over_epochs([outcome([1.0, 0.0, 1.0], [1.0, 0.5, 0.0]),
                                outcome([0.0, 0.0, None], [0.0, 0.5, 1.0])])
@@ -196,7 +205,7 @@ def test_epochs_are_averaged_per_record_and_an_ungraded_epoch_leaves_the_record_
     epoch_scores = [sample.epoch_scores for sample in merged.samples]
     assert epoch_scores == [(1.0, 0.0), (0.0, 0.0), (1.0, None)]
     assert [sample.also for sample in merged.samples] == [{"qa_f1": 0.5}] * 3
-    assert merged.samples[2].ungraded_reason == "invalid reply" and merged.failed_predictions == 2
+    assert merged.samples[2].ungraded_reason == "invalid reply"
     assert ScoredSample.from_json(merged.samples[2].to_json()) == merged.samples[2]
     assert "epoch_scores" not in outcome([1.0], [1.0]).samples[0].to_json()
 
@@ -206,5 +215,6 @@ def test_chosen_epochs():
     assert chosen_epochs((1, 2), 2) == [2]
     with pytest.raises(UserError, match="--epoch 3: the predictions hold epochs 1, 2"):
         chosen_epochs((1, 2), 3)
+    assert chosen_epochs((), 1) == [None]  # one answer per prompt is epoch 1
     with pytest.raises(UserError, match="none \\(one answer per prompt\\)"):
-        chosen_epochs((), 1)
+        chosen_epochs((), 2)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from longbench100.catalog.task_info import parse_task_list
+from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length_list
 from longbench100.scoring.choices import DEFAULT_ROUGE_VARIANT, METRIC_MODES, ROUGE_VARIANTS
 from longbench100.scoring.complete_rows import MISSING_ROWS_MODES
@@ -38,6 +40,14 @@ def judge_options(command: Callable) -> Callable:
     return command
 
 
+def _labels(text: str | None) -> tuple[str, ...] | None:
+    """The canonical length labels of an option's comma-separated list (``None`` when not given,
+    ``()`` when empty, which :func:`run_score` refuses)."""
+    if text is None:
+        return None
+    return tuple(label for label, _ in parse_length_list(text)) if text.strip(" ,") else ()
+
+
 @click.command()
 @click.option("--data", "data_dir", type=click.Path(path_type=Path), required=True, help="Generated data folder (OUT).")
 @click.option("--predictions", type=click.Path(path_type=Path), required=True,
@@ -49,15 +59,20 @@ def judge_options(command: Callable) -> Callable:
 @click.option("--model-name",
               help="Model name for the results [default: the model an lm-eval or Inspect log "
                    "names, else the predictions folder name].")
+@click.option("--tasks", help="Score only these tasks (comma-separated); the others are not "
+                              "scored and not missing.  [default: every task of --data]")
+@click.option("--lengths", help="Score only these lengths, e.g. 2k,4k,6k,8k (they must include the "
+                                "base lengths); the others are not scored and not missing.  "
+                                "[default: every length of --data]")
 @click.option("--base-lengths", help="Lengths whose mean is the Base Ability.  [default: the data's suite's base lengths, e.g. 2k,4k,6k]")
 @click.option("--allow-missing", is_flag=True,
-              help="Go on when data records have no prediction: they are left out, never scored 0 "
-                   "(see --missing-rows); a task and length without any prediction is left out "
-                   "(null).")
-@click.option("--missing-rows", type=click.Choice(MISSING_ROWS_MODES), default="paired",
-              show_default=True,
-              help="With --allow-missing: paired scores a task's rows only where predicted at "
-                   "every length; per-length scores each length on its own predicted rows.")
+              help="Go on when data records have no prediction or their request failed: they are "
+                   "left out, never scored 0 (see --missing-rows); a task and length without any "
+                   "answer is left out (null), and a task without any makes the overall null.")
+@click.option("--missing-rows", type=click.Choice(MISSING_ROWS_MODES),
+              help="Needs --allow-missing (an error without it): paired scores a task's rows only "
+                   "where predicted at every length; per-length scores each length on its own "
+                   "predicted rows.  [default: paired]")
 @click.option("--epoch", type=click.IntRange(1),
               help="Grade this epoch alone of a run with several (Inspect --epochs).  "
                    "[default: the mean over epochs]")
@@ -76,8 +91,9 @@ def judge_options(command: Callable) -> Callable:
                    "task and length, the control score beside S_l, flagged when above chance + 5.")
 @click.option("--wait", is_flag=True, help="When another run is writing the same --out, wait for it instead of refusing.")
 @judge_options
-def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_name: str | None, base_lengths: str | None,
-          allow_missing: bool, missing_rows: str, epoch: int | None,
+def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_name: str | None,
+          tasks: str | None, lengths: str | None, base_lengths: str | None,
+          allow_missing: bool, missing_rows: str | None, epoch: int | None,
           allow_ungraded: bool, limit: int | None, rouge_variant: str, n_boot: int, seed: int,
           judge_style: str | None, controls: bool, wait: bool, metric_mode: str, judge: JudgeOptions, dry_run: bool,
           price_in: float | None, price_out: float | None) -> None:
@@ -87,12 +103,17 @@ def score(data_dir: Path, predictions: Path, out: Path, qa_filter: str, model_na
     judge, one test request checks it answers before any grading; samples the judge leaves ungraded
     end the run with exit 2 (results.json is still written) unless --allow-ungraded.
     """
+    if missing_rows is not None and not allow_missing:
+        raise UserError(f"--missing-rows {missing_rows} needs --allow-missing (it chooses "
+                        "which rows of incomplete predictions are scored)")
     from longbench100.scoring.run import ScoreOptions, run_score  # noqa: PLC0415
 
     options = ScoreOptions(
         data_dir=data_dir, predictions=predictions, out=out, qa_filter=parse_threshold(qa_filter), model_name=model_name,
-        base_lengths=tuple(label for label, _ in parse_length_list(base_lengths)) if base_lengths else None, allow_missing=allow_missing,
-        missing_rows=missing_rows, epoch=epoch,
+        tasks=None if tasks is None or tasks.strip() == "all" else tuple(parse_task_list(tasks)),
+        lengths=_labels(lengths), base_lengths=_labels(base_lengths),
+        allow_missing=allow_missing,
+        missing_rows=missing_rows or "paired", epoch=epoch,
         allow_ungraded=allow_ungraded, n_boot=n_boot, seed=seed, metric_mode=metric_mode,
         judge=judge,
         judge_style=judge_style,

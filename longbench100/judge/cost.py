@@ -1,5 +1,6 @@
 """A dry run's judge bill: the calls and prompt tokens needed, and an estimated cost from per-million prices."""
 
+import math
 from dataclasses import dataclass
 
 from longbench100.core.errors import UserError
@@ -16,11 +17,14 @@ class CostEstimate:
 
 
 def check_prices(price_in: float | None, price_out: float | None) -> None:
-    """Prices come together and are not negative."""
+    """Prices come together and are finite numbers, not negative."""
     if (price_in is None) != (price_out is None):
         raise UserError("--price-in and --price-out go together (USD per million prompt and output tokens)")
-    if price_in is not None and price_out is not None and (price_in < 0 or price_out < 0):
-        raise UserError("--price-in and --price-out must be 0 or more (USD per million tokens)")
+    if price_in is not None and price_out is not None and not (
+        0 <= price_in < math.inf and 0 <= price_out < math.inf
+    ):
+        raise UserError("--price-in and --price-out must be finite numbers, 0 or more "
+                        f"(USD per million tokens), not {price_in} and {price_out}")
 
 
 def estimate_cost(plan: JudgePlan, max_tokens: int, price_in: float, price_out: float) -> CostEstimate:

@@ -148,7 +148,8 @@ def _check_figures(path: Path, data: dict) -> None:
     samples = [ScoredSample.from_json(_sample_fields(sample)) for sample in data["samples"]]
     stored = data["aggregates"]
     try:
-        computed = aggregate(samples, list(stored["base_labels"]), n_boot=0)
+        computed = aggregate(samples, list(stored["base_labels"]), n_boot=0,
+                             unscored=_unscored_tasks(stored))
     except (UserError, ValueError) as error:
         raise UserError(f"{path}: its samples cannot be aggregated ({error})") from None
     blocks = [("overall", stored["overall"], computed["overall"])]
@@ -165,6 +166,15 @@ def _check_figures(path: Path, data: dict) -> None:
                 raise UserError(f"{path}: aggregates.{name}.{figure} is {value} but its samples "
                                 f"give {expected}: edited after scoring? score the predictions "
                                 "again")
+
+
+def _unscored_tasks(aggregates: dict) -> dict[str, str]:
+    """The tasks the overall left out that have no scored samples at all ({task: reason}): tasks of
+    the data that ``score --allow-missing`` could not score, which make the overall null."""
+    excluded = aggregates["overall"].get("excluded_tasks")
+    if not isinstance(excluded, dict):
+        return {}
+    return {task: str(reason) for task, reason in excluded.items() if task not in aggregates["tasks"]}
 
 
 def _same(value: float | None, expected: float | None) -> bool:

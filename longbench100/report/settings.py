@@ -14,9 +14,10 @@ from longbench100.core.errors import UserError
 
 SETTING_KEYS = (
     "metric_mode", "metrics", "rouge_variant", "judge", "qa_filter", "tokenizer", "base_lengths", "data_fingerprint",
-    "suite", "judge_style",
+    "suite", "judge_style", "tasks",
 )
-"""The settings ``report`` compares, in the order report.md lists them."""
+"""The settings ``report`` compares, in the order report.md lists them (``tasks``: the tasks scored,
+read from the aggregates, so results over different task sets are not ranked in one table)."""
 
 UNKNOWN_WHEN_NULL = ("tokenizer", "data_fingerprint", "suite")
 """Settings whose null value means "not recorded" (no manifest), rather than a real choice such as no judge."""
@@ -32,6 +33,7 @@ _TITLES = {
     "data_fingerprint": "data manifest sha256",
     "suite": "suite of the data",
     "judge_style": "judge style (--judge-style)",
+    "tasks": "tasks scored",
 }
 
 
@@ -70,21 +72,31 @@ _TYPES = {
     "metric_mode": (str,), "metrics": (dict,), "rouge_variant": (str, type(None)), "judge": (dict, type(None)),
     "qa_filter": (int, float, type(None)), "tokenizer": (str, type(None)), "base_lengths": (list,),
     "data_fingerprint": (str, type(None)), "suite": (str, type(None)),
-    "judge_style": (str, type(None)),
+    "judge_style": (str, type(None)), "tasks": (list,),
 }
 """The JSON types each recorded setting may have (docs/results.md)."""
 
 
 def read_settings(data: dict) -> Settings:
-    """The settings of a parsed results.json: its ``settings`` block, else what an older file holds.
+    """The settings of a parsed results.json: its ``settings`` block, else what an older file holds,
+    and the tasks its aggregates scored (``tasks``).
 
     Raises ``ValueError`` naming the setting when the block or one of its values has the wrong type.
     """
+    settings = _read_settings(data)
+    aggregates = data.get("aggregates")
+    if isinstance(aggregates, dict) and isinstance(aggregates.get("tasks"), dict):
+        settings.values["tasks"] = list(aggregates["tasks"])
+    return settings
+
+
+def _read_settings(data: dict) -> Settings:
+    """:func:`read_settings` without the tasks scored."""
     block = data.get("settings")
     if block is not None and not isinstance(block, dict):
         raise ValueError("'settings' must be an object")
     if isinstance(block, dict):
-        values = {key: block[key] for key in SETTING_KEYS if key in block}
+        values = {key: block[key] for key in SETTING_KEYS if key in block and key != "tasks"}
         for key, value in values.items():
             if not isinstance(value, _TYPES[key]):
                 raise ValueError(f"settings.{key} has the wrong type ({type(value).__name__})")
@@ -111,8 +123,8 @@ def read_settings(data: dict) -> Settings:
 def differences(first: tuple[Path, Settings], second: tuple[Path, Settings]) -> list[Difference]:
     """The settings both files know and that differ, in :data:`SETTING_KEYS` order.
 
-    ``metrics`` is compared task by task over the tasks both files scored, so a model scored on
-    fewer tasks is not a difference; each differing task is reported as ``metrics.<task>``.
+    ``metrics`` is compared task by task over the tasks both files scored (a model scored on
+    fewer tasks differs in ``tasks``); each differing task is reported as ``metrics.<task>``.
     """
     (path_a, a), (path_b, b) = first, second
     found = []

@@ -65,8 +65,9 @@ def print_summary(results: dict, outcome: ScoreOutcome, echo: Echo) -> None:
     if results["missing_predictions"]:
         echo(f"{results['missing_predictions']} data records had no prediction: not scored "
              "(--allow-missing)")
-    if outcome.failed_predictions:
-        echo(f"{outcome.failed_predictions} predictions were null (request failed) and were scored 0")
+    if results["failed_predictions"]:
+        echo(f"{results['failed_predictions']} requests had failed (prediction null): not scored "
+             "(--allow-missing); predict --retry-failed redoes them")
     if results["judge"] is not None:
         stats = results["judge"]
         failed = ", ".join(f"{count} {reason}" for reason, count in stats["failed_by_reason"].items())

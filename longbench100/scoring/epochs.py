@@ -17,9 +17,11 @@ from .scorer import ScoreOutcome
 
 def chosen_epochs(present: tuple[int, ...], wanted: int | None) -> list[int | None]:
     """The epochs to grade: every one present (``[None]`` for a run without epochs), or ``wanted``
-    alone."""
+    alone (epoch 1 of a run without epochs is its one answer per prompt)."""
     if wanted is None:
         return list(present) or [None]
+    if wanted == 1 and not present:  # one answer per prompt is epoch 1
+        return [None]
     if wanted not in present:
         have = ", ".join(map(str, present)) if present else "none (one answer per prompt)"
         raise UserError(f"--epoch {wanted}: the predictions hold epochs {have}")
@@ -62,6 +64,5 @@ def mean_over_epochs(outcomes: list[ScoreOutcome]) -> ScoreOutcome:
     ]
     return ScoreOutcome(
         samples=merged,
-        failed_predictions=sum(outcome.failed_predictions for outcome in outcomes),
         qa_filter=outcomes[0].qa_filter,
     )

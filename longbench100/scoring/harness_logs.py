@@ -39,6 +39,7 @@ LM_EVAL_HINT = (
     "the prompt "
     "(--system_instruction, --num_fewshot, a local model's chat template)?"
 )
+INSPECT_RETRY_HINT = "run the samples that ended in an error again with inspect eval"
 INSPECT_HINT = (
     "was the Inspect task run on another data folder or seed than --data, or did a solver change "
     "the input?"
@@ -141,10 +142,21 @@ def _lm_eval_model(files: list[Path]) -> str | None:
     return _single(names)
 
 
+def _refuse_second_run(first: Path, file: Path, record_id: str) -> None:
+    """Refuse a sample answered in two samples files: two lm-eval runs written to one folder."""
+    if first != file:
+        raise UserError(
+            f"several lm-eval runs in one folder: {first.name} and {file.name} both answer "
+            f"{record_id}; point --predictions at one samples file (or one run's own "
+            "--output_path folder)"
+        )
+
+
 def _read_lm_eval(files: list[Path]) -> PredictionSource:
     """One prediction per lm-eval sample line: our id from its document, the filtered reply, its
     prompt fingerprint."""
     predictions = []
+    first_file: dict[str, Path] = {}
     for file in files:
         for where, sample in read_jsonl(file):
             try:
@@ -157,6 +169,7 @@ def _read_lm_eval(files: list[Path]) -> PredictionSource:
                 ) from None
             if not isinstance(record_id, str) or not isinstance(reply, str):
                 raise UserError(f"{where}: doc.id and the reply must be strings")
+            _refuse_second_run(first_file.setdefault(record_id, file), file, record_id)
             fingerprint, difference = lm_eval_prompt_fingerprint(sample)
             predictions.append(
                 Prediction(
@@ -205,4 +218,5 @@ def _read_inspect(files: list[Path]) -> PredictionSource:
                     prompt_sha256=prompt_sha256(prompt) if prompt is not None else None,
                 )
             )
-    return PredictionSource(predictions, _single(models), INSPECT_HINT, tuple(sorted(epochs)))
+    return PredictionSource(predictions, _single(models), INSPECT_HINT, tuple(sorted(epochs)),
+                            INSPECT_RETRY_HINT)

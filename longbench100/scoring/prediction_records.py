@@ -28,6 +28,7 @@ class Prediction:
 
 
 OWN_HINT = "was --data generated with another seed or from another folder?"
+OWN_RETRY_HINT = "rerun predict with --retry-failed"
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,11 @@ class PredictionSource:
 
     ``model`` is the model the log names (``None`` for our own files); ``mismatch_hint`` names the
     plausible causes when prompts differ from the data's; ``epochs`` lists the epoch numbers present
-    (empty: one answer per prompt).
+    (empty: one answer per prompt); ``retry_hint`` says how to redo failed requests.
     """
 
     predictions: list[Prediction]
     model: str | None = None
     mismatch_hint: str = OWN_HINT
     epochs: tuple[int, ...] = ()
+    retry_hint: str = OWN_RETRY_HINT

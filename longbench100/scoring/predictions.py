@@ -105,7 +105,8 @@ def match_predictions(
         problems.append(f"{len(duplicates)} duplicate (e.g. {_examples(duplicates)})")
     if problems:
         raise UserError(
-            f"predictions {source} do not match the data ({len(by_id)} of {len(expected)} ids matched): "
+            f"predictions {source} do not match the data "
+            f"({len(expected) - len(missing)} of {len(expected)} ids matched): "
             + "; ".join(problems)
         )
     return by_id, missing

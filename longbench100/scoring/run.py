@@ -4,7 +4,8 @@ One run reads the data folder and the predictions, checks that the predictions a
 prompts, checks the judge (when a task uses it) before any grading, grades, applies the QA filter,
 aggregates, writes results.json and prints what a user must know. It refuses to pass silently:
 ungraded samples end the run with an error (after results.json is written, for inspection) unless
-``allow_ungraded``, and a missing prediction is never scored 0 (:mod:`.complete_rows`).
+``allow_ungraded``, and a missing prediction or failed request is never scored 0
+(:mod:`.complete_rows`).
 """
 
 from dataclasses import dataclass, field
@@ -29,7 +30,8 @@ from longbench100.judge.prompts import JudgePrompt
 from longbench100.llm.options import JudgeOptions
 from longbench100.judge.setup import check_judge, make_judge
 from longbench100.catalog.judge_styles import resolve_judge_style
-from .complete_rows import RowSelection, coverage_lines, refuse_incomplete, select_rows
+from .complete_rows import (RowSelection, coverage_lines, refuse_failed, refuse_incomplete,
+                            select_rows)
 from .epochs import chosen_epochs, mean_over_epochs
 from .predictions import (Prediction, PredictionSource, check_fingerprints, load_predictions,
                           match_predictions, read_prediction_source)
@@ -49,6 +51,8 @@ class ScoreOptions:
     qa_filter: float | None = float(DEFAULT_THRESHOLD)
     model_name: str | None = None
     base_lengths: tuple[str, ...] | None = None  # None: the data's suite's base lengths (2k, 4k, 6k before suites)
+    tasks: tuple[str, ...] | None = None  # score only these tasks; None: every task of the data
+    lengths: tuple[str, ...] | None = None  # score only these length labels; None: every length
     allow_missing: bool = False
     missing_rows: str = "paired"  # with allow_missing: "paired" or "per-length" (complete_rows.py)
     epoch: int | None = None  # grade this epoch alone; None: the mean over every epoch
@@ -86,6 +90,33 @@ def prepare_judge(options: JudgeOptions, prompts: list[JudgePrompt], dry_run: bo
     return judge
 
 
+def chosen_records(records: list[DataRecord], tasks: tuple[str, ...] | None,
+                   lengths: tuple[str, ...] | None, base_labels: list[str]) -> list[DataRecord]:
+    """The records of the chosen ``tasks`` and ``lengths`` (``None``: all); records outside them are
+    not scored and not missing. A named task or length without data, and a base length the data has
+    but ``lengths`` leaves out, are one-line errors."""
+    have_tasks = sorted({record.task for record in records})
+    have_labels = sorted({record.label for record in records}, key=parse_length)
+    for name, wanted, have in (("--tasks", tasks, have_tasks), ("--lengths", lengths, have_labels)):
+        absent = [value for value in wanted or () if value not in have]
+        if absent:
+            raise UserError(f"{name} {','.join(wanted or ())}: the data has no {', '.join(absent)} "
+                            f"(it has {', '.join(have)})")
+    chosen = [record for record in records
+              if (tasks is None or record.task in tasks)
+              and (lengths is None or record.label in lengths)]
+    if lengths is not None:
+        outside = [label for label in base_labels
+                   if label not in lengths and any(r.label == label for r in records
+                                                   if tasks is None or r.task in tasks)]
+        if outside:
+            plural = "s" if len(outside) > 1 else ""
+            raise UserError(f"--lengths {','.join(lengths)} leaves out the base length{plural} "
+                            f"{', '.join(outside)} that the Base Ability averages: add them, or "
+                            "choose others with --base-lengths")
+    return chosen
+
+
 def limit_rows(records: list[DataRecord], limit: int | None) -> list[DataRecord]:
     """The records of the first ``limit`` rows (by row number) of every task and length; all when ``limit`` is None."""
     if limit is None:
@@ -121,8 +152,8 @@ class _ReadPredictions:
 
 def _read_for_score(options: ScoreOptions, records: list[DataRecord], every_id: set[str],
                     manifest: str | None, echo: Echo) -> _ReadPredictions:
-    """Read the predictions of every epoch graded, check them, and choose the records with a
-    prediction in each (refusing incomplete predictions unless ``allow_missing``)."""
+    """Read the predictions of every epoch graded, check them, and choose the records answered in
+    each (refusing failed requests and incomplete predictions unless ``allow_missing``)."""
     path = options.predictions
     source = read_prediction_source(path)
     epochs = chosen_epochs(source.epochs, options.epoch)
@@ -136,10 +167,13 @@ def _read_for_score(options: ScoreOptions, records: list[DataRecord], every_id: 
         for note in notes:
             echo(note)
         by_epoch.append(by_id)
-    predicted = set.intersection(*(set(by_id) for by_id in by_epoch))
+    failed = frozenset(record_id for by_id in by_epoch
+                       for record_id, prediction in by_id.items() if prediction.prediction is None)
+    answered = set.intersection(*(set(by_id) for by_id in by_epoch)) - failed
     if not options.allow_missing:
-        refuse_incomplete(records, predicted, path)
-    selection = select_rows(records, predicted, options.missing_rows)
+        refuse_failed(records, set(failed), path, source.retry_hint)
+        refuse_incomplete(records, answered, path)
+    selection = select_rows(records, answered, options.missing_rows, failed)
     return _ReadPredictions(by_epoch, selection, source, epochs)
 
 
@@ -162,12 +196,17 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
     if options.rouge_variant not in ROUGE_VARIANTS:
         raise UserError(f"--rouge-variant {options.rouge_variant}: choose from {', '.join(ROUGE_VARIANTS)}")
     check_prices(options.price_in, options.price_out)
+    for name, labels in (("--lengths", options.lengths), ("--base-lengths", options.base_lengths),
+                         ("--tasks", options.tasks)):
+        if labels is not None and not labels:
+            raise UserError(f"{name} is empty: name what to use, or leave the option out")
     suite = recorded_suite(read_folder_manifest(options.data_dir))
     judge_style = resolve_judge_style(options.judge_style, suite)
     base_labels = canonical_base_labels(list(options.base_lengths or (suite["base_lengths"] if suite else DEFAULT_BASE_LABELS)))
     every = load_data(options.data_dir)
-    records = limit_rows(every, options.limit)
-    present = sorted({record.label for record in every}, key=parse_length)
+    records = limit_rows(chosen_records(every, options.tasks, options.lengths, base_labels),
+                         options.limit)
+    present = sorted({record.label for record in records}, key=parse_length)
     if options.base_lengths and not set(base_labels) & set(present):
         raise UserError(f"--base-lengths {','.join(options.base_lengths)}: the data has no rows at any of them "
                         f"(its lengths: {', '.join(present)}), so no Base Ability or LongScore could be computed")
@@ -177,8 +216,10 @@ def _score(options: ScoreOptions, echo: Echo, progress: bool) -> dict:
     known = {record.id for record in every} | {twin.id for twin in twins}
     read = _read_for_score(options, records, known, manifest, echo)
     if not read.selection.records:
-        unpaired = options.missing_rows == "paired" and read.selection.missing < len(records)
-        raise UserError(f"predictions {options.predictions}: no data record has a prediction"
+        unanswered = read.selection.missing + read.selection.failed
+        unpaired = options.missing_rows == "paired" and unanswered < len(records)
+        failed = f" ({read.selection.failed} requests failed)" if read.selection.failed else ""
+        raise UserError(f"predictions {options.predictions}: no data record has an answer{failed}"
                         + (" at every length of its task (try --missing-rows per-length)"
                            if unpaired else ""))
     records = read.selection.records
@@ -260,7 +301,7 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
             "epochs": {"graded": [epoch for epoch in read.epochs if epoch is not None],
                        "present": list(read.source.epochs)},
             "skipped_tasks": data_manifest.get("skipped_tasks") or {},
-            "failed_predictions": outcome.failed_predictions,
+            "failed_predictions": read.selection.failed,
             "ungraded": ungraded,
             "ungraded_by_reason": ungraded_reasons(outcome),
             "limit": options.limit,
@@ -269,8 +310,10 @@ def _results(options: ScoreOptions, outcome: ScoreOutcome, metrics: dict[str, st
         base_labels=base_labels,
         samples=[sample.to_json() for sample in outcome.samples],
         aggregates={
-            **aggregate(outcome.samples, base_labels, n_boot=options.n_boot, seed=options.seed),
-            "suites": suite_blocks(outcome.samples, base_labels, suite, n_boot=options.n_boot, seed=options.seed),
+            **aggregate(outcome.samples, base_labels, n_boot=options.n_boot, seed=options.seed,
+                        unscored=read.selection.unscored_tasks),
+            "suites": suite_blocks(outcome.samples, base_labels, suite, n_boot=options.n_boot,
+                                   seed=options.seed, unscored=read.selection.unscored_tasks),
         },
     )
 

@@ -3,11 +3,11 @@
 Every answer (and, for QA tasks with the filter on, every closed-book answer) is graded in one
 batch so judge calls share one progress bar, one cache pass and one concurrency pool. A QA sample
 whose closed-book score is at or above the threshold is marked ``filtered``. Every record graded
-has a prediction (:mod:`.complete_rows` leaves out records without one, never scoring them 0); a
-failed prediction (``prediction`` null: the request failed) scores 0 and is counted.
+has an answer (:mod:`.complete_rows` leaves out records without one or whose request failed, never
+scoring them 0).
 Each sample carries its per-sample log: the answer, the gold answers, where the gold material sits,
 and for judge metrics the judge's sub-scores, or its raw reply and the reason when it is ungraded.
-A task's secondary metrics (``TaskInfo.also``) grade the same answer in the same batch (0 without an answer).
+A task's secondary metrics (``TaskInfo.also``) grade the same answer in the same batch.
 """
 
 from collections import defaultdict
@@ -28,8 +28,8 @@ from .secondary import secondary_jobs, secondary_metrics
 
 @dataclass(frozen=True)
 class _Pending:
-    """The jobs of one record: its answer (None: no answer, scores 0), its closed-book answer, and the
-    answer's secondary metrics (``TaskInfo.also``)."""
+    """The jobs of one record: its answer (None: no answer, never graded), its closed-book answer, and
+    the answer's secondary metrics (``TaskInfo.also``)."""
 
     record: DataRecord
     answer: GradeJob | None
@@ -42,7 +42,6 @@ class ScoreOutcome:
     """The scored samples plus the counts that results.json reports next to them."""
 
     samples: list[ScoredSample]
-    failed_predictions: int = 0
     qa_filter: dict = field(default_factory=dict)
 
 
@@ -73,7 +72,7 @@ def _jobs(pending: list[_Pending]) -> list[GradeJob]:
 
 
 def _secondary_scores(item: _Pending, grades: dict[tuple[str, str, str], float | None]) -> dict[str, float] | None:
-    """The record's secondary scores by metric name (all 0 without an answer), or ``None`` when its task has none."""
+    """The record's secondary scores by metric name, or ``None`` when its task has none."""
     names = secondary_metrics(item.record.task)
     if not names:
         return None
@@ -82,7 +81,7 @@ def _secondary_scores(item: _Pending, grades: dict[tuple[str, str, str], float |
         score = grades[item.record.id, job.metric, job.text]
         assert score is not None, "secondary metrics are graded without a judge, so always graded"
         graded[job.metric] = score
-    return {name: graded.get(name, 0.0) for name in names}
+    return {name: graded[name] for name in names}
 
 
 def _verdict(job: GradeJob | None, judge: Judge | None) -> Verdict | None:
@@ -114,7 +113,7 @@ def score_predictions(
 ) -> ScoreOutcome:
     """Grade every record's prediction and build its :class:`ScoredSample`, applying the QA filter.
 
-    Every record must have a prediction in ``predictions`` (:func:`.complete_rows.select_rows`)."""
+    Every record must have an answer in ``predictions`` (:func:`.complete_rows.select_rows`)."""
     pending = _pending(records, predictions, metrics, qa_threshold)
     jobs = _jobs(pending)
     scores = grade_jobs(jobs, judge, progress=progress, rouge_variant=rouge_variant)
@@ -123,11 +122,9 @@ def score_predictions(
     cells: dict[str, dict[str, dict[str, int]]] = defaultdict(dict)
     for item in pending:
         record = item.record
-        if record.id not in predictions:
-            raise ValueError(f"{record.id}: no prediction; a missing prediction is never scored 0")
         if item.answer is None:
-            outcome.failed_predictions += 1
-        score = grades[record.id, item.answer.metric, item.answer.text] if item.answer else 0.0
+            raise ValueError(f"{record.id}: no answer; a missing answer is never scored 0")
+        score = grades[record.id, item.answer.metric, item.answer.text]
         closed_score = grades[record.id, item.closed_book.metric, item.closed_book.text] if item.closed_book else None
         filtered = (closed_score is not None and qa_threshold is not None
                     and closed_score >= qa_threshold)
@@ -152,7 +149,7 @@ def score_predictions(
                 filtered=filtered,
                 closed_book_score=closed_score,
                 metric=metrics[record.task],
-                prediction=item.answer.text if item.answer else None,
+                prediction=item.answer.text,
                 answers=record.answers,
                 depth=record.depth,
                 source=record.source,

@@ -37,7 +37,8 @@ class _Cell:
 
 
 def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: int = 1000, seed: int = 0,
-              weights: dict[str, float] | None = None) -> dict:
+              weights: dict[str, float] | None = None,
+              unscored: dict[str, str] | None = None) -> dict:
     """Aggregate one model's scored samples into S_l, Base Ability, LC_l and averages, with 95% intervals.
 
     ``base_labels`` are the base lengths (e.g. ``["2k", "4k", "6k"]``); every other length present
@@ -49,7 +50,10 @@ def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: in
     length) cell, seeded by ``seed`` and the cell's name (0 replicates: intervals are null). The
     ``depth`` key holds score by gold-depth decile per task and length, the ``also`` key the secondary
     metrics' means per task and length (:func:`.secondary.secondary_means`). ``weights`` ({task: weight})
-    weighs the tasks in the overall figures (a suite's category mean). Returns a JSON-serialisable
+    weighs the tasks in the overall figures (a suite's category mean). ``unscored`` ({task: reason})
+    names tasks of the data that have no samples here (``--allow-missing`` left every row out): the
+    overall figures are then null, never a mean over fewer tasks than the data's, and the block
+    names them in ``excluded_tasks``. Returns a JSON-serialisable
     dict whose shape docs/aggregates.md documents; warnings explain every null.
     """
     if n_boot < 0:
@@ -72,7 +76,7 @@ def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: in
         )
         for task in tasks
     }
-    task_scores, overall = score_tasks(matrices, base_cols, long_cols, weights)
+    task_scores, overall = score_tasks(matrices, base_cols, long_cols, {} if unscored else weights)
     layout = _Layout(labels, label_lengths, base_cols, long_cols)
     return {
         "base_labels": base,
@@ -80,7 +84,7 @@ def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: in
         "lengths": {label: label_lengths[label] for label in labels},
         "settings": {"n_boot": n_boot, "seed": seed, "ci_level": CI_LEVEL, "min_base_ability": MIN_BASE_ABILITY},
         "tasks": {task: _task_block(matrices[task], task_scores[task], cells[task], layout) for task in tasks},
-        "overall": _overall_block(overall, cells, layout),
+        "overall": _overall_block(overall, cells, layout, unscored or {}),
         "depth": _depth_block(cells, tasks, labels),
         "also": secondary_means(samples),
     }
@@ -183,8 +187,10 @@ def _task_block(matrix: np.ndarray, scores: LongScores, cells: dict[str, _Cell],
     return block
 
 
-def _overall_block(overall: OverallScores, cells: dict[str, dict[str, _Cell]], layout: _Layout) -> dict:
-    """Build the overall block over the fixed task set of ``overall``; counts cover those tasks."""
+def _overall_block(overall: OverallScores, cells: dict[str, dict[str, _Cell]], layout: _Layout,
+                   unscored: dict[str, str]) -> dict:
+    """Build the overall block over the fixed task set of ``overall``; counts cover those tasks
+    (``unscored``: the data's tasks without samples, which make every figure null)."""
     lengths = {}
     for label in layout.labels:
         task_cells = [cells[task][label] for task in overall.tasks if label in cells[task]]
@@ -192,8 +198,9 @@ def _overall_block(overall: OverallScores, cells: dict[str, dict[str, _Cell]], l
         lengths[label]["n_tasks"] = sum(bool(cell.scores) for cell in task_cells)
     block = _summary(overall.scores, lengths)
     block["tasks"] = overall.tasks
-    block["excluded_tasks"] = {task: NO_BASE_REASON for task in overall.excluded}
-    block["warnings"] = _overall_warnings(block, cells, layout)
+    block["excluded_tasks"] = {task: NO_BASE_REASON for task in overall.excluded} | unscored
+    block["warnings"] = (_unscored_warnings(unscored) if unscored
+                         else _overall_warnings(block, cells, layout))
     return block
 
 
@@ -255,6 +262,14 @@ def _task_warnings(block: dict, layout: _Layout) -> list[str]:
     elif missing_long:
         warnings.append("no graded samples at any long length: averages are null")
     return warnings
+
+
+def _unscored_warnings(unscored: dict[str, str]) -> list[str]:
+    """Why every overall figure is null when some of the data's tasks have no scored rows."""
+    tasks = ", ".join(unscored)
+    return [f"every overall figure is null: {tasks} {'has' if len(unscored) == 1 else 'have'} no "
+            "scored rows, so an overall would cover fewer tasks than the data's (score --tasks "
+            "chooses the tasks an overall covers)"]
 
 
 def _overall_warnings(block: dict, cells: dict[str, dict[str, _Cell]], layout: _Layout) -> list[str]:

@@ -13,12 +13,13 @@ from longbench100.scoring.samples import ScoredSample
 
 
 def suite_blocks(samples: list[ScoredSample], base_labels: list[str], recorded: dict | None, *, n_boot: int,
-                 seed: int) -> dict:
+                 seed: int, unscored: dict[str, str] | None = None) -> dict:
     """``{suite: {"tasks": [...], "overall": block | None}}`` for every suite the scored tasks belong to.
 
     ``recorded`` is the data manifest's suite record (None for folders made before suites); ``tasks``
     lists the suite's scored tasks, and ``overall`` the aggregate over those among its overall tasks
-    (None when none of them was scored).
+    (None when none of them was scored; null figures when ``unscored``, {task: reason}, names one
+    of them: a task of the data without scored rows).
     """
     tasks = sorted(dict.fromkeys(sample.task for sample in samples), key=task_order)
     blocks = {}
@@ -28,7 +29,9 @@ def suite_blocks(samples: list[ScoredSample], base_labels: list[str], recorded: 
         scored = [task for task in members if task in chosen]
         subset = [sample for sample in samples if sample.task in chosen and sample.task in members]
         weights = category_weights(rule, scored)
-        overall = aggregate(subset, base_labels, n_boot=n_boot, seed=seed, weights=weights)["overall"] if subset else None
+        missing = {task: reason for task, reason in (unscored or {}).items() if task in chosen}
+        overall = aggregate(subset, base_labels, n_boot=n_boot, seed=seed, weights=weights,
+                            unscored=missing)["overall"] if subset else None
         blocks[name] = {"tasks": members, "overall": overall, "method": rule.get("method", "mean") if rule else "mean"}
     return blocks
 
