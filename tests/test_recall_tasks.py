@@ -153,7 +153,7 @@ def test_the_manifest_records_the_tasks_own_reservation(demo):
 
 
 def test_the_ruler_and_helmet_suites_list_the_recall_tasks():
-    assert load_suite("ruler").tasks == (*NIAH, "variable_tracking", "common_words", "frequent_words")
+    assert load_suite("ruler").tasks == (*NIAH, "variable_tracking", "common_words", "frequent_words", "qa_1", "qa_2")
     assert load_suite("ruler").base_lengths == ("4k", "8k")
     helmet = load_suite("helmet-recall")
     assert helmet.tasks == ("json_kv", "niah_multikey_2", "niah_multikey_3", "niah_multivalue")
