@@ -33,6 +33,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -41,6 +42,7 @@ _RESOLVE = re.compile(r"^/datasets/(?P<owner>[^/]+)/(?P<name>[^/]+)/resolve/(?P<
 _TREE = re.compile(r"^/api/datasets/(?P<owner>[^/]+)/(?P<name>[^/]+)/tree/(?P<revision>[^/]+)$")
 _CDN = re.compile(r"^/lfs/(?P<sha256>[0-9a-f]{64})$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
+SLOW_FOR_S = 60  # a hanging or trickling answer ends (the connection closed) after this long at most
 
 
 def _registry_commits() -> dict[str, str]:
@@ -130,7 +132,9 @@ class HubStub:
             self.failures.append((within, status, dict(headers or {})))
 
     def hang(self, within: str = "") -> None:
-        """Accept every request whose path holds ``within`` and never answer it (until the stub closes)."""
+        """Accept every request whose path holds ``within`` and never answer it (the connection is
+        closed when the stub closes, or after :data:`SLOW_FOR_S`, so a client that waits forever fails
+        instead of hanging its test)."""
         with self._lock:
             self.silences.append((within, "hang", 0.0))
 
@@ -187,7 +191,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.stub._record(self.origin, self.command, raw_path)
         self._slow = self.stub._silence(unquote(raw_path))
         if self._slow is not None and self._slow[0] == "hang":
-            self.stub._closing.wait()
+            self.stub._closing.wait(SLOW_FOR_S)
             self.close_connection = True
             return None
         failure = self.stub._failure(unquote(raw_path))
@@ -298,8 +302,9 @@ class _Handler(BaseHTTPRequestHandler):
         if mode == "body":
             self.wfile.write(raw_head)
             self.wfile.flush()
+        give_up = time.monotonic() + SLOW_FOR_S
         for byte in (body if mode == "body" else raw_head + body):
-            if self.stub._closing.wait(pause):
+            if self.stub._closing.wait(pause) or time.monotonic() > give_up:
                 return
             try:
                 self.wfile.write(bytes([byte]))
