@@ -6,9 +6,9 @@ timed out with a longer one. The shared HTTP client it makes is given a network 
 (:func:`install`) that, while a request is guarded (:func:`guarded`), bounds
 
 * the connection: ``wait_limit()`` seconds at most (a shorter time-out of the client stays);
-* each wait for bytes: ``wait_limit()`` seconds at most;
-* the pace: every ``wait_limit()`` seconds of a request must bring :data:`SLOWEST_RATE` bytes per
-  second, so an answer that trickles (headers or body) stops too.
+* the pace: each waiting window of a request (``wait_limit()`` seconds, or the client's own shorter
+  read time-out) must bring :data:`SLOWEST_RATE` bytes per second, so an answer that never comes,
+  stalls, or trickles (headers or body) stops at the end of a window.
 
 A request over a limit raises :class:`HubSilent`, which huggingface_hub does not retry. Requests
 made outside :func:`guarded` are left as the client makes them.
@@ -35,16 +35,19 @@ _GUARDED: contextvars.ContextVar[bool] = contextvars.ContextVar("hub_guarded", d
 class HubSilent(Exception):
     """A guarded hub request got no connection, no answer, or too slow an answer in time."""
 
-    def __init__(self, host: str, stage: str, seconds: float, received: int = 0) -> None:
+    def __init__(self, host: str, stage: str, seconds: float, received: int = 0,
+                 answered: bool = False) -> None:
         super().__init__(f"{stage} from {host} in {seconds:g} s")
-        self.host, self.stage, self.seconds, self.received = host, stage, seconds, received
+        self.host, self.stage, self.seconds = host, stage, seconds
+        self.received, self.answered = received, answered  # bytes in the last window; any before
 
     def describe(self) -> str:
         """``does not answer (no reply within 20 s)`` style phrase."""
         if self.stage == "connect":
             return f"does not accept a connection (none within {self.seconds:g} s)"
         if self.received == 0:
-            return f"does not answer (no reply within {self.seconds:g} s)"
+            verb = "stopped answering" if self.answered else "does not answer"
+            return f"{verb} (no reply within {self.seconds:g} s)"
         return f"sends too slowly ({self.received} bytes in {self.seconds:g} s)"
 
 
@@ -90,31 +93,30 @@ class _TimedStream:
         self._stream.write(buffer, timeout)
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        """Receive, within the limits when guarded."""
+        """Receive, within the limits when guarded (the client's own shorter time-out, where it
+        gives one, is the waiting window)."""
         if not _GUARDED.get():
             return self._stream.read(max_bytes, timeout)
         import httpcore2
 
-        limit = wait_limit()
+        window = _capped(timeout, wait_limit())
         while True:
-            left = self._window_start + limit - time.monotonic()
+            left = self._window_start + window - time.monotonic()
             if left <= 0:
-                self._next_window(limit)
+                self._next_window(window)
                 continue
             try:
-                data = self._stream.read(max_bytes, _capped(timeout, left))
+                data = self._stream.read(max_bytes, left)
             except httpcore2.ReadTimeout:
-                if timeout is not None and timeout < left:  # the client's own limit: no answer
-                    raise HubSilent(self._host, "read", timeout, self._received) from None
                 continue  # the window is over: the next turn judges its pace
             self._window_bytes += len(data)
             self._received += len(data)
             return data
 
-    def _next_window(self, limit: float) -> None:
+    def _next_window(self, window: float) -> None:
         """Close a waiting window: stop when it brought too little, else open the next."""
-        if self._window_bytes < SLOWEST_RATE * limit:
-            raise HubSilent(self._host, "read", limit, self._received)
+        if self._window_bytes < SLOWEST_RATE * window:
+            raise HubSilent(self._host, "read", window, self._window_bytes, self._received > 0)
         self._window_start, self._window_bytes = time.monotonic(), 0
 
     def start_tls(self, ssl_context, server_hostname: str | None = None,
