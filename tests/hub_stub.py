@@ -19,8 +19,8 @@ against huggingface_hub 2.4):
 A repository answers to its branches (``main`` by default) and to its pinned commit: by default
 the revision each packaged registry entry pins (``commits`` overrides), else a made-up stable
 hash. A failure can be asked for (:meth:`HubStub.fail`): every request whose path holds a text
-answers a given status (429 with ``Retry-After``, 5xx, gated, 404) until it is cleared; a request can
-also get no answer at all (:meth:`HubStub.hang`) or an answer sent a byte at a time
+answers a given status (429 with ``Retry-After``, 5xx, gated, 404) until it is cleared; a request
+can also get no answer at all (:meth:`HubStub.hang`) or an answer sent a byte at a time
 (:meth:`HubStub.trickle`: the whole answer, or only its body).
 
 No ``X-Xet-*`` headers are sent, so the plain HTTP download path is used even with ``hf_xet``
@@ -42,7 +42,7 @@ _RESOLVE = re.compile(r"^/datasets/(?P<owner>[^/]+)/(?P<name>[^/]+)/resolve/(?P<
 _TREE = re.compile(r"^/api/datasets/(?P<owner>[^/]+)/(?P<name>[^/]+)/tree/(?P<revision>[^/]+)$")
 _CDN = re.compile(r"^/lfs/(?P<sha256>[0-9a-f]{64})$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
-SLOW_FOR_S = 60  # a hanging or trickling answer ends (the connection closed) after this long at most
+SLOW_FOR_S = 60  # a hanging or trickling answer ends (its connection closed) after this long
 
 
 def _registry_commits() -> dict[str, str]:
@@ -65,7 +65,8 @@ class HubStub:
         self.root = Path(root)
         self.commits = _registry_commits() if commits is None else commits
         self.failures: list[tuple[str, int, dict[str, str]]] = []  # (text in the path, status, headers)
-        self.silences: list[tuple[str, str, float]] = []  # (text in the path, "hang" | "trickle" | "body", pause)
+        # (text in the path, "hang" | "trickle" | "body", seconds between bytes)
+        self.silences: list[tuple[str, str, float]] = []
         self._closing = threading.Event()  # releases the requests left hanging
         self.lfs_suffixes = lfs_suffixes
         self.branches = branches  # the revision names every repository answers to (besides its commit)
@@ -132,15 +133,15 @@ class HubStub:
             self.failures.append((within, status, dict(headers or {})))
 
     def hang(self, within: str = "") -> None:
-        """Accept every request whose path holds ``within`` and never answer it (the connection is
-        closed when the stub closes, or after :data:`SLOW_FOR_S`, so a client that waits forever fails
-        instead of hanging its test)."""
+        """Accept every request whose path holds ``within`` and never answer it (the connection
+        is closed when the stub closes, or after :data:`SLOW_FOR_S`, so a client that waits forever
+        fails instead of hanging its test)."""
         with self._lock:
             self.silences.append((within, "hang", 0.0))
 
     def trickle(self, within: str = "", pause: float = 0.05, body_only: bool = False) -> None:
-        """Send the answers to requests whose path holds ``within`` one byte every ``pause`` seconds:
-        the whole answer, or (``body_only``) the status and headers at once and then the body."""
+        """Send the answers to requests whose path holds ``within`` one byte every ``pause``
+        seconds: the whole answer, or (``body_only``) the status and headers at once and then the body."""
         with self._lock:
             self.silences.append((within, "body" if body_only else "trickle", pause))
 
@@ -152,7 +153,8 @@ class HubStub:
 
     def _silence(self, path: str) -> tuple[str, float] | None:
         with self._lock:
-            return next(((mode, pause) for within, mode, pause in self.silences if within in path), None)
+            matches = ((mode, pause) for within, mode, pause in self.silences if within in path)
+            return next(matches, None)
 
     def _failure(self, path: str) -> tuple[int, dict[str, str]] | None:
         with self._lock:
@@ -174,7 +176,7 @@ class HubStub:
 class _Handler(BaseHTTPRequestHandler):
     stub: HubStub
     origin: str
-    _slow: tuple[str, float] | None = None  # how this request is answered slowly (see HubStub.trickle)
+    _slow: tuple[str, float] | None = None  # how this request is answered slowly (HubStub.trickle)
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - silence the default stderr log
@@ -296,7 +298,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_slowly(self, status: int, body: bytes, length: int, headers: dict[str, str]) -> None:
         """The answer a byte at a time (the head at once when only the body trickles)."""
         mode, pause = self._slow
-        head = "".join(f"{key}: {value}\r\n" for key, value in {**headers, "Content-Length": str(length)}.items())
+        fields = {**headers, "Content-Length": str(length)}
+        head = "".join(f"{key}: {value}\r\n" for key, value in fields.items())
         raw_head = f"HTTP/1.1 {status} Slow\r\n{head}Connection: close\r\n\r\n".encode()
         self.close_connection = True
         if mode == "body":

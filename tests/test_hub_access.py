@@ -323,7 +323,7 @@ def test_a_mirror_under_a_former_repository_id_still_works(
     assert "not read from the hub" in rows["rag_mini_bioasq_summary"]  # mirrors only
 
 
-# --- a hub that hangs or trickles, and what is left out --------------------------------------------
+# --- a hub that hangs or trickles, and what is left out ------------------------------------------
 
 
 def _one_line_error(result) -> str:
@@ -421,7 +421,19 @@ def test_offline_generate_names_hf_hub_offline_and_sources_fetch(
 ) -> None:
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "c"))
-    result = CliRunner().invoke(main, ["generate", "--suite", "ruler", "--sources", "hub", "--lengths",
-                                       "2k", "--rows", "1", "--quiet", "--out", str(tmp_path / "o")])
+    command = ["generate", "--suite", "ruler", "--sources", "hub", "--lengths", "2k", "--rows", "1",
+               "--quiet", "--out", str(tmp_path / "o")]
+    result = CliRunner().invoke(main, command)
     line = _one_line_error(result)
     assert "HF_HUB_OFFLINE" in line and "longbench100 sources fetch --sources-list" in line, line
+
+
+def test_a_wrong_wait_limit_is_one_line(
+    tmp_path: Path,
+    hub_cache: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LONGBENCH100_HUB_TIMEOUT", "soon")
+    with serving(write_mirror(tmp_path / "m", only={"trec_coarse"}), monkeypatch):
+        result = CliRunner().invoke(main, ["sources", "fetch", "--sources-list", "trec_coarse"])
+    assert "LONGBENCH100_HUB_TIMEOUT=soon" in _one_line_error(result)

@@ -41,7 +41,8 @@ def list_sources(sources_option: str | None, counts: bool) -> None:
     registry = location.registry()
     active = active_entries(location, registry, ask_hub=False)
     offline = ", offline: HF_HUB_OFFLINE is set" if location.kind == "hub" and hub_offline() else ""
-    click.echo(f"registry: {location.registry_dir}  ({len(registry)} entries; reading from {location.describe()}{offline})")
+    click.echo(f"registry: {location.registry_dir}  ({len(registry)} entries; "
+               f"reading from {location.describe()}{offline})")
     for name, entry in registry.items():
         status = _availability(location, entry, registry, active)
         line = (f"{_label(entry):<28} {status:<34} {_pinned(entry):<44} {_roles(entry)}  "
@@ -139,9 +140,10 @@ def fetch_sources(suite_name: str | None, names: str | None) -> None:
     fetch_planned(plan.files, click.echo)
     if plan.unmet:
         offline = " (HF_HUB_OFFLINE is set: unset it to download)" if hub_offline() else ""
-        raise UserError(f"sources fetch: {len(plan.unmet)} needed source{'s' * (len(plan.unmet) != 1)} "
-                        f"could not be fetched{offline}: {', '.join(plan.unmet)} (the 'left out' lines "
-                        f"say why); {plan.counted()} are in the hub cache")
+        unmet = len(plan.unmet)
+        raise UserError(f"sources fetch: {unmet} needed source{'s' * (unmet != 1)} could not be "
+                        f"fetched{offline}: {', '.join(plan.unmet)} (the 'left out' lines say "
+                        f"why); {plan.counted()} are in the hub cache")
     click.echo(f"done: {plan.counted()} in the hub cache (HF_HUB_OFFLINE=1 runs read them there)")
 
 

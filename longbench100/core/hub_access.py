@@ -376,7 +376,7 @@ def _busy_error(where: str, what: str, status: int, wait: int | None) -> UserErr
 
 
 def _silence_message(where: str, what: str, silence: HubSilent) -> str:
-    """A hub (or its file host, or the proxy) that did not answer, or answered too slowly, in time."""
+    """A hub (or its file host, or the proxy) that did not answer in time, or too slowly."""
     from huggingface_hub import constants
 
     host = "" if silence.host in constants.ENDPOINT else f" (its host {silence.host})"
