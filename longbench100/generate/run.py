@@ -112,7 +112,7 @@ def _resume_hint(out: Path) -> str:
     finished (``out`` may not even exist yet)."""
     if out.is_dir() and holds_rows(out):
         return f"rows finished so far are saved in {out}; rerun with --resume to continue"
-    return f"no row was finished yet ({out} holds none); rerun the same command to start again"
+    return "no row was finished yet; rerun the same command to start again"
 
 
 def _suite_stand_ins(options: GenerateOptions, location: SourceLocation) -> tuple[dict[str, list[str]], dict[str, str]]:
