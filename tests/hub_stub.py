@@ -19,7 +19,9 @@ against huggingface_hub 2.4):
 A repository answers to its branches (``main`` by default) and to its pinned commit: by default
 the revision each packaged registry entry pins (``commits`` overrides), else a made-up stable
 hash. A failure can be asked for (:meth:`HubStub.fail`): every request whose path holds a text
-answers a given status (429 with ``Retry-After``, 5xx, gated, 404) until it is cleared.
+answers a given status (429 with ``Retry-After``, 5xx, gated, 404) until it is cleared; a request
+can also get no answer at all (:meth:`HubStub.hang`) or an answer sent a byte at a time
+(:meth:`HubStub.trickle`: the whole answer, or only its body).
 
 No ``X-Xet-*`` headers are sent, so the plain HTTP download path is used even with ``hf_xet``
 installed. Every request is recorded in :attr:`HubStub.requests` as ``(origin, method, path)``.
@@ -31,6 +33,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -39,6 +42,7 @@ _RESOLVE = re.compile(r"^/datasets/(?P<owner>[^/]+)/(?P<name>[^/]+)/resolve/(?P<
 _TREE = re.compile(r"^/api/datasets/(?P<owner>[^/]+)/(?P<name>[^/]+)/tree/(?P<revision>[^/]+)$")
 _CDN = re.compile(r"^/lfs/(?P<sha256>[0-9a-f]{64})$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
+SLOW_FOR_S = 60  # a hanging or trickling answer ends (its connection closed) after this long
 
 
 def _registry_commits() -> dict[str, str]:
@@ -61,6 +65,9 @@ class HubStub:
         self.root = Path(root)
         self.commits = _registry_commits() if commits is None else commits
         self.failures: list[tuple[str, int, dict[str, str]]] = []  # (text in the path, status, headers)
+        # (text in the path, "hang" | "trickle" | "body", seconds between bytes)
+        self.silences: list[tuple[str, str, float]] = []
+        self._closing = threading.Event()  # releases the requests left hanging
         self.lfs_suffixes = lfs_suffixes
         self.branches = branches  # the revision names every repository answers to (besides its commit)
         self.requests: list[tuple[str, str, str]] = []
@@ -80,6 +87,7 @@ class HubStub:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        self._closing.set()
         for server in self._servers:
             server.shutdown()
             server.server_close()
@@ -124,10 +132,29 @@ class HubStub:
         with self._lock:
             self.failures.append((within, status, dict(headers or {})))
 
+    def hang(self, within: str = "") -> None:
+        """Accept every request whose path holds ``within`` and never answer it (the connection
+        is closed when the stub closes, or after :data:`SLOW_FOR_S`, so a client that waits forever
+        fails instead of hanging its test)."""
+        with self._lock:
+            self.silences.append((within, "hang", 0.0))
+
+    def trickle(self, within: str = "", pause: float = 0.05, body_only: bool = False) -> None:
+        """Send the answers to requests whose path holds ``within`` one byte every ``pause``
+        seconds: the whole answer, or (``body_only``) the status and headers at once and then the body."""
+        with self._lock:
+            self.silences.append((within, "body" if body_only else "trickle", pause))
+
     def clear_failures(self) -> None:
         """Answer normally again."""
         with self._lock:
             self.failures.clear()
+            self.silences.clear()
+
+    def _silence(self, path: str) -> tuple[str, float] | None:
+        with self._lock:
+            matches = ((mode, pause) for within, mode, pause in self.silences if within in path)
+            return next(matches, None)
 
     def _failure(self, path: str) -> tuple[int, dict[str, str]] | None:
         with self._lock:
@@ -149,6 +176,7 @@ class HubStub:
 class _Handler(BaseHTTPRequestHandler):
     stub: HubStub
     origin: str
+    _slow: tuple[str, float] | None = None  # how this request is answered slowly (HubStub.trickle)
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - silence the default stderr log
@@ -163,6 +191,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, send_body: bool) -> None:
         raw_path = urlsplit(self.path).path
         self.stub._record(self.origin, self.command, raw_path)
+        self._slow = self.stub._silence(unquote(raw_path))
+        if self._slow is not None and self._slow[0] == "hang":
+            self.stub._closing.wait(SLOW_FOR_S)
+            self.close_connection = True
+            return None
         failure = self.stub._failure(unquote(raw_path))
         if failure is not None:
             status, headers = failure
@@ -249,6 +282,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, body if send_body else b"", len(body), headers)
 
     def _send(self, status: int, body: bytes, length: int, headers: dict[str, str]) -> None:
+        if self._slow is not None:
+            return self._send_slowly(status, body, length, headers)
         self.send_response(status)
         for key, value in headers.items():
             self.send_header(key, value)
@@ -259,3 +294,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if body:
             self.wfile.write(body)
+
+    def _send_slowly(self, status: int, body: bytes, length: int, headers: dict[str, str]) -> None:
+        """The answer a byte at a time (the head at once when only the body trickles)."""
+        mode, pause = self._slow
+        fields = {**headers, "Content-Length": str(length)}
+        head = "".join(f"{key}: {value}\r\n" for key, value in fields.items())
+        raw_head = f"HTTP/1.1 {status} Slow\r\n{head}Connection: close\r\n\r\n".encode()
+        self.close_connection = True
+        if mode == "body":
+            self.wfile.write(raw_head)
+            self.wfile.flush()
+        give_up = time.monotonic() + SLOW_FOR_S
+        for byte in (body if mode == "body" else raw_head + body):
+            if self.stub._closing.wait(pause) or time.monotonic() > give_up:
+                return
+            try:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+            except OSError:  # the client gave up
+                return

@@ -11,6 +11,7 @@ import json
 import socket
 import tarfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -320,3 +321,119 @@ def test_a_mirror_under_a_former_repository_id_still_works(
     listed = CliRunner().invoke(main, ["sources", "list", "--sources", "hub"])
     rows = {line.split()[1]: line for line in listed.output.splitlines()[1:]}
     assert "not read from the hub" in rows["rag_mini_bioasq_summary"]  # mirrors only
+
+
+# --- a hub that hangs or trickles, and what is left out ------------------------------------------
+
+
+def _one_line_error(result) -> str:
+    """The single ``error:`` line of a failed command (nothing else said on the way)."""
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert result.exit_code != 0 and len(errors) == 1, result.output
+    return errors[0]
+
+
+@pytest.mark.parametrize(
+    "mode, within, words",
+    [
+        ("hang", "", "does not answer (no reply within 0.5 s)"),  # nothing answers at all
+        ("hang", "/resolve/", "does not answer (no reply within 0.5 s)"),  # a file's metadata
+        ("trickle", "", "sends too slowly"),  # the whole answer a byte at a time
+        ("body", "/lfs/", "sends too slowly"),  # a file's body (on the file host) a byte at a time
+    ],
+)
+def test_a_hub_that_hangs_or_trickles_stops_within_the_wait_limit(
+    mode: str,
+    within: str,
+    words: str,
+    tmp_path: Path,
+    hub_cache: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LONGBENCH100_HUB_TIMEOUT", "0.5")
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "c"))
+    mirror = write_mirror(tmp_path / "m", only={"trec_coarse"})
+    with serving(mirror, monkeypatch) as hub:
+        if mode == "hang":
+            hub.hang(within)
+        else:
+            hub.trickle(within, pause=0.05, body_only=mode == "body")
+        started = time.monotonic()
+        result = CliRunner().invoke(main, ["sources", "fetch", "--sources-list", "trec_coarse"])
+        took = time.monotonic() - started
+        endpoint = hub.endpoint
+    line = _one_line_error(result)
+    assert f"the Hugging Face hub at {endpoint}" in line and words in line, line
+    assert "CogComp/trec" in line and "LONGBENCH100_HUB_TIMEOUT" in line
+    assert took < 30  # bounded by the wait limit, not by the client's minutes of retries
+
+
+def test_an_interrupt_before_any_row_does_not_claim_saved_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from longbench100.core.interrupts import Interrupted
+    from longbench100.generate import run
+    from longbench100.generate.options import GenerateOptions
+
+    def stopped(*args: object) -> dict:
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "c"))
+    monkeypatch.setattr(run, "_generate", stopped)
+    out = tmp_path / "never"
+    options = GenerateOptions(tasks=("passage_count",), lengths=(("2k", 2048),), rows=1, seed=1,
+                              tokenizer="cl100k_base", out=out, sources="demo", workers=1)
+    with pytest.raises(Interrupted) as caught:
+        run.run_generate(options, echo=lambda line: None, progress=False)
+    assert "saved in" not in caught.value.hint and "--resume" not in caught.value.hint
+    assert "no row was finished yet" in caught.value.hint
+
+
+def test_fetch_fails_in_one_line_when_a_needed_source_is_left_out(
+    tmp_path: Path,
+    hub_cache: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fetch = ["sources", "fetch", "--suite", "ruler"]
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # offline, nothing cached
+    offline = CliRunner().invoke(main, fetch)
+    line = _one_line_error(offline)
+    assert "could not be fetched" in line and "HF_HUB_OFFLINE" in line and "cnn_dailymail" in line
+    assert "done:" not in offline.output
+    listed = CliRunner().invoke(main, ["sources", "list", "--sources", "hub"])
+    rows = {line.split()[1]: line for line in listed.output.splitlines()[1:]}
+    assert "not cached (offline)" in rows["cnn_dailymail"] and "HF_HUB_OFFLINE" in listed.output
+    assert "download on use" not in listed.output
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    with serving(write_mirror(tmp_path / "m", only={"trec_coarse"}), monkeypatch):
+        missing = CliRunner().invoke(main, fetch)  # the hub answers 404: no ruler source is there
+        line = _one_line_error(missing)
+        assert "could not be fetched" in line and "HF_HUB_OFFLINE" not in line
+        assert "repository not found" in missing.output  # the left-out lines say why
+        served = CliRunner().invoke(main, ["sources", "fetch", "--sources-list", "trec_coarse"])
+    assert served.exit_code == 0 and "done: " in served.output, served.output
+
+
+def test_offline_generate_names_hf_hub_offline_and_sources_fetch(
+    tmp_path: Path,
+    hub_cache: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "c"))
+    command = ["generate", "--suite", "ruler", "--sources", "hub", "--lengths", "2k", "--rows", "1",
+               "--quiet", "--out", str(tmp_path / "o")]
+    result = CliRunner().invoke(main, command)
+    line = _one_line_error(result)
+    assert "HF_HUB_OFFLINE" in line and "longbench100 sources fetch --sources-list" in line, line
+
+
+def test_a_wrong_wait_limit_is_one_line(
+    tmp_path: Path,
+    hub_cache: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LONGBENCH100_HUB_TIMEOUT", "soon")
+    with serving(write_mirror(tmp_path / "m", only={"trec_coarse"}), monkeypatch):
+        result = CliRunner().invoke(main, ["sources", "fetch", "--sources-list", "trec_coarse"])
+    assert "LONGBENCH100_HUB_TIMEOUT=soon" in _one_line_error(result)

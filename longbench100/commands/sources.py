@@ -12,7 +12,7 @@ import click
 
 from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError
 from longbench100.sources.fetch import fetch_planned, plan_fetch
-from longbench100.core.hub_access import is_commit
+from longbench100.core.hub_access import hub_offline, is_commit
 from longbench100.sources.loader import load_source
 from longbench100.core.paths import CACHE_HINT, cache_dir
 from longbench100.sources.locations import MIRROR_HINT, SOURCES_ENV, SourceLocation, active_entries, resolve_location
@@ -43,7 +43,9 @@ def list_sources(sources_option: str | None, counts: bool) -> None:
     known_suites = load_all_suites()
     registry = location.registry()
     active = active_entries(location, registry, ask_hub=False)
-    click.echo(f"registry: {location.registry_dir}  ({len(registry)} entries; reading from {location.describe()})")
+    offline = ", offline: HF_HUB_OFFLINE is set" if location.kind == "hub" and hub_offline() else ""
+    click.echo(f"registry: {location.registry_dir}  ({len(registry)} entries; "
+               f"reading from {location.describe()}{offline})")
     for name, entry in registry.items():
         status = _availability(location, entry, registry, active)
         line = (f"{_label(entry):<28} {status:<34} {_pinned(entry):<44} {_roles(entry)}  "
@@ -149,6 +151,12 @@ def fetch_sources(suite_name: str | None, names: str | None) -> None:
         click.echo(line)
     click.echo(plan.summary())
     fetch_planned(plan.files, click.echo)
+    if plan.unmet:
+        offline = " (HF_HUB_OFFLINE is set: unset it to download)" if hub_offline() else ""
+        unmet = len(plan.unmet)
+        raise UserError(f"sources fetch: {unmet} needed source{'s' * (unmet != 1)} could not be "
+                        f"fetched{offline}: {', '.join(plan.unmet)} (the 'left out' lines say "
+                        f"why); {plan.counted()} are in the hub cache")
     click.echo(f"done: {plan.counted()} in the hub cache (HF_HUB_OFFLINE=1 runs read them there)")
 
 
@@ -187,7 +195,8 @@ def _availability(location: SourceLocation, entry: SourceEntry, registry: dict, 
     if location.kind == "hub" and entry.not_on_hub:
         state = "not read from the hub"
     elif location.kind == "hub":
-        state = "cached" if location.is_available(entry) else "hub (download on use)"
+        state = ("cached" if location.is_available(entry)
+                 else "not cached (offline)" if hub_offline() else "hub (download on use)")
     else:
         state = "available" if location.is_available(entry) else "missing"
     if entry.stand_in_for:

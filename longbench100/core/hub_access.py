@@ -8,6 +8,8 @@ module adds:
 * every failure becomes one line naming its cause: rate limit (HTTP 429, with the hub's wait),
   server error (5xx), proxy, no connection, offline mode, full disk, gated, missing repository,
   revision or file;
+* a hub that does not answer, or trickles, stops the request within a set time
+  (:mod:`longbench100.core.hub_timeouts`, ``LONGBENCH100_HUB_TIMEOUT``);
 * the client's silent retries are bounded and said: the first busy answer (429 or 5xx) prints one
   ``hub:`` line on stderr, and after :data:`BUSY_ANSWERS` busy answers, or when the hub asks to wait
   longer than :data:`LONGEST_WAIT_S`, the request stops with the message;
@@ -32,6 +34,7 @@ from pathlib import Path
 
 from longbench100.core.atomic import write_json_atomic
 from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError
+from longbench100.core.hub_timeouts import WAIT_ENV, HubSilent, guarded, install
 
 BUSY_ANSWERS = (
     3  # busy answers (429, 5xx) one request may get before it stops (the client retries in between)
@@ -251,9 +254,11 @@ _STOPPER = _StopConnectionRetries()
 def bounded_retries(where: str) -> Iterator[None]:
     """Watch the hub requests made inside: the first busy answer is said on stderr (``where`` names
     the request), and the client's retries stop after a few busy answers, a long asked wait, or a
-    connection that failed (:class:`HubBusy`, :class:`HubNoAnswer`)."""
+    connection that failed (:class:`HubBusy`, :class:`HubNoAnswer`); no answer in time stops them
+    too (:class:`HubSilent`)."""
     from huggingface_hub.utils import get_session
 
+    install()
     hooks = get_session().event_hooks["response"]
     if _on_response not in hooks:
         hooks.append(_on_response)
@@ -263,7 +268,8 @@ def bounded_retries(where: str) -> Iterator[None]:
     http_logger.setLevel(logging.WARNING)  # its retry warnings must reach the filter
     token = _WATCH.set(_Watch(where))
     try:
-        yield
+        with guarded():
+            yield
     finally:
         _WATCH.reset(token)
 
@@ -305,6 +311,8 @@ def hub_error(error: BaseException, where: str, what: str, listing: bool = False
     absent_repo = f"{where}: repository not found (or private: log in with HF_TOKEN)" + (
         "" if listing else f" for {what}"
     )
+    if isinstance(cause, HubSilent):
+        return HubUnreachable(_silence_message(where, what, cause))
     if isinstance(cause, HubBusy):
         return _busy_error(where, what, cause.status, cause.wait)
     if isinstance(cause, GatedRepoError):
@@ -364,6 +372,20 @@ def _busy_error(where: str, what: str, status: int, wait: int | None) -> UserErr
     return UserError(
         f"{where}: the Hugging Face hub answered HTTP {status} (a server error) for {what}{asks}: "
         "the hub is having trouble; try again later"
+    )
+
+
+def _silence_message(where: str, what: str, silence: HubSilent) -> str:
+    """A hub (or its file host, or the proxy) that did not answer in time, or too slowly."""
+    from huggingface_hub import constants
+
+    host = "" if silence.host in constants.ENDPOINT else f" (its host {silence.host})"
+    proxy = next((os.environ[name] for name in _PROXY_VARIABLES if os.environ.get(name)), None)
+    through = f" through the proxy {proxy}" if proxy else ""
+    return (
+        f"{where}: the Hugging Face hub at {constants.ENDPOINT}{host}{through} "
+        f"{silence.describe()} for {what}: check HF_ENDPOINT and the connection, set {WAIT_ENV} "
+        "to wait longer, or point --sources at a local mirror"
     )
 
 

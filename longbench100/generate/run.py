@@ -39,7 +39,7 @@ from longbench100.generate.verify_counts import verify_prompt_counts
 from longbench100.generate.controls import ControlBuilder, ControlsResult, controls_file_path, read_controls_result, write_controls
 from longbench100.generate.inspection import summarise_file
 from longbench100.generate.json_lines import json_line
-from longbench100.generate.output import LOW_FILL, LineAppender, completed_rows, median_fill, partial_file, written_rows, written_rows_in, written_sources
+from longbench100.generate.output import LOW_FILL, holds_rows, LineAppender, completed_rows, median_fill, partial_file, written_rows, written_rows_in, written_sources
 from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import shifted_spans
@@ -104,12 +104,20 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
         except Interrupted:
             raise
         except KeyboardInterrupt as stop:
-            raise Interrupted(f"rows finished so far are saved in {options.out}; rerun with --resume to continue", stop) from None
+            raise Interrupted(_resume_hint(options.out), stop) from None
         except OSError as error:
             if error.errno != errno.ENOSPC:
                 raise
             raise UserError(f"no space left on the device while writing {options.out} ({written_rows_in(options.out)} rows "
                             f"written so far are kept): free some space, then rerun with --resume to continue") from None
+
+
+def _resume_hint(out: Path) -> str:
+    """What to do after an interrupt: resume the rows kept in ``out``, or start again when none was
+    finished (``out`` may not even exist yet)."""
+    if out.is_dir() and holds_rows(out):
+        return f"rows finished so far are saved in {out}; rerun with --resume to continue"
+    return "no row was finished yet; rerun the same command to start again"
 
 
 def _suite_stand_ins(options: GenerateOptions, location: SourceLocation) -> tuple[dict[str, list[str]], dict[str, str]]:
@@ -238,7 +246,7 @@ def _load_builders(options: GenerateOptions, location: SourceLocation, templates
     needed = {name for name, entry in location.registry().items() if any(role.split(":")[0] in tasks for role in entry.roles)}
     corpus = load_corpus(location, tokenizer, only=needed, progress=progress, workers=options.workers)
     corpus.left_out = {task: frozenset(names) for task, names in (left_out or {}).items()}
-    _check_pools(corpus, tasks, location.describe())
+    _check_pools(corpus, tasks, location)
     return tokenizer, corpus, {task: BUILDERS[task](corpus, templates) for task in tasks}
 
 
@@ -333,15 +341,18 @@ def _context(options: GenerateOptions, tokenizer, task: str, label: str, budget:
                         options.whole_documents, options.chat_template, options.negatives)
 
 
-def _check_pools(corpus: Corpus, tasks: tuple[str, ...], where: str) -> None:
-    """Fail before any work when a task lacks every source of a role it needs."""
+def _check_pools(corpus: Corpus, tasks: tuple[str, ...], location: SourceLocation) -> None:
+    """Fail before any work when a task lacks every source of a role it needs, saying why the first
+    one is unavailable and what to do."""
+    where = location.describe()
     for task in tasks:
         for kind in BUILDERS[task].required_roles:
             if not corpus.sources_with_role(task, kind):
                 wanted = [name for name, entry in corpus.entries.items() if entry.has_role(task, kind)]
                 if not wanted:
                     raise UserError(f"task {task}: no source in {where} plays its {kind} role (a {task}:{kind} entry in sources/)")
-                raise UserError(f"task {task}: none of its {kind} sources ({', '.join(wanted)}) is available in {where}")
+                raise UserError(f"task {task}: none of its {kind} sources ({', '.join(wanted)}) is available in {where}"
+                                f"{location.unavailable_hint(wanted)}")
 
 
 class _SerialExecutor:

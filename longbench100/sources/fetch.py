@@ -21,11 +21,13 @@ from longbench100.catalog.suites import load_suite
 
 @dataclass(frozen=True)
 class FetchPlan:
-    """The entries to fetch, their files (each once), and one line per entry left out, with why."""
+    """The entries to fetch, their files (each once), one line per entry left out, with why, and
+    the entries left out that nothing fetched replaces (``unmet``)."""
 
     entries: tuple[SourceEntry, ...]
     files: tuple[PlannedFile, ...]
     notes: tuple[str, ...]
+    unmet: tuple[str, ...] = ()
 
     def summary(self) -> str:
         """``fetch: 12 files of 9 sources: 3 to download, 11.3 GB; 9 cached already`` (and files of
@@ -83,12 +85,24 @@ def plan_fetch(
     }
     active = active_entries(location, related)
     chosen = tuple(entry for name, entry in active.items() if name in wanted)
-    notes = tuple(
-        f"left out: source {name}: {location.absence(entry)}"
-        for name, entry in wanted.items()
-        if name not in active and location.absence(entry) is not None
+    reasons = {
+        name: location.absence(entry) for name, entry in wanted.items() if name not in active
+    }
+    left_out = {name: reason for name, reason in reasons.items() if reason is not None}
+    notes = tuple(f"left out: source {name}: {reason}" for name, reason in left_out.items())
+    unmet = tuple(name for name in left_out if not _replaced(registry[name], chosen))
+    return FetchPlan(chosen, tuple(location.download_plan(chosen)), notes, unmet)
+
+
+def _replaced(entry: SourceEntry, chosen: tuple[SourceEntry, ...]) -> bool:
+    """Whether a source left out is not needed after all: one the registry never reads from the
+    hub, a stand-in whose primary is fetched, or a primary whose stand-in is."""
+    names = {other.name for other in chosen}
+    return (
+        bool(entry.not_on_hub)
+        or entry.stand_in_for in names
+        or any(other.stand_in_for == entry.name for other in chosen)
     )
-    return FetchPlan(chosen, tuple(location.download_plan(chosen)), notes)
 
 
 def fetch_planned(files: tuple[PlannedFile, ...], echo: Callable[[str], None]) -> None:

@@ -137,6 +137,17 @@ class SourceLocation:
                 return f"{entry.repo_id}@{entry.revision}: no file {matches}{spec.path}"
         return None
 
+    def unavailable_hint(self, names: list[str]) -> str:
+        """Why the first of the unavailable sources ``names`` is missing here and, offline on the
+        hub, how to get them (a tail for a message: ``" (x: ...); run ..."``)."""
+        registry = self.registry()
+        reason = self.absence(registry[names[0]]) if names[0] in registry else None
+        why = f" ({names[0]}: {reason})" if reason else ""
+        if self.kind != "hub" or not hub_offline():
+            return why
+        return (f"{why}; run `longbench100 sources fetch --sources-list {','.join(names)}` online "
+                "first (or unset HF_HUB_OFFLINE), or point --sources at a local mirror")
+
     def _missing_from_mirror(self, entry: SourceEntry) -> str:
         """The first file (or archive member) of ``entry`` that the mirror lacks."""
         for spec in entry.files:
@@ -221,7 +232,8 @@ def active_entries(location: SourceLocation, entries: dict[str, SourceEntry], *,
                    ask_hub: bool = True) -> dict[str, SourceEntry]:
     """The entries to use: every available entry, with stand-ins only where their primary is
     unavailable. On the hub an entry not cached yet is looked up upstream (``ask_hub`` False:
-    counted as available unless the registry says it cannot be read from the hub)."""
+    counted as available unless the registry says it cannot be read from the hub, or when offline
+    it is not cached)."""
     available = {name: entry for name, entry in entries.items()
                  if _usable(location, entry, ask_hub)}
     return {
@@ -233,7 +245,7 @@ def active_entries(location: SourceLocation, entries: dict[str, SourceEntry], *,
 
 def _usable(location: SourceLocation, entry: SourceEntry, ask_hub: bool) -> bool:
     """Whether ``entry`` can be read at ``location`` (see :func:`active_entries`)."""
-    if location.kind == "hub" and not ask_hub:
+    if location.kind == "hub" and not ask_hub and not hub_offline():
         return not entry.not_on_hub
     return location.absence(entry) is None
 
