@@ -11,6 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
 from longbench100.generate.manifest import FINISHED_LOG
 from longbench100.text.tokenization import load_tokenizer
 
@@ -98,3 +100,23 @@ def reseal(folder: Path) -> None:
     for relative, entry in manifest["files"].items():
         entry["sha256"] = hashlib.sha256((folder / relative).read_bytes()).hexdigest()
     path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def generate_from_demo(out: Path, tasks: tuple[str, ...], lengths: tuple[tuple[str, int], ...],
+                       rows: int) -> Path:
+    """Generate ``tasks`` at ``lengths`` from the packaged demo sources into ``out``, in this
+    process, on one worker, printing nothing (seed 1, cl100k_base)."""
+    run_generate(
+        GenerateOptions(tasks=tasks, lengths=lengths, rows=rows, seed=1, tokenizer="cl100k_base",
+                        out=out, sources="demo", workers=1),
+        echo=lambda _: None,
+        progress=False,
+    )
+    return out
+
+
+def assert_one_line_error(code: int, output: str, *needles: str) -> None:
+    """A user error: exit 2, exactly one ``error:`` line holding every needle, no traceback."""
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(errors) == 1 and "Traceback" not in output, output
+    assert all(needle in errors[0] for needle in needles), errors[0]

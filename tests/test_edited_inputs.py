@@ -19,9 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
-from tests.generate_helpers import reseal
+from tests.generate_helpers import assert_one_line_error, generate_from_demo, reseal
 from tests.openai_stub import OpenAIStub
 
 TASKS = ("kv_retrieval", "single_doc_qa")
@@ -43,31 +41,12 @@ def files_of(*paths: Path) -> dict[str, bytes]:
     }
 
 
-def assert_one_line_error(code: int, output: str, *needles: str) -> None:
-    errors = [line for line in output.splitlines() if line.startswith("error:")]
-    assert code == 2 and len(errors) == 1 and "Traceback" not in output, output
-    assert all(needle in errors[0] for needle in needles), errors[0]
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A generated data folder, predictions that answer it right, and their results.json."""
     root = tmp_path_factory.mktemp("edited")
     data = root / "data"
-    run_generate(
-        GenerateOptions(
-            tasks=TASKS,
-            lengths=(("2k", 2048),),
-            rows=2,
-            seed=1,
-            tokenizer="cl100k_base",
-            out=data,
-            sources="demo",
-            workers=1,
-        ),
-        echo=lambda _: None,
-        progress=False,
-    )
+    generate_from_demo(data, TASKS, (("2k", 2048),), rows=2)
     predictions = root / "predictions"
     for path in sorted(data.glob("*/*.jsonl")):
         target = predictions / path.relative_to(data)

@@ -23,8 +23,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 from click.testing import CliRunner  # noqa: E402
 
 from longbench100.cli import main  # noqa: E402
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate  # noqa: E402
+from tests.generate_helpers import generate_from_demo
 
 TASKS = ("kv_retrieval", "single_doc_qa")
 ODD_VALUES = [
@@ -58,20 +57,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root."""
     root = tmp_path_factory.mktemp("fuzz")
     data = root / "data"
-    run_generate(
-        GenerateOptions(
-            tasks=TASKS,
-            lengths=(("2k", 2048),),
-            rows=2,
-            seed=1,
-            tokenizer="cl100k_base",
-            out=data,
-            sources="demo",
-            workers=1,
-        ),
-        echo=lambda _: None,
-        progress=False,
-    )
+    generate_from_demo(data, TASKS, (("2k", 2048),), rows=2)
     for path in sorted(data.glob("*/*.jsonl")):
         target = root / "predictions" / path.relative_to(data)
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -20,9 +20,8 @@ from click.testing import CliRunner
 
 from longbench100.llm import client as llm_client
 from longbench100.cli import main
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
 from longbench100.llm.client import CONNECT_TIMEOUT_S, PROBE_TIMEOUT_S, LLMClient
+from tests.generate_helpers import generate_from_demo
 
 PROBE_S = 1.0  # the server check's time-out in these tests (PROBE_TIMEOUT_S in real runs)
 
@@ -110,20 +109,7 @@ def test_the_models_check_is_bounded_as_a_whole(mode: str, short_probe):
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("hung") / "data"
-    run_generate(
-        GenerateOptions(
-            tasks=("single_doc_qa",),
-            lengths=(("2k", 2048),),
-            rows=1,
-            seed=1,
-            tokenizer="cl100k_base",
-            out=out,
-            sources="demo",
-            workers=1,
-        ),
-        echo=lambda _: None,
-        progress=False,
-    )
+    generate_from_demo(out, ("single_doc_qa",), (("2k", 2048),), rows=1)
     return out
 
 

@@ -14,9 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
 from tests.headless_browser import CHROMIUM, Browser
+from tests.generate_helpers import generate_from_demo
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)"
@@ -37,20 +36,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = root / "data"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LONGBENCH100_CACHE", str(root / "cache"))
-        run_generate(
-            GenerateOptions(
-                tasks=("kv_retrieval", "single_doc_qa", "passage_count"),
-                lengths=(("2k", 2048), ("4k", 4096), ("8k", 8192)),
-                rows=3,
-                seed=1,
-                tokenizer="cl100k_base",
-                out=data,
-                sources="demo",
-                workers=1,
-            ),
-            echo=lambda _: None,
-            progress=False,
-        )
+        generate_from_demo(data, ("kv_retrieval", "single_doc_qa", "passage_count"), (("2k", 2048), ("4k", 4096), ("8k", 8192)), rows=3)
     records = [
         json.loads(line)
         for path in sorted(data.glob("*/*.jsonl"))

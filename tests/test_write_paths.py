@@ -13,9 +13,8 @@ from click.testing import CliRunner
 
 from longbench100.cli import main
 from longbench100.folders.lock import output_lock
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
 from tests.openai_stub import OpenAIStub
+from tests.generate_helpers import assert_one_line_error, generate_from_demo
 
 
 def invoke(*args: object) -> tuple[int, str]:
@@ -23,30 +22,11 @@ def invoke(*args: object) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def assert_one_line_error(code: int, output: str, *needles: str) -> None:
-    errors = [line for line in output.splitlines() if line.startswith("error:")]
-    assert code == 2 and len(errors) == 1 and "Traceback" not in output, output
-    assert all(needle in errors[0] for needle in needles), errors[0]
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("writes")
     data = root / "data"
-    run_generate(
-        GenerateOptions(
-            tasks=("single_doc_qa",),
-            lengths=(("2k", 2048),),
-            rows=2,
-            seed=1,
-            tokenizer="cl100k_base",
-            out=data,
-            sources="demo",
-            workers=1,
-        ),
-        echo=lambda _: None,
-        progress=False,
-    )
+    generate_from_demo(data, ("single_doc_qa",), (("2k", 2048),), rows=2)
     predictions = root / "predictions.jsonl"
     rows = [
         json.loads(line) for line in (data / "single_doc_qa" / "2k.jsonl").read_text().splitlines()
