@@ -94,6 +94,9 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
     ensure_writable_dir(cache_dir(), f"the cache folder ({CACHE_HINT})")
     with output_lock(options.out, "--out", options.wait):
         check_out_folder(options.out, options.resume)
+        if options.annotator.model and options.annotated_tasks():  # told before the sources load
+            config = options.annotator.config()
+            refuse_hung_server(config.base_url, config.model, config.api_key, "annotator server")
         try:
             return _generate(options, location, templates, echo, progress)
         except Interrupted:
@@ -154,10 +157,6 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         echo(note)
     for task, names in left_out.items():
         echo(f"note: {task}: suite {options.suite.name} takes no stand-in: its ground truth leaves out {', '.join(names)}")
-    # a hung annotator server is told before the sources load
-    if options.annotator.model and options.annotated_tasks() and not options.dry_run:
-        config = options.annotator.config()
-        refuse_hung_server(config.base_url, config.api_key, "annotator server")
     tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress, left_out)
     budgets = _budgets(options)
     template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
