@@ -183,7 +183,9 @@ def _set_first_record(data: Path, change) -> Path:
         (lambda r: {**r, "id": ["a"]}, ":1: id must be a string, not a list"),
     ],
 )
-@pytest.mark.parametrize("command", ["inspect", "score", "baselines", "export lm-eval", "filter"])
+@pytest.mark.parametrize(
+    "command", ["inspect", "score", "baselines", "export lm-eval", "filter", "coverage"]
+)
 def test_broken_lines_name_file_and_line(
     world: dict[str, Path], tmp_path: Path, change, message: str, command: str
 ):
@@ -192,6 +194,30 @@ def test_broken_lines_name_file_and_line(
     path = _set_first_record(data, change)
     before = files_of(data, world["predictions"])
     assert_one_line_error(*invoke(*READERS[command](world, data, tmp_path)), f"{path}{message}")
+    assert files_of(data, world["predictions"]) == before
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda r: {**r, "task": "passage_count"}, ":1: a passage_count 2k record in kv_retrieval/"),
+        (lambda r: {**r, "label": "4k"}, ":1: a kv_retrieval 4k record in kv_retrieval/2k.jsonl"),
+        (lambda r: {**r, "gold": 5}, ":1: gold must be"),
+        (lambda r: {**r, "answers": "42"}, ":1: answers must be a list"),
+        (lambda r: {k: v for k, v in r.items() if k != "answers"}, ":1: answers is missing"),
+        (lambda r: {**r, "answers": []}, ":1: answers must be a non-empty list"),
+        (lambda r: {**r, "id": "kv_retrieval-2k-0001"}, "duplicate id 'kv_retrieval-2k-0001'"),
+    ],
+)
+@pytest.mark.parametrize("command", ["score", "baselines", "coverage"])
+def test_a_record_out_of_place_or_of_the_wrong_shape_is_one_line(
+    world: dict[str, Path], tmp_path: Path, change, message: str, command: str
+):
+    data = tmp_path / "data"
+    shutil.copytree(world["data"], data)
+    path = _set_first_record(data, change)
+    before = files_of(data, world["predictions"])
+    assert_one_line_error(*invoke(*READERS[command](world, data, tmp_path)), str(path), message)
     assert files_of(data, world["predictions"]) == before
 
 

@@ -126,6 +126,30 @@ def read_records(path: Path) -> list[tuple[str, dict]]:
     return [(where, check_record(value, where)) for where, value in read_jsonl(path)]
 
 
+def read_file_records(ref: DataFileRef, seen: dict[str, str]) -> list[tuple[str, dict]]:
+    """Every record of one data file (:func:`read_records`), each of the file's own task and
+    length, and with an id that ``seen`` (id to ``file:line``, shared over a folder's files and
+    filled here) does not hold yet."""
+    records = read_records(ref.path)
+    for where, record in records:
+        if record["task"] != ref.task or _label_of(record["label"], where) != ref.label:
+            raise UserError(f"{where}: a {record['task']} {record['label']} record in "
+                            f"{ref.task}/{ref.path.name}: a record belongs to its own task's file "
+                            "at its own length")
+        if record["id"] in seen:
+            raise UserError(f"{where}: duplicate id {record['id']!r} (first at {seen[record['id']]})")
+        seen[record["id"]] = where
+    return records
+
+
+def _label_of(label: str, where: str) -> str:
+    """The canonical form of a record's length label, or a one-line error naming the record."""
+    try:
+        return canonical_label(parse_length(label))
+    except UserError as error:
+        raise UserError(f"{where}: label {label!r}: {error}") from None
+
+
 def read_folder_manifest(folder: Path) -> dict | None:
     """The decoded ``folder/manifest.json`` checked against :data:`MANIFEST_SHAPE`, or ``None`` when
     absent."""
