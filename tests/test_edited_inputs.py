@@ -366,3 +366,40 @@ def test_a_filter_that_dies_half_way_leaves_nothing_and_a_rerun_works(
     assert code == 0, output
     assert invoke("inspect", out)[0] == 0
     assert files_of(world["data"], world["predictions"]) == before
+
+
+def _edit_manifest(data: Path, change) -> Path:
+    path = data / "manifest.json"
+    path.write_text(json.dumps(change(json.loads(path.read_text())), indent=2))
+    return path
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda m: {**m, "suite": {**m["suite"], "base_lengths": ["2k", "4k"]}},
+        lambda m: {**m, "suite": {**m["suite"], "metrics": {}}},
+        lambda m: {**m, "seed": 2},
+    ],
+)
+@pytest.mark.parametrize("command", ["inspect", "score", "baselines", "coverage", "filter"])
+def test_an_edited_manifest_is_refused_in_one_line(
+    world: dict[str, Path], tmp_path: Path, change, command: str
+):
+    data = tmp_path / "data"
+    shutil.copytree(world["data"], data)
+    assert "manifest_sha256" in json.loads((data / "manifest.json").read_text())
+    path = _edit_manifest(data, change)
+    before = files_of(data, world["predictions"])
+    assert_one_line_error(
+        *invoke(*READERS[command](world, data, tmp_path)), f"{path}: edited after it was written"
+    )
+    assert files_of(data, world["predictions"]) == before
+
+
+def test_a_manifest_written_before_the_digest_is_still_read(world: dict[str, Path], tmp_path: Path):
+    data = tmp_path / "data"
+    shutil.copytree(world["data"], data)
+    _edit_manifest(data, lambda m: {k: v for k, v in m.items() if k != "manifest_sha256"})
+    code, output = invoke(*READERS["score"](world, data, tmp_path))
+    assert code == 0, output
