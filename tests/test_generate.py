@@ -402,3 +402,22 @@ def test_resume_with_other_options_names_them_as_the_user_gave_them(mirror: Path
     with pytest.raises(UserError) as refused:
         run_generate(_options(mirror, out, tasks=("passage_count",), seed=7, resume=True), echo=lambda _: None, progress=False)
     assert "changed --seed (seed);" in str(refused.value) and "choose an empty --out folder" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("lengths", "message"),
+    [
+        ("2k,2k", "lengths '2k,2k': 2k given more than once"),
+        ("2k,2048", "2k given more than once"),
+        ("50", "--lengths 50: too small for any task's prompt"),
+        ("50,2k", "--lengths 50: too small for any task's prompt"),
+    ],
+)
+def test_lengths_given_twice_or_too_small_for_any_prompt_are_refused(tmp_path, lengths, message):
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["generate", "--sources", "demo", "--tasks", "kv_retrieval,passage_count",
+                                       "--lengths", lengths, "--rows", "1", "--tokenizer", "cl100k_base",
+                                       "--out", str(out)])
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and message in errors[0], result.output
+    assert not out.exists()

@@ -38,7 +38,7 @@ from longbench100.generate.output import LOW_FILL, LineAppender, completed_rows,
 from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import shifted_spans
-from longbench100.fitting.templates import PromptTemplates
+from longbench100.fitting.templates import EXAMPLE_VARIABLES, PromptTemplates
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,7 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
     for task, names in left_out.items():
         echo(f"note: {task}: suite {options.suite.name} takes no stand-in: its ground truth leaves out {', '.join(names)}")
     tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress, left_out)
+    _refuse_budgets_too_small(options, templates, tokenizer)
     budgets = _budgets(options)
     template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
     claim_out_folder(options.out, {  # before any annotator call: a resume with other options is refused for free
@@ -203,6 +204,18 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         manifest = _check_shortcuts(options.out, manifest, echo)
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
     return manifest
+
+
+def _refuse_budgets_too_small(options: GenerateOptions, templates: PromptTemplates,
+                              tokenizer: Tokenizer) -> None:
+    """Before the output folder is claimed: refuse a length that not even a task's smallest prompt
+    (its template around a few words of example material) fits, where every row would fail."""
+    smallest = min(tokenizer.count(templates.render(task, variables))
+                   for task in options.tasks for variables in EXAMPLE_VARIABLES[task])
+    small = [label for label, budget in options.lengths if budget < smallest]
+    if small:
+        raise UserError(f"--lengths {', '.join(small)}: too small for any task's prompt (the smallest, "
+                        f"with a few words of material, takes {smallest} tokens): give larger lengths")
 
 
 def _load_builders(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, tasks: tuple[str, ...],
