@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from longbench100.folders.layout import sealed_manifest
 from longbench100.cli import main
 from longbench100.generate.options import GenerateOptions
 from longbench100.generate.run import run_generate
@@ -403,3 +404,29 @@ def test_a_manifest_written_before_the_digest_is_still_read(world: dict[str, Pat
     _edit_manifest(data, lambda m: {k: v for k, v in m.items() if k != "manifest_sha256"})
     code, output = invoke(*READERS["score"](world, data, tmp_path))
     assert code == 0, output
+
+
+def test_a_report_rewritten_without_html_drops_its_old_page(world: dict[str, Path], tmp_path: Path):
+    out = tmp_path / "R"
+    assert invoke("report", world["results"], "--out", out, "--html", "--n-boot", "10")[0] == 0
+    assert (out / "report.html").is_file()
+    (out / "mine.txt").write_text("a file of the user's own, added later")
+    code, output = invoke("report", world["results"], "--out", out, "--n-boot", "10")
+    assert code == 0, output
+    assert not (out / "report.html").exists() and (out / "report.md").is_file()
+    assert (out / "mine.txt").read_text() == "a file of the user's own, added later"
+
+
+def test_an_export_of_other_data_keeps_none_of_the_old_tasks(world: dict[str, Path], tmp_path: Path):
+    smaller = tmp_path / "d1"
+    shutil.copytree(world["data"], smaller)
+    shutil.rmtree(smaller / "single_doc_qa")
+    _edit_manifest(smaller, lambda m: sealed_manifest(
+        {**m, "files": {k: v for k, v in m["files"].items() if not k.startswith("single_doc_qa/")}}))
+    out = tmp_path / "ex"
+    assert invoke("export", "lm-eval", world["data"], out)[0] == 0
+    assert any("single_doc_qa" in path.name for path in out.glob("*.yaml"))
+    code, output = invoke("export", "lm-eval", smaller, out)
+    assert code == 0, output
+    assert not any("single_doc_qa" in path.as_posix() for path in out.rglob("*.*")), sorted(out.rglob("*"))
+    assert any("kv_retrieval" in path.name for path in out.glob("*.yaml"))

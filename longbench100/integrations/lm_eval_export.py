@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from longbench100.core.atomic import write_bytes_atomic
-from longbench100.folders.guard import mark_folder
+from longbench100.folders.guard import mark_folder, replace_outputs
 from longbench100.folders.layout import open_data_folder, read_jsonl
 from longbench100.folders.data_records import parse_record
 from ..scoring.grading import choose_metrics
@@ -75,7 +75,14 @@ def export_lm_eval(data_dir: Path, out_dir: Path) -> tuple[list[ExportedTask], d
     mark_folder(out_dir, "lm-eval-export")  # only once the data is known to be whole
     suite = recorded_suite(folder.manifest)
     metrics = choose_metrics(sorted({ref.task for ref in files}), "classic", False, families=suite["metrics"] if suite else None)
-    exported = []
+    exported: list[ExportedTask] = []
+    written: list[Path] = []
+
+    def write(path: Path, text: str) -> None:
+        """Write one file of the export and remember it."""
+        write_bytes_atomic(path, text.encode("utf-8"))
+        written.append(path)
+
     for ref in files:
         lines, rooms = [], []
         for where, value in read_jsonl(ref.path):
@@ -90,23 +97,24 @@ def export_lm_eval(data_dir: Path, out_dir: Path) -> tuple[list[ExportedTask], d
             continue
         documents = out_dir / "docs" / ref.task / f"{ref.label}.jsonl"
         documents.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(documents, "".join(lines).encode("utf-8"))
+        write(documents, "".join(lines))
         task = ExportedTask(lm_eval_task_name(ref.task, ref.label), ref.task, ref.label, len(lines),
                             max(rooms), metrics[ref.task])
         yaml = _task_yaml(task, documents.relative_to(out_dir).as_posix())
-        write_bytes_atomic(out_dir / f"{task.name}.yaml", yaml.encode("utf-8"))
+        write(out_dir / f"{task.name}.yaml", yaml)
         exported.append(task)
     groups = _groups(exported, suite)
     for task_name, metric in dict.fromkeys((task.task, task.metric) for task in exported):
         members = [task.name for task in exported if task.task == task_name]
         yaml = _group_yaml(task_group_name(task_name), members, [harness_metric_name(metric)])
-        write_bytes_atomic(out_dir / f"{task_group_name(task_name)}.yaml", yaml.encode("utf-8"))
+        write(out_dir / f"{task_group_name(task_name)}.yaml", yaml)
     for group, members in groups.items():
         tasks = [task for task in exported if task_group_name(task.task) in members]
         names = _suite_metric_names(tasks)
         yaml = _group_yaml(group, members, names)
-        write_bytes_atomic(out_dir / f"{group}.yaml", yaml.encode("utf-8"))
-    write_bytes_atomic(out_dir / f"{HOOKS_MODULE}.py", _HOOKS_SOURCE.encode("utf-8"))
+        write(out_dir / f"{group}.yaml", yaml)
+    write(out_dir / f"{HOOKS_MODULE}.py", _HOOKS_SOURCE)
+    replace_outputs(out_dir, written)  # a YAML of an earlier export's other data goes
     return exported, groups
 
 
