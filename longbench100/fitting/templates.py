@@ -85,9 +85,9 @@ def with_derived(variables: dict) -> dict:
     return {"gold_passages": passage_phrase(variables.get("gold_numbers", [])), **variables}
 
 
-MATERIAL_VARIABLES = frozenset({"blocks", "context", "passages", "word_list", "text", "demonstrations",
-                                "question"})
-"""The variables that carry a task's context or question: a template must use each its task gives."""
+MATERIAL_VARIABLES = frozenset({"blocks", "context", "passages", "word_list", "text",
+                                "demonstrations", "question"})
+"""The variables that carry a task's context or question: a template uses each its task gives."""
 
 
 class PromptTemplates:
@@ -154,8 +154,8 @@ class PromptTemplates:
         given = {key for variables in EXAMPLE_VARIABLES[task] for key in variables}
         missing = sorted(given & MATERIAL_VARIABLES - used)
         if missing:
-            raise UserError(f"template {template.filename}: never uses {', '.join(missing)}: a prompt "
-                            "needs the task's context and question")
+            raise UserError(f"template {template.filename}: never uses {', '.join(missing)}: "
+                            "a prompt needs the task's context and question")
 
     def fingerprint(self, task: str) -> dict[str, str]:
         """Where ``task``'s template came from and the sha256 of its text, followed by the text of any template it includes (for the manifest)."""

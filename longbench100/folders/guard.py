@@ -191,13 +191,15 @@ def mark_folder(path: Path, kind: str) -> None:
 
 
 OUTPUTS_FILE = ".longbench100-outputs.json"
-"""The files a command last wrote into its output folder (report, export lm-eval), relative to it."""
+"""The files a command last wrote into its output folder (report, export lm-eval), relative to
+it."""
 
 
 def replace_outputs(folder: Path, written: list[Path]) -> None:
     """Once a command has written ``written`` into its own ``folder``: delete the files its previous
     run there wrote and this one did not (a report.html from an earlier ``--html``), then record
-    ``written``. Only files a run recorded are ever deleted: a folder without the record keeps all."""
+    ``written``. Only files a run recorded are ever deleted: a folder without the record keeps
+    all."""
     record = folder / OUTPUTS_FILE
     now = sorted({path.relative_to(folder).as_posix() for path in written})
     try:
@@ -206,6 +208,7 @@ def replace_outputs(folder: Path, written: list[Path]) -> None:
         before = []
     for relative in before if isinstance(before, list) else []:
         stale = folder / str(relative)
-        if str(relative) not in now and _inside(stale, folder) and stale != folder and stale.is_file():
+        own = _inside(stale, folder) and stale != folder
+        if str(relative) not in now and own and stale.is_file():
             stale.unlink()
     record.write_text(json.dumps(now, indent=1) + "\n", encoding="utf-8")

@@ -142,7 +142,8 @@ def read_file_records(ref: DataFileRef, seen: dict[str, str]) -> list[tuple[str,
                             f"{ref.task}/{ref.path.name}: a record belongs to its own task's file "
                             "at its own length")
         if record["id"] in seen:
-            raise UserError(f"{where}: duplicate id {record['id']!r} (first at {seen[record['id']]})")
+            first = seen[record["id"]]
+            raise UserError(f"{where}: duplicate id {record['id']!r} (first at {first})")
         seen[record["id"]] = where
     return records
 

@@ -214,8 +214,9 @@ def _refuse_budgets_too_small(options: GenerateOptions, templates: PromptTemplat
                    for task in options.tasks for variables in EXAMPLE_VARIABLES[task])
     small = [label for label, budget in options.lengths if budget < smallest]
     if small:
-        raise UserError(f"--lengths {', '.join(small)}: too small for any task's prompt (the smallest, "
-                        f"with a few words of material, takes {smallest} tokens): give larger lengths")
+        raise UserError(f"--lengths {', '.join(small)}: too small for any task's prompt (the "
+                        f"smallest, with a few words of material, takes {smallest} tokens): "
+                        "give larger lengths")
 
 
 def _load_builders(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, tasks: tuple[str, ...],

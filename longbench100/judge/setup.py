@@ -2,7 +2,8 @@
 
 :func:`check_judge` is the preflight: ``GET {base_url}/models`` (a server without that route is fine)
 must not refuse the key, and one one-token test request must come back within
-:data:`~longbench100.llm.client.TEST_REQUEST_TIMEOUT_S` (a hung or trickling server is reported then). A dead server, a refused key, an
+:data:`~longbench100.llm.client.TEST_REQUEST_TIMEOUT_S` (a hung or trickling server is reported
+then). A dead server, a refused key, an
 unknown model, a 5xx or a reply that is not an OpenAI answer stops the run in seconds with one line,
 instead of minutes of retries followed by a run whose judge tasks are all ungraded.
 """
@@ -21,7 +22,8 @@ from longbench100.llm.options import JudgeOptions
 
 PREFLIGHT_PROMPT = TEST_PROMPT
 PREFLIGHT_TIMEOUT_S = 60.0
-"""The longest ``GET /models`` check (capped by :data:`~longbench100.llm.client.PROBE_TIMEOUT_S`)."""
+"""The longest ``GET /models`` check (capped by
+:data:`~longbench100.llm.client.PROBE_TIMEOUT_S`)."""
 _MODELS_SHOWN = 5
 
 

@@ -176,7 +176,8 @@ def hung_server(who: str, base_url: str) -> UserError:
 def refuse_hung_server(base_url: str, model: str, api_key: str | None, who: str) -> None:
     """Before slow work: refuse a server that accepts connections but does not answer
     ``GET /models`` (:func:`hung_server`) or a one-token test request (:func:`send_test_request`);
-    any other outcome, an unreachable server included, is left to the full check that comes later."""
+    any other outcome, an unreachable server included, is left to the full check that comes
+    later."""
     try:
         get_models(base_url, api_key)
     except (httpx.HTTPError, httpx.InvalidURL) as error:
@@ -210,9 +211,9 @@ def send_test_request(base_url: str, model: str, api_key: str | None, who: str, 
     client_args = {"base_url": base_url, "model": model, "api_key": api_key}
     result = asyncio.run(_ask_once(client_args, mode, extras or RequestExtras()))
     if result.error is not None and is_timeout(result.error):
-        raise UserError(f"{who} at {base_url} accepted the connection but gave no complete answer to "
-                        f"a one-token test request within {TEST_REQUEST_TIMEOUT_S:g} s: is it hung, "
-                        "or busy with an earlier request? check it, then rerun")
+        raise UserError(f"{who} at {base_url} accepted the connection but gave no complete "
+                        f"answer to a one-token test request within {TEST_REQUEST_TIMEOUT_S:g} s: "
+                        "is it hung, or busy with an earlier request? check it, then rerun")
     return result
 
 
@@ -343,7 +344,7 @@ class LLMClient:
         self.extras = extras
         self.timeout_s = timeout_s
         self.retry_unreachable = retry_unreachable  # False: a refused connection fails at once (another server can take it)
-        self.retry_timeouts = retry_timeouts  # False: a request that got no answer in time fails at once
+        self.retry_timeouts = retry_timeouts  # False: no answer in time fails at once
         self.url = base_url.rstrip("/") + ("/chat/completions" if mode == "chat" else "/completions")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._semaphore = asyncio.Semaphore(concurrency)

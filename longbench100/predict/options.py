@@ -120,7 +120,8 @@ def check_options(options: PredictOptions) -> None:
 
 
 def _refuse_constant(name: str) -> None:
-    """Refuse ``NaN`` and ``Infinity``, which JSON itself does not allow (no request could send them)."""
+    """Refuse ``NaN`` and ``Infinity``, which JSON itself does not allow (no request could send
+    them)."""
     raise ValueError(f"{name} is not a JSON number")
 
 

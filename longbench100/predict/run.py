@@ -31,7 +31,9 @@ import httpx
 from longbench100.folders.layout import first_rows
 from longbench100.core.errors import UserError
 from longbench100.core.interrupts import Interrupted
-from longbench100.llm.client import CompletionResult, LLMClient, ServerBroken, error_reason, get_models, hung_server, is_hung, send_test_request, served_model_ids
+from longbench100.llm.client import (CompletionResult, LLMClient, ServerBroken, error_reason,
+                                     get_models, hung_server, is_hung, send_test_request,
+                                     served_model_ids)
 from longbench100.folders.data_records import manifest_sha256
 from longbench100.catalog.task_info import answer_room
 from longbench100.folders.lock import output_lock

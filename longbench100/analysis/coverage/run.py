@@ -166,7 +166,8 @@ def _data_samples(options: CoverageOptions,
             parts = split_prompt(ref.task, record["prompt"], where, gold)
             query = parts.head.strip() + "\n\n" + parts.tail.strip()
             spans = gold_spans(ref.task, gold, parts, where)
-            samples.append(CoverageSample(record["id"], ref.task, ref.label, parts.context, query, spans))
+            samples.append(CoverageSample(record["id"], ref.task, ref.label, parts.context, query,
+                                          spans))
     tokenizer = load_tokenizer(manifest_options.get("tokenizer") or DEFAULT_TOKENIZER)
     return samples, tokenizer, {"kind": "data", "path": str(data_dir), "tokenizer": tokenizer_identity(manifest)}
 

@@ -205,8 +205,9 @@ def check_fit(fit: dict, where: str) -> None:
                             f"{row['category']!r} is not one of {', '.join(names)}")
         rows.setdefault(row["task"], []).append(row)
     if set(rows) != set(fit["tasks"]):
-        raise UserError(f"{where}: the tasks of its summary ({', '.join(sorted(fit['tasks']))}) are "
-                        f"not those of its problems ({', '.join(sorted(rows)) or 'none'})")
+        summarised = ", ".join(sorted(fit["tasks"]))
+        raise UserError(f"{where}: the tasks of its summary ({summarised}) are not those of its "
+                        f"problems ({', '.join(sorted(rows)) or 'none'})")
     for task, summary in fit["tasks"].items():
         found = _summary_of(rows[task], names)
         for key in ("problems", "counts", "never_solved", "shares"):

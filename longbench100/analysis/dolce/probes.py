@@ -170,7 +170,8 @@ def write_probes(probe_set: ProbeSet, options: ProbeOptions, out_dir: Path) -> N
             "prompt_tokens": probe_set.prompt_tokens,
             "files": files,
         }
-        write_bytes_atomic(partial / MANIFEST, (json.dumps(sealed_manifest(manifest), indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+        text = json.dumps(sealed_manifest(manifest), indent=2, ensure_ascii=False) + "\n"
+        write_bytes_atomic(partial / MANIFEST, text.encode("utf-8"))
         mark_folder(partial, "probes")
         partial.rename(out_dir)
     except OSError as error:
