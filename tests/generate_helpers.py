@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
+from longbench100.folders.layout import sealed_manifest
 from longbench100.generate.options import GenerateOptions
 from longbench100.generate.run import run_generate
 from longbench100.generate.manifest import FINISHED_LOG
@@ -99,7 +100,7 @@ def reseal(folder: Path) -> None:
     manifest = json.loads(path.read_text(encoding="utf-8"))
     for relative, entry in manifest["files"].items():
         entry["sha256"] = hashlib.sha256((folder / relative).read_bytes()).hexdigest()
-    path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    path.write_text(json.dumps(sealed_manifest(manifest), indent=2), encoding="utf-8")
 
 
 def generate_from_demo(out: Path, tasks: tuple[str, ...], lengths: tuple[tuple[str, int], ...],

@@ -45,6 +45,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Union
 
+from longbench100.llm.client import TEST_PROMPT
+
 DROP = object()
 """Return this from a responder to close the connection without answering."""
 
@@ -66,6 +68,11 @@ def prompt_text(body: dict) -> str:
     if "messages" in body:
         return "\n".join(str(message.get("content", "")) for message in body["messages"])
     return str(body.get("prompt", ""))
+
+
+def _is_test_request(body: dict) -> bool:
+    """Whether a request is the one-token test request sent before real work."""
+    return prompt_text(body).endswith(TEST_PROMPT) and body.get("max_tokens") == 1
 
 
 def default_responder(body: dict) -> Reply:
@@ -91,10 +98,16 @@ class OpenAIStub:
     entry and stops on exit. :attr:`base_url` is ``http://127.0.0.1:<port>/v1``.
     """
 
-    def __init__(self, responder: Responder = default_responder, model: str = "stub-model", port: int = 0) -> None:
+    def __init__(self, responder: Responder = default_responder, model: str = "stub-model", port: int = 0,
+                 answer_test_requests: bool = True) -> None:
         self.responder = responder
         self.model = model
         self.list_models = True
+        self.answer_test_requests = answer_test_requests
+        """Answer the one-token test request a command sends before its work ``"OK"`` at once,
+        without the responder and without recording it in :attr:`requests` (it goes to
+        :attr:`test_bodies`); False: treat it as any other request."""
+        self.test_bodies: list[dict] = []
         self.requests: list[RecordedRequest] = []
         self.peak_concurrency = 0
         self._active = 0
@@ -212,6 +225,10 @@ def _make_handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw)
             except ValueError:
                 self._send(400, {"error": {"message": "body is not JSON", "type": "BadRequestError"}})
+                return
+            if stub.answer_test_requests and _is_test_request(body):
+                stub.test_bodies.append(body)
+                self._send(200, stub.success_body(body, "OK", chat))
                 return
             stub._enter_request(RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
             try:

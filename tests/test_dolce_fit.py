@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -247,3 +248,53 @@ def test_noise_free_outcomes_reach_the_best_possible_exact_rate():
     exact = sum((fit.lam, fit.k) == truth for fit, truth in zip(fits, truths))
     ceiling = sum(best_possible_hit(problem, truth, 0.0) for problem, truth in zip(problems, truths))
     assert exact >= ceiling - 1 and exact >= 0.9 * len(truths)
+
+
+def _hand_fit() -> dict:
+    """A small dolce.json as ``dolce fit`` writes it: two problems of one task, both category V."""
+    rows = [{"id": f"p{n}", "task": "kv_retrieval", "label": "2k", "category": "V", "solved": True,
+             "lambda": 3.0, "k": 1.0} for n in range(2)]
+    summary = {"problems": 2, "kinds": {"COW": 2, "PIG": 0}, "noise": None,
+               "counts": {"I": 0, "II": 0, "III": 0, "IV": 0, "V": 2},
+               "shares": {"I": 0.0, "II": 0.0, "III": 0.0, "IV": 0.0, "V": 1.0},
+               "never_solved": {"I": 0, "II": 0, "III": 0, "IV": 0, "V": 0}, "warnings": []}
+    return {"never_solved": "flag", "categories": ["I", "II", "III", "IV", "V"],
+            "tasks": {"kv_retrieval": summary}, "problems": rows}
+
+
+def _summary_says_iii(fit: dict) -> dict:
+    summary = fit["tasks"]["kv_retrieval"]
+    summary["counts"] = {**summary["counts"], "III": 2, "V": 0}
+    summary["shares"] = {**summary["shares"], "III": 1.0, "V": 0.0}
+    return fit
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (_summary_says_iii, "tasks.kv_retrieval.counts is"),
+        (lambda fit: {**fit, "problems": {}}, "problems must be a list"),
+        (lambda fit: {**fit, "problems": None}, "problems must be a list"),
+        (lambda fit: {**fit, "problems": [{**fit["problems"][0], "category": "VII"}]},
+         "category 'VII' is not one of"),
+        (lambda fit: {**fit, "problems": [{**fit["problems"][0], "lambda": "big"}]},
+         "lambda must be"),
+        (lambda fit: {**fit, "problems": fit["problems"][:1]}, "tasks.kv_retrieval.problems is 2"),
+    ],
+)
+def test_a_dolce_fit_edited_by_hand_is_refused_in_one_line(tmp_path, change, message):
+    """``dolce report`` (and ``report --dolce``, which reads the fit with the same loader)."""
+    from click.testing import CliRunner
+
+    from longbench100.cli import main
+
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(_hand_fit()))
+    assert CliRunner().invoke(main, ["dolce", "report", str(good), "--out", str(tmp_path / "ok")]).exit_code == 0
+    edited = tmp_path / "dolce.json"
+    edited.write_text(json.dumps(change(_hand_fit())))
+    result = CliRunner().invoke(main, ["dolce", "report", str(edited), "--out", str(tmp_path / "r")])
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, result.output
+    assert message in errors[0], errors[0]
+    assert not (tmp_path / "r" / "dolce.md").exists()

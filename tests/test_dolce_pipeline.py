@@ -264,6 +264,8 @@ def test_a_model_that_never_answers_is_flagged_and_warned(probes: Path, tmp_path
         assert any("never answered right" in text for text in summary["warnings"])
         assert any("I don't know" in text for text in summary["warnings"])
         assert f"warning: {task}:" in result.stderr
+        for text in summary["warnings"]:  # each once, not once with the table and once again
+            assert result.output.count(f"warning: {task}: {text}") == 1, result.output
     assert "never solved" in result.output
 
 

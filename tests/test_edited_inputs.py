@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from longbench100.folders.layout import sealed_manifest
 from longbench100.cli import main
 from tests.generate_helpers import assert_one_line_error, generate_from_demo, reseal
 from tests.openai_stub import OpenAIStub
@@ -162,7 +163,9 @@ def _set_first_record(data: Path, change) -> Path:
         (lambda r: {**r, "id": ["a"]}, ":1: id must be a string, not a list"),
     ],
 )
-@pytest.mark.parametrize("command", ["inspect", "score", "baselines", "export lm-eval", "filter"])
+@pytest.mark.parametrize(
+    "command", ["inspect", "score", "baselines", "export lm-eval", "filter", "coverage"]
+)
 def test_broken_lines_name_file_and_line(
     world: dict[str, Path], tmp_path: Path, change, message: str, command: str
 ):
@@ -171,6 +174,30 @@ def test_broken_lines_name_file_and_line(
     path = _set_first_record(data, change)
     before = files_of(data, world["predictions"])
     assert_one_line_error(*invoke(*READERS[command](world, data, tmp_path)), f"{path}{message}")
+    assert files_of(data, world["predictions"]) == before
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda r: {**r, "task": "passage_count"}, ":1: a passage_count 2k record in kv_retrieval/"),
+        (lambda r: {**r, "label": "4k"}, ":1: a kv_retrieval 4k record in kv_retrieval/2k.jsonl"),
+        (lambda r: {**r, "gold": 5}, ":1: gold must be"),
+        (lambda r: {**r, "answers": "42"}, ":1: answers must be a list"),
+        (lambda r: {k: v for k, v in r.items() if k != "answers"}, ":1: answers is missing"),
+        (lambda r: {**r, "answers": []}, ":1: answers must be a non-empty list"),
+        (lambda r: {**r, "id": "kv_retrieval-2k-0001"}, "duplicate id 'kv_retrieval-2k-0001'"),
+    ],
+)
+@pytest.mark.parametrize("command", ["score", "baselines", "coverage"])
+def test_a_record_out_of_place_or_of_the_wrong_shape_is_one_line(
+    world: dict[str, Path], tmp_path: Path, change, message: str, command: str
+):
+    data = tmp_path / "data"
+    shutil.copytree(world["data"], data)
+    path = _set_first_record(data, change)
+    before = files_of(data, world["predictions"])
+    assert_one_line_error(*invoke(*READERS[command](world, data, tmp_path)), str(path), message)
     assert files_of(data, world["predictions"]) == before
 
 
@@ -319,3 +346,66 @@ def test_a_filter_that_dies_half_way_leaves_nothing_and_a_rerun_works(
     assert code == 0, output
     assert invoke("inspect", out)[0] == 0
     assert files_of(world["data"], world["predictions"]) == before
+
+
+def _edit_manifest(data: Path, change) -> Path:
+    path = data / "manifest.json"
+    path.write_text(json.dumps(change(json.loads(path.read_text())), indent=2))
+    return path
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda m: {**m, "suite": {**m["suite"], "base_lengths": ["2k", "4k"]}},
+        lambda m: {**m, "suite": {**m["suite"], "metrics": {}}},
+        lambda m: {**m, "seed": 2},
+    ],
+)
+@pytest.mark.parametrize("command", ["inspect", "score", "baselines", "coverage", "filter"])
+def test_an_edited_manifest_is_refused_in_one_line(
+    world: dict[str, Path], tmp_path: Path, change, command: str
+):
+    data = tmp_path / "data"
+    shutil.copytree(world["data"], data)
+    assert "manifest_sha256" in json.loads((data / "manifest.json").read_text())
+    path = _edit_manifest(data, change)
+    before = files_of(data, world["predictions"])
+    assert_one_line_error(
+        *invoke(*READERS[command](world, data, tmp_path)), f"{path}: edited after it was written"
+    )
+    assert files_of(data, world["predictions"]) == before
+
+
+def test_a_manifest_written_before_the_digest_is_still_read(world: dict[str, Path], tmp_path: Path):
+    data = tmp_path / "data"
+    shutil.copytree(world["data"], data)
+    _edit_manifest(data, lambda m: {k: v for k, v in m.items() if k != "manifest_sha256"})
+    code, output = invoke(*READERS["score"](world, data, tmp_path))
+    assert code == 0, output
+
+
+def test_a_report_rewritten_without_html_drops_its_old_page(world: dict[str, Path], tmp_path: Path):
+    out = tmp_path / "R"
+    assert invoke("report", world["results"], "--out", out, "--html", "--n-boot", "10")[0] == 0
+    assert (out / "report.html").is_file()
+    (out / "mine.txt").write_text("a file of the user's own, added later")
+    code, output = invoke("report", world["results"], "--out", out, "--n-boot", "10")
+    assert code == 0, output
+    assert not (out / "report.html").exists() and (out / "report.md").is_file()
+    assert (out / "mine.txt").read_text() == "a file of the user's own, added later"
+
+
+def test_an_export_of_other_data_keeps_none_of_the_old_tasks(world: dict[str, Path], tmp_path: Path):
+    smaller = tmp_path / "d1"
+    shutil.copytree(world["data"], smaller)
+    shutil.rmtree(smaller / "single_doc_qa")
+    _edit_manifest(smaller, lambda m: sealed_manifest(
+        {**m, "files": {k: v for k, v in m["files"].items() if not k.startswith("single_doc_qa/")}}))
+    out = tmp_path / "ex"
+    assert invoke("export", "lm-eval", world["data"], out)[0] == 0
+    assert any("single_doc_qa" in path.name for path in out.glob("*.yaml"))
+    code, output = invoke("export", "lm-eval", smaller, out)
+    assert code == 0, output
+    assert not any("single_doc_qa" in path.as_posix() for path in out.rglob("*.*")), sorted(out.rglob("*"))
+    assert any("kv_retrieval" in path.name for path in out.glob("*.yaml"))

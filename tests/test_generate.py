@@ -432,3 +432,43 @@ def test_a_length_the_padding_cannot_fill_says_where_and_why(mirror: Path, tmp_p
 
 def test_a_length_the_padding_fills_has_no_underfill_note(generated: Path) -> None:
     assert "underfilled" not in json.loads((generated / "manifest.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("lengths", "message"),
+    [
+        ("2k,2k", "lengths '2k,2k': 2k given more than once"),
+        ("2k,2048", "2k given more than once"),
+        ("50", "--lengths 50: too small for any task's prompt"),
+        ("50,2k", "--lengths 50: too small for any task's prompt"),
+    ],
+)
+def test_lengths_given_twice_or_too_small_for_any_prompt_are_refused(tmp_path, lengths, message):
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["generate", "--sources", "demo", "--tasks", "kv_retrieval,passage_count",
+                                       "--lengths", lengths, "--rows", "1", "--tokenizer", "cl100k_base",
+                                       "--out", str(out)])
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and message in errors[0], result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("task", "text", "missing"),
+    [
+        ("kv_retrieval", "hello", "blocks"),
+        ("single_doc_qa", "{% for b in blocks %}{{ b.text }}{% endfor %}", "question"),
+        ("niah_single_1", "Find {{ keys }}.", "context"),
+    ],
+)
+def test_a_template_without_the_context_or_question_is_refused(tmp_path, task, text, missing):
+    templates = tmp_path / "tpl"
+    templates.mkdir()
+    (templates / f"{task}.j2").write_text(text)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["generate", "--sources", "demo", "--tasks", task, "--lengths", "2k",
+                                       "--rows", "1", "--tokenizer", "cl100k_base",
+                                       "--templates", str(templates), "--out", str(out)])
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert result.exit_code == 2 and len(errors) == 1, result.output
+    assert f"{task}.j2: never uses {missing}" in errors[0] and not out.exists()

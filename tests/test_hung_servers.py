@@ -20,15 +20,18 @@ from click.testing import CliRunner
 
 from longbench100.llm import client as llm_client
 from longbench100.cli import main
-from longbench100.llm.client import CONNECT_TIMEOUT_S, PROBE_TIMEOUT_S, LLMClient
+from longbench100.core.errors import UserError
+from longbench100.llm.client import CONNECT_TIMEOUT_S, PROBE_TIMEOUT_S, TEST_REQUEST_TIMEOUT_S, LLMClient
 from tests.generate_helpers import generate_from_demo
 
 PROBE_S = 1.0  # the server check's time-out in these tests (PROBE_TIMEOUT_S in real runs)
+TEST_S = 1.5  # the test request's deadline in these tests (TEST_REQUEST_TIMEOUT_S in real runs)
 
 
 class SilentServer:
     """Accepts connections on 127.0.0.1 and then, per ``mode``: ``"hung"`` never answers;
-    ``"trickle"`` sends an HTTP 200 head and then its body one byte every ``interval`` seconds."""
+    ``"trickle"`` sends an HTTP 200 head and then its body one byte every ``interval`` seconds;
+    ``"hangpost"`` and ``"tricklepost"`` answer ``GET /models`` at once and do the same to a POST."""
 
     def __init__(self, mode: str, interval: float = 0.2) -> None:
         self.mode, self.interval = mode, interval
@@ -54,13 +57,24 @@ class SilentServer:
             except OSError:
                 return
             self._held.append(connection)
-            if self.mode == "trickle":
-                threading.Thread(target=self._trickle, args=(connection,), daemon=True).start()
+            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        try:
+            request = connection.recv(65536)
+        except OSError:
+            return
+        if self.mode.endswith("post") and request.startswith(b"GET"):
+            body = json.dumps({"data": [{"id": "m"}]}).encode()
+            head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            connection.sendall(head.encode() + body)
+            connection.close()
+        elif self.mode.startswith("trickle"):
+            self._trickle(connection)
 
     def _trickle(self, connection: socket.socket) -> None:
         body = json.dumps({"data": [{"id": "m"}], "padding": "x" * 2000}).encode()
         try:
-            connection.recv(65536)
             connection.sendall(
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 + f"Content-Length: {len(body)}\r\n\r\n".encode()
@@ -76,10 +90,21 @@ class SilentServer:
 @pytest.fixture
 def short_probe(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(llm_client, "PROBE_TIMEOUT_S", PROBE_S)
+    monkeypatch.setattr(llm_client, "TEST_REQUEST_TIMEOUT_S", TEST_S)
 
 
 def test_the_real_bounds_report_a_hung_server_within_30_seconds():
     assert PROBE_TIMEOUT_S + CONNECT_TIMEOUT_S <= 30
+    assert TEST_REQUEST_TIMEOUT_S <= 30  # a server that lists its models at once, then hangs
+
+
+@pytest.mark.parametrize("mode", ["hangpost", "tricklepost"])
+def test_the_test_request_is_not_retried_after_a_time_out(mode: str, short_probe):
+    with SilentServer(mode) as server:
+        started = time.monotonic()
+        with pytest.raises(UserError, match="no complete answer to a one-token test request"):
+            llm_client.send_test_request(server.base_url, "m", None, "the server")
+    assert time.monotonic() - started < 2 * TEST_S
 
 
 @pytest.mark.parametrize("mode", ["hung", "trickle"])
@@ -183,7 +208,7 @@ COMMANDS = {
 }
 
 
-@pytest.mark.parametrize("mode", ["hung", "trickle"])
+@pytest.mark.parametrize("mode", ["hung", "trickle", "hangpost", "tricklepost"])
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_a_hung_server_is_one_line_within_the_check(
     data: Path,
@@ -204,8 +229,9 @@ def test_a_hung_server_is_one_line_within_the_check(
     assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, (
         result.output
     )
-    assert "accepted the connection but gave no complete answer to GET /models" in errors[0], (
+    asked = "GET /models" if mode in ("hung", "trickle") else "a one-token test request"
+    assert f"accepted the connection but gave no complete answer to {asked}" in errors[0], (
         errors[0]
     )
-    assert elapsed < PROBE_S + 15, elapsed  # the check's time, plus loading a tokenizer
+    assert elapsed < PROBE_S + TEST_S + 15, elapsed  # the checks' time, plus loading a tokenizer
     assert not (tmp_path / "g").exists() and not (tmp_path / "r.json").exists()

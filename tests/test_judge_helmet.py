@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from longbench100.folders.layout import sealed_manifest
 from longbench100.cli import main
 from longbench100.core.errors import UserError
 from longbench100.report.settings import differences, read_settings
@@ -159,7 +160,7 @@ def set_suite_style(data: Path, style: object) -> None:
     manifest = json.loads((data / "manifest.json").read_text())
     suite = {"name": "helmet", "tasks": ["single_doc_qa", "single_doc_sum"], "base_lengths": ["2k", "4k"],
              "metrics": {"single_doc_qa": "qa_judge", "single_doc_sum": "summary_judge"}, "judge_style": style}
-    (data / "manifest.json").write_text(json.dumps({**manifest, "suite": suite}), encoding="utf-8")
+    (data / "manifest.json").write_text(json.dumps(sealed_manifest({**manifest, "suite": suite})), encoding="utf-8")
 
 
 def score(data: Path, server: OpenAIStub, *extra: str) -> tuple[int, str, dict | None]:

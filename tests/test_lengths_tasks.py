@@ -18,9 +18,11 @@ def test_bad_length_labels_are_rejected(label: str) -> None:
         parse_length(label)
 
 
-def test_length_list_is_sorted_deduplicated_and_canonical() -> None:
-    assert parse_length_list("8k,2k,2048,5000") == [("2k", 2048), ("5000", 5000), ("8k", 8192)]
+def test_length_list_is_sorted_and_canonical_and_refuses_a_length_given_twice() -> None:
+    assert parse_length_list("8k,2k,5000") == [("2k", 2048), ("5000", 5000), ("8k", 8192)]
     assert canonical_label(16384) == "16k"
+    with pytest.raises(UserError, match="2k given more than once"):
+        parse_length_list("8k,2k,2048")
 
 
 def test_task_list() -> None:

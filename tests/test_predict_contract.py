@@ -231,3 +231,17 @@ def test_progress_is_plain_lines_off_a_terminal(tmp_path):
     assert result.exit_code == 0, result.output
     assert "predict: 5 samples to do" in result.output and "predict: 5/5 samples (100%)" in result.output
     assert "- done" in result.output
+
+
+@pytest.mark.parametrize("option", [
+    ("--timeout", "nan"), ("--temperature", "inf"), ("--temperature", "nan"),
+    ("--extra-body", '{"x": NaN}'), ("--extra-body", '{"x": -Infinity}'),
+])
+def test_a_number_no_request_can_carry_is_one_line(tmp_path, option):
+    data = write_data(tmp_path / "data", {("kv_retrieval", "2k"): 1})
+    with OpenAIStub(echo) as server:
+        result = predict(server.base_url, data, tmp_path / "out", *option)
+        sent = server.bodies + server.test_bodies
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert len(error_lines(result.output)) == 1 and option[0] in error_lines(result.output)[0]
+    assert sent == [] and not (tmp_path / "out").exists()

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from longbench100.folders.layout import sealed_manifest
 from longbench100.core.version import __version__
 from longbench100.cli import main
 from longbench100.generate.options import GenerateOptions
@@ -223,7 +224,7 @@ def test_empty_data_file_gets_no_split(generated: Path, tmp_path: Path, offline_
     (data / "passage_count" / "4k.jsonl").write_bytes(b"")
     manifest = json.loads((data / "manifest.json").read_text())
     manifest["files"]["passage_count/4k.jsonl"] = {"sha256": hashlib.sha256(b"").hexdigest(), "rows": 0}
-    (data / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    (data / "manifest.json").write_text(json.dumps(sealed_manifest(manifest), indent=2))
     snapshot = tmp_path / "snapshot"
     code, out, err = cli("publish", "--data", str(data), "--out", str(snapshot), "--name", "Tiny demo")
     assert code == 0, err

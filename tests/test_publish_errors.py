@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from longbench100.folders.layout import sealed_manifest
+
 from longbench100.cli import main
 
 
@@ -61,7 +63,7 @@ def reseal(root: Path, relative: str) -> None:
     """Record a data file's new sha256 in the manifest (as if the generator had written it)."""
     manifest = json.loads((root / "manifest.json").read_text())
     manifest["files"][relative]["sha256"] = hashlib.sha256((root / relative).read_bytes()).hexdigest()
-    (root / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    (root / "manifest.json").write_text(json.dumps(sealed_manifest(manifest), indent=2) + "\n")
 
 
 def assert_user_error(args: list[str], message: str, code: int = 2) -> None:

@@ -157,7 +157,7 @@ def test_settings_record_the_data_tokenizer_and_fingerprint(two_seeds, tmp_path)
 
 
 def one_error_line(output: str) -> str:
-    lines = output.strip().splitlines()
+    lines = [line for line in output.strip().splitlines() if "one-token test request to" not in line]
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in output, output
     return lines[0]
 
@@ -175,7 +175,8 @@ def test_a_dead_judge_fails_at_once(judged):
 
 def test_a_judge_answering_500_fails_after_one_retry(judged):
     tmp_path, data, predictions = judged
-    with OpenAIStub(lambda body: (500, {"error": {"message": "boom"}}), model="judge-x") as server:
+    with OpenAIStub(lambda body: (500, {"error": {"message": "boom"}}), model="judge-x",
+                    answer_test_requests=False) as server:
         code, output = invoke(*judge_args(tmp_path, data, predictions, server.base_url))
         requests = len(server.requests)
     assert code == 2 and requests == 2  # the preflight and its one retry, not minutes of retries per sample
@@ -185,7 +186,8 @@ def test_a_judge_answering_500_fails_after_one_retry(judged):
 
 def test_a_judge_answering_garbage_fails(judged):
     tmp_path, data, predictions = judged
-    with OpenAIStub(lambda body: (200, {"hello": "world"}), model="judge-x") as server:
+    with OpenAIStub(lambda body: (200, {"hello": "world"}), model="judge-x",
+                    answer_test_requests=False) as server:
         code, output = invoke(*judge_args(tmp_path, data, predictions, server.base_url))
         requests = len(server.requests)
     assert code == 2 and requests == 1
@@ -198,7 +200,7 @@ def test_a_missing_key_is_named(judged):
     def needs_key(body: dict):
         return (401, {"error": {"message": "Incorrect API key provided"}})
 
-    with OpenAIStub(needs_key, model="judge-x") as server:
+    with OpenAIStub(needs_key, model="judge-x", answer_test_requests=False) as server:
         code, output = invoke(*judge_args(tmp_path, data, predictions, server.base_url))
     line = one_error_line(output)
     assert code == 2 and "HTTP 401: Incorrect API key provided" in line and "$LB_TEST_KEY is not set" in line
@@ -212,7 +214,7 @@ def test_an_unknown_model_is_named_with_what_the_server_lists(judged):
             return 404, {"error": {"message": f"model {body['model']} does not exist"}}
         return good_judge(body)
 
-    with OpenAIStub(strict, model="served-model") as server:
+    with OpenAIStub(strict, model="served-model", answer_test_requests=False) as server:
         code, output = invoke(*judge_args(tmp_path, data, predictions, server.base_url))
     line = one_error_line(output)
     assert code == 2 and "HTTP 404" in line and "does not list model 'judge-x' (it lists: served-model)" in line
@@ -277,7 +279,7 @@ def test_judge_failing_mid_run_is_reported_by_reason(judged):
         calls.append(1)
         return good_judge(body) if len(calls) == 1 else (400, {"error": {"message": "context length exceeded"}})
 
-    with OpenAIStub(dies_after_preflight, model="judge-x") as server:
+    with OpenAIStub(dies_after_preflight, model="judge-x", answer_test_requests=False) as server:
         code, output = invoke(*judge_args(tmp_path, data, predictions, server.base_url, "--qa-filter", "off"))
     assert code == 2
     assert "failed calls (4 HTTP 400)" in output

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from longbench100.folders.layout import sealed_manifest
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length
 from longbench100.folders.data_records import load_data, manifest_sha256
@@ -82,7 +83,7 @@ def seal(root: Path, **extra: object) -> Path:
              {"sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
              for path in sorted(root.glob("*/*.jsonl"))}
     manifest = {"seed": 1, **extra, "files": files}
-    (root / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (root / "manifest.json").write_text(json.dumps(sealed_manifest(manifest)), encoding="utf-8")
     return root
 
 

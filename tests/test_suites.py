@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from longbench100.folders.layout import sealed_manifest
 from longbench100.cli import main
 from longbench100.core.errors import UserError
 from longbench100.scoring.aggregates.aggregate import aggregate
@@ -179,7 +180,7 @@ def test_generate_with_a_user_suite_takes_its_tasks_lengths_and_metrics(tmp_path
 def add_suite(data: Path, record: dict) -> None:
     """Record a suite in a test data folder's manifest, as ``generate`` does."""
     manifest = json.loads((data / "manifest.json").read_text())
-    (data / "manifest.json").write_text(json.dumps({**manifest, "suite": record}), encoding="utf-8")
+    (data / "manifest.json").write_text(json.dumps(sealed_manifest({**manifest, "suite": record})), encoding="utf-8")
 
 
 def score(data: Path, out: Path, *args: str) -> dict:

@@ -103,7 +103,7 @@ def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_
     not solve, answers that are all "I don't know" or mostly noise, a single problem); with --oracle
     also the confusion against the category the provenance implies.
     """
-    from longbench100.analysis.dolce.chart import category_table, confusion_table, task_warnings  # noqa: PLC0415
+    from longbench100.analysis.dolce.chart import category_table, confusion_table  # noqa: PLC0415
     from longbench100.analysis.dolce.pipeline import load_probes, oracle_outcomes, prediction_outcomes, run_fit  # noqa: PLC0415
     from longbench100.core.atomic import write_json_atomic  # noqa: PLC0415
     from longbench100.folders.lock import output_lock  # noqa: PLC0415
@@ -124,9 +124,8 @@ def fit_command(probe_dir: Path, predictions: Path | None, oracle: bool, oracle_
     result = run_fit(probes, outcomes, manifest, source, estimator, never_solved)
     with output_lock(out_path, "--out"):
         write_json_atomic(out_path, result, indent=1)
-    click.echo(category_table(result), nl=False)
-    for text in task_warnings(result):
-        click.echo(f"warning: {text}", err=True)
+    for line in category_table(result).splitlines():
+        console.echo(line)  # the table on stdout, its warning lines (each once) on stderr
     if oracle:
         click.echo(confusion_table(result), nl=False)
     click.echo(f"wrote {len(result['problems'])} problems to {out_path}")

@@ -24,9 +24,14 @@ def canonical_label(budget: int) -> str:
 
 
 def parse_length_list(text: str) -> list[tuple[str, int]]:
-    """Parse a comma-separated list of labels into ``(canonical label, budget)`` pairs, sorted, no repeats."""
+    """Parse a comma-separated list of labels into ``(canonical label, budget)`` pairs, sorted; a
+    length given twice (``2k,2k``, ``2k,2048``) is a one-line error."""
     parts = [part for part in text.split(",") if part.strip()]
     if not parts:
         raise UserError("no lengths given: pass e.g. --lengths 2k,4k,6k,8k")
-    budgets = sorted({parse_length(part) for part in parts})
+    given = [parse_length(part) for part in parts]
+    twice = sorted({canonical_label(budget) for budget in given if given.count(budget) > 1})
+    if twice:
+        raise UserError(f"lengths {text!r}: {', '.join(twice)} given more than once")
+    budgets = sorted(set(given))
     return [(canonical_label(budget), budget) for budget in budgets]

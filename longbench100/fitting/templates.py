@@ -87,6 +87,11 @@ def with_derived(variables: dict) -> dict:
     return {"gold_passages": passage_phrase(variables.get("gold_numbers", [])), **variables}
 
 
+MATERIAL_VARIABLES = frozenset({"blocks", "context", "passages", "word_list", "text",
+                                "demonstrations", "question"})
+"""The variables that carry a task's context or question: a template uses each its task gives."""
+
+
 class PromptTemplates:
     """Loads ``<task>.j2`` from the user's folder first, then from the packaged templates."""
 
@@ -134,6 +139,25 @@ class PromptTemplates:
                 raise UserError(f"template {template.filename}: {error.message}") from None
             except Exception as error:  # noqa: BLE001 - a user template can fail in any way; say where
                 raise UserError(f"template {template.filename}: {type(error).__name__}: {error}") from None
+
+        self._refuse_missing_material(task, template)
+
+    def _refuse_missing_material(self, task: str, template: jinja2.Template) -> None:
+        """Refuse a template that never uses the task's context or question (a prompt of the
+        template's own words alone, at whatever budget)."""
+        text = _source_file(template).read_text(encoding="utf-8")
+        parsed = self._environment.parse(text)
+        used = set(jinja2.meta.find_undeclared_variables(parsed))
+        for name in jinja2.meta.find_referenced_templates(parsed):
+            if name:  # an included template's variables are the task's too
+                included = _source_file(self._environment.get_template(name))
+                used |= jinja2.meta.find_undeclared_variables(
+                    self._environment.parse(included.read_text(encoding="utf-8")))
+        given = {key for variables in EXAMPLE_VARIABLES[task] for key in variables}
+        missing = sorted(given & MATERIAL_VARIABLES - used)
+        if missing:
+            raise UserError(f"template {template.filename}: never uses {', '.join(missing)}: "
+                            "a prompt needs the task's context and question")
 
     def fingerprint(self, task: str) -> dict[str, str]:
         """Where ``task``'s template came from and the sha256 of its text, followed by the text of any template it includes (for the manifest)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 
 from longbench100.core.errors import UserError
-from longbench100.folders.layout import MANIFEST, check_record, open_data_folder, read_jsonl
+from longbench100.folders.layout import MANIFEST, check_record, open_data_folder, read_file_records
 from longbench100.core.digests import prompt_sha256
 from longbench100.catalog.task_info import TASKS
 
@@ -121,13 +121,9 @@ def load_data_with_prompts(data_dir: Path, *, unfinished: bool = False) -> list[
     read (``unfinished``: see :func:`data_files`)."""
     records: list[tuple[DataRecord, str]] = []
     seen: dict[str, str] = {}
-    for path in data_files(data_dir, unfinished=unfinished):
-        for where, value in read_jsonl(path):
-            record = parse_record(value, where)
-            if record.id in seen:
-                raise UserError(f"{where}: duplicate id {record.id!r} (first at {seen[record.id]})")
-            seen[record.id] = where
-            records.append((record, value.get("prompt") or ""))
+    for ref in open_data_folder(data_dir, unfinished=unfinished).files:
+        for where, value in read_file_records(ref, seen):
+            records.append((parse_record(value, where), value.get("prompt") or ""))
     return records
 
 

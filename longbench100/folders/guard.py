@@ -188,3 +188,27 @@ def mark_folder(path: Path, kind: str) -> None:
     marker = path / KIND_FILE
     if not marker.is_file() or marker.read_text(encoding="utf-8").strip() != kind:
         marker.write_text(kind + "\n", encoding="utf-8")
+
+
+OUTPUTS_FILE = ".longbench100-outputs.json"
+"""The files a command last wrote into its output folder (report, export lm-eval), relative to
+it."""
+
+
+def replace_outputs(folder: Path, written: list[Path]) -> None:
+    """Once a command has written ``written`` into its own ``folder``: delete the files its previous
+    run there wrote and this one did not (a report.html from an earlier ``--html``), then record
+    ``written``. Only files a run recorded are ever deleted: a folder without the record keeps
+    all."""
+    record = folder / OUTPUTS_FILE
+    now = sorted({path.relative_to(folder).as_posix() for path in written})
+    try:
+        before = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        before = []
+    for relative in before if isinstance(before, list) else []:
+        stale = folder / str(relative)
+        own = _inside(stale, folder) and stale != folder
+        if str(relative) not in now and own and stale.is_file():
+            stale.unlink()
+    record.write_text(json.dumps(now, indent=1) + "\n", encoding="utf-8")

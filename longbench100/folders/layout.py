@@ -9,6 +9,7 @@ line that names the file, instead of being scored as if it were the original.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,9 @@ def list_data_files(folder: Path, tasks: Iterable[str] | None = None) -> list[Da
 
 
 MANIFEST = "manifest.json"
+MANIFEST_DIGEST = "manifest_sha256"
+"""The manifest's own key for the sha256 of its other content (:func:`sealed_manifest`): the
+data files have their checksums in the manifest, and this is the manifest's."""
 RUN_STATE = ".longbench100-run.json"  # a generation run in progress (generate/manifest.py)
 
 RECORD_SHAPE = {
@@ -89,6 +93,7 @@ MANIFEST_SHAPE = {
     "shortcuts?": dict,
     "suite?": (dict, type(None)),
     "options?": {"tokenizer?": str, "chat_template?": (bool, str, type(None))},
+    f"{MANIFEST_DIGEST}?": str,
 }
 """The parts of a data (or probe) folder's manifest.json that readers rely on."""
 
@@ -135,14 +140,58 @@ def read_records(path: Path) -> list[tuple[str, dict]]:
     return [(where, check_record(value, where)) for where, value in read_jsonl(path)]
 
 
+def read_file_records(ref: DataFileRef, seen: dict[str, str]) -> list[tuple[str, dict]]:
+    """Every record of one data file (:func:`read_records`), each of the file's own task and
+    length, and with an id that ``seen`` (id to ``file:line``, shared over a folder's files and
+    filled here) does not hold yet."""
+    records = read_records(ref.path)
+    for where, record in records:
+        if record["task"] != ref.task or _label_of(record["label"], where) != ref.label:
+            raise UserError(f"{where}: a {record['task']} {record['label']} record in "
+                            f"{ref.task}/{ref.path.name}: a record belongs to its own task's file "
+                            "at its own length")
+        if record["id"] in seen:
+            first = seen[record["id"]]
+            raise UserError(f"{where}: duplicate id {record['id']!r} (first at {first})")
+        seen[record["id"]] = where
+    return records
+
+
+def _label_of(label: str, where: str) -> str:
+    """The canonical form of a record's length label, or a one-line error naming the record."""
+    try:
+        return canonical_label(parse_length(label))
+    except UserError as error:
+        raise UserError(f"{where}: label {label!r}: {error}") from None
+
+
+def manifest_digest(manifest: dict) -> str:
+    """The sha256 of a manifest's canonical JSON (sorted keys, no spaces), less its own
+    :data:`MANIFEST_DIGEST`."""
+    content = {key: value for key, value in manifest.items() if key != MANIFEST_DIGEST}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sealed_manifest(manifest: dict) -> dict:
+    """``manifest`` with its :data:`MANIFEST_DIGEST` (re)computed, for a command that writes one."""
+    content = {key: value for key, value in manifest.items() if key != MANIFEST_DIGEST}
+    return {**content, MANIFEST_DIGEST: manifest_digest(content)}
+
+
 def read_folder_manifest(folder: Path) -> dict | None:
-    """The decoded ``folder/manifest.json`` checked against :data:`MANIFEST_SHAPE`, or ``None`` when
+    """The decoded ``folder/manifest.json`` checked against :data:`MANIFEST_SHAPE` and, when it
+    records one (folders written before it did not), its :data:`MANIFEST_DIGEST`; ``None`` when
     absent."""
     path = folder / MANIFEST
     if not path.is_file():
         return None
     manifest = decode_json(read_bytes(path), str(path))
     check_shape(manifest, MANIFEST_SHAPE, str(path))
+    recorded = manifest.get(MANIFEST_DIGEST)
+    if recorded is not None and recorded != manifest_digest(manifest):
+        raise UserError(f"{path}: edited after it was written (its content no longer matches its "
+                        f"{MANIFEST_DIGEST}); restore it or generate the folder again")
     return manifest
 
 

@@ -11,7 +11,7 @@ from longbench100.core.version import __version__
 from longbench100.core.atomic import write_json_atomic
 from longbench100.core.errors import UserError
 from longbench100.core.digests import file_sha256
-from longbench100.folders.layout import CONTROLS_FOLDER, RUN_STATE, data_file_path
+from longbench100.folders.layout import CONTROLS_FOLDER, RUN_STATE, data_file_path, sealed_manifest
 from longbench100.catalog.task_info import reserved_output
 from .output import holds_rows
 
@@ -136,6 +136,7 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
         **({"annotator": {**annotator, **_rows_left_out(results)}} if annotator else {}),
         **({"controls": _controls_entry(controls, chances or {})} if controls is not None else {}),
     }
+    manifest = sealed_manifest(manifest)
     write_json_atomic(options.out / MANIFEST, manifest, indent=2)
     return manifest
 
@@ -151,7 +152,7 @@ def _controls_entry(controls: dict[str, dict[str, "ControlsResult | None"]], cha
 
 def record_shortcut_check(out: Path, manifest: dict, verdict: dict) -> dict:
     """The manifest with the no-model baselines' verdict (key ``shortcuts``), written back to ``out``."""
-    manifest = {**manifest, "shortcuts": verdict}
+    manifest = sealed_manifest({**manifest, "shortcuts": verdict})
     write_json_atomic(out / MANIFEST, manifest, indent=2)
     return manifest
 

@@ -43,7 +43,7 @@ from longbench100.generate.output import LOW_FILL, holds_rows, LineAppender, com
 from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import shifted_spans
-from longbench100.fitting.templates import PromptTemplates
+from longbench100.fitting.templates import EXAMPLE_VARIABLES, PromptTemplates
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,9 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
     ensure_writable_dir(cache_dir(), f"the cache folder ({CACHE_HINT})")
     with output_lock(options.out, "--out", options.wait):
         check_out_folder(options.out, options.resume)
+        if options.annotator.model and options.annotated_tasks():  # told before the sources load
+            config = options.annotator.config()
+            refuse_hung_server(config.base_url, config.model, config.api_key, "annotator server")
         try:
             return _generate(options, location, templates, echo, progress)
         except Interrupted:
@@ -170,11 +173,8 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         echo(note)
     for task, names in left_out.items():
         echo(f"note: {task}: suite {options.suite.name} takes no stand-in: its ground truth leaves out {', '.join(names)}")
-    # a hung annotator server is told before the sources load
-    if options.annotator.model and options.annotated_tasks() and not options.dry_run:
-        config = options.annotator.config()
-        refuse_hung_server(config.base_url, config.api_key, "annotator server")
     tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress, left_out)
+    _refuse_budgets_too_small(options, templates, tokenizer)
     budgets = _budgets(options)
     template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
     claim_out_folder(options.out, {  # before any annotator call: a resume with other options is refused for free
@@ -235,6 +235,19 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
         manifest = _check_shortcuts(options.out, manifest, echo)
     echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
     return manifest
+
+
+def _refuse_budgets_too_small(options: GenerateOptions, templates: PromptTemplates,
+                              tokenizer: Tokenizer) -> None:
+    """Before the output folder is claimed: refuse a length that not even a task's smallest prompt
+    (its template around a few words of example material) fits, where every row would fail."""
+    smallest = min(tokenizer.count(templates.render(task, variables))
+                   for task in options.tasks for variables in EXAMPLE_VARIABLES[task])
+    small = [label for label, budget in options.lengths if budget < smallest]
+    if small:
+        raise UserError(f"--lengths {', '.join(small)}: too small for any task's prompt (the "
+                        f"smallest, with a few words of material, takes {smallest} tokens): "
+                        "give larger lengths")
 
 
 def _load_builders(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, tasks: tuple[str, ...],

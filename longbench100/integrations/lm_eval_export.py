@@ -15,11 +15,12 @@ report.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from longbench100.core.atomic import write_bytes_atomic
-from longbench100.folders.guard import mark_folder
+from longbench100.folders.guard import mark_folder, replace_outputs
 from longbench100.folders.layout import DataFileRef, controls_folder, list_data_files, open_data_folder, read_jsonl
 from longbench100.core.errors import UserError
 from longbench100.folders.data_records import parse_record
@@ -82,29 +83,39 @@ def export_lm_eval(data_dir: Path, out_dir: Path, controls: bool = False) -> tup
     mark_folder(out_dir, "lm-eval-export")  # only once the data is known to be whole
     suite = recorded_suite(folder.manifest)
     metrics = choose_metrics(sorted({ref.task for ref in files}), "classic", False, families=suite["metrics"] if suite else None)
-    exported = _export_files(files, metrics, out_dir, "")
+    written: list[Path] = []
+
+    def write(path: Path, text: str) -> None:
+        """Write one file of the export and remember it."""
+        write_bytes_atomic(path, text.encode("utf-8"))
+        written.append(path)
+
+    exported = _export_files(files, metrics, out_dir, "", write)
     groups = _groups(exported, suite)
     for task_name, metric in dict.fromkeys((task.task, task.metric) for task in exported):
         members = [task.name for task in exported if task.task == task_name]
         yaml = _group_yaml(task_group_name(task_name), members, [harness_metric_name(metric)])
-        write_bytes_atomic(out_dir / f"{task_group_name(task_name)}.yaml", yaml.encode("utf-8"))
+        write(out_dir / f"{task_group_name(task_name)}.yaml", yaml)
     for group, members in groups.items():
         tasks = [task for task in exported if task_group_name(task.task) in members]
         yaml = _group_yaml(group, members, _suite_metric_names(tasks))
-        write_bytes_atomic(out_dir / f"{group}.yaml", yaml.encode("utf-8"))
+        write(out_dir / f"{group}.yaml", yaml)
     if controls:
-        twin_tasks = _export_files(list_data_files(twins, sorted(metrics)), metrics, out_dir, CONTROLS_SUFFIX)
+        twin_tasks = _export_files(list_data_files(twins, sorted(metrics)), metrics, out_dir, CONTROLS_SUFFIX, write)
         group = f"{TASK_PREFIX}{CONTROLS_SUFFIX}"
         groups[group] = [task.name for task in twin_tasks]
         yaml = _group_yaml(group, groups[group], _suite_metric_names(twin_tasks))
-        write_bytes_atomic(out_dir / f"{group}.yaml", yaml.encode("utf-8"))
+        write(out_dir / f"{group}.yaml", yaml)
         exported += twin_tasks
-    write_bytes_atomic(out_dir / f"{HOOKS_MODULE}.py", _HOOKS_SOURCE.encode("utf-8"))
+    write(out_dir / f"{HOOKS_MODULE}.py", _HOOKS_SOURCE)
+    replace_outputs(out_dir, written)  # a YAML of an earlier export's other data goes
     return exported, groups
 
 
-def _export_files(files: list[DataFileRef], metrics: dict[str, str], out_dir: Path, suffix: str) -> list[ExportedTask]:
-    """Write one lm-eval task per data file (its name ending in ``suffix``) and its documents."""
+def _export_files(files: list[DataFileRef], metrics: dict[str, str], out_dir: Path, suffix: str,
+                  write: Callable[[Path, str], None]) -> list[ExportedTask]:
+    """Write one lm-eval task per data file (its name ending in ``suffix``) and its documents, each
+    file through ``write``."""
     exported = []
     for ref in files:
         lines, rooms = [], []
@@ -120,11 +131,11 @@ def _export_files(files: list[DataFileRef], metrics: dict[str, str], out_dir: Pa
             continue
         documents = out_dir / "docs" / ref.task / f"{ref.label}{suffix}.jsonl"
         documents.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(documents, "".join(lines).encode("utf-8"))
+        write(documents, "".join(lines))
         task = ExportedTask(lm_eval_task_name(ref.task, ref.label) + suffix, ref.task, ref.label,
                             len(lines), max(rooms), metrics[ref.task])
         yaml = _task_yaml(task, documents.relative_to(out_dir).as_posix())
-        write_bytes_atomic(out_dir / f"{task.name}.yaml", yaml.encode("utf-8"))
+        write(out_dir / f"{task.name}.yaml", yaml)
         exported.append(task)
     return exported
 

@@ -1,28 +1,29 @@
 """Build the LLM judge from its options and check it answers before any work (``score`` and ``filter``).
 
 :func:`check_judge` is the preflight: ``GET {base_url}/models`` (a server without that route is fine)
-must not refuse the key, and one tiny chat request must come back. A dead server, a refused key, an
+must not refuse the key, and one one-token test request must come back within
+:data:`~longbench100.llm.client.TEST_REQUEST_TIMEOUT_S` (a hung or trickling server is reported
+then). A dead server, a refused key, an
 unknown model, a 5xx or a reply that is not an OpenAI answer stops the run in seconds with one line,
 instead of minutes of retries followed by a run whose judge tasks are all ungraded.
 """
-
-import asyncio
 
 import httpx
 
 from longbench100.core.errors import UserError
 from longbench100.llm import client as llm_client
-from longbench100.llm.client import LLMClient, _server_message, get_models, hung_server, is_hung, served_model_ids
+from longbench100.llm.client import (TEST_PROMPT, _server_message, get_models, hung_server, is_hung,
+                                     send_test_request, served_model_ids)
 from longbench100.core.paths import CACHE_HINT, cache_dir
 from longbench100.folders.writable import ensure_writable_dir
 from longbench100.judge.grader import Judge
 from longbench100.llm.options import JudgeConfig
 from longbench100.llm.options import JudgeOptions
 
-PREFLIGHT_PROMPT = "Reply with the single word OK."
-PREFLIGHT_MAX_TOKENS = 16
+PREFLIGHT_PROMPT = TEST_PROMPT
 PREFLIGHT_TIMEOUT_S = 60.0
-"""The preflight's request timeout: long enough for a cold local server, short against a hung one."""
+"""The longest ``GET /models`` check (capped by
+:data:`~longbench100.llm.client.PROBE_TIMEOUT_S`)."""
 _MODELS_SHOWN = 5
 
 
@@ -60,13 +61,6 @@ def _listed_models(config: JudgeConfig, api_key_env: str, timeout_s: float, role
     return served_model_ids(response)  # None without a /models route (or not the OpenAI shape): the chat request decides
 
 
-async def _tiny_request(config: JudgeConfig, timeout_s: float):
-    """Send the preflight prompt once (one retry for a transient failure)."""
-    async with LLMClient(config.base_url, config.model, config.api_key, concurrency=1, timeout_s=timeout_s,
-                         max_retries=1, backoff_base_s=0.5) as client:
-        return await client.complete(PREFLIGHT_PROMPT, max_tokens=PREFLIGHT_MAX_TOKENS, temperature=0.0)
-
-
 def check_judge(config: JudgeConfig, api_key_env: str, *, timeout_s: float = PREFLIGHT_TIMEOUT_S, role: str = "judge") -> list[str]:
     """Check that the judge (or another model ``role``: "evaluator") answers; raise :class:`UserError` with the reason when it does not.
 
@@ -78,7 +72,7 @@ def check_judge(config: JudgeConfig, api_key_env: str, *, timeout_s: float = PRE
     # before any paid call: the replies are kept in the cache folder
     ensure_writable_dir(cache_dir(), f"the cache folder for the {role}'s replies ({CACHE_HINT})")
     listed = _listed_models(config, api_key_env, timeout_s, role)
-    result = asyncio.run(_tiny_request(config, timeout_s))
+    result = send_test_request(config.base_url, config.model, config.api_key, f"{role} server")
     unlisted = listed is not None and config.model not in listed
     shown = ", ".join(listed[:_MODELS_SHOWN]) + (", ..." if listed and len(listed) > _MODELS_SHOWN else "") if listed else ""
     if result.text is None:

@@ -10,6 +10,8 @@ never raises for HTTP or network failures: it returns a :class:`CompletionResult
 Every request is bounded three ways: connecting (:data:`CONNECT_TIMEOUT_S` at most), waiting for
 each byte of the answer, the first included (``timeout_s``), and the whole request (``timeout_s``
 again, as a deadline that a server trickling its answer one byte at a time cannot stretch).
+Before real work, :func:`send_test_request` sends one one-token prompt with a short deadline and no
+retry after a time-out, so a hung or trickling server is told within seconds, not minutes.
 
 Error texts start with a short reason followed by a colon (``HTTP 400: ...``, ``ConnectError: ...``,
 ``bad response: ...``, ``HTML reply: ...``); :func:`error_reason` extracts it, for summaries that
@@ -23,6 +25,7 @@ import email.utils
 import functools
 import random
 import ssl
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -42,6 +45,10 @@ time-out."""
 PROBE_TIMEOUT_S = 10.0
 """The whole ``GET /models`` server check, answer included: a server that accepts the connection and
 never answers is reported after this, not after the long time-out a completion may need."""
+TEST_REQUEST_TIMEOUT_S = 20.0
+"""The whole one-token test request sent before real work, answer included, never retried on a
+time-out: a server that lists its models but never answers a completion is reported after this."""
+TEST_PROMPT = "Reply with the single word OK."
 TOTAL_TIMEOUT = "TotalTimeout"
 """The reason of a request that got no complete answer before its deadline (a hung or trickling
 server)."""
@@ -166,15 +173,48 @@ def hung_server(who: str, base_url: str) -> UserError:
                      "earlier request? check it, then rerun")
 
 
-def refuse_hung_server(base_url: str, api_key: str | None, who: str) -> None:
+def refuse_hung_server(base_url: str, model: str, api_key: str | None, who: str) -> None:
     """Before slow work: refuse a server that accepts connections but does not answer
-    (:func:`hung_server`); any other outcome, an unreachable server included, is left to the full
-    check that comes later."""
+    ``GET /models`` (:func:`hung_server`) or a one-token test request (:func:`send_test_request`);
+    any other outcome, an unreachable server included, is left to the full check that comes
+    later."""
     try:
         get_models(base_url, api_key)
     except (httpx.HTTPError, httpx.InvalidURL) as error:
         if is_hung(error):
             raise hung_server(who, base_url) from None
+        return
+    send_test_request(base_url, model, api_key, who)
+
+
+def is_timeout(error: str) -> bool:
+    """Whether a failed request's error says the server gave no (complete) answer in time."""
+    return error_reason(error) in (TOTAL_TIMEOUT, "ReadTimeout", "WriteTimeout", "PoolTimeout")
+
+
+async def _ask_once(client_args: dict, mode: str, extras: RequestExtras) -> CompletionResult:
+    """Send :data:`TEST_PROMPT` for one token, within :data:`TEST_REQUEST_TIMEOUT_S` in all."""
+    async with LLMClient(**client_args, mode=mode, extras=extras, concurrency=1,
+                         timeout_s=TEST_REQUEST_TIMEOUT_S, max_retries=1, backoff_base_s=0.5,
+                         retry_timeouts=False) as client:
+        return await client.complete(TEST_PROMPT, max_tokens=1, temperature=0.0)
+
+
+def send_test_request(base_url: str, model: str, api_key: str | None, who: str, *,
+                      mode: str = "chat", extras: RequestExtras | None = None) -> CompletionResult:
+    """Before real work: send one one-token test request, telling on stderr what is waited for, and
+    raise the one-line :class:`UserError` when the server gives no complete answer within
+    :data:`TEST_REQUEST_TIMEOUT_S` (a hung or trickling server; never retried). Any other outcome is
+    returned for the caller to judge."""
+    print(f"{who}: one-token test request to {base_url} (up to {TEST_REQUEST_TIMEOUT_S:g} s)",
+          file=sys.stderr, flush=True)
+    client_args = {"base_url": base_url, "model": model, "api_key": api_key}
+    result = asyncio.run(_ask_once(client_args, mode, extras or RequestExtras()))
+    if result.error is not None and is_timeout(result.error):
+        raise UserError(f"{who} at {base_url} accepted the connection but gave no complete "
+                        f"answer to a one-token test request within {TEST_REQUEST_TIMEOUT_S:g} s: "
+                        "is it hung, or busy with an earlier request? check it, then rerun")
+    return result
 
 
 def served_model_ids(response: httpx.Response) -> list[str] | None:
@@ -285,6 +325,7 @@ class LLMClient:
         backoff_base_s: float = 1.0,
         extras: RequestExtras = RequestExtras(),
         retry_unreachable: bool = True,
+        retry_timeouts: bool = True,
     ) -> None:
         if mode not in ("chat", "completion"):
             raise ValueError(f"mode must be 'chat' or 'completion', not {mode!r}")
@@ -303,6 +344,7 @@ class LLMClient:
         self.extras = extras
         self.timeout_s = timeout_s
         self.retry_unreachable = retry_unreachable  # False: a refused connection fails at once (another server can take it)
+        self.retry_timeouts = retry_timeouts  # False: no answer in time fails at once
         self.url = base_url.rstrip("/") + ("/chat/completions" if mode == "chat" else "/completions")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._semaphore = asyncio.Semaphore(concurrency)
@@ -426,11 +468,12 @@ class LLMClient:
                     response = await asyncio.wait_for(request, self.timeout_s)
                 except asyncio.TimeoutError:  # no whole answer in time (a trickle resets httpx's)
                     error = f"{TOTAL_TIMEOUT}: no complete answer within {self.timeout_s:g} s"
-                    retryable = True
+                    retryable = self.retry_timeouts
                 except httpx.TransportError as exc:  # connection errors and timeouts, but not a bad URL scheme
                     error = f"{type(exc).__name__}: {str(exc) or 'no detail'}"
                     unreachable = isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout))
                     retryable = not isinstance(exc, httpx.UnsupportedProtocol) and (self.retry_unreachable or not unreachable)
+                    retryable = retryable and (self.retry_timeouts or not is_hung(exc))
                 except (httpx.HTTPError, httpx.InvalidURL) as exc:  # retrying cannot help
                     error = f"{type(exc).__name__}: {str(exc) or 'no detail'}"
                     retryable = False

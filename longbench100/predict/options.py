@@ -9,6 +9,7 @@ obtained under different settings.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,9 @@ def check_options(options: PredictOptions) -> None:
         raise UserError(f"bad --mode {options.mode!r}: use chat or completion")
     if options.system_prompt is not None and options.mode != "chat":
         raise UserError("--system-prompt needs --mode chat (in completion mode, put it in the prompt template)")
+    for value, flag in ((options.temperature, "--temperature"), (options.timeout_s, "--timeout")):
+        if not math.isfinite(value):
+            raise UserError(f"bad {flag} {value}: use a finite number")
     if options.top_p is not None and not 0 < options.top_p <= 1:
         raise UserError(f"bad --top-p {options.top_p}: use a number in (0, 1]")
     if options.limit is not None and options.limit < 1:
@@ -127,12 +131,18 @@ def check_options(options: PredictOptions) -> None:
         )
 
 
+def _refuse_constant(name: str) -> None:
+    """Refuse ``NaN`` and ``Infinity``, which JSON itself does not allow (no request could send
+    them)."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def parse_extra_body(text: str | None) -> dict[str, Any]:
     """Parse ``--extra-body`` JSON into a dict; anything but a JSON object is a one-line UserError."""
     if text is None:
         return {}
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_refuse_constant)
     except ValueError as error:
         raise UserError(f"bad --extra-body {text!r}: not valid JSON ({error})") from None
     if not isinstance(value, dict):

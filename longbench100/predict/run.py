@@ -31,7 +31,9 @@ import httpx
 from longbench100.folders.layout import first_rows
 from longbench100.core.errors import UserError
 from longbench100.core.interrupts import Interrupted
-from longbench100.llm.client import CompletionResult, LLMClient, ServerBroken, error_reason, get_models, hung_server, is_hung, served_model_ids
+from longbench100.llm.client import (CompletionResult, LLMClient, ServerBroken, error_reason,
+                                     get_models, hung_server, is_hung, send_test_request,
+                                     served_model_ids)
 from longbench100.folders.data_records import manifest_sha256
 from longbench100.catalog.task_info import answer_room
 from longbench100.folders.lock import output_lock
@@ -45,9 +47,13 @@ from longbench100.predict.summary import RunSummary, by_count
 
 
 def check_servers(options: PredictOptions) -> None:
-    """:func:`check_server` for every server of the run."""
+    """:func:`check_server` for every server of the run, then one one-token test request to each
+    (a server that lists its models but never answers is reported within its deadline)."""
     for url in options.servers():
         check_server(replace(options, base_url=url, more_base_urls=()))
+    for url in options.servers():
+        send_test_request(url, options.model, options.api_key, "the server", mode=options.mode,
+                          extras=options.extras())
 
 
 def check_server(options: PredictOptions) -> None:

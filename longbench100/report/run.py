@@ -5,7 +5,7 @@ from pathlib import Path
 
 from longbench100.analysis.dolce.chart import load_fit, write_dolce_report
 from longbench100.folders.lock import output_lock
-from longbench100.folders.guard import guard_output_dir, mark_folder
+from longbench100.folders.guard import guard_output_dir, mark_folder, replace_outputs
 from longbench100.analysis.coverage.run import construction_table
 from longbench100.core.errors import UserError
 from longbench100.folders.data_records import manifest_sha256
@@ -78,6 +78,7 @@ def run_report(options: ReportOptions) -> ReportOutcome:
             written += write_dolce_report(dolce_fit, options.out)
         if options.html:
             written.append(write_html_report(results, options.out, options.data_dir))
+        replace_outputs(options.out, written)
     return ReportOutcome(written, warnings)
 
 

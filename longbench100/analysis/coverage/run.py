@@ -24,8 +24,8 @@ from longbench100.folders.layout import open_data_folder
 from longbench100.core.errors import UserError
 from longbench100.folders.lock import output_lock
 from longbench100.folders.guard import guard_output_file
-from longbench100.folders.data_records import tokenizer_identity
-from longbench100.folders.layout import MANIFEST, read_jsonl
+from longbench100.folders.data_records import parse_record, tokenizer_identity
+from longbench100.folders.layout import MANIFEST, read_file_records, read_jsonl
 from longbench100.judge.grader import Judge, JudgePlan, Verdict
 from longbench100.judge.prompts import JudgePrompt
 from longbench100.llm.options import JudgeOptions
@@ -157,15 +157,18 @@ def _data_samples(options: CoverageOptions,
     if not refs:
         raise UserError(f"--data {data_dir}: no data files for the chosen tasks and lengths")
     samples = []
+    seen: dict[str, str] = {}
     for ref in refs:
-        for where, record in read_jsonl(ref.path)[: options.limit]:
-            if not isinstance(record, dict) or not isinstance(record.get("prompt"), str):
+        for where, record in read_file_records(ref, seen)[: options.limit]:
+            parse_record(record, where)  # the checks every reader of a data record makes
+            if not isinstance(record.get("prompt"), str):
                 raise UserError(f"{where}: not a data record (no prompt)")
             gold = record.get("gold") or {}
             parts = split_prompt(ref.task, record["prompt"], where, gold)
             query = parts.head.strip() + "\n\n" + parts.tail.strip()
             spans = gold_spans(ref.task, gold, parts, where)
-            samples.append(CoverageSample(str(record.get("id", where)), ref.task, ref.label, parts.context, query, spans))
+            samples.append(CoverageSample(record["id"], ref.task, ref.label, parts.context, query,
+                                          spans))
     tokenizer = load_first_tokenizer(manifest_options.get("tokenizer") or DEFAULT_TOKENIZER)
     return samples, tokenizer, {"kind": "data", "path": str(data_dir), "tokenizer": tokenizer_identity(manifest)}
 

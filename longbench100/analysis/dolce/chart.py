@@ -11,6 +11,7 @@ from matplotlib.patches import Patch
 
 from longbench100.core.atomic import write_bytes_atomic
 from longbench100.core.errors import UserError
+from longbench100.core.json_shape import check_shape
 from longbench100.analysis.dolce.categories import CATEGORIES, CATEGORY_NAMES, NOT_SOLVED
 
 _LEFT = ("II", "I")  # drawn outwards from zero to the left
@@ -163,15 +164,76 @@ def _legend_handles(names: tuple[str, ...]) -> list[Patch]:
     return handles + [hatch]
 
 
+_NUMBER = (int, float)
+_COUNTS = {"*": int}
+FIT_SHAPE = {
+    "categories?": [str],
+    "tasks": {"*": {"problems": int, "kinds": {"COW": int, "PIG": int}, "counts": _COUNTS,
+                    "shares": {"*": _NUMBER}, "never_solved?": _COUNTS, "warnings?": [str],
+                    "confusion?": {"*": _COUNTS}}},
+    "problems": [{"id": str, "task": str, "category": str, "solved": bool,
+                  "lambda": (int, float, type(None)), "k": (int, float, type(None))}],
+}
+"""The parts of a dolce.json that the report reads."""
+_SHARE_TOLERANCE = 1e-5  # shares are written rounded to six digits
+
+
 def load_fit(path: Path) -> dict:
-    """Read a dolce.json written by ``dolce fit``; a missing or malformed file is a one-line error."""
+    """Read a dolce.json written by ``dolce fit``: a missing or malformed file, or per-task figures
+    that its problems do not give (:func:`check_fit`), is a one-line error."""
     try:
         fit = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UserError(f"{path}: cannot read a dolce fit ({error})") from None
     if not isinstance(fit, dict) or not isinstance(fit.get("tasks"), dict):
         raise UserError(f"{path}: not a dolce fit (no 'tasks'; write one with `longbench100 dolce fit`)")
+    check_shape(fit, FIT_SHAPE, str(path))
+    check_fit(fit, str(path))
     return fit
+
+
+def check_fit(fit: dict, where: str) -> None:
+    """Refuse, in one line, a fit whose categories are unknown or whose per-task summary (problems,
+    counts, shares, never solved) is not what its problems' rows give."""
+    names = fit_categories(fit)
+    if not set(names) <= set(CATEGORIES):
+        raise UserError(f"{where}: categories {list(names)} are not among {', '.join(CATEGORIES)}")
+    rows: dict[str, list[dict]] = {}
+    for number, row in enumerate(fit["problems"]):
+        if row["category"] not in names:
+            raise UserError(f"{where}: problems[{number}] ({row['id']}): category "
+                            f"{row['category']!r} is not one of {', '.join(names)}")
+        rows.setdefault(row["task"], []).append(row)
+    if set(rows) != set(fit["tasks"]):
+        summarised = ", ".join(sorted(fit["tasks"]))
+        raise UserError(f"{where}: the tasks of its summary ({summarised}) are not those of its "
+                        f"problems ({', '.join(sorted(rows)) or 'none'})")
+    for task, summary in fit["tasks"].items():
+        found = _summary_of(rows[task], names)
+        for key in ("problems", "counts", "never_solved", "shares"):
+            if key in summary and not _same(summary[key], found[key]):
+                raise UserError(f"{where}: tasks.{task}.{key} is {summary[key]}, but its problems "
+                                f"give {found[key]}: edited by hand? fit again with "
+                                "`longbench100 dolce fit`")
+
+
+def _summary_of(rows: list[dict], names: tuple[str, ...]) -> dict:
+    """Problems, counts, shares and never-solved counts of one task, from its rows."""
+    counts = {name: sum(row["category"] == name for row in rows) for name in names}
+    unsolved = {name: sum(row["category"] == name and not row["solved"] for row in rows)
+                for name in names}
+    return {"problems": len(rows), "counts": counts, "never_solved": unsolved,
+            "shares": {name: count / len(rows) for name, count in counts.items()}}
+
+
+def _same(written: object, found: object) -> bool:
+    """Whether a written figure is the one recomputed (shares within their rounding)."""
+    if isinstance(found, dict):
+        return isinstance(written, dict) and set(written) == set(found) and all(
+            _same(written[key], value) for key, value in found.items())
+    if isinstance(found, float):
+        return isinstance(written, _NUMBER) and abs(written - found) <= _SHARE_TOLERANCE
+    return written == found
 
 
 def write_dolce_report(fit: dict, out_dir: Path) -> tuple[Path, Path]:

@@ -19,7 +19,7 @@ from longbench100.folders.layout import data_file_path, open_data_folder, read_f
 from longbench100.core.errors import UserError
 from longbench100.folders.guard import guard_output_dir, mark_folder
 from longbench100.folders.data_records import manifest_sha256
-from longbench100.folders.layout import MANIFEST, read_jsonl
+from longbench100.folders.layout import MANIFEST, read_jsonl, sealed_manifest
 from longbench100.text.joint_tokenizer import load_first_tokenizer
 from longbench100.analysis.prompt_parts import IDK_INSTRUCTION, gold_block_spans, split_prompt, window_prompt
 from longbench100.text.units import covered_units, unit_spans
@@ -170,7 +170,8 @@ def write_probes(probe_set: ProbeSet, options: ProbeOptions, out_dir: Path) -> N
             "prompt_tokens": probe_set.prompt_tokens,
             "files": files,
         }
-        write_bytes_atomic(partial / MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+        text = json.dumps(sealed_manifest(manifest), indent=2, ensure_ascii=False) + "\n"
+        write_bytes_atomic(partial / MANIFEST, text.encode("utf-8"))
         mark_folder(partial, "probes")
         partial.rename(out_dir)
     except OSError as error:

@@ -18,7 +18,7 @@ from longbench100.core.errors import UserError
 from longbench100.folders.guard import guard_output_dir, mark_folder
 from longbench100.catalog.task_info import TASKS
 from longbench100.folders.data_records import data_files
-from longbench100.folders.layout import MANIFEST, read_folder_manifest
+from longbench100.folders.layout import MANIFEST, read_folder_manifest, sealed_manifest
 from longbench100.publish.staging import remove_stale_staging, staged_folder
 
 
@@ -107,7 +107,7 @@ def _write_copy(data_dir: Path, out_dir: Path, dropped: set[str],
         "sha256": hashlib.sha256(manifest_path.read_bytes()).hexdigest() if original is not None else None,
         "manifest": original,
     }
-    write_json_atomic(out_dir / MANIFEST, manifest, indent=1)
+    write_json_atomic(out_dir / MANIFEST, sealed_manifest(manifest), indent=1)
     return entries
 
 
