@@ -2,7 +2,7 @@
 
 ``python bench/annotation_fixture.py MODEL OUT.jsonl [generate options...]``, e.g.::
 
-    python bench/annotation_fixture.py smollm2 tests/fixtures/annotations_smollm2.jsonl \\
+    python bench/annotation_fixture.py smollm2 tests/support/fixtures/annotations_smollm2.jsonl \\
         --sources /data/lb100-mirror --suite ethic --tasks organizing,recalling --lengths 8k --rows 4
 
 It plans the chunks the one-document tasks would ask about (as ``generate`` does, nothing is sent)
@@ -23,8 +23,8 @@ from click.testing import CliRunner
 
 from longbench100.annotation import annotator
 from longbench100.annotation.annotator import annotation_prompt, make_annotator
-from longbench100.judge.annotation_rubric import PROMPT_VERSIONS, read_annotation
 from longbench100.cli import main
+from longbench100.judge.annotation_rubric import PROMPT_VERSIONS, read_annotation
 from longbench100.llm.options import JudgeOptions
 
 OPENING_CHARS = 160
@@ -41,7 +41,10 @@ def planned_requests(arguments: list[str]) -> list[tuple[str, str]]:
 
     annotator.plan_annotations = capture
     try:
-        result = CliRunner().invoke(main, ["generate", "--quiet", "--dry-run", "--out", "/nonexistent/fixture-plan", *arguments])
+        result = CliRunner().invoke(
+            main,
+            ["generate", "--quiet", "--dry-run", "--out", "/nonexistent/fixture-plan", *arguments],
+        )
     finally:
         annotator.plan_annotations = original
     if result.exit_code != 0:
@@ -59,11 +62,18 @@ def fixture_lines(model: str, requests: list[tuple[str, str]]) -> list[dict]:
             continue
         cut_off = entry.get("finish_reason") == "length"
         label = read_annotation(kind, entry["text"], chunk, cut_off=cut_off)
-        lines.append({
-            "kind": kind.removeprefix("annotation_"), "prompt_version": PROMPT_VERSIONS[kind],
-            "chunk_sha256": hashlib.sha256(chunk.encode("utf-8")).hexdigest(), "chunk_opening": chunk[:OPENING_CHARS],
-            "chunk": chunk, "reply": entry["text"], "cut_off": cut_off, "label": label,
-        })
+        lines.append(
+            {
+                "kind": kind.removeprefix("annotation_"),
+                "prompt_version": PROMPT_VERSIONS[kind],
+                "chunk_sha256": hashlib.sha256(chunk.encode("utf-8")).hexdigest(),
+                "chunk_opening": chunk[:OPENING_CHARS],
+                "chunk": chunk,
+                "reply": entry["text"],
+                "cut_off": cut_off,
+                "label": label,
+            }
+        )
     return lines
 
 
@@ -72,8 +82,12 @@ def main_script(argv: list[str]) -> None:
     model, out, *arguments = argv
     requests = planned_requests(["--annotator-model", model, *arguments])
     lines = fixture_lines(model, requests)
-    Path(out).write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
-    print(f"{len(lines)} of {len(requests)} planned chunks had a cached reply from {model}; wrote {out}")
+    Path(out).write_text(
+        "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8"
+    )
+    print(
+        f"{len(lines)} of {len(requests)} planned chunks had a cached reply from {model}; wrote {out}"
+    )
 
 
 if __name__ == "__main__":

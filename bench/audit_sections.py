@@ -27,7 +27,10 @@ def shown_summaries(prompt: str) -> dict[str, str]:
     """Label -> summary text, read from the document_organizing prompt's shuffled list."""
     part = prompt.split("Summaries, shuffled:\n", 1)[1].split("\n\nPut the summaries", 1)[0]
     marks = list(SUMMARY.finditer(part))
-    return {mark.group(1): part[mark.end():(following.start() - 1) if following else None] for mark, following in zip(marks, marks[1:] + [None])}
+    return {
+        mark.group(1): part[mark.end() : (following.start() - 1) if following else None]
+        for mark, following in zip(marks, marks[1:] + [None])
+    }
 
 
 def problems(record: dict, encoding) -> list[str]:
@@ -53,7 +56,10 @@ def main(data: Path) -> int:
     encoding = cl100k_base()
     failures = 0
     for task in TASKS:
-        files = sorted((data / task).glob("*.jsonl"), key=lambda path: json.loads(path.open().readline())["length"])
+        files = sorted(
+            (data / task).glob("*.jsonl"),
+            key=lambda path: json.loads(path.open().readline())["length"],
+        )
         for path in files:
             rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
             for row in rows:
@@ -61,10 +67,15 @@ def main(data: Path) -> int:
                     failures += 1
                     print(f"FAIL {row['id']}: {problem}")
             sections = [row["gold"]["sections"] for row in rows]
-            fill = [(row["prompt_tokens"] + row["gold"]["answer_tokens"]) / row["length"] for row in rows]
+            fill = [
+                (row["prompt_tokens"] + row["gold"]["answer_tokens"]) / row["length"]
+                for row in rows
+            ]
             mixed = sum(len(row["gold"]["sources"]) > 1 for row in rows)
-            print(f"{task:20} {path.stem:>5}  rows {len(rows):3}  sections {min(sections)}-{max(sections)} (median {statistics.median(sections):g})"
-                  f"  fill median {100 * statistics.median(fill):.1f}% min {100 * min(fill):.1f}%  mixed-source rows {mixed}")
+            print(
+                f"{task:20} {path.stem:>5}  rows {len(rows):3}  sections {min(sections)}-{max(sections)} (median {statistics.median(sections):g})"
+                f"  fill median {100 * statistics.median(fill):.1f}% min {100 * min(fill):.1f}%  mixed-source rows {mixed}"
+            )
     print("all checks pass" if not failures else f"{failures} problem(s)")
     return 1 if failures else 0
 

@@ -58,12 +58,18 @@ def best_of_two(function, lines: list[str]) -> tuple[float, list[str]]:
 def import_seconds() -> float:
     """Wall seconds to import NLTK's detokenizer in a fresh interpreter."""
     code = "import time; s = time.perf_counter(); import nltk.tokenize.treebank; print(time.perf_counter() - s)"
-    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    return float(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sources", required=True, help="a local mirror of the sources (hub layout)")
+    parser.add_argument(
+        "--sources", required=True, help="a local mirror of the sources (hub layout)"
+    )
     args = parser.parse_args()
     os.environ["LONGBENCH100_CACHE"] = tempfile.mkdtemp(prefix="lb100-detok-")
     from nltk.tokenize.treebank import TreebankWordDetokenizer
@@ -77,9 +83,13 @@ def main() -> int:
     our_seconds, ours = best_of_two(detokenize_line, lines)
     differences = sum(a != b for a, b in zip(ours, expected))
     changed = sum(a != line.strip() for a, line in zip(expected, lines))
-    print(f"{len(lines)} distinct lines, {sum(map(len, lines)) / 1e6:.1f} M characters; the detokenizer changes {changed}")
-    print(f"NLTK {nltk_seconds:.2f} s CPU, ours {our_seconds:.2f} s ({nltk_seconds / our_seconds:.1f}x); "
-          f"lines that differ: {differences}")
+    print(
+        f"{len(lines)} distinct lines, {sum(map(len, lines)) / 1e6:.1f} M characters; the detokenizer changes {changed}"
+    )
+    print(
+        f"NLTK {nltk_seconds:.2f} s CPU, ours {our_seconds:.2f} s ({nltk_seconds / our_seconds:.1f}x); "
+        f"lines that differ: {differences}"
+    )
     print(f"importing nltk.tokenize.treebank in a fresh process: {import_seconds():.2f} s")
     return 1 if differences else 0
 

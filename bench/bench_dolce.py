@@ -41,9 +41,9 @@ import numpy as np
 
 from longbench100.analysis.dolce.categories import category, thresholds
 from longbench100.analysis.dolce.estimators import ESTIMATORS
-from longbench100.analysis.dolce.refined_em import Problem, canonical_pair, fit_cow
 from longbench100.analysis.dolce.pipeline import load_probes, oracle_outcomes, run_fit
 from longbench100.analysis.dolce.probes import ProbeOptions, build_probes, write_probes
+from longbench100.analysis.dolce.refined_em import Problem, canonical_pair, fit_cow
 from longbench100.analysis.dolce.simulate import best_possible_hit, grid_truths, simulate_problem
 
 RECOVERY_SIZES = (0, 1, 2, 5, 10, 20, 50)
@@ -60,13 +60,19 @@ def timing(problems: int, probes: int, seed: int) -> None:
     rng = random.Random(seed)
     sizes = (0, 1, 2, 5, 10, 20, 50, 100, 200)
     truths = grid_truths(sizes, 300)
-    data = [simulate_problem(str(i), *rng.choice(truths), 300, sizes, 0.1, rng, draw="layout", max_per_problem=probes)
-            for i in range(problems)]
+    data = [
+        simulate_problem(
+            str(i), *rng.choice(truths), 300, sizes, 0.1, rng, draw="layout", max_per_problem=probes
+        )
+        for i in range(problems)
+    ]
     total = sum(len(problem.windows) for problem in data)
     start = time.perf_counter()
     fit_cow(data)
     elapsed = time.perf_counter() - start
-    print(f"timing: {problems} problems, {total} probes ({total / problems:.0f} each): fit_cow {elapsed:.2f} s")
+    print(
+        f"timing: {problems} problems, {total} probes ({total / problems:.0f} each): fit_cow {elapsed:.2f} s"
+    )
 
 
 def _spearman(a: list[int], b: list[int]) -> float:
@@ -76,6 +82,7 @@ def _spearman(a: list[int], b: list[int]) -> float:
         for index in range(len(unique)):  # average ranks over ties
             order[inverse == index] = order[inverse == index].mean()
         return order
+
     ra, rb = ranks(a), ranks(b)
     return float(np.corrcoef(ra, rb)[0, 1]) if ra.std() and rb.std() else float("nan")
 
@@ -84,9 +91,13 @@ def recovery(seed: int, estimator: str, count: int = 300) -> None:
     """Recovery rows for one estimator; a fitted pair counts as exact when it is observationally
     equivalent to the truth (the paper's estimator searches the uncollapsed grid)."""
     fit_task = ESTIMATORS[estimator].fit_cow
-    print(f"recovery, estimator {estimator} ({count} problems per row; truths uniform on the distinguishable candidate grid):")
-    print("| windows | draw | noise | exact (lambda, k) | category | ceiling (best possible exact) "
-          "| decided by the outcomes | exact where decided |")
+    print(
+        f"recovery, estimator {estimator} ({count} problems per row; truths uniform on the distinguishable candidate grid):"
+    )
+    print(
+        "| windows | draw | noise | exact (lambda, k) | category | ceiling (best possible exact) "
+        "| decided by the outcomes | exact where decided |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for grid, sizes in (("0-50", RECOVERY_SIZES), ("0-500 (default)", DEFAULT_SIZES)):
         for draw in ("model", "layout"):
@@ -97,16 +108,28 @@ def recovery(seed: int, estimator: str, count: int = 300) -> None:
                     length = rng.choice((100, 200, 300))
                     truth = rng.choice(grid_truths(sizes, length))
                     truths.append(truth)
-                    data.append(simulate_problem(str(index), *truth, length, sizes, noise, rng, draw=draw))
+                    data.append(
+                        simulate_problem(str(index), *truth, length, sizes, noise, rng, draw=draw)
+                    )
                 fits, _ = fit_task(data)
-                hits = [canonical_pair(fit.lam, fit.k, problem.windows, problem.length) == truth
-                        for truth, fit, problem in zip(truths, fits, data)]
-                same = sum(_category(*truth, problem) == _category(fit.lam, fit.k, problem)
-                           for truth, fit, problem in zip(truths, fits, data))
-                best = [best_possible_hit(problem, truth, noise) for truth, problem in zip(truths, data)]
-                decided = [hit for hit, chance in zip(hits, best) if chance == 1.0]  # the truth is the only best pair
-                print(f"| {grid} | {draw} | {noise:.2f} | {sum(hits) / count:.1%} | {same / count:.1%} | "
-                      f"{sum(best) / count:.1%} | {len(decided)}/{count} | {sum(decided) / len(decided):.1%} |")
+                hits = [
+                    canonical_pair(fit.lam, fit.k, problem.windows, problem.length) == truth
+                    for truth, fit, problem in zip(truths, fits, data)
+                ]
+                same = sum(
+                    _category(*truth, problem) == _category(fit.lam, fit.k, problem)
+                    for truth, fit, problem in zip(truths, fits, data)
+                )
+                best = [
+                    best_possible_hit(problem, truth, noise) for truth, problem in zip(truths, data)
+                ]
+                decided = [
+                    hit for hit, chance in zip(hits, best) if chance == 1.0
+                ]  # the truth is the only best pair
+                print(
+                    f"| {grid} | {draw} | {noise:.2f} | {sum(hits) / count:.1%} | {same / count:.1%} | "
+                    f"{sum(best) / count:.1%} | {len(decided)}/{count} | {sum(decided) / len(decided):.1%} |"
+                )
 
 
 def _log_uniform_truth(length: int, rng: random.Random) -> tuple[int, int]:
@@ -117,8 +140,10 @@ def _log_uniform_truth(length: int, rng: random.Random) -> tuple[int, int]:
 
 def stride(seed: int, count: int = 300) -> None:
     print(f"stride 5 vs every window (same layouts; {count} problems per row):")
-    print("| truths | noise | calls full | calls stride 5 | category agreement | Spearman lambda | Spearman k "
-          "| category = truth, full / stride 5 |")
+    print(
+        "| truths | noise | calls full | calls stride 5 | category agreement | Spearman lambda | Spearman k "
+        "| category = truth, full / stride 5 |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for truths in ("grid", "log-uniform"):
         for noise in NOISE_LEVELS:
@@ -126,23 +151,47 @@ def stride(seed: int, count: int = 300) -> None:
             setups = []
             for index in range(count):
                 length = rng.choice((100, 200, 300))
-                truth = rng.choice(grid_truths(RECOVERY_SIZES, length)) if truths == "grid" else _log_uniform_truth(length, rng)
+                truth = (
+                    rng.choice(grid_truths(RECOVERY_SIZES, length))
+                    if truths == "grid"
+                    else _log_uniform_truth(length, rng)
+                )
                 setups.append((index, truth, length))
             runs = {}
             for step in (1, 5):
-                data = [simulate_problem(str(index), *truth, length, RECOVERY_SIZES, noise,
-                                         random.Random(seed * 7919 + index), stride=step, draw="layout")
-                        for index, truth, length in setups]
+                data = [
+                    simulate_problem(
+                        str(index),
+                        *truth,
+                        length,
+                        RECOVERY_SIZES,
+                        noise,
+                        random.Random(seed * 7919 + index),
+                        stride=step,
+                        draw="layout",
+                    )
+                    for index, truth, length in setups
+                ]
                 runs[step] = (data, fit_cow(data)[0])
             (full, full_fits), (thin, thin_fits) = runs[1], runs[5]
-            agree = sum(_category(a.lam, a.k, p) == _category(b.lam, b.k, p) for a, b, p in zip(full_fits, thin_fits, full))
-            right = [sum(_category(f.lam, f.k, p) == _category(*truth, p) for f, p, (_, truth, _) in zip(fits, full, setups))
-                     for fits in (full_fits, thin_fits)]
+            agree = sum(
+                _category(a.lam, a.k, p) == _category(b.lam, b.k, p)
+                for a, b, p in zip(full_fits, thin_fits, full)
+            )
+            right = [
+                sum(
+                    _category(f.lam, f.k, p) == _category(*truth, p)
+                    for f, p, (_, truth, _) in zip(fits, full, setups)
+                )
+                for fits in (full_fits, thin_fits)
+            ]
             calls = [sum(len(problem.windows) for problem in data) for data in (full, thin)]
-            print(f"| {truths} | {noise:.2f} | {calls[0]} | {calls[1]} ({calls[1] / calls[0]:.0%}) | {agree / count:.1%} | "
-                  f"{_spearman([f.lam for f in full_fits], [f.lam for f in thin_fits]):.2f} | "
-                  f"{_spearman([f.k for f in full_fits], [f.k for f in thin_fits]):.2f} | "
-                  f"{right[0] / count:.1%} / {right[1] / count:.1%} |")
+            print(
+                f"| {truths} | {noise:.2f} | {calls[0]} | {calls[1]} ({calls[1] / calls[0]:.0%}) | {agree / count:.1%} | "
+                f"{_spearman([f.lam for f in full_fits], [f.lam for f in thin_fits]):.2f} | "
+                f"{_spearman([f.k for f in full_fits], [f.k for f in thin_fits]):.2f} | "
+                f"{right[0] / count:.1%} / {right[1] / count:.1%} |"
+            )
 
 
 def oracle(data_dir: Path, seed: int) -> None:
@@ -151,47 +200,95 @@ def oracle(data_dir: Path, seed: int) -> None:
         for units, cap in (("passage", None), ("sentence", 300)):
             fits, probe_sets = {}, {}
             for step in (1, 5):
-                options = ProbeOptions(data_dir=data_dir, units=units, sizes=DEFAULT_SIZES,
-                                       stride=step, max_per_problem=cap)
+                options = ProbeOptions(
+                    data_dir=data_dir,
+                    units=units,
+                    sizes=DEFAULT_SIZES,
+                    stride=step,
+                    max_per_problem=cap,
+                )
                 out = Path(scratch) / f"{units}-{step}"
                 probe_set = build_probes(options)
                 write_probes(probe_set, options, out)
                 probes, manifest = load_probes(out)
                 probe_sets[step] = (probes, manifest)
-                fits[step] = run_fit(probes, oracle_outcomes(probes, 0.0, seed), manifest, {"oracle": True}, "refined")
+                fits[step] = run_fit(
+                    probes,
+                    oracle_outcomes(probes, 0.0, seed),
+                    manifest,
+                    {"oracle": True},
+                    "refined",
+                )
                 print(f"  units {units}, stride {step}: {probe_set.requests} calls")
                 for task, summary in fits[step]["tasks"].items():
                     rows = [row for row in fits[step]["problems"] if row["task"] == task]
                     agree = sum(row["category"] == row["expected"]["category"] for row in rows)
-                    print(f"    {task}: fitted {summary['counts']}  agrees with provenance {agree}/{len(rows)}  "
-                          f"confusion {summary['confusion']}")
+                    print(
+                        f"    {task}: fitted {summary['counts']}  agrees with provenance {agree}/{len(rows)}  "
+                        f"confusion {summary['confusion']}"
+                    )
                     single = [row for row in rows if row["expected"]["lambda"] == 1]
                     if units == "passage" and single:
-                        edge = [row for row in single if row["expected"]["gold_units"][0] in (0, row["L"] - 1)]
-                        print(f"      gold in the first or last unit: {sum(r['category'] == r['expected']['category'] for r in edge)}"
-                              f"/{len(edge)} agree; elsewhere: "
-                              f"{sum(r['category'] == r['expected']['category'] for r in single if r not in edge)}"
-                              f"/{len(single) - len(edge)}")
-            same = sum(a["category"] == b["category"] for a, b in zip(fits[1]["problems"], fits[5]["problems"]))
-            print(f"  units {units}: stride 5 agrees with every window on {same}/{len(fits[1]['problems'])} problems")
-            for noise in ORACLE_NOISE:  # the same probe gets the same noisy outcome at both strides (seeded by id)
-                noisy = {step: run_fit(probes, oracle_outcomes(probes, noise, seed), manifest, {"oracle": True}, "refined")
-                         for step, (probes, manifest) in probe_sets.items()}
+                        edge = [
+                            row
+                            for row in single
+                            if row["expected"]["gold_units"][0] in (0, row["L"] - 1)
+                        ]
+                        print(
+                            f"      gold in the first or last unit: {sum(r['category'] == r['expected']['category'] for r in edge)}"
+                            f"/{len(edge)} agree; elsewhere: "
+                            f"{sum(r['category'] == r['expected']['category'] for r in single if r not in edge)}"
+                            f"/{len(single) - len(edge)}"
+                        )
+            same = sum(
+                a["category"] == b["category"]
+                for a, b in zip(fits[1]["problems"], fits[5]["problems"])
+            )
+            print(
+                f"  units {units}: stride 5 agrees with every window on {same}/{len(fits[1]['problems'])} problems"
+            )
+            for noise in (
+                ORACLE_NOISE
+            ):  # the same probe gets the same noisy outcome at both strides (seeded by id)
+                noisy = {
+                    step: run_fit(
+                        probes,
+                        oracle_outcomes(probes, noise, seed),
+                        manifest,
+                        {"oracle": True},
+                        "refined",
+                    )
+                    for step, (probes, manifest) in probe_sets.items()
+                }
                 rows = {step: noisy[step]["problems"] for step in noisy}
                 same = sum(a["category"] == b["category"] for a, b in zip(rows[1], rows[5]))
-                right = [sum(row["category"] == row["expected"]["category"] for row in rows[step]) for step in (1, 5)]
-                print(f"  units {units}, oracle noise {noise}: stride 5 agrees with every window on {same}/{len(rows[1])};"
-                      f" agrees with provenance: every window {right[0]}, stride 5 {right[1]}")
+                right = [
+                    sum(row["category"] == row["expected"]["category"] for row in rows[step])
+                    for step in (1, 5)
+                ]
+                print(
+                    f"  units {units}, oracle noise {noise}: stride 5 agrees with every window on {same}/{len(rows[1])};"
+                    f" agrees with provenance: every window {right[0]}, stride 5 {right[1]}"
+                )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--problems", type=int, default=1000)
     parser.add_argument("--probes", type=int, default=300)
-    parser.add_argument("--data", type=Path, nargs="*", default=[Path("/tmp/h-data"), Path("/tmp/h16-data")],
-                        help="generated data folders for the oracle rows (see the module docstring)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        nargs="*",
+        default=[Path("/tmp/h-data"), Path("/tmp/h16-data")],
+        help="generated data folders for the oracle rows (see the module docstring)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--recovery-only", action="store_true", help="only the recovery rows, for both estimators")
+    parser.add_argument(
+        "--recovery-only", action="store_true", help="only the recovery rows, for both estimators"
+    )
     args = parser.parse_args()
     if args.recovery_only:
         for name in ESTIMATORS:

@@ -38,11 +38,30 @@ HERE = Path(__file__).resolve().parent
 def run_generate(args: argparse.Namespace, out: Path, cache: Path) -> tuple[float, float, float]:
     """Run one ``longbench100 generate`` in a subprocess; return (wall seconds, CPU seconds with its workers, peak RSS in MiB)."""
     command = [
-        sys.executable, "-m", "longbench100", "generate", "--sources", args.sources, "--tasks", args.tasks, "--lengths", args.lengths,
-        "--rows", str(args.rows), "--seed", "42", "--out", str(out), "--workers", str(args.workers), "--quiet",
+        sys.executable,
+        "-m",
+        "longbench100",
+        "generate",
+        "--sources",
+        args.sources,
+        "--tasks",
+        args.tasks,
+        "--lengths",
+        args.lengths,
+        "--rows",
+        str(args.rows),
+        "--seed",
+        "42",
+        "--out",
+        str(out),
+        "--workers",
+        str(args.workers),
+        "--quiet",
     ]
     started = time.perf_counter()
-    child = subprocess.Popen(command, env={**os.environ, "LONGBENCH100_CACHE": str(cache)}, stdout=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        command, env={**os.environ, "LONGBENCH100_CACHE": str(cache)}, stdout=subprocess.DEVNULL
+    )
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     if status != 0:
@@ -56,7 +75,11 @@ def tokenization_floor(out: Path, repeat: int) -> tuple[float, int, int]:
     from longbench100.text.tokenization import load_tokenizer
 
     tokenizer = load_tokenizer("cl100k_base")
-    prompts = [json.loads(line)["prompt"] for path in sorted(out.glob("*/*.jsonl")) for line in open(path, encoding="utf-8")]
+    prompts = [
+        json.loads(line)["prompt"]
+        for path in sorted(out.glob("*/*.jsonl"))
+        for line in open(path, encoding="utf-8")
+    ]
     best = float("inf")
     for _ in range(repeat):
         started = time.perf_counter()
@@ -71,7 +94,10 @@ def writing_floor(out: Path, scratch: Path) -> float:
     ``json.dumps(record, ensure_ascii=False)``), written in binary."""
     from longbench100.generate.json_lines import json_line
 
-    records = {path.relative_to(out): [json.loads(line) for line in open(path, encoding="utf-8")] for path in sorted(out.glob("*/*.jsonl"))}
+    records = {
+        path.relative_to(out): [json.loads(line) for line in open(path, encoding="utf-8")]
+        for path in sorted(out.glob("*/*.jsonl"))
+    }
     started = time.perf_counter()
     for relative, rows in records.items():
         target = scratch / relative
@@ -80,7 +106,9 @@ def writing_floor(out: Path, scratch: Path) -> float:
             for row in rows:
                 handle.write(json_line(row))
     elapsed = time.perf_counter() - started
-    same = all((scratch / relative).read_bytes() == (out / relative).read_bytes() for relative in records)
+    same = all(
+        (scratch / relative).read_bytes() == (out / relative).read_bytes() for relative in records
+    )
     if not same:
         raise SystemExit("the writing floor did not reproduce the generated files byte for byte")
     return elapsed
@@ -103,15 +131,25 @@ for relative, rows in records.items():
 
 def writing_script_floor(out: Path, scratch: Path) -> float:
     """Wall seconds of a fresh interpreter that loads the records of ``out`` (pickled) and writes them as JSONL."""
-    records = {str(path.relative_to(out)): [json.loads(line) for line in open(path, encoding="utf-8")] for path in sorted(out.glob("*/*.jsonl"))}
+    records = {
+        str(path.relative_to(out)): [json.loads(line) for line in open(path, encoding="utf-8")]
+        for path in sorted(out.glob("*/*.jsonl"))
+    }
     scratch.mkdir(parents=True, exist_ok=True)
     pickled = scratch / "records.pickle"
     pickled.write_bytes(pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL))
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", WRITE_SCRIPT, str(pickled), str(scratch / "by_script")], check=True,
-                   cwd=HERE.parent, env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+    subprocess.run(
+        [sys.executable, "-c", WRITE_SCRIPT, str(pickled), str(scratch / "by_script")],
+        check=True,
+        cwd=HERE.parent,
+        env={**os.environ, "PYTHONPATH": str(HERE.parent)},
+    )
     elapsed = time.perf_counter() - started
-    if not all((scratch / "by_script" / relative).read_bytes() == (out / relative).read_bytes() for relative in records):
+    if not all(
+        (scratch / "by_script" / relative).read_bytes() == (out / relative).read_bytes()
+        for relative in records
+    ):
         raise SystemExit("the writing script did not reproduce the generated files byte for byte")
     return elapsed
 
@@ -120,18 +158,28 @@ def same_files(first: Path, second: Path) -> bool:
     """Whether the two output folders hold the same JSONL files, byte for byte."""
     names = sorted(path.relative_to(first) for path in first.rglob("*.jsonl"))
     return names == sorted(path.relative_to(second) for path in second.rglob("*.jsonl")) and all(
-        (first / name).read_bytes() == (second / name).read_bytes() for name in names)
+        (first / name).read_bytes() == (second / name).read_bytes() for name in names
+    )
 
 
 def main() -> None:
     """Parse options, run cold and warm, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sources", default=str(HERE.parent.parent / "shared" / "sources"))
-    parser.add_argument("--tasks", default="all", help="all (the 100-longbench suite) or task names, e.g. niah_single_2")
+    parser.add_argument(
+        "--tasks",
+        default="all",
+        help="all (the 100-longbench suite) or task names, e.g. niah_single_2",
+    )
     parser.add_argument("--rows", type=int, default=20)
     parser.add_argument("--lengths", default="2k,4k,6k,8k,32k,128k")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=3, help="warm runs, tokenization passes and writing floors, each the best of this many")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="warm runs, tokenization passes and writing floors, each the best of this many",
+    )
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -140,26 +188,49 @@ def main() -> None:
         scratch_path = Path(scratch)
         cache = scratch_path / "cache"
         cold_wall, cold_cpu, cold_rss = run_generate(args, scratch_path / "cold", cache)
-        warm_wall, warm_cpu, warm_rss = min(run_generate(args, scratch_path / f"warm{run}", cache) for run in range(args.repeat))
+        warm_wall, warm_cpu, warm_rss = min(
+            run_generate(args, scratch_path / f"warm{run}", cache) for run in range(args.repeat)
+        )
         for run in range(1, args.repeat):
             if not same_files(scratch_path / "warm0", scratch_path / f"warm{run}"):
                 raise SystemExit("two warm runs wrote different files")
             shutil.rmtree(scratch_path / f"warm{run}")
         (scratch_path / "warm0").rename(scratch_path / "warm")
         floor, samples, tokens = tokenization_floor(scratch_path / "warm", args.repeat)
-        writing = min(writing_floor(scratch_path / "warm", scratch_path / f"written{run}") for run in range(args.repeat))
-        script = min(writing_script_floor(scratch_path / "warm", scratch_path / f"script{run}") for run in range(args.repeat))
+        writing = min(
+            writing_floor(scratch_path / "warm", scratch_path / f"written{run}")
+            for run in range(args.repeat)
+        )
+        script = min(
+            writing_script_floor(scratch_path / "warm", scratch_path / f"script{run}")
+            for run in range(args.repeat)
+        )
         same = same_files(scratch_path / "cold", scratch_path / "warm")
-    print(f"workload: tasks {args.tasks} x {args.lengths} x {args.rows} rows -> {samples} samples, {tokens / 1e6:.1f} M prompt tokens; workers={args.workers}")
-    print(f"one tokenization pass (tiktoken, 2 threads; best of {args.repeat}): {floor:.2f} s; warm: best of {args.repeat} runs")
-    print("| run | wall s | CPU s | samples/s | emitted tokens/s | ratio to tokenization pass | peak RSS MiB |")
+    print(
+        f"workload: tasks {args.tasks} x {args.lengths} x {args.rows} rows -> {samples} samples, {tokens / 1e6:.1f} M prompt tokens; workers={args.workers}"
+    )
+    print(
+        f"one tokenization pass (tiktoken, 2 threads; best of {args.repeat}): {floor:.2f} s; warm: best of {args.repeat} runs"
+    )
+    print(
+        "| run | wall s | CPU s | samples/s | emitted tokens/s | ratio to tokenization pass | peak RSS MiB |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, wall, cpu, rss in (("cold", cold_wall, cold_cpu, cold_rss), ("warm", warm_wall, warm_cpu, warm_rss)):
-        print(f"| {name} | {wall:.1f} | {cpu:.1f} | {samples / wall:.1f} | {tokens / wall / 1e6:.2f} M | {wall / floor:.2f}x | {rss:.0f} |")
-    print(f"writing the same records as JSONL (serialise + write, records in memory): {writing:.2f} s; "
-          f"warm generation is {warm_wall / writing:.1f}x that floor")
-    print(f"the same as a whole script run (fresh interpreter, pickled records loaded, then written): {script:.2f} s; "
-          f"warm generation is {warm_wall / script:.1f}x that floor")
+    for name, wall, cpu, rss in (
+        ("cold", cold_wall, cold_cpu, cold_rss),
+        ("warm", warm_wall, warm_cpu, warm_rss),
+    ):
+        print(
+            f"| {name} | {wall:.1f} | {cpu:.1f} | {samples / wall:.1f} | {tokens / wall / 1e6:.2f} M | {wall / floor:.2f}x | {rss:.0f} |"
+        )
+    print(
+        f"writing the same records as JSONL (serialise + write, records in memory): {writing:.2f} s; "
+        f"warm generation is {warm_wall / writing:.1f}x that floor"
+    )
+    print(
+        f"the same as a whole script run (fresh interpreter, pickled records loaded, then written): {script:.2f} s; "
+        f"warm generation is {warm_wall / script:.1f}x that floor"
+    )
     print(f"cold and warm outputs byte-identical: {same}")
 
 

@@ -19,14 +19,19 @@ from pathlib import Path
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 HEAD = re.compile(r"^Document \[(\d+)\](?: \(Title: ([^\n]*?)\))?: ", re.M)
-CAPITALISED = re.compile(r"(?:[A-Z][\w'.-]*(?:\s+(?:of|the|de|la|and|in)\s+|\s+)?)+[A-Z][\w'.-]*|[A-Z][\w'.-]{3,}")
+CAPITALISED = re.compile(
+    r"(?:[A-Z][\w'.-]*(?:\s+(?:of|the|de|la|and|in)\s+|\s+)?)+[A-Z][\w'.-]*|[A-Z][\w'.-]{3,}"
+)
 
 
 def passages(prompt: str) -> dict[int, str]:
     """The prompt's ``Document [n]`` blocks as {n: title + text}."""
     heads = list(HEAD.finditer(prompt))
     ends = [head.start() for head in heads[1:]] + [prompt.rindex("\n\nQuestion: ")]
-    return {int(head.group(1)): f"{head.group(2) or ''} {prompt[head.end():end]}" for head, end in zip(heads, ends)}
+    return {
+        int(head.group(1)): f"{head.group(2) or ''} {prompt[head.end() : end]}"
+        for head, end in zip(heads, ends)
+    }
 
 
 def key_entity(question: str) -> str:
@@ -44,29 +49,40 @@ def measure(folder: Path) -> dict[str, dict[str, float]]:
             record = json.loads(line)
             blocks = passages(record["prompt"])
             texts = list(blocks.values())
-            vectorizer = TfidfVectorizer(stop_words="english", sublinear_tf=True).fit(texts + [record["question"]])
+            vectorizer = TfidfVectorizer(stop_words="english", sublinear_tf=True).fit(
+                texts + [record["question"]]
+            )
             question = vectorizer.transform([record["question"]])
-            similarity = dict(zip(blocks, (vectorizer.transform(texts) @ question.T).toarray().ravel()))
+            similarity = dict(
+                zip(blocks, (vectorizer.transform(texts) @ question.T).toarray().ravel())
+            )
             gold = set(record["gold"]["passages"])
             gold_sims += [similarity[n] for n in gold]
             negatives = [n for n in blocks if n not in gold]
             negative_sims += [similarity[n] for n in negatives]
             entity = key_entity(record["question"]).lower()
             mentions += [entity in blocks[n].lower() for n in negatives]
-        figures[path.stem] = {"gold": statistics.mean(gold_sims), "negatives": statistics.mean(negative_sims),
-                              "entity_share": statistics.mean(mentions)}
+        figures[path.stem] = {
+            "gold": statistics.mean(gold_sims),
+            "negatives": statistics.mean(negative_sims),
+            "entity_share": statistics.mean(mentions),
+        }
     return figures
 
 
 def main(hard: Path, random_folder: Path) -> None:
     """Print the table."""
     hard_figures, random_figures = measure(hard), measure(random_folder)
-    print("| length | cosine to gold | to BM25 negatives | to random passages | negatives naming the key entity (BM25 / random) |")
+    print(
+        "| length | cosine to gold | to BM25 negatives | to random passages | negatives naming the key entity (BM25 / random) |"
+    )
     print("|---|---:|---:|---:|---:|")
     for label, figures in hard_figures.items():
         other = random_figures[label]
-        print(f"| {label} | {figures['gold']:.3f} | {figures['negatives']:.3f} | {other['negatives']:.3f} | "
-              f"{figures['entity_share']:.1%} / {other['entity_share']:.1%} |")
+        print(
+            f"| {label} | {figures['gold']:.3f} | {figures['negatives']:.3f} | {other['negatives']:.3f} | "
+            f"{figures['entity_share']:.1%} / {other['entity_share']:.1%} |"
+        )
 
 
 if __name__ == "__main__":

@@ -35,9 +35,9 @@ def compare_libraries(sources: str, queries: int = 200) -> None:
     import numpy as np
     from rank_bm25 import BM25Okapi
 
+    from longbench100.sources.bm25 import _build
     from longbench100.sources.loader import load_source
     from longbench100.sources.locations import resolve_location
-    from longbench100.sources.bm25 import _build
 
     location = resolve_location(sources)
     data = load_source(location, location.registry()["rag_mini_bioasq"])
@@ -58,10 +58,14 @@ def compare_libraries(sources: str, queries: int = 200) -> None:
     start = time.perf_counter()
     other_scores = [other.get_scores(WORD.findall(question.lower())) for question in questions]
     other_query = (time.perf_counter() - start) / len(questions)
-    overlap = statistics.mean(len(set(np.argsort(-a, kind="stable")[:10]) & set(np.argsort(-b, kind="stable")[:10])) / 10
-                              for a, b in zip(ours_scores, other_scores))
+    overlap = statistics.mean(
+        len(set(np.argsort(-a, kind="stable")[:10]) & set(np.argsort(-b, kind="stable")[:10])) / 10
+        for a, b in zip(ours_scores, other_scores)
+    )
     print(f"corpus: {len(texts)} passages, {len(questions)} questions")
-    print(f"bm25s:     index {ours_index:.2f} s, query {ours_query * 1000:.2f} ms, identical scores on rebuild: {identical}")
+    print(
+        f"bm25s:     index {ours_index:.2f} s, query {ours_query * 1000:.2f} ms, identical scores on rebuild: {identical}"
+    )
     print(f"rank-bm25: index {other_index:.2f} s, query {other_query * 1000:.2f} ms")
     print(f"top-10 overlap between the two: {overlap:.2f}")
 
@@ -72,9 +76,32 @@ def compare_negatives(sources: str, rows: int, lengths: str) -> None:
         for kind in ("bm25", "random"):
             out = Path(folder) / kind
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "longbench100", "generate", "--tasks", "rag_hard,rerank", "--sources", sources,
-                            "--lengths", lengths, "--rows", str(rows), "--workers", "1", "--quiet", "--negatives", kind, "--out", str(out)],
-                           check=True, cwd=HERE.parent, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "longbench100",
+                    "generate",
+                    "--tasks",
+                    "rag_hard,rerank",
+                    "--sources",
+                    sources,
+                    "--lengths",
+                    lengths,
+                    "--rows",
+                    str(rows),
+                    "--workers",
+                    "1",
+                    "--quiet",
+                    "--negatives",
+                    kind,
+                    "--out",
+                    str(out),
+                ],
+                check=True,
+                cwd=HERE.parent,
+                stdout=subprocess.DEVNULL,
+            )
             print(f"--negatives {kind}: generated in {time.perf_counter() - start:.1f} s")
             for task in ("rag_hard", "rerank"):
                 scores: dict[str, list[float]] = defaultdict(list)
@@ -85,8 +112,10 @@ def compare_negatives(sources: str, rows: int, lengths: str) -> None:
                         scores[record["gold"]["sources"][0]].extend(placed)
                         scores["all"].extend(placed)
                 for source, values in scores.items():
-                    print(f"  {task:9} {source:16} n={len(values):6} mean {statistics.mean(values):.2f} "
-                          f"median {statistics.median(values):.2f} above 0: {sum(v > 0 for v in values) / len(values):.1%}")
+                    print(
+                        f"  {task:9} {source:16} n={len(values):6} mean {statistics.mean(values):.2f} "
+                        f"median {statistics.median(values):.2f} above 0: {sum(v > 0 for v in values) / len(values):.1%}"
+                    )
 
 
 def main() -> None:

@@ -26,16 +26,20 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from longbench100.cli import main
-from longbench100.core.lengths import parse_length
-from longbench100.scoring.aggregates.aggregate import aggregate
-from longbench100.scoring.metrics.classic import _longbench_library_guarded, available_cpus, rouge_l_many
-from longbench100.folders.data_records import load_data
-from longbench100.scoring.grading import choose_metrics
-from longbench100.scoring.predictions import load_predictions, match_predictions
-from longbench100.scoring.scorer import score_predictions
 from longbench100.catalog.suites import load_suite
 from longbench100.catalog.task_info import TASKS
+from longbench100.cli import main
+from longbench100.core.lengths import parse_length
+from longbench100.folders.data_records import load_data
+from longbench100.scoring.aggregates.aggregate import aggregate
+from longbench100.scoring.grading import choose_metrics
+from longbench100.scoring.metrics.classic import (
+    _longbench_library_guarded,
+    available_cpus,
+    rouge_l_many,
+)
+from longbench100.scoring.predictions import load_predictions, match_predictions
+from longbench100.scoring.scorer import score_predictions
 
 LABELS = ("2k", "4k", "6k", "8k", "16k", "32k", "64k", "128k")
 WORDS = (
@@ -66,8 +70,11 @@ def gold_and_answer(task: str, rng: random.Random) -> tuple[list[str], str, str 
     if task in ("counting_stars", "passage_retrieval", "passage_count"):
         gold = rng.randint(1, 30)
         said = gold if rng.random() < 0.5 else rng.randint(1, 30)
-        phrasing = {"counting_stars": "The answer is option {}.", "passage_retrieval": "Passage {}.",
-                    "passage_count": "After reading them all, there are {} unique paragraphs."}[task]
+        phrasing = {
+            "counting_stars": "The answer is option {}.",
+            "passage_retrieval": "Passage {}.",
+            "passage_count": "After reading them all, there are {} unique paragraphs.",
+        }[task]
         return [str(gold)], phrasing.format(said), None
     if task in ("single_doc_qa", "multi_doc_qa"):
         gold = sentence(rng, 2, 12)
@@ -77,11 +84,15 @@ def gold_and_answer(task: str, rng: random.Random) -> tuple[list[str], str, str 
     return [reference], "Here is a summary:\n\n" + text(rng, rng.randint(120, 260)), None
 
 
-BENCH_TASKS = tuple(load_suite("100-longbench").tasks)  # the paper's eight tasks (answers this bench can make up)
+BENCH_TASKS = tuple(
+    load_suite("100-longbench").tasks
+)  # the paper's eight tasks (answers this bench can make up)
 SUMMARY_TASKS = ("single_doc_sum", "multi_doc_sum")
 
 
-def generate(root: Path, n: int, seed: int, tasks: tuple[str, ...] = BENCH_TASKS) -> tuple[Path, Path]:
+def generate(
+    root: Path, n: int, seed: int, tasks: tuple[str, ...] = BENCH_TASKS
+) -> tuple[Path, Path]:
     """Write ``n`` data records of ``tasks`` and their predictions; return the data and predictions folders."""
     rng = random.Random(seed)
     cells = len(tasks) * len(LABELS)
@@ -92,19 +103,33 @@ def generate(root: Path, n: int, seed: int, tasks: tuple[str, ...] = BENCH_TASKS
             gold, answer, closed = gold_and_answer(task, rng)
             record_id = f"{task}-{label}-{row:04d}"
             qa = TASKS[task].closed_book
-            records.append({
-                "id": record_id, "task": task, "length": parse_length(label), "label": label, "row": row,
-                "prompt": "(prompt)", "prompt_tokens": 2, "answers": gold,
-                "closed_book_prompt": "(closed-book prompt)" if qa else None, "metric": TASKS[task].metric,
-                "question": "(question)", "gold": {}, "distractors": [], "seed": seed,
-            })
+            records.append(
+                {
+                    "id": record_id,
+                    "task": task,
+                    "length": parse_length(label),
+                    "label": label,
+                    "row": row,
+                    "prompt": "(prompt)",
+                    "prompt_tokens": 2,
+                    "answers": gold,
+                    "closed_book_prompt": "(closed-book prompt)" if qa else None,
+                    "metric": TASKS[task].metric,
+                    "question": "(question)",
+                    "gold": {},
+                    "distractors": [],
+                    "seed": seed,
+                }
+            )
             prediction = {"id": record_id, "prediction": answer}
             if qa:
                 prediction["closed_book_prediction"] = closed
             answers.append(prediction)
         for folder, rows in ((data, records), (predictions, answers)):
             (folder / task).mkdir(parents=True, exist_ok=True)
-            (folder / task / f"{label}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+            (folder / task / f"{label}.jsonl").write_text(
+                "".join(json.dumps(r) + "\n" for r in rows)
+            )
     (data / "manifest.json").write_text(json.dumps({"seed": seed}))
     return data, predictions
 
@@ -126,14 +151,30 @@ def timed(label: str, timings: dict, action):
 def results_hash(path: Path) -> str:
     """sha256 of a results.json's samples and aggregates (what scoring computed; no dates or paths)."""
     results = json.loads(path.read_text())
-    return hashlib.sha256(json.dumps([results["samples"], results["aggregates"]], sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps([results["samples"], results["aggregates"]], sort_keys=True).encode()
+    ).hexdigest()
 
 
 def score_command(data: Path, predictions: Path, out: Path, variant: str) -> float:
     """Wall seconds of one in-process ``longbench100 score --metric classic`` run."""
     start = time.perf_counter()
-    result = CliRunner().invoke(main, ["score", "--data", str(data), "--predictions", str(predictions), "--out", str(out),
-                                       "--metric", "classic", "--rouge-variant", variant])
+    result = CliRunner().invoke(
+        main,
+        [
+            "score",
+            "--data",
+            str(data),
+            "--predictions",
+            str(predictions),
+            "--out",
+            str(out),
+            "--metric",
+            "classic",
+            "--rouge-variant",
+            variant,
+        ],
+    )
     assert result.exit_code == 0, result.output
     return time.perf_counter() - start
 
@@ -144,7 +185,9 @@ def summaries_bench(n: int, seed: int, variant: str) -> None:
         root = Path(temporary)
         data, predictions = generate(root / "all", n, seed, SUMMARY_TASKS)
         tiny_data, tiny_predictions = generate(root / "one", 1, seed, SUMMARY_TASKS[:1])
-        startup = min(score_command(tiny_data, tiny_predictions, root / "one.json", variant) for _ in range(3))
+        startup = min(
+            score_command(tiny_data, tiny_predictions, root / "one.json", variant) for _ in range(3)
+        )
         total = score_command(data, predictions, root / "results.json", variant)
         records = load_data(data)
         by_id = {p.id: p for p in load_predictions(predictions)}
@@ -153,18 +196,26 @@ def summaries_bench(n: int, seed: int, variant: str) -> None:
         for prediction, reference in pairs:
             _longbench_library_guarded(prediction, reference)
         library = time.perf_counter() - start
-        print(f"{len(records)} summaries, variant {variant}: score {total:.2f} s wall, start-up {startup:.2f} s, "
-              f"rouge package alone {library:.2f} s -> (score - start-up) / rouge package = {(total - startup) / library:.2f}")
+        print(
+            f"{len(records)} summaries, variant {variant}: score {total:.2f} s wall, start-up {startup:.2f} s, "
+            f"rouge package alone {library:.2f} s -> (score - start-up) / rouge package = {(total - startup) / library:.2f}"
+        )
         print(f"results hash {results_hash(root / 'results.json')}")
 
 
 def main_bench() -> None:
     """Generate, score in stages, score end to end; print the timings."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=10_000, help="predictions to score (default 10000)")
+    parser.add_argument(
+        "--n", type=int, default=10_000, help="predictions to score (default 10000)"
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rouge-variant", default="longbench", help="ROUGE-L variant of the end-to-end run")
-    parser.add_argument("--summaries-only", action="store_true", help="summaries alone, against the rouge package")
+    parser.add_argument(
+        "--rouge-variant", default="longbench", help="ROUGE-L variant of the end-to-end run"
+    )
+    parser.add_argument(
+        "--summaries-only", action="store_true", help="summaries alone, against the rouge package"
+    )
     args = parser.parse_args()
     if args.summaries_only:
         summaries_bench(args.n, args.seed, args.rouge_variant)
@@ -174,14 +225,30 @@ def main_bench() -> None:
         timings: dict[str, float] = {}
         records = timed("read data", timings, lambda: load_data(data))
         loaded = timed("read predictions", timings, lambda: load_predictions(predictions))
-        by_id, _ = match_predictions(loaded, [r.id for r in records], {r.id for r in records},
-                                     allow_missing=False, source=predictions)
+        by_id, _ = match_predictions(
+            loaded,
+            [r.id for r in records],
+            {r.id for r in records},
+            allow_missing=False,
+            source=predictions,
+        )
         metrics = choose_metrics(list(BENCH_TASKS), "classic", False)
-        outcome = timed("grade (answers + closed-book)", timings,
-                        lambda: score_predictions(records, by_id, metrics, 0.5, None, progress=False))
-        timed("aggregate (1000 bootstrap)", timings, lambda: aggregate(outcome.samples, ["2k", "4k", "6k"]))
+        outcome = timed(
+            "grade (answers + closed-book)",
+            timings,
+            lambda: score_predictions(records, by_id, metrics, 0.5, None, progress=False),
+        )
+        timed(
+            "aggregate (1000 bootstrap)",
+            timings,
+            lambda: aggregate(outcome.samples, ["2k", "4k", "6k"]),
+        )
         out = Path(temporary) / "results.json"
-        timed("end to end: longbench100 score", timings, lambda: score_command(data, predictions, out, args.rouge_variant))
+        timed(
+            "end to end: longbench100 score",
+            timings,
+            lambda: score_command(data, predictions, out, args.rouge_variant),
+        )
         digest = results_hash(out)
         per_answer = {}
         for metric in ("accuracy", "qa_f1"):
@@ -189,12 +256,18 @@ def main_bench() -> None:
             start = time.process_time()
             score_predictions(subset, by_id, metrics, None, None, progress=False)
             per_answer[metric] = (time.process_time() - start) / len(subset)
-        summaries = [(by_id[r.id].prediction, list(r.answers)) for r in records if metrics[r.task] == "rouge_l"]
+        summaries = [
+            (by_id[r.id].prediction, list(r.answers))
+            for r in records
+            if metrics[r.task] == "rouge_l"
+        ]
         start = time.process_time()
         rouge_l_many(summaries[:200], args.rouge_variant, workers=1)
         per_answer["rouge_l"] = (time.process_time() - start) / 200
-    print(f"{len(records)} predictions ({len(BENCH_TASKS)} tasks x {len(LABELS)} lengths), classic metrics, "
-          f"QA filter 0.5, {available_cpus()} CPUs")
+    print(
+        f"{len(records)} predictions ({len(BENCH_TASKS)} tasks x {len(LABELS)} lengths), classic metrics, "
+        f"QA filter 0.5, {available_cpus()} CPUs"
+    )
     print(f"  {'stage':<34} {'wall s':>8} {'CPU s':>8}")
     for label, (wall, cpu) in timings.items():
         print(f"  {label:<34} {wall:8.2f} {cpu:8.2f}")

@@ -30,7 +30,17 @@ LEAD_WORDS = 60
 
 def as_record(row: dict) -> DataRecord:
     """The scoring view of one data record."""
-    return DataRecord(row["id"], row["task"], row["label"], row["length"], row["row"], tuple(row["answers"]), row["question"], None, gold=row["gold"])
+    return DataRecord(
+        row["id"],
+        row["task"],
+        row["label"],
+        row["length"],
+        row["row"],
+        tuple(row["answers"]),
+        row["question"],
+        None,
+        gold=row["gold"],
+    )
 
 
 def lead_reply(row: dict) -> str:
@@ -38,14 +48,19 @@ def lead_reply(row: dict) -> str:
     prompt = row["prompt"]
     marks = list(SECTION.finditer(prompt))
     ends = [mark.start() for mark in marks[1:]] + [prompt.index("Write a summary of each")]
-    return "\n".join(f"**Section {number}:** {' '.join(prompt[mark.end():end].split()[:LEAD_WORDS])}"
-                     for number, (mark, end) in enumerate(zip(marks, ends), 1))
+    return "\n".join(
+        f"**Section {number}:** {' '.join(prompt[mark.end() : end].split()[:LEAD_WORDS])}"
+        for number, (mark, end) in enumerate(zip(marks, ends), 1)
+    )
 
 
 def half_reply(row: dict) -> str:
     """The references of the first half of the sections, the rest left out."""
     references = row["gold"]["references"]
-    return "\n".join(f"Section {number}: {reference}" for number, reference in enumerate(references[: len(references) // 2], 1))
+    return "\n".join(
+        f"Section {number}: {reference}"
+        for number, reference in enumerate(references[: len(references) // 2], 1)
+    )
 
 
 def rows_of(path: Path) -> list[dict]:
@@ -56,7 +71,9 @@ def rows_of(path: Path) -> list[dict]:
 def main(data: Path) -> None:
     """Print one line per length."""
     rng = random.Random(0)
-    for path in sorted((data / "document_summarizing").glob("*.jsonl"), key=lambda p: rows_of(p)[0]["length"]):
+    for path in sorted(
+        (data / "document_summarizing").glob("*.jsonl"), key=lambda p: rows_of(p)[0]["length"]
+    ):
         summaries, orders = rows_of(path), rows_of(data / "document_organizing" / path.name)
         start = time.perf_counter()
         lead = [section_rouge(lead_reply(row), as_record(row)) for row in summaries]
@@ -68,8 +85,10 @@ def main(data: Path) -> None:
             alphabetical.append(order_lcs(" > ".join(labels), as_record(row)))
             rng.shuffle(labels)
             shuffled.append(order_lcs(" > ".join(labels), as_record(row)))
-        print(f"{path.stem:>5}: section_rouge lead {statistics.mean(lead):.3f} ({1000 * per_record:.0f} ms/record), half {statistics.mean(half):.3f}; "
-              f"order_lcs random {statistics.mean(shuffled):.3f}, alphabetical {statistics.mean(alphabetical):.3f}")
+        print(
+            f"{path.stem:>5}: section_rouge lead {statistics.mean(lead):.3f} ({1000 * per_record:.0f} ms/record), half {statistics.mean(half):.3f}; "
+            f"order_lcs random {statistics.mean(shuffled):.3f}, alphabetical {statistics.mean(alphabetical):.3f}"
+        )
 
 
 if __name__ == "__main__":

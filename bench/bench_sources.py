@@ -23,16 +23,30 @@ HERE = Path(__file__).resolve().parent
 def time_verify(sources: str, tokenizer: str, cache: Path) -> float:
     """Wall seconds of one ``longbench100 sources verify`` subprocess."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "longbench100", "sources", "verify", "--sources", sources, "--tokenizer", tokenizer],
-                   check=True, stdout=subprocess.DEVNULL, env={**os.environ, "LONGBENCH100_CACHE": str(cache)})
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "longbench100",
+            "sources",
+            "verify",
+            "--sources",
+            sources,
+            "--tokenizer",
+            tokenizer,
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env={**os.environ, "LONGBENCH100_CACHE": str(cache)},
+    )
     return time.perf_counter() - started
 
 
 def throughput(sources: str, tokenizer_spec: str) -> list[tuple[int, float, int]]:
     """(threads, seconds, tokens) for tokenizing every document text once."""
-    from longbench100.text import tokenization
     from longbench100.sources.corpus import load_corpus
     from longbench100.sources.locations import resolve_location
+    from longbench100.text import tokenization
 
     tokenizer = tokenization.load_tokenizer(tokenizer_spec)
     corpus = load_corpus(resolve_location(sources), tokenizer, progress=False)
@@ -58,7 +72,9 @@ def main() -> None:
         warm = min(time_verify(args.sources, args.tokenizer, cache) for _ in range(3))
         os.environ["LONGBENCH100_CACHE"] = str(cache)
         rows = throughput(args.sources, args.tokenizer)
-    print(f"sources verify ({args.tokenizer}): cold {cold:.2f} s, warm {warm:.2f} s (best of 3), warm is {cold / warm:.1f}x faster")
+    print(
+        f"sources verify ({args.tokenizer}): cold {cold:.2f} s, warm {warm:.2f} s (best of 3), warm is {cold / warm:.1f}x faster"
+    )
     print("| threads | seconds | tokens | tokens/s |")
     print("|---:|---:|---:|---:|")
     for threads, seconds, tokens in rows:

@@ -19,12 +19,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from tests.test_cli_startup import command_paths  # noqa: E402 - after the path is set
+from tests.commands.test_cli_startup import command_paths  # noqa: E402 - after the path is set
 
-_COUNT = ("import sys; from longbench100.cli import main\n"
-          "try: main.main(sys.argv[1:], prog_name='longbench100')\n"
-          "except SystemExit: pass\n"
-          "print(len(sys.modules), file=sys.stderr)")
+_COUNT = (
+    "import sys; from longbench100.cli import main\n"
+    "try: main.main(sys.argv[1:], prog_name='longbench100')\n"
+    "except SystemExit: pass\n"
+    "print(len(sys.modules), file=sys.stderr)"
+)
 
 
 def wall(arguments: list[str]) -> float:
@@ -36,8 +38,13 @@ def wall(arguments: list[str]) -> float:
 
 def module_count(path: tuple[str, ...]) -> int:
     """Modules imported once ``path --help`` has printed."""
-    done = subprocess.run([sys.executable, "-c", _COUNT, *path, "--help"], capture_output=True,
-                          text=True, check=True, cwd=HERE.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNT, *path, "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=HERE.parent,
+    )
     return int(done.stderr.split()[-1])
 
 

@@ -45,10 +45,19 @@ def segmenters() -> dict:
     old_rule = re.compile(r"""[.!?。！？]["'”’)\]]*(?=\s)|\n""")
     return {
         "previous regex": lambda text: [match.end() for match in old_rule.finditer(text)],
-        "sentencex": lambda text: [span["start_index"] + len(span["text"].rstrip()) for span in sentencex.get_sentence_boundaries("en", text)],
+        "sentencex": lambda text: [
+            span["start_index"] + len(span["text"].rstrip())
+            for span in sentencex.get_sentence_boundaries("en", text)
+        ],
         "sentencex + ending rules (ours)": sentence_ends,
-        "blingfire": lambda text: [end for _, end in blingfire.text_to_sentences_and_offsets(text)[1]],
-        "syntok": lambda text: [sentence[-1].offset + len(sentence[-1].value) for paragraph in syntok.analyze(text) for sentence in paragraph],
+        "blingfire": lambda text: [
+            end for _, end in blingfire.text_to_sentences_and_offsets(text)[1]
+        ],
+        "syntok": lambda text: [
+            sentence[-1].offset + len(sentence[-1].value)
+            for paragraph in syntok.analyze(text)
+            for sentence in paragraph
+        ],
         "pysbd": lambda text: [span.end for span in pysbd_segmenter.segment(text)],
     }
 
@@ -70,7 +79,11 @@ def load_documents(sources: str):
     from longbench100.sources.locations import active_entries, resolve_location
 
     location = resolve_location(sources)
-    return [document for entry in active_entries(location, location.registry()).values() for document in load_source(location, entry).documents.values()]
+    return [
+        document
+        for entry in active_entries(location, location.registry()).values()
+        for document in load_source(location, entry).documents.values()
+    ]
 
 
 def near_duplicate_pairs_minhash(documents) -> set[tuple[str, str]]:
@@ -81,7 +94,7 @@ def near_duplicate_pairs_minhash(documents) -> set[tuple[str, str]]:
     pairs: set[tuple[str, str]] = set()
     for document in documents:
         words = re.findall(r"\w+", document.text.lower())
-        shingles = {" ".join(words[i: i + 8]).encode() for i in range(len(words) - 7)}
+        shingles = {" ".join(words[i : i + 8]).encode() for i in range(len(words) - 7)}
         if not shingles:
             continue
         signature = MinHash.bulk([list(shingles)], num_perm=128)[0]
@@ -100,7 +113,11 @@ def main() -> None:
     by_source: dict[str, list] = {}
     for document in documents:
         by_source.setdefault(document.source, []).append(document)
-    sample = [d.text for docs in by_source.values() for d in random.Random(0).sample(docs, min(args.per_source, len(docs)))]
+    sample = [
+        d.text
+        for docs in by_source.values()
+        for d in random.Random(0).sample(docs, min(args.per_source, len(docs)))
+    ]
     chars = sum(len(text) for text in sample)
     print(f"segmenters over {len(sample)} documents, {chars / 1e6:.1f} M chars")
     print("| segmenter | CPU chars/s | wrong ends | missed ends |\n|---|---:|---:|---:|")
@@ -124,12 +141,20 @@ def main() -> None:
     minhash_seconds = time.process_time() - started
     print(f"\nnear-duplicates over {len(distinct)} distinct texts")
     minhash_members = {doc_id for pair in minhash_pairs for doc_id in pair}
-    same_group = sum(exact.canonical.get(a, a) == exact.canonical.get(b, b) for a, b in minhash_pairs)
+    same_group = sum(
+        exact.canonical.get(a, a) == exact.canonical.get(b, b) for a, b in minhash_pairs
+    )
     print("| method | CPU s | documents with a near-copy | dropped |\n|---|---:|---:|---:|")
-    print(f"| exact shingle overlap >= 0.5 (ours) | {exact_seconds:.1f} | {len(exact_members)} | {sum(exact.dropped.values())} |")
-    print(f"| MinHash LSH, Jaccard >= 0.5 (datasketch) | {minhash_seconds:.1f} | {len(minhash_members)} | - |")
-    print(f"MinHash pairs: {len(minhash_pairs)}, of which {same_group} inside one exact group; "
-          f"exact members MinHash misses: {len(exact_members - minhash_members)}")
+    print(
+        f"| exact shingle overlap >= 0.5 (ours) | {exact_seconds:.1f} | {len(exact_members)} | {sum(exact.dropped.values())} |"
+    )
+    print(
+        f"| MinHash LSH, Jaccard >= 0.5 (datasketch) | {minhash_seconds:.1f} | {len(minhash_members)} | - |"
+    )
+    print(
+        f"MinHash pairs: {len(minhash_pairs)}, of which {same_group} inside one exact group; "
+        f"exact members MinHash misses: {len(exact_members - minhash_members)}"
+    )
 
 
 if __name__ == "__main__":

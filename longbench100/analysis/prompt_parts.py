@@ -18,9 +18,7 @@ from longbench100.core.errors import UserError
 from longbench100.text.units import Span
 
 IDK_ANSWER = "not enough information"
-IDK_INSTRUCTION = (
-    f'If the text shown above does not contain enough information to answer, reply exactly "{IDK_ANSWER}" instead.'
-)
+IDK_INSTRUCTION = f'If the text shown above does not contain enough information to answer, reply exactly "{IDK_ANSWER}" instead.'
 # The first words of the part each packaged template writes after the passages (the wording depends on
 # whether the request is query-focused and on how many gold passages there are).
 TAIL_OPENINGS = {
@@ -33,7 +31,11 @@ TAIL_OPENINGS = {
     "single_doc_qa": ("Using only Passage ",),
     "multi_doc_qa": ("Combine what Passages ", "Using only Passage "),
     "single_doc_sum": ("Write a concise summary of Passage ", "Using only Passage "),
-    "multi_doc_sum": ("Write one concise summary that combines", "Write a concise summary of the news in", "Using only Passage"),
+    "multi_doc_sum": (
+        "Write one concise summary that combines",
+        "Write a concise summary of the news in",
+        "Using only Passage",
+    ),
 }
 HEADING_CHARS = 40  # a line this short right before the recorded context is its first heading
 _BLOCK_START = re.compile(r"\n\n(?=(?:Passage|Paragraph) \d+:\n|Record: the key \")")
@@ -77,18 +79,34 @@ def split_prompt(task: str, prompt: str, where: str, gold: dict | None = None) -
     opening = " or ".join(repr(opening.strip()) for opening in openings)
     first = _BLOCK_START.search(prompt)
     if tail_start < 0 or first is None or first.start() >= tail_start:
-        raise UserError(f"{where}: prompt does not have the packaged {task} layout (numbered passages, then "
-                        f"{opening}); this needs data built with the packaged templates, no chat template")
-    head, context, tail = prompt[: first.start()], prompt[first.start() + 2 : tail_start], prompt[tail_start:]
-    cuts = [0] + [match.start() + 2 for match in _BLOCK_START.finditer(context)] + [len(context) + 2]
+        raise UserError(
+            f"{where}: prompt does not have the packaged {task} layout (numbered passages, then "
+            f"{opening}); this needs data built with the packaged templates, no chat template"
+        )
+    head, context, tail = (
+        prompt[: first.start()],
+        prompt[first.start() + 2 : tail_start],
+        prompt[tail_start:],
+    )
+    cuts = (
+        [0] + [match.start() + 2 for match in _BLOCK_START.finditer(context)] + [len(context) + 2]
+    )
     blocks = []
     for start, end in zip(cuts, cuts[1:]):
         text = context[start : end - 2]
         number, key = _NUMBER.match(text), _RECORD_KEY.match(text)
-        blocks.append(Block((start, end - 2), int(number.group(1)) if number else None, key.group(1) if key else None))
+        blocks.append(
+            Block(
+                (start, end - 2),
+                int(number.group(1)) if number else None,
+                key.group(1) if key else None,
+            )
+        )
     parts = PromptParts(head, context, tail, tuple(blocks))
     if head + "\n\n" + context + tail != prompt:
-        raise UserError(f"{where}: could not split the prompt exactly into instruction, passages and question")
+        raise UserError(
+            f"{where}: could not split the prompt exactly into instruction, passages and question"
+        )
     return parts
 
 
@@ -101,11 +119,16 @@ def split_at_spans(prompt: str, spans: object, where: str) -> PromptParts:
     """
     start, end, gold = _checked_spans(prompt, spans, where)
     line_start = prompt.rfind("\n", 0, max(0, start - 1)) + 1
-    if start > 0 and prompt[start - 1] == "\n" and prompt[line_start - 2 : line_start] == "\n\n" and start - line_start <= HEADING_CHARS:
+    if (
+        start > 0
+        and prompt[start - 1] == "\n"
+        and prompt[line_start - 2 : line_start] == "\n\n"
+        and start - line_start <= HEADING_CHARS
+    ):
         start = line_start
     context = prompt[start:end]
     head = prompt[:start].rstrip()
-    joint = prompt[len(head):start]
+    joint = prompt[len(head) : start]
     cuts = sorted({0, len(context), *(offset - start for span in gold for offset in span)})
     gold_set = {(a - start, b - start) for a, b in gold}
     blocks = tuple(Block((a, b), None, None, (a, b) in gold_set) for a, b in zip(cuts, cuts[1:]))
@@ -118,13 +141,19 @@ def _checked_spans(prompt: str, spans: Any, where: str) -> tuple[int, int, list[
         start, end = (int(value) for value in spans["context"])
         gold = sorted((int(a), int(b)) for a, b in spans["gold"])
     except (TypeError, KeyError, ValueError):
-        raise UserError(f"{where}: gold.spans is not {{'context': [start, end], 'gold': [[start, end], ...]}}") from None
+        raise UserError(
+            f"{where}: gold.spans is not {{'context': [start, end], 'gold': [[start, end], ...]}}"
+        ) from None
     if not 0 <= start <= end <= len(prompt):
-        raise UserError(f"{where}: gold.spans context [{start}, {end}] is outside the prompt ({len(prompt)} characters)")
+        raise UserError(
+            f"{where}: gold.spans context [{start}, {end}] is outside the prompt ({len(prompt)} characters)"
+        )
     previous = start
     for a, b in gold:
         if not previous <= a < b <= end:
-            raise UserError(f"{where}: gold.spans gold span [{a}, {b}] is empty, overlaps another or lies outside the context [{start}, {end}]")
+            raise UserError(
+                f"{where}: gold.spans gold span [{a}, {b}] is empty, overlaps another or lies outside the context [{start}, {end}]"
+            )
         previous = b
     return start, end, gold
 
@@ -134,7 +163,11 @@ def window_prompt(parts: PromptParts, units: list[Span], start: int, size: int) 
     and the IDK instruction (put before the closing answer cue)."""
     window = parts.context[units[start][0] : units[start + size - 1][1]] if size else ""
     cue = parts.tail.rfind("\n\n")
-    tail = parts.tail[:cue] + "\n\n" + IDK_INSTRUCTION + parts.tail[cue:] if cue > 0 else "\n\n" + IDK_INSTRUCTION + parts.tail
+    tail = (
+        parts.tail[:cue] + "\n\n" + IDK_INSTRUCTION + parts.tail[cue:]
+        if cue > 0
+        else "\n\n" + IDK_INSTRUCTION + parts.tail
+    )
     return parts.head + (parts.joint + window if window else "") + tail
 
 

@@ -17,14 +17,14 @@ from collections import Counter
 
 from longbench100.core.errors import UserError
 from longbench100.core.paths import cache_dir
-from longbench100.judge.grader import Judge, JudgePlan
-from longbench100.judge.cache import JudgeCache
-from longbench100.judge.prompts import JudgePrompt
-from longbench100.llm.options import JudgeOptions
-from longbench100.judge.setup import check_judge
-from .labels import Annotations
 from longbench100.judge.annotation_rubric import PROMPT_VERSIONS, annotation_prompt_text
+from longbench100.judge.cache import JudgeCache
+from longbench100.judge.grader import Judge, JudgePlan
+from longbench100.judge.prompts import JudgePrompt
+from longbench100.judge.setup import check_judge
+from longbench100.llm.options import JudgeOptions
 
+from .labels import Annotations
 
 
 def annotation_prompt(kind: str, chunk: str) -> JudgePrompt:
@@ -40,11 +40,18 @@ def make_annotator(options: JudgeOptions) -> Judge:
 
 def plan_annotations(options: JudgeOptions, requests: list[tuple[str, str]]) -> JudgePlan:
     """What annotating ``requests`` ((kind, chunk) pairs) would cost after cache hits; sends nothing."""
-    return make_annotator(options).plan([annotation_prompt(kind, chunk) for kind, chunk in requests])
+    return make_annotator(options).plan(
+        [annotation_prompt(kind, chunk) for kind, chunk in requests]
+    )
 
 
-def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress: bool = True,
-             allow_unlabelled: bool = False) -> Annotations:
+def annotate(
+    options: JudgeOptions,
+    requests: list[tuple[str, str]],
+    *,
+    progress: bool = True,
+    allow_unlabelled: bool = False,
+) -> Annotations:
     """Label every (kind, chunk) pair: cached replies first, the rest asked of the annotator (checked first).
 
     Raises :class:`UserError` when the server does not answer, or when any chunk is left without a label unless
@@ -53,29 +60,57 @@ def annotate(options: JudgeOptions, requests: list[tuple[str, str]], *, progress
     annotator = make_annotator(options)
     prompts = [annotation_prompt(kind, chunk) for kind, chunk in dict.fromkeys(requests)]
     plan = annotator.plan(prompts)
-    notes = check_judge(annotator.config, options.api_key_env, role="annotator") if plan.calls else []
+    notes = (
+        check_judge(annotator.config, options.api_key_env, role="annotator") if plan.calls else []
+    )
     annotator.grade(prompts, progress=progress)
     verdicts = [annotator.verdicts[prompt.text] for prompt in prompts]
-    failed = dict(Counter(verdict.reason or "no label" for verdict in verdicts if verdict.parts is None).most_common())
+    failed = dict(
+        Counter(
+            verdict.reason or "no label" for verdict in verdicts if verdict.parts is None
+        ).most_common()
+    )
     if failed and not allow_unlabelled:
         refused = any("second ask failed" in reason for reason in failed)
-        raise UserError(f"annotator {options.model}: {unlabelled_line(failed, len(prompts))}; nothing was written. Rerun to "
-                        "ask again for those only (the others are cached), try a larger --annotator-max-tokens or another "
-                        "--annotator-model, or give --allow-unlabelled to leave out the rows that need them"
-                        + ("; a server that refuses frequency_penalty needs --annotator-loop-penalty 0" if refused else ""))
-    labels = {(prompt.metric, prompt.reference): verdict.parts for prompt, verdict in zip(prompts, verdicts)
-              if verdict.parts is not None}
-    unlabelled = frozenset((prompt.metric, prompt.reference) for prompt, verdict in zip(prompts, verdicts) if verdict.parts is None)
+        raise UserError(
+            f"annotator {options.model}: {unlabelled_line(failed, len(prompts))}; nothing was written. Rerun to "
+            "ask again for those only (the others are cached), try a larger --annotator-max-tokens or another "
+            "--annotator-model, or give --allow-unlabelled to leave out the rows that need them"
+            + (
+                "; a server that refuses frequency_penalty needs --annotator-loop-penalty 0"
+                if refused
+                else ""
+            )
+        )
+    labels = {
+        (prompt.metric, prompt.reference): verdict.parts
+        for prompt, verdict in zip(prompts, verdicts)
+        if verdict.parts is not None
+    }
+    unlabelled = frozenset(
+        (prompt.metric, prompt.reference)
+        for prompt, verdict in zip(prompts, verdicts)
+        if verdict.parts is None
+    )
     kinds = Counter(prompt.metric for prompt in prompts)
     info = {
-        "model": options.model, "base_url": options.base_url, "max_tokens": options.max_tokens, "temperature": 0.0,
-        "prompt_versions": {kind.removeprefix("annotation_"): PROMPT_VERSIONS[kind] for kind in sorted(kinds)},
-        "chunks": {kind.removeprefix("annotation_"): count for kind, count in sorted(kinds.items())},
-        "calls": annotator.stats.calls, "cache_hits": annotator.stats.cache_hits,
+        "model": options.model,
+        "base_url": options.base_url,
+        "max_tokens": options.max_tokens,
+        "temperature": 0.0,
+        "prompt_versions": {
+            kind.removeprefix("annotation_"): PROMPT_VERSIONS[kind] for kind in sorted(kinds)
+        },
+        "chunks": {
+            kind.removeprefix("annotation_"): count for kind, count in sorted(kinds.items())
+        },
+        "calls": annotator.stats.calls,
+        "cache_hits": annotator.stats.cache_hits,
         "prompt_tokens_sent": plan.prompt_tokens,
         "cut_off_replies_kept": sum(prompt.text in annotator.cut_off for prompt in prompts),
         "loop_penalty": options.loop_penalty,
-        "second_asks": annotator.stats.second_asks, "usable_second_replies": annotator.stats.second_ask_labels,
+        "second_asks": annotator.stats.second_asks,
+        "usable_second_replies": annotator.stats.second_ask_labels,
         "names_not_in_chunk": sum((parts or {}).get("dropped", 0) for parts in labels.values()),
         "notes": notes,
         **({"unlabelled": {"chunks": sum(failed.values()), "reasons": failed}} if failed else {}),

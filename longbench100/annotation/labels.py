@@ -13,7 +13,9 @@ class Annotations:
 
     labels: dict[tuple[str, str], dict] = field(default_factory=dict)
     info: dict = field(default_factory=dict)
-    unlabelled: frozenset[tuple[str, str]] = frozenset()  # asked, but no usable label came (``allow_unlabelled``)
+    unlabelled: frozenset[tuple[str, str]] = (
+        frozenset()
+    )  # asked, but no usable label came (``allow_unlabelled``)
 
     def summary(self, chunk: str) -> str:
         """The chunk's summary (:class:`UnlabelledChunk` for one left without a label; a ``KeyError`` names a chunk

@@ -32,17 +32,25 @@ from collections import Counter, defaultdict
 
 from longbench100.text.sentences import TITLE_ABBREVIATIONS
 
-_WORD = re.compile(r"(?:[^\W_]|[\u0300-\u036f])+|§")  # letters, digits and combining accents (Gutenberg's _italics_ marks are not part of a word), and "§"
-_JOINER = re.compile(r"[ \t\r\n.'’-]{1,5}")  # what may stand between two words of one name: "Mr. Darcy", "O'Brien", a wrapped line
+_WORD = re.compile(
+    r"(?:[^\W_]|[\u0300-\u036f])+|§"
+)  # letters, digits and combining accents (Gutenberg's _italics_ marks are not part of a word), and "§"
+_JOINER = re.compile(
+    r"[ \t\r\n.'’-]{1,5}"
+)  # what may stand between two words of one name: "Mr. Darcy", "O'Brien", a wrapped line
 _MARKS = re.compile(r"[^\w]{0,3}")  # ... and of one reference: "Section 4.2(b)", "§2"
 _ROMAN = re.compile(r"M{0,4}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})")
 _MARKS_AFTER = " \t\r\n?!.,;:"
 _POSSESSIVE = re.compile(r"['’]s$")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
-_PAIR = re.compile(r"(?<!\s)\s+(?:and|&)\s+")  # from the start of a run of blanks only (linear in a long run)
+_PAIR = re.compile(
+    r"(?<!\s)\s+(?:and|&)\s+"
+)  # from the start of a run of blanks only (linear in a long run)
 ABBREVIATED_TITLES = TITLE_ABBREVIATIONS
 """Titles written short: the full stop after them ("Mr. Lockwood") does not end a sentence."""
-TITLES = ABBREVIATED_TITLES | frozenset("sir lady lord miss master madame monsieur captain doctor".split())
+TITLES = ABBREVIATED_TITLES | frozenset(
+    "sir lady lord miss master madame monsieur captain doctor".split()
+)
 """Words that stand before a name: an item of them alone ("Mrs", "Lady") is no name."""
 HEADINGS = frozenset("chapter book volume part letter canto stave act scene".split())
 """Words that open a heading: an item that begins with one ("CHAPTER XI") is no name."""
@@ -99,14 +107,22 @@ class MentionIndex:
         nothing between them but, in a ``name``, a space, a line break, an apostrophe, a hyphen or a title's full
         stop, and otherwise (a reference: "Section 4.2(b)") up to three marks; never a paragraph break."""
         wanted = [_fold(word) for word in _WORD.findall(item)]
-        return [self.spans[index][0] for index in self.places.get(wanted[0], ()) if self._joined(index, wanted, name)] if wanted else []
+        return (
+            [
+                self.spans[index][0]
+                for index in self.places.get(wanted[0], ())
+                if self._joined(index, wanted, name)
+            ]
+            if wanted
+            else []
+        )
 
     def _joined(self, index: int, wanted: list[str], name: bool) -> bool:
         """Whether the words from ``index`` are ``wanted``, each joined to the next as within one name (or reference)."""
-        if self.words[index:index + len(wanted)] != wanted:
+        if self.words[index : index + len(wanted)] != wanted:
             return False
         for position in range(index, index + len(wanted) - 1):
-            gap = self.text[self.spans[position][1]:self.spans[position + 1][0]]
+            gap = self.text[self.spans[position][1] : self.spans[position + 1][0]]
             if _PARAGRAPH_BREAK.search(gap) or not (_JOINER if name else _MARKS).fullmatch(gap):
                 return False
             if name and "." in gap and not _abbreviation(self.words[position]):
@@ -132,14 +148,20 @@ class WordCases:
     def written_as_a_name(self, item: str) -> bool:
         """Whether the document writes ``item`` as a name (module docstring)."""
         words = _WORD.findall(item)
-        named = [word for word in words if len(word) > 1 and word[0].isupper()]  # initials and particles aside
+        named = [
+            word for word in words if len(word) > 1 and word[0].isupper()
+        ]  # initials and particles aside
         if not named or _fold(named[0]) in HEADINGS or all(_fold(word) in TITLES for word in named):
             return False
         if all(_ROMAN.fullmatch(word) for word in words):
             return False
         if len(words) == 1 and self.capitalised_inside[_fold(named[0])] == 0:
             return False  # only ever opening a sentence: no sign that one word is a name ("Ah", "Unluckily")
-        return all(self._name_word(_fold(word)) for word in named if not _ROMAN.fullmatch(word) and _fold(word) not in TITLES)
+        return all(
+            self._name_word(_fold(word))
+            for word in named
+            if not _ROMAN.fullmatch(word) and _fold(word) not in TITLES
+        )
 
     def _name_word(self, word: str) -> bool:
         """Whether the document writes ``word`` (case-folded) as a name's rather than as a common word."""
@@ -155,7 +177,7 @@ def _abbreviation(word: str) -> bool:
 def _inside_sentence(text: str, start: int) -> bool:
     """Whether the word at ``start`` stands inside a sentence: the nearest character before it that is not blank
     is a letter, a digit or a comma, or the full stop of a title or an initial ("Mr. Lockwood", "J. Smith")."""
-    before = text[max(0, start - 40):start].rstrip(" \t_")  # "_" opens Gutenberg's italics
+    before = text[max(0, start - 40) : start].rstrip(" \t_")  # "_" opens Gutenberg's italics
     if not before:
         return False
     if before[-1] == ".":

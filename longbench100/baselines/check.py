@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean, stdev
 
+from longbench100.catalog.shortcut_limits import ShortcutLimit, limit_from_record, parse_limit
 from longbench100.folders.data_records import DataRecord, load_data_with_prompts
 from longbench100.folders.layout import controls_folder, read_folder_manifest
+
 from ..scoring.reply_scores import classic_scores
-from longbench100.catalog.shortcut_limits import ShortcutLimit, limit_from_record, parse_limit
 from .prompt_view import read_prompt
 from .strategies import Attempt, Baseline, baselines_for, chance_answers
-
 
 Z_ONE_SIDED = 1.645
 """Standard errors a baseline's mean may exceed its ceiling by before it counts as over (one-sided 95%)."""
@@ -88,14 +88,26 @@ class CellVerdict:
         """The cell as ``baselines.json`` stores it."""
         best = self.best
         return {
-            "task": self.task, "label": self.label, "on": self.on, "samples": self.samples,
+            "task": self.task,
+            "label": self.label,
+            "on": self.on,
+            "samples": self.samples,
             "chance": round(self.chance, 4),
-            "limit": self.limit.record(), "ceiling": round(self.ceiling, 4),
-            "best": best.name if best else None, "best_score": round(best.score, 4) if best else None, "passed": self.passed,
-            "baselines": {b.name: {"family": b.family, "score": round(b.score, 4),
-                                   "stderr": round(b.stderr, 4), "judged": b.judged,
-                                   **({"anchor": b.anchor} if b.anchor and not b.judged else {})}
-                          for b in self.baselines},
+            "limit": self.limit.record(),
+            "ceiling": round(self.ceiling, 4),
+            "best": best.name if best else None,
+            "best_score": round(best.score, 4) if best else None,
+            "passed": self.passed,
+            "baselines": {
+                b.name: {
+                    "family": b.family,
+                    "score": round(b.score, 4),
+                    "stderr": round(b.stderr, 4),
+                    "judged": b.judged,
+                    **({"anchor": b.anchor} if b.anchor and not b.judged else {}),
+                }
+                for b in self.baselines
+            },
         }
 
 
@@ -113,33 +125,55 @@ class BaselineRun:
         return [cell for cell in self.cells if not cell.passed]
 
 
-def run_baselines(data_dir: Path, tasks: set[str] | None = None, controls: bool = True) -> BaselineRun:
+def run_baselines(
+    data_dir: Path, tasks: set[str] | None = None, controls: bool = True
+) -> BaselineRun:
     """Run the baselines of every task in ``data_dir`` (or only ``tasks``) and judge each cell; with
     ``controls``, on the control twins in ``data_dir/controls`` too, when there are any."""
     manifest = read_folder_manifest(data_dir) or {}
     suite = manifest.get("suite") or {}
     limits = suite.get("shortcut_limits") or {}
     families = suite.get("metrics")
-    loaded = [(record, prompt) for record, prompt in load_data_with_prompts(data_dir) if tasks is None or record.task in tasks]
+    loaded = [
+        (record, prompt)
+        for record, prompt in load_data_with_prompts(data_dir)
+        if tasks is None or record.task in tasks
+    ]
     # what other rows' real answers teach
     priors = _other_rows_answers([record for record, _ in loaded])
     if controls and controls_folder(data_dir).is_dir():
-        loaded += [(record, prompt) for record, prompt in load_data_with_prompts(controls_folder(data_dir))
-                   if (tasks is None or record.task in tasks) and (record.task, record.row) in priors]
+        loaded += [
+            (record, prompt)
+            for record, prompt in load_data_with_prompts(controls_folder(data_dir))
+            if (tasks is None or record.task in tasks) and (record.task, record.row) in priors
+        ]
     records = [record for record, _ in loaded]
     views = {record.id: read_prompt(prompt) for record, prompt in loaded}
-    ratios = _other_rows_count_ratios([record for record in records if record.control is None], views)
-    jobs: list[tuple[DataRecord, str, str]] = []  # (record, answer, what: baseline name or "chance")
+    ratios = _other_rows_count_ratios(
+        [record for record in records if record.control is None], views
+    )
+    jobs: list[
+        tuple[DataRecord, str, str]
+    ] = []  # (record, answer, what: baseline name or "chance")
     for record in records:
         view = views[record.id]
         for baseline in baselines_for(record.task):
-            answer = baseline.answer(Attempt(record, view, priors[(record.task, record.row)], ratios.get((record.task, record.row))))
+            answer = baseline.answer(
+                Attempt(
+                    record,
+                    view,
+                    priors[(record.task, record.row)],
+                    ratios.get((record.task, record.row)),
+                )
+            )
             jobs.append((record, answer or "", baseline.name))
         # a control's chance is its twin's: the same question, options and answer key
         if record.control is None:
             for answer in chance_answers(record, view, priors[(record.task, record.row)]):
                 jobs.append((record, answer, "chance"))
-    scores = classic_scores([record for record, _, _ in jobs], [answer for _, answer, _ in jobs], families)
+    scores = classic_scores(
+        [record for record, _, _ in jobs], [answer for _, answer, _ in jobs], families
+    )
     return _verdicts(data_dir, records, jobs, scores, limits)
 
 
@@ -149,9 +183,14 @@ def cell_chances(data_dir: Path, families: dict[str, str] | None) -> dict[str, d
     (``families``: the suite's metric per task). Read while ``generate`` still writes the folder."""
     loaded = load_data_with_prompts(data_dir, unfinished=True)
     priors = _other_rows_answers([record for record, _ in loaded])
-    jobs = [(record, answer) for record, prompt in loaded
-            for answer in chance_answers(record, read_prompt(prompt), priors[(record.task, record.row)])]
-    scores = classic_scores([record for record, _ in jobs], [answer for _, answer in jobs], families)
+    jobs = [
+        (record, answer)
+        for record, prompt in loaded
+        for answer in chance_answers(record, read_prompt(prompt), priors[(record.task, record.row)])
+    ]
+    scores = classic_scores(
+        [record for record, _ in jobs], [answer for _, answer in jobs], families
+    )
     per_record: dict[str, list[float]] = defaultdict(list)
     for (record, _), score in zip(jobs, scores):
         per_record[record.id].append(score)
@@ -187,12 +226,18 @@ def _other_rows_answers(records: list[DataRecord]) -> dict[tuple[str, int], Coun
     priors = {}
     for record in records:
         key = _question_key(record)
-        left_out = by_row[(record.task, record.row)] + by_question[(record.task, key)] - by_both[(record.task, record.row, key)]
+        left_out = (
+            by_row[(record.task, record.row)]
+            + by_question[(record.task, key)]
+            - by_both[(record.task, record.row, key)]
+        )
         priors[(record.task, record.row)] = by_task[record.task] - left_out
     return priors
 
 
-def _other_rows_count_ratios(records: list[DataRecord], views: dict) -> dict[tuple[str, int], float]:
+def _other_rows_count_ratios(
+    records: list[DataRecord], views: dict
+) -> dict[tuple[str, int], float]:
     """For each (task, row) of a counting task: the mean share of distinct paragraphs (answer /
     announced total) of the task's other rows, every length (what a reader of other rows' answers
     learns)."""
@@ -201,14 +246,24 @@ def _other_rows_count_ratios(records: list[DataRecord], views: dict) -> dict[tup
         total = views[record.id].listed
         if total and record.answers and record.answers[0].isdigit():
             shares[record.task].append((record.row, int(record.answers[0]) / total))
-    return {(task, row): fmean(share for other, share in entries if other != row)
-            for task, entries in shares.items() for row in {row for row, _ in entries}
-            if any(other != row for other, _ in entries)}
+    return {
+        (task, row): fmean(share for other, share in entries if other != row)
+        for task, entries in shares.items()
+        for row in {row for row, _ in entries}
+        if any(other != row for other, _ in entries)
+    }
 
 
-def _verdicts(data_dir: Path, records: list[DataRecord], jobs: list[tuple[DataRecord, str, str]], scores: list[float],
-              limits: dict) -> BaselineRun:
-    per_cell: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+def _verdicts(
+    data_dir: Path,
+    records: list[DataRecord],
+    jobs: list[tuple[DataRecord, str, str]],
+    scores: list[float],
+    limits: dict,
+) -> BaselineRun:
+    per_cell: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     chance_per_record: dict[str, list[float]] = defaultdict(list)
     samples = []
     for (record, answer, what), score in zip(jobs, scores):
@@ -216,16 +271,32 @@ def _verdicts(data_dir: Path, records: list[DataRecord], jobs: list[tuple[DataRe
             chance_per_record[record.id].append(score)
             continue
         per_cell[_cell_key(record)][what].append(score)
-        samples.append({"id": record.id, "on": record.control or REAL, "task": record.task, "label": record.label, "row": record.row, "length": record.length,
-                        "baseline": what, "prediction": answer, "score": score, "answers": list(record.answers),
-                        "source": record.source, "depth": record.depth})
+        samples.append(
+            {
+                "id": record.id,
+                "on": record.control or REAL,
+                "task": record.task,
+                "label": record.label,
+                "row": record.row,
+                "length": record.length,
+                "baseline": what,
+                "prediction": answer,
+                "score": score,
+                "answers": list(record.answers),
+                "source": record.source,
+                "depth": record.depth,
+            }
+        )
     by_cell: dict[tuple[str, str, str], list[DataRecord]] = defaultdict(list)
     for record in records:
         by_cell[_cell_key(record)].append(record)
     cells = []
     for task, label, on in _cell_order(records):
         cell_records = by_cell[(task, label, on)]
-        chance = fmean(fmean(chance_per_record.get(record.twin_of or record.id, [0.0])) for record in cell_records)
+        chance = fmean(
+            fmean(chance_per_record.get(record.twin_of or record.id, [0.0]))
+            for record in cell_records
+        )
         limit = limit_from_record(limits.get(task)) if on == REAL else CONTROL_LIMIT
         cell = CellVerdict(task, label, len(cell_records), chance, limit, on=on)
         for baseline in baselines_for(task):
@@ -238,8 +309,12 @@ def _verdicts(data_dir: Path, records: list[DataRecord], jobs: list[tuple[DataRe
 def _score(baseline: Baseline, values: list[float], limit: ShortcutLimit) -> BaselineScore:
     mean = fmean(values) if values else 0.0
     stderr = stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
-    judged = baseline.family not in limit.reported and (limit is CONTROL_LIMIT or baseline.anchor is None)
-    return BaselineScore(baseline.name, baseline.family, baseline.description, mean, stderr, judged, baseline.anchor)
+    judged = baseline.family not in limit.reported and (
+        limit is CONTROL_LIMIT or baseline.anchor is None
+    )
+    return BaselineScore(
+        baseline.name, baseline.family, baseline.description, mean, stderr, judged, baseline.anchor
+    )
 
 
 def _cell_key(record: DataRecord) -> tuple[str, str, str]:
@@ -256,4 +331,6 @@ def _cell_order(records: list[DataRecord]) -> list[tuple[str, str, str]]:
     for record in records:
         lengths.setdefault(_cell_key(record), record.length)
         task_order.setdefault(record.task, len(task_order))
-    return sorted(lengths, key=lambda cell: (task_order[cell[0]], lengths[cell], on_order.get(cell[2], 3)))
+    return sorted(
+        lengths, key=lambda cell: (task_order[cell[0]], lengths[cell], on_order.get(cell[2], 3))
+    )

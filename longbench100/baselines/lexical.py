@@ -20,8 +20,12 @@ _WORD = re.compile(r"[a-z0-9]+")
 def tfidf_vectorizer(ngrams: int = 1) -> TfidfVectorizer:
     """The TF-IDF settings every lexical comparison uses: English stop words, sublinear term
     frequency; words, and runs of up to ``ngrams`` words."""
-    return TfidfVectorizer(stop_words="english", sublinear_tf=True, token_pattern=r"(?u)\b\w\w+\b",
-                           ngram_range=(1, ngrams))
+    return TfidfVectorizer(
+        stop_words="english",
+        sublinear_tf=True,
+        token_pattern=r"(?u)\b\w\w+\b",
+        ngram_range=(1, ngrams),
+    )
 
 
 def query_similarities(query: str, texts: list[str], ngrams: int = 1) -> np.ndarray:

@@ -10,9 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_HEADING = re.compile(r"^(?:Passage|Paragraph|Section|Document) (\d+):\n|^Document \[(\d+)\](?: \(Title: [^\n]*?\))?: |^\[ID: ([^\]\n]+)\](?: \(Title: [^\n]*?\))? ",
-                      re.MULTILINE)
-_TRAILER = re.compile(r"\n\n(?=Task:|Question:|Summary:|Summaries, shuffled:|Target |How many|Using only|Combine what|Write |Rank |Which |Put the )")
+_HEADING = re.compile(
+    r"^(?:Passage|Paragraph|Section|Document) (\d+):\n|^Document \[(\d+)\](?: \(Title: [^\n]*?\))?: |^\[ID: ([^\]\n]+)\](?: \(Title: [^\n]*?\))? ",
+    re.MULTILINE,
+)
+_TRAILER = re.compile(
+    r"\n\n(?=Task:|Question:|Summary:|Summaries, shuffled:|Target |How many|Using only|Combine what|Write |Rank |Which |Put the )"
+)
 _OPTION = re.compile(r"^Option (\d+): (.*)$", re.MULTILINE)
 _RECORD = re.compile(r'^Record: the key "([^"]+)" has the value "([^"]+)"\.$', re.MULTILINE)
 _SUMMARY = re.compile(r"^\[([A-Z]{1,2})\] ", re.MULTILINE)
@@ -41,9 +45,13 @@ class PromptView:
     passages: tuple[Passage, ...]
     options: tuple[tuple[str, str], ...]  # (number, text) in prompt order
     records: tuple[tuple[str, str], ...]  # kv_retrieval: (key, value) in prompt order
-    summaries: tuple[tuple[str, str], ...]  # the organizing tasks: (letter, text) in the shuffled order shown
+    summaries: tuple[
+        tuple[str, str], ...
+    ]  # the organizing tasks: (letter, text) in the shuffled order shown
     named: tuple[str, ...]  # passage numbers the instruction points to ("Using only Passage 4")
-    listed: int | None  # the number of passages the opening announces ("Below are 10 numbered paragraphs")
+    listed: (
+        int | None
+    )  # the number of passages the opening announces ("Below are 10 numbered paragraphs")
 
     @property
     def context(self) -> str:
@@ -73,8 +81,11 @@ class PromptView:
         prompt = self.prompt
         start, end = prompt.find("<text>"), prompt.rfind("</text>")
         if 0 <= start < end:
-            return prompt[start + len("<text>"):end]
-        start, end = prompt.find("\n\n") + 2, max(prompt.rfind("\n\nQuestion:"), prompt.rfind("\n\nNow "))
+            return prompt[start + len("<text>") : end]
+        start, end = (
+            prompt.find("\n\n") + 2,
+            max(prompt.rfind("\n\nQuestion:"), prompt.rfind("\n\nNow ")),
+        )
         return prompt[start:end].removesuffix(OMITTED_MARK).strip() if 2 <= start < end else ""
 
 
@@ -83,10 +94,14 @@ def read_prompt(prompt: str) -> PromptView:
     headings = list(_HEADING.finditer(prompt))
     passages = []
     for index, heading in enumerate(headings):
-        end = headings[index + 1].start() if index + 1 < len(headings) else _end_of_last(prompt, heading.end())
+        end = (
+            headings[index + 1].start()
+            if index + 1 < len(headings)
+            else _end_of_last(prompt, heading.end())
+        )
         label = next(group for group in heading.groups() if group is not None)
-        passages.append(Passage(label, _without_records(prompt[heading.end():end]).strip()))
-    tail = prompt[headings[-1].end():] if headings else prompt
+        passages.append(Passage(label, _without_records(prompt[heading.end() : end]).strip()))
+    tail = prompt[headings[-1].end() :] if headings else prompt
     summaries = _summaries(tail)
     named = _NAMED.search(prompt[: headings[0].start()] if headings else "")
     listed = _LISTED.search(prompt)
@@ -120,5 +135,10 @@ def _summaries(tail: str) -> tuple[tuple[str, str], ...]:
     block = tail[start:]
     block = block[: block.find("\n\nPut the ")] if "\n\nPut the " in block else block
     marks = list(_SUMMARY.finditer(block))
-    return tuple((mark.group(1), block[mark.end(): marks[i + 1].start() if i + 1 < len(marks) else len(block)].strip())
-                 for i, mark in enumerate(marks))
+    return tuple(
+        (
+            mark.group(1),
+            block[mark.end() : marks[i + 1].start() if i + 1 < len(marks) else len(block)].strip(),
+        )
+        for i, mark in enumerate(marks)
+    )

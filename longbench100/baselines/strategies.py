@@ -22,28 +22,60 @@ import numpy as np
 from longbench100.catalog.entities import ENTITY_TYPES
 from longbench100.folders.data_records import DataRecord
 from longbench100.text.sentences import TERMINAL_THEN_BLANK
+
 from .lexical import outlier_index, overlap, query_similarities
 from .prompt_view import Passage, PromptView
 
 ANSWER_KINDS: dict[str, str] = {
-    "counting_stars": "option", "kv_retrieval": "record_value",
+    "counting_stars": "option",
+    "kv_retrieval": "record_value",
     "kv_retrieval_chain": "record_value",
     "passage_retrieval": "passage_number",
-    "passage_count": "count", "single_doc_qa": "qa", "multi_doc_qa": "qa", "rag_hard": "qa",
-    "single_doc_sum": "summary", "multi_doc_sum": "summary", "document_summarizing": "section_summaries",
-    "document_organizing": "order", "attributing": "passage_set", "rerank": "ranking",
-    "section_summarizing": "section_summaries", "organizing": "order", "recalling": "names",
-    "long_doc_qa": "qa", "long_doc_sum": "summary", "qa_1": "qa", "qa_2": "qa",
-    "common_words": "words", "frequent_words": "words",
-    **{name: "label" for name in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")},
-    **{name: "needle" for name in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multivalue", "niah_multiquery",
-                                   "variable_tracking")},
-    **{name: "listed_values" for name in ("niah_multikey_1", "niah_multikey_2", "niah_multikey_3", "json_kv")},
+    "passage_count": "count",
+    "single_doc_qa": "qa",
+    "multi_doc_qa": "qa",
+    "rag_hard": "qa",
+    "single_doc_sum": "summary",
+    "multi_doc_sum": "summary",
+    "document_summarizing": "section_summaries",
+    "document_organizing": "order",
+    "attributing": "passage_set",
+    "rerank": "ranking",
+    "section_summarizing": "section_summaries",
+    "organizing": "order",
+    "recalling": "names",
+    "long_doc_qa": "qa",
+    "long_doc_sum": "summary",
+    "qa_1": "qa",
+    "qa_2": "qa",
+    "common_words": "words",
+    "frequent_words": "words",
+    **{
+        name: "label"
+        for name in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")
+    },
+    **{
+        name: "needle"
+        for name in (
+            "niah_single_1",
+            "niah_single_2",
+            "niah_single_3",
+            "niah_multivalue",
+            "niah_multiquery",
+            "variable_tracking",
+        )
+    },
+    **{
+        name: "listed_values"
+        for name in ("niah_multikey_1", "niah_multikey_2", "niah_multikey_3", "json_kv")
+    },
 }
 """Each task's kind of answer, which decides the baselines that apply to it."""
 
-RULER_WORD_LISTS = ("NVIDIA/RULER scripts/data/synthetic/common_words_extraction.py, "
-                    "scripts/data/synthetic/freq_words_extraction.py")
+RULER_WORD_LISTS = (
+    "NVIDIA/RULER scripts/data/synthetic/common_words_extraction.py, "
+    "scripts/data/synthetic/freq_words_extraction.py"
+)
 """RULER's word lists are shuffled uniformly (common words 30 times, the others 3; coded words by a
 Zipf law), so any stretch of the list shows the most frequent words on top."""
 SUBSTRING_METRICS = "NVIDIA/RULER scripts/eval/synthetic/constants.py"
@@ -61,10 +93,14 @@ CHANCE_DRAWS = 20
 the most other rows' answers a free-text sample's chance is taken over."""
 
 # a run of capitalised words inside a sentence (after a lowercase word or a comma): how a name looks
-_INNER_CAPITALISED = re.compile(r"(?<=[a-z,;] )((?:(?:Mr|Mrs|Ms|Dr|Miss|Sir|Lady|Lord|Captain)\.? )?[A-Z][a-z]+(?: [A-Z][a-z]+){0,2})")
-_NOT_NAMES = frozenset("I The A An And But He She It They We You His Her My Our Their This That God Heaven Sir Madam Lady Lord Mr Mrs Miss "
-                       "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August "
-                       "September October November December English French Christian".split())
+_INNER_CAPITALISED = re.compile(
+    r"(?<=[a-z,;] )((?:(?:Mr|Mrs|Ms|Dr|Miss|Sir|Lady|Lord|Captain)\.? )?[A-Z][a-z]+(?: [A-Z][a-z]+){0,2})"
+)
+_NOT_NAMES = frozenset(
+    "I The A An And But He She It They We You His Her My Our Their This That God Heaven Sir Madam Lady Lord Mr Mrs Miss "
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August "
+    "September October November December English French Christian".split()
+)
 _LABEL_LINE = re.compile(r"^label: (\S+)$", re.MULTILINE)
 
 
@@ -205,7 +241,9 @@ def _document_passages(attempt: Attempt) -> list[Passage]:
 
 def _best_sentence(attempt: Attempt) -> str | None:
     """The sentence of the named passages (else of the whole context) that shares most words with the question."""
-    sentences = [sentence for passage in _document_passages(attempt) for sentence in _sentences(passage.text)]
+    sentences = [
+        sentence for passage in _document_passages(attempt) for sentence in _sentences(passage.text)
+    ]
     if not sentences:
         return None
     scores = query_similarities(_query(attempt), sentences)
@@ -214,7 +252,10 @@ def _best_sentence(attempt: Attempt) -> str | None:
 
 def _lead(attempt: Attempt) -> str | None:
     """The first sentences of each named passage (the classic lead baseline of summarisation)."""
-    parts = [" ".join(_sentences(passage.text)[:LEAD_SENTENCES]) for passage in _document_passages(attempt)]
+    parts = [
+        " ".join(_sentences(passage.text)[:LEAD_SENTENCES])
+        for passage in _document_passages(attempt)
+    ]
     return "\n".join(part for part in parts if part) or None
 
 
@@ -223,7 +264,10 @@ def _section_openings_summaries(attempt: Attempt) -> str | None:
     passages = attempt.view.passages
     if not passages:
         return None
-    return "\n".join(f"Section {passage.label}: {' '.join(passage.text.split()[:OPENING_WORDS])}" for passage in passages)
+    return "\n".join(
+        f"Section {passage.label}: {' '.join(passage.text.split()[:OPENING_WORDS])}"
+        for passage in passages
+    )
 
 
 def _openings_order(attempt: Attempt) -> str | None:
@@ -232,7 +276,14 @@ def _openings_order(attempt: Attempt) -> str | None:
     if not sections or not summaries:
         return None
     openings = [" ".join(section.text.split()[:OPENING_WORDS]) for section in sections]
-    pairs = sorted(((overlap(opening, text), i, letter) for i, opening in enumerate(openings) for letter, text in summaries), reverse=True)
+    pairs = sorted(
+        (
+            (overlap(opening, text), i, letter)
+            for i, opening in enumerate(openings)
+            for letter, text in summaries
+        ),
+        reverse=True,
+    )
     chosen: dict[int, str] = {}
     used: set[str] = set()
     for _, index, letter in pairs:
@@ -244,13 +295,19 @@ def _openings_order(attempt: Attempt) -> str | None:
 
 def _capitalised_names(text: str, minimum: int) -> list[str]:
     """Capitalised runs inside sentences that occur at least ``minimum`` times, most frequent first (a name guesser)."""
-    counts = Counter(match for match in _INNER_CAPITALISED.findall(text) if match.split()[0] not in _NOT_NAMES or len(match.split()) > 1)
+    counts = Counter(
+        match
+        for match in _INNER_CAPITALISED.findall(text)
+        if match.split()[0] not in _NOT_NAMES or len(match.split()) > 1
+    )
     return [name for name, count in counts.most_common() if count >= minimum]
 
 
 # a legal reference as contracts write them: a section, article, exhibit ... with its number or letter, or a named act
-_REFERENCE = re.compile(r"\b(?:(?:Sections?|Articles?|Clauses?|Exhibits?|Schedules?|Appendix|Annex|Paragraphs?) [0-9A-Z][0-9A-Za-z.()]*"
-                        r"|(?:[A-Z][a-z]+ ){1,5}Act(?: of \d{4})?)")
+_REFERENCE = re.compile(
+    r"\b(?:(?:Sections?|Articles?|Clauses?|Exhibits?|Schedules?|Appendix|Annex|Paragraphs?) [0-9A-Z][0-9A-Za-z.()]*"
+    r"|(?:[A-Z][a-z]+ ){1,5}Act(?: of \d{4})?)"
+)
 
 
 def _references(text: str, minimum: int) -> list[str]:
@@ -261,7 +318,11 @@ def _references(text: str, minimum: int) -> list[str]:
 
 def _mention_guesser(attempt: Attempt) -> Callable[[str, int], list[str]]:
     """How to guess the mentions a recalling prompt asks for: legal references where it asks for them, else names."""
-    return _references if ENTITY_TYPES["legal_references"].what in attempt.view.prompt else _capitalised_names
+    return (
+        _references
+        if ENTITY_TYPES["legal_references"].what in attempt.view.prompt
+        else _capitalised_names
+    )
 
 
 def _running_text(attempt: Attempt) -> str:
@@ -298,10 +359,14 @@ def _top_passages(attempt: Attempt) -> str | None:
     passages = attempt.view.passages
     if not passages:
         return None
-    scores = query_similarities(_attribution_target(attempt), [passage.text for passage in passages])
+    scores = query_similarities(
+        _attribution_target(attempt), [passage.text for passage in passages]
+    )
     if not scores.max() > 0:
         return None
-    return ", ".join(passage.label for passage, score in zip(passages, scores) if score >= scores.max() / 2)
+    return ", ".join(
+        passage.label for passage, score in zip(passages, scores) if score >= scores.max() / 2
+    )
 
 
 def _lexical_ranking(attempt: Attempt) -> str | None:
@@ -319,13 +384,14 @@ def _prompt_order_ranking(attempt: Attempt) -> str | None:
 
 
 def _answer_room_words(attempt: Attempt) -> int:
-    match = re.search(r"Reply with the (\d+) words", attempt.view.prompt) or re.search(r"which (\d+) (?:coded )?words", attempt.view.prompt)
+    match = re.search(r"Reply with the (\d+) words", attempt.view.prompt) or re.search(
+        r"which (\d+) (?:coded )?words", attempt.view.prompt
+    )
     return int(match.group(1)) if match else 10
 
 
 def _frequent_in_part(attempt: Attempt, share: int) -> str | None:
-    """The most frequent words of the first ``1/share`` of the context (after any worked example).
-    """
+    """The most frequent words of the first ``1/share`` of the context (after any worked example)."""
     context = attempt.view.context or attempt.view.after_examples
     text = context[: max(1, len(context) // share)]
     counts = Counter(re.findall(r"[A-Za-z]+", text))
@@ -347,12 +413,16 @@ def _frequent_in_first_quarter(attempt: Attempt) -> str | None:
 def _numbers_in_context(attempt: Attempt) -> str | None:
     """The option with the most of its numbers occurring, as whole numbers, in the context (first on
     a tie)."""
-    present = set(re.findall(r"(?<![\d.])\d+(?![\d.])", attempt.view.context or attempt.view.prompt))
+    present = set(
+        re.findall(r"(?<![\d.])\d+(?![\d.])", attempt.view.context or attempt.view.prompt)
+    )
     lists = [(number, re.findall(r"\d+", text)) for number, text in attempt.view.options]
     lists = [(number, values) for number, values in lists if values]
     if not lists:
         return None
-    return max(lists, key=lambda entry: sum(value in present for value in entry[1]) / len(entry[1]))[0]
+    return max(
+        lists, key=lambda entry: sum(value in present for value in entry[1]) / len(entry[1])
+    )[0]
 
 
 def _ratio_of_total(attempt: Attempt) -> str | None:
@@ -383,91 +453,211 @@ def _answer(text: str) -> Callable[[Attempt], str | None]:
     return lambda attempt: text
 
 
-_PRIOR = Baseline("prior_answer", "context-free", "the answer most often right in the task's other rows", _prior_answer)
+_PRIOR = Baseline(
+    "prior_answer",
+    "context-free",
+    "the answer most often right in the task's other rows",
+    _prior_answer,
+)
 _FIRST = Baseline("first_passage", "position", "the first passage", _first_passage)
 _MIDDLE = Baseline("middle_passage", "position", "the middle passage", _middle_passage)
 _LAST = Baseline("last_passage", "position", "the last passage", _last_passage)
 
 BASELINES: dict[str, tuple[Baseline, ...]] = {
     "option": (
-        Baseline("option_consensus", "context-free", "the option sharing most counts with the other options",
-                 lambda attempt: _option_agreement(attempt, positional=False)),
-        Baseline("option_position_consensus", "context-free", "the option agreeing most, place by place, with the other options",
-                 lambda attempt: _option_agreement(attempt, positional=True)),
-        Baseline("option_question_overlap", "context-free", "the option sharing most words with the question", _question_overlap_option),
-        Baseline("numbers_in_context", "lexical", "the option whose numbers all (or most) occur in the context", _numbers_in_context),
+        Baseline(
+            "option_consensus",
+            "context-free",
+            "the option sharing most counts with the other options",
+            lambda attempt: _option_agreement(attempt, positional=False),
+        ),
+        Baseline(
+            "option_position_consensus",
+            "context-free",
+            "the option agreeing most, place by place, with the other options",
+            lambda attempt: _option_agreement(attempt, positional=True),
+        ),
+        Baseline(
+            "option_question_overlap",
+            "context-free",
+            "the option sharing most words with the question",
+            _question_overlap_option,
+        ),
+        Baseline(
+            "numbers_in_context",
+            "lexical",
+            "the option whose numbers all (or most) occur in the context",
+            _numbers_in_context,
+        ),
         _PRIOR,
     ),
     "record_value": (
-        Baseline("unused_value", "context-free", "the first record value never used as a key", _unused_value),
-        Baseline("chain_start_value", "context-free",
-                 "the value of the first record whose key is no record's value", _chain_start_value),
-        Baseline("last_record_value", "position", "the value of the last record", _last_record_value),
+        Baseline(
+            "unused_value",
+            "context-free",
+            "the first record value never used as a key",
+            _unused_value,
+        ),
+        Baseline(
+            "chain_start_value",
+            "context-free",
+            "the value of the first record whose key is no record's value",
+            _chain_start_value,
+        ),
+        Baseline(
+            "last_record_value", "position", "the value of the last record", _last_record_value
+        ),
     ),
     "passage_number": (
-        _FIRST, _MIDDLE, _LAST,
-        Baseline("outlier_passage", "outlier", "the passage least like the others (TF-IDF)", _outlier_passage),
-        Baseline("longest_passage", "outlier", "the longest passage (characters)", _longest_passage),
-        Baseline("shortest_passage", "outlier", "the shortest passage (characters)", _shortest_passage),
-        Baseline("top_passage", "lexical", "the passage most like the question or summary (TF-IDF)", _top_passage),
+        _FIRST,
+        _MIDDLE,
+        _LAST,
+        Baseline(
+            "outlier_passage",
+            "outlier",
+            "the passage least like the others (TF-IDF)",
+            _outlier_passage,
+        ),
+        Baseline(
+            "longest_passage", "outlier", "the longest passage (characters)", _longest_passage
+        ),
+        Baseline(
+            "shortest_passage", "outlier", "the shortest passage (characters)", _shortest_passage
+        ),
+        Baseline(
+            "top_passage",
+            "lexical",
+            "the passage most like the question or summary (TF-IDF)",
+            _top_passage,
+        ),
         _PRIOR,
     ),
     "count": (
-        Baseline("announced_total", "position", "the number of passages the prompt announces", _announced_total),
-        Baseline("ratio_of_total", "context-free", "the announced total times the distinct share seen in other rows",
-                 _ratio_of_total),
+        Baseline(
+            "announced_total",
+            "position",
+            "the number of passages the prompt announces",
+            _announced_total,
+        ),
+        Baseline(
+            "ratio_of_total",
+            "context-free",
+            "the announced total times the distinct share seen in other rows",
+            _ratio_of_total,
+        ),
         _PRIOR,
     ),
     "qa": (
         Baseline("answer_yes", "context-free", "always 'yes'", _answer("yes")),
         Baseline("answer_no", "context-free", "always 'no'", _answer("no")),
         _PRIOR,
-        Baseline("best_sentence", "lexical", "the sentence of the named passages most like the question (TF-IDF)", _best_sentence),
+        Baseline(
+            "best_sentence",
+            "lexical",
+            "the sentence of the named passages most like the question (TF-IDF)",
+            _best_sentence,
+        ),
     ),
     "summary": (
-        Baseline("lead_sentences", "copy", f"the first {LEAD_SENTENCES} sentences of each named passage", _lead),
+        Baseline(
+            "lead_sentences",
+            "copy",
+            f"the first {LEAD_SENTENCES} sentences of each named passage",
+            _lead,
+        ),
     ),
     "section_summaries": (
-        Baseline("section_openings", "copy", f"the first {OPENING_WORDS} words of each section", _section_openings_summaries),
+        Baseline(
+            "section_openings",
+            "copy",
+            f"the first {OPENING_WORDS} words of each section",
+            _section_openings_summaries,
+        ),
     ),
     "order": (
-        Baseline("alphabetical_order", "position", "the summaries' letters in alphabetical order", _alphabetical_order),
-        Baseline("section_openings", "lexical", f"each section's summary: the one sharing most words with its first {OPENING_WORDS} words",
-                 _openings_order),
+        Baseline(
+            "alphabetical_order",
+            "position",
+            "the summaries' letters in alphabetical order",
+            _alphabetical_order,
+        ),
+        Baseline(
+            "section_openings",
+            "lexical",
+            f"each section's summary: the one sharing most words with its first {OPENING_WORDS} words",
+            _openings_order,
+        ),
     ),
     "names": (
         _PRIOR,
-        Baseline("names_in_opening", "position", "capitalised runs inside sentences (legal-reference runs where those are asked) "
-                 "in the first tenth of the context", _names_in_opening),
-        Baseline("capitalised_runs", "lexical", "capitalised runs inside sentences (legal-reference runs where those are asked) "
-                 "seen twice or more in the context", _names_everywhere),
+        Baseline(
+            "names_in_opening",
+            "position",
+            "capitalised runs inside sentences (legal-reference runs where those are asked) "
+            "in the first tenth of the context",
+            _names_in_opening,
+        ),
+        Baseline(
+            "capitalised_runs",
+            "lexical",
+            "capitalised runs inside sentences (legal-reference runs where those are asked) "
+            "seen twice or more in the context",
+            _names_everywhere,
+        ),
     ),
     "passage_set": (
         _FIRST,
-        Baseline("top_passages", "lexical", "passages scoring at least half the best TF-IDF similarity to question and target", _top_passages),
+        Baseline(
+            "top_passages",
+            "lexical",
+            "passages scoring at least half the best TF-IDF similarity to question and target",
+            _top_passages,
+        ),
     ),
     "ranking": (
-        Baseline("prompt_order", "position", "the passages in the order shown", _prompt_order_ranking),
-        Baseline("lexical_ranking", "lexical", "passages by TF-IDF similarity to the question", _lexical_ranking),
+        Baseline(
+            "prompt_order", "position", "the passages in the order shown", _prompt_order_ranking
+        ),
+        Baseline(
+            "lexical_ranking",
+            "lexical",
+            "passages by TF-IDF similarity to the question",
+            _lexical_ranking,
+        ),
     ),
     "words": (
-        Baseline("frequent_in_opening", "frequency", "the most frequent words of the first tenth of the context "
-                 "(after the worked example)", _frequent_in_opening, anchor=RULER_WORD_LISTS),
-        Baseline("frequent_in_first_quarter", "frequency", "the most frequent words of the first quarter of the context",
-                 _frequent_in_first_quarter, anchor=RULER_WORD_LISTS),
+        Baseline(
+            "frequent_in_opening",
+            "frequency",
+            "the most frequent words of the first tenth of the context (after the worked example)",
+            _frequent_in_opening,
+            anchor=RULER_WORD_LISTS,
+        ),
+        Baseline(
+            "frequent_in_first_quarter",
+            "frequency",
+            "the most frequent words of the first quarter of the context",
+            _frequent_in_first_quarter,
+            anchor=RULER_WORD_LISTS,
+        ),
         _PRIOR,
     ),
     "label": (
-        Baseline("majority_label", "frequency", "the label the demonstrations use most", _majority_label),
+        Baseline(
+            "majority_label", "frequency", "the label the demonstrations use most", _majority_label
+        ),
         _PRIOR,
     ),
-    "needle": (
-        _PRIOR,
-    ),
+    "needle": (_PRIOR,),
     "listed_values": (
         _PRIOR,
-        Baseline("first_and_last_value", "position", "the first and the last value of the context, both in one reply",
-                 _first_and_last_value, anchor=SUBSTRING_METRICS),
+        Baseline(
+            "first_and_last_value",
+            "position",
+            "the first and the last value of the context, both in one reply",
+            _first_and_last_value,
+            anchor=SUBSTRING_METRICS,
+        ),
     ),
 }
 """The baselines of each answer kind, in the order tables list them."""
@@ -515,11 +705,21 @@ def chance_answers(record: DataRecord, view: PromptView, other_rows_answers: Cou
         return sorted(set(_LABEL_LINE.findall(view.prompt)))
     if kind == "order":
         letters = [letter for letter, _ in view.summaries]
-        return [" > ".join(rng.sample(letters, len(letters))) for _ in range(CHANCE_DRAWS)] if letters else []
+        return (
+            [" > ".join(rng.sample(letters, len(letters))) for _ in range(CHANCE_DRAWS)]
+            if letters
+            else []
+        )
     if kind == "ranking":
         labels = [passage.label for passage in view.passages]
-        return [" > ".join(f"[{label}]" for label in rng.sample(labels, len(labels))) for _ in range(CHANCE_DRAWS)] if labels else []
+        return (
+            [
+                " > ".join(f"[{label}]" for label in rng.sample(labels, len(labels)))
+                for _ in range(CHANCE_DRAWS)
+            ]
+            if labels
+            else []
+        )
     if kind == "passage_set":
         return [", ".join(passage.label for passage in view.passages)] if view.passages else []
     return sorted(other_rows_answers)[:CHANCE_DRAWS]
-

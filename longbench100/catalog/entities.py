@@ -17,17 +17,24 @@ NAME_WORDS = 5
 """The most words a listed name may have (longer items are copied prose, not names)."""
 REFERENCE_WORDS = 12
 """The most words a listed legal reference may have ("Section 4.2(b) of the Master Services Agreement")."""
-_NAME_PARTICLES = frozenset("of de del della di da du van von der den la le y al bin ibn and".split())
+_NAME_PARTICLES = frozenset(
+    "of de del della di da du van von der den la le y al bin ibn and".split()
+)
 _REFERENCE_WORD = re.compile(
     r"§|\b(?:sections?|articles?|clauses?|exhibits?|schedules?|appendi(?:x|ces)|annex(?:es)?|paragraphs?|subsections?"
-    r"|acts?|codes?|regulations?|rules?|statutes?|directives?|u\.\s?s\.\s?c|c\.\s?f\.\s?r)\b", re.IGNORECASE)
+    r"|acts?|codes?|regulations?|rules?|statutes?|directives?|u\.\s?s\.\s?c|c\.\s?f\.\s?r)\b",
+    re.IGNORECASE,
+)
 
 
 def name_shaped(item: str) -> bool:
     """Whether a listed item looks like a name: at most five words, each capitalised but for particles ("of", "de")."""
     words = item.split()
-    return (0 < len(words) <= NAME_WORDS and item[0].isupper()
-            and all(word[0].isupper() or word.lower() in _NAME_PARTICLES for word in words))
+    return (
+        0 < len(words) <= NAME_WORDS
+        and item[0].isupper()
+        and all(word[0].isupper() or word.lower() in _NAME_PARTICLES for word in words)
+    )
 
 
 def reference_shaped(item: str) -> bool:
@@ -37,8 +44,12 @@ def reference_shaped(item: str) -> bool:
     words = item.split()
     if not 0 < len(words) <= REFERENCE_WORDS or _REFERENCE_WORD.search(item) is None:
         return False
-    return any(any(char.isdigit() for char in word) or word == "§" or (word[0].isupper() and not _REFERENCE_WORD.fullmatch(word.rstrip(".,;:")))
-               for word in words)
+    return any(
+        any(char.isdigit() for char in word)
+        or word == "§"
+        or (word[0].isupper() and not _REFERENCE_WORD.fullmatch(word.rstrip(".,;:")))
+        for word in words
+    )
 
 
 @dataclass(frozen=True)
@@ -68,33 +79,54 @@ class EntityType:
 
 ENTITY_TYPES: dict[str, EntityType] = {
     "people": EntityType(
-        "people", "annotation_mentions", "every person named",
+        "people",
+        "annotation_mentions",
+        "every person named",
         'real people and fictional characters, each under the name the passage uses (for example "Mr. Darcy" or '
         '"Elizabeth"), each once. Leave out places, organisations, titles without a name, and pronouns.',
         'real people and fictional characters, each under the name the text uses (for example "Mr. Darcy" or '
         '"Elizabeth"), each once. Leave out places, organisations and pronouns.',
-        "names", "names nobody", "Names", name_shaped, True),
+        "names",
+        "names nobody",
+        "Names",
+        name_shaped,
+        True,
+    ),
     "legal_references": EntityType(
-        "legal_references", "annotation_legal_references", "every legal reference",
-        'each reference to a part of this or another document (a section, article, clause, exhibit or schedule, '
+        "legal_references",
+        "annotation_legal_references",
+        "every legal reference",
+        "each reference to a part of this or another document (a section, article, clause, exhibit or schedule, "
         'for example "Section 2.1" or "Exhibit B") and each law, act, code or regulation it cites (for example '
         '"the Securities Act of 1933"), written as the passage writes it, each once. Leave out defined terms and '
-        'party names.',
-        'each reference to a part of this or another document (a section, article, clause, exhibit or schedule, '
+        "party names.",
+        "each reference to a part of this or another document (a section, article, clause, exhibit or schedule, "
         'for example "Section 2.1" or "Exhibit B") and each law, act, code or regulation cited (for example "the '
         'Securities Act of 1933"), written as the text writes it, each once. Leave out defined terms and party names.',
-        "references", "has none", "References", reference_shaped, False),
+        "references",
+        "has none",
+        "References",
+        reference_shaped,
+        False,
+    ),
 }
 DEFAULT_ENTITIES = "people"
 
 
 def entity_of_kind(annotation_kind: str) -> EntityType | None:
     """The entity type whose annotation is ``annotation_kind`` (``None`` for other kinds, such as summaries)."""
-    return next((entity for entity in ENTITY_TYPES.values() if entity.annotation_kind == annotation_kind), None)
+    return next(
+        (entity for entity in ENTITY_TYPES.values() if entity.annotation_kind == annotation_kind),
+        None,
+    )
 
 
 def reply_label_pattern() -> str:
     """A regex alternation of the words a reply may open with before its list ("Names:", "References:",
     singular or plural, any case), for every entity type."""
-    words = {word.lower().rstrip("s") for entity in ENTITY_TYPES.values() for word in (entity.answer_label, entity.items)}
+    words = {
+        word.lower().rstrip("s")
+        for entity in ENTITY_TYPES.values()
+        for word in (entity.answer_label, entity.items)
+    }
     return "|".join(f"{re.escape(word)}s?" for word in sorted(words))

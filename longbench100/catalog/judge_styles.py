@@ -30,7 +30,9 @@ def resolve_judge_style(option: str | None, suite: dict | None) -> str:
         return check_judge_style(option, "--judge-style")
     recorded = (suite or {}).get("judge_style", DEFAULT_JUDGE_STYLE)
     if not isinstance(recorded, str):
-        raise UserError(f"manifest.json: suite.judge_style must be one of {', '.join(JUDGE_STYLES)}")
+        raise UserError(
+            f"manifest.json: suite.judge_style must be one of {', '.join(JUDGE_STYLES)}"
+        )
     return check_judge_style(recorded, "manifest.json: suite.judge_style")
 
 

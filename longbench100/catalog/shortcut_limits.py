@@ -41,7 +41,10 @@ class ShortcutLimit:
 
     def record(self) -> dict:
         """The form a manifest stores (read back by :func:`limit_from_record`)."""
-        return {"limit": self.absolute if self.absolute is not None else self.text, **({"reported": list(self.reported)} if self.reported else {})}
+        return {
+            "limit": self.absolute if self.absolute is not None else self.text,
+            **({"reported": list(self.reported)} if self.reported else {}),
+        }
 
 
 def parse_limit(value: object, reported: object, where: str) -> ShortcutLimit:
@@ -49,15 +52,25 @@ def parse_limit(value: object, reported: object, where: str) -> ShortcutLimit:
     if isinstance(reported, list) and all(isinstance(item, str) for item in reported):
         unknown = [item for item in reported if item not in FAMILIES]
         if unknown:
-            raise UserError(f"{where}.shortcut_reported: unknown family {unknown[0]!r}; families: {', '.join(FAMILIES)}")
+            raise UserError(
+                f"{where}.shortcut_reported: unknown family {unknown[0]!r}; families: {', '.join(FAMILIES)}"
+            )
         names = tuple(reported)
     else:
-        raise UserError(f"{where}.shortcut_reported must be a list of baseline families ({', '.join(FAMILIES)})")
+        raise UserError(
+            f"{where}.shortcut_reported must be a list of baseline families ({', '.join(FAMILIES)})"
+        )
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
         return ShortcutLimit(str(value), absolute=float(value), reported=names)
-    if isinstance(value, str) and (match := _RELATIVE.match(value.strip())) and float(match.group(1)) <= 1:
+    if (
+        isinstance(value, str)
+        and (match := _RELATIVE.match(value.strip()))
+        and float(match.group(1)) <= 1
+    ):
         return ShortcutLimit(value.strip(), above_chance=float(match.group(1)), reported=names)
-    raise UserError(f"{where}.shortcut_limit {value!r}: write \"chance + 0.10\" (10 points over chance) or a number from 0 to 1")
+    raise UserError(
+        f'{where}.shortcut_limit {value!r}: write "chance + 0.10" (10 points over chance) or a number from 0 to 1'
+    )
 
 
 def limit_from_record(record: object) -> ShortcutLimit:

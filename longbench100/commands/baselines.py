@@ -7,19 +7,31 @@ from pathlib import Path
 
 import click
 
-from longbench100.core.errors import UserError
-from longbench100.folders.lock import output_lock
-from longbench100.folders.guard import guard_output_file
 from longbench100.catalog.task_info import parse_task_list
+from longbench100.core.errors import UserError
+from longbench100.folders.guard import guard_output_file
+from longbench100.folders.lock import output_lock
 
 
 @click.command()
 @click.argument("data", type=click.Path(path_type=Path))
-@click.option("--tasks", default="all", show_default=True, help="'all' or a comma-separated list of the data's tasks to attack.")
-@click.option("--out", type=click.Path(path_type=Path),
-              help="Write every baseline's answer and score per sample, and the verdicts, to this JSON file "
-                   "(read it with 'longbench100 show FILE --task T --length L').")
-@click.option("--check", is_flag=True, help="Exit with status 1 when any task's best judged shortcut is over its limit.")
+@click.option(
+    "--tasks",
+    default="all",
+    show_default=True,
+    help="'all' or a comma-separated list of the data's tasks to attack.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="Write every baseline's answer and score per sample, and the verdicts, to this JSON file "
+    "(read it with 'longbench100 show FILE --task T --length L').",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Exit with status 1 when any task's best judged shortcut is over its limit.",
+)
 def baselines(data: Path, tasks: str, out: Path | None, check: bool) -> None:
     """Attack every task in DATA with strategies that never understand the context, and score them.
 
@@ -38,8 +50,9 @@ def baselines(data: Path, tasks: str, out: Path | None, check: bool) -> None:
     Example:
       longbench100 baselines data/ --check --out baselines.json
     """
-    from ..baselines.check import run_baselines
     from longbench100.baselines.render import format_table, write_run
+
+    from ..baselines.check import run_baselines
 
     if out is not None:
         guard_output_file(out, "--out", "baselines", {"DATA": data})

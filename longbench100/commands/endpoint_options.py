@@ -42,10 +42,10 @@ ROLES = {
         EndpointRole(
             "annotator",
             model_help="Model that labels each chunk of the one-document ETHIC tasks "
-                       "(recalling, organizing, section_summarizing): a summary, or the people "
-                       "(legal references in contracts) it names, per chunk of at most 1,024 "
-                       "tokens; replies are cached by model and prompt. Those tasks are refused "
-                       "without it.",
+            "(recalling, organizing, section_summarizing): a summary, or the people "
+            "(legal references in contracts) it names, per chunk of at most 1,024 "
+            "tokens; replies are cached by model and prompt. Those tasks are refused "
+            "without it.",
             max_tokens=ANNOTATOR_MAX_TOKENS,
             max_tokens_note=" (a cut-off reply is no label)",
             loop_penalty=True,
@@ -53,7 +53,7 @@ ROLES = {
         EndpointRole(
             "evaluator",
             model_help="Evaluator model on an OpenAI-compatible server: one 0/1 decision per "
-                       "chunk.",
+            "chunk.",
             max_tokens=400,
         ),
     )
@@ -67,37 +67,64 @@ def _options(role: EndpointRole) -> list[Callable]:
     prefix = f"--{role.name}"
     options = [
         click.option(f"{prefix}-model", help=role.model_help),
-        click.option(f"{prefix}-base-url", default=_DEFAULTS.base_url, show_default=True,
-                     help=f"API root of the {role.name}'s OpenAI-compatible server "
-                          "(e.g. http://127.0.0.1:8080/v1)."),
-        click.option(f"{prefix}-api-key-env", default=_DEFAULTS.api_key_env, show_default=True,
-                     help=f"Environment variable holding the {role.name} API key "
-                          "(optional for local servers)."),
-        click.option(f"{prefix}-concurrency", type=click.IntRange(1), default=_DEFAULTS.concurrency,
-                     show_default=True, help=f"{role.name.capitalize()} calls in flight at once."),
-        click.option(f"{prefix}-max-tokens", type=click.IntRange(16), default=role.max_tokens,
-                     show_default=True,
-                     help=f"Reply budget of one {role.name} call{role.max_tokens_note}."),
+        click.option(
+            f"{prefix}-base-url",
+            default=_DEFAULTS.base_url,
+            show_default=True,
+            help=f"API root of the {role.name}'s OpenAI-compatible server "
+            "(e.g. http://127.0.0.1:8080/v1).",
+        ),
+        click.option(
+            f"{prefix}-api-key-env",
+            default=_DEFAULTS.api_key_env,
+            show_default=True,
+            help=f"Environment variable holding the {role.name} API key "
+            "(optional for local servers).",
+        ),
+        click.option(
+            f"{prefix}-concurrency",
+            type=click.IntRange(1),
+            default=_DEFAULTS.concurrency,
+            show_default=True,
+            help=f"{role.name.capitalize()} calls in flight at once.",
+        ),
+        click.option(
+            f"{prefix}-max-tokens",
+            type=click.IntRange(16),
+            default=role.max_tokens,
+            show_default=True,
+            help=f"Reply budget of one {role.name} call{role.max_tokens_note}.",
+        ),
     ]
     if role.loop_penalty:
-        options.append(click.option(
-            f"{prefix}-loop-penalty", type=click.FloatRange(0, 2), default=ANNOTATOR_LOOP_PENALTY,
-            show_default=True,
-            help=f"A reply that runs to {prefix}-max-tokens with nothing usable (a small model "
-                 "repeating itself) is asked once more with this OpenAI frequency_penalty, still "
-                 "greedy; 0 asks once only."))
+        options.append(
+            click.option(
+                f"{prefix}-loop-penalty",
+                type=click.FloatRange(0, 2),
+                default=ANNOTATOR_LOOP_PENALTY,
+                show_default=True,
+                help=f"A reply that runs to {prefix}-max-tokens with nothing usable (a small model "
+                "repeating itself) is asked once more with this OpenAI frequency_penalty, still "
+                "greedy; 0 asks once only.",
+            )
+        )
     return options
 
 
 def _settings(role: EndpointRole, values: dict[str, Any]) -> JudgeOptions:
     """Take the role's option values out of ``values`` (a command's keyword arguments) as one
     :class:`JudgeOptions` (an empty model name is no model)."""
+
     def take(option: str) -> Any:
         return values.pop(f"{role.name}_{option}")
 
     return JudgeOptions(
-        take("model") or None, take("base_url"), take("api_key_env"), take("concurrency"),
-        take("max_tokens"), take("loop_penalty") if role.loop_penalty else _DEFAULTS.loop_penalty,
+        take("model") or None,
+        take("base_url"),
+        take("api_key_env"),
+        take("concurrency"),
+        take("max_tokens"),
+        take("loop_penalty") if role.loop_penalty else _DEFAULTS.loop_penalty,
     )
 
 

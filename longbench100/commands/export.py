@@ -19,10 +19,13 @@ def export() -> None:
 @export.command("lm-eval")
 @click.argument("data_dir", type=click.Path(path_type=Path), metavar="DATA")
 @click.argument("out_dir", type=click.Path(path_type=Path), metavar="OUT")
-@click.option("--controls", is_flag=True,
-              help="Also export the control twins (DATA/controls) as tasks "
-                   "longbench100_<task>_<label>_controls, group longbench100_controls "
-                   "(then score --controls).")
+@click.option(
+    "--controls",
+    is_flag=True,
+    help="Also export the control twins (DATA/controls) as tasks "
+    "longbench100_<task>_<label>_controls, group longbench100_controls "
+    "(then score --controls).",
+)
 def lm_eval_command(data_dir: Path, out_dir: Path, controls: bool) -> None:
     """Write one lm-evaluation-harness task per task and length of DATA into OUT, and a group per suite.
 
@@ -37,9 +40,10 @@ def lm_eval_command(data_dir: Path, out_dir: Path, controls: bool) -> None:
     share it whole.
     """
     from longbench100.core.errors import UserError  # noqa: PLC0415
-    from ..integrations.lm_eval_export import export_lm_eval  # noqa: PLC0415
-    from longbench100.folders.lock import output_lock  # noqa: PLC0415
     from longbench100.folders.guard import guard_output_dir  # noqa: PLC0415
+    from longbench100.folders.lock import output_lock  # noqa: PLC0415
+
+    from ..integrations.lm_eval_export import export_lm_eval  # noqa: PLC0415
 
     if not data_dir.is_dir():
         raise UserError(f"DATA {data_dir}: no such folder")
@@ -48,5 +52,9 @@ def lm_eval_command(data_dir: Path, out_dir: Path, controls: bool) -> None:
         exported, groups = export_lm_eval(data_dir, out_dir, controls)
     for group, members in groups.items():
         click.echo(f"{group}: {len(members)} tasks")  # each a group of its lengths
-    click.echo(f"wrote {len(exported)} lm-eval tasks ({sum(task.documents for task in exported)} documents) to {out_dir}")
-    click.echo(f"run: lm_eval --include_path {out_dir} --tasks {','.join(groups)} --log_samples --output_path LOGS ...")
+    click.echo(
+        f"wrote {len(exported)} lm-eval tasks ({sum(task.documents for task in exported)} documents) to {out_dir}"
+    )
+    click.echo(
+        f"run: lm_eval --include_path {out_dir} --tasks {','.join(groups)} --log_samples --output_path LOGS ..."
+    )

@@ -11,20 +11,27 @@ from typing import TYPE_CHECKING
 
 import click
 
+from longbench100.core import console
 from longbench100.core.errors import UserError
 from longbench100.scoring.qa_filter.threshold import DEFAULT_THRESHOLD, parse_threshold
-from longbench100.core import console
+
 from .score import judge_options
 
 if TYPE_CHECKING:
-    from longbench100.llm.options import JudgeOptions
     from longbench100.folders.data_records import DataRecord
+    from longbench100.llm.options import JudgeOptions
     from longbench100.scoring.qa_filter.closed_book import FilterModel
+
     from ..scoring.grading import GradeJob
 
 
-def _load_models(paths: list[Path], records: list[DataRecord], qa: list[DataRecord], allow_missing: bool,
-                 manifest: str | None) -> list[FilterModel]:
+def _load_models(
+    paths: list[Path],
+    records: list[DataRecord],
+    qa: list[DataRecord],
+    allow_missing: bool,
+    manifest: str | None,
+) -> list[FilterModel]:
     """Read each filter model's predictions, checked against the QA ids (unknown ids are an error) and prompts."""
     from longbench100.scoring.qa_filter.closed_book import FilterModel
     from longbench100.scoring.run import default_model_name, read_predictions
@@ -34,19 +41,50 @@ def _load_models(paths: list[Path], records: list[DataRecord], qa: list[DataReco
     models = []
     for path, name in zip(paths, names):
         unique = name if names.count(name) == 1 else str(path)
-        models.append(FilterModel(unique, path, read_predictions(path, qa, known, manifest, allow_missing, click.echo)))
+        models.append(
+            FilterModel(
+                unique, path, read_predictions(path, qa, known, manifest, allow_missing, click.echo)
+            )
+        )
     return models
 
 
 @click.command("filter")
-@click.option("--data", "data_dir", type=click.Path(path_type=Path), required=True, help="Generated data folder (OUT).")
-@click.option("--predictions", "first_predictions", type=click.Path(path_type=Path), required=True, multiple=True,
-              help="Filter models' predictions (file or folder); give several after one --predictions.")
+@click.option(
+    "--data",
+    "data_dir",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Generated data folder (OUT).",
+)
+@click.option(
+    "--predictions",
+    "first_predictions",
+    type=click.Path(path_type=Path),
+    required=True,
+    multiple=True,
+    help="Filter models' predictions (file or folder); give several after one --predictions.",
+)
 @click.argument("more_predictions", nargs=-1, type=click.Path(path_type=Path), metavar="[P2 ...]")
-@click.option("--qa-filter", "qa_filter", default=DEFAULT_THRESHOLD, show_default=True,
-              help="Drop a QA item when any filter model's closed-book score is at or above this (0-1).")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="New data folder to write.")
-@click.option("--allow-missing", is_flag=True, help="Accept QA records a filter model has no prediction for (not dropped).")
+@click.option(
+    "--qa-filter",
+    "qa_filter",
+    default=DEFAULT_THRESHOLD,
+    show_default=True,
+    help="Drop a QA item when any filter model's closed-book score is at or above this (0-1).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="New data folder to write.",
+)
+@click.option(
+    "--allow-missing",
+    is_flag=True,
+    help="Accept QA records a filter model has no prediction for (not dropped).",
+)
 @judge_options
 def filter_command(
     data_dir: Path,
@@ -74,7 +112,12 @@ def filter_command(
     from longbench100.folders.layout import read_folder_manifest
     from longbench100.folders.lock import output_lock
     from longbench100.judge.cost import check_prices, plan_lines
-    from longbench100.scoring.grading import JUDGE_METRICS, choose_metrics, grade_jobs, judge_prompts
+    from longbench100.scoring.grading import (
+        JUDGE_METRICS,
+        choose_metrics,
+        grade_jobs,
+        judge_prompts,
+    )
     from longbench100.scoring.qa_filter.closed_book import drops, qa_records
     from longbench100.scoring.qa_filter.filtered_folder import check_filter_out, write_filtered
     from longbench100.scoring.run import prepare_judge
@@ -87,13 +130,24 @@ def filter_command(
     records = load_data(data_dir)
     qa = qa_records(records)
     if not qa:
-        raise UserError(f"--data {data_dir}: no QA records (tasks with closed-book prompts) to filter")
-    models = _load_models(list(first_predictions + more_predictions), records, qa, allow_missing, manifest_sha256(data_dir))
+        raise UserError(
+            f"--data {data_dir}: no QA records (tasks with closed-book prompts) to filter"
+        )
+    models = _load_models(
+        list(first_predictions + more_predictions),
+        records,
+        qa,
+        allow_missing,
+        manifest_sha256(data_dir),
+    )
     # the data suite's rubrics, as score's default
     judge_style = resolve_judge_style(None, recorded_suite(read_folder_manifest(data_dir)))
-    metrics = choose_metrics(list(dict.fromkeys(record.task for record in qa)), metric_mode,
-                             bool(judge.model),
-                             judge_style=judge_style)
+    metrics = choose_metrics(
+        list(dict.fromkeys(record.task for record in qa)),
+        metric_mode,
+        bool(judge.model),
+        judge_style=judge_style,
+    )
     jobs_per_model = [model.jobs(qa, metrics) for model in models]
     all_jobs = [job for jobs in jobs_per_model for job in jobs]
     uses_judge = any(metric in JUDGE_METRICS for metric in metrics.values())
@@ -122,8 +176,13 @@ def filter_command(
     _print_summary(record, out_dir)
 
 
-def _flag_all(models: list[FilterModel], jobs_per_model: list[list[GradeJob]], scores: list[float | None],
-              threshold: float, qa: list[DataRecord]) -> list[dict]:
+def _flag_all(
+    models: list[FilterModel],
+    jobs_per_model: list[list[GradeJob]],
+    scores: list[float | None],
+    threshold: float,
+    qa: list[DataRecord],
+) -> list[dict]:
     """Flag each model's records from its slice of ``scores``; return one manifest entry per model."""
     from longbench100.scoring.qa_filter.closed_book import flag
 
@@ -133,17 +192,21 @@ def _flag_all(models: list[FilterModel], jobs_per_model: list[list[GradeJob]], s
         model_scores = scores[start : start + len(jobs)]
         start += len(jobs)
         flag(model, jobs, model_scores, threshold)
-        entries.append({
-            "name": model.name,
-            "predictions": str(model.path),
-            "flagged": len(model.flagged),
-            "without_closed_book": model.without_closed_book(qa),
-            "ungraded": sum(score is None for score in model_scores),
-        })
+        entries.append(
+            {
+                "name": model.name,
+                "predictions": str(model.path),
+                "flagged": len(model.flagged),
+                "without_closed_book": model.without_closed_book(qa),
+                "ungraded": sum(score is None for score in model_scores),
+            }
+        )
     return entries
 
 
-def _counts(qa: list[DataRecord], dropped: dict[str, list[str]]) -> dict[str, dict[str, dict[str, int]]]:
+def _counts(
+    qa: list[DataRecord], dropped: dict[str, list[str]]
+) -> dict[str, dict[str, dict[str, int]]]:
     """QA records and dropped records per task and length label, in data order."""
     counts: dict[str, dict[str, dict[str, int]]] = {}
     for record in qa:
@@ -162,8 +225,12 @@ def _print_summary(record: dict, out_dir: Path) -> None:
         if model["ungraded"]:
             notes.append(f"{model['ungraded']} closed-book answers the judge could not grade")
         extra = f" ({'; '.join(notes)})" if notes else ""
-        click.echo(f"{model['name']}: flagged {model['flagged']} QA records (closed-book >= {record['threshold']}){extra}")
+        click.echo(
+            f"{model['name']}: flagged {model['flagged']} QA records (closed-book >= {record['threshold']}){extra}"
+        )
     for task, labels in record["counts"].items():
-        cells = ", ".join(f"{label} {cell['dropped']}/{cell['n']}" for label, cell in labels.items())
+        cells = ", ".join(
+            f"{label} {cell['dropped']}/{cell['n']}" for label, cell in labels.items()
+        )
         click.echo(f"{task}: dropped {cells}")
     click.echo(f"wrote {out_dir} ({len(record['dropped_ids'])} QA records dropped)")

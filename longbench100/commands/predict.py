@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
-from longbench100.core.errors import UserError
-from longbench100.core.lengths import parse_length_list
 from longbench100.catalog.task_info import parse_task_list
 from longbench100.core import console
+from longbench100.core.errors import UserError
+from longbench100.core.lengths import parse_length_list
 
 OPENAI_BASE_URL = "OPENAI_BASE_URL"  # the environment variables the OpenAI SDK reads
 OPENAI_API_KEY = "OPENAI_API_KEY"
@@ -33,23 +33,51 @@ def _api_key(variable: str | None) -> str | None:
         return os.environ.get(OPENAI_API_KEY, "").strip() or None
     value = os.environ.get(variable, "").strip()
     if not value:
-        raise UserError(f"--api-key-env {variable}: environment variable {variable} is not set or empty")
+        raise UserError(
+            f"--api-key-env {variable}: environment variable {variable} is not set or empty"
+        )
     return value
 
 
 @click.command(context_settings={"show_default": True})
-@click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path), help="Folder from `generate`.")
-@click.option("--model", required=True, help="Model name as the server knows it (vLLM: as given to `vllm serve`).")
-@click.option("--base-url", "base_urls", multiple=True,
-              help="API root, e.g. http://127.0.0.1:8000/v1. Give it several times for replicas of one model: each "
-                   "request goes to the least busy server, a dead one is dropped and its "
-                   "requests sent elsewhere.  [default: $OPENAI_BASE_URL]")
-@click.option("--base-urls-file", type=click.Path(path_type=Path, dir_okay=False),
-              help="A file of API roots, one per line (# starts a comment), added to the --base-url ones.")
-@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Prediction folder (per model).")
-@click.option("--api-key-env", metavar="VAR",
-              help="Environment variable holding the API key.  "
-                   "[default: OPENAI_API_KEY when set, else send none]")
+@click.option(
+    "--data",
+    "data_dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Folder from `generate`.",
+)
+@click.option(
+    "--model",
+    required=True,
+    help="Model name as the server knows it (vLLM: as given to `vllm serve`).",
+)
+@click.option(
+    "--base-url",
+    "base_urls",
+    multiple=True,
+    help="API root, e.g. http://127.0.0.1:8000/v1. Give it several times for replicas of one model: each "
+    "request goes to the least busy server, a dead one is dropped and its "
+    "requests sent elsewhere.  [default: $OPENAI_BASE_URL]",
+)
+@click.option(
+    "--base-urls-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A file of API roots, one per line (# starts a comment), added to the --base-url ones.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Prediction folder (per model).",
+)
+@click.option(
+    "--api-key-env",
+    metavar="VAR",
+    help="Environment variable holding the API key.  "
+    "[default: OPENAI_API_KEY when set, else send none]",
+)
 @click.option(
     "--mode",
     type=click.Choice(["chat", "completion"]),
@@ -57,8 +85,12 @@ def _api_key(variable: str | None) -> str | None:
     help="chat: the server applies the model's chat template; completion: prompts are sent verbatim "
     "(use it for data generated with --chat-template or for base models).",
 )
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, help="Most requests in flight at once.")
-@click.option("--temperature", type=click.FloatRange(min=0), default=0.0, help="Sampling temperature.")
+@click.option(
+    "--concurrency", type=click.IntRange(min=1), default=8, help="Most requests in flight at once."
+)
+@click.option(
+    "--temperature", type=click.FloatRange(min=0), default=0.0, help="Sampling temperature."
+)
 @click.option(
     "--max-new-tokens",
     "max_new_tokens_text",
@@ -66,35 +98,77 @@ def _api_key(variable: str | None) -> str | None:
     help="Answer length limit: auto (per task: 32-64 retrieval, 128 QA, 512 summaries) or a number.",
 )
 @click.option("--tasks", default="all", help="Comma-separated task names, or all.")
-@click.option("--lengths", default=None, help="Comma-separated length labels, e.g. 2k,4k,8k  [default: all in --data]")
+@click.option(
+    "--lengths",
+    default=None,
+    help="Comma-separated length labels, e.g. 2k,4k,8k  [default: all in --data]",
+)
 @click.option(
     "--closed-book/--no-closed-book",
     default=True,
     help="Also ask QA questions without their passages (needed for the QA filter at scoring).",
 )
-@click.option("--controls", is_flag=True,
-              help="Also predict the control twins of the data (DATA/controls, written by generate) "
-                   "into OUT/controls, for score --controls.")
-@click.option("--retry-failed", is_flag=True, help="Redo samples recorded with an error by an earlier run.")
 @click.option(
-    "--limit", type=click.IntRange(min=1), default=None, help="Only the first N rows (by row number) of each task and "
-    "length, for smoke runs; a later run without it does the rest.  [default: all]"
-)
-@click.option("--system-prompt", default=None, help="A system message sent before each prompt (chat mode only).")
-@click.option("--top-p", type=click.FloatRange(min=0, max=1, min_open=True), default=None,
-              help="Nucleus sampling top_p sent to the server.  [default: the server's]")
-@click.option("--stop", multiple=True, help="A stop sequence sent to the server; repeat for several.")
-@click.option("--extra-body", "extra_body_text", metavar="JSON", default=None,
-              help="A JSON object merged into every request body, e.g. '{\"top_k\": 20}' (vLLM sampling extras).")
-@click.option(
-    "--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=600.0, help="Seconds per request."
+    "--controls",
+    is_flag=True,
+    help="Also predict the control twins of the data (DATA/controls, written by generate) "
+    "into OUT/controls, for score --controls.",
 )
 @click.option(
-    "--max-retries", type=click.IntRange(min=0), default=6, help="Retries on 429, 5xx, timeouts, connection errors."
+    "--retry-failed", is_flag=True, help="Redo samples recorded with an error by an earlier run."
 )
-@click.option("--progress/--no-progress", default=None, show_default=False,
-              help="Progress: a bar on a terminal, plain lines on stderr otherwise [default: shown]")
-@click.option("--wait", is_flag=True, help="When another run is writing the same --out, wait for it instead of refusing.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Only the first N rows (by row number) of each task and "
+    "length, for smoke runs; a later run without it does the rest.  [default: all]",
+)
+@click.option(
+    "--system-prompt",
+    default=None,
+    help="A system message sent before each prompt (chat mode only).",
+)
+@click.option(
+    "--top-p",
+    type=click.FloatRange(min=0, max=1, min_open=True),
+    default=None,
+    help="Nucleus sampling top_p sent to the server.  [default: the server's]",
+)
+@click.option(
+    "--stop", multiple=True, help="A stop sequence sent to the server; repeat for several."
+)
+@click.option(
+    "--extra-body",
+    "extra_body_text",
+    metavar="JSON",
+    default=None,
+    help="A JSON object merged into every request body, e.g. '{\"top_k\": 20}' (vLLM sampling extras).",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    help="Seconds per request.",
+)
+@click.option(
+    "--max-retries",
+    type=click.IntRange(min=0),
+    default=6,
+    help="Retries on 429, 5xx, timeouts, connection errors.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    show_default=False,
+    help="Progress: a bar on a terminal, plain lines on stderr otherwise [default: shown]",
+)
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="When another run is writing the same --out, wait for it instead of refusing.",
+)
 def predict(
     data_dir: Path,
     model: str,
@@ -138,8 +212,9 @@ def predict(
       longbench100 predict --data out --model Qwen/Qwen2.5-7B-Instruct \\
           --base-url http://127.0.0.1:8000/v1 --lengths 2k,4k,6k,8k,16k,32k --out preds/qwen7b
     """
-    from ..predict.options import PredictOptions, parse_extra_body
     from longbench100.predict.run import failure_message, run_predict
+
+    from ..predict.options import PredictOptions, parse_extra_body
 
     servers = _servers(base_urls, base_urls_file)
     options = PredictOptions(
@@ -189,6 +264,8 @@ def _servers(base_urls: tuple[str, ...], urls_file: Path | None) -> tuple[str, .
     if not servers and os.environ.get(OPENAI_BASE_URL, "").strip():
         servers.append(os.environ[OPENAI_BASE_URL].strip())
     if not servers:
-        raise UserError("give the server: --base-url http://HOST:PORT/v1 (several times for "
-                        f"replicas), --base-urls-file, or set {OPENAI_BASE_URL}")
+        raise UserError(
+            "give the server: --base-url http://HOST:PORT/v1 (several times for "
+            f"replicas), --base-urls-file, or set {OPENAI_BASE_URL}"
+        )
     return tuple(servers)

@@ -7,22 +7,44 @@ from pathlib import Path
 
 import click
 
-from longbench100.core.version import __version__
-from longbench100.core.errors import UserError
 from longbench100.core import console
+from longbench100.core.errors import UserError
+from longbench100.core.version import __version__
 
 
 @click.command()
-@click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path),
-              help="Data folder written by `generate` (or `filter`): OUT/manifest.json and OUT/<task>/<label>.jsonl.")
-@click.option("--out", "snapshot", required=True, type=click.Path(path_type=Path),
-              help="Snapshot folder to write: a new or empty folder.")
-@click.option("--name", help="Dataset title in the card [default: the NAME of --repo-id, else 'longbench100'].")
-@click.option("--repo-id", metavar="ORG/NAME", help="Hub dataset repository; named in the card's loading examples.")
-@click.option("--push", is_flag=True, help="Upload the snapshot to --repo-id (needs a hub token; checked before anything is written).")
+@click.option(
+    "--data",
+    "data_dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Data folder written by `generate` (or `filter`): OUT/manifest.json and OUT/<task>/<label>.jsonl.",
+)
+@click.option(
+    "--out",
+    "snapshot",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Snapshot folder to write: a new or empty folder.",
+)
+@click.option(
+    "--name",
+    help="Dataset title in the card [default: the NAME of --repo-id, else 'longbench100'].",
+)
+@click.option(
+    "--repo-id",
+    metavar="ORG/NAME",
+    help="Hub dataset repository; named in the card's loading examples.",
+)
+@click.option(
+    "--push",
+    is_flag=True,
+    help="Upload the snapshot to --repo-id (needs a hub token; checked before anything is written).",
+)
 @click.option("--private", is_flag=True, help="With --push: create the repository as private.")
-def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | None, push: bool,
-            private: bool) -> None:
+def publish(
+    data_dir: Path, snapshot: Path, name: str | None, repo_id: str | None, push: bool, private: bool
+) -> None:
     """Write a dataset snapshot that `datasets.load_dataset` and the Hugging Face hub can use.
 
     The snapshot holds one Parquet file per task and length (data/<task>/<label>.parquet), a dataset
@@ -36,10 +58,11 @@ def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | Non
       python -c 'import datasets; print(datasets.load_dataset("snapshot", "single_doc_qa", split="8k"))'
       longbench100 publish --data out --out snapshot --repo-id my-org/longbench100-snapshot --push
     """
+    from longbench100.folders.guard import guard_output_dir
+    from longbench100.folders.lock import output_lock
+
     from ..publish.hub import check_push_access, check_repo_id, push_snapshot
     from ..publish.snapshot import publish_snapshot
-    from longbench100.folders.lock import output_lock
-    from longbench100.folders.guard import guard_output_dir
     from ..publish.staging import check_empty_target, remove_stale_staging
 
     if repo_id:
@@ -59,16 +82,28 @@ def publish(data_dir: Path, snapshot: Path, name: str | None, repo_id: str | Non
     rows = sum(split.rows for split in result.splits)
     tasks = len({split.task for split in result.splits})
     skipped = f"; {len(result.empty)} empty data files left out" if result.empty else ""
-    click.echo(f"snapshot {snapshot}: {rows} rows in {len(result.splits)} Parquet files ({tasks} configs){skipped}")
+    click.echo(
+        f"snapshot {snapshot}: {rows} rows in {len(result.splits)} Parquet files ({tasks} configs){skipped}"
+    )
     if token is not None and repo_id is not None:
-        url = push_snapshot(snapshot, repo_id, token, private, f"Publish {result.manifest['name']} (longbench100 {__version__})")
+        url = push_snapshot(
+            snapshot,
+            repo_id,
+            token,
+            private,
+            f"Publish {result.manifest['name']} (longbench100 {__version__})",
+        )
         click.echo(f"pushed to {repo_id}: {url}")
 
 
 @click.command("verify-snapshot")
 @click.argument("snapshot", type=click.Path(path_type=Path))
-@click.option("--unpack-to", "unpack_to", type=click.Path(path_type=Path),
-              help="After verifying, rebuild the original data folder here (for `predict` and `score`).")
+@click.option(
+    "--unpack-to",
+    "unpack_to",
+    type=click.Path(path_type=Path),
+    help="After verifying, rebuild the original data folder here (for `predict` and `score`).",
+)
 def verify_snapshot(snapshot: Path, unpack_to: Path | None) -> None:
     """Recompute the sha256 of every file listed in SNAPSHOT/manifest.json, and rebuild the data
     files.
@@ -84,9 +119,10 @@ def verify_snapshot(snapshot: Path, unpack_to: Path | None) -> None:
       hf download my-org/longbench100-snapshot --repo-type dataset --local-dir snapshot
       longbench100 verify-snapshot snapshot --unpack-to data
     """
+    from longbench100.folders.guard import guard_output_dir
+
     from ..publish.checksums import SnapshotChanged
     from ..publish.checksums import verify_snapshot as verify
-    from longbench100.folders.guard import guard_output_dir
     from ..publish.staging import check_empty_target, remove_stale_staging
     from ..publish.unpack import check_snapshot_contents, unpack_snapshot
 
@@ -101,11 +137,14 @@ def verify_snapshot(snapshot: Path, unpack_to: Path | None) -> None:
         click.echo(f"{snapshot}: all {files} files match manifest.json")
         if unpack_to is not None:
             records = unpack_snapshot(snapshot, manifest, unpack_to)
-            click.echo(f"rebuilt {unpack_to}: {records} records, checksums match the generation manifest")
+            click.echo(
+                f"rebuilt {unpack_to}: {records} records, checksums match the generation manifest"
+            )
         else:
             records = check_snapshot_contents(snapshot, manifest)
-            click.echo(f"{snapshot}: {records} records rebuilt in memory match the generation "
-                       "manifest")
+            click.echo(
+                f"{snapshot}: {records} records rebuilt in memory match the generation manifest"
+            )
     except SnapshotChanged as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(1)

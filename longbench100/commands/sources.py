@@ -10,17 +10,23 @@ import time
 
 import click
 
-from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError
-from longbench100.sources.fetch import fetch_planned, plan_fetch
-from longbench100.core.hub_access import hub_offline, is_commit
-from longbench100.sources.loader import load_source
-from longbench100.core.paths import CACHE_HINT, cache_dir
-from longbench100.sources.locations import MIRROR_HINT, SOURCES_ENV, SourceLocation, active_entries, resolve_location
-from longbench100.sources.registry import SourceEntry
 from longbench100.catalog.suites import Suite, load_all_suites, suites_of_task
+from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError
+from longbench100.core.hub_access import hub_offline, is_commit
+from longbench100.core.paths import CACHE_HINT, cache_dir
+from longbench100.folders.writable import ensure_writable_dir
+from longbench100.sources.fetch import fetch_planned, plan_fetch
+from longbench100.sources.loader import load_source
+from longbench100.sources.locations import (
+    MIRROR_HINT,
+    SOURCES_ENV,
+    SourceLocation,
+    active_entries,
+    resolve_location,
+)
+from longbench100.sources.registry import SourceEntry
 from longbench100.sources.token_cache import attach_token_counts
 from longbench100.text.tokenization import DEFAULT_TOKENIZER, load_tokenizer
-from longbench100.folders.writable import ensure_writable_dir
 
 SOURCES_HELP = f"Where to read sources: 'hub' (default), 'demo' (built-in demo pack), or a local mirror folder DIR/<repo id>/<path>. Default: ${SOURCES_ENV}, else hub."
 
@@ -33,7 +39,11 @@ def sources() -> None:
 
 @sources.command("list")
 @click.option("--sources", "sources_option", metavar="DIR|demo|hub", help=SOURCES_HELP)
-@click.option("--counts", is_flag=True, help="Also load each available source and show its document and item counts.")
+@click.option(
+    "--counts",
+    is_flag=True,
+    help="Also load each available source and show its document and item counts.",
+)
 def list_sources(sources_option: str | None, counts: bool) -> None:
     """One line per registered source: name, availability, task roles, the suites those tasks belong to
     (and record counts with --counts)."""
@@ -44,12 +54,16 @@ def list_sources(sources_option: str | None, counts: bool) -> None:
     registry = location.registry()
     active = active_entries(location, registry, ask_hub=False)
     offline = ", offline: HF_HUB_OFFLINE is set" if location.kind == "hub" and hub_offline() else ""
-    click.echo(f"registry: {location.registry_dir}  ({len(registry)} entries; "
-               f"reading from {location.describe()}{offline})")
+    click.echo(
+        f"registry: {location.registry_dir}  ({len(registry)} entries; "
+        f"reading from {location.describe()}{offline})"
+    )
     for name, entry in registry.items():
         status = _availability(location, entry, registry, active)
-        line = (f"{_label(entry):<28} {status:<34} {_pinned(entry):<44} {_roles(entry)}  "
-                f"[suites: {_suites(entry, known_suites)}]")
+        line = (
+            f"{_label(entry):<28} {status:<34} {_pinned(entry):<44} {_roles(entry)}  "
+            f"[suites: {_suites(entry, known_suites)}]"
+        )
         if counts and name in active:
             data = load_source(location, entry)
             line += f"  [{len(data.documents)} docs, {len(data.items)} items]"
@@ -58,7 +72,13 @@ def list_sources(sources_option: str | None, counts: bool) -> None:
 
 @sources.command("verify")
 @click.option("--sources", "sources_option", metavar="DIR|demo|hub", help=SOURCES_HELP)
-@click.option("--tokenizer", "tokenizer_spec", default=DEFAULT_TOKENIZER, show_default=True, help="Tokenizer for the length statistics (tiktoken name or hf:<id|path>).")
+@click.option(
+    "--tokenizer",
+    "tokenizer_spec",
+    default=DEFAULT_TOKENIZER,
+    show_default=True,
+    help="Tokenizer for the length statistics (tiktoken name or hf:<id|path>).",
+)
 @click.option("--strict", is_flag=True, help="Also fail when any registered source is absent.")
 def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool) -> None:
     """Load every available source and print record counts and token lengths (min/median/max).
@@ -83,13 +103,17 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
     registry = location.registry()
     active = active_entries(location, registry)
     click.echo(f"sources: {location.describe()}   tokenizer: {tokenizer.spec}")
-    click.echo(f"{'source':<28} {'docs':>7} {'items':>6} {'empty':>5} {'dups':>5} {'unans':>5} {'tok min':>8} {'median':>8} {'max':>8}  cache")
+    click.echo(
+        f"{'source':<28} {'docs':>7} {'items':>6} {'empty':>5} {'dups':>5} {'unans':>5} {'tok min':>8} {'median':>8} {'max':>8}  cache"
+    )
     failures, absent, loaded, unanswerable, cleaned = [], [], 0, {}, {}
     started = time.perf_counter()
     for name, entry in registry.items():
         if name not in active:
             if entry.stand_in_for and entry.stand_in_for in active:
-                click.echo(f"{_label(entry):<28} stand-in, unused ({entry.stand_in_for} is available)")
+                click.echo(
+                    f"{_label(entry):<28} stand-in, unused ({entry.stand_in_for} is available)"
+                )
             else:
                 absent.append(name)
                 click.echo(f"{_label(entry):<28} missing: source {name}: {location.absence(entry)}")
@@ -122,10 +146,16 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
     for name, counts in unanswerable.items():
         click.echo(f"unanswerable {name}: {rule_counts_line(counts)}")
     for name, counts in cleaned.items():
-        click.echo(f"cleaned {name}: " + ", ".join(f"{step} {count}" for step, count in counts.items()) + " texts changed")
+        click.echo(
+            f"cleaned {name}: "
+            + ", ".join(f"{step} {count}" for step, count in counts.items())
+            + " texts changed"
+        )
     if tokenizer.loaded:
         click.echo(f"tokenizer {tokenizer.spec} loaded from {tokenizer.origin}")
-    click.echo(f"{loaded} sources loaded, {len(absent)} missing, {len(failures)} malformed in {time.perf_counter() - started:.1f}s")
+    click.echo(
+        f"{loaded} sources loaded, {len(absent)} missing, {len(failures)} malformed in {time.perf_counter() - started:.1f}s"
+    )
     if failures or (strict and absent):
         sys.exit(1)
     if loaded == 0:
@@ -133,10 +163,18 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
 
 
 @sources.command("fetch")
-@click.option("--suite", "suite_name", metavar="SUITE",
-              help="Download what this suite's tasks read (see `suites list`).")
-@click.option("--sources-list", "names", metavar="NAME,...",
-              help="Download these registered sources (comma-separated).")
+@click.option(
+    "--suite",
+    "suite_name",
+    metavar="SUITE",
+    help="Download what this suite's tasks read (see `suites list`).",
+)
+@click.option(
+    "--sources-list",
+    "names",
+    metavar="NAME,...",
+    help="Download these registered sources (comma-separated).",
+)
 def fetch_sources(suite_name: str | None, names: str | None) -> None:
     """Download from the hub, ahead of time, every file a suite (or the named sources) reads: the
     total size is said first, then each file with progress. The hub cache it leaves lets `generate`
@@ -154,9 +192,11 @@ def fetch_sources(suite_name: str | None, names: str | None) -> None:
     if plan.unmet:
         offline = " (HF_HUB_OFFLINE is set: unset it to download)" if hub_offline() else ""
         unmet = len(plan.unmet)
-        raise UserError(f"sources fetch: {unmet} needed source{'s' * (unmet != 1)} could not be "
-                        f"fetched{offline}: {', '.join(plan.unmet)} (the 'left out' lines say "
-                        f"why); {plan.counted()} are in the hub cache")
+        raise UserError(
+            f"sources fetch: {unmet} needed source{'s' * (unmet != 1)} could not be "
+            f"fetched{offline}: {', '.join(plan.unmet)} (the 'left out' lines say "
+            f"why); {plan.counted()} are in the hub cache"
+        )
     click.echo(f"done: {plan.counted()} in the hub cache (HF_HUB_OFFLINE=1 runs read them there)")
 
 
@@ -190,13 +230,20 @@ def _suites(entry: SourceEntry, known_suites: list[Suite]) -> str:
     return ", ".join(names) or "none"
 
 
-def _availability(location: SourceLocation, entry: SourceEntry, registry: dict, active: dict) -> str:
+def _availability(
+    location: SourceLocation, entry: SourceEntry, registry: dict, active: dict
+) -> str:
     """Where the entry's files are, or why it is not used."""
     if location.kind == "hub" and entry.not_on_hub:
         state = "not read from the hub"
     elif location.kind == "hub":
-        state = ("cached" if location.is_available(entry)
-                 else "not cached (offline)" if hub_offline() else "hub (download on use)")
+        state = (
+            "cached"
+            if location.is_available(entry)
+            else "not cached (offline)"
+            if hub_offline()
+            else "hub (download on use)"
+        )
     else:
         state = "available" if location.is_available(entry) else "missing"
     if entry.stand_in_for:

@@ -37,7 +37,9 @@ def _print_suites() -> None:
     listed = {task for suite in known for task in suite.tasks}
     outside = [task for task in TASKS if task not in listed]
     if outside:
-        click.echo(f"in no suite (generate with --tasks; docs/suites.md says why): {', '.join(outside)}")
+        click.echo(
+            f"in no suite (generate with --tasks; docs/suites.md says why): {', '.join(outside)}"
+        )
 
 
 @suites.command("show")
@@ -56,11 +58,15 @@ def describe(suite: Suite) -> list[str]:
     lines += [
         f"lengths: {', '.join(label for label, _ in suite.lengths)}",
         f"base lengths: {', '.join(suite.base_lengths)}",
-        f"overall: {suite.overall_method} over {', '.join(suite.overall_tasks)}" if not suite.categories else
-        "overall: mean of the categories " + "; ".join(f"{name} ({', '.join(members)})" for name, members in suite.categories.items()),
+        f"overall: {suite.overall_method} over {', '.join(suite.overall_tasks)}"
+        if not suite.categories
+        else "overall: mean of the categories "
+        + "; ".join(f"{name} ({', '.join(members)})" for name, members in suite.categories.items()),
         *([f"judge style: {suite.judge_style}"] if suite.judge_style else []),
         "tasks (metric):",
     ]
-    lines += [f"  {task} ({suite.metrics[task]}){'; its anchor data only, no stand-in source' if task in suite.without_stand_ins else ''}"
-              for task in suite.tasks]
+    lines += [
+        f"  {task} ({suite.metrics[task]}){'; its anchor data only, no stand-in source' if task in suite.without_stand_ins else ''}"
+        for task in suite.tasks
+    ]
     return lines

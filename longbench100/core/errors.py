@@ -21,5 +21,7 @@ def json_error_text(error: json.JSONDecodeError) -> str:
     ``error.msg`` alone can end mid-sentence ("Invalid control character at"); the line is named
     only when the text spans several lines (a JSONL line is one line).
     """
-    place = f"line {error.lineno} column {error.colno}" if error.lineno > 1 else f"column {error.colno}"
+    place = (
+        f"line {error.lineno} column {error.colno}" if error.lineno > 1 else f"column {error.colno}"
+    )
     return f"{error.msg} {place}" if error.msg.endswith(" at") else f"{error.msg} at {place}"

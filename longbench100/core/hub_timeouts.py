@@ -35,8 +35,9 @@ _GUARDED: contextvars.ContextVar[bool] = contextvars.ContextVar("hub_guarded", d
 class HubSilent(Exception):
     """A guarded hub request got no connection, no answer, or too slow an answer in time."""
 
-    def __init__(self, host: str, stage: str, seconds: float, received: int = 0,
-                 answered: bool = False) -> None:
+    def __init__(
+        self, host: str, stage: str, seconds: float, received: int = 0, answered: bool = False
+    ) -> None:
         super().__init__(f"{stage} from {host} in {seconds:g} s")
         self.host, self.stage, self.seconds = host, stage, seconds
         self.received, self.answered = received, answered  # bytes in the last window; any before
@@ -119,13 +120,15 @@ class _TimedStream:
             raise HubSilent(self._host, "read", window, self._window_bytes, self._received > 0)
         self._window_start, self._window_bytes = time.monotonic(), 0
 
-    def start_tls(self, ssl_context, server_hostname: str | None = None,
-                  timeout: float | None = None) -> _TimedStream:
+    def start_tls(
+        self, ssl_context, server_hostname: str | None = None, timeout: float | None = None
+    ) -> _TimedStream:
         """TLS over this stream, within the wait limit when guarded."""
         if _GUARDED.get():
             timeout = _capped(timeout, wait_limit())
-        return _TimedStream(self._stream.start_tls(ssl_context, server_hostname, timeout),
-                            self._host)
+        return _TimedStream(
+            self._stream.start_tls(ssl_context, server_hostname, timeout), self._host
+        )
 
     def close(self) -> None:
         """Close the connection."""
@@ -142,8 +145,14 @@ class _TimedBackend:
     def __init__(self, backend) -> None:
         self._backend = backend
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                    local_address: str | None = None, socket_options=None) -> _TimedStream:
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options=None,
+    ) -> _TimedStream:
         """Connect, within the wait limit when guarded."""
         import httpcore2
 

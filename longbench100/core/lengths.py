@@ -6,14 +6,20 @@ from longbench100.core.errors import UserError
 
 _LABEL = re.compile(r"^\s*(\d+)\s*([kK]?)\s*$")
 
-DEFAULT_BASE_LABELS = ("2k", "4k", "6k")  # the paper's base lengths, for data made before suites recorded theirs
+DEFAULT_BASE_LABELS = (
+    "2k",
+    "4k",
+    "6k",
+)  # the paper's base lengths, for data made before suites recorded theirs
 
 
 def parse_length(label: str) -> int:
     """Return the token budget for a label such as ``8k`` (8192) or ``5000``; reject anything else."""
     match = _LABEL.match(label)
     if not match or int(match.group(1)) == 0:
-        raise UserError(f"bad length label {label!r}: use N or Nk with N > 0 (e.g. 2k, 8k, 128k, 5000)")
+        raise UserError(
+            f"bad length label {label!r}: use N or Nk with N > 0 (e.g. 2k, 8k, 128k, 5000)"
+        )
     value = int(match.group(1))
     return value * 1024 if match.group(2) else value
 

@@ -20,7 +20,9 @@ EVERY_S = 10.0
 class PlainProgress:
     """The part of tqdm's interface the runners use, printing whole lines to stderr."""
 
-    def __init__(self, total: int, desc: str, unit: str, initial: int = 0, silent: bool = False) -> None:
+    def __init__(
+        self, total: int, desc: str, unit: str, initial: int = 0, silent: bool = False
+    ) -> None:
         self.total, self.desc, self.unit = total, desc, unit
         self.n = initial
         self.postfix: dict[str, Any] = {}
@@ -51,7 +53,9 @@ class PlainProgress:
 
     def close(self) -> None:
         """Print the closing line."""
-        self._line(self._status() + " - done" if self.n >= self.total else self._status() + " - stopped")
+        self._line(
+            self._status() + " - done" if self.n >= self.total else self._status() + " - stopped"
+        )
 
     def __enter__(self) -> PlainProgress:
         return self
@@ -60,8 +64,15 @@ class PlainProgress:
         self.close()
 
 
-def progress_bar(total: int, desc: str, unit: str, show: bool | None = None, *, initial: int = 0,
-                 leave: bool = True) -> tqdm | PlainProgress:
+def progress_bar(
+    total: int,
+    desc: str,
+    unit: str,
+    show: bool | None = None,
+    *,
+    initial: int = 0,
+    leave: bool = True,
+) -> tqdm | PlainProgress:
     """A tqdm bar on a terminal, plain lines elsewhere; ``show`` False shows nothing, None means shown.
     ``initial`` units are done already (a resumed run); ``leave`` False clears a terminal bar when it closes."""
     if show is False:
@@ -69,5 +80,7 @@ def progress_bar(total: int, desc: str, unit: str, show: bool | None = None, *, 
     if sys.stderr.isatty():
         from tqdm import tqdm  # only a terminal shows a bar: a quiet or logged run never loads tqdm
 
-        return tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True, leave=leave)
+        return tqdm(
+            total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True, leave=leave
+        )
     return PlainProgress(total, desc, unit, initial)

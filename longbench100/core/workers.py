@@ -33,7 +33,9 @@ def die_with_parent(parent_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if not _kill_me_when_parent_dies():
-        threading.Thread(target=_watch_parent, args=(parent_pid,), name="parent-watch", daemon=True).start()
+        threading.Thread(
+            target=_watch_parent, args=(parent_pid,), name="parent-watch", daemon=True
+        ).start()
     if os.getppid() != parent_pid:  # the parent died before the request above took effect
         os._exit(1)
 
@@ -56,8 +58,9 @@ def _watch_parent(parent_pid: int) -> None:
     os._exit(1)
 
 
-def _start_worker(parent_pid: int, initializer: Callable[..., None] | None,
-                  initargs: tuple) -> None:
+def _start_worker(
+    parent_pid: int, initializer: Callable[..., None] | None, initargs: tuple
+) -> None:
     """Pool initializer: :func:`die_with_parent`, then the caller's ``initializer(*initargs)``."""
     die_with_parent(parent_pid)
     if initializer is not None:
@@ -65,9 +68,12 @@ def _start_worker(parent_pid: int, initializer: Callable[..., None] | None,
 
 
 @contextmanager
-def worker_pool(workers: int, start_method: str = "fork",
-                initializer: Callable[..., None] | None = None,
-                initargs: tuple = ()) -> Iterator[ProcessPoolExecutor]:
+def worker_pool(
+    workers: int,
+    start_method: str = "fork",
+    initializer: Callable[..., None] | None = None,
+    initargs: tuple = (),
+) -> Iterator[ProcessPoolExecutor]:
     """A process pool whose workers die with this process; on any exception it drops the queued jobs.
 
     ``initializer(*initargs)`` runs in each worker as it starts (with ``fork``, ``initargs`` reach
@@ -80,8 +86,10 @@ def worker_pool(workers: int, start_method: str = "fork",
     torn, and the pool (CPython 3.11) then waits for ever at interpreter exit.
     """
     pool = ProcessPoolExecutor(
-        workers, mp_context=multiprocessing.get_context(start_method),
-        initializer=_start_worker, initargs=(os.getpid(), initializer, initargs),
+        workers,
+        mp_context=multiprocessing.get_context(start_method),
+        initializer=_start_worker,
+        initargs=(os.getpid(), initializer, initargs),
     )
     try:
         yield pool

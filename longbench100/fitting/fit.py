@@ -7,11 +7,16 @@ import random
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from longbench100.fitting.packing import (
+    choose_filler,
+    cut_prefix,
+    first_fit,
+    repeats_placed_passage,
+)
+from longbench100.fitting.pieces import Piece, distractor_piece
 from longbench100.sources.near_duplicates import identical_text
 from longbench100.sources.records import Document
 from longbench100.text.tokenization import Tokenizer
-from longbench100.fitting.packing import choose_filler, cut_prefix, first_fit, repeats_placed_passage
-from longbench100.fitting.pieces import Piece, distractor_piece
 
 PLACEHOLDER = "x"
 MAX_REPAIRS = 12
@@ -72,7 +77,9 @@ def placeholder_copy(piece: Piece) -> Piece:
     return Piece(piece.role, PLACEHOLDER, 1, piece.doc, piece.fields)
 
 
-def minimum_tokens(ctx: BuildContext, render: Render, gold: Sequence[Piece], records: Sequence[Piece] = ()) -> int:
+def minimum_tokens(
+    ctx: BuildContext, render: Render, gold: Sequence[Piece], records: Sequence[Piece] = ()
+) -> int:
     """Estimated tokens of the prompt with only the ground truth and records in it (no padding)."""
     stand_ins = [placeholder_copy(piece) for piece in gold] + list(records)
     return ctx.count_prompt(render(stand_ins)) - len(gold) + sum(piece.tokens for piece in gold)
@@ -122,7 +129,15 @@ def fit_prompt(
         padding.extend(distractor_piece(document) for _ in range(count))
     gap = room - sum(piece.tokens + per_passage for piece in padding)
     if not ctx.whole_documents and gap > per_passage + 8:
-        filler = choose_filler(ctx.tokenizer, pool, rng, gap - per_passage, excluded, ctx.good_enough, [*gold, *padding])
+        filler = choose_filler(
+            ctx.tokenizer,
+            pool,
+            rng,
+            gap - per_passage,
+            excluded,
+            ctx.good_enough,
+            [*gold, *padding],
+        )
         if filler is not None:
             padding.append(filler)
     ran_out = _padding_ran_out(ctx, pool, padding, room, per_passage, excluded)
@@ -133,8 +148,14 @@ def fit_prompt(
     return _verify(ctx, render, pieces, per_passage, ran_out)
 
 
-def _padding_ran_out(ctx: BuildContext, pool: Sequence[Document], padding: list[Piece], room: int,
-                     per_passage: int, excluded: Callable[[Document], bool]) -> bool:
+def _padding_ran_out(
+    ctx: BuildContext,
+    pool: Sequence[Document],
+    padding: list[Piece],
+    room: int,
+    per_passage: int,
+    excluded: Callable[[Document], bool],
+) -> bool:
     """Whether ``padding`` leaves more of the budget empty than :data:`USUAL_FILL` allows because no
     document of ``pool`` is left to add (the pool is only walked when the padding falls short)."""
     if room - sum(piece.tokens + per_passage for piece in padding) <= ctx.budget * (1 - USUAL_FILL):
@@ -143,13 +164,16 @@ def _padding_ran_out(ctx: BuildContext, pool: Sequence[Document], padding: list[
     return all(document.id in placed or excluded(document) for document in pool)
 
 
-def _verify(ctx: BuildContext, render: Render, pieces: list[Piece], per_passage: int,
-            ran_out: bool) -> Fitted | None:
+def _verify(
+    ctx: BuildContext, render: Render, pieces: list[Piece], per_passage: int, ran_out: bool
+) -> Fitted | None:
     """Count the rendered prompt exactly; while it is over budget, shorten the filler or drop
     padding (``ran_out``: the padding pool ran out, recorded on the result)."""
     for _ in range(MAX_REPAIRS):
         prompt = render(pieces)
-        tokens = ctx.count_prompt(prompt, [(piece.doc.text, len(piece.text)) for piece in pieces if piece.doc is not None])
+        tokens = ctx.count_prompt(
+            prompt, [(piece.doc.text, len(piece.text)) for piece in pieces if piece.doc is not None]
+        )
         excess = tokens - ctx.budget
         if excess <= 0:
             return Fitted(prompt, tokens, pieces, per_passage, ran_out)

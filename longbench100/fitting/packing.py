@@ -11,11 +11,11 @@ import itertools
 import random
 from typing import Callable, Iterable, Sequence
 
+from longbench100.fitting.pieces import Piece
 from longbench100.sources.near_duplicates import near_copy_of_any
 from longbench100.sources.records import Document
-from longbench100.text.tokenization import Tokenizer
-from longbench100.fitting.pieces import Piece
 from longbench100.text.sentences import MIN_FILLER_CHARS, sentence_ends_from_last
+from longbench100.text.tokenization import Tokenizer
 
 FILLER_CANDIDATES = 4
 
@@ -102,11 +102,15 @@ def choose_filler(
         if cut is not None:
             if max_tokens - cut[1] > good_enough:
                 cuts.append((cut, document))
-            elif _may_place(cut, document, placed):  # longer than every placeable cut before it: the best
+            elif _may_place(
+                cut, document, placed
+            ):  # longer than every placeable cut before it: the best
                 return _padding_piece(cut, document)
         if tried >= FILLER_CANDIDATES:
             break
-    for cut, document in sorted(cuts, key=lambda found: -found[0][1]):  # (a stable sort: equals stay in order)
+    for cut, document in sorted(
+        cuts, key=lambda found: -found[0][1]
+    ):  # (a stable sort: equals stay in order)
         if _may_place(cut, document, placed):
             return _padding_piece(cut, document)
     return None
@@ -126,5 +130,13 @@ def _padding_piece(cut: tuple[str, int], document: Document) -> Piece:
 def repeats_placed_passage(opening: str, document: Document, placed: Iterable[Piece]) -> bool:
     """Whether ``opening``, cut from ``document``, near-copies a placed passage from the same source
     (:func:`near_copy_of_any`): shared text is a source's own (its legal legend, the pages of one website)."""
-    return near_copy_of_any(opening, (piece.text for piece in placed
-                                      if piece.doc is not None and piece.doc.source == document.source and piece.doc is not document))
+    return near_copy_of_any(
+        opening,
+        (
+            piece.text
+            for piece in placed
+            if piece.doc is not None
+            and piece.doc.source == document.source
+            and piece.doc is not document
+        ),
+    )

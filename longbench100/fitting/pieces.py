@@ -42,7 +42,11 @@ class Piece:
 
     def provenance(self) -> dict:
         """``{"source", "id", "truncated"}`` for the sample's provenance lists."""
-        return {"source": self.doc.source if self.doc else None, "id": self.doc.id if self.doc else None, "truncated": self.truncated}
+        return {
+            "source": self.doc.source if self.doc else None,
+            "id": self.doc.id if self.doc else None,
+            "truncated": self.truncated,
+        }
 
 
 def gold_piece(document: Document) -> Piece:

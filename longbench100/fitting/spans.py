@@ -27,8 +27,10 @@ def text_spans(prompt: str, texts: list[str]) -> list[Span]:
     for text in texts:
         start = prompt.find(text, position)
         if start < 0:
-            raise SpanMismatch(f"context text not found in the prompt after offset {position}: {text[:60]!r}; "
-                               "the template must show every passage or record unchanged (check a --templates template)")
+            raise SpanMismatch(
+                f"context text not found in the prompt after offset {position}: {text[:60]!r}; "
+                "the template must show every passage or record unchanged (check a --templates template)"
+            )
         spans.append((start, start + len(text)))
         position = start + len(text)
     return spans
@@ -53,13 +55,17 @@ def shifted_spans(spans: dict, offset: int) -> dict:
         "context": [spans["context"][0] + offset, spans["context"][1] + offset],
         "gold": [[start + offset, end + offset] for start, end in spans["gold"]],
     }
+
+
 def whole_context_spans(prompt: str, texts: list[str]) -> dict:
     """The ``gold["spans"]`` record of a task whose answer needs every piece: the context is all gold."""
     context = coverage_spans(prompt, texts, [True] * len(texts))["context"]
     return {"context": context, "gold": [list(context)]}
 
 
-def embedded_spans(prompt: str, context: str, gold: list[Span], expected_at: int | None = None) -> dict:
+def embedded_spans(
+    prompt: str, context: str, gold: list[Span], expected_at: int | None = None
+) -> dict:
     """The ``gold["spans"]`` record of a context rendered as one text: ``gold`` are offsets inside ``context``.
 
     For the synthetic tasks, whose builders know where they placed each needle in the haystack text.
@@ -67,9 +73,15 @@ def embedded_spans(prompt: str, context: str, gold: list[Span], expected_at: int
     and at each offset before it, instead of searched for: the same answer without a pass over a long
     context. Raises ``ValueError`` when ``context`` is not in ``prompt``.
     """
-    if expected_at is not None and prompt.startswith(context, expected_at) and not any(
-            prompt.startswith(context, offset) for offset in range(expected_at)):
+    if (
+        expected_at is not None
+        and prompt.startswith(context, expected_at)
+        and not any(prompt.startswith(context, offset) for offset in range(expected_at))
+    ):
         start = expected_at
     else:
         start = text_spans(prompt, [context])[0][0]
-    return {"context": [start, start + len(context)], "gold": [[start + a, start + b] for a, b in gold]}
+    return {
+        "context": [start, start + len(context)],
+        "gold": [[start + a, start + b] for a, b in gold],
+    }

@@ -19,58 +19,197 @@ _PASSAGES = [
 _RECORD = {"kind": "record", "text": "key-1: value-1", "key": "key-1", "value": "value-1"}
 _QUESTION = {"question": "What does the second passage say?"}
 EXAMPLE_VARIABLES: dict[str, list[dict]] = {
-    "kv_retrieval": [{"blocks": [_PASSAGES[0], _RECORD, _PASSAGES[1]], "gold_numbers": [],
-                      "start_key": "key-1", "hops": 1}],
-    "kv_retrieval_chain": [{"blocks": [_PASSAGES[0], _RECORD, _PASSAGES[1]], "gold_numbers": [],
-                            "start_key": "key-1", "hops": 2}],
-    "counting_stars": [{"blocks": _PASSAGES, "gold_numbers": [], "options": ["[1, 2, 3, 4]", "[2, 1, 3, 4]", "Not enough information."]}],
-    "passage_retrieval": [{"blocks": _PASSAGES, "gold_numbers": [2], "summary": "A summary of the second passage."}],
+    "kv_retrieval": [
+        {
+            "blocks": [_PASSAGES[0], _RECORD, _PASSAGES[1]],
+            "gold_numbers": [],
+            "start_key": "key-1",
+            "hops": 1,
+        }
+    ],
+    "kv_retrieval_chain": [
+        {
+            "blocks": [_PASSAGES[0], _RECORD, _PASSAGES[1]],
+            "gold_numbers": [],
+            "start_key": "key-1",
+            "hops": 2,
+        }
+    ],
+    "counting_stars": [
+        {
+            "blocks": _PASSAGES,
+            "gold_numbers": [],
+            "options": ["[1, 2, 3, 4]", "[2, 1, 3, 4]", "Not enough information."],
+        }
+    ],
+    "passage_retrieval": [
+        {"blocks": _PASSAGES, "gold_numbers": [2], "summary": "A summary of the second passage."}
+    ],
     "passage_count": [{"blocks": _PASSAGES, "gold_numbers": []}],
-    "single_doc_qa": [{"blocks": _PASSAGES, "gold_numbers": [2], **_QUESTION, "closed_book": False},
-                      {"blocks": [], "gold_numbers": [], **_QUESTION, "closed_book": True}],
-    "multi_doc_qa": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], **_QUESTION, "closed_book": False},
-                     {"blocks": [], "gold_numbers": [], **_QUESTION, "closed_book": True}],
-    "single_doc_sum": [{"blocks": _PASSAGES, "gold_numbers": [2], "request": ""},
-                       {"blocks": _PASSAGES, "gold_numbers": [2], "request": "Describe its methods."}],
-    "multi_doc_sum": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], "request": ""},
-                      {"blocks": _PASSAGES, "gold_numbers": [2], "request": "What do they report on treatment?"}],
-    "variable_tracking": [{"context": "Rain falls. VAR ABCDE = 12345. VAR FGHIJ = VAR ABCDE.", "value": "12345", "count": 2,
-                           "example": {"context": "Rain. VAR ABC = 54321. VAR DEF = VAR ABC.", "value": "54321", "count": 2, "answer": "ABC, DEF"}}],
-    "common_words": [{"word_list": "1. apple\n2. river\n3. apple", "count": 1,
-                      "example": {"word_list": "1. stone\n2. stone\n3. lamp", "answer": "stone"}}],
+    "single_doc_qa": [
+        {"blocks": _PASSAGES, "gold_numbers": [2], **_QUESTION, "closed_book": False},
+        {"blocks": [], "gold_numbers": [], **_QUESTION, "closed_book": True},
+    ],
+    "multi_doc_qa": [
+        {"blocks": _PASSAGES, "gold_numbers": [1, 2], **_QUESTION, "closed_book": False},
+        {"blocks": [], "gold_numbers": [], **_QUESTION, "closed_book": True},
+    ],
+    "single_doc_sum": [
+        {"blocks": _PASSAGES, "gold_numbers": [2], "request": ""},
+        {"blocks": _PASSAGES, "gold_numbers": [2], "request": "Describe its methods."},
+    ],
+    "multi_doc_sum": [
+        {"blocks": _PASSAGES, "gold_numbers": [1, 2], "request": ""},
+        {"blocks": _PASSAGES, "gold_numbers": [2], "request": "What do they report on treatment?"},
+    ],
+    "variable_tracking": [
+        {
+            "context": "Rain falls. VAR ABCDE = 12345. VAR FGHIJ = VAR ABCDE.",
+            "value": "12345",
+            "count": 2,
+            "example": {
+                "context": "Rain. VAR ABC = 54321. VAR DEF = VAR ABC.",
+                "value": "54321",
+                "count": 2,
+                "answer": "ABC, DEF",
+            },
+        }
+    ],
+    "common_words": [
+        {
+            "word_list": "1. apple\n2. river\n3. apple",
+            "count": 1,
+            "example": {"word_list": "1. stone\n2. stone\n3. lamp", "answer": "stone"},
+        }
+    ],
     "frequent_words": [{"text": "abcdef .... qrstuv abcdef", "noise": "...."}],
-    **{task: [{"context": "Plain text. One of the special magic numbers for calm-otter is: 1234567. More text.",
-                "kind": "numbers", "what": "number", "many": False, "keys": "calm-otter"}]
-       for task in ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
-                    "niah_multikey_3", "niah_multivalue", "niah_multiquery")},
+    **{
+        task: [
+            {
+                "context": "Plain text. One of the special magic numbers for calm-otter is: 1234567. More text.",
+                "kind": "numbers",
+                "what": "number",
+                "many": False,
+                "keys": "calm-otter",
+            }
+        ]
+        for task in (
+            "niah_single_1",
+            "niah_single_2",
+            "niah_single_3",
+            "niah_multikey_1",
+            "niah_multikey_2",
+            "niah_multikey_3",
+            "niah_multivalue",
+            "niah_multiquery",
+        )
+    },
     "json_kv": [{"context": '{"key-1": "value-1", "key-2": "value-2"}', "key": "key-2"}],
     # HELMET retrieval tasks
-    "rag_hard": [{"blocks": [{**_PASSAGES[0], "title": "A title"}, _PASSAGES[1]], "gold_numbers": [2], **_QUESTION,
-                  "demos": [{"documents": [{"title": "T", "text": "Some text."}], "question": "Q?", "answer": "A"}]}],
-    "rerank": [{"passages": [{"id": "123456", "title": None, "text": "A made-up passage."}, {"id": "654321", "title": "A title", "text": "Another."}],
-                **_QUESTION, "demos": [{"question": "Q?", "passages": [{"id": "111111", "title": None, "text": "T."}], "ranking": "[111111]"}]}],
+    "rag_hard": [
+        {
+            "blocks": [{**_PASSAGES[0], "title": "A title"}, _PASSAGES[1]],
+            "gold_numbers": [2],
+            **_QUESTION,
+            "demos": [
+                {
+                    "documents": [{"title": "T", "text": "Some text."}],
+                    "question": "Q?",
+                    "answer": "A",
+                }
+            ],
+        }
+    ],
+    "rerank": [
+        {
+            "passages": [
+                {"id": "123456", "title": None, "text": "A made-up passage."},
+                {"id": "654321", "title": "A title", "text": "Another."},
+            ],
+            **_QUESTION,
+            "demos": [
+                {
+                    "question": "Q?",
+                    "passages": [{"id": "111111", "title": None, "text": "T."}],
+                    "ranking": "[111111]",
+                }
+            ],
+        }
+    ],
     # HELMET in-context learning (tasks/icl.py)
-    **{task: [{"demonstrations": "text: Where is the nearest harbor?\nlabel: 1\n\ntext: Who painted the mill?\nlabel: 0",
-                "text": "Who built the bridge?"}]
-       for task in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")},
-    **{task: [{"blocks": _PASSAGES, "gold_numbers": [2], **_QUESTION}] for task in ("qa_1", "qa_2")},
+    **{
+        task: [
+            {
+                "demonstrations": "text: Where is the nearest harbor?\nlabel: 1\n\ntext: Who painted the mill?\nlabel: 0",
+                "text": "Who built the bridge?",
+            }
+        ]
+        for task in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")
+    },
+    **{
+        task: [{"blocks": _PASSAGES, "gold_numbers": [2], **_QUESTION}] for task in ("qa_1", "qa_2")
+    },
     # HELMET long-document tasks (tasks/long_document.py)
-    "long_doc_qa": [*({"context": "A long document ... [the rest of the text is omitted]", **_QUESTION, "closed_book": False,
-                       "answer_form": form} for form in ("phrase", "quote", "sentences")),
-                    {"context": "", **_QUESTION, "closed_book": True, "answer_form": "phrase"}],
+    "long_doc_qa": [
+        *(
+            {
+                "context": "A long document ... [the rest of the text is omitted]",
+                **_QUESTION,
+                "closed_book": False,
+                "answer_form": form,
+            }
+            for form in ("phrase", "quote", "sentences")
+        ),
+        {"context": "", **_QUESTION, "closed_book": True, "answer_form": "phrase"},
+    ],
     "long_doc_sum": [{"context": "A long document ... [the rest of the text is omitted]"}],
     # ETHIC attribution
-    "attributing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], **_QUESTION, "target": "It says little.", "kind": "answer"},
-                    {"blocks": _PASSAGES, "gold_numbers": [1, 2], "question": "", "target": "Both report a storm.", "kind": "summary"}],
+    "attributing": [
+        {
+            "blocks": _PASSAGES,
+            "gold_numbers": [1, 2],
+            **_QUESTION,
+            "target": "It says little.",
+            "kind": "answer",
+        },
+        {
+            "blocks": _PASSAGES,
+            "gold_numbers": [1, 2],
+            "question": "",
+            "target": "Both report a storm.",
+            "kind": "summary",
+        },
+    ],
     "document_summarizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], "words": 100}],
     # ETHIC one-document tasks (tasks/one_document.py)
     "section_summarizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2], "sentences": 5}],
-    "organizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2],
-                    "summaries": [{"label": "A", "text": "The second passage."}, {"label": "B", "text": "The first passage."}]}],
-    "recalling": [{"context": "Anna met Mr. Brook in the garden.", "entity": ENTITY_TYPES["people"]},
-                  {"context": "As set out in Section 2.1 and Exhibit B.", "entity": ENTITY_TYPES["legal_references"]}],
-    "document_organizing": [{"blocks": _PASSAGES, "gold_numbers": [1, 2],
-                    "summaries": [{"label": "A", "text": "The second passage."}, {"label": "B", "text": "The first passage."}]}],
+    "organizing": [
+        {
+            "blocks": _PASSAGES,
+            "gold_numbers": [1, 2],
+            "summaries": [
+                {"label": "A", "text": "The second passage."},
+                {"label": "B", "text": "The first passage."},
+            ],
+        }
+    ],
+    "recalling": [
+        {"context": "Anna met Mr. Brook in the garden.", "entity": ENTITY_TYPES["people"]},
+        {
+            "context": "As set out in Section 2.1 and Exhibit B.",
+            "entity": ENTITY_TYPES["legal_references"],
+        },
+    ],
+    "document_organizing": [
+        {
+            "blocks": _PASSAGES,
+            "gold_numbers": [1, 2],
+            "summaries": [
+                {"label": "A", "text": "The second passage."},
+                {"label": "B", "text": "The first passage."},
+            ],
+        }
+    ],
 }
 """Representative variables of each task's template: every shape a builder renders (closed-book prompts too)."""
 
@@ -87,8 +226,9 @@ def with_derived(variables: dict) -> dict:
     return {"gold_passages": passage_phrase(variables.get("gold_numbers", [])), **variables}
 
 
-MATERIAL_VARIABLES = frozenset({"blocks", "context", "passages", "word_list", "text",
-                                "demonstrations", "question"})
+MATERIAL_VARIABLES = frozenset(
+    {"blocks", "context", "passages", "word_list", "text", "demonstrations", "question"}
+)
 """The variables that carry a task's context or question: a template uses each its task gives."""
 
 
@@ -100,7 +240,10 @@ class PromptTemplates:
             raise UserError(f"--templates {user_folder}: no such folder")
         search = ([str(user_folder)] if user_folder else []) + [str(packaged_dir("task_templates"))]
         self._environment = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(search), undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False
+            loader=jinja2.FileSystemLoader(search),
+            undefined=jinja2.StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=False,
         )
         self._cache: dict[str, jinja2.Template] = {}
 
@@ -110,12 +253,15 @@ class PromptTemplates:
             try:
                 self._cache[task] = self._environment.get_template(f"{task}.j2")
             except jinja2.TemplateSyntaxError as error:
-                raise UserError(f"template {error.filename or task + '.j2'} line {error.lineno}: {error.message}") from None
+                raise UserError(
+                    f"template {error.filename or task + '.j2'} line {error.lineno}: {error.message}"
+                ) from None
             except jinja2.TemplateNotFound:
                 raise UserError(f"no template {task}.j2 in the template folders") from None
             except UnicodeDecodeError as error:
-                raise UserError(f"template {task}.j2: not valid UTF-8 "
-                                f"(byte {error.start + 1})") from None
+                raise UserError(
+                    f"template {task}.j2: not valid UTF-8 (byte {error.start + 1})"
+                ) from None
         return self._cache[task]
 
     def render(self, task: str, variables: dict) -> str:
@@ -138,7 +284,9 @@ class PromptTemplates:
             except jinja2.UndefinedError as error:
                 raise UserError(f"template {template.filename}: {error.message}") from None
             except Exception as error:  # noqa: BLE001 - a user template can fail in any way; say where
-                raise UserError(f"template {template.filename}: {type(error).__name__}: {error}") from None
+                raise UserError(
+                    f"template {template.filename}: {type(error).__name__}: {error}"
+                ) from None
 
         self._refuse_missing_material(task, template)
 
@@ -152,12 +300,15 @@ class PromptTemplates:
             if name:  # an included template's variables are the task's too
                 included = _source_file(self._environment.get_template(name))
                 used |= jinja2.meta.find_undeclared_variables(
-                    self._environment.parse(included.read_text(encoding="utf-8")))
+                    self._environment.parse(included.read_text(encoding="utf-8"))
+                )
         given = {key for variables in EXAMPLE_VARIABLES[task] for key in variables}
         missing = sorted(given & MATERIAL_VARIABLES - used)
         if missing:
-            raise UserError(f"template {template.filename}: never uses {', '.join(missing)}: "
-                            "a prompt needs the task's context and question")
+            raise UserError(
+                f"template {template.filename}: never uses {', '.join(missing)}: "
+                "a prompt needs the task's context and question"
+            )
 
     def fingerprint(self, task: str) -> dict[str, str]:
         """Where ``task``'s template came from and the sha256 of its text, followed by the text of any template it includes (for the manifest)."""

@@ -4,12 +4,10 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
+from longbench100.catalog.task_info import TASKS
+from longbench100.core.digests import prompt_sha256
 from longbench100.core.errors import UserError
 from longbench100.folders.layout import MANIFEST, check_record, open_data_folder, read_file_records
-from longbench100.core.digests import prompt_sha256
-from longbench100.catalog.task_info import TASKS
-
 
 
 @dataclass(frozen=True)
@@ -24,13 +22,23 @@ class DataRecord:
     answers: tuple[str, ...]
     question: str | None
     closed_book_prompt: str | None
-    options: tuple[str, ...] | None = None  # counting_stars: gold.options, the answer options in order
-    prompt_sha256: str | None = None  # fingerprint of the stored prompt (None when the record has no prompt)
+    options: tuple[str, ...] | None = (
+        None  # counting_stars: gold.options, the answer options in order
+    )
+    prompt_sha256: str | None = (
+        None  # fingerprint of the stored prompt (None when the record has no prompt)
+    )
     closed_book_prompt_sha256: str | None = None
-    depth: float | None = None  # gold.depth: relative position (0-1) of the gold material in the prompt
+    depth: float | None = (
+        None  # gold.depth: relative position (0-1) of the gold material in the prompt
+    )
     source: str | None = None  # gold.sources[0]: the source the gold material comes from
-    gold: dict | None = field(default=None, compare=False, hash=False)  # the record's whole gold object, for task metrics
-    sections: tuple[str, ...] | None = field(default=None, compare=False, hash=False)  # section texts, for tasks a judge grades section by section
+    gold: dict | None = field(
+        default=None, compare=False, hash=False
+    )  # the record's whole gold object, for task metrics
+    sections: tuple[str, ...] | None = field(
+        default=None, compare=False, hash=False
+    )  # section texts, for tasks a judge grades section by section
     # padding provenance, in prompt order
     distractors: tuple[dict, ...] | None = field(default=None, compare=False, hash=False)
     # a control twin's kind ("gold_removed", "context_swapped"); None for a real sample
@@ -63,13 +71,19 @@ def parse_record(data: object, where: str) -> DataRecord:
         question=data["question"],
         closed_book_prompt=data["closed_book_prompt"],
         options=_options(data.get("gold")),
-        prompt_sha256=prompt_sha256(data["prompt"]) if isinstance(data.get("prompt"), str) else None,
-        closed_book_prompt_sha256=None if data["closed_book_prompt"] is None else prompt_sha256(data["closed_book_prompt"]),
+        prompt_sha256=prompt_sha256(data["prompt"])
+        if isinstance(data.get("prompt"), str)
+        else None,
+        closed_book_prompt_sha256=None
+        if data["closed_book_prompt"] is None
+        else prompt_sha256(data["closed_book_prompt"]),
         depth=_depth(data.get("gold")),
         source=_first_source(data.get("gold")),
         gold=data["gold"] if isinstance(data.get("gold"), dict) else None,
         sections=_section_texts(data) if TASKS[data["task"]].judged_by_section else None,
-        distractors=tuple(data["distractors"]) if isinstance(data.get("distractors"), list) else None,
+        distractors=tuple(data["distractors"])
+        if isinstance(data.get("distractors"), list)
+        else None,
         control=data["control"] if isinstance(data.get("control"), str) else None,
         twin_of=data["twin_of"] if isinstance(data.get("twin_of"), str) else None,
     )
@@ -116,7 +130,9 @@ def load_data(data_dir: Path) -> list[DataRecord]:
     return [record for record, _ in load_data_with_prompts(data_dir)]
 
 
-def load_data_with_prompts(data_dir: Path, *, unfinished: bool = False) -> list[tuple[DataRecord, str]]:
+def load_data_with_prompts(
+    data_dir: Path, *, unfinished: bool = False
+) -> list[tuple[DataRecord, str]]:
     """Every record of a data folder with its whole prompt text (records keep only its hash), in one
     read (``unfinished``: see :func:`data_files`)."""
     records: list[tuple[DataRecord, str]] = []

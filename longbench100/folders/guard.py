@@ -19,14 +19,20 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from longbench100.folders.layout import RUN_STATE, list_data_files
 from longbench100.core.errors import UserError
+from longbench100.folders.layout import RUN_STATE, list_data_files
 from longbench100.folders.writable import ensure_writable_dir, ensure_writable_file
 
 KIND_FILE = ".longbench100-kind"
 KINDS = ("data", "predictions", "probes", "report", "snapshot", "lm-eval-export")
-_DESCRIBED = {"data": "a data folder", "predictions": "a predictions folder", "probes": "a Dolce probe folder",
-              "report": "a report folder", "snapshot": "a dataset snapshot", "lm-eval-export": "an lm-eval export"}
+_DESCRIBED = {
+    "data": "a data folder",
+    "predictions": "a predictions folder",
+    "probes": "a Dolce probe folder",
+    "report": "a report folder",
+    "snapshot": "a dataset snapshot",
+    "lm-eval-export": "an lm-eval export",
+}
 
 
 def folder_kind(path: Path) -> str | None:
@@ -55,7 +61,9 @@ def _inferred_kind(path: Path) -> str | None:
     if files:
         record = _first_record(files[0].path)
         if record is not None:
-            return "data" if "prompt" in record else "predictions" if "prediction" in record else None
+            return (
+                "data" if "prompt" in record else "predictions" if "prediction" in record else None
+            )
     return None
 
 
@@ -93,8 +101,10 @@ def _check_not_an_input(path: Path, option: str, inputs: Inputs) -> None:
     for input_option, source in _given(inputs):
         if _inside(path, source):
             what = "is" if path.resolve() == source.resolve() else "lies inside"
-            raise UserError(f"{option} {path}: {what} the input {input_option} {source}; "
-                            "write to a new place, the input is never overwritten")
+            raise UserError(
+                f"{option} {path}: {what} the input {input_option} {source}; "
+                "write to a new place, the input is never overwritten"
+            )
 
 
 def _check_holds_no_input(folder: Path, option: str, inputs: Inputs) -> None:
@@ -102,8 +112,10 @@ def _check_holds_no_input(folder: Path, option: str, inputs: Inputs) -> None:
     replace."""
     for input_option, source in _given(inputs):
         if _inside(source, folder):
-            raise UserError(f"{option} {folder}: holds the input {input_option} {source}, which "
-                            "the output could overwrite; write to a new folder")
+            raise UserError(
+                f"{option} {folder}: holds the input {input_option} {source}, which "
+                "the output could overwrite; write to a new folder"
+            )
 
 
 def _given(inputs: Inputs) -> list[tuple[str, Path]]:
@@ -136,10 +148,14 @@ def guard_output_dir(path: Path, option: str, kind: str, inputs: Inputs | None =
     if unmarked and present in _MARKED_ONLY:  # a user's own report.md says nothing of who wrote it
         present = None
     if present is not None and present != kind:
-        raise UserError(f"{option} {path}: is {_DESCRIBED[present]}, not {_DESCRIBED[kind]}; choose another folder")
+        raise UserError(
+            f"{option} {path}: is {_DESCRIBED[present]}, not {_DESCRIBED[kind]}; choose another folder"
+        )
     if unmarked and present is None:
-        raise UserError(f"{option} {path}: is a non-empty folder that longbench100 did not write; "
-                        "choose an empty or new folder")
+        raise UserError(
+            f"{option} {path}: is a non-empty folder that longbench100 did not write; "
+            "choose an empty or new folder"
+        )
 
 
 _MARKED_ONLY = ("report", "lm-eval-export")
@@ -148,15 +164,22 @@ written."""
 _HOLDS_RECORDS = ("data", "predictions", "probes", "snapshot")  # folders a stray file would corrupt
 
 FILE_KINDS: dict[str, tuple[str, Callable[[dict], bool]]] = {
-    "results": ("a results file of `longbench100 score`",
-                lambda value: str(value.get("schema", "")).startswith("longbench100.results/")),
-    "coverage": ("a coverage report of `longbench100 coverage`",
-                 lambda value: value.get("tool") == "longbench100" and "chunk_tokens" in value),
-    "baselines": ("a run of `longbench100 baselines`",
-                  lambda value: value.get("model") == "no-model baselines"
-                  and "aggregates" in value),
-    "dolce-fit": ("a fit of `longbench100 dolce fit`",
-                  lambda value: value.get("tool") == "longbench100" and "estimator" in value),
+    "results": (
+        "a results file of `longbench100 score`",
+        lambda value: str(value.get("schema", "")).startswith("longbench100.results/"),
+    ),
+    "coverage": (
+        "a coverage report of `longbench100 coverage`",
+        lambda value: value.get("tool") == "longbench100" and "chunk_tokens" in value,
+    ),
+    "baselines": (
+        "a run of `longbench100 baselines`",
+        lambda value: value.get("model") == "no-model baselines" and "aggregates" in value,
+    ),
+    "dolce-fit": (
+        "a fit of `longbench100 dolce fit`",
+        lambda value: value.get("tool") == "longbench100" and "estimator" in value,
+    ),
 }
 """The single-file outputs: what each is called and how an earlier one is recognised (it may be
 replaced)."""
@@ -172,14 +195,17 @@ def guard_output_file(path: Path, option: str, kind: str, inputs: Inputs | None 
     for folder in path.absolute().parents[:2]:
         present = folder_kind(folder)
         if present in _HOLDS_RECORDS:
-            raise UserError(f"{option} {path}: lies inside {_DESCRIBED[present]} ({folder}); "
-                            "write it elsewhere")
+            raise UserError(
+                f"{option} {path}: lies inside {_DESCRIBED[present]} ({folder}); write it elsewhere"
+            )
     described, recognise = FILE_KINDS[kind]
     if path.exists():
         existing = _json_object(path)
         if existing is None or not recognise(existing):
-            raise UserError(f"{option} {path}: exists and is not {described}; it is never "
-                            "replaced, choose a new file")
+            raise UserError(
+                f"{option} {path}: exists and is not {described}; it is never "
+                "replaced, choose a new file"
+            )
 
 
 def mark_folder(path: Path, kind: str) -> None:

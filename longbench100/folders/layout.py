@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Protocol, Sequence, TypeVar
 
+from longbench100.catalog.task_info import TASKS
 from longbench100.core.errors import UserError, json_error_text
 from longbench100.core.json_shape import check_shape
 from longbench100.core.lengths import canonical_label, parse_length
-from longbench100.catalog.task_info import TASKS
 
 
 @dataclass(frozen=True)
@@ -69,26 +69,47 @@ data files have their checksums in the manifest, and this is the manifest's."""
 RUN_STATE = ".longbench100-run.json"  # a generation run in progress (generate/manifest.py)
 
 RECORD_SHAPE = {
-    "id": str, "task": str, "label": str, "length": int, "row": int, "answers": [str],
-    "question": (str, type(None)), "closed_book_prompt": (str, type(None)),
-    "prompt?": str, "prompt_tokens?": int, "gold?": dict,
+    "id": str,
+    "task": str,
+    "label": str,
+    "length": int,
+    "row": int,
+    "answers": [str],
+    "question": (str, type(None)),
+    "closed_book_prompt": (str, type(None)),
+    "prompt?": str,
+    "prompt_tokens?": int,
+    "gold?": dict,
 }
 """What every data record holds, as readers rely on it (docs/schema.md); other fields are the
 task's."""
 
-_LENGTH_FACTS = {"rows": int, "eligible_items": (int, type(None)), "paired_rows": (int, type(None)),
-                 "reused_rows": (int, type(None)),
-                 "failed_rows?": list, "sources?": ({"*": int}, type(None))}
+_LENGTH_FACTS = {
+    "rows": int,
+    "eligible_items": (int, type(None)),
+    "paired_rows": (int, type(None)),
+    "reused_rows": (int, type(None)),
+    "failed_rows?": list,
+    "sources?": ({"*": int}, type(None)),
+}
 MANIFEST_SHAPE = {
     "files": {"*": {"sha256": str, "rows?": int}},
-    "tasks?": {"*": {"paired_rows_all_lengths": int, "paired_over_lengths": [str],
-                     "template_sha256?": str, "lengths": {"*": _LENGTH_FACTS}}},
+    "tasks?": {
+        "*": {
+            "paired_rows_all_lengths": int,
+            "paired_over_lengths": [str],
+            "template_sha256?": str,
+            "lengths": {"*": _LENGTH_FACTS},
+        }
+    },
     "shortfalls?": [{"task": str, "label": str, "rows": int, "requested": int, "reason": str}],
     "skipped_tasks?": {"*": str},
     "tokenizer?": {"spec?": str, "identity?": (str, type(None)), "counting?": (str, type(None))},
     "sources?": {"*": {"unanswerable?": {"*": int}}},
-    "near_duplicates?": ({"dropped": {"*": int}, "identical?": {"*": int}, "threshold": float,
-                          "shingle_words": int}, type(None)),
+    "near_duplicates?": (
+        {"dropped": {"*": int}, "identical?": {"*": int}, "threshold": float, "shingle_words": int},
+        type(None),
+    ),
     "annotator?": dict,
     "shortcuts?": dict,
     "suite?": (dict, type(None)),
@@ -124,8 +145,11 @@ def read_bytes(path: Path) -> bytes:
 def read_jsonl(path: Path) -> list[tuple[str, Any]]:
     """Decode every non-blank line of a JSONL file, returning ``(file:line, value)`` pairs (any JSON
     values: callers check their shape)."""
-    return [(f"{path}:{number}", decode_json(line, f"{path}:{number}"))
-            for number, line in enumerate(read_bytes(path).splitlines(), start=1) if line.strip()]
+    return [
+        (f"{path}:{number}", decode_json(line, f"{path}:{number}"))
+        for number, line in enumerate(read_bytes(path).splitlines(), start=1)
+        if line.strip()
+    ]
 
 
 def check_record(value: Any, where: str) -> dict:
@@ -147,9 +171,11 @@ def read_file_records(ref: DataFileRef, seen: dict[str, str]) -> list[tuple[str,
     records = read_records(ref.path)
     for where, record in records:
         if record["task"] != ref.task or _label_of(record["label"], where) != ref.label:
-            raise UserError(f"{where}: a {record['task']} {record['label']} record in "
-                            f"{ref.task}/{ref.path.name}: a record belongs to its own task's file "
-                            "at its own length")
+            raise UserError(
+                f"{where}: a {record['task']} {record['label']} record in "
+                f"{ref.task}/{ref.path.name}: a record belongs to its own task's file "
+                "at its own length"
+            )
         if record["id"] in seen:
             first = seen[record["id"]]
             raise UserError(f"{where}: duplicate id {record['id']!r} (first at {first})")
@@ -190,8 +216,10 @@ def read_folder_manifest(folder: Path) -> dict | None:
     check_shape(manifest, MANIFEST_SHAPE, str(path))
     recorded = manifest.get(MANIFEST_DIGEST)
     if recorded is not None and recorded != manifest_digest(manifest):
-        raise UserError(f"{path}: edited after it was written (its content no longer matches its "
-                        f"{MANIFEST_DIGEST}); restore it or generate the folder again")
+        raise UserError(
+            f"{path}: edited after it was written (its content no longer matches its "
+            f"{MANIFEST_DIGEST}); restore it or generate the folder again"
+        )
     return manifest
 
 
@@ -210,8 +238,9 @@ def _reason(error: OSError) -> str:
     return error.strerror or type(error).__name__
 
 
-def check_data_files(folder: Path, manifest: dict, files: list[DataFileRef],
-                     option: str = "--data") -> None:
+def check_data_files(
+    folder: Path, manifest: dict, files: list[DataFileRef], option: str = "--data"
+) -> None:
     """Refuse, in one line, a data file that is not the one ``manifest`` lists: edited (its sha256
     differs), added after generation (not listed) or deleted (listed, missing)."""
     listed: dict = manifest["files"]
@@ -219,19 +248,28 @@ def check_data_files(folder: Path, manifest: dict, files: list[DataFileRef],
         relative = ref.path.relative_to(folder).as_posix()
         entry = listed.get(relative)
         if entry is None:
-            raise UserError(f"{option} {folder}: {relative} is not listed in {MANIFEST} "
-                            "(added after generation?); remove it or generate the folder again")
+            raise UserError(
+                f"{option} {folder}: {relative} is not listed in {MANIFEST} "
+                "(added after generation?); remove it or generate the folder again"
+            )
         actual = _checked_sha256(ref.path)
         if actual != entry["sha256"]:
-            raise UserError(f"{option} {folder}: {relative} differs from {MANIFEST} "
-                            f"(sha256 {actual[:12]}..., recorded {entry['sha256'][:12]}...): "
-                            "edited after generation; restore it or generate the folder again")
+            raise UserError(
+                f"{option} {folder}: {relative} differs from {MANIFEST} "
+                f"(sha256 {actual[:12]}..., recorded {entry['sha256'][:12]}...): "
+                "edited after generation; restore it or generate the folder again"
+            )
     present = {ref.path.relative_to(folder).as_posix() for ref in files}
-    missing = sorted(relative for relative in listed
-                     if relative not in present and not (folder / relative).is_file())
+    missing = sorted(
+        relative
+        for relative in listed
+        if relative not in present and not (folder / relative).is_file()
+    )
     if missing:
-        raise UserError(f"{option} {folder}: {missing[0]} is listed in {MANIFEST} but missing"
-                        + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+        raise UserError(
+            f"{option} {folder}: {missing[0]} is listed in {MANIFEST} but missing"
+            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+        )
 
 
 @dataclass(frozen=True)
@@ -245,8 +283,9 @@ class CheckedFolder:
     files: list[DataFileRef]
 
 
-def open_data_folder(folder: Path, option: str = "--data", *,
-                     unfinished: bool = False) -> CheckedFolder:
+def open_data_folder(
+    folder: Path, option: str = "--data", *, unfinished: bool = False
+) -> CheckedFolder:
     """Read and check the data folder every reading command starts from.
 
     The folder must exist and hold ``<task>/<label>.jsonl`` files; with a manifest, every file must
@@ -257,13 +296,16 @@ def open_data_folder(folder: Path, option: str = "--data", *,
         raise UserError(f"{option} {folder}: no such folder")
     files = list_data_files(folder)
     if not files:
-        raise UserError(f"{option} {folder}: no <task>/<label>.jsonl files "
-                        f"(tasks: {', '.join(TASKS)})")
+        raise UserError(
+            f"{option} {folder}: no <task>/<label>.jsonl files (tasks: {', '.join(TASKS)})"
+        )
     manifest = read_folder_manifest(folder)
     if manifest is None:
         if (folder / RUN_STATE).is_file() and not unfinished:
-            raise UserError(f"{option} {folder}: its generation has not finished (no {MANIFEST}); "
-                            "finish it with `longbench100 generate --resume`")
+            raise UserError(
+                f"{option} {folder}: its generation has not finished (no {MANIFEST}); "
+                "finish it with `longbench100 generate --resume`"
+            )
         return CheckedFolder(folder, None, None, files)
     check_data_files(folder, manifest, files, option)
     return CheckedFolder(folder, manifest, _checked_sha256(folder / MANIFEST), files)

@@ -33,7 +33,9 @@ def _open_locked(path: Path, output: Path, option: str, wait: bool) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as error:
-            raise UserError(f"{option} {output}: cannot create its lock file {path} ({error.strerror})") from None
+            raise UserError(
+                f"{option} {output}: cannot create its lock file {path} ({error.strerror})"
+            ) from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except OSError as error:
@@ -41,8 +43,10 @@ def _open_locked(path: Path, output: Path, option: str, wait: bool) -> int:
             os.close(handle)
             if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise
-            raise UserError(f"{option} {output}: another longbench100 run (pid {holder}) is writing there; "
-                            "wait for it to finish, or pass --wait to wait for it") from None
+            raise UserError(
+                f"{option} {output}: another longbench100 run (pid {holder}) is writing there; "
+                "wait for it to finish, or pass --wait to wait for it"
+            ) from None
         try:
             if os.stat(path).st_ino == os.fstat(handle).st_ino:
                 return handle

@@ -35,11 +35,15 @@ def ensure_writable_file(path: Path, option: str = "--out") -> None:
 def _probe(folder: Path, what: str) -> None:
     """Write and remove a temporary file in ``folder`` or its nearest existing ancestor; ``what`` starts the error."""
     try:
-        existing = next(candidate for candidate in (folder, *folder.absolute().parents) if candidate.exists())
+        existing = next(
+            candidate for candidate in (folder, *folder.absolute().parents) if candidate.exists()
+        )
         if not existing.is_dir():
             raise UserError(f"{what}: cannot create it, {existing} is a file")
         handle, probe = tempfile.mkstemp(dir=existing, prefix=".longbench100-write-probe-")
         os.close(handle)
         os.unlink(probe)
     except OSError as error:
-        raise UserError(f"{what}: cannot write there ({error.strerror or type(error).__name__})") from None
+        raise UserError(
+            f"{what}: cannot write there ({error.strerror or type(error).__name__})"
+        ) from None

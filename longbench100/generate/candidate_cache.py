@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Callable
 
 from longbench100.core.atomic import write_json_atomic
-from longbench100.sources.corpus import Corpus
 from longbench100.core.paths import cache_dir
-from ..tasks.base import Candidate, TaskBuilder
 from longbench100.fitting.fit import BuildContext
+from longbench100.sources.corpus import Corpus
+
+from ..tasks.base import Candidate, TaskBuilder
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -37,17 +38,35 @@ def code_digest() -> str:
 
 def cache_key(builder: TaskBuilder, ctx: BuildContext, corpus: Corpus, template_sha256: str) -> str:
     """What ``builder``'s candidates depend on, as one digest."""
-    parts = [code_digest(), builder.name, template_sha256, ctx.tokenizer.identity, ctx.tokenizer.counting,
-             [ctx.label, ctx.budget, ctx.seed, ctx.whole_documents, ctx.chat, ctx.negatives],
-             sorted((name, corpus.entries[name].fingerprint(), sorted(data.files.items())) for name, data in corpus.sources.items()),
-             sorted(corpus.left_out.get(builder.name, ()))]
+    parts = [
+        code_digest(),
+        builder.name,
+        template_sha256,
+        ctx.tokenizer.identity,
+        ctx.tokenizer.counting,
+        [ctx.label, ctx.budget, ctx.seed, ctx.whole_documents, ctx.chat, ctx.negatives],
+        sorted(
+            (name, corpus.entries[name].fingerprint(), sorted(data.files.items()))
+            for name, data in corpus.sources.items()
+        ),
+        sorted(corpus.left_out.get(builder.name, ())),
+    ]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 
 
-def cached_candidates(builder: TaskBuilder, ctx: BuildContext, corpus: Corpus, template_sha256: str,
-                      compute: Callable[[BuildContext], list[Candidate] | None]) -> list[Candidate] | None:
+def cached_candidates(
+    builder: TaskBuilder,
+    ctx: BuildContext,
+    corpus: Corpus,
+    template_sha256: str,
+    compute: Callable[[BuildContext], list[Candidate] | None],
+) -> list[Candidate] | None:
     """``compute(ctx)``'s candidates, read back from the cache when they were worked out before for the same inputs."""
-    path = cache_dir() / "candidates" / f"{builder.name}-{cache_key(builder, ctx, corpus, template_sha256)}.json"
+    path = (
+        cache_dir()
+        / "candidates"
+        / f"{builder.name}-{cache_key(builder, ctx, corpus, template_sha256)}.json"
+    )
     items = {item.id: item for item in getattr(builder, "items", [])}
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
@@ -57,7 +76,11 @@ def cached_candidates(builder: TaskBuilder, ctx: BuildContext, corpus: Corpus, t
     except (OSError, ValueError, TypeError, KeyError):
         pass  # absent, damaged, or naming an item the corpus lacks: work them out again
     candidates = compute(ctx)
-    stored = None if candidates is None else [[c.item.id, c.min_tokens, c.max_tokens] for c in candidates]
+    stored = (
+        None
+        if candidates is None
+        else [[c.item.id, c.min_tokens, c.max_tokens] for c in candidates]
+    )
     try:
         write_json_atomic(path, stored)
     except OSError:

@@ -6,19 +6,21 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from longbench100.catalog.suites import recorded_suite
+from longbench100.core.errors import UserError
+from longbench100.core.json_shape import check_shape
+from longbench100.core.lengths import DEFAULT_BASE_LABELS, parse_length
+from longbench100.folders.layout import open_data_folder, read_records
 from longbench100.sources.answerability import rule_counts_line
 
-from longbench100.folders.layout import open_data_folder, read_records
-from longbench100.core.errors import UserError
-from longbench100.core.lengths import DEFAULT_BASE_LABELS, parse_length
-from longbench100.catalog.suites import recorded_suite
 from .base_lengths import base_length_warnings
-from longbench100.core.json_shape import check_shape
 from .manifest import underfilled_line
 
-
-_SUMMARISED = {"length": int, "prompt_tokens": int,
-               "gold": {"depth?": (float, type(None)), "passages?": (list, type(None))}}
+_SUMMARISED = {
+    "length": int,
+    "prompt_tokens": int,
+    "gold": {"depth?": (float, type(None)), "passages?": (list, type(None))},
+}
 """The record fields a summary reads, beyond every record's own."""
 
 
@@ -56,7 +58,9 @@ class FolderSummary:
     paired_all_lengths: dict[str, tuple[int, list[str]]] = field(default_factory=dict)
     shortfalls: list[str] = field(default_factory=list)
     underfilled: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # suite tasks not built, each with why (manifest ``skipped_tasks``)
+    skipped: list[str] = field(
+        default_factory=list
+    )  # suite tasks not built, each with why (manifest ``skipped_tasks``)
     warnings: list[str] = field(default_factory=list)
     near_duplicates: str | None = None
     unanswerable: str | None = None
@@ -78,11 +82,22 @@ def summarise_folder(out: Path) -> FolderSummary:
             length_summary.sources = facts.get("sources")
         summary.tasks.setdefault(task, {})[label] = length_summary
     for task, facts in manifest.get("tasks", {}).items():
-        summary.paired_all_lengths[task] = (facts["paired_rows_all_lengths"], facts["paired_over_lengths"])
+        summary.paired_all_lengths[task] = (
+            facts["paired_rows_all_lengths"],
+            facts["paired_over_lengths"],
+        )
     suite = recorded_suite(manifest)  # warn about the base lengths scoring will default to
-    summary.warnings = base_length_warnings({task: {label: s.rows for label, s in by_label.items()} for task, by_label in summary.tasks.items()},
-                                            tuple(suite["base_lengths"]) if suite else DEFAULT_BASE_LABELS)
-    summary.shortfalls = [f"{s['task']} {s['label']}: {s['rows']} of {s['requested']} rows ({s['reason']})" for s in manifest.get("shortfalls", [])]
+    summary.warnings = base_length_warnings(
+        {
+            task: {label: s.rows for label, s in by_label.items()}
+            for task, by_label in summary.tasks.items()
+        },
+        tuple(suite["base_lengths"]) if suite else DEFAULT_BASE_LABELS,
+    )
+    summary.shortfalls = [
+        f"{s['task']} {s['label']}: {s['rows']} of {s['requested']} rows ({s['reason']})"
+        for s in manifest.get("shortfalls", [])
+    ]
     summary.underfilled = [underfilled_line(entry) for entry in manifest.get("underfilled", [])]
     summary.skipped = list((manifest.get("skipped_tasks") or {}).values())
     summary.near_duplicates = near_duplicates_line(manifest.get("near_duplicates"))
@@ -98,11 +113,14 @@ def summarise_file(path: Path) -> LengthSummary:
     for where, record in read_records(path):
         check_shape(record, _SUMMARISED, where)
         if record["length"] <= 0:
-            raise UserError(f"{where}: length must be a positive number of tokens, "
-                            f"not {record['length']}")
+            raise UserError(
+                f"{where}: length must be a positive number of tokens, not {record['length']}"
+            )
         if record["id"] in seen:
-            raise UserError(f"{where}: duplicate id {record['id']!r} (also {seen[record['id']]}): "
-                            "two runs wrote this file at once? generate it again into a new folder")
+            raise UserError(
+                f"{where}: duplicate id {record['id']!r} (also {seen[record['id']]}): "
+                "two runs wrote this file at once? generate it again into a new folder"
+            )
         seen[record["id"]] = where
         budget = record["length"]
         tokens.append(record["prompt_tokens"])
@@ -117,16 +135,24 @@ def summarise_file(path: Path) -> LengthSummary:
         budget = parse_length(path.stem)
         return LengthSummary(0, budget, 0, 0, 0, 0.0, 0.0, 0.0, 0, None, None, None)
     if by_tokenizer and any(len(counts) != len(tokens) for counts in by_tokenizer.values()):
-        raise UserError(f"{path}: prompt_tokens_by_tokenizer names other tokenizers in some "
-                        "records than in others")
+        raise UserError(
+            f"{path}: prompt_tokens_by_tokenizer names other tokenizers in some "
+            "records than in others"
+        )
     return LengthSummary(
-        rows=len(tokens), budget=budget, **count_stats(tokens, budget),
-        depth_min=min(depths) if depths else None, depth_median=statistics.median(depths) if depths else None,
+        rows=len(tokens),
+        budget=budget,
+        **count_stats(tokens, budget),
+        depth_min=min(depths) if depths else None,
+        depth_median=statistics.median(depths) if depths else None,
         depth_max=max(depths) if depths else None,
-        gold_min=min(golds) if golds else None, gold_median=statistics.median(golds) if golds else None,
+        gold_min=min(golds) if golds else None,
+        gold_median=statistics.median(golds) if golds else None,
         gold_max=max(golds) if golds else None,
-        fill_by_tokenizer={spec: count_stats(counts, budget)
-                           for spec, counts in by_tokenizer.items()} or None,
+        fill_by_tokenizer={
+            spec: count_stats(counts, budget) for spec, counts in by_tokenizer.items()
+        }
+        or None,
     )
 
 
@@ -135,10 +161,15 @@ def count_stats(tokens: list[int], budget: int) -> dict:
     ``tokens_max``, ``fill_min``, ``fill_p5``, ``fill_median`` (shares of the budget) and
     ``over_budget`` (prompts over it)."""
     fills = sorted(count / budget for count in tokens)
-    return {"tokens_min": min(tokens), "tokens_median": statistics.median(tokens),
-            "tokens_max": max(tokens), "fill_min": fills[0],
-            "fill_p5": fills[int(0.05 * (len(fills) - 1))], "fill_median": statistics.median(fills),
-            "over_budget": sum(count > budget for count in tokens)}
+    return {
+        "tokens_min": min(tokens),
+        "tokens_median": statistics.median(tokens),
+        "tokens_max": max(tokens),
+        "fill_min": fills[0],
+        "fill_p5": fills[int(0.05 * (len(fills) - 1))],
+        "fill_median": statistics.median(fills),
+        "over_budget": sum(count > budget for count in tokens),
+    }
 
 
 def _counts_by_tokenizer(record: dict, where: str) -> dict[str, int]:
@@ -158,18 +189,28 @@ def near_duplicates_line(facts: dict | None) -> str | None:
     if not facts:
         return None
     identical = facts.get("identical", {})
-    dropped = ", ".join(f"{source} {count}" + (f" ({identical[source]} identical)" if identical.get(source) else "")
-                        for source, count in facts["dropped"].items()) or "none"
-    return (f"near-duplicate documents dropped (sharing >= {facts['threshold']:.0%} of {facts['shingle_words']}-word shingles, "
-            f"identical texts included): {dropped}")
+    dropped = (
+        ", ".join(
+            f"{source} {count}"
+            + (f" ({identical[source]} identical)" if identical.get(source) else "")
+            for source, count in facts["dropped"].items()
+        )
+        or "none"
+    )
+    return (
+        f"near-duplicate documents dropped (sharing >= {facts['threshold']:.0%} of {facts['shingle_words']}-word shingles, "
+        f"identical texts included): {dropped}"
+    )
 
 
 def unanswerable_line(sources: dict) -> str | None:
     """One line on the items each source lost to its answerability rules, from the manifest's sources section."""
-    dropped = {name: facts["unanswerable"] for name, facts in sources.items() if facts.get("unanswerable")}
+    dropped = {
+        name: facts["unanswerable"] for name, facts in sources.items() if facts.get("unanswerable")
+    }
     if not dropped:
         return None
     return "unanswerable items dropped at load: " + "; ".join(
-        f"{name} {sum(counts.values())} ({rule_counts_line(counts)})" for name, counts in dropped.items())
-
-
+        f"{name} {sum(counts.values())} ({rule_counts_line(counts)})"
+        for name, counts in dropped.items()
+    )

@@ -15,7 +15,13 @@ import json
 
 LONG = 4096  # characters from which a string is escaped as bytes
 _RARE_CONTROLS = tuple(bytes([code]) for code in range(32) if code not in (9, 10, 13))
-_ESCAPES = ((b"\\", b"\\\\"), (b'"', b'\\"'), (b"\n", b"\\n"), (b"\r", b"\\r"), (b"\t", b"\\t"))  # backslash first
+_ESCAPES = (
+    (b"\\", b"\\\\"),
+    (b'"', b'\\"'),
+    (b"\n", b"\\n"),
+    (b"\r", b"\\r"),
+    (b"\t", b"\\t"),
+)  # backslash first
 
 
 def json_line(record: object) -> bytes:
@@ -28,15 +34,29 @@ def json_line(record: object) -> bytes:
     pending = []  # (serialised key, whether the value is a long string left raw, the value or its serialisation)
     for key, value in record.items():
         raw = isinstance(value, str) and len(value) > LONG
-        pending.append((json.dumps(key, ensure_ascii=False), raw, value if raw else json.dumps(value, ensure_ascii=False)))
-    return b"{" + b", ".join(key.encode("utf-8") + b": " + (_escaped(text) if raw else text.encode("utf-8"))
-                             for key, raw, text in pending) + b"}\n"
+        pending.append(
+            (
+                json.dumps(key, ensure_ascii=False),
+                raw,
+                value if raw else json.dumps(value, ensure_ascii=False),
+            )
+        )
+    return (
+        b"{"
+        + b", ".join(
+            key.encode("utf-8") + b": " + (_escaped(text) if raw else text.encode("utf-8"))
+            for key, raw, text in pending
+        )
+        + b"}\n"
+    )
 
 
 def _escaped(text: str) -> bytes:
     """A long string as JSON in UTF-8: escaped as bytes, or by the standard encoder when it holds a rare
     control character."""
-    data = str.encode(text, "utf-8")  # str's own method: a subclass's override does not apply, as in json
+    data = str.encode(
+        text, "utf-8"
+    )  # str's own method: a subclass's override does not apply, as in json
     if any(control in data for control in _RARE_CONTROLS):
         return json.dumps(text, ensure_ascii=False).encode("utf-8")
     for raw, escaped in _ESCAPES:

@@ -7,20 +7,21 @@ import platform
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from longbench100.core.version import __version__
-from longbench100.core.atomic import write_json_atomic
-from longbench100.core.errors import UserError
-from longbench100.core.digests import file_sha256
-from longbench100.folders.layout import CONTROLS_FOLDER, RUN_STATE, data_file_path, sealed_manifest
 from longbench100.catalog.task_info import reserved_output
+from longbench100.core.atomic import write_json_atomic
+from longbench100.core.digests import file_sha256
+from longbench100.core.errors import UserError
+from longbench100.core.version import __version__
+from longbench100.folders.layout import CONTROLS_FOLDER, RUN_STATE, data_file_path, sealed_manifest
+
 from .output import holds_rows
 
 if TYPE_CHECKING:
+    from longbench100.fitting.templates import PromptTemplates
+    from longbench100.generate.controls import ControlsResult
+    from longbench100.generate.options import GenerateOptions, LengthResult
     from longbench100.sources.corpus import Corpus
     from longbench100.text.tokenization import Tokenizer
-    from longbench100.generate.options import GenerateOptions, LengthResult
-    from longbench100.generate.controls import ControlsResult
-    from longbench100.fitting.templates import PromptTemplates
 
 FINISHED_LOG = ".longbench100-finished.jsonl"
 """The sha256 of each data file as this run finished it, one JSON line each, so ``--resume`` refuses
@@ -35,17 +36,31 @@ def check_out_folder(out: Path, resume: bool) -> None:
     is refused. A run that stopped before finishing any row (a failed start) leaves a folder that is reused as new."""
     if (out / RUN_STATE).exists():
         if not resume and holds_rows(out):
-            raise UserError(f"{out} already holds a generation run: pass --resume to continue it, or choose an empty --out folder")
+            raise UserError(
+                f"{out} already holds a generation run: pass --resume to continue it, or choose an empty --out folder"
+            )
     elif out.exists() and any(out.iterdir()):
-        raise UserError(f"--out {out} is not empty and holds no longbench100 run; choose an empty or new folder")
+        raise UserError(
+            f"--out {out} is not empty and holds no longbench100 run; choose an empty or new folder"
+        )
 
 
 CHANGED_WHAT = {
-    "tasks": "--tasks", "lengths": "--lengths", "rows": "--rows", "seed": "--seed", "tokenizer": "--tokenizer",
-    "whole_documents": "--whole-documents", "chat_template": "--chat-template", "reserve_output": "--reserve-output",
-    "paired": "--unpaired", "negatives": "--negatives", "templates": "--templates", "suite": "--suite or the suite file",
+    "tasks": "--tasks",
+    "lengths": "--lengths",
+    "rows": "--rows",
+    "seed": "--seed",
+    "tokenizer": "--tokenizer",
+    "whole_documents": "--whole-documents",
+    "chat_template": "--chat-template",
+    "reserve_output": "--reserve-output",
+    "paired": "--unpaired",
+    "negatives": "--negatives",
+    "templates": "--templates",
+    "suite": "--suite or the suite file",
     "annotator": "--annotator-model, --allow-unlabelled or the annotation prompts",
-    "tokenizer_identity": "the tokenizer's vocabulary", "template_sha256": "a prompt template",
+    "tokenizer_identity": "the tokenizer's vocabulary",
+    "template_sha256": "a prompt template",
     "source_files": "the source files",
 }
 """What a user changed, in their words, for each key of the recorded run state (see ``GenerateOptions.shaping``)."""
@@ -65,42 +80,76 @@ def claim_out_folder(out: Path, state: dict) -> None:
     try:
         previous = json.loads(state_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise UserError(f"{state_file}: unreadable run state ({error}); start again in an empty folder") from None
+        raise UserError(
+            f"{state_file}: unreadable run state ({error}); start again in an empty folder"
+        ) from None
     if previous != state:
-        changed = sorted(key for key in set(previous) | set(state) if previous.get(key) != state.get(key))
+        changed = sorted(
+            key for key in set(previous) | set(state) if previous.get(key) != state.get(key)
+        )
         described = ", ".join(f"{CHANGED_WHAT.get(key, key)} ({key})" for key in changed)
-        raise UserError(f"--resume with different options or inputs than the run in {out}: changed {described}; rerun with the "
-                        "first run's options and inputs, or choose an empty --out folder")
+        raise UserError(
+            f"--resume with different options or inputs than the run in {out}: changed {described}; rerun with the "
+            "first run's options and inputs, or choose an empty --out folder"
+        )
 
 
-def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates: "PromptTemplates", corpus: "Corpus",
-                   results: dict[str, dict[str, "LengthResult"]], paired_all: dict[str, dict], annotator: dict | None = None,
-                   skipped: dict[str, str] | None = None, left_out: dict[str, list[str]] | None = None,
-                   controls: dict[str, dict[str, "ControlsResult | None"]] | None = None,
-                   chances: dict[str, dict[str, float]] | None = None) -> dict:
+def build_manifest(
+    options: "GenerateOptions",
+    tokenizer: "Tokenizer",
+    templates: "PromptTemplates",
+    corpus: "Corpus",
+    results: dict[str, dict[str, "LengthResult"]],
+    paired_all: dict[str, dict],
+    annotator: dict | None = None,
+    skipped: dict[str, str] | None = None,
+    left_out: dict[str, list[str]] | None = None,
+    controls: dict[str, dict[str, "ControlsResult | None"]] | None = None,
+    chances: dict[str, dict[str, float]] | None = None,
+) -> dict:
     """Describe the finished output folder and write ``OUT/manifest.json`` atomically (``annotator``: who labelled
     the one-document tasks' chunks, with prompt versions, calls and cache hits; ``skipped``: the suite's tasks not
     built, each with why; ``left_out``: stand-in sources kept out of a task's ground truth by its suite)."""
     files, tasks, shortfalls, underfilled = {}, {}, [], []
     for task, by_label in results.items():
-        tasks[task] = {"paired_rows_all_lengths": paired_all[task]["rows"], "paired_over_lengths": paired_all[task]["lengths"],
-                       "template_sha256": templates.fingerprint(task)["sha256"], "lengths": {}}
-        if reserved_output(task, options.reserve_output):  # the recall tasks keep answer room of their own
+        tasks[task] = {
+            "paired_rows_all_lengths": paired_all[task]["rows"],
+            "paired_over_lengths": paired_all[task]["lengths"],
+            "template_sha256": templates.fingerprint(task)["sha256"],
+            "lengths": {},
+        }
+        if reserved_output(
+            task, options.reserve_output
+        ):  # the recall tasks keep answer room of their own
             tasks[task]["reserved_output_tokens"] = reserved_output(task, options.reserve_output)
         for label, result in by_label.items():
             path = data_file_path(options.out, task, label)
             relative = path.relative_to(options.out).as_posix()
             files[relative] = {"sha256": result.sha256 or file_sha256(path), "rows": result.rows}
             tasks[task]["lengths"][label] = {
-                "rows": result.rows, "eligible_items": result.eligible, "paired_rows": result.paired_rows,
-                "reused_rows": result.reused, "failed_rows": result.failed_rows, "sources": result.sources,
+                "rows": result.rows,
+                "eligible_items": result.eligible,
+                "paired_rows": result.paired_rows,
+                "reused_rows": result.reused,
+                "failed_rows": result.failed_rows,
+                "sources": result.sources,
                 **({"unlabelled_rows": result.unlabelled_rows} if result.unlabelled_rows else {}),
-                **({"prompt_tokens_by_tokenizer": result.fill_by_tokenizer}
-                   if result.fill_by_tokenizer else {}),
+                **(
+                    {"prompt_tokens_by_tokenizer": result.fill_by_tokenizer}
+                    if result.fill_by_tokenizer
+                    else {}
+                ),
             }
             if result.rows < options.rows:
-                shortfalls.append({"task": task, "label": label, "rows": result.rows, "requested": options.rows,
-                                   "reason": shortfall_reason(result, result.eligible != 0)})
+                shortfalls.append(
+                    {
+                        "task": task,
+                        "label": label,
+                        "rows": result.rows,
+                        "requested": options.rows,
+                        "reason": shortfall_reason(result, result.eligible != 0),
+                    }
+                )
             if result.ran_out_fills:
                 underfilled.append(underfilled_entry(task, label, result.ran_out_fills))
     manifest = {
@@ -110,19 +159,41 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
         "options": options.shaping(),
         "suite": options.suite.record(),
         "lengths": {label: budget for label, budget in options.lengths},
-        "tokenizer": {"spec": tokenizer.spec, "identity": tokenizer.identity, "chat_template": options.chat_template,
-                      "reserve_output": options.reserve_output, "counting": tokenizer.counting,
-                      **({"tokenizers": [{"spec": member.spec, "identity": member.identity,
-                                          "counting": member.counting}
-                                         for member in tokenizer.members]}
-                         if len(tokenizer.members) > 1 else {})},
+        "tokenizer": {
+            "spec": tokenizer.spec,
+            "identity": tokenizer.identity,
+            "chat_template": options.chat_template,
+            "reserve_output": options.reserve_output,
+            "counting": tokenizer.counting,
+            **(
+                {
+                    "tokenizers": [
+                        {
+                            "spec": member.spec,
+                            "identity": member.identity,
+                            "counting": member.counting,
+                        }
+                        for member in tokenizer.members
+                    ]
+                }
+                if len(tokenizer.members) > 1
+                else {}
+            ),
+        },
         "sources": {
-            name: {"repo_id": corpus.entries[name].repo_id, "revision": corpus.entries[name].revision,
-                   "commit": corpus.commits.get(name),
-                   "license": corpus.entries[name].license, "stand_in_for": corpus.entries[name].stand_in_for,
-                   "clean": list(corpus.entries[name].clean), "answerable": list(corpus.entries[name].answerable),
-                   "unanswerable": dict(data.unanswerable),
-                   "files": data.files, "documents": len(data.documents), "items": len(data.items)}
+            name: {
+                "repo_id": corpus.entries[name].repo_id,
+                "revision": corpus.entries[name].revision,
+                "commit": corpus.commits.get(name),
+                "license": corpus.entries[name].license,
+                "stand_in_for": corpus.entries[name].stand_in_for,
+                "clean": list(corpus.entries[name].clean),
+                "answerable": list(corpus.entries[name].answerable),
+                "unanswerable": dict(data.unanswerable),
+                "files": data.files,
+                "documents": len(data.documents),
+                "items": len(data.items),
+            }
             for name, data in corpus.sources.items()
         },
         "missing_sources": corpus.missing,
@@ -141,12 +212,18 @@ def build_manifest(options: "GenerateOptions", tokenizer: "Tokenizer", templates
     return manifest
 
 
-def _controls_entry(controls: dict[str, dict[str, "ControlsResult | None"]], chances: dict[str, dict[str, float]]) -> dict:
+def _controls_entry(
+    controls: dict[str, dict[str, "ControlsResult | None"]], chances: dict[str, dict[str, float]]
+) -> dict:
     """``{"folder": "controls", "files": {path: {"sha256", "rows": {kind: rows}}}, "chance": {task:
     {label: c}}}``: the control twins' files (paths relative to the data folder), like ``files`` for
     the data, and the chance level a model's score on them is judged against."""
-    files = {f"{CONTROLS_FOLDER}/{task}/{label}.jsonl": {"sha256": result.sha256, "rows": result.rows}
-             for task, by_label in controls.items() for label, result in by_label.items() if result is not None}
+    files = {
+        f"{CONTROLS_FOLDER}/{task}/{label}.jsonl": {"sha256": result.sha256, "rows": result.rows}
+        for task, by_label in controls.items()
+        for label, result in by_label.items()
+        if result is not None
+    }
     return {"folder": CONTROLS_FOLDER, "files": files, "chance": chances}
 
 
@@ -165,40 +242,62 @@ def shortfall_reason(result: "LengthResult", has_items: bool) -> str:
     unlabelled = len(result.unlabelled_rows)
     others = len(result.failed_rows) - unlabelled
     verb = "needs" if unlabelled == 1 else "need"
-    parts = [f"{unlabelled} {_rows(unlabelled)} {verb} a chunk the annotator gave no usable label (--allow-unlabelled)"] if unlabelled else []
+    parts = (
+        [
+            f"{unlabelled} {_rows(unlabelled)} {verb} a chunk the annotator gave no usable label (--allow-unlabelled)"
+        ]
+        if unlabelled
+        else []
+    )
     if others:
-        parts.append(f"{others} {_rows(others)} could not be built: the material does not fit the budget, or holds nothing to ask")
-    if not parts and result.eligible is not None:  # rows were not planned: too few items for a task that asks none twice
-        parts.append(f"only {result.eligible} ground-truth {'item fits' if result.eligible == 1 else 'items fit'} this length, "
-                     "and this task asks none twice")
+        parts.append(
+            f"{others} {_rows(others)} could not be built: the material does not fit the budget, or holds nothing to ask"
+        )
+    if (
+        not parts and result.eligible is not None
+    ):  # rows were not planned: too few items for a task that asks none twice
+        parts.append(
+            f"only {result.eligible} ground-truth {'item fits' if result.eligible == 1 else 'items fit'} this length, "
+            "and this task asks none twice"
+        )
     return "; ".join(parts)
 
 
 def underfilled_entry(task: str, label: str, fills: list[float]) -> dict:
     """The manifest's note on a task and length whose rows ran out of padding: how many, their fill
     (share of the length) and why."""
-    return {"task": task, "label": label, "rows": len(fills), "fill_min": round(min(fills), 4),
-            "fill_max": round(max(fills), 4),
-            "reason": "every document its padding draws from is already in the prompt: the sources "
-                      "hold too little distinct text for this length"}
+    return {
+        "task": task,
+        "label": label,
+        "rows": len(fills),
+        "fill_min": round(min(fills), 4),
+        "fill_max": round(max(fills), 4),
+        "reason": "every document its padding draws from is already in the prompt: the sources "
+        "hold too little distinct text for this length",
+    }
 
 
 def underfilled_line(entry: dict) -> str:
     """One line on an :func:`underfilled_entry`, as ``generate`` and ``inspect`` print it."""
     fills = dict.fromkeys(f"{100 * entry[key]:.1f}%" for key in ("fill_min", "fill_max"))
-    return (f"{entry['task']} {entry['label']}: {entry['rows']} {_rows(entry['rows'])} fill only "
-            f"{'-'.join(fills)} of the length ({entry['reason']})")
+    return (
+        f"{entry['task']} {entry['label']}: {entry['rows']} {_rows(entry['rows'])} fill only "
+        f"{'-'.join(fills)} of the length ({entry['reason']})"
+    )
 
 
 def _rows_left_out(results: dict[str, dict[str, "LengthResult"]]) -> dict:
     """``{"rows_left_out": {task: {label: rows}}}`` for the rows left out for want of chunk labels (else nothing)."""
-    left_out = {task: {label: len(result.unlabelled_rows) for label, result in by_label.items()}
-                for task, by_label in results.items() if any(result.unlabelled_rows for result in by_label.values())}
+    left_out = {
+        task: {label: len(result.unlabelled_rows) for label, result in by_label.items()}
+        for task, by_label in results.items()
+        if any(result.unlabelled_rows for result in by_label.values())
+    }
     return {"rows_left_out": left_out} if left_out else {}
 
 
 def _rows(count: int) -> str:
-    """"row" or "rows"."""
+    """ "row" or "rows"."""
     return "row" if count == 1 else "rows"
 
 
@@ -213,7 +312,9 @@ def logged_unlabelled_rows(out: Path, task: str, label: str) -> set[int]:
     path = out / UNLABELLED_LOG
     if not path.exists():
         return set()
-    entries = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    entries = (
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    )
     return {entry["row"] for entry in entries if entry["task"] == task and entry["label"] == label}
 
 
@@ -234,12 +335,15 @@ def check_finished_file(out: Path, task: str, label: str) -> str:
     path = out / FINISHED_LOG
     if not path.exists():
         return actual
-    recorded = [entry.get("sha256") for entry in _log_entries(path)
-                if entry.get("file") == relative]
+    recorded = [
+        entry.get("sha256") for entry in _log_entries(path) if entry.get("file") == relative
+    ]
     if recorded and recorded[-1] != actual:
-        raise UserError(f"--resume: {out / relative} changed since this run wrote it "
-                        f"(sha256 {actual[:12]}..., written {str(recorded[-1])[:12]}...); "
-                        "restore it, or start again in an empty --out folder")
+        raise UserError(
+            f"--resume: {out / relative} changed since this run wrote it "
+            f"(sha256 {actual[:12]}..., written {str(recorded[-1])[:12]}...); "
+            "restore it, or start again in an empty --out folder"
+        )
     return actual
 
 

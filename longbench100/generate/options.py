@@ -31,29 +31,62 @@ class GenerateOptions:
     reserve_output: int = 0
     unpaired: bool = False
     negatives: str = "bm25"  # rag_hard / rerank: BM25 hard negatives or random ones
-    verify_counts: bool = False  # recount every prompt whole after writing it (does not change the output)
+    verify_counts: bool = (
+        False  # recount every prompt whole after writing it (does not change the output)
+    )
     # write each sample's control twins to OUT/controls (generate/controls.py)
     controls: bool = True
-    check_shortcuts: bool = False  # run the no-model baselines on the output and record the verdict in the manifest
+    check_shortcuts: bool = (
+        False  # run the no-model baselines on the output and record the verdict in the manifest
+    )
     wait: bool = False  # wait for another run writing the same --out instead of refusing
-    annotator: JudgeOptions = field(default_factory=JudgeOptions)  # labels the one-document tasks' chunks (model None: none)
+    annotator: JudgeOptions = field(
+        default_factory=JudgeOptions
+    )  # labels the one-document tasks' chunks (model None: none)
     dry_run: bool = False  # count the annotator's calls and tokens, then stop without writing
-    allow_unlabelled: bool = False  # leave out the rows that need a chunk the annotator gave no usable label (else stop)
-    suite: Suite = field(default_factory=lambda: load_suite(DEFAULT_SUITE))  # recorded; gives each task's metric
+    allow_unlabelled: bool = (
+        False  # leave out the rows that need a chunk the annotator gave no usable label (else stop)
+    )
+    suite: Suite = field(
+        default_factory=lambda: load_suite(DEFAULT_SUITE)
+    )  # recorded; gives each task's metric
     suite_rules: bool = True  # apply the suite's stand_ins = false (off when tasks were named and the suite only inferred)
 
     def shaping(self) -> dict:
         """The options that determine the output bytes (not where it goes or how fast it is made)."""
         return {
-            "tasks": list(self.tasks), "lengths": [label for label, _ in self.lengths], "rows": self.rows, "seed": self.seed,
-            "tokenizer": self.tokenizer, "whole_documents": self.whole_documents, "chat_template": self.chat_template,
-            "reserve_output": self.reserve_output, "paired": not self.unpaired,
-            **({"negatives": self.negatives} if any(BUILDERS[task].uses_negatives for task in self.tasks) else {}),
+            "tasks": list(self.tasks),
+            "lengths": [label for label, _ in self.lengths],
+            "rows": self.rows,
+            "seed": self.seed,
+            "tokenizer": self.tokenizer,
+            "whole_documents": self.whole_documents,
+            "chat_template": self.chat_template,
+            "reserve_output": self.reserve_output,
+            "paired": not self.unpaired,
+            **(
+                {"negatives": self.negatives}
+                if any(BUILDERS[task].uses_negatives for task in self.tasks)
+                else {}
+            ),
             "templates": "user folder" if self.templates else "packaged",
             "suite": {"name": self.suite.name, "sha256": self.suite.sha256},
-            **({"annotator": {"model": self.annotator.model, "prompt_versions": dict(PROMPT_VERSIONS),
-                              **({"loop_penalty": self.annotator.loop_penalty} if self.annotator.loop_penalty else {}),
-                              **({"allow_unlabelled": True} if self.allow_unlabelled else {})}} if self.annotated_tasks() else {}),
+            **(
+                {
+                    "annotator": {
+                        "model": self.annotator.model,
+                        "prompt_versions": dict(PROMPT_VERSIONS),
+                        **(
+                            {"loop_penalty": self.annotator.loop_penalty}
+                            if self.annotator.loop_penalty
+                            else {}
+                        ),
+                        **({"allow_unlabelled": True} if self.allow_unlabelled else {}),
+                    }
+                }
+                if self.annotated_tasks()
+                else {}
+            ),
         }
 
     def annotated_tasks(self) -> list[str]:
@@ -70,8 +103,14 @@ class LengthResult:
     paired_rows: int
     reused: int
     failed_rows: list[int]
-    sources: dict[str, int] | None = None  # written rows per ground-truth source (None for synthetic tasks)
-    unlabelled_rows: list[int] = field(default_factory=list)  # of failed_rows: those that needed a chunk left without a label
+    sources: dict[str, int] | None = (
+        None  # written rows per ground-truth source (None for synthetic tasks)
+    )
+    unlabelled_rows: list[int] = field(
+        default_factory=list
+    )  # of failed_rows: those that needed a chunk left without a label
     ran_out_fills: list[float] = field(default_factory=list)  # fills of rows whose padding ran out
-    sha256: str | None = None  # of the data file, when this run wrote it (else the manifest reads it)
+    sha256: str | None = (
+        None  # of the data file, when this run wrote it (else the manifest reads it)
+    )
     fill_by_tokenizer: dict[str, dict] | None = None  # several tokenizers: each one's count_stats

@@ -18,7 +18,9 @@ _PROMPT_TOKENS = re.compile(rb'"prompt_tokens": (\d+)')  # unescaped quotes: onl
 LOW_FILL = 0.5
 """A median fill (prompt tokens over the budget) below this means the sources cannot fill the
 length."""
-_GOLD_SOURCE = re.compile(rb'"gold": \{"sources": \["((?:[^"\\]|\\.)*)"')  # unescaped quotes: only the record's own key
+_GOLD_SOURCE = re.compile(
+    rb'"gold": \{"sources": \["((?:[^"\\]|\\.)*)"'
+)  # unescaped quotes: only the record's own key
 
 
 def partial_file(final: Path) -> Path:
@@ -75,8 +77,11 @@ def median_fill(path: Path, budget: int) -> float | None:
     """The median of ``prompt_tokens / budget`` over the lines of a data file (``None`` when it has
     none), read from each line's ``prompt_tokens`` key (prompts are not parsed)."""
     with open(path, "rb") as handle:
-        fills = sorted(int(match.group(1)) / budget for line in handle
-                       if (match := _PROMPT_TOKENS.search(line)))
+        fills = sorted(
+            int(match.group(1)) / budget
+            for line in handle
+            if (match := _PROMPT_TOKENS.search(line))
+        )
     return fills[len(fills) // 2] if fills else None
 
 
@@ -112,7 +117,7 @@ class LineAppender:
         self._digest.update(line)
         view = memoryview(line)
         while view:
-            view = view[os.write(self._fd, view):]
+            view = view[os.write(self._fd, view) :]
 
     def finish(self, final: Path) -> str:
         """Sync, close and atomically rename the partial file to its final name; return the file's sha256."""

@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from ..tasks.base import Candidate
 from longbench100.fitting.rng import derive_rng
+
+from ..tasks.base import Candidate
 
 
 @dataclass(frozen=True)
@@ -39,47 +40,83 @@ class LengthPlan:
 
     rows: list[RowPlan]
     eligible: int | None  # items that fit this length (None for synthetic tasks)
-    sources: tuple[str, ...] = ()  # the task's ground-truth sources, in registry order (empty for synthetic tasks)
+    sources: tuple[
+        str, ...
+    ] = ()  # the task's ground-truth sources, in registry order (empty for synthetic tasks)
 
 
-def plan_rows(candidates: list[Candidate] | None, budgets: dict[str, int], rows: int, seed: int, task: str, *, paired: bool = True) -> dict[str, LengthPlan]:
+def plan_rows(
+    candidates: list[Candidate] | None,
+    budgets: dict[str, int],
+    rows: int,
+    seed: int,
+    task: str,
+    *,
+    paired: bool = True,
+) -> dict[str, LengthPlan]:
     """Plan every requested length of one task; lengths where no item fits get no rows."""
     if candidates is None:
-        return {label: LengthPlan([RowPlan(row, None, True) for row in range(rows)], None) for label in budgets}
+        return {
+            label: LengthPlan([RowPlan(row, None, True) for row in range(rows)], None)
+            for label in budgets
+        }
     sources = tuple(dict.fromkeys(candidate.item.source for candidate in candidates))
     homes = _home_sources(candidates, sources, budgets, rows)
     plans = {}
     if paired:
-        pools = _source_pools(candidates, sources, budgets, derive_rng(seed, task, "plan"), by_fit=True)
+        pools = _source_pools(
+            candidates, sources, budgets, derive_rng(seed, task, "plan"), by_fit=True
+        )
         own = _own_items(pools, homes)
         for label, budget in budgets.items():
             plans[label] = _plan_length(pools, homes, own, budget, sources)
     else:
         for label, budget in budgets.items():
-            pools = _source_pools(candidates, sources, budgets, derive_rng(seed, task, "plan", label), by_fit=False)
+            pools = _source_pools(
+                candidates, sources, budgets, derive_rng(seed, task, "plan", label), by_fit=False
+            )
             plans[label] = _plan_length(pools, homes, [None] * rows, budget, sources)
     return plans
 
 
-def _home_sources(candidates: list[Candidate], sources: tuple[str, ...], budgets: dict[str, int], rows: int) -> list[str | None]:
+def _home_sources(
+    candidates: list[Candidate], sources: tuple[str, ...], budgets: dict[str, int], rows: int
+) -> list[str | None]:
     """Each row's home source: round-robin over the sources with an item that fits some requested length."""
-    usable = [source for source in sources if any(c.item.source == source and any(c.fits(b) for b in budgets.values()) for c in candidates)]
+    usable = [
+        source
+        for source in sources
+        if any(
+            c.item.source == source and any(c.fits(b) for b in budgets.values()) for c in candidates
+        )
+    ]
     return [usable[row % len(usable)] if usable else None for row in range(rows)]
 
 
-def _source_pools(candidates: list[Candidate], sources: tuple[str, ...], budgets: dict[str, int], rng, *, by_fit: bool) -> dict[str, list[Candidate]]:
+def _source_pools(
+    candidates: list[Candidate],
+    sources: tuple[str, ...],
+    budgets: dict[str, int],
+    rng,
+    *,
+    by_fit: bool,
+) -> dict[str, list[Candidate]]:
     """Each source's candidates in a seeded random order; with ``by_fit``, those fitting the most lengths first."""
     pools = {}
     for source in sources:
         pool = [candidate for candidate in candidates if candidate.item.source == source]
         rng.shuffle(pool)
         if by_fit:
-            pool.sort(key=lambda candidate: -sum(candidate.fits(budget) for budget in budgets.values()))
+            pool.sort(
+                key=lambda candidate: -sum(candidate.fits(budget) for budget in budgets.values())
+            )
         pools[source] = pool
     return pools
 
 
-def _own_items(pools: dict[str, list[Candidate]], homes: list[str | None]) -> list[Candidate | None]:
+def _own_items(
+    pools: dict[str, list[Candidate]], homes: list[str | None]
+) -> list[Candidate | None]:
     """Row r's own item: the next item of its home source's pool (``None`` once that pool runs out)."""
     taken: Counter[str | None] = Counter()
     own: list[Candidate | None] = []
@@ -90,32 +127,48 @@ def _own_items(pools: dict[str, list[Candidate]], homes: list[str | None]) -> li
     return own
 
 
-def _plan_length(pools: dict[str, list[Candidate]], homes: list[str | None], own: list[Candidate | None], budget: int,
-                 sources: tuple[str, ...]) -> LengthPlan:
+def _plan_length(
+    pools: dict[str, list[Candidate]],
+    homes: list[str | None],
+    own: list[Candidate | None],
+    budget: int,
+    sources: tuple[str, ...],
+) -> LengthPlan:
     """Rows for one length: share the rows out over the sources that fit, then give each row an item of its source."""
     eligible = {source: [c for c in pool if c.fits(budget)] for source, pool in pools.items()}
     eligible = {source: pool for source, pool in eligible.items() if pool}
     if not eligible:
         return LengthPlan([], 0, sources)
     rows = len(homes)
-    kept = {row: candidate for row, candidate in enumerate(own)
-            if candidate is not None and candidate.fits(budget)}  # rows whose own item fits
-    assigned: dict[int, str] = {row: candidate.item.source  # (the row's home source)
-                                for row, candidate in kept.items()}
+    kept = {
+        row: candidate
+        for row, candidate in enumerate(own)
+        if candidate is not None and candidate.fits(budget)
+    }  # rows whose own item fits
+    assigned: dict[int, str] = {
+        row: candidate.item.source  # (the row's home source)
+        for row, candidate in kept.items()
+    }
     load = Counter(assigned.values())
-    for row in range(rows):  # rows whose own item does not fit stay with their home source while it has items left
+    for row in range(
+        rows
+    ):  # rows whose own item does not fit stay with their home source while it has items left
         home = homes[row]
         if row not in kept and home in eligible and load[home] < len(eligible[home]):
             assigned[row] = home
             load[home] += 1
-    for row in range(rows):  # the rest go to the least-loaded source with items left (or, when all are used, to the least loaded)
+    for row in range(
+        rows
+    ):  # the rest go to the least-loaded source with items left (or, when all are used, to the least loaded)
         if row not in assigned:
             open_sources = [source for source in eligible if load[source] < len(eligible[source])]
             source = min(open_sources or eligible, key=lambda name: load[name])
             assigned[row] = source
             load[source] += 1
     in_use = {id(candidate) for candidate in kept.values()}
-    spares = {source: iter([c for c in pool if id(c) not in in_use]) for source, pool in eligible.items()}
+    spares = {
+        source: iter([c for c in pool if id(c) not in in_use]) for source, pool in eligible.items()
+    }
     reuses: Counter[str] = Counter()
     plan: list[RowPlan] = []
     for row in range(rows):

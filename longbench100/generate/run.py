@@ -9,41 +9,74 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
-from longbench100.sources.corpus import Corpus, load_corpus
-from longbench100.folders.layout import data_file_path
 from longbench100.annotation.labels import UnlabelledChunk
-from longbench100.core.errors import UserError
-from longbench100.llm.client import refuse_hung_server
-from longbench100.core.interrupts import Interrupted
-from longbench100.sources.locations import SourceLocation, active_entries, resolve_location, stand_in_notes
-from longbench100.catalog.task_info import reserved_output
-from longbench100.tasks import BUILDERS
-from longbench100.tasks.base import TaskBuilder
-from longbench100.tasks.one_document import OneDocumentTask
-from longbench100.sources.records import Document
 from longbench100.catalog.suites import Suite
-from longbench100.text.joint_tokenizer import JointTokenizer, load_tokenizers
-from longbench100.text.tokenization import Tokenizer
-from longbench100.core.workers import worker_pool
-from longbench100.folders.lock import output_lock
-from longbench100.folders.guard import guard_output_dir, mark_folder
+from longbench100.catalog.task_info import reserved_output
+from longbench100.core.errors import UserError
+from longbench100.core.interrupts import Interrupted
 from longbench100.core.paths import CACHE_HINT, cache_dir
 from longbench100.core.progress import progress_bar
-from longbench100.folders.writable import ensure_writable_dir
-from longbench100.generate.options import GenerateOptions, LengthResult
-from longbench100.generate.base_lengths import base_length_warnings
-from longbench100.generate.candidate_cache import cached_candidates
+from longbench100.core.workers import worker_pool
 from longbench100.fitting.fit import BuildContext
-from longbench100.generate.manifest import build_manifest, check_finished_file, check_out_folder, claim_out_folder, log_finished_file, log_unlabelled_row, logged_unlabelled_rows, record_shortcut_check, shortfall_reason, underfilled_entry, underfilled_line
-from longbench100.generate.verify_counts import verify_prompt_counts
-from longbench100.generate.controls import ControlBuilder, ControlsResult, controls_file_path, read_controls_result, write_controls
-from longbench100.generate.inspection import summarise_file
-from longbench100.generate.json_lines import json_line
-from longbench100.generate.output import LOW_FILL, holds_rows, LineAppender, completed_rows, median_fill, partial_file, written_rows, written_rows_in, written_sources
-from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import shifted_spans
 from longbench100.fitting.templates import EXAMPLE_VARIABLES, PromptTemplates
+from longbench100.folders.guard import guard_output_dir, mark_folder
+from longbench100.folders.layout import data_file_path
+from longbench100.folders.lock import output_lock
+from longbench100.folders.writable import ensure_writable_dir
+from longbench100.generate.base_lengths import base_length_warnings
+from longbench100.generate.candidate_cache import cached_candidates
+from longbench100.generate.controls import (
+    ControlBuilder,
+    ControlsResult,
+    controls_file_path,
+    read_controls_result,
+    write_controls,
+)
+from longbench100.generate.inspection import summarise_file
+from longbench100.generate.json_lines import json_line
+from longbench100.generate.manifest import (
+    build_manifest,
+    check_finished_file,
+    check_out_folder,
+    claim_out_folder,
+    log_finished_file,
+    log_unlabelled_row,
+    logged_unlabelled_rows,
+    record_shortcut_check,
+    shortfall_reason,
+    underfilled_entry,
+    underfilled_line,
+)
+from longbench100.generate.options import GenerateOptions, LengthResult
+from longbench100.generate.output import (
+    LOW_FILL,
+    LineAppender,
+    completed_rows,
+    holds_rows,
+    median_fill,
+    partial_file,
+    written_rows,
+    written_rows_in,
+    written_sources,
+)
+from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
+from longbench100.generate.verify_counts import verify_prompt_counts
+from longbench100.llm.client import refuse_hung_server
+from longbench100.sources.corpus import Corpus, load_corpus
+from longbench100.sources.locations import (
+    SourceLocation,
+    active_entries,
+    resolve_location,
+    stand_in_notes,
+)
+from longbench100.sources.records import Document
+from longbench100.tasks import BUILDERS
+from longbench100.tasks.base import TaskBuilder
+from longbench100.tasks.one_document import OneDocumentTask
+from longbench100.text.joint_tokenizer import JointTokenizer, load_tokenizers
+from longbench100.text.tokenization import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -67,11 +100,15 @@ def _set_worker_state(state: WorkerState | None) -> None:
 
 def _current_worker_state() -> WorkerState:
     """The state the pool initializer set in this process."""
-    assert _worker_state is not None, "rows are built only inside _executor, which sets the worker state"
+    assert _worker_state is not None, (
+        "rows are built only inside _executor, which sets the worker state"
+    )
     return _worker_state
 
 
-def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, progress: bool = True) -> dict:
+def run_generate(
+    options: GenerateOptions, echo: Callable[[str], None] = print, progress: bool = True
+) -> dict:
     """Run a whole generation job and return the manifest it wrote.
 
     Everything that can be checked cheaply is checked before the sources load: the options, that
@@ -81,21 +118,31 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
     """
     if options.rows < 1:
         raise UserError("--rows must be at least 1")
-    if options.reserve_output < 0 or options.reserve_output >= min(budget for _, budget in options.lengths):
-        raise UserError(f"--reserve-output {options.reserve_output} must be >= 0 and smaller than the shortest length")
+    if options.reserve_output < 0 or options.reserve_output >= min(
+        budget for _, budget in options.lengths
+    ):
+        raise UserError(
+            f"--reserve-output {options.reserve_output} must be >= 0 and smaller than the shortest length"
+        )
     if options.annotated_tasks() and not options.annotator.model:
         tasks = options.annotated_tasks()
-        raise UserError(f"{', '.join(tasks)} need{'s' if len(tasks) == 1 else ''} chunk labels by an annotator model: give --annotator-model "
-                        "(and --annotator-base-url for a local server), or leave the task out (docs/suites.md, ETHIC)")
+        raise UserError(
+            f"{', '.join(tasks)} need{'s' if len(tasks) == 1 else ''} chunk labels by an annotator model: give --annotator-model "
+            "(and --annotator-base-url for a local server), or leave the task out (docs/suites.md, ETHIC)"
+        )
     if options.dry_run and not options.annotator.model:
-        raise UserError("--dry-run counts the annotator's calls: give --annotator-model and a task that needs one (recalling, organizing, section_summarizing)")
+        raise UserError(
+            "--dry-run counts the annotator's calls: give --annotator-model and a task that needs one (recalling, organizing, section_summarizing)"
+        )
     location = resolve_location(options.sources)
     templates = PromptTemplates(options.templates)
     for task in options.tasks:
         templates.validate(task)
     if options.dry_run:
         return _dry_run(options, location, echo, progress)
-    guard_output_dir(options.out, "--out", "data", {"--templates": options.templates, "--sources": location.root})
+    guard_output_dir(
+        options.out, "--out", "data", {"--templates": options.templates, "--sources": location.root}
+    )
     ensure_writable_dir(cache_dir(), f"the cache folder ({CACHE_HINT})")
     with output_lock(options.out, "--out", options.wait):
         check_out_folder(options.out, options.resume)
@@ -111,8 +158,10 @@ def run_generate(options: GenerateOptions, echo: Callable[[str], None] = print, 
         except OSError as error:
             if error.errno != errno.ENOSPC:
                 raise
-            raise UserError(f"no space left on the device while writing {options.out} ({written_rows_in(options.out)} rows "
-                            f"written so far are kept): free some space, then rerun with --resume to continue") from None
+            raise UserError(
+                f"no space left on the device while writing {options.out} ({written_rows_in(options.out)} rows "
+                f"written so far are kept): free some space, then rerun with --resume to continue"
+            ) from None
 
 
 def _resume_hint(out: Path) -> str:
@@ -123,7 +172,9 @@ def _resume_hint(out: Path) -> str:
     return "no row was finished yet; rerun the same command to start again"
 
 
-def _suite_stand_ins(options: GenerateOptions, location: SourceLocation) -> tuple[dict[str, list[str]], dict[str, str]]:
+def _suite_stand_ins(
+    options: GenerateOptions, location: SourceLocation
+) -> tuple[dict[str, list[str]], dict[str, str]]:
     """For the run's tasks that its suite builds from their anchor's own data only (``stand_ins = false``): the
     stand-in sources at ``location`` left out of each one's ground truth, and the tasks that leaves with no
     ground-truth source at all, or whose sources ``location`` lacks (skipped), each with a one-line reason."""
@@ -139,19 +190,27 @@ def _suite_stand_ins(options: GenerateOptions, location: SourceLocation) -> tupl
         stand_ins = {name: entry.stand_in_for for name, entry in real.items() if entry.stand_in_for}
         names = list(stand_ins)
         if not real:
-            wanted = ", ".join(name for name, entry in registry.items() if entry.has_role(task, "real"))
-            skipped[task] = f"{task}: its source ({wanted or 'none registered'}) is not in {location.describe()} (docs/suites.md)"
+            wanted = ", ".join(
+                name for name, entry in registry.items() if entry.has_role(task, "real")
+            )
+            skipped[task] = (
+                f"{task}: its source ({wanted or 'none registered'}) is not in {location.describe()} (docs/suites.md)"
+            )
         elif names and len(names) == len(real):
             replaced = ", ".join(dict.fromkeys(stand_ins.values()))
             what = "its stand-in" if len(names) == 1 else "its stand-ins"
-            skipped[task] = (f"{task}: suite {options.suite.name} builds it from {replaced} only, which {location.describe()} lacks; "
-                             f"{what} ({', '.join(names)}) left out (docs/suites.md); generate --tasks {task} without --suite builds it anyway")
+            skipped[task] = (
+                f"{task}: suite {options.suite.name} builds it from {replaced} only, which {location.describe()} lacks; "
+                f"{what} ({', '.join(names)}) left out (docs/suites.md); generate --tasks {task} without --suite builds it anyway"
+            )
         elif names:
             left_out[task] = names
     return left_out, skipped
 
 
-def _without_skipped(options: GenerateOptions, skipped: dict[str, str], echo: Callable[[str], None]) -> GenerateOptions:
+def _without_skipped(
+    options: GenerateOptions, skipped: dict[str, str], echo: Callable[[str], None]
+) -> GenerateOptions:
     """``options`` less the skipped tasks (each said in one line); none left is a one-line error."""
     if not skipped:
         return options
@@ -163,7 +222,13 @@ def _without_skipped(options: GenerateOptions, skipped: dict[str, str], echo: Ca
     return replace(options, tasks=kept)
 
 
-def _generate(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, echo: Callable[[str], None], progress: bool) -> dict:
+def _generate(
+    options: GenerateOptions,
+    location: SourceLocation,
+    templates: PromptTemplates,
+    echo: Callable[[str], None],
+    progress: bool,
+) -> dict:
     """Load the tokenizer and sources, claim ``out``, build every task and length, and write the manifest."""
     left_out, skipped = _suite_stand_ins(options, location)
     options = _without_skipped(options, skipped, echo)
@@ -172,31 +237,54 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
     for note in stand_in_notes(location, registry, active, options.tasks):
         echo(note)
     for task, names in left_out.items():
-        echo(f"note: {task}: suite {options.suite.name} takes no stand-in: its ground truth leaves out {', '.join(names)}")
-    tokenizer, corpus, builders = _load_builders(options, location, templates, options.tasks, progress, left_out)
+        echo(
+            f"note: {task}: suite {options.suite.name} takes no stand-in: its ground truth leaves out {', '.join(names)}"
+        )
+    tokenizer, corpus, builders = _load_builders(
+        options, location, templates, options.tasks, progress, left_out
+    )
     _refuse_budgets_too_small(options, templates, tokenizer)
     budgets = _budgets(options)
     template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
-    claim_out_folder(options.out, {  # before any annotator call: a resume with other options is refused for free
-        **options.shaping(),
-        "tokenizer_identity": tokenizer.identity,
-        "template_sha256": template_sha256,
-        "source_files": {name: data.files for name, data in corpus.sources.items()},
-    })
+    claim_out_folder(
+        options.out,
+        {  # before any annotator call: a resume with other options is refused for free
+            **options.shaping(),
+            "tokenizer_identity": tokenizer.identity,
+            "template_sha256": template_sha256,
+            "source_files": {name: data.files for name, data in corpus.sources.items()},
+        },
+    )
     mark_folder(options.out, "data")
     annotator = _annotate(options, builders, tokenizer, budgets, echo, progress)
-    echo(f"tokenizer {tokenizer.spec} ({tokenizer.origin}); sources: {location.describe()} ({len(corpus.sources)} loaded)")
+    echo(
+        f"tokenizer {tokenizer.spec} ({tokenizer.origin}); sources: {location.describe()} ({len(corpus.sources)} loaded)"
+    )
 
     plans: dict[str, dict[str, LengthPlan]] = {}
     for task, builder in builders.items():
         probe = _context(options, tokenizer, task, options.lengths[0][0], options.lengths[0][1])
-        candidates = cached_candidates(builder, probe, corpus, template_sha256[task], builder.candidates)
-        plans[task] = plan_rows(candidates, budgets, options.rows, options.seed, task, paired=not options.unpaired)
-        if not builder.reuses_items:  # the same item twice at a length would repeat a prompt: fewer rows instead
-            plans[task] = {label: replace(plan, rows=[row for row in plan.rows if not row.reused]) for label, plan in plans[task].items()}
-        if isinstance(builder, OneDocumentTask):  # these rows choose their documents: their layout says which are paired
+        candidates = cached_candidates(
+            builder, probe, corpus, template_sha256[task], builder.candidates
+        )
+        plans[task] = plan_rows(
+            candidates, budgets, options.rows, options.seed, task, paired=not options.unpaired
+        )
+        if (
+            not builder.reuses_items
+        ):  # the same item twice at a length would repeat a prompt: fewer rows instead
+            plans[task] = {
+                label: replace(plan, rows=[row for row in plan.rows if not row.reused])
+                for label, plan in plans[task].items()
+            }
+        if isinstance(
+            builder, OneDocumentTask
+        ):  # these rows choose their documents: their layout says which are paired
             builder.layout(tokenizer, options.seed, options.rows, list(budgets.values()))
-            plans[task] = {label: _with_pairing(plan, builder, budgets[label]) for label, plan in plans[task].items()}
+            plans[task] = {
+                label: _with_pairing(plan, builder, budgets[label])
+                for label, plan in plans[task].items()
+            }
 
     for builder in builders.values():
         builder.prepare(tokenizer)
@@ -204,60 +292,123 @@ def _generate(options: GenerateOptions, location: SourceLocation, templates: Pro
     cells = [(task, label, budget) for task in options.tasks for label, budget in options.lengths]
     controls: dict[str, dict[str, ControlsResult | None]] = {}
     control_pools: dict[str, list[Document]] = {}  # one pool per task, for all its lengths
-    pending = {(task, label): _pending_rows(options, task, label, budget, plans[task][label]) for task, label, budget in cells}
+    pending = {
+        (task, label): _pending_rows(options, task, label, budget, plans[task][label])
+        for task, label, budget in cells
+    }
     with _executor(options.workers, WorkerState(options, tokenizer, builders)) as executor:
         # one stream of rows over every task and length, so no worker waits for a file's last row before the next file's
-        lines = executor.map(_build_line, [job for rows in pending.values() if rows for job in rows.jobs], chunksize=1)
+        lines = executor.map(
+            _build_line,
+            [job for rows in pending.values() if rows for job in rows.jobs],
+            chunksize=1,
+        )
         for task, label, budget in cells:
             plan = plans[task][label]
             own_items = builders[task].chooses_own_items
             results.setdefault(task, {})[label] = _write_length(
-                options, task, label, plan, pending[task, label], lines, progress, own_items,
-                len(tokenizer.members) > 1)
+                options,
+                task,
+                label,
+                plan,
+                pending[task, label],
+                lines,
+                progress,
+                own_items,
+                len(tokenizer.members) > 1,
+            )
             _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
             _report_low_fill(echo, data_file_path(options.out, task, label), task, label, budget)
             if options.controls:
                 controls.setdefault(task, {})[label] = _write_controls(
-                    options, tokenizer, builders[task], control_pools, task, label, budgets[label], echo)
-    for line in base_length_warnings({task: {label: result.rows for label, result in by_label.items()} for task, by_label in results.items()},
-                                     options.suite.base_lengths):
+                    options,
+                    tokenizer,
+                    builders[task],
+                    control_pools,
+                    task,
+                    label,
+                    budgets[label],
+                    echo,
+                )
+    for line in base_length_warnings(
+        {
+            task: {label: result.rows for label, result in by_label.items()}
+            for task, by_label in results.items()
+        },
+        options.suite.base_lengths,
+    ):
         echo(f"warning: {line}")
     if options.verify_counts:
-        checked = verify_prompt_counts(options.out, tokenizer, options.tasks, [label for label, _ in options.lengths],
-                                       options.chat_template)
+        checked = verify_prompt_counts(
+            options.out,
+            tokenizer,
+            options.tasks,
+            [label for label, _ in options.lengths],
+            options.chat_template,
+        )
         echo(f"verified {checked} prompt token counts: each equals a whole recount")
     for line in _fill_lines(results):
         echo(line)
     chances = _chances(options.out, options.suite) if options.controls else None
-    manifest = build_manifest(options, tokenizer, templates, corpus, results, _paired_all(plans, results), annotator, skipped, left_out,
-                              controls if options.controls else None, chances)
+    manifest = build_manifest(
+        options,
+        tokenizer,
+        templates,
+        corpus,
+        results,
+        _paired_all(plans, results),
+        annotator,
+        skipped,
+        left_out,
+        controls if options.controls else None,
+        chances,
+    )
     if options.check_shortcuts:
         manifest = _check_shortcuts(options.out, manifest, echo)
-    echo(f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}")
+    echo(
+        f"wrote {sum(r.rows for by_label in results.values() for r in by_label.values())} samples to {options.out}"
+    )
     return manifest
 
 
-def _refuse_budgets_too_small(options: GenerateOptions, templates: PromptTemplates,
-                              tokenizer: Tokenizer) -> None:
+def _refuse_budgets_too_small(
+    options: GenerateOptions, templates: PromptTemplates, tokenizer: Tokenizer
+) -> None:
     """Before the output folder is claimed: refuse a length that not even a task's smallest prompt
     (its template around a few words of example material) fits, where every row would fail."""
-    smallest = min(tokenizer.count(templates.render(task, variables))
-                   for task in options.tasks for variables in EXAMPLE_VARIABLES[task])
+    smallest = min(
+        tokenizer.count(templates.render(task, variables))
+        for task in options.tasks
+        for variables in EXAMPLE_VARIABLES[task]
+    )
     small = [label for label, budget in options.lengths if budget < smallest]
     if small:
-        raise UserError(f"--lengths {', '.join(small)}: too small for any task's prompt (the "
-                        f"smallest, with a few words of material, takes {smallest} tokens): "
-                        "give larger lengths")
+        raise UserError(
+            f"--lengths {', '.join(small)}: too small for any task's prompt (the "
+            f"smallest, with a few words of material, takes {smallest} tokens): "
+            "give larger lengths"
+        )
 
 
-def _load_builders(options: GenerateOptions, location: SourceLocation, templates: PromptTemplates, tasks: tuple[str, ...],
-                   progress: bool, left_out: dict[str, list[str]] | None = None
-                   ) -> tuple[Tokenizer, Corpus, dict[str, TaskBuilder]]:
+def _load_builders(
+    options: GenerateOptions,
+    location: SourceLocation,
+    templates: PromptTemplates,
+    tasks: tuple[str, ...],
+    progress: bool,
+    left_out: dict[str, list[str]] | None = None,
+) -> tuple[Tokenizer, Corpus, dict[str, TaskBuilder]]:
     """The run's tokenizer, the sources ``tasks`` use (checked to hold what each task needs) and the tasks' builders;
     ``left_out``: task -> sources that give it no ground truth (stand-ins its suite does not take)."""
     tokenizer = load_tokenizers(options.tokenizer, chat=options.chat_template)
-    needed = {name for name, entry in location.registry().items() if any(role.split(":")[0] in tasks for role in entry.roles)}
-    corpus = load_corpus(location, tokenizer, only=needed, progress=progress, workers=options.workers)
+    needed = {
+        name
+        for name, entry in location.registry().items()
+        if any(role.split(":")[0] in tasks for role in entry.roles)
+    }
+    corpus = load_corpus(
+        location, tokenizer, only=needed, progress=progress, workers=options.workers
+    )
     corpus.left_out = {task: frozenset(names) for task, names in (left_out or {}).items()}
     _check_pools(corpus, tasks, location)
     return tokenizer, corpus, {task: BUILDERS[task](corpus, templates) for task in tasks}
@@ -268,47 +419,89 @@ def _budgets(options: GenerateOptions) -> dict[str, int]:
     return {label: budget - options.reserve_output for label, budget in options.lengths}
 
 
-def _annotation_requests(options: GenerateOptions, builders: dict[str, TaskBuilder], tokenizer, budgets: dict[str, int]) -> list[tuple[str, str]]:
+def _annotation_requests(
+    options: GenerateOptions, builders: dict[str, TaskBuilder], tokenizer, budgets: dict[str, int]
+) -> list[tuple[str, str]]:
     """(kind, chunk) for every chunk the one-document tasks may use at the requested lengths and rows."""
-    return [request for builder in builders.values() if isinstance(builder, OneDocumentTask)
-            for request in builder.annotation_requests(tokenizer, options.seed, options.rows, list(budgets.values()))]
+    return [
+        request
+        for builder in builders.values()
+        if isinstance(builder, OneDocumentTask)
+        for request in builder.annotation_requests(
+            tokenizer, options.seed, options.rows, list(budgets.values())
+        )
+    ]
 
 
-def _annotate(options: GenerateOptions, builders: dict[str, TaskBuilder], tokenizer, budgets: dict[str, int],
-              echo: Callable[[str], None], progress: bool) -> dict | None:
+def _annotate(
+    options: GenerateOptions,
+    builders: dict[str, TaskBuilder],
+    tokenizer,
+    budgets: dict[str, int],
+    echo: Callable[[str], None],
+    progress: bool,
+) -> dict | None:
     """Label the chunks the one-document tasks need (cached replies first) and hand the labels to their builders."""
     requests = _annotation_requests(options, builders, tokenizer, budgets)
     if not requests:
         return None
-    from longbench100.annotation.annotator import annotate, unlabelled_line  # the HTTP client loads only when a task needs labels
+    from longbench100.annotation.annotator import (  # the HTTP client loads only when a task needs labels
+        annotate,
+        unlabelled_line,
+    )
 
-    annotations = annotate(options.annotator, requests, progress=progress, allow_unlabelled=options.allow_unlabelled)
+    annotations = annotate(
+        options.annotator, requests, progress=progress, allow_unlabelled=options.allow_unlabelled
+    )
     for note in annotations.info.pop("notes"):
         echo(note)
     info = annotations.info
-    echo(f"annotator {info['model']}: {sum(info['chunks'].values())} chunk labels ({info['cache_hits']} cached, {info['calls']} calls)")
+    echo(
+        f"annotator {info['model']}: {sum(info['chunks'].values())} chunk labels ({info['cache_hits']} cached, {info['calls']} calls)"
+    )
     for builder in builders.values():
         if isinstance(builder, OneDocumentTask):
             builder.annotations = annotations
     if "unlabelled" in info:
-        echo(f"warning: annotator {info['model']}: {unlabelled_line(info['unlabelled']['reasons'], sum(info['chunks'].values()))}; a row that needs "
-             "one of them is left out (--allow-unlabelled; counted per task and length)")
+        echo(
+            f"warning: annotator {info['model']}: {unlabelled_line(info['unlabelled']['reasons'], sum(info['chunks'].values()))}; a row that needs "
+            "one of them is left out (--allow-unlabelled; counted per task and length)"
+        )
     return info
 
 
-def _dry_run(options: GenerateOptions, location: SourceLocation, echo: Callable[[str], None], progress: bool) -> dict:
+def _dry_run(
+    options: GenerateOptions, location: SourceLocation, echo: Callable[[str], None], progress: bool
+) -> dict:
     """Count the annotator calls and prompt tokens the run would need (after cache hits); write nothing."""
     tasks = tuple(options.annotated_tasks())
-    tokenizer, _, builders = _load_builders(options, location, PromptTemplates(options.templates), tasks, progress)
-    requests = list(dict.fromkeys(_annotation_requests(options, builders, tokenizer, _budgets(options))))
+    tokenizer, _, builders = _load_builders(
+        options, location, PromptTemplates(options.templates), tasks, progress
+    )
+    requests = list(
+        dict.fromkeys(_annotation_requests(options, builders, tokenizer, _budgets(options)))
+    )
     from longbench100.annotation.annotator import plan_annotations
 
     plan = plan_annotations(options.annotator, requests)
-    echo(f"annotator dry run ({options.annotator.model}): {plan.unique_prompts} chunk prompts for {', '.join(tasks) or 'no task'}, "
-         f"{plan.cache_hits} cached, {plan.calls} calls to send, {plan.prompt_tokens} prompt tokens (cl100k_base)"
-         + (", plus one call for each reply that loops to the budget (--annotator-loop-penalty)" if options.annotator.loop_penalty else "")
-         + "; nothing written")
-    return {"dry_run": {"prompts": plan.unique_prompts, "cache_hits": plan.cache_hits, "calls": plan.calls, "prompt_tokens": plan.prompt_tokens}}
+    echo(
+        f"annotator dry run ({options.annotator.model}): {plan.unique_prompts} chunk prompts for {', '.join(tasks) or 'no task'}, "
+        f"{plan.cache_hits} cached, {plan.calls} calls to send, {plan.prompt_tokens} prompt tokens (cl100k_base)"
+        + (
+            ", plus one call for each reply that loops to the budget (--annotator-loop-penalty)"
+            if options.annotator.loop_penalty
+            else ""
+        )
+        + "; nothing written"
+    )
+    return {
+        "dry_run": {
+            "prompts": plan.unique_prompts,
+            "cache_hits": plan.cache_hits,
+            "calls": plan.calls,
+            "prompt_tokens": plan.prompt_tokens,
+        }
+    }
 
 
 def _chances(out: Path, suite: Suite) -> dict[str, dict[str, float]]:
@@ -329,9 +522,16 @@ def _check_shortcuts(out: Path, manifest: dict, echo: Callable[[str], None]) -> 
     return record_shortcut_check(out, manifest, summary_record(run))
 
 
-def _write_controls(options: GenerateOptions, tokenizer: Tokenizer, builder: TaskBuilder,
-                    pools: dict[str, list[Document]], task: str, label: str, budget: int,
-                    echo: Callable[[str], None]) -> ControlsResult | None:
+def _write_controls(
+    options: GenerateOptions,
+    tokenizer: Tokenizer,
+    builder: TaskBuilder,
+    pools: dict[str, list[Document]],
+    task: str,
+    label: str,
+    budget: int,
+    echo: Callable[[str], None],
+) -> ControlsResult | None:
     """Write (or, on a resumed run, read back) the control twins of one task and length; ``None``,
     said in a warning, when its prompts do not have a layout the controls can split (a --templates
     template)."""
@@ -340,7 +540,9 @@ def _write_controls(options: GenerateOptions, tokenizer: Tokenizer, builder: Tas
     ctx = _context(options, tokenizer, task, label, budget)
     if task not in pools:  # ``builder``'s pool, kept in ``pools`` for the task's other lengths
         pools[task] = builder.control_pool(ctx.tokenizer)
-    twins = ControlBuilder(pools[task], ctx.tokenizer, options.chat_template, ctx.budget, options.seed)
+    twins = ControlBuilder(
+        pools[task], ctx.tokenizer, options.chat_template, ctx.budget, options.seed
+    )
     try:
         return write_controls(options.out, task, label, twins)
     except UserError as error:
@@ -348,10 +550,20 @@ def _write_controls(options: GenerateOptions, tokenizer: Tokenizer, builder: Tas
         return None
 
 
-def _context(options: GenerateOptions, tokenizer, task: str, label: str, budget: int) -> BuildContext:
+def _context(
+    options: GenerateOptions, tokenizer, task: str, label: str, budget: int
+) -> BuildContext:
     """The build context of one task and length."""
-    return BuildContext(tokenizer, task, label, budget - reserved_output(task, options.reserve_output), options.seed,
-                        options.whole_documents, options.chat_template, options.negatives)
+    return BuildContext(
+        tokenizer,
+        task,
+        label,
+        budget - reserved_output(task, options.reserve_output),
+        options.seed,
+        options.whole_documents,
+        options.chat_template,
+        options.negatives,
+    )
 
 
 def _check_pools(corpus: Corpus, tasks: tuple[str, ...], location: SourceLocation) -> None:
@@ -361,11 +573,17 @@ def _check_pools(corpus: Corpus, tasks: tuple[str, ...], location: SourceLocatio
     for task in tasks:
         for kind in BUILDERS[task].required_roles:
             if not corpus.sources_with_role(task, kind):
-                wanted = [name for name, entry in corpus.entries.items() if entry.has_role(task, kind)]
+                wanted = [
+                    name for name, entry in corpus.entries.items() if entry.has_role(task, kind)
+                ]
                 if not wanted:
-                    raise UserError(f"task {task}: no source in {where} plays its {kind} role (a {task}:{kind} entry in sources/)")
-                raise UserError(f"task {task}: none of its {kind} sources ({', '.join(wanted)}) is available in {where}"
-                                f"{location.unavailable_hint(wanted)}")
+                    raise UserError(
+                        f"task {task}: no source in {where} plays its {kind} role (a {task}:{kind} entry in sources/)"
+                    )
+                raise UserError(
+                    f"task {task}: none of its {kind} sources ({', '.join(wanted)}) is available in {where}"
+                    f"{location.unavailable_hint(wanted)}"
+                )
 
 
 class _SerialExecutor:
@@ -403,19 +621,32 @@ class PendingRows:
     jobs: list[Job]
 
 
-def _pending_rows(options: GenerateOptions, task: str, label: str, budget: int, plan: LengthPlan) -> PendingRows | None:
+def _pending_rows(
+    options: GenerateOptions, task: str, label: str, budget: int, plan: LengthPlan
+) -> PendingRows | None:
     """What one task and length still needs: ``None`` when its file is final."""
     final = data_file_path(options.out, task, label)
     if final.exists():
         return None
     written = set(completed_rows(partial_file(final)))
     start = max(written) + 1 if written else 0
-    return PendingRows(written, [(task, label, budget, row_plan) for row_plan in plan.rows if row_plan.row >= start])
+    return PendingRows(
+        written,
+        [(task, label, budget, row_plan) for row_plan in plan.rows if row_plan.row >= start],
+    )
 
 
-def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthPlan, pending: PendingRows | None,
-                  lines: Iterator, progress: bool, chooses_own_items: bool,
-                  several_tokenizers: bool) -> LengthResult:
+def _write_length(
+    options: GenerateOptions,
+    task: str,
+    label: str,
+    plan: LengthPlan,
+    pending: PendingRows | None,
+    lines: Iterator,
+    progress: bool,
+    chooses_own_items: bool,
+    several_tokenizers: bool,
+) -> LengthResult:
     """Append the lines of the ``pending`` rows of one task and length, taken in order from ``lines``, then finalise
     the file (``None``: final already). ``chooses_own_items``: the task's rows pick their own
     items as they build; ``several_tokenizers``: the fill is summarised per tokenizer."""
@@ -426,13 +657,27 @@ def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthP
         ran_out_fills: list[float] = []
     else:
         partial = partial_file(final)
-        written, jobs = pending.written, pending.jobs  # this run's rows are added to the resumed run's as they are written
+        written, jobs = (
+            pending.written,
+            pending.jobs,
+        )  # this run's rows are added to the resumed run's as they are written
         ran_out_fills = []
         appender = LineAppender(partial)
-        bar = progress_bar(len(plan.rows), f"{task} {label}", "row", progress, initial=len(plan.rows) - len(jobs), leave=False)
+        bar = progress_bar(
+            len(plan.rows),
+            f"{task} {label}",
+            "row",
+            progress,
+            initial=len(plan.rows) - len(jobs),
+            leave=False,
+        )
         try:
-            for job, line in zip(jobs, lines):  # jobs first: zip takes no line past this file's last
-                if line == UNLABELLED:  # (a JSON record never equals it; workers return a copy, so not `is`)
+            for job, line in zip(
+                jobs, lines
+            ):  # jobs first: zip takes no line past this file's last
+                if (
+                    line == UNLABELLED
+                ):  # (a JSON record never equals it; workers return a copy, so not `is`)
                     log_unlabelled_row(options.out, task, label, job[3].row)
                 elif line is not None:
                     line, ran_out_fill = line
@@ -453,9 +698,18 @@ def _write_length(options: GenerateOptions, task: str, label: str, plan: LengthP
     # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written
     sources = written_sources(final) if chooses_own_items else rows_per_source(plan, built)
     fills = summarise_file(final).fill_by_tokenizer if several_tokenizers and written else None
-    return LengthResult(len(written), plan.eligible, sum(r.paired for r in built), sum(r.reused for r in built), failed, sources,
-                        sorted(logged_unlabelled_rows(options.out, task, label) & set(failed)),
-                        ran_out_fills, digest, fills)
+    return LengthResult(
+        len(written),
+        plan.eligible,
+        sum(r.paired for r in built),
+        sum(r.reused for r in built),
+        failed,
+        sources,
+        sorted(logged_unlabelled_rows(options.out, task, label) & set(failed)),
+        ran_out_fills,
+        digest,
+        fills,
+    )
 
 
 UNLABELLED = "unlabelled"
@@ -479,11 +733,17 @@ def _build_line(job: Job) -> tuple[bytes | str, float | None] | str | None:
         return None
     gold = {**sample.gold, "paired": row_plan.paired, "reused": row_plan.reused}
     prompt, closed_book_prompt = sample.fitted.prompt, sample.closed_book_prompt
-    if options.chat_template:  # store exactly what the model receives: send these with --mode completion
+    if (
+        options.chat_template
+    ):  # store exactly what the model receives: send these with --mode completion
         prompt = ctx.tokenizer.apply_chat_template(prompt)
-        if "spans" in gold:  # the template wraps the prompt: its offsets move by the template's opening
+        if (
+            "spans" in gold
+        ):  # the template wraps the prompt: its offsets move by the template's opening
             gold["spans"] = shifted_spans(gold["spans"], prompt.index(sample.fitted.prompt))
-        closed_book_prompt = ctx.tokenizer.apply_chat_template(closed_book_prompt) if closed_book_prompt else None
+        closed_book_prompt = (
+            ctx.tokenizer.apply_chat_template(closed_book_prompt) if closed_book_prompt else None
+        )
     record = {
         "id": f"{task}-{label}-{row_plan.row:04d}",
         "task": task,
@@ -497,7 +757,11 @@ def _build_line(job: Job) -> tuple[bytes | str, float | None] | str | None:
         "metric": options.suite.metric(task),
         "question": sample.question,
         "gold": gold,
-        "distractors": [piece.provenance() for piece in sample.fitted.pieces if piece.role in ("distractor", "filler")],
+        "distractors": [
+            piece.provenance()
+            for piece in sample.fitted.pieces
+            if piece.role in ("distractor", "filler")
+        ],
         "seed": options.seed,
     }
     ran_out_fill = sample.fitted.tokens / budget if sample.fitted.padding_ran_out else None
@@ -517,43 +781,68 @@ def _prompt_counts(tokenizer: Tokenizer | JointTokenizer, prompt: str, fitted_to
 
 def _fill_lines(results: dict[str, dict[str, LengthResult]]) -> list[str]:
     """With several tokenizers, one line per task and length: each one's median and lowest fill."""
-    return [f"fill {task} {label}: " + ", ".join(
-                f"{spec} {stats['fill_median']:.1%} (min {stats['fill_min']:.1%})"
-                for spec, stats in result.fill_by_tokenizer.items())
-            for task, by_label in results.items() for label, result in by_label.items()
-            if result.fill_by_tokenizer]
+    return [
+        f"fill {task} {label}: "
+        + ", ".join(
+            f"{spec} {stats['fill_median']:.1%} (min {stats['fill_min']:.1%})"
+            for spec, stats in result.fill_by_tokenizer.items()
+        )
+        for task, by_label in results.items()
+        for label, result in by_label.items()
+        if result.fill_by_tokenizer
+    ]
 
 
-def _report_shortfall(echo: Callable[[str], None], task: str, label: str, plan: LengthPlan, result: LengthResult, rows: int) -> None:
+def _report_shortfall(
+    echo: Callable[[str], None],
+    task: str,
+    label: str,
+    plan: LengthPlan,
+    result: LengthResult,
+    rows: int,
+) -> None:
     """Say on screen when a length got fewer rows than asked, rows whose padding ran out, or reused
     items."""
     if result.rows < rows:
-        echo(f"shortfall: {task} {label}: {result.rows} of {rows} rows ({shortfall_reason(result, bool(plan.rows))})")
+        echo(
+            f"shortfall: {task} {label}: {result.rows} of {rows} rows ({shortfall_reason(result, bool(plan.rows))})"
+        )
     if result.ran_out_fills:
         entry = underfilled_entry(task, label, result.ran_out_fills)
         echo(f"underfilled: {underfilled_line(entry)}")
     if result.reused:
-        echo(f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item")
+        echo(
+            f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item"
+        )
 
 
-def _report_low_fill(echo: Callable[[str], None], path: Path, task: str, label: str,
-                     budget: int) -> None:
+def _report_low_fill(
+    echo: Callable[[str], None], path: Path, task: str, label: str, budget: int
+) -> None:
     """Warn when the prompts of a file fill much less than their budget (a length beyond what the
     sources hold)."""
     fill = median_fill(path, budget)
     if fill is not None and fill < LOW_FILL:
-        echo(f"warning: {task} {label}: the prompts fill {fill:.2%} of the budget (median): the "
-             "sources hold too little text for this length; choose a shorter length or larger "
-             "sources")
+        echo(
+            f"warning: {task} {label}: the prompts fill {fill:.2%} of the budget (median): the "
+            "sources hold too little text for this length; choose a shorter length or larger "
+            "sources"
+        )
 
 
 def _with_pairing(plan: LengthPlan, builder: OneDocumentTask, budget: int) -> LengthPlan:
     """``plan`` with each row's pairing (and text shared with another row) as the builder's layout places it."""
-    rows = [replace(row, paired=paired, reused=shared) for row in plan.rows for paired, shared in [builder.row_pairing(budget, row.row)]]
+    rows = [
+        replace(row, paired=paired, reused=shared)
+        for row in plan.rows
+        for paired, shared in [builder.row_pairing(budget, row.row)]
+    ]
     return replace(plan, rows=rows)
 
 
-def _paired_all(plans: dict[str, dict[str, LengthPlan]], results: dict[str, dict[str, LengthResult]]) -> dict[str, dict]:
+def _paired_all(
+    plans: dict[str, dict[str, LengthPlan]], results: dict[str, dict[str, LengthResult]]
+) -> dict[str, dict]:
     """Per task: rows written, asking the same item, at every requested length that got rows at all.
 
     A length where no row was written (nothing fits, or every row failed) is left out of both the
@@ -562,7 +851,11 @@ def _paired_all(plans: dict[str, dict[str, LengthPlan]], results: dict[str, dict
     paired = {}
     for task, by_label in plans.items():
         written_paired = {
-            label: {row.row for row in plan.rows if row.paired and row.row not in results[task][label].failed_rows}
+            label: {
+                row.row
+                for row in plan.rows
+                if row.paired and row.row not in results[task][label].failed_rows
+            }
             for label, plan in by_label.items()
             if results[task][label].rows
         }

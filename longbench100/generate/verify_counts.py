@@ -5,14 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from longbench100.folders.layout import data_file_path
 from longbench100.core.errors import UserError
+from longbench100.folders.layout import data_file_path
 from longbench100.text.joint_tokenizer import JointTokenizer
 from longbench100.text.tokenization import Tokenizer
 
 
-def verify_prompt_counts(out: Path, tokenizer: Tokenizer | JointTokenizer, tasks: tuple[str, ...],
-                         labels: list[str], chat: bool) -> int:
+def verify_prompt_counts(
+    out: Path,
+    tokenizer: Tokenizer | JointTokenizer,
+    tasks: tuple[str, ...],
+    labels: list[str],
+    chat: bool,
+) -> int:
     """Recount the prompt of every record of ``tasks`` at ``labels`` under ``out`` in one go (no cached pieces)
     and raise :class:`UserError` at the first record whose ``prompt_tokens`` differs; return the number checked.
 
@@ -29,8 +34,9 @@ def verify_prompt_counts(out: Path, tokenizer: Tokenizer | JointTokenizer, tasks
             with path.open(encoding="utf-8") as handle:
                 for line in handle:
                     record = json.loads(line)
-                    recorded = (record.get("prompt_tokens_by_tokenizer")
-                                or {tokenizer.spec: record["prompt_tokens"]})
+                    recorded = record.get("prompt_tokens_by_tokenizer") or {
+                        tokenizer.spec: record["prompt_tokens"]
+                    }
                     for member in tokenizer.members:
                         _check_count(record, member, recorded[member.spec], chat)
                     checked += 1
@@ -42,6 +48,8 @@ def _check_count(record: dict, tokenizer: Tokenizer, recorded: int, chat: bool) 
     prompt = record["prompt"]
     whole = tokenizer.count_rendered(prompt) if chat else tokenizer.count_whole(prompt)
     if whole != recorded:
-        raise UserError(f"--verify-counts: {record['id']} records {recorded} prompt tokens, but "
-                        f"tokenizing it whole gives {whole} ({tokenizer.spec}, "
-                        f"{tokenizer.counting} counting); please report this")
+        raise UserError(
+            f"--verify-counts: {record['id']} records {recorded} prompt tokens, but "
+            f"tokenizing it whole gives {whole} ({tokenizer.spec}, "
+            f"{tokenizer.counting} counting); please report this"
+        )

@@ -26,15 +26,20 @@ from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.scorer import Score, Target, grouped, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 
-from longbench100.folders.layout import first_rows
-from longbench100.core.errors import UserError
-from longbench100.integrations.metric_names import harness_metric_name
-from longbench100.core.lengths import parse_length_list
-from longbench100.folders.data_records import DataRecord, parse_record
-from longbench100.folders.layout import controls_folder, list_data_files, open_data_folder, read_jsonl
-from longbench100.scoring.grading import GradeJob, choose_metrics, classic_grades
 from longbench100.catalog.suites import recorded_suite
 from longbench100.catalog.task_info import answer_room, parse_task_list
+from longbench100.core.errors import UserError
+from longbench100.core.lengths import parse_length_list
+from longbench100.folders.data_records import DataRecord, parse_record
+from longbench100.folders.layout import (
+    controls_folder,
+    first_rows,
+    list_data_files,
+    open_data_folder,
+    read_jsonl,
+)
+from longbench100.integrations.metric_names import harness_metric_name
+from longbench100.scoring.grading import GradeJob, choose_metrics, classic_grades
 
 _SNAPSHOT_MANIFEST = "generation-manifest.json"
 
@@ -45,7 +50,9 @@ def _comma_list(value: str | list[str]) -> str:
     return value if isinstance(value, str) else ",".join(str(item) for item in value)
 
 
-def _folder_values(folder: Path, controls: bool = False) -> tuple[list[tuple[str, dict]], dict | None]:
+def _folder_values(
+    folder: Path, controls: bool = False
+) -> tuple[list[tuple[str, dict]], dict | None]:
     """Every record of a data folder or a published snapshot folder as (where, decoded record), and
     its generation manifest; with ``controls``, a data folder's control twins after its records."""
     if (folder / _SNAPSHOT_MANIFEST).is_file():
@@ -66,7 +73,9 @@ def _folder_values(folder: Path, controls: bool = False) -> tuple[list[tuple[str
     if controls:
         twins = controls_folder(folder)
         if not twins.is_dir():
-            raise UserError(f"-T controls: {folder} holds no control twins ({twins}); generate writes them")
+            raise UserError(
+                f"-T controls: {folder} holds no control twins ({twins}); generate writes them"
+            )
         files = files + list_data_files(twins)
     return [pair for ref in files for pair in read_jsonl(ref.path)], checked.manifest
 

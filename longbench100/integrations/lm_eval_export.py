@@ -19,14 +19,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from longbench100.core.atomic import write_bytes_atomic
-from longbench100.folders.guard import mark_folder, replace_outputs
-from longbench100.folders.layout import DataFileRef, controls_folder, list_data_files, open_data_folder, read_jsonl
-from longbench100.core.errors import UserError
-from longbench100.folders.data_records import parse_record
-from ..scoring.grading import choose_metrics
 from longbench100.catalog.suites import group_by_suite, recorded_suite
 from longbench100.catalog.task_info import answer_room
+from longbench100.core.atomic import write_bytes_atomic
+from longbench100.core.errors import UserError
+from longbench100.folders.data_records import parse_record
+from longbench100.folders.guard import mark_folder, replace_outputs
+from longbench100.folders.layout import (
+    DataFileRef,
+    controls_folder,
+    list_data_files,
+    open_data_folder,
+    read_jsonl,
+)
+
+from ..scoring.grading import choose_metrics
 from .metric_names import harness_metric_name, length_metric_name
 
 TASK_PREFIX = "longbench100"
@@ -67,7 +74,9 @@ def lm_eval_task_name(task: str, label: str) -> str:
     return f"{TASK_PREFIX}_{task}_{label}"
 
 
-def export_lm_eval(data_dir: Path, out_dir: Path, controls: bool = False) -> tuple[list[ExportedTask], dict[str, list[str]]]:
+def export_lm_eval(
+    data_dir: Path, out_dir: Path, controls: bool = False
+) -> tuple[list[ExportedTask], dict[str, list[str]]]:
     """Write the lm-eval tasks of every data file under ``data_dir`` into ``out_dir``; with
     ``controls``, those of its control twins too (``longbench100_<task>_<label>_controls``, group
     ``longbench100_controls``).
@@ -79,10 +88,17 @@ def export_lm_eval(data_dir: Path, out_dir: Path, controls: bool = False) -> tup
     files = folder.files
     twins = controls_folder(data_dir)
     if controls and not twins.is_dir():
-        raise UserError(f"--controls: {data_dir} holds no control twins ({twins}); generate writes them unless --no-controls")
+        raise UserError(
+            f"--controls: {data_dir} holds no control twins ({twins}); generate writes them unless --no-controls"
+        )
     mark_folder(out_dir, "lm-eval-export")  # only once the data is known to be whole
     suite = recorded_suite(folder.manifest)
-    metrics = choose_metrics(sorted({ref.task for ref in files}), "classic", False, families=suite["metrics"] if suite else None)
+    metrics = choose_metrics(
+        sorted({ref.task for ref in files}),
+        "classic",
+        False,
+        families=suite["metrics"] if suite else None,
+    )
     written: list[Path] = []
 
     def write(path: Path, text: str) -> None:
@@ -101,7 +117,9 @@ def export_lm_eval(data_dir: Path, out_dir: Path, controls: bool = False) -> tup
         yaml = _group_yaml(group, members, _suite_metric_names(tasks))
         write(out_dir / f"{group}.yaml", yaml)
     if controls:
-        twin_tasks = _export_files(list_data_files(twins, sorted(metrics)), metrics, out_dir, CONTROLS_SUFFIX, write)
+        twin_tasks = _export_files(
+            list_data_files(twins, sorted(metrics)), metrics, out_dir, CONTROLS_SUFFIX, write
+        )
         group = f"{TASK_PREFIX}{CONTROLS_SUFFIX}"
         groups[group] = [task.name for task in twin_tasks]
         yaml = _group_yaml(group, groups[group], _suite_metric_names(twin_tasks))
@@ -112,8 +130,13 @@ def export_lm_eval(data_dir: Path, out_dir: Path, controls: bool = False) -> tup
     return exported, groups
 
 
-def _export_files(files: list[DataFileRef], metrics: dict[str, str], out_dir: Path, suffix: str,
-                  write: Callable[[Path, str], None]) -> list[ExportedTask]:
+def _export_files(
+    files: list[DataFileRef],
+    metrics: dict[str, str],
+    out_dir: Path,
+    suffix: str,
+    write: Callable[[Path, str], None],
+) -> list[ExportedTask]:
     """Write one lm-eval task per data file (its name ending in ``suffix``) and its documents, each
     file through ``write``."""
     exported = []
@@ -122,18 +145,31 @@ def _export_files(files: list[DataFileRef], metrics: dict[str, str], out_dir: Pa
         for where, value in read_jsonl(ref.path):
             record = parse_record(value, where)
             answer_tokens = (record.gold or {}).get("answer_tokens")
-            rooms.append(answer_room(ref.task, answer_tokens if isinstance(answer_tokens, int) else None))
-            document = {"id": record.id, "prompt": value["prompt"], "label": ref.label,
-                        "target": (record.answers or ("",))[0], "metric": metrics[ref.task],
-                        "record": json.dumps(value, ensure_ascii=False)}
+            rooms.append(
+                answer_room(ref.task, answer_tokens if isinstance(answer_tokens, int) else None)
+            )
+            document = {
+                "id": record.id,
+                "prompt": value["prompt"],
+                "label": ref.label,
+                "target": (record.answers or ("",))[0],
+                "metric": metrics[ref.task],
+                "record": json.dumps(value, ensure_ascii=False),
+            }
             lines.append(json.dumps(document, ensure_ascii=False) + "\n")
         if not lines:
             continue
         documents = out_dir / "docs" / ref.task / f"{ref.label}{suffix}.jsonl"
         documents.parent.mkdir(parents=True, exist_ok=True)
         write(documents, "".join(lines))
-        task = ExportedTask(lm_eval_task_name(ref.task, ref.label) + suffix, ref.task, ref.label,
-                            len(lines), max(rooms), metrics[ref.task])
+        task = ExportedTask(
+            lm_eval_task_name(ref.task, ref.label) + suffix,
+            ref.task,
+            ref.label,
+            len(lines),
+            max(rooms),
+            metrics[ref.task],
+        )
         yaml = _task_yaml(task, documents.relative_to(out_dir).as_posix())
         write(out_dir / f"{task.name}.yaml", yaml)
         exported.append(task)
@@ -149,8 +185,10 @@ def _groups(exported: list[ExportedTask], suite: dict | None) -> dict[str, list[
     """One group per suite the exported tasks belong to: ``longbench100_<suite>`` -> its task
     groups, in data order."""
     tasks = list(dict.fromkeys(task.task for task in exported))
-    return {f"{TASK_PREFIX}_{name}": [task_group_name(task) for task in tasks if task in members]
-            for name, members in group_by_suite(tasks, suite).items()}
+    return {
+        f"{TASK_PREFIX}_{name}": [task_group_name(task) for task in tasks if task in members]
+        for name, members in group_by_suite(tasks, suite).items()
+    }
 
 
 def _suite_metric_names(tasks: list[ExportedTask]) -> list[str]:
@@ -164,10 +202,13 @@ def _suite_metric_names(tasks: list[ExportedTask]) -> list[str]:
 def _task_yaml(task: ExportedTask, documents: str) -> str:
     """The YAML of one lm-eval task (written by hand: the ``!function`` tags are not plain YAML);
     ``documents`` is the documents file relative to the export folder."""
-    metrics = "".join(f"""  - metric: "{name}"
+    metrics = "".join(
+        f"""  - metric: "{name}"
     aggregation: mean
     higher_is_better: true
-""" for name in (harness_metric_name(task.metric), length_metric_name(task.metric, task.label)))
+"""
+        for name in (harness_metric_name(task.metric), length_metric_name(task.metric, task.label))
+    )
     return f"""# Written by `longbench100 export lm-eval`: {task.task} at {task.label}, {task.documents} documents.
 task: {task.name}
 dataset_path: ""
@@ -194,10 +235,13 @@ def _group_yaml(group: str, members: list[str], metric_names: list[str]) -> str:
     """The YAML of one group: its members and the mean of each named metric over the tasks that
     report it (each task weighs the same)."""
     tasks = "".join(f"  - {name}\n" for name in members)
-    metrics = "".join(f"""  - metric: "{name}"
+    metrics = "".join(
+        f"""  - metric: "{name}"
     aggregation: mean
     weight_by_size: false
-""" for name in metric_names)
+"""
+        for name in metric_names
+    )
     return f"""# Written by `longbench100 export lm-eval`: {group}, each metric's mean.
 group: {group}
 task:

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from longbench100.folders.data_records import parse_record
+
 from ..scoring.grading import GradeJob, classic_grades
 from .metric_names import harness_metric_name, length_metric_name
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 
+from longbench100.catalog.entities import DEFAULT_ENTITIES, ENTITY_TYPES, EntityType, entity_of_kind
 from longbench100.text.answers import strip_reasoning
 from longbench100.text.sentences import LABEL_LAST_SENTENCE_END, LABEL_SENTENCE_END
-from longbench100.catalog.entities import DEFAULT_ENTITIES, ENTITY_TYPES, EntityType, entity_of_kind
 
 CHUNK_TOKENS = 1024
 """Most tokens (in the run's tokenizer) of one annotated chunk, as in ETHIC."""
@@ -54,14 +54,20 @@ _MENTIONS_PROMPT = """You are helping to annotate a long text one passage at a t
 
 List {what} in this passage: {rule} Reply with the {items} separated by semicolons on one line, and nothing else. If the passage {none_case}, reply with the single word NONE."""
 
-_LABEL = re.compile(r"^\s*(?:\*\*)?(?:summary|names|people|answer|references|legal references)(?:\*\*)?\s*:\s*(?:\*\*)?\s*",
-                    re.IGNORECASE)  # the people's reading is unchanged since its version 2; "references" came with legal_references
+_LABEL = re.compile(
+    r"^\s*(?:\*\*)?(?:summary|names|people|answer|references|legal references)(?:\*\*)?\s*:\s*(?:\*\*)?\s*",
+    re.IGNORECASE,
+)  # the people's reading is unchanged since its version 2; "references" came with legal_references
 _NONE = re.compile(r"^\W*(?:none|no one|nobody|n/?a)\W*$", re.IGNORECASE)
 _ITEM_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 _SPACES = re.compile(r"\s+")
-_MARKUP = re.compile(r"</?(?:passage|summary|text|p|br|div|span|b|i|em|strong|u|li|ul|ol|h[1-6])(?:\s[^<>\n]*)?/?>",
-                     re.IGNORECASE)  # "<p>", "</passage>": markup a small model wraps its summary in (not "x<y and z>w")
-_LEADING_WORDS = re.compile(r"^(?:(?:and|or|&)\s+)?(?:the\s+)?", re.IGNORECASE)  # "..., and the Reverend Edward Casaubon"
+_MARKUP = re.compile(
+    r"</?(?:passage|summary|text|p|br|div|span|b|i|em|strong|u|li|ul|ol|h[1-6])(?:\s[^<>\n]*)?/?>",
+    re.IGNORECASE,
+)  # "<p>", "</passage>": markup a small model wraps its summary in (not "x<y and z>w")
+_LEADING_WORDS = re.compile(
+    r"^(?:(?:and|or|&)\s+)?(?:the\s+)?", re.IGNORECASE
+)  # "..., and the Reverend Edward Casaubon"
 _LAST_SEPARATOR = re.compile(r"[;\n,](?=[^;\n,]*$)")
 
 
@@ -72,27 +78,43 @@ def summary_prompt(chunk: str) -> str:
 
 def annotation_prompt_text(kind: str, chunk: str) -> str:
     """The annotator prompt of ``kind`` for ``chunk``: its summary, or what it names of one entity type."""
-    return summary_prompt(chunk) if kind == SUMMARY else mentions_prompt(chunk, _listed_entity(kind))
+    return (
+        summary_prompt(chunk) if kind == SUMMARY else mentions_prompt(chunk, _listed_entity(kind))
+    )
 
 
 def mentions_prompt(chunk: str, entity: EntityType = ENTITY_TYPES[DEFAULT_ENTITIES]) -> str:
     """The prompt asking for what ``chunk`` names of ``entity`` (the people, by default)."""
-    return _MENTIONS_PROMPT.format(chunk=chunk.strip(), what=entity.what, rule=entity.annotator_rule, items=entity.items,
-                                   none_case=entity.none_case)
+    return _MENTIONS_PROMPT.format(
+        chunk=chunk.strip(),
+        what=entity.what,
+        rule=entity.annotator_rule,
+        items=entity.items,
+        none_case=entity.none_case,
+    )
 
 
 def read_summary(reply: str) -> dict | None:
     """``{"summary": one line}`` from a reply: its first five sentences (the instruction's limit; a line break or
     list item ends one), without markup tags (version 3), or ``None`` when it holds no summary (empty, or under
     three words)."""
-    text = _LABEL.sub("", _MARKUP.sub(" ", strip_reasoning(reply))).strip().strip('"').replace("**", "")
+    text = (
+        _LABEL.sub("", _MARKUP.sub(" ", strip_reasoning(reply)))
+        .strip()
+        .strip('"')
+        .replace("**", "")
+    )
     lines = (_SPACES.sub(" ", _ITEM_MARK.sub("", line)).strip() for line in text.splitlines())
-    sentences = [sentence for line in lines if line for sentence in LABEL_SENTENCE_END.split(line)]  # a line ends a sentence
+    sentences = [
+        sentence for line in lines if line for sentence in LABEL_SENTENCE_END.split(line)
+    ]  # a line ends a sentence
     text = " ".join(sentences[:SUMMARY_SENTENCES])
     return {"summary": text} if len(text.split()) >= 3 else None
 
 
-def read_mentions(reply: str, chunk: str, entity: EntityType = ENTITY_TYPES[DEFAULT_ENTITIES]) -> dict | None:
+def read_mentions(
+    reply: str, chunk: str, entity: EntityType = ENTITY_TYPES[DEFAULT_ENTITIES]
+) -> dict | None:
     """``{"mentions": [...], "dropped": n}`` from a reply: the items listed that ``chunk`` contains, each once.
 
     ``NONE`` reads as nothing listed; an item without ``entity``'s shape (a name, by default: copied prose)
@@ -129,8 +151,12 @@ def read_annotation(kind: str, reply: str, chunk: str, *, cut_off: bool = False)
         end = pattern.search(reply)
         if end is None:
             return None
-        reply = reply[:end.end()] if kind == SUMMARY else reply[:end.start()]
-    return read_summary(reply) if kind == SUMMARY else read_mentions(reply, chunk, _listed_entity(kind))
+        reply = reply[: end.end()] if kind == SUMMARY else reply[: end.start()]
+    return (
+        read_summary(reply)
+        if kind == SUMMARY
+        else read_mentions(reply, chunk, _listed_entity(kind))
+    )
 
 
 def _listed_entity(kind: str) -> EntityType:

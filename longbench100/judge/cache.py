@@ -26,11 +26,19 @@ class JudgeCache:
     """Replies of one judge model, stored under ``root`` (default: the user cache folder + ``judge/``)."""
 
     def __init__(
-        self, model: str, root: Path | None = None, *, base_url: str | None = None, max_tokens: int | None = None
+        self,
+        model: str,
+        root: Path | None = None,
+        *,
+        base_url: str | None = None,
+        max_tokens: int | None = None,
     ) -> None:
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("._")[:64] or "model"
         self.model = model
-        self.settings = {"base_url": None if base_url is None else base_url.rstrip("/"), "max_tokens": max_tokens}
+        self.settings = {
+            "base_url": None if base_url is None else base_url.rstrip("/"),
+            "max_tokens": max_tokens,
+        }
         key = json.dumps({"model": model, **self.settings}, sort_keys=True)
         digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:8]
         self.folder = (root or cache_dir() / "judge") / f"{slug}-{digest}"
@@ -54,5 +62,11 @@ class JudgeCache:
 
     def put(self, prompt: str, text: str, **usage: object) -> None:
         """Store a reply atomically; ``usage`` adds fields such as token counts and finish reason."""
-        entry = {"model": self.model, **self.settings, "prompt_sha256": prompt_hash(prompt), "text": text, **usage}
+        entry = {
+            "model": self.model,
+            **self.settings,
+            "prompt_sha256": prompt_hash(prompt),
+            "text": text,
+            **usage,
+        }
         write_json_atomic(self._path(prompt), entry)

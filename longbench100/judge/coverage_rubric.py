@@ -33,11 +33,16 @@ Fragment understanding: <what the fragment contains, one or two sentences>
 Assessment: <whether the fragment is needed, and why>
 Final score: <0 or 1>"""
 
-_FINAL = re.compile(r"final\s*score\s*[:：=\-]?\s*\**\s*\[?\s*([01])(?!\d|\.\d|\s*(?:or|/|-|to|and)\s*[01])", re.IGNORECASE)
+_FINAL = re.compile(
+    r"final\s*score\s*[:：=\-]?\s*\**\s*\[?\s*([01])(?!\d|\.\d|\s*(?:or|/|-|to|and)\s*[01])",
+    re.IGNORECASE,
+)
 _FINAL_LOOSE = re.compile(r"final\s*score", re.IGNORECASE)
 _PARTS = {
     "query_understanding": re.compile(r"query\s+understanding\s*[:：]\s*(.*)", re.IGNORECASE),
-    "fragment_understanding": re.compile(r"(?:fragment|passage)\s+understanding\s*[:：]\s*(.*)", re.IGNORECASE),
+    "fragment_understanding": re.compile(
+        r"(?:fragment|passage)\s+understanding\s*[:：]\s*(.*)", re.IGNORECASE
+    ),
     "assessment": re.compile(r"assessment\s*[:：]\s*(.*)", re.IGNORECASE),
 }
 _THINK = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)

@@ -16,17 +16,23 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 
+from longbench100.catalog.judge_styles import SUMMARY_HELMET
 from longbench100.core.progress import progress_bar
-
-from longbench100.llm.client import LLMClient, error_reason
-from longbench100.llm.options import JudgeConfig
 from longbench100.judge.cache import JudgeCache
 from longbench100.judge.helmet import summary_calls, summary_verdict
 from longbench100.judge.key_points import KeyPointStore
-from longbench100.judge.prompts import KEY_POINTS, SECTION_JUDGE, JudgePrompt, key_points_prompt, output_sentences, recall_prompt
-from longbench100.catalog.judge_styles import SUMMARY_HELMET
 from longbench100.judge.parse import weighted_section_parts
+from longbench100.judge.prompts import (
+    KEY_POINTS,
+    SECTION_JUDGE,
+    JudgePrompt,
+    key_points_prompt,
+    output_sentences,
+    recall_prompt,
+)
 from longbench100.judge.verdict import Verdict, judge_verdict, verdict_parts, weighted_verdict
+from longbench100.llm.client import LLMClient, error_reason
+from longbench100.llm.options import JudgeConfig
 
 TOKEN_ENCODING = "cl100k_base"
 RATING_ALTERNATIVES = 5
@@ -70,7 +76,11 @@ class JudgeStats:
             "failed_by_reason": dict(self.failed),
             "invalid_replies": self.invalid_replies,
             "truncated_replies": self.truncated_replies,
-            **({"second_asks": self.second_asks, "usable_second_replies": self.second_ask_labels} if self.second_asks else {}),
+            **(
+                {"second_asks": self.second_asks, "usable_second_replies": self.second_ask_labels}
+                if self.second_asks
+                else {}
+            ),
             **({"section_ratings": dict(self.section_ratings)} if self.section_ratings else {}),
         }
 
@@ -85,13 +95,25 @@ def count_tokens(texts: list[str]) -> int:
 class Judge:
     """A judge model plus its reply cache."""
 
-    def __init__(self, config: JudgeConfig, cache: JudgeCache | None = None, *,
-                 data_fingerprint: str | None = None, role: str = "judge") -> None:
+    def __init__(
+        self,
+        config: JudgeConfig,
+        cache: JudgeCache | None = None,
+        *,
+        data_fingerprint: str | None = None,
+        role: str = "judge",
+    ) -> None:
         self.config = config
         self.role = role  # what the progress line calls the model: judge, annotator, evaluator
-        self.cache = cache or JudgeCache(config.model, base_url=config.base_url, max_tokens=config.max_tokens)
-        self.key_points = KeyPointStore(config.model, base_url=config.base_url, max_tokens=config.max_tokens,
-                                        data_fingerprint=data_fingerprint)
+        self.cache = cache or JudgeCache(
+            config.model, base_url=config.base_url, max_tokens=config.max_tokens
+        )
+        self.key_points = KeyPointStore(
+            config.model,
+            base_url=config.base_url,
+            max_tokens=config.max_tokens,
+            data_fingerprint=data_fingerprint,
+        )
         """The key points of reference summaries (HELMET summaries), kept for the data of ``data_fingerprint``."""
         self.stats = JudgeStats()
         self.verdicts: dict[str, Verdict] = {}
@@ -106,8 +128,13 @@ class Judge:
     def describe(self) -> dict:
         """The judge's settings and this run's statistics, for results.json and manifests."""
         config = self.config
-        return {"model": config.model, "base_url": config.base_url, "max_tokens": config.max_tokens,
-                "temperature": 0.0, **self.stats.to_json()}
+        return {
+            "model": config.model,
+            "base_url": config.base_url,
+            "max_tokens": config.max_tokens,
+            "temperature": 0.0,
+            **self.stats.to_json(),
+        }
 
     def _uncached(self, prompts: list[JudgePrompt]) -> tuple[list[str], dict[str, str]]:
         """Split the distinct prompt texts into those to send and the cached replies of the others."""
@@ -115,8 +142,14 @@ class Judge:
         to_send: list[str] = []
         for text in dict.fromkeys(prompt.text for prompt in prompts):
             entry = self.cache.get(text)
-            if entry is None or entry.get("frequency_penalty", self.config.loop_penalty) != self.config.loop_penalty:
-                to_send.append(text)  # (a reply a second ask got with another penalty is not what this run would get)
+            if (
+                entry is None
+                or entry.get("frequency_penalty", self.config.loop_penalty)
+                != self.config.loop_penalty
+            ):
+                to_send.append(
+                    text
+                )  # (a reply a second ask got with another penalty is not what this run would get)
             else:
                 cached[text] = entry["text"]
                 if isinstance(entry.get("weighted"), dict):
@@ -135,14 +168,21 @@ class Judge:
         parts = None if entry is None else verdict_parts(prompt, entry["text"])
         return None if parts is None else parts["key_points"]
 
-    def _planned_calls(self, prompts: list[JudgePrompt]) -> tuple[list[JudgePrompt], list[JudgePrompt]]:
+    def _planned_calls(
+        self, prompts: list[JudgePrompt]
+    ) -> tuple[list[JudgePrompt], list[JudgePrompt]]:
         """The calls grading ``prompts`` makes, and the recall calls of HELMET summaries whose key points are not
         extracted yet, rendered with the reference's sentences in place of its key points (for a token estimate)."""
         calls = [prompt for prompt in prompts if prompt.metric != SUMMARY_HELMET]
         estimated = []
         helmet = [prompt for prompt in prompts if prompt.metric == SUMMARY_HELMET]
-        known = {reference: self._known_key_points(reference) for reference in dict.fromkeys(p.reference for p in helmet)}
-        calls += [key_points_prompt(reference) for reference, points in known.items() if points is None]
+        known = {
+            reference: self._known_key_points(reference)
+            for reference in dict.fromkeys(p.reference for p in helmet)
+        }
+        calls += [
+            key_points_prompt(reference) for reference, points in known.items() if points is None
+        ]
         for prompt in helmet:
             calls += summary_calls(prompt, known[prompt.reference])
             if known[prompt.reference] is None:
@@ -166,7 +206,9 @@ class Judge:
         extractions = sum(prompt.text in sending for prompt in calls if prompt.metric == KEY_POINTS)
         estimated_texts = list(dict.fromkeys(prompt.text for prompt in estimated))
         sent = to_send + estimated_texts
-        return JudgePlan(len(sent) + len(cached), len(cached), len(sent), count_tokens(sent), extractions)
+        return JudgePlan(
+            len(sent) + len(cached), len(cached), len(sent), count_tokens(sent), extractions
+        )
 
     def grade(self, prompts: list[JudgePrompt], *, progress: bool = True) -> list[float | None]:
         """Grade every prompt (0-1, or ``None`` when ungraded), asking the judge only for uncached ones.
@@ -191,13 +233,18 @@ class Judge:
     def _judge(self, prompts: list[JudgePrompt], progress: bool) -> dict[str, Verdict]:
         """The verdict of every prompt by text, HELMET summaries combined from their calls."""
         helmet = [prompt for prompt in prompts if prompt.metric == SUMMARY_HELMET]
-        key_points = self._key_points(list(dict.fromkeys(prompt.reference for prompt in helmet)), progress)
+        key_points = self._key_points(
+            list(dict.fromkeys(prompt.reference for prompt in helmet)), progress
+        )
         calls = [prompt for prompt in prompts if prompt.metric != SUMMARY_HELMET]
         for prompt in helmet:
             points = key_points[prompt.reference]
             calls += summary_calls(prompt, None if isinstance(points, Verdict) else points)
         asked = self._ask(calls, progress)
-        combined = {prompt.text: summary_verdict(prompt, key_points[prompt.reference], asked) for prompt in helmet}
+        combined = {
+            prompt.text: summary_verdict(prompt, key_points[prompt.reference], asked)
+            for prompt in helmet
+        }
         return {**asked, **combined}
 
     def _key_points(self, references: list[str], progress: bool) -> dict[str, list[str] | Verdict]:
@@ -232,19 +279,29 @@ class Judge:
         truncated: set[str] = set()
         failures: dict[str, str] = {}
         if to_send:
-            sent, truncated, failures = asyncio.run(self._request_all([first[text] for text in to_send], progress))
+            sent, truncated, failures = asyncio.run(
+                self._request_all([first[text] for text in to_send], progress)
+            )
             replies.update(sent)
         self.cut_off |= truncated
         truncated = self.cut_off
-        verdicts = {text: judge_verdict(prompt, replies.get(text), failures.get(text), text in truncated)
-                    for text, prompt in first.items()}
+        verdicts = {
+            text: judge_verdict(prompt, replies.get(text), failures.get(text), text in truncated)
+            for text, prompt in first.items()
+        }
         for text, reason in self.second_ask_failures.items():
             if text in verdicts and verdicts[text].parts is None:
-                verdicts[text] = Verdict(None, verdicts[text].reply, f"{verdicts[text].reason}; second ask failed ({reason})")
+                verdicts[text] = Verdict(
+                    None,
+                    verdicts[text].reply,
+                    f"{verdicts[text].reason}; second ask failed ({reason})",
+                )
         for text, prompt in first.items():
             if prompt.metric == SECTION_JUDGE and verdicts[text].score is not None:
                 verdicts[text] = weighted_verdict(verdicts[text], self.weighted.get(text))
-                self.stats.section_ratings["probability-weighted" if text in self.weighted else "plain"] += 1
+                self.stats.section_ratings[
+                    "probability-weighted" if text in self.weighted else "plain"
+                ] += 1
         return verdicts
 
     async def _request_all(
@@ -262,8 +319,12 @@ class Judge:
         async def one(prompt: JudgePrompt) -> None:
             text = prompt.text
             rated = prompt.metric == SECTION_JUDGE
-            result = await client.complete(text, max_tokens=config.max_tokens, temperature=0.0,
-                                           top_logprobs=RATING_ALTERNATIVES if rated else None)
+            result = await client.complete(
+                text,
+                max_tokens=config.max_tokens,
+                temperature=0.0,
+                top_logprobs=RATING_ALTERNATIVES if rated else None,
+            )
             self.stats.calls += 1
             if result.text is None:
                 failures[text] = error_reason(result.error or "unknown")
@@ -274,9 +335,13 @@ class Judge:
             penalty = 0.0
             usable = judge_verdict(prompt, reply, None, cut_off).parts is not None
             if cut_off and config.loop_penalty and not usable:
-                second = await client.complete(text, max_tokens=config.max_tokens, temperature=0.0,
-                                               top_logprobs=RATING_ALTERNATIVES if rated else None,
-                                               frequency_penalty=config.loop_penalty)
+                second = await client.complete(
+                    text,
+                    max_tokens=config.max_tokens,
+                    temperature=0.0,
+                    top_logprobs=RATING_ALTERNATIVES if rated else None,
+                    frequency_penalty=config.loop_penalty,
+                )
                 self.stats.calls += 1
                 self.stats.second_asks += 1
                 if second.text is None:
@@ -292,8 +357,11 @@ class Judge:
             if not usable:
                 return
             self.stats.second_ask_labels += bool(penalty)
-            weighted = (weighted_section_parts(reply, result.logprobs)
-                        if rated and result.logprobs else None)
+            weighted = (
+                weighted_section_parts(reply, result.logprobs)
+                if rated and result.logprobs
+                else None
+            )
             if weighted:
                 self.weighted[text] = weighted
             self.cache.put(

@@ -26,7 +26,9 @@ def _ungraded(verdict: Verdict, call: str) -> Verdict:
     return Verdict(None, verdict.reply, f"{verdict.reason} ({call})")
 
 
-def summary_verdict(prompt: JudgePrompt, key_points: list[str] | Verdict, verdicts: dict[str, Verdict]) -> Verdict:
+def summary_verdict(
+    prompt: JudgePrompt, key_points: list[str] | Verdict, verdicts: dict[str, Verdict]
+) -> Verdict:
     """The verdict of a ``summary_judge_helmet`` prompt from its calls' verdicts (by prompt text).
 
     ``key_points`` are the reference's key points, or the ungraded verdict of their extraction.
@@ -44,9 +46,14 @@ def summary_verdict(prompt: JudgePrompt, key_points: list[str] | Verdict, verdic
     precision = sentences["supported"] / sentences["n_sentences"]
     recall = points["supported_key_points"] / points["n_key_points"]
     parts = {
-        "fluency": sentences["fluency"], "precision": precision, "recall": recall, "f1": f1(precision, recall),
-        "supported": sentences["supported"], "n_sentences": sentences["n_sentences"],
-        "supported_key_points": points["supported_key_points"], "n_key_points": points["n_key_points"],
+        "fluency": sentences["fluency"],
+        "precision": precision,
+        "recall": recall,
+        "f1": f1(precision, recall),
+        "supported": sentences["supported"],
+        "n_sentences": sentences["n_sentences"],
+        "supported_key_points": points["supported_key_points"],
+        "n_key_points": points["n_key_points"],
         "key_points": key_points,
     }
     reply = f"[precision]\n{precision_verdict.reply}\n\n[recall]\n{recall_verdict.reply}"

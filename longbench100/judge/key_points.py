@@ -17,14 +17,25 @@ from longbench100.judge.parse import key_points_parts
 class KeyPointStore:
     """Key points by reference summary, for one judge and one data fingerprint."""
 
-    def __init__(self, model: str, *, base_url: str | None, max_tokens: int | None, data_fingerprint: str | None,
-                 root: Path | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None,
+        max_tokens: int | None,
+        data_fingerprint: str | None,
+        root: Path | None = None,
+    ) -> None:
         self.data_fingerprint = data_fingerprint
-        self.entries = JudgeCache(model, root or cache_dir() / "key_points", base_url=base_url, max_tokens=max_tokens)
+        self.entries = JudgeCache(
+            model, root or cache_dir() / "key_points", base_url=base_url, max_tokens=max_tokens
+        )
 
     def _key(self, reference: str) -> str:
         """The entry key of one reference: the reference text and the data fingerprint."""
-        return json.dumps({"data_fingerprint": self.data_fingerprint, "reference": reference}, sort_keys=True)
+        return json.dumps(
+            {"data_fingerprint": self.data_fingerprint, "reference": reference}, sort_keys=True
+        )
 
     def get(self, reference: str) -> list[str] | None:
         """The stored key points of ``reference``, or ``None`` when none are stored (or the entry is unreadable)."""
@@ -34,5 +45,8 @@ class KeyPointStore:
 
     def put(self, reference: str, key_points: list[str]) -> None:
         """Store the key points of ``reference`` (atomically)."""
-        self.entries.put(self._key(reference), json.dumps({"key_points": key_points}, ensure_ascii=False),
-                         data_fingerprint=self.data_fingerprint)
+        self.entries.put(
+            self._key(reference),
+            json.dumps({"key_points": key_points}, ensure_ascii=False),
+            data_fingerprint=self.data_fingerprint,
+        )

@@ -20,10 +20,14 @@ from typing import Final, Literal
 import json5
 
 _SCALE = r"(?:\W{0,4}?[(\[]\s*\d\s*(?:-|–|to|/)\s*\d\s*[)\]])?"
-_NUMBERED_LINE = re.compile(r"^[^\w\n]*(?:(?:sentence|key[\s_-]*point|point)\s*#?\s*(\d+)\b|\[\s*(\d+)\s*\]|(\d+)\s*[.):\u2013-])", re.IGNORECASE)
+_NUMBERED_LINE = re.compile(
+    r"^[^\w\n]*(?:(?:sentence|key[\s_-]*point|point)\s*#?\s*(\d+)\b|\[\s*(\d+)\s*\]|(\d+)\s*[.):\u2013-])",
+    re.IGNORECASE,
+)
 _VERDICT_WORD = re.compile(r"\b(?:(not[\s_-]+)|(un))?supported\b", re.IGNORECASE)
 _SUPPORTED_LIST = re.compile(
-    r"\b(?:(not[\s_-]+)|(un))?supported\b(?:\s+sentences?)?[^\w\[]{0,6}\[([\d,\s]*)\]", re.IGNORECASE
+    r"\b(?:(not[\s_-]+)|(un))?supported\b(?:\s+sentences?)?[^\w\[]{0,6}\[([\d,\s]*)\]",
+    re.IGNORECASE,
 )
 # a bare "supported" right after a negation ("is not fully supported", "can't be supported") is a "no"
 _NEGATED = re.compile(
@@ -81,7 +85,12 @@ def _decode(piece: str) -> object:
         return json.loads(piece)
     except ValueError:
         pass
-    for candidate in (piece, _PYTHON_LITERALS.sub(lambda match: {"True": "true", "False": "false"}.get(match[1], "null"), piece)):
+    for candidate in (
+        piece,
+        _PYTHON_LITERALS.sub(
+            lambda match: {"True": "true", "False": "false"}.get(match[1], "null"), piece
+        ),
+    ):
         try:
             return json5.loads(candidate)
         except ValueError:
@@ -100,7 +109,7 @@ def json_values(text: str) -> list[object]:
         end = _balanced_end(text, match.start())
         if end is None:
             continue
-        value = _decode(text[match.start():end])
+        value = _decode(text[match.start() : end])
         if isinstance(value, (dict, list)):
             values.append(value)
     return values
@@ -151,7 +160,9 @@ def _labelled_integer(text: str, label: str) -> int | None:
     return int(found[-1]) if found else None
 
 
-def _fluency_and_correctness(reply: str, read_fluency: Callable[[object], int | None]) -> tuple[int | None, int | None]:
+def _fluency_and_correctness(
+    reply: str, read_fluency: Callable[[object], int | None]
+) -> tuple[int | None, int | None]:
     """Fluency and correctness from the last JSON object holding both (fluency read by ``read_fluency``),
     else from ``Fluency: N`` / ``Correctness: N`` labels; ``None`` where absent. Ranges are the caller's."""
     found = _last_object_with(reply, ("fluency", "correctness"))
@@ -218,7 +229,7 @@ def _sentence_verdicts(lines: list[str]) -> dict[int, bool] | _Ambiguous:
         if numbered is None:
             continue
         number = int(next(group for group in numbered.groups() if group is not None))
-        verdict = _line_verdict(line[numbered.end():])
+        verdict = _line_verdict(line[numbered.end() :])
         if verdict is None:
             continue
         if verdict is _AMBIGUOUS or verdicts.get(number, verdict) != verdict:
@@ -227,8 +238,9 @@ def _sentence_verdicts(lines: list[str]) -> dict[int, bool] | _Ambiguous:
     return verdicts
 
 
-def _listed(lines: list[str],
-            n_sentences: int) -> tuple[set[int] | None, set[int] | None] | _Ambiguous:
+def _listed(
+    lines: list[str], n_sentences: int
+) -> tuple[set[int] | None, set[int] | None] | _Ambiguous:
     """The sets from ``Supported: [1, 3]`` and ``Not supported: [2]`` lines (``None`` when absent).
 
     ``_AMBIGUOUS`` when a list holds a number outside 1..n, is hedged, or two lists of one kind differ.
@@ -240,14 +252,17 @@ def _listed(lines: list[str],
         for match in _SUPPORTED_LIST.finditer(line):
             polarity = _polarity(match, line[: match.start()])
             numbers = [_integer(item) for item in match.group(3).replace(",", " ").split()]
-            in_range = [number for number in numbers
-                        if number is not None and 1 <= number <= n_sentences]
+            in_range = [
+                number for number in numbers if number is not None and 1 <= number <= n_sentences
+            ]
             if polarity is _AMBIGUOUS or len(in_range) != len(numbers):
                 return _AMBIGUOUS
             found[polarity].add(frozenset(in_range))
     if len(found[True]) > 1 or len(found[False]) > 1:
         return _AMBIGUOUS
-    supported, unsupported = (set(next(iter(found[key]))) if found[key] else None for key in (True, False))
+    supported, unsupported = (
+        set(next(iter(found[key]))) if found[key] else None for key in (True, False)
+    )
     return supported, unsupported
 
 
@@ -334,7 +349,14 @@ def key_points_parts(reply: str) -> dict | None:
     if found is not None:
         points = _key_point_list(found["key_points"])
     else:
-        points = next((listed for value in reversed(json_values(reply)) if (listed := _key_point_list(value))), None)
+        points = next(
+            (
+                listed
+                for value in reversed(json_values(reply))
+                if (listed := _key_point_list(value))
+            ),
+            None,
+        )
     return None if points is None else {"key_points": points}
 
 
@@ -354,8 +376,11 @@ def section_parts(reply: str) -> dict | None:
     """``{"consistency", "relevance", "faithfulness"}`` (1-5 each) from a reply: the last JSON object with all
     three, else ``Consistency: 4`` style labels; ``None`` when one is missing or out of range."""
     found = _last_object_with(reply, SECTION_CRITERIA)
-    values = ([_integer(found[name]) for name in SECTION_CRITERIA] if found is not None
-              else [_labelled_integer(reply, name) for name in SECTION_CRITERIA])
+    values = (
+        [_integer(found[name]) for name in SECTION_CRITERIA]
+        if found is not None
+        else [_labelled_integer(reply, name) for name in SECTION_CRITERIA]
+    )
     if any(value is None or not 1 <= value <= 5 for value in values):
         return None
     return dict(zip(SECTION_CRITERIA, values))
@@ -374,8 +399,11 @@ def weighted_section_parts(reply: str, tokens: list[dict]) -> dict | None:
     reply's ``logprobs.content``: the rating digit of each criterion in the reply's last verdict must be a token of
     its own, and the 1-5 digits among its alternatives are renormalised. ``None`` when that cannot be read for
     all three (the plain ratings are used then)."""
-    pieces = [piece for token in tokens
-              if isinstance(token, dict) and isinstance(piece := token.get("token"), str)]
+    pieces = [
+        piece
+        for token in tokens
+        if isinstance(token, dict) and isinstance(piece := token.get("token"), str)
+    ]
     if len(pieces) != len(tokens) or "".join(pieces) != reply:  # every token a dict with its text
         return None
     starts, offset = [], 0
@@ -391,11 +419,19 @@ def weighted_section_parts(reply: str, tokens: list[dict]) -> dict | None:
         index = max(i for i, start in enumerate(starts) if start <= position)
         if pieces[index].strip() != reply[position]:
             return None
-        alternatives = [(entry.get("token", "").strip(), entry.get("logprob")) for entry in tokens[index].get("top_logprobs") or []]
-        probabilities = {digit: math.exp(logprob) for digit, logprob in alternatives
-                         if digit in SCALE_DIGITS and digit and isinstance(logprob, (int, float))}
+        alternatives = [
+            (entry.get("token", "").strip(), entry.get("logprob"))
+            for entry in tokens[index].get("top_logprobs") or []
+        ]
+        probabilities = {
+            digit: math.exp(logprob)
+            for digit, logprob in alternatives
+            if digit in SCALE_DIGITS and digit and isinstance(logprob, (int, float))
+        }
         total = sum(probabilities.values())
         if total <= 0:
             return None
-        weighted[name] = round(sum(int(digit) * probability for digit, probability in probabilities.items()) / total, 4)
+        weighted[name] = round(
+            sum(int(digit) * probability for digit, probability in probabilities.items()) / total, 4
+        )
     return weighted

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import jinja2
 
-from longbench100.text.sentences import sentence_ends
 from longbench100.catalog.judge_styles import QA_HELMET, SUMMARY_HELMET
 from longbench100.text.answers import split_sentences, strip_reasoning
+from longbench100.text.sentences import sentence_ends
 
 RUBRIC_DIR = Path(__file__).resolve().parent / "rubrics"
 
@@ -58,20 +58,26 @@ def _template(name: str) -> jinja2.Template:
     return environment.get_template(name)
 
 
-def qa_prompt(question: str | None, answers: list[str], prediction: str, metric: str = "qa_judge") -> JudgePrompt | None:
+def qa_prompt(
+    question: str | None, answers: list[str], prediction: str, metric: str = "qa_judge"
+) -> JudgePrompt | None:
     """Return the QA rubric prompt of ``metric`` (``qa_judge`` or ``qa_judge_helmet``), or ``None`` when
     the answer is empty (it scores 0 without a judge)."""
     text = strip_reasoning(prediction)
     if not text:
         return None
-    rendered = _template(f"{metric}.jinja2").render(question=question or "(not recorded)", answers=answers, prediction=text)
+    rendered = _template(f"{metric}.jinja2").render(
+        question=question or "(not recorded)", answers=answers, prediction=text
+    )
     return JudgePrompt(metric, rendered)
 
 
 def _summary_rubric(instruction: str | None, reference: str, sentences: list[str]) -> str:
     """The ``summary_judge`` rubric over numbered sentences."""
     return _template("summary_judge.jinja2").render(
-        instruction=instruction or "Summarise the documents.", reference=reference, sentences=sentences
+        instruction=instruction or "Summarise the documents.",
+        reference=reference,
+        sentences=sentences,
     )
 
 
@@ -81,12 +87,16 @@ def summary_prompt(instruction: str | None, reference: str, prediction: str) -> 
     sentences = split_sentences(strip_reasoning(prediction))
     if not sentences:
         return None
-    return JudgePrompt("summary_judge", _summary_rubric(instruction, reference, sentences), len(sentences))
+    return JudgePrompt(
+        "summary_judge", _summary_rubric(instruction, reference, sentences), len(sentences)
+    )
 
 
 def section_prompt(section: str, summary: str) -> JudgePrompt:
     """The ETHIC rubric prompt for one section summary (consistency, relevance, faithfulness against the section)."""
-    return JudgePrompt(SECTION_JUDGE, _template(f"{SECTION_JUDGE}.jinja2").render(section=section, summary=summary))
+    return JudgePrompt(
+        SECTION_JUDGE, _template(f"{SECTION_JUDGE}.jinja2").render(section=section, summary=summary)
+    )
 
 
 def output_sentences(text: str) -> list[str]:
@@ -94,11 +104,15 @@ def output_sentences(text: str) -> list[str]:
     sentences = []
     for line in text.splitlines():
         starts = [0, *sentence_ends(line)]
-        sentences += [line[start:end].strip() for start, end in zip(starts, [*starts[1:], len(line)])]
+        sentences += [
+            line[start:end].strip() for start, end in zip(starts, [*starts[1:], len(line)])
+        ]
     return [sentence for sentence in sentences if sentence]
 
 
-def helmet_summary_prompt(instruction: str | None, reference: str, prediction: str) -> JudgePrompt | None:
+def helmet_summary_prompt(
+    instruction: str | None, reference: str, prediction: str
+) -> JudgePrompt | None:
     """Return the HELMET summary prompt (its precision call over :func:`output_sentences`, plus the reference
     and summary for its recall call), or ``None`` when the summary has no sentence (it scores 0 without a judge)."""
     summary = strip_reasoning(prediction)

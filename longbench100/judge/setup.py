@@ -11,14 +11,20 @@ instead of minutes of retries followed by a run whose judge tasks are all ungrad
 import httpx
 
 from longbench100.core.errors import UserError
-from longbench100.llm import client as llm_client
-from longbench100.llm.client import (TEST_PROMPT, _server_message, get_models, hung_server, is_hung,
-                                     send_test_request, served_model_ids)
 from longbench100.core.paths import CACHE_HINT, cache_dir
 from longbench100.folders.writable import ensure_writable_dir
 from longbench100.judge.grader import Judge
-from longbench100.llm.options import JudgeConfig
-from longbench100.llm.options import JudgeOptions
+from longbench100.llm import client as llm_client
+from longbench100.llm.client import (
+    TEST_PROMPT,
+    _server_message,
+    get_models,
+    hung_server,
+    is_hung,
+    send_test_request,
+    served_model_ids,
+)
+from longbench100.llm.options import JudgeConfig, JudgeOptions
 
 PREFLIGHT_PROMPT = TEST_PROMPT
 PREFLIGHT_TIMEOUT_S = 60.0
@@ -27,8 +33,9 @@ PREFLIGHT_TIMEOUT_S = 60.0
 _MODELS_SHOWN = 5
 
 
-def make_judge(options: JudgeOptions, data_fingerprint: str | None = None,
-               role: str = "judge") -> Judge | None:
+def make_judge(
+    options: JudgeOptions, data_fingerprint: str | None = None, role: str = "judge"
+) -> Judge | None:
     """Build the judge from the options, or ``None`` when no judge model is given (nothing is sent);
     ``data_fingerprint`` keys the key points it extracts (HELMET summaries); ``role`` names it on
     screen."""
@@ -40,11 +47,15 @@ def make_judge(options: JudgeOptions, data_fingerprint: str | None = None,
 def _key_hint(config: JudgeConfig, api_key_env: str, role: str) -> str:
     """What to do about a refused key."""
     if config.api_key is None:
-        return f"${api_key_env} is not set (--{role}-api-key-env names the variable holding the key)"
+        return (
+            f"${api_key_env} is not set (--{role}-api-key-env names the variable holding the key)"
+        )
     return f"check the key in ${api_key_env}"
 
 
-def _listed_models(config: JudgeConfig, api_key_env: str, timeout_s: float, role: str) -> list[str] | None:
+def _listed_models(
+    config: JudgeConfig, api_key_env: str, timeout_s: float, role: str
+) -> list[str] | None:
     """The model ids ``GET /models`` lists, or ``None`` when the server has no usable models route."""
     where = f"{role} server {config.base_url}"
     try:
@@ -53,15 +64,25 @@ def _listed_models(config: JudgeConfig, api_key_env: str, timeout_s: float, role
     except (httpx.HTTPError, httpx.InvalidURL) as error:
         if is_hung(error):
             raise hung_server(f"{role} server", config.base_url) from None
-        raise UserError(f"{where}: cannot reach it ({type(error).__name__}: {error or 'no detail'})") from None
+        raise UserError(
+            f"{where}: cannot reach it ({type(error).__name__}: {error or 'no detail'})"
+        ) from None
     if response.status_code in (401, 403):
         raise UserError(
             f"{where}: HTTP {response.status_code} ({_server_message(response)}); {_key_hint(config, api_key_env, role)}"
         )
-    return served_model_ids(response)  # None without a /models route (or not the OpenAI shape): the chat request decides
+    return served_model_ids(
+        response
+    )  # None without a /models route (or not the OpenAI shape): the chat request decides
 
 
-def check_judge(config: JudgeConfig, api_key_env: str, *, timeout_s: float = PREFLIGHT_TIMEOUT_S, role: str = "judge") -> list[str]:
+def check_judge(
+    config: JudgeConfig,
+    api_key_env: str,
+    *,
+    timeout_s: float = PREFLIGHT_TIMEOUT_S,
+    role: str = "judge",
+) -> list[str]:
     """Check that the judge (or another model ``role``: "evaluator") answers; raise :class:`UserError` with the reason when it does not.
 
     ``role`` names the model in messages and the options they point to (``--<role>-api-key-env``, ``--<role>-base-url``).
@@ -74,19 +95,30 @@ def check_judge(config: JudgeConfig, api_key_env: str, *, timeout_s: float = PRE
     listed = _listed_models(config, api_key_env, timeout_s, role)
     result = send_test_request(config.base_url, config.model, config.api_key, f"{role} server")
     unlisted = listed is not None and config.model not in listed
-    shown = ", ".join(listed[:_MODELS_SHOWN]) + (", ..." if listed and len(listed) > _MODELS_SHOWN else "") if listed else ""
+    shown = (
+        ", ".join(listed[:_MODELS_SHOWN])
+        + (", ..." if listed and len(listed) > _MODELS_SHOWN else "")
+        if listed
+        else ""
+    )
     if result.text is None:
         error = result.error or "unknown error"
         hints = []
         if error.startswith(("HTTP 401", "HTTP 403")):
             hints.append(_key_hint(config, api_key_env, role))
         if unlisted and error.startswith(("HTTP 400", "HTTP 404")):
-            hints.append(f"the server does not list model {config.model!r} (it lists: {shown or 'none'})")
+            hints.append(
+                f"the server does not list model {config.model!r} (it lists: {shown or 'none'})"
+            )
         elif error.startswith("HTTP 404"):
             hints.append(f"is --{role}-base-url the API root (usually ending in /v1)?")
         hint = f"; {'; '.join(hints)}" if hints else ""
-        raise UserError(f"{role} {config.model} at {config.base_url}: test request failed: {error}{hint}")
+        raise UserError(
+            f"{role} {config.model} at {config.base_url}: test request failed: {error}{hint}"
+        )
     if unlisted:
-        return [f"note: {role} server does not list model {config.model!r} (it lists: {shown or 'none'}), "
-                "but it answered a test request"]
+        return [
+            f"note: {role} server does not list model {config.model!r} (it lists: {shown or 'none'}), "
+            "but it answered a test request"
+        ]
     return []

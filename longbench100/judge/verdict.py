@@ -2,11 +2,22 @@
 
 from dataclasses import dataclass
 
-from longbench100.judge.coverage_rubric import COVERAGE_METRIC, coverage_parts, coverage_score
-from longbench100.judge.annotation_rubric import ANNOTATION_KINDS, read_annotation
-from longbench100.judge.parse import section_parts, section_score, helmet_qa_parts, helmet_qa_score, key_points_parts, qa_parts, qa_score, recall_parts, summary_parts, summary_score
-from longbench100.judge.prompts import KEY_POINT_RECALL, KEY_POINTS, SECTION_JUDGE, JudgePrompt
 from longbench100.catalog.judge_styles import QA_HELMET
+from longbench100.judge.annotation_rubric import ANNOTATION_KINDS, read_annotation
+from longbench100.judge.coverage_rubric import COVERAGE_METRIC, coverage_parts, coverage_score
+from longbench100.judge.parse import (
+    helmet_qa_parts,
+    helmet_qa_score,
+    key_points_parts,
+    qa_parts,
+    qa_score,
+    recall_parts,
+    section_parts,
+    section_score,
+    summary_parts,
+    summary_score,
+)
+from longbench100.judge.prompts import KEY_POINT_RECALL, KEY_POINTS, SECTION_JUDGE, JudgePrompt
 
 
 @dataclass(frozen=True)
@@ -59,13 +70,21 @@ def verdict_score(prompt: JudgePrompt, parts: dict) -> float:
     return summary_score(parts)
 
 
-def judge_verdict(prompt: JudgePrompt, reply: str | None, failure: str | None, truncated: bool) -> Verdict:
+def judge_verdict(
+    prompt: JudgePrompt, reply: str | None, failure: str | None, truncated: bool
+) -> Verdict:
     """Judge one reply: a failed request, a cut-off reply or an unparsable one is ungraded, with its reason."""
     if reply is None:
         return Verdict(None, None, f"request failed ({failure or 'unknown'})")
-    if truncated and prompt.metric in ANNOTATION_KINDS:  # an annotation keeps what a cut-off reply completed
+    if (
+        truncated and prompt.metric in ANNOTATION_KINDS
+    ):  # an annotation keeps what a cut-off reply completed
         parts = read_annotation(prompt.metric, reply, prompt.reference, cut_off=True)
-        return Verdict(1.0, reply, parts=parts) if parts is not None else Verdict(None, reply, "truncated reply")
+        return (
+            Verdict(1.0, reply, parts=parts)
+            if parts is not None
+            else Verdict(None, reply, "truncated reply")
+        )
     if truncated:
         return Verdict(None, reply, "truncated reply")
     parts = verdict_parts(prompt, reply)
@@ -78,4 +97,9 @@ def weighted_verdict(verdict: Verdict, weighted: dict | None) -> Verdict:
     """A section verdict scored from its probability-weighted ratings when the server sent logprobs, else as it is."""
     if weighted is None or verdict.parts is None:
         return verdict
-    return Verdict(section_score(weighted), verdict.reply, verdict.reason, {**verdict.parts, "weighted": weighted})
+    return Verdict(
+        section_score(weighted),
+        verdict.reply,
+        verdict.reason,
+        {**verdict.parts, "weighted": weighted},
+    )

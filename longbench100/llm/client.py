@@ -35,7 +35,9 @@ import httpx
 from longbench100.core.errors import UserError
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
-RATE_LIMITED = frozenset(f"HTTP {status}" for status in RETRYABLE_STATUS)  # busy, not broken: never stops a run early
+RATE_LIMITED = frozenset(
+    f"HTTP {status}" for status in RETRYABLE_STATUS
+)  # busy, not broken: never stops a run early
 MAX_BACKOFF_S = 60.0
 MAX_RETRY_AFTER_S = 300.0
 _MESSAGE_LIMIT = 500
@@ -137,8 +139,9 @@ def _timeouts(timeout_s: float) -> httpx.Timeout:
     return httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_S))
 
 
-def get_models(base_url: str, api_key: str | None,
-               timeout_s: float | None = None) -> httpx.Response:
+def get_models(
+    base_url: str, api_key: str | None, timeout_s: float | None = None
+) -> httpx.Response:
     """``GET {base_url}/models`` with the key as a bearer token, the whole answer within
     ``timeout_s`` (default :data:`PROBE_TIMEOUT_S`; httpx errors propagate to the caller, a trickle
     past the deadline is an ``httpx.ReadTimeout``)."""
@@ -151,12 +154,17 @@ def get_models(base_url: str, api_key: str | None,
             for chunk in response.iter_bytes():
                 body += chunk
                 if time.monotonic() > deadline:
-                    raise httpx.ReadTimeout(f"no complete answer within {timeout_s:g} s",
-                                            request=response.request)
-    kept = {key: value for key, value in response.headers.items()
-            if key.lower() not in ("content-encoding", "content-length", "transfer-encoding")}
-    return httpx.Response(response.status_code, headers=kept, content=body,
-                          request=response.request)
+                    raise httpx.ReadTimeout(
+                        f"no complete answer within {timeout_s:g} s", request=response.request
+                    )
+    kept = {
+        key: value
+        for key, value in response.headers.items()
+        if key.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+    }
+    return httpx.Response(
+        response.status_code, headers=kept, content=body, request=response.request
+    )
 
 
 def is_hung(error: Exception) -> bool:
@@ -168,9 +176,11 @@ def is_hung(error: Exception) -> bool:
 def hung_server(who: str, base_url: str) -> UserError:
     """The one-line error for a server that accepts connections but does not answer ``GET /models``
     in time."""
-    return UserError(f"{who} at {base_url} accepted the connection but gave no complete answer to "
-                     f"GET /models in time ({PROBE_TIMEOUT_S:g} s): is it hung, or busy with an "
-                     "earlier request? check it, then rerun")
+    return UserError(
+        f"{who} at {base_url} accepted the connection but gave no complete answer to "
+        f"GET /models in time ({PROBE_TIMEOUT_S:g} s): is it hung, or busy with an "
+        "earlier request? check it, then rerun"
+    )
 
 
 def refuse_hung_server(base_url: str, model: str, api_key: str | None, who: str) -> None:
@@ -194,26 +204,45 @@ def is_timeout(error: str) -> bool:
 
 async def _ask_once(client_args: dict, mode: str, extras: RequestExtras) -> CompletionResult:
     """Send :data:`TEST_PROMPT` for one token, within :data:`TEST_REQUEST_TIMEOUT_S` in all."""
-    async with LLMClient(**client_args, mode=mode, extras=extras, concurrency=1,
-                         timeout_s=TEST_REQUEST_TIMEOUT_S, max_retries=1, backoff_base_s=0.5,
-                         retry_timeouts=False) as client:
+    async with LLMClient(
+        **client_args,
+        mode=mode,
+        extras=extras,
+        concurrency=1,
+        timeout_s=TEST_REQUEST_TIMEOUT_S,
+        max_retries=1,
+        backoff_base_s=0.5,
+        retry_timeouts=False,
+    ) as client:
         return await client.complete(TEST_PROMPT, max_tokens=1, temperature=0.0)
 
 
-def send_test_request(base_url: str, model: str, api_key: str | None, who: str, *,
-                      mode: str = "chat", extras: RequestExtras | None = None) -> CompletionResult:
+def send_test_request(
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    who: str,
+    *,
+    mode: str = "chat",
+    extras: RequestExtras | None = None,
+) -> CompletionResult:
     """Before real work: send one one-token test request, telling on stderr what is waited for, and
     raise the one-line :class:`UserError` when the server gives no complete answer within
     :data:`TEST_REQUEST_TIMEOUT_S` (a hung or trickling server; never retried). Any other outcome is
     returned for the caller to judge."""
-    print(f"{who}: one-token test request to {base_url} (up to {TEST_REQUEST_TIMEOUT_S:g} s)",
-          file=sys.stderr, flush=True)
+    print(
+        f"{who}: one-token test request to {base_url} (up to {TEST_REQUEST_TIMEOUT_S:g} s)",
+        file=sys.stderr,
+        flush=True,
+    )
     client_args = {"base_url": base_url, "model": model, "api_key": api_key}
     result = asyncio.run(_ask_once(client_args, mode, extras or RequestExtras()))
     if result.error is not None and is_timeout(result.error):
-        raise UserError(f"{who} at {base_url} accepted the connection but gave no complete "
-                        f"answer to a one-token test request within {TEST_REQUEST_TIMEOUT_S:g} s: "
-                        "is it hung, or busy with an earlier request? check it, then rerun")
+        raise UserError(
+            f"{who} at {base_url} accepted the connection but gave no complete "
+            f"answer to a one-token test request within {TEST_REQUEST_TIMEOUT_S:g} s: "
+            "is it hung, or busy with an earlier request? check it, then rerun"
+        )
     return result
 
 
@@ -242,7 +271,10 @@ class RequestExtras:
     def apply(self, body: dict) -> dict:
         """Return ``body`` with these fields added (a system message goes first in ``messages``)."""
         if self.system_prompt is not None:
-            body["messages"] = [{"role": "system", "content": self.system_prompt}, *body["messages"]]
+            body["messages"] = [
+                {"role": "system", "content": self.system_prompt},
+                *body["messages"],
+            ]
         if self.top_p is not None:
             body["top_p"] = self.top_p
         if self.stop:
@@ -332,7 +364,9 @@ class LLMClient:
         if extras.system_prompt is not None and mode != "chat":
             raise ValueError("a system prompt needs chat mode")
         if OWN_KEYS & set(extras.extra_body):
-            raise ValueError(f"extra_body may not set {', '.join(sorted(OWN_KEYS & set(extras.extra_body)))}")
+            raise ValueError(
+                f"extra_body may not set {', '.join(sorted(OWN_KEYS & set(extras.extra_body)))}"
+            )
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if max_retries < 0:
@@ -345,7 +379,9 @@ class LLMClient:
         self.timeout_s = timeout_s
         self.retry_unreachable = retry_unreachable  # False: a refused connection fails at once (another server can take it)
         self.retry_timeouts = retry_timeouts  # False: no answer in time fails at once
-        self.url = base_url.rstrip("/") + ("/chat/completions" if mode == "chat" else "/completions")
+        self.url = base_url.rstrip("/") + (
+            "/chat/completions" if mode == "chat" else "/completions"
+        )
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._semaphore = asyncio.Semaphore(concurrency)
         self._answered = False  # whether any attempt got a 200 answer
@@ -359,7 +395,11 @@ class LLMClient:
 
     @classmethod
     def from_settings(
-        cls, settings: ClientSettings, *, mode: str = "chat", extras: RequestExtras = RequestExtras(),
+        cls,
+        settings: ClientSettings,
+        *,
+        mode: str = "chat",
+        extras: RequestExtras = RequestExtras(),
         retry_unreachable: bool = True,
     ) -> LLMClient:
         """A client for the endpoint, model, key, concurrency, timeout and retry settings of a run's config."""
@@ -388,7 +428,9 @@ class LLMClient:
         """Close the underlying connection pool; the client cannot be used afterwards."""
         await self._http.aclose()
 
-    def _body(self, prompt: str, max_tokens: int, temperature: float, top_logprobs: int | None = None) -> dict:
+    def _body(
+        self, prompt: str, max_tokens: int, temperature: float, top_logprobs: int | None = None
+    ) -> dict:
         """Return the JSON request body for one prompt (asking for token log-probabilities with ``top_logprobs``)."""
         body: dict = {"model": self.model, "max_tokens": max_tokens, "temperature": temperature}
         if top_logprobs and self.mode == "chat":
@@ -407,12 +449,20 @@ class LLMClient:
             text = choice["message"].get("content") if self.mode == "chat" else choice["text"]
             finish_reason = choice.get("finish_reason")
             usage = data.get("usage") or {}
-            logprobs = (choice.get("logprobs") or {}).get("content") if isinstance(choice.get("logprobs"), dict) else None
+            logprobs = (
+                (choice.get("logprobs") or {}).get("content")
+                if isinstance(choice.get("logprobs"), dict)
+                else None
+            )
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             snippet = " ".join(response.text.split())[:200]
-            if snippet.startswith("<"):  # a web page (a proxy, a login wall, the wrong port), not an API answer
+            if snippet.startswith(
+                "<"
+            ):  # a web page (a proxy, a login wall, the wrong port), not an API answer
                 return self._failure(f"HTML reply: {snippet!r}", latency_s, attempts)
-            return self._failure(f"bad response: {type(exc).__name__} reading {snippet!r}", latency_s, attempts)
+            return self._failure(
+                f"bad response: {type(exc).__name__} reading {snippet!r}", latency_s, attempts
+            )
         return CompletionResult(
             text="" if text is None else str(text),
             finish_reason=finish_reason,
@@ -439,9 +489,12 @@ class LLMClient:
             return
         self._early_errors.append(error)
         if len(self._early_errors) >= BROKEN_AFTER and len(set(self._early_errors)) == 1:
-            raise ServerBroken(f"the server at {self.url} failed the first {len(self._early_errors)} attempts the same "
-                               f"way ({error}); stopped instead of retrying every request: check the server and the "
-                               "model name, then rerun the same command (finished work is kept)", error)
+            raise ServerBroken(
+                f"the server at {self.url} failed the first {len(self._early_errors)} attempts the same "
+                f"way ({error}); stopped instead of retrying every request: check the server and the "
+                "model name, then rerun the same command (finished work is kept)",
+                error,
+            )
 
     def _backoff(self, retry: int, retry_after: float | None) -> float:
         """Return how long to wait before retry number ``retry`` (0-based): Retry-After, else full jitter."""
@@ -449,8 +502,15 @@ class LLMClient:
             return retry_after
         return random.uniform(0.0, min(MAX_BACKOFF_S, self.backoff_base_s * 2**retry))
 
-    async def complete(self, prompt: str, *, max_tokens: int, temperature: float = 0.0,
-                       top_logprobs: int | None = None, frequency_penalty: float = 0.0) -> CompletionResult:
+    async def complete(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        top_logprobs: int | None = None,
+        frequency_penalty: float = 0.0,
+    ) -> CompletionResult:
         """Send one prompt and return the answer, or a result with ``error`` set if it failed for good
         (``top_logprobs``: ask for that many alternatives per answer token, in chat mode; ``frequency_penalty``:
         OpenAI's, sent only when not 0)."""
@@ -469,10 +529,14 @@ class LLMClient:
                 except asyncio.TimeoutError:  # no whole answer in time (a trickle resets httpx's)
                     error = f"{TOTAL_TIMEOUT}: no complete answer within {self.timeout_s:g} s"
                     retryable = self.retry_timeouts
-                except httpx.TransportError as exc:  # connection errors and timeouts, but not a bad URL scheme
+                except (
+                    httpx.TransportError
+                ) as exc:  # connection errors and timeouts, but not a bad URL scheme
                     error = f"{type(exc).__name__}: {str(exc) or 'no detail'}"
                     unreachable = isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout))
-                    retryable = not isinstance(exc, httpx.UnsupportedProtocol) and (self.retry_unreachable or not unreachable)
+                    retryable = not isinstance(exc, httpx.UnsupportedProtocol) and (
+                        self.retry_unreachable or not unreachable
+                    )
                     retryable = retryable and (self.retry_timeouts or not is_hung(exc))
                 except (httpx.HTTPError, httpx.InvalidURL) as exc:  # retrying cannot help
                     error = f"{type(exc).__name__}: {str(exc) or 'no detail'}"
@@ -483,7 +547,9 @@ class LLMClient:
                         self._answered = True
                         return self._parse(response, latency_s, attempts)
                     error = f"HTTP {response.status_code}: {_server_message(response)}"
-                    retryable = response.status_code in RETRYABLE_STATUS or response.status_code >= 500
+                    retryable = (
+                        response.status_code in RETRYABLE_STATUS or response.status_code >= 500
+                    )
                     retry_after = parse_retry_after(response.headers.get("retry-after"))
             latency_s = time.perf_counter() - started
             if not (retry_after is not None or error.split(":")[0] in RATE_LIMITED):
@@ -491,5 +557,7 @@ class LLMClient:
             if not retryable:
                 return self._failure(error, latency_s, attempts)
             if attempts > self.max_retries:
-                return self._failure(f"{error} (gave up after {attempts} attempts)", latency_s, attempts)
+                return self._failure(
+                    f"{error} (gave up after {attempts} attempts)", latency_s, attempts
+                )
             await asyncio.sleep(self._backoff(attempts - 1, retry_after))

@@ -28,8 +28,16 @@ class JudgeOptions:
     """The frequency penalty of a second ask after a reply that ran to the budget with nothing usable (0: none)."""
 
     @classmethod
-    def for_annotator(cls, model: str | None, base_url: str = OPENAI_BASE_URL, *, api_key_env: str = "OPENAI_API_KEY",
-                      concurrency: int = 8, max_tokens: int = ANNOTATOR_MAX_TOKENS, loop_penalty: float = ANNOTATOR_LOOP_PENALTY) -> "JudgeOptions":
+    def for_annotator(
+        cls,
+        model: str | None,
+        base_url: str = OPENAI_BASE_URL,
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 8,
+        max_tokens: int = ANNOTATOR_MAX_TOKENS,
+        loop_penalty: float = ANNOTATOR_LOOP_PENALTY,
+    ) -> "JudgeOptions":
         """An annotator's settings, with ``generate``'s defaults: a judge's, with a shorter reply budget
         (:data:`ANNOTATOR_MAX_TOKENS`) and the second ask for replies that loop to it (frequency penalty
         :data:`ANNOTATOR_LOOP_PENALTY`; 0 turns it off)."""
@@ -40,8 +48,14 @@ class JudgeOptions:
         if not self.model:
             raise ValueError("no judge model")
         api_key = os.environ.get(self.api_key_env) or None
-        return JudgeConfig(self.model, self.base_url, api_key, concurrency=self.concurrency, max_tokens=self.max_tokens,
-                           loop_penalty=self.loop_penalty)
+        return JudgeConfig(
+            self.model,
+            self.base_url,
+            api_key,
+            concurrency=self.concurrency,
+            max_tokens=self.max_tokens,
+            loop_penalty=self.loop_penalty,
+        )
 
 
 @dataclass(frozen=True)

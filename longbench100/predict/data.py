@@ -10,10 +10,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from longbench100.core.errors import UserError
-from longbench100.folders.layout import check_record, decode_json, open_data_folder
 from longbench100.core.digests import prompt_sha256
+from longbench100.core.errors import UserError
 from longbench100.core.lengths import canonical_label, parse_length
+from longbench100.folders.layout import check_record, decode_json, open_data_folder
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,9 @@ class Sample:
     id: str
     prompt: str
     closed_book_prompt: str | None
-    answer_tokens: int | None = None  # gold.answer_tokens: the answer room a task sized for this record
+    answer_tokens: int | None = (
+        None  # gold.answer_tokens: the answer room a task sized for this record
+    )
 
 
 def _canonical(label: str) -> str | None:
@@ -66,7 +68,9 @@ def _check_record(record: object, path: Path, line_no: int, task: str, label: st
         if not record.get(key):
             raise UserError(f"{where}: {key} is missing or empty")
     if record.get("task", task) != task:
-        raise UserError(f"{where}: record has task {record['task']!r} but lies in the {task!r} folder")
+        raise UserError(
+            f"{where}: record has task {record['task']!r} but lies in the {task!r} folder"
+        )
     if "label" in record and _canonical(str(record["label"])) != _canonical(label):
         raise UserError(f"{where}: record has label {record['label']!r} but lies in {path.name}")
     return record
@@ -85,12 +89,17 @@ def _index_file(path: Path, task: str, label: str) -> list[SampleRef]:
             record = _check_record(value, path, line_no, task, label)
             row = record["row"] if isinstance(record.get("row"), int) else len(refs)
             closed = record.get("closed_book_prompt")
-            fingerprints = prompt_sha256(record["prompt"]), None if closed is None else prompt_sha256(closed)
+            fingerprints = (
+                prompt_sha256(record["prompt"]),
+                None if closed is None else prompt_sha256(closed),
+            )
             refs.append(SampleRef(record["id"], task, label, path, start, row, *fingerprints))
     return refs
 
 
-def index_data(data_dir: Path, tasks: list[str] | None = None, labels: list[str] | None = None) -> list[SampleRef]:
+def index_data(
+    data_dir: Path, tasks: list[str] | None = None, labels: list[str] | None = None
+) -> list[SampleRef]:
     """Return references to the selected samples, in task order, then length order, then file order.
 
     ``tasks`` / ``labels`` of ``None`` take whatever the folder holds; a task or length named
@@ -98,21 +107,33 @@ def index_data(data_dir: Path, tasks: list[str] | None = None, labels: list[str]
     and line), duplicate ids or an empty selection.
     """
     if not data_dir.is_dir():
-        raise UserError(f"data folder {data_dir} does not exist (create it with `longbench100 generate --out`)")
-    wanted_labels = None if labels is None else {
-        canonical_label(parse_length(label)) for label in labels}
-    files = [ref for ref in open_data_folder(data_dir).files
-             if (tasks is None or ref.task in tasks)
-             and (wanted_labels is None or ref.label in wanted_labels)]
+        raise UserError(
+            f"data folder {data_dir} does not exist (create it with `longbench100 generate --out`)"
+        )
+    wanted_labels = (
+        None if labels is None else {canonical_label(parse_length(label)) for label in labels}
+    )
+    files = [
+        ref
+        for ref in open_data_folder(data_dir).files
+        if (tasks is None or ref.task in tasks)
+        and (wanted_labels is None or ref.label in wanted_labels)
+    ]
     for task in tasks or []:
         if not any(ref.task == task for ref in files):
-            raise UserError(f"no data for task {task} under {data_dir} (looked for {data_dir / task}/<length>.jsonl)")
+            raise UserError(
+                f"no data for task {task} under {data_dir} (looked for {data_dir / task}/<length>.jsonl)"
+            )
     if wanted_labels is not None:
         missing = sorted(wanted_labels - {ref.label for ref in files}, key=parse_length)
         if missing:
-            raise UserError(f"no data at length {', '.join(missing)} under {data_dir} for the selected tasks")
+            raise UserError(
+                f"no data at length {', '.join(missing)} under {data_dir} for the selected tasks"
+            )
     if not files:
-        raise UserError(f"no data files under {data_dir}: expected <task>/<length>.jsonl, e.g. kv_retrieval/8k.jsonl")
+        raise UserError(
+            f"no data files under {data_dir}: expected <task>/<length>.jsonl, e.g. kv_retrieval/8k.jsonl"
+        )
     refs: list[SampleRef] = []
     seen: dict[str, Path] = {}
     for file in files:
@@ -131,4 +152,9 @@ def load_sample(ref: SampleRef) -> Sample:
         handle.seek(ref.offset)
         record = json.loads(handle.readline())
     answer_tokens = (record.get("gold") or {}).get("answer_tokens")
-    return Sample(record["id"], record["prompt"], record.get("closed_book_prompt"), answer_tokens if isinstance(answer_tokens, int) else None)
+    return Sample(
+        record["id"],
+        record["prompt"],
+        record.get("closed_book_prompt"),
+        answer_tokens if isinstance(answer_tokens, int) else None,
+    )

@@ -50,9 +50,13 @@ class PredictOptions:
     timeout_s: float = 600.0
     max_retries: int = 6
     backoff_base_s: float = 1.0
-    progress: bool | None = None  # None: a bar on a terminal, plain progress lines elsewhere; False: nothing
+    progress: bool | None = (
+        None  # None: a bar on a terminal, plain progress lines elsewhere; False: nothing
+    )
     wait: bool = False  # wait for another run writing the same --out instead of refusing
-    more_base_urls: tuple[str, ...] = ()  # further servers of the same model: requests go to the least busy
+    more_base_urls: tuple[
+        str, ...
+    ] = ()  # further servers of the same model: requests go to the least busy
     # also predict the data's control twins (DATA/controls) into OUT/controls
     controls: bool = False
 
@@ -61,9 +65,17 @@ class PredictOptions:
         (their closed-book prompts are the real samples', so they are not asked again)."""
         folder = controls_folder(self.data_dir)
         if not folder.is_dir():
-            raise UserError(f"--controls: {self.data_dir} holds no control twins ({folder}); generate writes them "
-                            "unless --no-controls")
-        return replace(self, data_dir=folder, out_dir=controls_folder(self.out_dir), closed_book=False, controls=False)
+            raise UserError(
+                f"--controls: {self.data_dir} holds no control twins ({folder}); generate writes them "
+                "unless --no-controls"
+            )
+        return replace(
+            self,
+            data_dir=folder,
+            out_dir=controls_folder(self.out_dir),
+            closed_book=False,
+            controls=False,
+        )
 
     def servers(self) -> tuple[str, ...]:
         """Every server's API root, ``base_url`` first."""
@@ -71,7 +83,9 @@ class PredictOptions:
 
     def extras(self) -> RequestExtras:
         """The request fields beyond prompt, ``max_tokens`` and ``temperature``."""
-        return RequestExtras(self.system_prompt, self.top_p, tuple(self.stop), dict(self.extra_body))
+        return RequestExtras(
+            self.system_prompt, self.top_p, tuple(self.stop), dict(self.extra_body)
+        )
 
 
 SETTING_FLAGS = {
@@ -114,7 +128,9 @@ def check_options(options: PredictOptions) -> None:
     if options.mode not in ("chat", "completion"):
         raise UserError(f"bad --mode {options.mode!r}: use chat or completion")
     if options.system_prompt is not None and options.mode != "chat":
-        raise UserError("--system-prompt needs --mode chat (in completion mode, put it in the prompt template)")
+        raise UserError(
+            "--system-prompt needs --mode chat (in completion mode, put it in the prompt template)"
+        )
     for value, flag in ((options.temperature, "--temperature"), (options.timeout_s, "--timeout")):
         if not math.isfinite(value):
             raise UserError(f"bad {flag} {value}: use a finite number")
@@ -146,5 +162,7 @@ def parse_extra_body(text: str | None) -> dict[str, Any]:
     except ValueError as error:
         raise UserError(f"bad --extra-body {text!r}: not valid JSON ({error})") from None
     if not isinstance(value, dict):
-        raise UserError(f"bad --extra-body {text!r}: expected a JSON object, e.g. '{{\"top_k\": 20}}'")
+        raise UserError(
+            f"bad --extra-body {text!r}: expected a JSON object, e.g. '{{\"top_k\": 20}}'"
+        )
     return value

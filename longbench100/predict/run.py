@@ -28,19 +28,32 @@ from dataclasses import replace
 
 import httpx
 
-from longbench100.folders.layout import first_rows
+from longbench100.catalog.task_info import answer_room
 from longbench100.core.errors import UserError
 from longbench100.core.interrupts import Interrupted
-from longbench100.llm.client import (CompletionResult, LLMClient, ServerBroken, error_reason,
-                                     get_models, hung_server, is_hung, send_test_request,
-                                     served_model_ids)
-from longbench100.folders.data_records import manifest_sha256
-from longbench100.catalog.task_info import answer_room
-from longbench100.folders.lock import output_lock
-from longbench100.folders.guard import guard_output_dir, mark_folder
 from longbench100.core.progress import progress_bar
+from longbench100.folders.data_records import manifest_sha256
+from longbench100.folders.guard import guard_output_dir, mark_folder
+from longbench100.folders.layout import first_rows
+from longbench100.folders.lock import output_lock
+from longbench100.llm.client import (
+    CompletionResult,
+    LLMClient,
+    ServerBroken,
+    error_reason,
+    get_models,
+    hung_server,
+    is_hung,
+    send_test_request,
+    served_model_ids,
+)
 from longbench100.predict.data import SampleRef, index_data, load_sample
-from longbench100.predict.options import PredictOptions, changed_settings, check_options, request_settings
+from longbench100.predict.options import (
+    PredictOptions,
+    changed_settings,
+    check_options,
+    request_settings,
+)
 from longbench100.predict.servers import ServerPool
 from longbench100.predict.store import PredictionStore
 from longbench100.predict.summary import RunSummary, by_count
@@ -52,8 +65,14 @@ def check_servers(options: PredictOptions) -> None:
     for url in options.servers():
         check_server(replace(options, base_url=url, more_base_urls=()))
     for url in options.servers():
-        send_test_request(url, options.model, options.api_key, "the server", mode=options.mode,
-                          extras=options.extras())
+        send_test_request(
+            url,
+            options.model,
+            options.api_key,
+            "the server",
+            mode=options.mode,
+            extras=options.extras(),
+        )
 
 
 def check_server(options: PredictOptions) -> None:
@@ -68,16 +87,22 @@ def check_server(options: PredictOptions) -> None:
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         if is_hung(exc):  # not "a server without /models": one that accepts and never answers
             raise hung_server("the server", options.base_url) from None
-        raise UserError(f"cannot reach the server at {options.base_url} ({type(exc).__name__}: {exc})") from None
+        raise UserError(
+            f"cannot reach the server at {options.base_url} ({type(exc).__name__}: {exc})"
+        ) from None
     if response.status_code in (401, 403):
-        raise UserError(f"the server at {options.base_url} refused the API key (HTTP {response.status_code})")
+        raise UserError(
+            f"the server at {options.base_url} refused the API key (HTTP {response.status_code})"
+        )
     if response.status_code == 404 and _v1_answers(options):
         raise UserError(f"the server answered 404 at {url}: {v1_hint(options.base_url)}")
     if response.status_code != 200:
         return
     served = served_model_ids(response)
     if served and options.model not in served:
-        raise UserError(f"model {options.model!r} is not served at {options.base_url}; it serves: {', '.join(served)}")
+        raise UserError(
+            f"model {options.model!r} is not served at {options.base_url}; it serves: {', '.join(served)}"
+        )
 
 
 def v1_hint(base_url: str) -> str:
@@ -131,7 +156,10 @@ LOST_AFTER_DROPS = 3
 
 def _data_changed(record: dict, ref: SampleRef) -> bool:
     """Whether a record answers other prompts than the data now holds (records without fingerprints never do)."""
-    current = {"prompt_sha256": ref.prompt_sha256, "closed_book_prompt_sha256": ref.closed_book_prompt_sha256}
+    current = {
+        "prompt_sha256": ref.prompt_sha256,
+        "closed_book_prompt_sha256": ref.closed_book_prompt_sha256,
+    }
     return any(key in record and record[key] != value for key, value in current.items())
 
 
@@ -139,7 +167,9 @@ def _is_finished(record: dict, ref: SampleRef, options: PredictOptions) -> bool:
     """Whether an existing record settles its sample for this run."""
     if record.get("error") is not None:
         return not options.retry_failed
-    return not (options.closed_book and ref.has_closed_book and record.get("closed_book_prediction") is None)
+    return not (
+        options.closed_book and ref.has_closed_book and record.get("closed_book_prediction") is None
+    )
 
 
 def plan(
@@ -158,7 +188,7 @@ def plan(
     for ref in refs:
         by_file.setdefault((ref.task, ref.label), []).append(ref)
     latest_by_file: dict[tuple[str, str], dict[str, dict]] = {}
-    for (task, label) in by_file:
+    for task, label in by_file:
         latest = {record["id"]: record for record in store.load(task, label)}
         for record in latest.values():
             if record.get("model") not in (None, options.model):
@@ -166,7 +196,11 @@ def plan(
                     f"{store.path(task, label)} holds predictions of model {record['model']!r}, not "
                     f"{options.model!r}: choose another --out for each model"
                 )
-            changed = changed_settings(record["request_settings"], settings) if "request_settings" in record else []
+            changed = (
+                changed_settings(record["request_settings"], settings)
+                if "request_settings" in record
+                else []
+            )
             if changed:
                 raise UserError(
                     f"{store.path(task, label)} holds predictions made with other {', '.join(changed)}: "
@@ -189,7 +223,9 @@ def plan(
     return todo
 
 
-def make_record(ref: SampleRef, run: dict, answer: CompletionResult, closed: CompletionResult | None) -> dict:
+def make_record(
+    ref: SampleRef, run: dict, answer: CompletionResult, closed: CompletionResult | None
+) -> dict:
     """Build the prediction record (docs/schema.md keys first, then run details) for one sample.
 
     ``run`` holds what every record of the run shares: ``model``, ``data_manifest_sha256`` and
@@ -244,10 +280,14 @@ async def _predict_one(
     """Send one sample's prompt (and closed-book prompt) and return its record and the raw results."""
     sample = load_sample(ref)
     max_tokens = answer_room(ref.task, sample.answer_tokens, options.max_new_tokens)
-    requests = [client.complete(sample.prompt, max_tokens=max_tokens, temperature=options.temperature)]
+    requests = [
+        client.complete(sample.prompt, max_tokens=max_tokens, temperature=options.temperature)
+    ]
     if options.closed_book and sample.closed_book_prompt is not None:
         requests.append(
-            client.complete(sample.closed_book_prompt, max_tokens=max_tokens, temperature=options.temperature)
+            client.complete(
+                sample.closed_book_prompt, max_tokens=max_tokens, temperature=options.temperature
+            )
         )
     results = list(await asyncio.gather(*requests))
     record = make_record(ref, run, results[0], results[1] if len(results) > 1 else None)
@@ -255,7 +295,11 @@ async def _predict_one(
 
 
 async def _run_all(
-    todo: list[SampleRef], store: PredictionStore, options: PredictOptions, run: dict, summary: RunSummary
+    todo: list[SampleRef],
+    store: PredictionStore,
+    options: PredictOptions,
+    run: dict,
+    summary: RunSummary,
 ) -> None:
     """Send every sample in ``todo`` with at most ``options.concurrency`` requests in flight."""
     next_refs: Iterator[SampleRef] = iter(todo)
@@ -293,7 +337,9 @@ async def _run_all(
                 pool.finish(client)
             errors = [result.error for result in results if result.error is not None]
             lost = next((error for error in errors if error_reason(error) in CONNECT_ERRORS), None)
-            if lost is None:  # a request that never reached the server says nothing about the sample
+            if (
+                lost is None
+            ):  # a request that never reached the server says nothing about the sample
                 return record, results
             if pool.size == 1:
                 raise ServerLost(lost)
@@ -307,22 +353,35 @@ async def _run_all(
             if dropped:
                 held.append((ref, record, results))
                 if len(held) >= LOST_AFTER_DROPS:
-                    raise ServerLost(f"{len(held)} samples in a row got no answer, the last: {dropped[0]}")
+                    raise ServerLost(
+                        f"{len(held)} samples in a row got no answer, the last: {dropped[0]}"
+                    )
                 continue
             save_held()  # the server answers: the dropped connections were those samples' own failures
             save(ref, record, results)
 
     try:
         async with AsyncExitStack() as stack:
-            clients = [await stack.enter_async_context(
-                LLMClient.from_settings(replace(options, base_url=url), mode=options.mode, extras=options.extras(),
-                                        retry_unreachable=len(options.servers()) == 1))
-                for url in options.servers()]
+            clients = [
+                await stack.enter_async_context(
+                    LLMClient.from_settings(
+                        replace(options, base_url=url),
+                        mode=options.mode,
+                        extras=options.extras(),
+                        retry_unreachable=len(options.servers()) == 1,
+                    )
+                )
+                for url in options.servers()
+            ]
             pool = ServerPool(clients, options.servers())
-            count = min(options.concurrency * len(clients), len(todo))  # --concurrency is per server
+            count = min(
+                options.concurrency * len(clients), len(todo)
+            )  # --concurrency is per server
             workers = [asyncio.create_task(worker(pool)) for _ in range(count)]
             finished, unfinished = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
-            for task in unfinished:  # only after a failure: stop the others, losing just their requests
+            for (
+                task
+            ) in unfinished:  # only after a failure: stop the others, losing just their requests
                 task.cancel()
             await asyncio.gather(*unfinished, return_exceptions=True)
             for task in finished:
@@ -408,5 +467,7 @@ def run_predict(options: PredictOptions, echo: Callable[[str], None] = print) ->
                 echo(f"controls: {line}")
             summary.failed.update(twins.failed)
     except KeyboardInterrupt as stop:
-        raise Interrupted("finished samples are saved; rerun the same command to resume", stop) from None
+        raise Interrupted(
+            "finished samples are saved; rerun the same command to resume", stop
+        ) from None
     return summary

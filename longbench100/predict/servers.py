@@ -42,6 +42,13 @@ class ServerPool:
         url = self.urls[id(client)]
         self.dropped.append((url, reason))
         left = len(self._alive)
-        print(f"warning: dropped the server at {url} ({reason}); "
-              + (f"its requests go to the {left} other{'s' if left > 1 else ''}" if left else "no server is left"),
-              file=sys.stderr, flush=True)
+        print(
+            f"warning: dropped the server at {url} ({reason}); "
+            + (
+                f"its requests go to the {left} other{'s' if left > 1 else ''}"
+                if left
+                else "no server is left"
+            ),
+            file=sys.stderr,
+            flush=True,
+        )

@@ -61,7 +61,9 @@ class PredictionStore:
                 continue
             record = _parse(line)
             if record is None:
-                raise UserError(f"{path}:{line_no}: not a prediction record; fix or delete that line, then rerun")
+                raise UserError(
+                    f"{path}:{line_no}: not a prediction record; fix or delete that line, then rerun"
+                )
             records.append(record)
         return records
 
@@ -91,7 +93,9 @@ class PredictionStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = self._fds[path] = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         data = memoryview(_encode(record))
-        while data:  # a regular file takes the whole line at once; loop only in case of a short write
+        while (
+            data
+        ):  # a regular file takes the whole line at once; loop only in case of a short write
             data = data[os.write(fd, data) :]
 
     def _close_fd(self, path: Path) -> None:

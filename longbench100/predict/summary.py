@@ -43,20 +43,32 @@ class RunSummary:
         if failed:
             lines.append(f"failed:   {reasons}")
         if any(reason.endswith("HTTP 400") for reason in self.failed):
-            lines.append("          HTTP 400 mostly means prompt + answer exceed the context (vLLM: --max-model-len)")
+            lines.append(
+                "          HTTP 400 mostly means prompt + answer exceed the context (vLLM: --max-model-len)"
+            )
         empty = sum(self.empty.values())
         if empty:
-            by_reason = ", ".join(f"finish_reason {reason}: {count}" for reason, count in by_count(self.empty))
-            lines.append(f"empty:    {empty} answers were empty ({by_reason}); recorded as \"\", they score 0")
+            by_reason = ", ".join(
+                f"finish_reason {reason}: {count}" for reason, count in by_count(self.empty)
+            )
+            lines.append(
+                f'empty:    {empty} answers were empty ({by_reason}); recorded as "", they score 0'
+            )
             if "length" in self.empty:
-                lines.append("          an empty answer cut at max_tokens mostly means a reasoning model ran out of "
-                             "tokens: raise --max-new-tokens")
+                lines.append(
+                    "          an empty answer cut at max_tokens mostly means a reasoning model ran out of "
+                    "tokens: raise --max-new-tokens"
+                )
         if self.skipped_failed:
-            lines.append(f"note:     {sum(self.skipped_failed.values())} skipped samples had failed; "
-                         "redo them with --retry-failed")
+            lines.append(
+                f"note:     {sum(self.skipped_failed.values())} skipped samples had failed; "
+                "redo them with --retry-failed"
+            )
         if self.changed:
-            lines.append(f"note:     {self.changed} samples were redone because their prompt changed in the data "
-                         "since they were answered")
+            lines.append(
+                f"note:     {self.changed} samples were redone because their prompt changed in the data "
+                "since they were answered"
+            )
         return lines
 
 

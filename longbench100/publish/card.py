@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from longbench100.core.version import __version__
+from longbench100.catalog.task_info import TASKS
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length
-from longbench100.catalog.task_info import TASKS
+from longbench100.core.version import __version__
+
 from .parquet import ROW_GROUP_BYTES, ROW_GROUP_ROWS
 
 if TYPE_CHECKING:
@@ -53,13 +54,19 @@ class ConfigSchema:
 
 def json_columns_by_task(schemas: dict[str, ConfigSchema]) -> dict[str, list[str]]:
     """The configs that keep a column as JSON text, with those columns."""
-    return {task: list(schema.json_columns)
-            for task, schema in schemas.items() if schema.json_columns}
+    return {
+        task: list(schema.json_columns) for task, schema in schemas.items() if schema.json_columns
+    }
 
 
-def render_card(name: str, repo_id: str | None, splits: list[SplitFile],
-                empty: list[tuple[str, str]], generation: dict,
-                schemas: dict[str, ConfigSchema]) -> str:
+def render_card(
+    name: str,
+    repo_id: str | None,
+    splits: list[SplitFile],
+    empty: list[tuple[str, str]],
+    generation: dict,
+    schemas: dict[str, ConfigSchema],
+) -> str:
     """The whole card: YAML header, then the body rendered from the template; read back with
     :class:`huggingface_hub.DatasetCard` and checked to declare what was written."""
     header = card_data(name, splits, generation, schemas)
@@ -69,8 +76,9 @@ def render_card(name: str, repo_id: str | None, splits: list[SplitFile],
     return text
 
 
-def card_data(name: str, splits: list[SplitFile], generation: dict,
-              schemas: dict[str, ConfigSchema]) -> huggingface_hub.DatasetCardData:
+def card_data(
+    name: str, splits: list[SplitFile], generation: dict, schemas: dict[str, ConfigSchema]
+) -> huggingface_hub.DatasetCardData:
     """The metadata: one config per task (the first is the default), one split per length label,
     each config's features and split sizes (``dataset_info``), licenses and the hub repositories
     read."""
@@ -79,8 +87,13 @@ def card_data(name: str, splits: list[SplitFile], generation: dict,
     configs: dict[str, list[dict]] = {}
     for split in splits:
         configs.setdefault(split.task, []).append({"split": split.label, "path": split.path})
-    repos = sorted({source["repo_id"] for source in generation["sources"].values()
-                    if source.get("repo_id") and source.get("revision") != BUNDLED_REVISION})
+    repos = sorted(
+        {
+            source["repo_id"]
+            for source in generation["sources"].values()
+            if source.get("repo_id") and source.get("revision") != BUNDLED_REVISION
+        }
+    )
     data = DatasetCardData(
         pretty_name=name,
         language=["en"],
@@ -100,8 +113,9 @@ def card_data(name: str, splits: list[SplitFile], generation: dict,
     return data
 
 
-def _dataset_infos(splits: list[SplitFile],
-                   schemas: dict[str, ConfigSchema]) -> datasets.info.DatasetInfosDict:
+def _dataset_infos(
+    splits: list[SplitFile], schemas: dict[str, ConfigSchema]
+) -> datasets.info.DatasetInfosDict:
     """``datasets``' description of every config: its features and each split's rows and sizes."""
     from datasets import Features, SplitDict, SplitInfo
     from datasets.info import DatasetInfo, DatasetInfosDict
@@ -113,8 +127,12 @@ def _dataset_infos(splits: list[SplitFile],
             continue
         infos[task] = DatasetInfo(
             features=Features.from_arrow_schema(schema.schema),
-            splits=SplitDict({split.label: SplitInfo(split.label, split.num_bytes, split.rows)
-                              for split in items}),
+            splits=SplitDict(
+                {
+                    split.label: SplitInfo(split.label, split.num_bytes, split.rows)
+                    for split in items
+                }
+            ),
             download_size=sum(split.file_bytes for split in items),
             dataset_size=sum(split.num_bytes for split in items),
         )
@@ -132,15 +150,24 @@ def check_card(text: str, expected: dict) -> None:
         raise AssertionError("the dataset card's metadata does not read back as written")
 
 
-def card_body(name: str, repo_id: str | None, splits: list[SplitFile],
-              empty: list[tuple[str, str]], generation: dict,
-              schemas: dict[str, ConfigSchema]) -> str:
+def card_body(
+    name: str,
+    repo_id: str | None,
+    splits: list[SplitFile],
+    empty: list[tuple[str, str]],
+    generation: dict,
+    schemas: dict[str, ConfigSchema],
+) -> str:
     """The Markdown body: loading, configs and splits, record schema, provenance, licenses, scoring."""
     import jinja2
 
     environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent), undefined=jinja2.StrictUndefined,
-        autoescape=False, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+        loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
     by_task: dict[str, list[SplitFile]] = {}
     for split in splits:
@@ -151,7 +178,10 @@ def card_body(name: str, repo_id: str | None, splits: list[SplitFile],
             repo_id=repo_id,
             load_from=repo_id or "path/to/snapshot",
             example=splits[0],
-            tasks=[{"name": task, "info": TASKS[task], "splits": items} for task, items in by_task.items()],
+            tasks=[
+                {"name": task, "info": TASKS[task], "splits": items}
+                for task, items in by_task.items()
+            ],
             labels=sorted({split.label for split in splits}, key=parse_length),
             empty=empty,
             total_rows=sum(split.rows for split in splits),
@@ -170,14 +200,31 @@ def card_body(name: str, repo_id: str | None, splits: list[SplitFile],
             json_columns=json_columns_by_task(schemas),
         )
     except jinja2.UndefinedError as error:
-        raise UserError(f"the generation manifest lacks a field the card needs ({error.message})") from None
+        raise UserError(
+            f"the generation manifest lacks a field the card needs ({error.message})"
+        ) from None
 
 
 def generate_command(options: dict) -> str:
     """The ``longbench100 generate`` command line that reproduces the data from the same sources."""
-    words = ["longbench100", "generate", "--sources", "SOURCES", "--out", "OUT",
-             "--tasks", ",".join(options.get("tasks", [])), "--lengths", ",".join(options.get("lengths", [])),
-             "--rows", str(options.get("rows")), "--seed", str(options.get("seed")), "--tokenizer", str(options.get("tokenizer"))]
+    words = [
+        "longbench100",
+        "generate",
+        "--sources",
+        "SOURCES",
+        "--out",
+        "OUT",
+        "--tasks",
+        ",".join(options.get("tasks", [])),
+        "--lengths",
+        ",".join(options.get("lengths", [])),
+        "--rows",
+        str(options.get("rows")),
+        "--seed",
+        str(options.get("seed")),
+        "--tokenizer",
+        str(options.get("tokenizer")),
+    ]
     if options.get("whole_documents"):
         words.append("--whole-documents")
     if options.get("chat_template"):
@@ -193,7 +240,12 @@ def generate_command(options: dict) -> str:
 
 def _size_category(rows: int) -> str:
     """The hub's size category for a number of rows."""
-    for limit, category in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+    for limit, category in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+    ):
         if rows < limit:
             return category
     return "1M<n<10M"

@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from longbench100.folders.layout import decode_json, read_bytes
+from longbench100.core.digests import file_sha256
 from longbench100.core.errors import UserError
 from longbench100.core.json_shape import check_shape
-from longbench100.core.digests import file_sha256
+from longbench100.folders.layout import decode_json, read_bytes
 
 MANIFEST = "manifest.json"
 FORMAT = "longbench100-snapshot/1"
-_SNAPSHOT_SHAPE = {"files": {"*": {"sha256": str, "source?": str}},
-                   "generation": {"files": {"*": {"sha256": str}}}, "empty_splits?": [str]}
+_SNAPSHOT_SHAPE = {
+    "files": {"*": {"sha256": str, "source?": str}},
+    "generation": {"files": {"*": {"sha256": str}}},
+    "empty_splits?": [str],
+}
 """The parts of a snapshot manifest that verifying and unpacking read."""
 
 
@@ -21,9 +24,14 @@ class SnapshotChanged(UserError):
     """A file listed in the snapshot manifest is missing or no longer has its recorded sha256."""
 
 
-def write_snapshot_manifest(snapshot: Path, header: dict, files: dict[str, dict], generation: dict) -> dict:
+def write_snapshot_manifest(
+    snapshot: Path, header: dict, files: dict[str, dict], generation: dict
+) -> dict:
     """Write ``manifest.json``: ``header`` keys, then ``files`` (each given a ``sha256``), then the generation manifest."""
-    entries = {relative: {"sha256": file_sha256(snapshot / relative), **extra} for relative, extra in files.items()}
+    entries = {
+        relative: {"sha256": file_sha256(snapshot / relative), **extra}
+        for relative, extra in files.items()
+    }
     manifest = {"format": FORMAT, **header, "files": entries, "generation": generation}
     text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
     (snapshot / MANIFEST).write_text(text, encoding="utf-8")
@@ -41,7 +49,11 @@ def read_snapshot_manifest(snapshot: Path) -> dict:
         manifest = decode_json(read_bytes(path), str(path))
     except UserError as error:
         raise SnapshotChanged(str(error)) from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or not isinstance(manifest.get("files"), dict):
+    if (
+        not isinstance(manifest, dict)
+        or manifest.get("format") != FORMAT
+        or not isinstance(manifest.get("files"), dict)
+    ):
         raise UserError(f"{path}: not a {FORMAT} manifest")
     check_shape(manifest, _SNAPSHOT_SHAPE, str(path))
     return manifest

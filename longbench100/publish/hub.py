@@ -13,7 +13,9 @@ _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$"
 def check_repo_id(repo_id: str) -> None:
     """Refuse anything but ``ORG/NAME``."""
     if not _REPO_ID.match(repo_id):
-        raise UserError(f"--repo-id {repo_id!r}: expected ORG/NAME (letters, digits, '.', '_', '-')")
+        raise UserError(
+            f"--repo-id {repo_id!r}: expected ORG/NAME (letters, digits, '.', '_', '-')"
+        )
 
 
 def check_push_access() -> str:
@@ -32,9 +34,13 @@ def check_push_access() -> str:
     except OfflineModeIsEnabled:
         raise UserError("cannot push: offline mode is on (HF_HUB_OFFLINE is set)") from None
     except HfHubHTTPError as error:
-        raise UserError(f"cannot push: the hub at {constants.ENDPOINT} rejected the token ({_first_line(error)})") from None
+        raise UserError(
+            f"cannot push: the hub at {constants.ENDPOINT} rejected the token ({_first_line(error)})"
+        ) from None
     except Exception as error:  # noqa: BLE001 - any transport failure means the hub is unreachable
-        raise UserError(f"cannot push: the hub at {constants.ENDPOINT} is unreachable ({type(error).__name__}: {_first_line(error)})") from None
+        raise UserError(
+            f"cannot push: the hub at {constants.ENDPOINT} is unreachable ({type(error).__name__}: {_first_line(error)})"
+        ) from None
     return token
 
 
@@ -48,14 +54,23 @@ def push_snapshot(snapshot: Path, repo_id: str, token: str, private: bool, messa
     api = HfApi(token=token)
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        commit = api.upload_folder(repo_id=repo_id, repo_type="dataset", folder_path=snapshot, commit_message=message,
-                                   delete_patterns=["data/**"])
+        commit = api.upload_folder(
+            repo_id=repo_id,
+            repo_type="dataset",
+            folder_path=snapshot,
+            commit_message=message,
+            delete_patterns=["data/**"],
+        )
     except Exception as error:  # noqa: BLE001 - report any hub failure as one line; the snapshot stays on disk
-        raise UserError(f"push to {repo_id} failed ({type(error).__name__}: {_first_line(error)}); the snapshot is complete in "
-                        f"{snapshot}: retry with `hf upload {repo_id} {snapshot} . --repo-type dataset`") from None
+        raise UserError(
+            f"push to {repo_id} failed ({type(error).__name__}: {_first_line(error)}); the snapshot is complete in "
+            f"{snapshot}: retry with `hf upload {repo_id} {snapshot} . --repo-type dataset`"
+        ) from None
     return str(commit.commit_url)
 
 
 def _first_line(error: BaseException) -> str:
     """The first non-empty line of an exception's message."""
-    return next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+    return next(
+        (line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__
+    )

@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from longbench100.folders.layout import decode_json
 from longbench100.core.errors import UserError
 from longbench100.core.json_shape import check_shape
+from longbench100.folders.layout import decode_json
 
 if TYPE_CHECKING:
     import pyarrow
@@ -63,10 +63,12 @@ def arrow_schema(structured: dict[str, pyarrow.DataType]) -> pyarrow.Schema:
     import pyarrow as pa
 
     types = {"string": pa.string(), "int64": pa.int64(), "list<string>": pa.list_(pa.string())}
-    return pa.schema([
-        pa.field(name, structured[name] if inferred else types[type_name], nullable=True)
-        for name, (type_name, _, inferred) in COLUMNS.items()
-    ])
+    return pa.schema(
+        [
+            pa.field(name, structured[name] if inferred else types[type_name], nullable=True)
+            for name, (type_name, _, inferred) in COLUMNS.items()
+        ]
+    )
 
 
 def structured_types(jsonl_files: list[Path]) -> dict[str, pyarrow.DataType]:
@@ -118,21 +120,27 @@ def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def to_row(record: object, where: str, task: str, label: str,
-           json_columns: tuple[str, ...]) -> dict:
+def to_row(
+    record: object, where: str, task: str, label: str, json_columns: tuple[str, ...]
+) -> dict:
     """Check one decoded data record against the schema and return its Parquet row, with the columns
     in ``json_columns`` as JSON text; ``where`` is ``file:line``."""
     check_shape(record, _RECORD_SHAPE, where)
     assert isinstance(record, dict)
     extra = [key for key in record if key not in COLUMNS]
     if "prompt_tokens_by_tokenizer" in extra:
-        raise UserError(f"{where}: data fitted to several tokenizers (prompt_tokens_by_tokenizer) "
-                        "cannot be published yet: generate it with one --tokenizer to publish it")
+        raise UserError(
+            f"{where}: data fitted to several tokenizers (prompt_tokens_by_tokenizer) "
+            "cannot be published yet: generate it with one --tokenizer to publish it"
+        )
     if extra:
-        raise UserError(f"{where}: record keys differ from docs/schema.md "
-                        f"(unknown {', '.join(extra)})")
+        raise UserError(
+            f"{where}: record keys differ from docs/schema.md (unknown {', '.join(extra)})"
+        )
     if (record["task"], record["label"]) != (task, label):
-        raise UserError(f"{where}: record of {record['task']}/{record['label']} in the file for {task}/{label}")
+        raise UserError(
+            f"{where}: record of {record['task']}/{record['label']} in the file for {task}/{label}"
+        )
     row = dict(record)
     for key in json_columns:
         row[key] = _json(record[key])
@@ -163,8 +171,9 @@ def write_parquet(jsonl: Path, target: Path, task: str, label: str, schema: pyar
     return rows
 
 
-def _batches(jsonl: Path, task: str, label: str,
-             json_columns: tuple[str, ...]) -> Iterator[list[dict]]:
+def _batches(
+    jsonl: Path, task: str, label: str, json_columns: tuple[str, ...]
+) -> Iterator[list[dict]]:
     """Rows of a JSONL data file, one list per row group: at most :data:`ROW_GROUP_ROWS` rows,
     and no more records than fit in :data:`ROW_GROUP_BYTES` (a single larger record still gets a
     row group of its own).
@@ -181,8 +190,10 @@ def _batches(jsonl: Path, task: str, label: str,
             row = to_row(record, where, task, label, json_columns)
             canonical = json.dumps({key: record[key] for key in COLUMNS}, ensure_ascii=False) + "\n"
             if canonical.encode("utf-8") != line:
-                raise UserError(f"{where}: not written the way the generator writes records (key order, spacing or "
-                                "line ending), so the snapshot could not rebuild this file byte for byte")
+                raise UserError(
+                    f"{where}: not written the way the generator writes records (key order, spacing or "
+                    "line ending), so the snapshot could not rebuild this file byte for byte"
+                )
             if batch and batch_bytes + len(line) > ROW_GROUP_BYTES:
                 yield batch
                 batch, batch_bytes = [], 0
@@ -206,5 +217,6 @@ def read_records(path: Path) -> Iterator[dict]:
     json_columns = json_columns_of(parquet.schema_arrow)
     for batch in parquet.iter_batches(batch_size=ROW_GROUP_ROWS):
         for row in batch.to_pylist():
-            yield {key: json.loads(row[key]) if key in json_columns else row[key]
-                   for key in COLUMNS}
+            yield {
+                key: json.loads(row[key]) if key in json_columns else row[key] for key in COLUMNS
+            }

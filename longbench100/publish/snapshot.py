@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from longbench100.core.version import __version__
 from longbench100.core.errors import UserError
+from longbench100.core.version import __version__
+
 from .card import ConfigSchema, SplitFile, json_columns_by_task, render_card
 from .checksums import write_snapshot_manifest
 from .parquet import (
@@ -40,8 +41,13 @@ class PublishResult:
     manifest: dict
 
 
-def publish_snapshot(data: Path, snapshot: Path, name: str | None = None, repo_id: str | None = None,
-                     echo: Callable[[str], None] = print) -> PublishResult:
+def publish_snapshot(
+    data: Path,
+    snapshot: Path,
+    name: str | None = None,
+    repo_id: str | None = None,
+    echo: Callable[[str], None] = print,
+) -> PublishResult:
     """Write ``snapshot`` from the data folder ``data``; see ``docs/publish.md`` for the layout."""
     check_empty_target(snapshot, "--out")
     folder = read_data_folder(data)
@@ -51,8 +57,9 @@ def publish_snapshot(data: Path, snapshot: Path, name: str | None = None, repo_i
     return PublishResult(splits, empty, manifest)
 
 
-def _write(folder: DataFolder, staging: Path, title: str, repo_id: str | None,
-           echo: Callable[[str], None]) -> tuple[list[SplitFile], list[tuple[str, str]], dict]:
+def _write(
+    folder: DataFolder, staging: Path, title: str, repo_id: str | None, echo: Callable[[str], None]
+) -> tuple[list[SplitFile], list[tuple[str, str]], dict]:
     """Write every snapshot file into ``staging``; return the splits, the empty task/length pairs and the manifest."""
     import pyarrow
     import pyarrow.parquet as pq
@@ -85,10 +92,17 @@ def _write(folder: DataFolder, staging: Path, title: str, repo_id: str | None,
     header = {
         "name": title,
         "repo_id": repo_id,
-        "published_with": {"tool": "longbench100", "version": __version__, "pyarrow": pyarrow.__version__},
-        "parquet": {**WRITER_SETTINGS, "row_group_rows": ROW_GROUP_ROWS,
-                    "row_group_bytes": ROW_GROUP_BYTES,
-                    "json_columns": json_columns_by_task(schemas)},
+        "published_with": {
+            "tool": "longbench100",
+            "version": __version__,
+            "pyarrow": pyarrow.__version__,
+        },
+        "parquet": {
+            **WRITER_SETTINGS,
+            "row_group_rows": ROW_GROUP_ROWS,
+            "row_group_bytes": ROW_GROUP_BYTES,
+            "json_columns": json_columns_by_task(schemas),
+        },
         "empty_splits": [f"{task}/{label}" for task, label in empty],
     }
     listed = {CARD: {}, GENERATION_MANIFEST: {}, **files}

@@ -5,10 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from longbench100.folders.layout import check_data_files, list_data_files, read_bytes, read_folder_manifest
+from longbench100.catalog.task_info import TASKS
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import canonical_label, parse_length
-from longbench100.catalog.task_info import TASKS
+from longbench100.folders.layout import (
+    check_data_files,
+    list_data_files,
+    read_bytes,
+    read_folder_manifest,
+)
 
 MANIFEST = "manifest.json"
 REQUIRED_KEYS = ("version", "options", "tokenizer", "sources", "files")
@@ -41,16 +46,23 @@ def read_data_folder(root: Path) -> DataFolder:
         raise UserError(f"--data {root}: no such folder")
     manifest_path = root / MANIFEST
     if not manifest_path.is_file():
-        raise UserError(f"--data {root}: no {MANIFEST} (publish needs a folder written by `longbench100 generate`)")
+        raise UserError(
+            f"--data {root}: no {MANIFEST} (publish needs a folder written by `longbench100 generate`)"
+        )
     manifest = read_folder_manifest(root)
     assert manifest is not None, "the manifest file was found just above"
     manifest_bytes = read_bytes(manifest_path)
     missing = [key for key in REQUIRED_KEYS if key not in manifest]
     if missing:
-        raise UserError(f"{manifest_path}: not a longbench100 generation manifest (missing {', '.join(missing)})")
+        raise UserError(
+            f"{manifest_path}: not a longbench100 generation manifest (missing {', '.join(missing)})"
+        )
     if not isinstance(manifest["files"], dict) or not manifest["files"]:
         raise UserError(f"{manifest_path}: 'files' lists no data files")
-    files = [_data_file(root, relative, entry, manifest_path) for relative, entry in manifest["files"].items()]
+    files = [
+        _data_file(root, relative, entry, manifest_path)
+        for relative, entry in manifest["files"].items()
+    ]
     files.sort(key=lambda item: (list(TASKS).index(item.task), parse_length(item.label)))
     check_data_files(root, manifest, list_data_files(root))
     return DataFolder(root, manifest, manifest_bytes, files)

@@ -30,8 +30,11 @@ def remove_stale_staging(target: Path) -> list[Path]:
 
     A staging folder whose run is still alive (another process working on the same target) is kept.
     """
-    stale = sorted(path for path in target.parent.glob(f".{target.name}.*.partial")
-                   if path.is_dir() and not _owner_alive(path, target))
+    stale = sorted(
+        path
+        for path in target.parent.glob(f".{target.name}.*.partial")
+        if path.is_dir() and not _owner_alive(path, target)
+    )
     for path in stale:
         shutil.rmtree(path, ignore_errors=True)
     return stale
@@ -57,8 +60,11 @@ def staged_folder(target: Path, option: str) -> Iterator[Path]:
     """Yield an empty staging folder; on success it becomes ``target``, on any error it is removed."""
     check_empty_target(target, option)
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".partial",
-                                    dir=target.parent))
+    staging = Path(
+        tempfile.mkdtemp(
+            prefix=f".{target.name}.{os.getpid()}-", suffix=".partial", dir=target.parent
+        )
+    )
     try:
         os.chmod(staging, 0o755)
         yield staging
@@ -77,7 +83,10 @@ def _move_into_place(staging: Path, target: Path, option: str) -> None:
         os.rename(staging, target)
     except OSError as error:
         if target.exists() and any(target.iterdir()):
-            raise UserError(f"{option} {target}: another run wrote it meanwhile; nothing of this "
-                            "run was kept") from None
-        raise UserError(f"{option} {target}: cannot move the finished output into place "
-                        f"({error.strerror or type(error).__name__})") from None
+            raise UserError(
+                f"{option} {target}: another run wrote it meanwhile; nothing of this run was kept"
+            ) from None
+        raise UserError(
+            f"{option} {target}: cannot move the finished output into place "
+            f"({error.strerror or type(error).__name__})"
+        ) from None

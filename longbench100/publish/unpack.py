@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 from longbench100.folders.layout import decode_json, read_bytes
+
 from .checksums import SnapshotChanged
 from .parquet import read_records
 from .snapshot import GENERATION_MANIFEST
@@ -27,15 +28,19 @@ def rebuilt_files(snapshot: Path, manifest: dict) -> Iterator[tuple[tuple[str, b
     path = snapshot / GENERATION_MANIFEST
     generation = decode_json(read_bytes(path), str(path))
     if generation != manifest["generation"]:
-        raise SnapshotChanged(f"{GENERATION_MANIFEST}: differs from the generation manifest inside "
-                              f"{MANIFEST}")
-    expected = {relative: entry["sha256"]
-                for relative, entry in manifest["generation"]["files"].items()}
+        raise SnapshotChanged(
+            f"{GENERATION_MANIFEST}: differs from the generation manifest inside {MANIFEST}"
+        )
+    expected = {
+        relative: entry["sha256"] for relative, entry in manifest["generation"]["files"].items()
+    }
     for relative, entry in manifest["files"].items():
         if "source" not in entry:
             continue
-        lines = [json.dumps(record, ensure_ascii=False) + "\n"
-                 for record in read_records(snapshot / relative)]
+        lines = [
+            json.dumps(record, ensure_ascii=False) + "\n"
+            for record in read_records(snapshot / relative)
+        ]
         data = "".join(lines).encode("utf-8")
         yield _checked(entry["source"], data, expected, relative), len(lines)
     for empty in manifest.get("empty_splits", []):
@@ -61,11 +66,14 @@ def unpack_snapshot(snapshot: Path, manifest: dict, out: Path) -> int:
     return records
 
 
-def _checked(relative: str, data: bytes, expected: dict[str, str],
-             origin: str) -> tuple[str, bytes]:
+def _checked(
+    relative: str, data: bytes, expected: dict[str, str], origin: str
+) -> tuple[str, bytes]:
     """``(relative, data)`` once ``data`` matches the generation manifest's sha256 for
     ``relative``."""
     if hashlib.sha256(data).hexdigest() != expected.get(relative):
-        raise SnapshotChanged(f"{relative}: the records rebuilt from {origin} differ from the "
-                              "sha256 in the generation manifest (changed after publishing)")
+        raise SnapshotChanged(
+            f"{relative}: the records rebuilt from {origin} differ from the "
+            "sha256 in the generation manifest (changed after publishing)"
+        )
     return relative, data

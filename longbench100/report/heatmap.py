@@ -6,8 +6,9 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from longbench100.core.lengths import parse_length
 from longbench100.catalog.task_info import TASKS
+from longbench100.core.lengths import parse_length
+
 from .load import ModelResult
 from .plots import _save
 
@@ -19,8 +20,10 @@ def needle_tasks(results: list[ModelResult]) -> list[str]:
     """Tasks with an exact-answer metric and depth aggregates at two lengths or more, in first-seen order."""
     seen = [task for result in results for task in result.aggregates.get("depth", {})]
     return [
-        task for task in dict.fromkeys(seen)
-        if task in TASKS and TASKS[task].metric in NEEDLE_METRICS
+        task
+        for task in dict.fromkeys(seen)
+        if task in TASKS
+        and TASKS[task].metric in NEEDLE_METRICS
         and any(len(result.aggregates.get("depth", {}).get(task, {})) >= 2 for result in results)
     ]
 
@@ -43,12 +46,17 @@ def needle_heatmap_figure(results: list[ModelResult]) -> Figure | None:
     tasks = needle_tasks(results)
     if not tasks:
         return None
-    panels = [(result, task) for result in results for task in tasks if result.aggregates.get("depth", {}).get(task)]
+    panels = [
+        (result, task)
+        for result in results
+        for task in tasks
+        if result.aggregates.get("depth", {}).get(task)
+    ]
     columns = min(3, len(panels))
     rows = -(-len(panels) // columns)
     figure = Figure(figsize=(4.2 * columns + 1.2, 3.6 * rows + 0.8), layout="constrained")
     axes = figure.subplots(rows, columns, squeeze=False)
-    for ax in axes.flat[len(panels):]:
+    for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     colors = matplotlib.colormaps["RdYlGn"].with_extremes(bad="0.85")
     image = None
@@ -58,10 +66,20 @@ def needle_heatmap_figure(results: list[ModelResult]) -> Figure | None:
         bins = max(len(by_label[label]) for label in labels)
         matrix = np.full((bins, len(labels)), np.nan)
         for column, label in enumerate(labels):
-            scores = [np.nan if entry["score"] is None else entry["score"] for entry in by_label[label]]
+            scores = [
+                np.nan if entry["score"] is None else entry["score"] for entry in by_label[label]
+            ]
             matrix[: len(scores), column] = scores
-        image = ax.imshow(matrix, origin="upper", aspect="auto", cmap=colors, vmin=0, vmax=100,
-                          interpolation="nearest", extent=(-0.5, len(labels) - 0.5, 100, 0))
+        image = ax.imshow(
+            matrix,
+            origin="upper",
+            aspect="auto",
+            cmap=colors,
+            vmin=0,
+            vmax=100,
+            interpolation="nearest",
+            extent=(-0.5, len(labels) - 0.5, 100, 0),
+        )
         ax.set_xticks(range(len(labels)), labels)
         ax.set_yticks([0, 20, 40, 60, 80, 100])
         ax.set_xlabel("context length")

@@ -23,6 +23,7 @@ from markdown_it import MarkdownIt
 from longbench100.core.atomic import write_bytes_atomic
 from longbench100.folders.data_records import data_files
 from longbench100.folders.layout import read_jsonl
+
 from .load import ModelResult
 from .table import label_order
 
@@ -34,8 +35,23 @@ PAGE = Path(__file__).resolve().parent / "page.html"
 FEW_SAMPLES = 10  # a point resting on fewer graded samples is drawn hollow, with its n
 _LENGTH_FIELDS = ("score", "ci", "n", "n_filtered", "n_ungraded", "lc", "lc_ci")
 _BLOCK_FIELDS = ("base_ability", "base_ci", "avg_lc", "avg_lc_ci", "warnings")
-_SAMPLE_FIELDS = ("id", "task", "label", "length", "row", "score", "filtered", "metric", "prediction", "answers", "depth",
-                  "source", "parts", "judge_reply", "ungraded_reason")
+_SAMPLE_FIELDS = (
+    "id",
+    "task",
+    "label",
+    "length",
+    "row",
+    "score",
+    "filtered",
+    "metric",
+    "prediction",
+    "answers",
+    "depth",
+    "source",
+    "parts",
+    "judge_reply",
+    "ungraded_reason",
+)
 
 
 def prompt_excerpt(prompt: str, gold_spans: list[tuple[int, int]]) -> list[dict]:
@@ -45,7 +61,10 @@ def prompt_excerpt(prompt: str, gold_spans: list[tuple[int, int]]) -> list[dict]
     side, and the last :data:`TAIL_CHARS`; overlapping windows merge.
     """
     windows = [(0, min(HEAD_CHARS, len(prompt))), (max(0, len(prompt) - TAIL_CHARS), len(prompt))]
-    windows += [(max(0, start - AROUND_CHARS), min(len(prompt), end + AROUND_CHARS)) for start, end in gold_spans]
+    windows += [
+        (max(0, start - AROUND_CHARS), min(len(prompt), end + AROUND_CHARS))
+        for start, end in gold_spans
+    ]
     merged: list[list[int]] = []
     for start, end in sorted(windows):
         if merged and start <= merged[-1][1]:
@@ -57,9 +76,13 @@ def prompt_excerpt(prompt: str, gold_spans: list[tuple[int, int]]) -> list[dict]
     for start, end in merged:
         if start > shown_to:
             pieces.append({"skipped": start - shown_to})
-        cuts = sorted({start, end, *(point for span in gold_spans for point in span if start < point < end)})
+        cuts = sorted(
+            {start, end, *(point for span in gold_spans for point in span if start < point < end)}
+        )
         for left, right in zip(cuts, cuts[1:]):
-            inside = any(span_start <= left and right <= span_end for span_start, span_end in gold_spans)
+            inside = any(
+                span_start <= left and right <= span_end for span_start, span_end in gold_spans
+            )
             pieces.append({"text": prompt[left:right], "gold": inside})
         shown_to = end
     return pieces
@@ -75,7 +98,9 @@ def gold_spans_of(record: dict) -> list[tuple[int, int]]:
     found = []
     for answer in record.get("answers") or []:
         if isinstance(answer, str) and len(answer) >= 3:
-            found += [(match.start(), match.end()) for match in re.finditer(re.escape(answer), prompt)][:5]
+            found += [
+                (match.start(), match.end()) for match in re.finditer(re.escape(answer), prompt)
+            ][:5]
     return sorted(found)
 
 
@@ -109,8 +134,10 @@ def _json_for_script(value: object) -> str:
 
 def _block(block: dict) -> dict:
     """What the page needs of one aggregate block (overall or a task): lengths, base figures."""
-    lengths = {label: {key: entry.get(key) for key in _LENGTH_FIELDS}
-               for label, entry in block["lengths"].items()}
+    lengths = {
+        label: {key: entry.get(key) for key in _LENGTH_FIELDS}
+        for label, entry in block["lengths"].items()
+    }
     return {"lengths": lengths, **{key: block.get(key) for key in _BLOCK_FIELDS}}
 
 
@@ -126,7 +153,9 @@ def write_html_report(results: list[ModelResult], out: Path, data_dir: Path | No
     models: list[dict[str, Any]] = []  # the page's JSON payload
     for result in results:
         raw = json.loads(result.path.read_text(encoding="utf-8"))
-        samples = [{key: sample.get(key) for key in _SAMPLE_FIELDS} for sample in raw.get("samples", [])]
+        samples = [
+            {key: sample.get(key) for key in _SAMPLE_FIELDS} for sample in raw.get("samples", [])
+        ]
         tasks = {task: _block(block) for task, block in result.aggregates["tasks"].items()}
         aggregates = {"overall": _block(result.aggregates["overall"]), "tasks": tasks}
         models.append({"model": result.model, "samples": samples, "aggregates": aggregates})
@@ -134,14 +163,19 @@ def write_html_report(results: list[ModelResult], out: Path, data_dir: Path | No
     base, long = label_order(results)
     payload = {
         "models": models,
-        "tasks": list(dict.fromkeys(task for result in results
-                                    for task in result.aggregates["tasks"])),
+        "tasks": list(
+            dict.fromkeys(task for result in results for task in result.aggregates["tasks"])
+        ),
         "labels": base + long,
         "base_labels": base,
         "few_samples": FEW_SAMPLES,
         "prompts": _excerpts(data_dir, wanted) if data_dir is not None else None,
     }
-    body = MarkdownIt("commonmark").enable("table").render((out / "report.md").read_text(encoding="utf-8"))
+    body = (
+        MarkdownIt("commonmark")
+        .enable("table")
+        .render((out / "report.md").read_text(encoding="utf-8"))
+    )
     page = PAGE.read_text(encoding="utf-8").replace("@FEW@", str(FEW_SAMPLES))
     page = page.replace("@REPORT@", _scrolling_tables(_embedded_images(body, out)))
     page = page.replace("@DATA@", _json_for_script(payload))

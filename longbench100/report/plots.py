@@ -14,6 +14,7 @@ from matplotlib.lines import Line2D
 
 from longbench100.core.lengths import parse_length
 from longbench100.scoring.aggregates.aggregate import MIN_BASE_ABILITY
+
 from .load import ModelResult
 from .table import label_order
 
@@ -40,8 +41,9 @@ def plot_scores(results: list[ModelResult], path: Path) -> None:
     _save(figure, path)
 
 
-def _mark_missing(ax: Axes, results: list[ModelResult], labels: list[str],
-                  lengths: list[int]) -> None:
+def _mark_missing(
+    ax: Axes, results: list[ModelResult], labels: list[str], lengths: list[int]
+) -> None:
     """Say at each length where no model has an overall S_l why it is missing (the score's own
     warning names the tasks without graded samples there), instead of leaving the place empty."""
     overalls = [result.aggregates["overall"] for result in results]
@@ -49,12 +51,21 @@ def _mark_missing(ax: Axes, results: list[ModelResult], labels: list[str],
         if any(overall["lengths"].get(label, {}).get("score") is not None for overall in overalls):
             continue
         prefix = f"S_{label} is null: "
-        named = any(text.startswith(prefix)
-                    for overall in overalls for text in overall.get("warnings", []))
+        named = any(
+            text.startswith(prefix) for overall in overalls for text in overall.get("warnings", [])
+        )
         why = "some task has no\ngraded samples here" if named else "no graded samples"
-        ax.text(length, 0.5, f"no $S_{{{label}}}$:\n{why}", transform=ax.get_xaxis_transform(),
-                ha="center", va="center", fontsize="x-small", color="0.3",
-                bbox={"facecolor": "white", "edgecolor": "0.8", "boxstyle": "round"})
+        ax.text(
+            length,
+            0.5,
+            f"no $S_{{{label}}}$:\n{why}",
+            transform=ax.get_xaxis_transform(),
+            ha="center",
+            va="center",
+            fontsize="x-small",
+            color="0.3",
+            bbox={"facecolor": "white", "edgecolor": "0.8", "boxstyle": "round"},
+        )
 
 
 def plot_lc(results: list[ModelResult], path: Path) -> None:
@@ -94,31 +105,56 @@ def lc_by_task_figure(results: list[ModelResult]) -> Figure:
     handles: dict[str, Line2D] = {}
     for ax, task in zip(axes.flat, tasks):
         ax.axhline(0.0, color="0.4", linewidth=0.8)
-        blocks = [(index, result, result.aggregates["tasks"].get(task)) for index, result in enumerate(results)]
-        drawn = [(index, result, block) for index, result, block in blocks if _has_values(block, long, "lc")]
+        blocks = [
+            (index, result, result.aggregates["tasks"].get(task))
+            for index, result in enumerate(results)
+        ]
+        drawn = [
+            (index, result, block)
+            for index, result, block in blocks
+            if _has_values(block, long, "lc")
+        ]
         for index, result, block in drawn:
             offset = _model_offset(index, len(results))
             handles.setdefault(
                 result.model,
-                _line(ax, index, result.model, block, long, [length * offset for length in lengths], "lc", "lc_ci",
-                      interval="bars"),
+                _line(
+                    ax,
+                    index,
+                    result.model,
+                    block,
+                    long,
+                    [length * offset for length in lengths],
+                    "lc",
+                    "lc_ci",
+                    interval="bars",
+                ),
             )
         if not drawn:
-            ax.text(0.5, 0.5, "no data:\nno LongScore at any long length", transform=ax.transAxes,
-                    ha="center", va="center", color="0.35", fontsize="small",
-                    bbox={"facecolor": "white", "edgecolor": "0.8", "boxstyle": "round"})
+            ax.text(
+                0.5,
+                0.5,
+                "no data:\nno LongScore at any long length",
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                color="0.35",
+                fontsize="small",
+                bbox={"facecolor": "white", "edgecolor": "0.8", "boxstyle": "round"},
+            )
         _length_axis(ax, long, lengths)
         ax.set_xlabel("")
         ax.set_title(task, fontsize="medium")
-    for ax in list(axes.flat)[len(tasks):]:
+    for ax in list(axes.flat)[len(tasks) :]:
         ax.set_visible(False)
     low, high = _value_range(results, tasks, long)
     axes[0, 0].set_ylim(low, high)
     figure.supxlabel("context length (tokens)", fontsize="medium")
     figure.supylabel("$LC_{l}$ (% change from Base Ability, 95% interval)", fontsize="medium")
     if handles:
-        figure.legend(list(handles.values()), list(handles), loc="outside right upper",
-                      fontsize="small")
+        figure.legend(
+            list(handles.values()), list(handles), loc="outside right upper", fontsize="small"
+        )
     figure.suptitle("LongScore $LC_{l}$ vs length, per task")
     return figure
 
@@ -149,16 +185,30 @@ def score_by_depth_figure(results: list[ModelResult]) -> Figure | None:
     tasks = depth_tasks(results)
     if not tasks:
         return None
-    models = [result for result in results if any(task in result.aggregates.get("depth", {}) for task in tasks)]
+    models = [
+        result
+        for result in results
+        if any(task in result.aggregates.get("depth", {}) for task in tasks)
+    ]
     labels = sorted(
-        {label for result in models for task in tasks for label in result.aggregates["depth"].get(task, {})},
+        {
+            label
+            for result in models
+            for task in tasks
+            for label in result.aggregates["depth"].get(task, {})
+        },
         key=parse_length,
     )
     heatmap = len(labels) > MAX_DEPTH_LINES
     columns = min(4, len(tasks))
     rows_per_model = math.ceil(len(tasks) / columns)
-    figure = Figure(figsize=(3.4 * columns + 1.4, 2.9 * rows_per_model * len(models) + 1.0), layout="constrained")
-    axes = figure.subplots(rows_per_model * len(models), columns, squeeze=False, sharex=True, sharey=True)
+    figure = Figure(
+        figsize=(3.4 * columns + 1.4, 2.9 * rows_per_model * len(models) + 1.0),
+        layout="constrained",
+    )
+    axes = figure.subplots(
+        rows_per_model * len(models), columns, squeeze=False, sharex=True, sharey=True
+    )
     for ax in axes.flat:
         ax.set_visible(False)
     handles: dict[str, Line2D] = {}
@@ -169,14 +219,24 @@ def score_by_depth_figure(results: list[ModelResult]) -> Figure | None:
             ax.set_visible(True)
             by_label = result.aggregates.get("depth", {}).get(task, {})
             if not by_label:
-                ax.text(0.5, 0.5, "no depth data", transform=ax.transAxes, ha="center", va="center",
-                        color="0.35", fontsize="small")
+                ax.text(
+                    0.5,
+                    0.5,
+                    "no depth data",
+                    transform=ax.transAxes,
+                    ha="center",
+                    va="center",
+                    color="0.35",
+                    fontsize="small",
+                )
             elif heatmap:
                 image = _depth_heatmap(ax, by_label, labels)
             else:
                 for label, line in _depth_lines(ax, by_label, labels).items():
                     handles.setdefault(label, line)
-            ax.set_title(task if len(models) == 1 else f"{task} · {result.model}", fontsize="medium")
+            ax.set_title(
+                task if len(models) == 1 else f"{task} · {result.model}", fontsize="medium"
+            )
             ax.tick_params(labelbottom=True)
     axes[0, 0].set_xlim(0, 100)
     axes[0, 0].set_xticks([0, 20, 40, 60, 80, 100])
@@ -185,15 +245,25 @@ def score_by_depth_figure(results: list[ModelResult]) -> Figure | None:
         axes[0, 0].set_yticks(range(len(labels)), labels)
         figure.supylabel("context length", fontsize="medium")
         if image is not None:
-            figure.colorbar(image, ax=axes, label="score $S_{l}$ (0-100); grey: no samples", shrink=0.8)
+            figure.colorbar(
+                image, ax=axes, label="score $S_{l}$ (0-100); grey: no samples", shrink=0.8
+            )
     else:
         axes[0, 0].set_ylim(-5, 105)
         figure.supylabel("score $S_{l}$ (0-100)", fontsize="medium")
-        figure.supxlabel("depth of the gold material in the context (%, deciles); hollow points: "
-                         f"fewer than {FEW_DEPTH_SAMPLES} samples in the bin", fontsize="medium")
+        figure.supxlabel(
+            "depth of the gold material in the context (%, deciles); hollow points: "
+            f"fewer than {FEW_DEPTH_SAMPLES} samples in the bin",
+            fontsize="medium",
+        )
         drawn = [label for label in labels if label in handles]
-        figure.legend([handles[label] for label in drawn], drawn, title="length", loc="outside right center",
-                      fontsize="small")
+        figure.legend(
+            [handles[label] for label in drawn],
+            drawn,
+            title="length",
+            loc="outside right center",
+            fontsize="small",
+        )
     figure.suptitle("Score by depth of the gold material")
     return figure
 
@@ -209,8 +279,11 @@ def _depth_lines(ax: Axes, by_label: dict, labels: list[str]) -> dict[str, Line2
         shade = labels.index(label) / max(1, len(labels) - 1)
         color = colors(0.1 + 0.8 * shade)
         (lines[label],) = ax.plot(centers, values, marker="o", markersize=3.5, color=color)
-        few = [(center, value) for center, value, entry in zip(centers, values, bins)
-               if entry["score"] is not None and entry["n"] < FEW_DEPTH_SAMPLES]
+        few = [
+            (center, value)
+            for center, value, entry in zip(centers, values, bins)
+            if entry["score"] is not None and entry["n"] < FEW_DEPTH_SAMPLES
+        ]
         if few:
             few_x, few_y = zip(*few)
             ax.scatter(few_x, few_y, s=22, facecolors="white", edgecolors=[color], zorder=3)
@@ -223,10 +296,20 @@ def _depth_heatmap(ax: Axes, by_label: dict, labels: list[str]) -> AxesImage:
     n_bins = max(len(bins) for bins in by_label.values())
     matrix = np.full((len(labels), n_bins), np.nan)
     for label, bins in by_label.items():
-        matrix[labels.index(label), : len(bins)] = [np.nan if e["score"] is None else e["score"] for e in bins]
+        matrix[labels.index(label), : len(bins)] = [
+            np.nan if e["score"] is None else e["score"] for e in bins
+        ]
     colors = matplotlib.colormaps["viridis"].with_extremes(bad="0.85")
-    return ax.imshow(matrix, origin="lower", aspect="auto", extent=(0, 100, -0.5, len(labels) - 0.5),
-                     cmap=colors, vmin=0, vmax=100, interpolation="nearest")
+    return ax.imshow(
+        matrix,
+        origin="lower",
+        aspect="auto",
+        extent=(0, 100, -0.5, len(labels) - 0.5),
+        cmap=colors,
+        vmin=0,
+        vmax=100,
+        interpolation="nearest",
+    )
 
 
 def depth_tasks(results: list[ModelResult]) -> list[str]:
@@ -234,17 +317,22 @@ def depth_tasks(results: list[ModelResult]) -> list[str]:
     tasks = [task for result in results for task in result.aggregates["tasks"]]
     tasks += [task for result in results for task in result.aggregates.get("depth", {})]
     return [
-        task for task in dict.fromkeys(tasks)
+        task
+        for task in dict.fromkeys(tasks)
         if any(result.aggregates.get("depth", {}).get(task) for result in results)
     ]
 
 
 def _has_values(block: dict | None, labels: list[str], key: str) -> bool:
     """True when the block has a non-null ``key`` at one of ``labels``."""
-    return block is not None and any(block["lengths"].get(label, {}).get(key) is not None for label in labels)
+    return block is not None and any(
+        block["lengths"].get(label, {}).get(key) is not None for label in labels
+    )
 
 
-def _value_range(results: list[ModelResult], tasks: list[str], labels: list[str]) -> tuple[float, float]:
+def _value_range(
+    results: list[ModelResult], tasks: list[str], labels: list[str]
+) -> tuple[float, float]:
     """A y range holding every task's LC values and intervals, with a margin; (-10, 10) without any."""
     values = [0.0]
     for result in results:
@@ -252,7 +340,11 @@ def _value_range(results: list[ModelResult], tasks: list[str], labels: list[str]
             block = result.aggregates["tasks"].get(task)
             for label in labels:
                 entry = {} if block is None else block["lengths"].get(label, {})
-                values += [value for value in [entry.get("lc"), *(entry.get("lc_ci") or [])] if value is not None]
+                values += [
+                    value
+                    for value in [entry.get("lc"), *(entry.get("lc_ci") or [])]
+                    if value is not None
+                ]
     low, high = min(values), max(values)
     margin = max(5.0, 0.08 * (high - low))
     return low - margin, high + margin
@@ -271,27 +363,51 @@ def _lengths(results: list[ModelResult], labels: list[str]) -> list[int]:
     return [known[label] for label in labels]
 
 
-def _line(ax: Axes, index: int, model: str, block: dict, labels: list[str],
-          lengths: Sequence[float],
-          key: str, ci_key: str, interval: str = "band") -> Line2D:
+def _line(
+    ax: Axes,
+    index: int,
+    model: str,
+    block: dict,
+    labels: list[str],
+    lengths: Sequence[float],
+    key: str,
+    ci_key: str,
+    interval: str = "band",
+) -> Line2D:
     """Plot one model's values (gaps for nulls) with their 95% intervals as a shaded ``band`` or error
     ``bars``; return the line.
 
     The line is dashed when the block's Base Ability is below ``MIN_BASE_ABILITY`` (unstable LongScore).
     """
     entries = [block["lengths"].get(label, {}) for label in labels]
-    values = np.array([np.nan if entry.get(key) is None else entry[key] for entry in entries], dtype=float)
+    values = np.array(
+        [np.nan if entry.get(key) is None else entry[key] for entry in entries], dtype=float
+    )
     color = f"C{index % 10}"
     small_base = block["base_ability"] is not None and block["base_ability"] < MIN_BASE_ABILITY
-    (line,) = ax.plot(lengths, values, marker=_MARKERS[index % len(_MARKERS)], color=color, label=model,
-                      linestyle="--" if small_base else "-")
+    (line,) = ax.plot(
+        lengths,
+        values,
+        marker=_MARKERS[index % len(_MARKERS)],
+        color=color,
+        label=model,
+        linestyle="--" if small_base else "-",
+    )
     intervals = [entry.get(ci_key) or (np.nan, np.nan) for entry in entries]
     low, high = np.array(intervals, dtype=float).reshape(-1, 2).T
     if interval == "band":
         ax.fill_between(lengths, low, high, color=color, alpha=0.15, linewidth=0)
     else:
-        ax.errorbar(lengths, values, yerr=[values - low, high - values], fmt="none", ecolor=color, alpha=0.7,
-                    capsize=2.5, linewidth=1.0)
+        ax.errorbar(
+            lengths,
+            values,
+            yerr=[values - low, high - values],
+            fmt="none",
+            ecolor=color,
+            alpha=0.7,
+            capsize=2.5,
+            linewidth=1.0,
+        )
     return line
 
 

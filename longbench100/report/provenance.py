@@ -6,7 +6,7 @@ from .table import table_row
 
 
 def settings_section(results: list[ModelResult], check: SettingsCheck) -> str:
-    """"How these results were made": one row per setting, one column per model; differing rows in bold."""
+    """ "How these results were made": one row per setting, one column per model; differing rows in bold."""
     differing = {difference.key.split(".")[0] for difference in check.differences}
     header = ["Setting"] + [result.model for result in results]
     lines = [table_row(header), table_row(["---"] * len(header))]
@@ -23,7 +23,7 @@ def settings_section(results: list[ModelResult], check: SettingsCheck) -> str:
     if older:
         parts.append(
             f"Scored by an older longbench100 that recorded no settings block: {', '.join(older)}. "
-            "Their settings are read from what the file holds; \"unknown\" ones could not be compared."
+            'Their settings are read from what the file holds; "unknown" ones could not be compared.'
         )
     return "\n\n".join(parts)
 

@@ -3,12 +3,13 @@
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from longbench100.analysis.dolce.chart import load_fit, write_dolce_report
-from longbench100.folders.lock import output_lock
-from longbench100.folders.guard import guard_output_dir, mark_folder, replace_outputs
 from longbench100.analysis.coverage.run import construction_table
+from longbench100.analysis.dolce.chart import load_fit, write_dolce_report
 from longbench100.core.errors import UserError
 from longbench100.folders.data_records import manifest_sha256
+from longbench100.folders.guard import guard_output_dir, mark_folder, replace_outputs
+from longbench100.folders.lock import output_lock
+
 from .html import write_html_report
 from .load import load_results
 from .settings import check_settings
@@ -55,25 +56,37 @@ def run_report(options: ReportOptions) -> ReportOutcome:
     different settings (unless ``allow_mixed``) and an ``out`` folder that cannot be written; in
     each case before anything is written.
     """
-    guard_output_dir(options.out, "--out", "report", [*(("RESULTS", path) for path in options.results),
-                                                       ("--dolce", options.dolce), ("--data", options.data_dir)])
+    guard_output_dir(
+        options.out,
+        "--out",
+        "report",
+        [
+            *(("RESULTS", path) for path in options.results),
+            ("--dolce", options.dolce),
+            ("--data", options.data_dir),
+        ],
+    )
     results = load_results(list(options.results))
     dolce_fit = load_fit(options.dolce) if options.dolce else None
     coverage = None
     if options.data_dir is not None:
         check_same_data(options.data_dir, results)
         coverage = construction_table(options.data_dir)
-    check = check_settings([(result.path, result.settings) for result in results], allow_mixed=options.allow_mixed)
+    check = check_settings(
+        [(result.path, result.settings) for result in results], allow_mixed=options.allow_mixed
+    )
     warnings = list(check.warnings)
     if check.mixed:
         warnings.append(
-            "the results were made with different settings (" + "; ".join(d.describe() for d in check.differences)
+            "the results were made with different settings ("
+            + "; ".join(d.describe() for d in check.differences)
             + "): report.md says so, and models made differently get no paired test"
         )
     with output_lock(options.out, "--out"):  # two reports into one folder would mix their files
         mark_folder(options.out, "report")
-        written = write_report(results, options.out, check, n_boot=options.n_boot,
-                               seed=options.seed, coverage=coverage)
+        written = write_report(
+            results, options.out, check, n_boot=options.n_boot, seed=options.seed, coverage=coverage
+        )
         if dolce_fit is not None:
             written += write_dolce_report(dolce_fit, options.out)
         if options.html:
@@ -88,5 +101,7 @@ def check_same_data(data_dir: Path, results: list) -> None:
     for result in results:
         recorded = result.settings.values.get("data_fingerprint")
         if recorded is not None and recorded != fingerprint:
-            raise UserError(f"--data {data_dir}: {result.path} was scored on other data (manifest sha256 "
-                            f"{recorded[:12]}..., this folder's is {(fingerprint or 'absent')[:12]}...)")
+            raise UserError(
+                f"--data {data_dir}: {result.path} was scored on other data (manifest sha256 "
+                f"{recorded[:12]}..., this folder's is {(fingerprint or 'absent')[:12]}...)"
+            )

@@ -13,8 +13,17 @@ from pathlib import Path
 from longbench100.core.errors import UserError
 
 SETTING_KEYS = (
-    "metric_mode", "metrics", "rouge_variant", "judge", "qa_filter", "tokenizer", "base_lengths", "data_fingerprint",
-    "suite", "judge_style", "tasks",
+    "metric_mode",
+    "metrics",
+    "rouge_variant",
+    "judge",
+    "qa_filter",
+    "tokenizer",
+    "base_lengths",
+    "data_fingerprint",
+    "suite",
+    "judge_style",
+    "tasks",
 )
 """The settings ``report`` compares, in the order report.md lists them (``tasks``: the tasks scored,
 read from the aggregates, so results over different task sets are not ranked in one table)."""
@@ -69,10 +78,17 @@ class Difference:
 
 
 _TYPES = {
-    "metric_mode": (str,), "metrics": (dict,), "rouge_variant": (str, type(None)), "judge": (dict, type(None)),
-    "qa_filter": (int, float, type(None)), "tokenizer": (str, type(None)), "base_lengths": (list,),
-    "data_fingerprint": (str, type(None)), "suite": (str, type(None)),
-    "judge_style": (str, type(None)), "tasks": (list,),
+    "metric_mode": (str,),
+    "metrics": (dict,),
+    "rouge_variant": (str, type(None)),
+    "judge": (dict, type(None)),
+    "qa_filter": (int, float, type(None)),
+    "tokenizer": (str, type(None)),
+    "base_lengths": (list,),
+    "data_fingerprint": (str, type(None)),
+    "suite": (str, type(None)),
+    "judge_style": (str, type(None)),
+    "tasks": (list,),
 }
 """The JSON types each recorded setting may have (docs/results.md)."""
 
@@ -108,14 +124,20 @@ def _read_settings(data: dict) -> Settings:
         if key in data:
             values[key] = data[key]
     if "judge" in data:
-        values["judge"] = _judge_identity(data["judge"]) if isinstance(data["judge"], dict) else data["judge"]
+        values["judge"] = (
+            _judge_identity(data["judge"]) if isinstance(data["judge"], dict) else data["judge"]
+        )
     qa_filter = data.get("qa_filter")
     if isinstance(qa_filter, dict) and "threshold" in qa_filter:
         values["qa_filter"] = qa_filter["threshold"]
     if "base_labels" in data:
         values["base_lengths"] = data["base_labels"]
     block = data.get("data")
-    if isinstance(block, dict) and isinstance(block.get("manifest_sha256"), str) and block["manifest_sha256"]:
+    if (
+        isinstance(block, dict)
+        and isinstance(block.get("manifest_sha256"), str)
+        and block["manifest_sha256"]
+    ):
         values["data_fingerprint"] = block["manifest_sha256"]
     return Settings(values, recorded=False)
 
@@ -134,8 +156,13 @@ def differences(first: tuple[Path, Settings], second: tuple[Path, Settings]) -> 
         if key == "metrics" and isinstance(a.values[key], dict) and isinstance(b.values[key], dict):
             for task in a.values[key]:
                 if task in b.values[key] and a.values[key][task] != b.values[key][task]:
-                    found.append(Difference(f"metrics.{task}", (path_a, a.values[key][task]),
-                                            (path_b, b.values[key][task])))
+                    found.append(
+                        Difference(
+                            f"metrics.{task}",
+                            (path_a, a.values[key][task]),
+                            (path_b, b.values[key][task]),
+                        )
+                    )
         elif a.values[key] != b.values[key]:
             found.append(Difference(key, (path_a, a.values[key]), (path_b, b.values[key])))
     return found
@@ -162,16 +189,25 @@ def check_settings(files: list[tuple[Path, Settings]], *, allow_mixed: bool) -> 
     Raises :class:`UserError` (one line naming the first differing setting and its two files) when
     settings differ and ``allow_mixed`` is false.
     """
-    found = [difference for first, second in combinations(files, 2) for difference in differences(first, second)]
+    found = [
+        difference
+        for first, second in combinations(files, 2)
+        for difference in differences(first, second)
+    ]
     if found and not allow_mixed:
-        more = f" (and {len(found) - 1} more difference{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
+        more = (
+            f" (and {len(found) - 1} more difference{'s' if len(found) > 2 else ''})"
+            if len(found) > 1
+            else ""
+        )
         raise UserError(
             f"the results were made with different settings: {found[0].describe()}{more}; "
             "rescore them alike, or pass --allow-mixed to report them anyway"
         )
     warnings = [
         f"{path} records no settings (scored by an older longbench100): compared on what it holds"
-        for path, settings in files if not settings.recorded and len(files) > 1
+        for path, settings in files
+        if not settings.recorded and len(files) > 1
     ]
     notes = unchecked(files)
     if notes:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import canonical_label, parse_length
+
 from .load import read_results_json
 
 SHORTENED = "[... {count} more characters]"
@@ -49,17 +50,33 @@ def select_samples(path: Path, query: SampleQuery) -> tuple[str, list[dict]]:
     if query.task is None or query.length is None:
         raise UserError("give --task and --length (or --id)")
     label = _label(query.length)
-    chosen = [entry for entry in entries if entry.get("task") == query.task and entry.get("label") == label]
+    chosen = [
+        entry
+        for entry in entries
+        if entry.get("task") == query.task and entry.get("label") == label
+    ]
     if not chosen:
         tasks = sorted({str(entry.get("task")) for entry in entries})
-        labels = sorted({str(entry.get("label")) for entry in entries if entry.get("task") == query.task})
-        where = f"lengths of {query.task}: {', '.join(labels)}" if labels else f"tasks: {', '.join(tasks)}"
+        labels = sorted(
+            {str(entry.get("label")) for entry in entries if entry.get("task") == query.task}
+        )
+        where = (
+            f"lengths of {query.task}: {', '.join(labels)}"
+            if labels
+            else f"tasks: {', '.join(tasks)}"
+        )
         raise UserError(f"no samples for task {query.task} at length {label} in {path} ({where})")
     chosen.sort(key=lambda entry: entry.get("row", 0))
     if query.ungraded:
-        chosen = [entry for entry in chosen if entry.get("score") is None and not entry.get("filtered")]
+        chosen = [
+            entry for entry in chosen if entry.get("score") is None and not entry.get("filtered")
+        ]
     if query.worst is not None:
-        graded = [entry for entry in chosen if entry.get("score") is not None and not entry.get("filtered")]
+        graded = [
+            entry
+            for entry in chosen
+            if entry.get("score") is not None and not entry.get("filtered")
+        ]
         chosen = sorted(graded, key=lambda entry: entry["score"])[: query.worst]
     return str(data["model"]), chosen
 
@@ -67,14 +84,20 @@ def select_samples(path: Path, query: SampleQuery) -> tuple[str, list[dict]]:
 def format_sample(entry: dict, *, width: int, max_chars: int) -> str:
     """One sample as terminal text: a header line, then each field, long texts wrapped to ``width``
     and cut after ``max_chars`` characters (0: never cut) with a marker saying how much was left out."""
-    title = str(entry.get("id", "?")) + (f" · baseline {entry['baseline']}" if entry.get("baseline") else "")
+    title = str(entry.get("id", "?")) + (
+        f" · baseline {entry['baseline']}" if entry.get("baseline") else ""
+    )
     lines = [_rule(title, width)]
     lines.append(_field("score", _score_text(entry), width))
     if entry.get("also"):
         lines.append(_field("also", _secondary_text(entry["also"]), width))
-    facts = [f"metric {entry['metric']}" if entry.get("metric") else None,
-             f"depth {entry['depth']:.2f}" if isinstance(entry.get("depth"), (int, float)) else "depth unknown",
-             f"source {entry['source']}" if entry.get("source") else "source unknown"]
+    facts = [
+        f"metric {entry['metric']}" if entry.get("metric") else None,
+        f"depth {entry['depth']:.2f}"
+        if isinstance(entry.get("depth"), (int, float))
+        else "depth unknown",
+        f"source {entry['source']}" if entry.get("source") else "source unknown",
+    ]
     lines.append(_field("about", ", ".join(fact for fact in facts if fact), width))
     lines += _block("prediction", _prediction_text(entry), width, max_chars)
     answers = entry.get("answers")
@@ -84,10 +107,14 @@ def format_sample(entry: dict, *, width: int, max_chars: int) -> str:
         lines.append(_field("gold", "(none)", width))
     else:
         for number, answer in enumerate(answers, 1):
-            lines += _block(f"gold {number}" if len(answers) > 1 else "gold", str(answer), width, max_chars)
+            lines += _block(
+                f"gold {number}" if len(answers) > 1 else "gold", str(answer), width, max_chars
+            )
     parts = entry.get("parts")
     if isinstance(parts, dict):
-        scores = [f"{key} {_plain(value)}" for key, value in parts.items() if not isinstance(value, str)]
+        scores = [
+            f"{key} {_plain(value)}" for key, value in parts.items() if not isinstance(value, str)
+        ]
         if scores:
             lines.append(_field("judge", ", ".join(scores), width))
         for key, value in parts.items():
@@ -98,7 +125,9 @@ def format_sample(entry: dict, *, width: int, max_chars: int) -> str:
     return "\n".join(lines)
 
 
-def format_samples(model: str, entries: list[dict], query: SampleQuery, *, width: int, max_chars: int) -> str:
+def format_samples(
+    model: str, entries: list[dict], query: SampleQuery, *, width: int, max_chars: int
+) -> str:
     """A heading naming what is shown, then every sample (see :func:`format_sample`)."""
     if query.sample_id is not None:
         what = f"sample {query.sample_id}"
@@ -109,7 +138,9 @@ def format_samples(model: str, entries: list[dict], query: SampleQuery, *, width
         if query.worst is not None:
             what += f", the {len(entries)} lowest-scored graded samples"
     heading = f"model {model}: {what} ({len(entries)} shown)"
-    return "\n\n".join([heading] + [format_sample(entry, width=width, max_chars=max_chars) for entry in entries])
+    return "\n\n".join(
+        [heading] + [format_sample(entry, width=width, max_chars=max_chars) for entry in entries]
+    )
 
 
 def shorten(text: str, max_chars: int) -> str:
@@ -138,7 +169,9 @@ def _score_text(entry: dict) -> str:
 
 def _secondary_text(also: dict) -> str:
     """The secondary metrics' scores in points: ``qa_f1 66.7, order_exact 100.0``."""
-    return ", ".join(f"{name} {'-' if score is None else f'{100 * score:.1f}'}" for name, score in also.items())
+    return ", ".join(
+        f"{name} {'-' if score is None else f'{100 * score:.1f}'}" for name, score in also.items()
+    )
 
 
 def _prediction_text(entry: dict) -> str:
@@ -165,8 +198,14 @@ def _rule(title: str, width: int) -> str:
 def _field(name: str, value: str, width: int) -> str:
     """``name      value`` with the value wrapped under itself."""
     indent = " " * 12
-    return textwrap.fill(value, width=width, initial_indent=f"{name:<11} ", subsequent_indent=indent,
-                         break_long_words=True, break_on_hyphens=False)
+    return textwrap.fill(
+        value,
+        width=width,
+        initial_indent=f"{name:<11} ",
+        subsequent_indent=indent,
+        break_long_words=True,
+        break_on_hyphens=False,
+    )
 
 
 def _block(name: str, text: str, width: int, max_chars: int) -> list[str]:
@@ -175,13 +214,29 @@ def _block(name: str, text: str, width: int, max_chars: int) -> list[str]:
     shortened = shorten(text, max_chars)
     if "\n" not in shortened and len(shortened) + 12 <= width:
         return [_field(name, shortened, width)]
-    kept, marker = (shortened, "") if shortened == text else (shortened[: max_chars].rstrip(), shortened[len(shortened[: max_chars].rstrip()) + 1:])
+    kept, marker = (
+        (shortened, "")
+        if shortened == text
+        else (shortened[:max_chars].rstrip(), shortened[len(shortened[:max_chars].rstrip()) + 1 :])
+    )
     lines = [f"{name}:"]
     for paragraph in kept.splitlines() or [""]:
         lines.append(
-            textwrap.fill(paragraph, width=width, initial_indent="    ", subsequent_indent="    ",
-                          break_long_words=True, break_on_hyphens=False, drop_whitespace=True) or "    "
+            textwrap.fill(
+                paragraph,
+                width=width,
+                initial_indent="    ",
+                subsequent_indent="    ",
+                break_long_words=True,
+                break_on_hyphens=False,
+                drop_whitespace=True,
+            )
+            or "    "
         )
     if marker:  # the cut marker is never wrapped apart: it ends the last line, or stands on its own
-        lines[-1:] = [f"{lines[-1]} {marker}"] if len(lines[-1]) + 1 + len(marker) <= width else [lines[-1], f"    {marker}"]
+        lines[-1:] = (
+            [f"{lines[-1]} {marker}"]
+            if len(lines[-1]) + 1 + len(marker) <= width
+            else [lines[-1], f"    {marker}"]
+        )
     return lines

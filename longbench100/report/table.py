@@ -2,6 +2,7 @@
 
 from longbench100.scoring.aggregates.aggregate import MIN_BASE_ABILITY
 from longbench100.scoring.aggregates.compare import Comparison
+
 from .load import ModelResult
 
 MISSING = "—"
@@ -23,7 +24,9 @@ def fmt_ci(interval: list[float] | tuple[float, float] | None) -> str:
 def ranks(values: list[float | None]) -> list[int | None]:
     """Rank values from the highest (1); ties share the best rank; nulls get no rank."""
     present = [value for value in values if value is not None]
-    return [None if value is None else 1 + sum(other > value for other in present) for value in values]
+    return [
+        None if value is None else 1 + sum(other > value for other in present) for value in values
+    ]
 
 
 def label_order(results: list[ModelResult]) -> tuple[list[str], list[str]]:
@@ -50,7 +53,9 @@ def leaderboard(rows: list[tuple[str, dict]], long_labels: list[str]) -> str:
         header += [label, f"{label} LC%"]
     header += ["Avg score", "Avg LC%", "Rank (avg LC)", "Rank (avg score)"]
     lines = [table_row(header), table_row(["---"] + ["---:"] * (len(header) - 1))]
-    order = sorted(range(len(rows)), key=lambda i: (lc_ranks[i] is None, lc_ranks[i] or 0, rows[i][0]))
+    order = sorted(
+        range(len(rows)), key=lambda i: (lc_ranks[i] is None, lc_ranks[i] or 0, rows[i][0])
+    )
     for i in order:
         model, block = rows[i]
         cells = [model, fmt(block["base_ability"]) + ("†" if _small_base(block) else "")]
@@ -77,14 +82,36 @@ def interval_table(block: dict, labels: list[str]) -> str:
             continue
         lines.append(
             table_row(
-                [label, str(entry["n"]), str(entry["n_filtered"]), str(entry["n_ungraded"]), fmt(entry["score"]),
-                 fmt_ci(entry["ci"]), fmt(entry["lc"]), fmt_ci(entry["lc_ci"])]
+                [
+                    label,
+                    str(entry["n"]),
+                    str(entry["n_filtered"]),
+                    str(entry["n_ungraded"]),
+                    fmt(entry["score"]),
+                    fmt_ci(entry["ci"]),
+                    fmt(entry["lc"]),
+                    fmt_ci(entry["lc_ci"]),
+                ]
             )
         )
-    lines.append(table_row(["Base", "", "", "", fmt(block["base_ability"]), fmt_ci(block["base_ci"]), "", ""]))
     lines.append(
-        table_row(["Avg (long)", "", "", "", fmt(block["avg_score"]), fmt_ci(block["avg_score_ci"]),
-              fmt(block["avg_lc"]), fmt_ci(block["avg_lc_ci"])])
+        table_row(
+            ["Base", "", "", "", fmt(block["base_ability"]), fmt_ci(block["base_ci"]), "", ""]
+        )
+    )
+    lines.append(
+        table_row(
+            [
+                "Avg (long)",
+                "",
+                "",
+                "",
+                fmt(block["avg_score"]),
+                fmt_ci(block["avg_score_ci"]),
+                fmt(block["avg_lc"]),
+                fmt_ci(block["avg_lc_ci"]),
+            ]
+        )
     )
     return "\n".join(lines)
 
@@ -96,24 +123,49 @@ def secondary_table(rows: list[tuple[str, dict]], labels: list[str]) -> str:
     lengths no model has are left out.
     """
     shown = [label for label in labels if any(label in by_label for _, by_label in rows)]
-    lines = [table_row(["Model", "Metric", *shown]), table_row(["---", "---"] + ["---:"] * len(shown))]
+    lines = [
+        table_row(["Model", "Metric", *shown]),
+        table_row(["---", "---"] + ["---:"] * len(shown)),
+    ]
     for model, by_label in rows:
         names = list(dict.fromkeys(name for means in by_label.values() for name in means))
         for name in names:
-            lines.append(table_row([model, name, *(fmt(by_label.get(label, {}).get(name)) for label in shown)]))
+            lines.append(
+                table_row(
+                    [model, name, *(fmt(by_label.get(label, {}).get(name)) for label in shown)]
+                )
+            )
     return "\n".join(lines)
 
 
 def comparison_table(comparisons: list[Comparison]) -> str:
     """One row per model pair: difference in average LC, its interval, p-value and significance."""
-    header = ["Model A", "Model B", "Δ avg LC (A−B)", "95% CI", "p", "Shared samples", "Significant"]
-    lines = [table_row(header), table_row(["---", "---"] + ["---:"] * (len(header) - 3) + [":---:"])]
+    header = [
+        "Model A",
+        "Model B",
+        "Δ avg LC (A−B)",
+        "95% CI",
+        "p",
+        "Shared samples",
+        "Significant",
+    ]
+    lines = [
+        table_row(header),
+        table_row(["---", "---"] + ["---:"] * (len(header) - 3) + [":---:"]),
+    ]
     for comparison in comparisons:
         p_value = MISSING if comparison.p_value is None else f"{comparison.p_value:.3f}"
         lines.append(
             table_row(
-                [comparison.model_a, comparison.model_b, fmt(comparison.diff), fmt_ci(comparison.ci), p_value,
-                 str(comparison.n_shared), "**yes**" if comparison.significant else "no"]
+                [
+                    comparison.model_a,
+                    comparison.model_b,
+                    fmt(comparison.diff),
+                    fmt_ci(comparison.ci),
+                    p_value,
+                    str(comparison.n_shared),
+                    "**yes**" if comparison.significant else "no",
+                ]
             )
         )
     return "\n".join(lines)
@@ -133,15 +185,44 @@ def controls_table(results: list[ModelResult]) -> str | None:
     """Per model, task and length: S_l, Base Ability, LongScore (LC%) and the model's scores on the
     control twins beside chance, flagged ``⚠`` when above chance + 5 points (``score --controls``);
     ``None`` when no result has control scores."""
-    header = ["Model", "Task", "Length", "S_l", "Base", "LC%", "Gold removed", "Context swapped", "Chance", "Flag"]
-    lines = [table_row(header), table_row(["---", "---", "---"] + ["---:"] * (len(header) - 4) + ["---"])]
+    header = [
+        "Model",
+        "Task",
+        "Length",
+        "S_l",
+        "Base",
+        "LC%",
+        "Gold removed",
+        "Context swapped",
+        "Chance",
+        "Flag",
+    ]
+    lines = [
+        table_row(header),
+        table_row(["---", "---", "---"] + ["---:"] * (len(header) - 4) + ["---"]),
+    ]
     for result in results:
         for task, by_label in (result.aggregates.get("controls") or {}).items():
             block = result.aggregates["tasks"].get(task) or {}
             for label, cell in by_label.items():
                 entry = (block.get("lengths") or {}).get(label, {})
-                controls = [fmt((cell.get(kind) or {}).get("score")) for kind in ("gold_removed", "context_swapped")]
-                lines.append(table_row([result.model, task, label, fmt(entry.get("score")), fmt(block.get("base_ability")),
-                                        fmt(entry.get("lc")), *controls, fmt(cell.get("chance")),
-                                        "⚠ above chance" if cell.get("flagged") else ""]))
+                controls = [
+                    fmt((cell.get(kind) or {}).get("score"))
+                    for kind in ("gold_removed", "context_swapped")
+                ]
+                lines.append(
+                    table_row(
+                        [
+                            result.model,
+                            task,
+                            label,
+                            fmt(entry.get("score")),
+                            fmt(block.get("base_ability")),
+                            fmt(entry.get("lc")),
+                            *controls,
+                            fmt(cell.get("chance")),
+                            "⚠ above chance" if cell.get("flagged") else "",
+                        ]
+                    )
+                )
     return "\n".join(lines) if len(lines) > 2 else None

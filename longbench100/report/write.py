@@ -4,6 +4,7 @@ from itertools import combinations
 from pathlib import Path
 
 from longbench100.scoring.aggregates.compare import Comparison, compare_avg_lc
+
 from .document import ReportContent, render_report
 from .heatmap import plot_needle_heatmaps
 from .load import ModelResult
@@ -31,13 +32,20 @@ def compare_all(
             uncompared.append((a.model, b.model))
         else:
             comparisons.append(
-                compare_avg_lc(a.model, a.samples, b.model, b.samples, base_labels, n_boot=n_boot, seed=seed)
+                compare_avg_lc(
+                    a.model, a.samples, b.model, b.samples, base_labels, n_boot=n_boot, seed=seed
+                )
             )
     return comparisons, uncompared
 
 
 def write_report(
-    results: list[ModelResult], out: Path, check: SettingsCheck, *, n_boot: int = 1000, seed: int = 0,
+    results: list[ModelResult],
+    out: Path,
+    check: SettingsCheck,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
     coverage: dict | None = None,
 ) -> list[Path]:
     """Write ``out/report.md`` and the plots into the existing folder ``out``; return the written

@@ -48,8 +48,11 @@ class RowSelection:
     def unscored_tasks(self) -> dict[str, str]:
         """{task: reason} for the tasks of the data with no record left to grade."""
         scored = {record.task for record in self.records}
-        return {task: "no scored rows (--allow-missing left every row out)"
-                for task in self.incomplete if task not in scored}
+        return {
+            task: "no scored rows (--allow-missing left every row out)"
+            for task in self.incomplete
+            if task not in scored
+        }
 
 
 def _cell_counts(
@@ -75,7 +78,8 @@ def _short_cells(
         if done < rows
     ]
     shown = ", ".join(
-        f"{task} {label} {rows - done} of {rows} rows failed" if failed
+        f"{task} {label} {rows - done} of {rows} rows failed"
+        if failed
         else f"{task} {label} {done} of {rows} rows"
         for (task, label), rows, done in short[:_SHOWN_CELLS]
     )
@@ -86,8 +90,9 @@ def _short_cells(
 def refuse_failed(records: list[DataRecord], failed: set[str], source: object, retry: str) -> None:
     """Raise a one-line :class:`UserError` naming the cells whose requests failed (``prediction``
     null) and how to redo them (``retry``): a failed request is a missing answer, never a zero."""
-    count, cells, shown = _short_cells(records, {record.id for record in records} - failed,
-                                       failed=True)
+    count, cells, shown = _short_cells(
+        records, {record.id for record in records} - failed, failed=True
+    )
     if not count:
         return
     raise UserError(

@@ -18,8 +18,7 @@ from statistics import fmean, stdev
 
 from longbench100.core.errors import UserError
 from longbench100.folders.data_records import DataRecord
-from longbench100.folders.layout import read_folder_manifest
-from longbench100.folders.layout import controls_folder
+from longbench100.folders.layout import controls_folder, read_folder_manifest
 from longbench100.judge.grader import Judge
 from longbench100.scoring.predictions import (
     Prediction,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from longbench100.core.errors import UserError
+
 from .samples import ScoredSample
 from .scorer import ScoreOutcome
 
@@ -41,7 +42,9 @@ def _merged_sample(samples: list[ScoredSample]) -> ScoredSample:
     also = (
         None
         if first.also is None
-        else {name: sum((s.also or {})[name] for s in samples) / len(samples) for name in first.also}
+        else {
+            name: sum((s.also or {})[name] for s in samples) / len(samples) for name in first.also
+        }
     )
     ungraded = next((sample for sample in samples if sample.score is None), None)
     return replace(

@@ -2,16 +2,13 @@
 
 from dataclasses import dataclass
 
-from longbench100.core.errors import UserError
-from longbench100.catalog.task_info import TASKS
-from .choices import METRIC_MODES
-from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, rouge_l_many
-from longbench100.folders.data_records import DataRecord
-from longbench100.judge.grader import Judge
-from longbench100.judge.grader import Verdict
-from longbench100.judge.prompts import RUBRICS, JudgePrompt, section_prompt
-from longbench100.scoring.metrics.sections import parse_sections
 from longbench100.catalog.judge_styles import DEFAULT_JUDGE_STYLE, style_metric
+from longbench100.catalog.task_info import TASKS
+from longbench100.core.errors import UserError
+from longbench100.folders.data_records import DataRecord
+from longbench100.judge.grader import Judge, Verdict
+from longbench100.judge.prompts import RUBRICS, JudgePrompt, section_prompt
+from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, rouge_l_many
 from longbench100.scoring.metrics.metric_table import (
     CLASSIC,
     JUDGE_BY_SECTION,
@@ -19,13 +16,21 @@ from longbench100.scoring.metrics.metric_table import (
     ROUGE,
     metric_info,
 )
+from longbench100.scoring.metrics.sections import parse_sections
+
+from .choices import METRIC_MODES
 
 JUDGE_METRICS = frozenset(name for name, metric in METRICS.items() if metric.judged)
 """The metrics that need the judge (read from the metric table)."""
 
 
-def choose_metrics(tasks: list[str], mode: str, judge_configured: bool,
-                   families: dict[str, str] | None = None, judge_style: str = DEFAULT_JUDGE_STYLE) -> dict[str, str]:
+def choose_metrics(
+    tasks: list[str],
+    mode: str,
+    judge_configured: bool,
+    families: dict[str, str] | None = None,
+    judge_style: str = DEFAULT_JUDGE_STYLE,
+) -> dict[str, str]:
     """Map each task to the metric that grades it.
 
     Accuracy tasks always use ``accuracy``, the recall tasks ``string_match_all`` / ``substring_match``. Judge tasks (SPEC.md: LLM judge) use ``qa_judge`` /
@@ -37,7 +42,9 @@ def choose_metrics(tasks: list[str], mode: str, judge_configured: bool,
     if mode not in METRIC_MODES:
         raise UserError(f"--metric {mode}: choose from {', '.join(METRIC_MODES)}")
     if mode == "judge" and not judge_configured:
-        raise UserError("--metric judge needs --judge-model (and --judge-base-url for a non-OpenAI server)")
+        raise UserError(
+            "--metric judge needs --judge-model (and --judge-base-url for a non-OpenAI server)"
+        )
     use_judge = mode == "judge" or (mode == "auto" and judge_configured)
     chosen = {}
     for task in tasks:
@@ -64,24 +71,39 @@ def section_prompts(job: GradeJob) -> list[JudgePrompt | None]:
     for a section the reply does not summarise (it scores 0)."""
     sections = job.record.sections
     if sections is None:
-        raise UserError(f"record {job.record.id} ({job.record.task}): its gold has no section spans, so the judge cannot grade it "
-                        "section by section (score it with --metric classic)")
+        raise UserError(
+            f"record {job.record.id} ({job.record.task}): its gold has no section spans, so the judge cannot grade it "
+            "section by section (score it with --metric classic)"
+        )
     summaries = parse_sections(job.text)
-    return [section_prompt(section, summaries[number]) if summaries.get(number) else None
-            for number, section in enumerate(sections, 1)]
+    return [
+        section_prompt(section, summaries[number]) if summaries.get(number) else None
+        for number, section in enumerate(sections, 1)
+    ]
 
 
 def section_verdict(job: GradeJob, judge: Judge) -> Verdict:
     """The sample's verdict from its sections' verdicts: the mean score (a missing summary 0), ungraded when any
     section is; ``parts`` holds each section's sub-scores (``None`` for a missing summary)."""
-    verdicts = [None if prompt is None else judge.verdicts[prompt.text] for prompt in section_prompts(job)]
-    ungraded = [verdict.reason for verdict in verdicts if verdict is not None and verdict.score is None]
+    verdicts = [
+        None if prompt is None else judge.verdicts[prompt.text] for prompt in section_prompts(job)
+    ]
+    ungraded = [
+        verdict.reason for verdict in verdicts if verdict is not None and verdict.score is None
+    ]
     if ungraded or not verdicts:
-        return Verdict(None, None, f"a section ungraded ({ungraded[0]})" if ungraded else "no section to grade")
-    scores = [verdict.score for verdict in verdicts
-              if verdict is not None and verdict.score is not None]
+        return Verdict(
+            None, None, f"a section ungraded ({ungraded[0]})" if ungraded else "no section to grade"
+        )
+    scores = [
+        verdict.score for verdict in verdicts if verdict is not None and verdict.score is not None
+    ]
     score = sum(scores) / len(verdicts)  # a missing summary adds 0
-    return Verdict(score, None, parts={"sections": [None if verdict is None else verdict.parts for verdict in verdicts]})
+    return Verdict(
+        score,
+        None,
+        parts={"sections": [None if verdict is None else verdict.parts for verdict in verdicts]},
+    )
 
 
 def judge_prompt(job: GradeJob) -> JudgePrompt | None:

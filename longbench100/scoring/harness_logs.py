@@ -25,8 +25,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from longbench100.core.errors import UserError
 from longbench100.core.digests import prompt_sha256
+from longbench100.core.errors import UserError
 from longbench100.folders.layout import read_jsonl
 from longbench100.scoring.prediction_records import Prediction, PredictionSource
 
@@ -218,5 +218,6 @@ def _read_inspect(files: list[Path]) -> PredictionSource:
                     prompt_sha256=prompt_sha256(prompt) if prompt is not None else None,
                 )
             )
-    return PredictionSource(predictions, _single(models), INSPECT_HINT, tuple(sorted(epochs)),
-                            INSPECT_RETRY_HINT)
+    return PredictionSource(
+        predictions, _single(models), INSPECT_HINT, tuple(sorted(epochs)), INSPECT_RETRY_HINT
+    )

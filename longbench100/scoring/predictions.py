@@ -3,17 +3,22 @@
 from pathlib import Path
 
 from longbench100.core.errors import UserError
+from longbench100.core.json_shape import check_shape
 from longbench100.folders.data_records import DataRecord
 from longbench100.folders.layout import read_jsonl
-from longbench100.core.json_shape import check_shape
 from longbench100.scoring.harness_logs import foreign_prediction_files, read_harness_logs
 from longbench100.scoring.prediction_records import OWN_HINT, Prediction, PredictionSource
 
 _EXAMPLES = 3
 _TEXT = (str, type(None))
-PREDICTION_SHAPE = {"id": str, "prediction": _TEXT, "closed_book_prediction?": _TEXT,
-                    "prompt_sha256?": _TEXT, "closed_book_prompt_sha256?": _TEXT,
-                    "data_manifest_sha256?": _TEXT}
+PREDICTION_SHAPE = {
+    "id": str,
+    "prediction": _TEXT,
+    "closed_book_prediction?": _TEXT,
+    "prompt_sha256?": _TEXT,
+    "closed_book_prompt_sha256?": _TEXT,
+    "data_manifest_sha256?": _TEXT,
+}
 """What a prediction line holds (docs/predictions: ``prediction`` null for a failed request)."""
 
 
@@ -121,8 +126,12 @@ def _differs(prediction: Prediction, record: DataRecord) -> bool:
 
 
 def check_fingerprints(
-    by_id: dict[str, Prediction], records: list[DataRecord], manifest_sha256: str | None, *,
-    source: Path, hint: str = OWN_HINT,
+    by_id: dict[str, Prediction],
+    records: list[DataRecord],
+    manifest_sha256: str | None,
+    *,
+    source: Path,
+    hint: str = OWN_HINT,
 ) -> list[str]:
     """Refuse predictions made for other prompts than the data's; return notes for the screen.
 
@@ -147,7 +156,11 @@ def check_fingerprints(
             f"warning: {unfingerprinted} of {len(matched)} predictions carry no prompt_sha256; "
             "cannot check they answer this data's prompts"
         )
-    other_manifests = {p.data_manifest_sha256 for p, _ in matched if p.data_manifest_sha256} - {manifest_sha256}
+    other_manifests = {p.data_manifest_sha256 for p, _ in matched if p.data_manifest_sha256} - {
+        manifest_sha256
+    }
     if other_manifests and not unfingerprinted:
-        notes.append("note: predictions were made from another data folder (manifest differs), but every prompt matches")
+        notes.append(
+            "note: predictions were made from another data folder (manifest differs), but every prompt matches"
+        )
     return notes

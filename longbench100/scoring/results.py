@@ -4,8 +4,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from longbench100.core.version import __version__
 from longbench100.core.atomic import write_bytes_atomic
+from longbench100.core.version import __version__
 
 RESULTS_SCHEMA = "longbench100.results/1"
 
@@ -28,7 +28,9 @@ def build_settings(
         "metric_mode": metric_mode,
         "metrics": metrics,
         "rouge_variant": rouge_variant,
-        "judge": None if judge is None else {"model": judge["model"], "base_url": judge["base_url"]},
+        "judge": None
+        if judge is None
+        else {"model": judge["model"], "base_url": judge["base_url"]},
         "qa_filter": qa_filter,
         "tokenizer": tokenizer,
         "base_lengths": base_lengths,
@@ -99,7 +101,10 @@ def summary_table(results: dict) -> str:
     """A compact text table: per task and overall, S_l at every length, Base Ability, average LC, exclusions."""
     aggregates = results["aggregates"]
     labels = list(aggregates["lengths"])
-    rows = [(task, results["metrics"].get(task, ""), block) for task, block in aggregates["tasks"].items()]
+    rows = [
+        (task, results["metrics"].get(task, ""), block)
+        for task, block in aggregates["tasks"].items()
+    ]
     rows.append(("overall", "", aggregates["overall"]))
     name_width = max(len(name) for name, _, _ in rows)
     metric_width = max([6] + [len(metric) for _, metric, _ in rows])
@@ -108,7 +113,10 @@ def summary_table(results: dict) -> str:
         + "".join(f"{label:>7}" for label in labels)
         + f"{'base':>7}{'avgLC%':>8}{'filt':>6}{'ungr':>6}"
     )
-    lines = [f"model {results['model']}: scores 0-100 per length, LC in percent of Base Ability", header]
+    lines = [
+        f"model {results['model']}: scores 0-100 per length, LC in percent of Base Ability",
+        header,
+    ]
     for name, metric, block in rows:
         lines.append(
             f"{name:<{name_width}}  {metric:<{metric_width}}"

@@ -15,13 +15,21 @@ from dataclasses import dataclass, field
 
 from longbench100.catalog.task_info import TASKS
 from longbench100.folders.data_records import DataRecord
-from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT
-from .grading import JUDGE_METRICS, GradeJob, grade_jobs, judge_prompt, judge_prompts, section_verdict
 from longbench100.judge.grader import Judge, Verdict
 from longbench100.judge.prompts import JudgePrompt
-from .predictions import Prediction
+from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT
 from longbench100.scoring.metrics.metric_table import JUDGE_BY_SECTION, METRICS
 from longbench100.scoring.metrics.ranking import grade_levels
+
+from .grading import (
+    JUDGE_METRICS,
+    GradeJob,
+    grade_jobs,
+    judge_prompt,
+    judge_prompts,
+    section_verdict,
+)
+from .predictions import Prediction
 from .samples import ScoredSample
 from .secondary import secondary_jobs, secondary_metrics
 
@@ -46,7 +54,10 @@ class ScoreOutcome:
 
 
 def _pending(
-    records: list[DataRecord], predictions: dict[str, Prediction], metrics: dict[str, str], qa_threshold: float | None
+    records: list[DataRecord],
+    predictions: dict[str, Prediction],
+    metrics: dict[str, str],
+    qa_threshold: float | None,
 ) -> list[_Pending]:
     """Pair every record with the jobs that grade it."""
     pending = []
@@ -57,7 +68,11 @@ def _pending(
         if prediction is not None and prediction.prediction is not None:
             answer = GradeJob(record, metric, prediction.prediction)
         wants_closed = qa_threshold is not None and TASKS[record.task].closed_book
-        if wants_closed and prediction is not None and prediction.closed_book_prediction is not None:
+        if (
+            wants_closed
+            and prediction is not None
+            and prediction.closed_book_prediction is not None
+        ):
             closed = GradeJob(record, metric, prediction.closed_book_prediction)
         also = tuple(secondary_jobs(record, answer.text)) if answer else ()
         pending.append(_Pending(record, answer, closed, also))
@@ -71,7 +86,9 @@ def _jobs(pending: list[_Pending]) -> list[GradeJob]:
     return answers + closed_book + [job for item in pending for job in item.also]
 
 
-def _secondary_scores(item: _Pending, grades: dict[tuple[str, str, str], float | None]) -> dict[str, float] | None:
+def _secondary_scores(
+    item: _Pending, grades: dict[tuple[str, str, str], float | None]
+) -> dict[str, float] | None:
     """The record's secondary scores by metric name, or ``None`` when its task has none."""
     names = secondary_metrics(item.record.task)
     if not names:
@@ -95,7 +112,10 @@ def _verdict(job: GradeJob | None, judge: Judge | None) -> Verdict | None:
 
 
 def scoring_prompts(
-    records: list[DataRecord], predictions: dict[str, Prediction], metrics: dict[str, str], qa_threshold: float | None
+    records: list[DataRecord],
+    predictions: dict[str, Prediction],
+    metrics: dict[str, str],
+    qa_threshold: float | None,
 ) -> list[JudgePrompt]:
     """Every judge prompt that scoring these predictions needs (duplicates included)."""
     return judge_prompts(_jobs(_pending(records, predictions, metrics, qa_threshold)))
@@ -125,9 +145,14 @@ def score_predictions(
         if item.answer is None:
             raise ValueError(f"{record.id}: no answer; a missing answer is never scored 0")
         score = grades[record.id, item.answer.metric, item.answer.text]
-        closed_score = grades[record.id, item.closed_book.metric, item.closed_book.text] if item.closed_book else None
-        filtered = (closed_score is not None and qa_threshold is not None
-                    and closed_score >= qa_threshold)
+        closed_score = (
+            grades[record.id, item.closed_book.metric, item.closed_book.text]
+            if item.closed_book
+            else None
+        )
+        filtered = (
+            closed_score is not None and qa_threshold is not None and closed_score >= qa_threshold
+        )
         if qa_threshold is not None and TASKS[record.task].closed_book:
             cell = cells[record.task].setdefault(
                 record.label, {"n": 0, "dropped": 0, "no_closed_book": 0, "closed_book_ungraded": 0}
@@ -153,12 +178,17 @@ def score_predictions(
                 answers=record.answers,
                 depth=record.depth,
                 source=record.source,
-                parts=None if verdict is None or verdict.parts is None else {**verdict.parts, "reasoning": verdict.reply},
+                parts=None
+                if verdict is None or verdict.parts is None
+                else {**verdict.parts, "reasoning": verdict.reply},
                 judge_reply=ungraded.reply if ungraded is not None else None,
                 ungraded_reason=ungraded.reason if ungraded is not None else None,
                 also=_secondary_scores(item, grades),
                 relevance_grades=grade_levels(record),
             )
         )
-    outcome.qa_filter = {"threshold": qa_threshold, "tasks": {task: dict(labels) for task, labels in cells.items()}}
+    outcome.qa_filter = {
+        "threshold": qa_threshold,
+        "tasks": {task: dict(labels) for task, labels in cells.items()},
+    }
     return outcome

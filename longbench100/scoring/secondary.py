@@ -8,8 +8,9 @@ Base Ability or LongScore.
 
 from longbench100.catalog.task_info import TASKS
 from longbench100.folders.data_records import DataRecord
-from .grading import GradeJob
 from longbench100.scoring.metrics.metric_table import METRICS
+
+from .grading import GradeJob
 from .samples import ScoredSample
 
 
@@ -20,7 +21,9 @@ def secondary_metrics(task: str) -> tuple[str, ...]:
     unknown = [name for name in names if name not in METRICS or METRICS[name].judged]
     if unknown:
         known = sorted(name for name, metric in METRICS.items() if not metric.judged)
-        raise ValueError(f"task {task}: secondary metric {unknown[0]!r} is not one of {', '.join(known)}")
+        raise ValueError(
+            f"task {task}: secondary metric {unknown[0]!r} is not one of {', '.join(known)}"
+        )
     return names
 
 
@@ -36,13 +39,18 @@ def secondary_means(samples: list[ScoredSample]) -> dict[str, dict[str, dict[str
     for sample in samples:
         if sample.also is None:
             continue
-        cell = cells.setdefault(sample.task, {}).setdefault(sample.label, {name: [] for name in sample.also})
+        cell = cells.setdefault(sample.task, {}).setdefault(
+            sample.label, {name: [] for name in sample.also}
+        )
         if not sample.filtered:
             for name, score in sample.also.items():
                 cell.setdefault(name, []).append(score)
     return {
         task: {
-            label: {name: 100 * sum(scores) / len(scores) if scores else None for name, scores in by_name.items()}
+            label: {
+                name: 100 * sum(scores) / len(scores) if scores else None
+                for name, scores in by_name.items()
+            }
             for label, by_name in by_label.items()
         }
         for task, by_label in cells.items()

@@ -37,7 +37,9 @@ from functools import lru_cache
 from typing import Callable, Iterable, Sequence
 
 GROUNDED_SHARE = 0.7
-SHARED_ANSWER_F1 = 0.5  # another document's answer to the same question this close makes the answer guessable
+SHARED_ANSWER_F1 = (
+    0.5  # another document's answer to the same question this close makes the answer guessable
+)
 _WORD = re.compile(r"[a-z0-9]+")
 _NORMALISE = re.compile(r"[^a-z0-9]+")
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b(?![-'’])", re.IGNORECASE)
@@ -46,16 +48,22 @@ _REPLY_OPENING = re.compile(
     r"oh|sure|alright|all right|perfect|awesome|it'?s okay|and|so|also|last question|then|now)\b[\s,.!?]",
     re.IGNORECASE,
 )
-_GREETING = re.compile(r"^\s*(?:hello|hi|hey|greetings|good (?:morning|afternoon|evening))\b(?:\s*and good \w+)?[\s,.!]*", re.IGNORECASE)
+_GREETING = re.compile(
+    r"^\s*(?:hello|hi|hey|greetings|good (?:morning|afternoon|evening))\b(?:\s*and good \w+)?[\s,.!]*",
+    re.IGNORECASE,
+)
 _POINTER_BACK = re.compile(
     r"\b(?:of the two|the other one|the former|the latter|mentioned above|described above|you mentioned|you said|"
     r"you mean|again\?|that option|this one|that one)\b",
     re.IGNORECASE,
 )
 _DIALOGUE_POINTER = re.compile(
-    r"\b(?:do that|do it|this|these|those|the (?:eligibility )?requirements(?! (?:for|of|to)\b))\b", re.IGNORECASE
+    r"\b(?:do that|do it|this|these|those|the (?:eligibility )?requirements(?! (?:for|of|to)\b))\b",
+    re.IGNORECASE,
 )
-_STATEMENT = re.compile(r"^\s*(?:i|i'm|i am|i've|i have|my|we|we're|our|if|regarding)\b", re.IGNORECASE)
+_STATEMENT = re.compile(
+    r"^\s*(?:i|i'm|i am|i've|i have|my|we|we're|our|if|regarding)\b", re.IGNORECASE
+)
 _REQUEST = re.compile(
     r"^\s*(?:i|we) (?:want|need|would like|'d like|wish|wanted|am looking|am interested|are looking|'m looking|'m interested)\b"
     r"|^\s*(?:i|we)'d like\b",
@@ -84,12 +92,16 @@ def question_standalone(question: str, answers: Sequence[str], documents: Sequen
     question = _GREETING.sub("", question)
     if _REPLY_OPENING.search(question + " "):
         return False
-    if _POINTER_BACK.search(question) and not ("of the two" in question.lower() and " or " in question):
+    if _POINTER_BACK.search(question) and not (
+        "of the two" in question.lower() and " or " in question
+    ):
         return False
     return "?" in question or not _STATEMENT.search(question) or bool(_REQUEST.search(question))
 
 
-def question_without_dialogue_pointer(question: str, answers: Sequence[str], documents: Sequence[str]) -> bool:
+def question_without_dialogue_pointer(
+    question: str, answers: Sequence[str], documents: Sequence[str]
+) -> bool:
     """For dialogue sources: the question names what it asks about ("this", "these", "do that" point to earlier turns)."""
     return not _DIALOGUE_POINTER.search(question)
 
@@ -105,7 +117,11 @@ def answer_grounded(question: str, answers: Sequence[str], documents: Sequence[s
     words = [word for word in _WORD.findall(answers[0].lower()) if word not in _STOPWORDS]
     if not words:
         return True
-    vocabulary = _vocabulary(documents[0]) if len(documents) == 1 else frozenset().union(*map(_vocabulary, documents))
+    vocabulary = (
+        _vocabulary(documents[0])
+        if len(documents) == 1
+        else frozenset().union(*map(_vocabulary, documents))
+    )
     return sum(word in vocabulary for word in words) >= GROUNDED_SHARE * len(words)
 
 
@@ -125,16 +141,24 @@ def answer_document_specific(items: Sequence, documents: Sequence[tuple[str, ...
     """The positions of the QA items whose first gold answer reaches token F1 ``SHARED_ANSWER_F1`` against the
     first gold answer to the same question about another document; ``documents[i]`` holds the texts of item
     ``i``'s documents, so one document listed under two ids is still one document."""
-    from longbench100.text.answers import normalize_answer, token_f1  # light: regular expressions only
+    from longbench100.text.answers import (  # light: regular expressions only
+        normalize_answer,
+        token_f1,
+    )
 
     by_question: dict[str, list[tuple[tuple[str, ...], list[str], int]]] = {}
     for position, (item, texts) in enumerate(zip(items, documents)):
         if item.kind == "qa" and item.question and item.answers:
-            by_question.setdefault(" ".join(item.question.split()), []).append((texts, normalize_answer(item.answers[0]).split(), position))
+            by_question.setdefault(" ".join(item.question.split()), []).append(
+                (texts, normalize_answer(item.answers[0]).split(), position)
+            )
     failing: set[int] = set()
     for asked in by_question.values():
         for texts, tokens, position in asked:
-            if any(other_texts != texts and token_f1(tokens, other) >= SHARED_ANSWER_F1 for other_texts, other, _ in asked):
+            if any(
+                other_texts != texts and token_f1(tokens, other) >= SHARED_ANSWER_F1
+                for other_texts, other, _ in asked
+            ):
                 failing.add(position)
     return failing
 
@@ -154,10 +178,14 @@ SOURCE_RULES: dict[str, Callable[[Sequence, Sequence[tuple[str, ...]]], set[int]
 RULE_NAMES: tuple[str, ...] = (*ANSWERABILITY_RULES, *SOURCE_RULES)
 
 
-def failed_rule(rules: Iterable[str], question: str, answers: Sequence[str], documents: Sequence[str]) -> str | None:
+def failed_rule(
+    rules: Iterable[str], question: str, answers: Sequence[str], documents: Sequence[str]
+) -> str | None:
     """The first of the named per-item rules the item fails, or ``None`` when it passes them all (``SOURCE_RULES`` aside)."""
     for name in rules:
-        if name in ANSWERABILITY_RULES and not ANSWERABILITY_RULES[name](question, answers, documents):
+        if name in ANSWERABILITY_RULES and not ANSWERABILITY_RULES[name](
+            question, answers, documents
+        ):
             return name
     return None
 

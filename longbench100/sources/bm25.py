@@ -27,7 +27,14 @@ from longbench100.core.paths import cache_dir
 from longbench100.sources.records import SourceData
 from longbench100.sources.registry import SourceEntry
 
-SETTINGS = {"library": "bm25s", "method": "lucene", "k1": 1.5, "b": 0.75, "stopwords": "en", "version": 1}
+SETTINGS = {
+    "library": "bm25s",
+    "method": "lucene",
+    "k1": 1.5,
+    "b": 0.75,
+    "stopwords": "en",
+    "version": 1,
+}
 DOC_IDS_FILE = "doc_ids.json"
 
 
@@ -42,18 +49,28 @@ class SourceIndex:
 
     def scores(self, query: str) -> np.ndarray:
         """The BM25 score of every document (in ``doc_ids`` order) for ``query``; all zero when no query word is indexed."""
-        words = bm25s.tokenize(query, stopwords=SETTINGS["stopwords"], return_ids=False, show_progress=False)[0]
+        words = bm25s.tokenize(
+            query, stopwords=SETTINGS["stopwords"], return_ids=False, show_progress=False
+        )[0]
         if not words:
             return np.zeros(len(self.doc_ids), dtype=np.float32)
         return self.retriever.get_scores(words)
 
-    def ranked(self, query: str, excluded: Callable[[str], bool] = lambda doc_id: False) -> list[tuple[str, float]]:
+    def ranked(
+        self, query: str, excluded: Callable[[str], bool] = lambda doc_id: False
+    ) -> list[tuple[str, float]]:
         """Every document id not ``excluded``, with its score, best first (ties: index order, so the ranking is deterministic)."""
         scores = self.scores(query)
         order = np.lexsort((np.arange(len(scores)), -scores))
-        return [(self.doc_ids[i], round(float(scores[i]), 4)) for i in order if not excluded(self.doc_ids[i])]
+        return [
+            (self.doc_ids[i], round(float(scores[i]), 4))
+            for i in order
+            if not excluded(self.doc_ids[i])
+        ]
 
-    def top_k(self, query: str, k: int, excluded: Callable[[str], bool] = lambda doc_id: False) -> list[tuple[str, float]]:
+    def top_k(
+        self, query: str, k: int, excluded: Callable[[str], bool] = lambda doc_id: False
+    ) -> list[tuple[str, float]]:
         """The ``k`` best documents for ``query`` that are not ``excluded`` (e.g. the gold and its near-duplicates)."""
         return self.ranked(query, excluded)[:k]
 
@@ -84,7 +101,10 @@ def source_index(entry: SourceEntry, data: SourceData) -> SourceIndex:
 def _build(source: str, doc_ids: list[str], texts: list[str]) -> SourceIndex:
     """Tokenise and index ``texts``."""
     retriever = bm25s.BM25(method=SETTINGS["method"], k1=SETTINGS["k1"], b=SETTINGS["b"])
-    retriever.index(bm25s.tokenize(texts, stopwords=SETTINGS["stopwords"], show_progress=False), show_progress=False)
+    retriever.index(
+        bm25s.tokenize(texts, stopwords=SETTINGS["stopwords"], show_progress=False),
+        show_progress=False,
+    )
     return SourceIndex(source, doc_ids, retriever)
 
 
@@ -109,4 +129,6 @@ def _write(index: SourceIndex, path: Path) -> None:
         (temporary / DOC_IDS_FILE).write_text(json.dumps(index.doc_ids), encoding="utf-8")
         os.replace(temporary, path)
     except OSError:
-        shutil.rmtree(temporary, ignore_errors=True)  # another process won the race, or the cache is read-only: the index still works
+        shutil.rmtree(
+            temporary, ignore_errors=True
+        )  # another process won the race, or the cache is read-only: the index still works

@@ -53,38 +53,60 @@ from typing import Callable, Sequence
 
 from longbench100.text.sentences import SOURCE_SENTENCE_END
 
-
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>")
 _LONE_ANGLE = re.compile(r"<(?!/?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>)")
-_UNDERSCORE_ATTRIBUTE = re.compile(r"<(/?[A-Za-z][A-Za-z0-9]*)_")  # Natural Questions writes <Td_colspan="2">
-_NON_ASCII_WORD = re.compile(r"[^ \t\n\r]*[^\x00-\x7f][^ \t\n\r]*")  # split at ASCII blanks only: "Ã\xa0" is one word
+_UNDERSCORE_ATTRIBUTE = re.compile(
+    r"<(/?[A-Za-z][A-Za-z0-9]*)_"
+)  # Natural Questions writes <Td_colspan="2">
+_NON_ASCII_WORD = re.compile(
+    r"[^ \t\n\r]*[^\x00-\x7f][^ \t\n\r]*"
+)  # split at ASCII blanks only: "Ã\xa0" is one word
 _TRANSCRIPT_MARKER = re.compile(r"\{[a-z]+\}")
 _SPACE_RUN = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 _ENTITY = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
-_WIKI_REF = re.compile(r"<ref\b[^<>]*/>|<ref\b[^<>]*>.*?</ref>|<ref\b[^\n]*?\}\}|</?ref\b[^<>]*>", re.IGNORECASE | re.DOTALL)
+_WIKI_REF = re.compile(
+    r"<ref\b[^<>]*/>|<ref\b[^<>]*>.*?</ref>|<ref\b[^\n]*?\}\}|</?ref\b[^<>]*>",
+    re.IGNORECASE | re.DOTALL,
+)
 _WIKI_TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
 _WIKI_EDIT = re.compile(r"[ \t]*[(\[] ?edit ?[)\]]", re.IGNORECASE)
-_WIKI_MATH = re.compile(r" ?\{\\displaystyle (?:[^{}]|\{[^{}]*\})*\}")  # a formula's LaTeX source after its rendering
-_WIKI_LINK = re.compile(r"\[\[(?:[^\[\]|\n]{1,200}\|)?([^\[\]|\n]{1,200})\]\]")  # [[target|label]] -> label
-_WIKI_BROKEN_LINK = re.compile(r"\[\[(?=[^\[\]\n]{0,200}(?:$|[^\]\n]\][^\]]|\n))|\[\[(?=[\"'])", re.MULTILINE)
+_WIKI_MATH = re.compile(
+    r" ?\{\\displaystyle (?:[^{}]|\{[^{}]*\})*\}"
+)  # a formula's LaTeX source after its rendering
+_WIKI_LINK = re.compile(
+    r"\[\[(?:[^\[\]|\n]{1,200}\|)?([^\[\]|\n]{1,200})\]\]"
+)  # [[target|label]] -> label
+_WIKI_BROKEN_LINK = re.compile(
+    r"\[\[(?=[^\[\]\n]{0,200}(?:$|[^\]\n]\][^\]]|\n))|\[\[(?=[\"'])", re.MULTILINE
+)
 # the permanent link, quoted or in Treebank quotes, and all after it
-_WIKI_RETRIEVED = re.compile(r"[ \t\n]*Retrieved from\s*(?:\"|``)\s*https?://\S*wikipedia.*\Z", re.DOTALL)
+_WIKI_RETRIEVED = re.compile(
+    r"[ \t\n]*Retrieved from\s*(?:\"|``)\s*https?://\S*wikipedia.*\Z", re.DOTALL
+)
 _WIKI_JUMP = re.compile(r"Jump to\s*:\s*navigation\s*,\s*search[ \t]*")
-_WIKI_BROWSER_TITLE = re.compile(r"\A(.+) - wikipedia[ \t]*\n\s*(?=\1[ \t]*\n)", re.IGNORECASE)  # "X - wikipedia", then "X"
+_WIKI_BROWSER_TITLE = re.compile(
+    r"\A(.+) - wikipedia[ \t]*\n\s*(?=\1[ \t]*\n)", re.IGNORECASE
+)  # "X - wikipedia", then "X"
 _EMPTY_BULLETS = re.compile(r"^[ \t]*\*[ \t]*\n", re.MULTILINE)
 _PAGE_FURNITURE = re.compile(
     r"^[ \t]*(?:Source: [^\n]{1,120}, \d{1,2}/\d{1,2}/\d{4}|Page \d{1,3}(?: of \d{1,3})?|-?[ \t]*\d{1,3}[ \t]*-?"
-    r"|\[\*+\] Certain information on this page has been omitted[^\n]*)[ \t]*$", re.MULTILINE)
+    r"|\[\*+\] Certain information on this page has been omitted[^\n]*)[ \t]*$",
+    re.MULTILINE,
+)
 _CITATION_RUN = re.compile(r"BIBREF(\d+)(?:\s*[,;]\s*(?:and\s+)?BIBREF\d+)*")
 _CITATION = re.compile(r"BIBREF(\d+)")
 _REFERENCE = re.compile(r"(?:TABREF|FIGREF|SECREF)(\d+)")
 _FORMULA = re.compile(r"(?:INLINE_?FORM|DISPLAY_?FORM)\d+")
 _DISPLAY_LATEX = re.compile(r"\$\$(.{1,2000}?)\$\$", re.DOTALL)
-_PAREN_LATEX = re.compile(r"\\\((.{1,300}?)\\\)|\\\[(.{1,2000}?)\\\]", re.DOTALL)  # \( x \) and \[ x \]
+_PAREN_LATEX = re.compile(
+    r"\\\((.{1,300}?)\\\)|\\\[(.{1,2000}?)\\\]", re.DOTALL
+)  # \( x \) and \[ x \]
 _INLINE_LATEX = re.compile(r"(?<![\\$])\$( ?)(?!\s)([^$\n]{1,300}?)\$(?!\$)")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+|[_^]\{|[_^][A-Za-z0-9]")
-_FONT_MACROS = re.compile(r"\\(?:mathbf|mathrm|mathit|mathcal|mathbb|mathsf|mathtt|textbf|textit|textrm|texttt|boldsymbol|bm|operatorname)\s*")
+_FONT_MACROS = re.compile(
+    r"\\(?:mathbf|mathrm|mathit|mathcal|mathbb|mathsf|mathtt|textbf|textit|textrm|texttt|boldsymbol|bm|operatorname)\s*"
+)
 _LOST_APOSTROPHE = re.compile(
     r"\b(?:(do|does|did|is|are|was|were|ca|could|would|should|wo|have|has|had|ai|need|must)n t"
     r"|(I|you|we|they|he|she|it|that|there|who|what|let)\s(ll|re|ve|d|m|s))\b(?=[\s.,;:!?)]|$)",
@@ -97,15 +119,26 @@ _ACRONYM_POSSESSIVE = re.compile(r"\b([A-Z]{2,}) s\b(?=\s)")
 _SPACE_BEFORE = re.compile(r"\s(?:[,.;:?!%)\]}>'\"]|n't\b|'t\s+(?:is|was)\b)")
 _SPACE_AFTER = re.compile(r"[(\[{<$#]\s")
 _TREEBANK_MARKS = re.compile(r"``|''|-[LR][RSC]B-")
-_SPLIT_CONTRACTION = re.compile(r"(?i:\b(?:can\s+not|gon\s+na|got\s+ta|lem\s+me|wan\s+na|gim\s+me|more\s+'n|d'\s+ye)\b)")
-_CONTRACTION_OPENING = re.compile(r"(?:can|go[nt]|lem|wan|gim|more|d')\s")  # in lower case, ASCII: how one starts
+_SPLIT_CONTRACTION = re.compile(
+    r"(?i:\b(?:can\s+not|gon\s+na|got\s+ta|lem\s+me|wan\s+na|gim\s+me|more\s+'n|d'\s+ye)\b)"
+)
+_CONTRACTION_OPENING = re.compile(
+    r"(?:can|go[nt]|lem|wan|gim|more|d')\s"
+)  # in lower case, ASCII: how one starts
 # what the detokenizer must not touch, each standing in as a private-use character while it runs: plain
 # double quotes (it would glue an opening quote to the word before), and the dash and ellipsis that
 # English prose spaces too (it would write "field--only", "work...in")
 _GUARDED = (('"', "\ue000"), ("--", "\ue001"), ("...", "\ue002"))
-_GUTENBERG_START = re.compile(r"^\*{3} ?START OF (?:THIS|THE) PROJECT GUTENBERG EBOOK[^\n]*$", re.MULTILINE | re.IGNORECASE)
-_GUTENBERG_END = re.compile(r"^(?:\*{3} ?END OF (?:THIS|THE) PROJECT GUTENBERG EBOOK|End of (?:the )?Project Gutenberg)", re.MULTILINE | re.IGNORECASE)
-_GUTENBERG_CREDITS = re.compile(r"^(?:Produced by|This (?:e|E)book was produced by)[^\n]*(?:\n[^\n]+)*\n*", re.IGNORECASE)
+_GUTENBERG_START = re.compile(
+    r"^\*{3} ?START OF (?:THIS|THE) PROJECT GUTENBERG EBOOK[^\n]*$", re.MULTILINE | re.IGNORECASE
+)
+_GUTENBERG_END = re.compile(
+    r"^(?:\*{3} ?END OF (?:THIS|THE) PROJECT GUTENBERG EBOOK|End of (?:the )?Project Gutenberg)",
+    re.MULTILINE | re.IGNORECASE,
+)
+_GUTENBERG_CREDITS = re.compile(
+    r"^(?:Produced by|This (?:e|E)book was produced by)[^\n]*(?:\n[^\n]+)*\n*", re.IGNORECASE
+)
 _WRAPPED_LINE = re.compile(r"(?<=\S)[ \t]*\n(?=[ \t]*\S)")
 _TITLE_END = re.compile(r"[.!?:;,]\s*$")
 _FRAGMENT_START = re.compile(r"^[a-z][a-z]*(?=[\s,;:.)-])")
@@ -134,7 +167,9 @@ def html_to_text(text: str) -> str:
     from inscriptis.css_profiles import CSS_PROFILES
     from inscriptis.model.config import ParserConfig
 
-    markup = _LONE_ANGLE.sub("&lt;", _UNDERSCORE_ATTRIBUTE.sub(r"<\1 ", text)).replace("\n", "<br>\n")
+    markup = _LONE_ANGLE.sub("&lt;", _UNDERSCORE_ATTRIBUTE.sub(r"<\1 ", text)).replace(
+        "\n", "<br>\n"
+    )
     config = ParserConfig(css=CSS_PROFILES["strict"], table_cell_separator=" | ")
     return _tidy(inscriptis.get_text(markup, config))
 
@@ -159,7 +194,13 @@ def drop_wiki_markup(text: str) -> str:
     """Remove ``<ref>`` citations, ``{{...}}`` templates, "( edit )" links and a formula's ``{\\displaystyle ...}``
     source (after its rendering) left from Wikipedia; a ``[[link|label]]`` becomes its label, ``[[link]]`` its
     text, and a ``[[`` that opens no link goes."""
-    if "<ref" not in text.lower() and "{{" not in text and "edit" not in text and "[[" not in text and "displaystyle" not in text:
+    if (
+        "<ref" not in text.lower()
+        and "{{" not in text
+        and "edit" not in text
+        and "[[" not in text
+        and "displaystyle" not in text
+    ):
         return text
     text = _WIKI_MATH.sub("", _WIKI_TEMPLATE.sub("", _WIKI_REF.sub("", text)))
     if "[[" in text:
@@ -171,7 +212,12 @@ def drop_wiki_page_chrome(text: str) -> str:
     """Remove what a saved Wikipedia page holds besides its article: its browser title ("X - wikipedia") above
     the article's own "X", the "Jump to: navigation, search" link, and from the "Retrieved from" permanent
     link to the end (categories, menus, languages, footer); empty bullet lines go too."""
-    if "Retrieved from" not in text and "Jump to" not in text and "*" not in text and "wikipedia" not in text:
+    if (
+        "Retrieved from" not in text
+        and "Jump to" not in text
+        and "*" not in text
+        and "wikipedia" not in text
+    ):
         return text
     text = _WIKI_BROWSER_TITLE.sub("", _WIKI_JUMP.sub("", _WIKI_RETRIEVED.sub("", text)))
     return _BLANK_LINES.sub("\n\n", _EMPTY_BULLETS.sub("", text)).strip()
@@ -189,16 +235,32 @@ def drop_page_furniture(text: str) -> str:
 def repair_paper_markup(text: str) -> str:
     """Replace S2ORC placeholders (``BIBREFn``, ``TABREFn``, ``INLINEFORMn`` ...) and inline LaTeX with readable text."""
     if "REF" in text:
-        text = _CITATION_RUN.sub(lambda match: "[" + ", ".join(str(int(n) + 1) for n in _CITATION.findall(match.group(0))) + "]", text)
+        text = _CITATION_RUN.sub(
+            lambda match: (
+                "[" + ", ".join(str(int(n) + 1) for n in _CITATION.findall(match.group(0))) + "]"
+            ),
+            text,
+        )
         text = _REFERENCE.sub(lambda match: str(int(match.group(1)) + 1), text)
     if "FORM" in text:
         text = _FORMULA.sub("[formula]", text)
     if "$" in text:
-        text = _DISPLAY_LATEX.sub(lambda match: _latex_converter().latex_to_text(_FONT_MACROS.sub("", match.group(1))).strip(), text)
+        text = _DISPLAY_LATEX.sub(
+            lambda match: (
+                _latex_converter().latex_to_text(_FONT_MACROS.sub("", match.group(1))).strip()
+            ),
+            text,
+        )
         text = _INLINE_LATEX.sub(_latex_to_text, text)
     if "\\(" in text or "\\[" in text:
-        text = _PAREN_LATEX.sub(lambda match: _latex_converter().latex_to_text(
-            _FONT_MACROS.sub("", match.group(1) or match.group(2) or "")).strip(), text)
+        text = _PAREN_LATEX.sub(
+            lambda match: (
+                _latex_converter()
+                .latex_to_text(_FONT_MACROS.sub("", match.group(1) or match.group(2) or ""))
+                .strip()
+            ),
+            text,
+        )
     return text
 
 
@@ -230,10 +292,14 @@ def detokenize(text: str) -> str:
     would return every other line stripped of its outer spaces and otherwise unchanged (checked on
     130,000 real source lines), so those are just stripped, which saves most of its cost.
     """
-    from longbench100.text.treebank_detokenizer import detokenize_line  # compiled rules: loaded only when a source is cleaned, not on a warm run
+    from longbench100.text.treebank_detokenizer import (
+        detokenize_line,  # compiled rules: loaded only when a source is cleaned, not on a warm run
+    )
 
-    lines = (_unguard(detokenize_line(_guard(line))) if detokenizer_acts_on(line) else line.strip()
-             for line in text.split("\n"))
+    lines = (
+        _unguard(detokenize_line(_guard(line))) if detokenizer_acts_on(line) else line.strip()
+        for line in text.split("\n")
+    )
     return "\n".join(lines)
 
 
@@ -273,7 +339,7 @@ def restore_contractions(text: str) -> str:
 
 
 def _with_apostrophe(match: re.Match) -> str:
-    """"don t" -> "don't", "we ll" -> "we'll"."""
+    """ "don t" -> "don't", "we ll" -> "we'll"."""
     if match.group(1):
         return match.group(0)[:-2] + "'t"
     return f"{match.group(2)}'{match.group(3)}"
@@ -293,7 +359,7 @@ def trim_snippet_fragments(text: str) -> str:
     text = _without_prefix_lines(text)
     if _FRAGMENT_START.match(text):
         start = SOURCE_SENTENCE_END.search(text)
-        text = text[start.end():] if start else ""
+        text = text[start.end() :] if start else ""
     first, newline, rest = text.partition("\n")
     if newline and rest.strip() and len(first) < 300 and not _TITLE_END.search(first):
         body = trim_snippet_fragments(rest.lstrip())
@@ -320,9 +386,15 @@ def _without_prefix_lines(text: str) -> str:
     if len(lines) < 2:
         return text
     keys = [_line_key(line) for line in lines]
-    kept = [line for index, (line, key) in enumerate(zip(lines, keys))
-            if len(key.split()) < 4 or not any(other != index and longer.startswith(key) and (longer != key or other < index)
-                                                for other, longer in enumerate(keys))]
+    kept = [
+        line
+        for index, (line, key) in enumerate(zip(lines, keys))
+        if len(key.split()) < 4
+        or not any(
+            other != index and longer.startswith(key) and (longer != key or other < index)
+            for other, longer in enumerate(keys)
+        )
+    ]
     return text if len(kept) == len(lines) else "\n".join(kept)
 
 
@@ -331,7 +403,7 @@ def _line_key(line: str) -> str:
     punctuation, in lower case."""
     line = line.strip()
     if _FRAGMENT_START.match(line) and (start := SOURCE_SENTENCE_END.search(line)):
-        line = line[start.end():]
+        line = line[start.end() :]
     return _SNIPPET_END.sub("", line).lower()
 
 
@@ -341,12 +413,14 @@ def strip_gutenberg_frame(text: str) -> str:
     A text without a START line is kept from its beginning; one without an END line to its end.
     """
     start = _GUTENBERG_START.search(text)
-    body = text[start.end():] if start else text
+    body = text[start.end() :] if start else text
     end = _GUTENBERG_END.search(body)
-    body = (body[:end.start()] if end else body).strip()
+    body = (body[: end.start()] if end else body).strip()
     body = _GUTENBERG_CREDITS.sub("", body, count=1)
     paragraphs = re.split(r"\n[ \t]*\n", body)
-    return "\n\n".join(_WRAPPED_LINE.sub(" ", paragraph.strip()) for paragraph in paragraphs if paragraph.strip())
+    return "\n\n".join(
+        _WRAPPED_LINE.sub(" ", paragraph.strip()) for paragraph in paragraphs if paragraph.strip()
+    )
 
 
 def _tidy(text: str) -> str:
@@ -369,10 +443,14 @@ CLEANING_STEPS: dict[str, Callable[[str], str]] = {
     "gutenberg": strip_gutenberg_frame,
     "snippet_fragments": trim_snippet_fragments,
 }
-PASSAGE_STEPS = frozenset({"snippet_fragments", "gutenberg", "wiki_page_chrome"})  # steps that apply to document texts only
+PASSAGE_STEPS = frozenset(
+    {"snippet_fragments", "gutenberg", "wiki_page_chrome"}
+)  # steps that apply to document texts only
 
 
-def clean_text(text: str, steps: Sequence[str], *, passage: bool = False, changed: Counter | None = None) -> str:
+def clean_text(
+    text: str, steps: Sequence[str], *, passage: bool = False, changed: Counter | None = None
+) -> str:
     """Apply the named cleaning steps to ``text`` in order (names must be keys of :data:`CLEANING_STEPS`).
 
     HTML character references are always unescaped: first, or right after ``html`` when that step

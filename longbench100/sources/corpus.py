@@ -9,15 +9,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from longbench100.sources.locations import SourceLocation, active_entries
-from longbench100.sources.loader import cached_checksums, load_source, sharing_cleaned_texts
-from longbench100.sources.near_duplicates import NearDuplicates, find_near_duplicates
 from longbench100.core.progress import progress_bar
+from longbench100.core.workers import worker_pool
+from longbench100.sources.loader import cached_checksums, load_source, sharing_cleaned_texts
+from longbench100.sources.locations import SourceLocation, active_entries
+from longbench100.sources.near_duplicates import NearDuplicates, find_near_duplicates
 from longbench100.sources.records import Document, Item, SourceData
 from longbench100.sources.registry import SourceEntry
 from longbench100.sources.token_cache import attach_token_counts, cache_path
 from longbench100.text.tokenization import Tokenizer
-from longbench100.core.workers import worker_pool
 
 
 @dataclass
@@ -28,8 +28,12 @@ class Corpus:
     sources: dict[str, SourceData]
     missing: list[str] = field(default_factory=list)
     documents: dict[str, Document] = field(default_factory=dict)
-    left_out: dict[str, frozenset[str]] = field(default_factory=dict)  # task -> sources giving it no ground truth (a suite's stand_ins = false)
-    commits: dict[str, str | None] = field(default_factory=dict)  # source -> its files' upstream commit
+    left_out: dict[str, frozenset[str]] = field(
+        default_factory=dict
+    )  # task -> sources giving it no ground truth (a suite's stand_ins = false)
+    commits: dict[str, str | None] = field(
+        default_factory=dict
+    )  # source -> its files' upstream commit
 
     def __post_init__(self) -> None:
         for data in self.sources.values():
@@ -39,7 +43,11 @@ class Corpus:
         """Names of loaded sources that play ``kind`` ("real" or "noisy") in ``task``, in registry order (a source
         ``left_out`` of the task's ground truth plays no "real" role in it)."""
         excluded = self.left_out.get(task, frozenset()) if kind == "real" else frozenset()
-        return [name for name in self.sources if self.entries[name].has_role(task, kind) and name not in excluded]
+        return [
+            name
+            for name in self.sources
+            if self.entries[name].has_role(task, kind) and name not in excluded
+        ]
 
     @cached_property
     def near_duplicates(self) -> NearDuplicates:
@@ -55,8 +63,14 @@ class Corpus:
         return [item for name in source_names for item in self.sources[name].items]
 
 
-def load_corpus(location: SourceLocation, tokenizer: Tokenizer, *, only: set[str] | None = None, progress: bool = True,
-                workers: int = 1) -> Corpus:
+def load_corpus(
+    location: SourceLocation,
+    tokenizer: Tokenizer,
+    *,
+    only: set[str] | None = None,
+    progress: bool = True,
+    workers: int = 1,
+) -> Corpus:
     """Load the active sources at ``location`` (optionally only those named) and attach token counts.
 
     With ``workers`` above 1, the sources whose records or token counts are not cached yet are first
@@ -65,12 +79,17 @@ def load_corpus(location: SourceLocation, tokenizer: Tokenizer, *, only: set[str
     """
     registry = location.registry()
     active = active_entries(location, registry)
-    missing = [name for name, entry in registry.items() if name not in active and not entry.stand_in_for]
+    missing = [
+        name for name, entry in registry.items() if name not in active and not entry.stand_in_for
+    ]
     chosen = {name: entry for name, entry in active.items() if only is None or name in only}
     if workers > 1:
         _fill_caches(location, tokenizer, chosen, workers, progress)
     sources: dict[str, SourceData] = {}
-    with progress_bar(len(chosen), "loading sources", "source", progress, leave=False) as bar, _collection_paused():
+    with (
+        progress_bar(len(chosen), "loading sources", "source", progress, leave=False) as bar,
+        _collection_paused(),
+    ):
         for name, entry in chosen.items():
             data = load_source(location, entry)
             attach_token_counts(tokenizer, entry, data)
@@ -103,32 +122,51 @@ def _set_worker_tokenizer(tokenizer: Tokenizer) -> None:
     _worker_tokenizer = tokenizer
 
 
-def _uncached(location: SourceLocation, tokenizer: Tokenizer, entries: dict[str, SourceEntry]) -> list[list[SourceEntry]]:
+def _uncached(
+    location: SourceLocation, tokenizer: Tokenizer, entries: dict[str, SourceEntry]
+) -> list[list[SourceEntry]]:
     """The entries whose mapped records or token counts are not in the cache yet, grouped by the files they read
     and how they clean them (a group is read in one process, cleaning each text once)."""
     groups: dict[tuple, list[SourceEntry]] = {}
     for entry in entries.values():
         checksums = cached_checksums(location, entry)
-        counted = checksums is not None and all(cache_path(member, entry, checksums).is_file()
-                                                for member in tokenizer.members)
+        counted = checksums is not None and all(
+            cache_path(member, entry, checksums).is_file() for member in tokenizer.members
+        )
         if not counted:
-            key = (entry.repo_id, entry.revision, tuple(spec.display for spec in entry.files), entry.clean)
+            key = (
+                entry.repo_id,
+                entry.revision,
+                tuple(spec.display for spec in entry.files),
+                entry.clean,
+            )
             groups.setdefault(key, []).append(entry)
     return list(groups.values())
 
 
-def _fill_caches(location: SourceLocation, tokenizer: Tokenizer, entries: dict[str, SourceEntry], workers: int, progress: bool) -> None:
+def _fill_caches(
+    location: SourceLocation,
+    tokenizer: Tokenizer,
+    entries: dict[str, SourceEntry],
+    workers: int,
+    progress: bool,
+) -> None:
     """Parse, clean and count the uncached sources in ``workers`` processes, each writing its caches."""
     groups = _uncached(location, tokenizer, entries)
     if len(groups) < 2:
         return
     pool_size = min(workers, len(groups))
-    with worker_pool(pool_size, "fork", _set_worker_tokenizer, (tokenizer,)) as pool, \
-            progress_bar(sum(map(len, groups)), "reading new sources", "source", progress,
-                         leave=False) as bar:
+    with (
+        worker_pool(pool_size, "fork", _set_worker_tokenizer, (tokenizer,)) as pool,
+        progress_bar(
+            sum(map(len, groups)), "reading new sources", "source", progress, leave=False
+        ) as bar,
+    ):
         futures = [pool.submit(_fill_cache, location, group) for group in groups]
         for future in as_completed(futures):
-            bar.update(future.result())  # a source's error stops the run here, as it would in the serial load
+            bar.update(
+                future.result()
+            )  # a source's error stops the run here, as it would in the serial load
 
 
 def _fill_cache(location: SourceLocation, group: list[SourceEntry]) -> int:

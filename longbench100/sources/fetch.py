@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from longbench100.catalog.suites import load_suite
 from longbench100.core.errors import UserError
 from longbench100.core.hub_access import download, human_size, is_commit
 from longbench100.sources.locations import PlannedFile, SourceLocation, active_entries
 from longbench100.sources.registry import SourceEntry
-from longbench100.catalog.suites import load_suite
 
 
 @dataclass(frozen=True)

@@ -14,17 +14,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from longbench100.sources.answerability import SOURCE_RULES, failed_rule
 from longbench100.core.atomic import write_bytes_atomic
-from longbench100.sources.cleaning import clean_text
+from longbench100.core.digests import file_sha256
 from longbench100.core.errors import SourceAbsent, UserError
-from longbench100.sources.locations import SourceLocation, archive_has_member
 from longbench100.core.marshal_cache import read_marshal, write_marshal
+from longbench100.core.paths import cache_dir
+from longbench100.sources.answerability import SOURCE_RULES, failed_rule
+from longbench100.sources.cleaning import clean_text
+from longbench100.sources.locations import SourceLocation, archive_has_member
 from longbench100.sources.readers import class_label_names, iter_rows, row_unit
 from longbench100.sources.records import Document, Item, SourceData
-from longbench100.core.paths import cache_dir
 from longbench100.sources.registry import DocumentMapping, FileSpec, ItemMapping, SourceEntry
-from longbench100.core.digests import file_sha256
 
 RECORDS_FORMAT = 12  # bump when the mapping code changes what records it produces
 _PASSAGE_HEADING = re.compile(r"^Passage \d+:[ \t]*\n", re.MULTILINE)
@@ -36,17 +36,24 @@ def source_file_sha256(path: Path) -> str:
     times (nanoseconds). Any write to the file, or a copy put in its place, changes its change time, which
     no tool can set back; so a warm run hashes nothing (17 MB of sources on the mirror)."""
     stat = path.stat()
-    version = "\0".join(map(str, (path.resolve(), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)))
+    version = "\0".join(
+        map(str, (path.resolve(), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
+    )
     digests = _known_digests()
     if version not in digests:
         if len(digests) >= DIGESTS_KEPT:
             digests.clear()
         digests[version] = file_sha256(path)
         if time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) <= SETTLED_NS:
-            _UNSETTLED.add(version)  # a file changed within the clock's grain could change again unseen: kept in this process only
+            _UNSETTLED.add(
+                version
+            )  # a file changed within the clock's grain could change again unseen: kept in this process only
         else:
             try:
-                write_marshal(_digests_path(), {key: value for key, value in digests.items() if key not in _UNSETTLED})
+                write_marshal(
+                    _digests_path(),
+                    {key: value for key, value in digests.items() if key not in _UNSETTLED},
+                )
             except OSError:
                 pass  # an unwritable cache only costs the hashing next time
     return digests[version]
@@ -54,7 +61,9 @@ def source_file_sha256(path: Path) -> str:
 
 DIGESTS_KEPT = 10_000  # source file digests kept in the cache folder; it starts afresh when full
 SETTLED_NS = 2_000_000_000  # a source file changed less than this long ago is hashed again by the next process
-_DIGESTS: dict[str, str] = {}  # "path\0inode\0size\0modified\0changed" -> sha256, read from the cache folder once
+_DIGESTS: dict[
+    str, str
+] = {}  # "path\0inode\0size\0modified\0changed" -> sha256, read from the cache folder once
 _UNSETTLED: set[str] = set()  # keys of files changed just now: kept in this process only
 
 
@@ -68,7 +77,11 @@ def _known_digests() -> dict[str, str]:
     if not _DIGESTS:
         stored = read_marshal(_digests_path())
         if isinstance(stored, dict):
-            _DIGESTS.update((key, value) for key, value in stored.items() if isinstance(key, str) and isinstance(value, str))
+            _DIGESTS.update(
+                (key, value)
+                for key, value in stored.items()
+                if isinstance(key, str) and isinstance(value, str)
+            )
     return _DIGESTS
 
 
@@ -102,15 +115,31 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     return data
 
 
-def _records_cache(location: SourceLocation, entry: SourceEntry) -> tuple[dict[str, dict[str, Path]], dict[str, str], Path]:
+def _records_cache(
+    location: SourceLocation, entry: SourceEntry
+) -> tuple[dict[str, dict[str, Path]], dict[str, str], Path]:
     """The entry's files (fetched where needed), their checksums and the cache file of their mapped records."""
-    files = {spec.display: location.fetch_all(entry, spec) for spec in entry.files}  # a wildcard path names several
+    files = {
+        spec.display: location.fetch_all(entry, spec) for spec in entry.files
+    }  # a wildcard path names several
     for spec in entry.files:
-        if spec.member is not None and not archive_has_member(files[spec.display][spec.display], spec.member):
+        if spec.member is not None and not archive_has_member(
+            files[spec.display][spec.display], spec.member
+        ):
             raise SourceAbsent(f"source {entry.name}: {spec.path} has no member {spec.member}")
-    checksums = {display: source_file_sha256(path) for matched in files.values() for display, path in matched.items()}
+    checksums = {
+        display: source_file_sha256(path)
+        for matched in files.values()
+        for display, path in matched.items()
+    }
     key = json.dumps([RECORDS_FORMAT, entry.name, entry.fingerprint(), sorted(checksums.items())])
-    return files, checksums, cache_dir() / "records" / f"{entry.name}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle"
+    return (
+        files,
+        checksums,
+        cache_dir()
+        / "records"
+        / f"{entry.name}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pickle",
+    )
 
 
 def cached_checksums(location: SourceLocation, entry: SourceEntry) -> dict[str, str] | None:
@@ -134,8 +163,10 @@ def _map_file(entry: SourceEntry, spec: FileSpec, path: Path, data: SourceData) 
         _map_row(entry, spec, row, f"{where} {unit} {number}", number, data, names)
         rows += 1
     if rows == 0:
-        raise UserError(f"source {entry.name}: {where} holds no rows ({path.stat().st_size} bytes); "
-                        "a damaged or unfinished copy? fetch it again")
+        raise UserError(
+            f"source {entry.name}: {where} holds no rows ({path.stat().st_size} bytes); "
+            "a damaged or unfinished copy? fetch it again"
+        )
 
 
 def _read_pickle(path: Path) -> object:
@@ -147,31 +178,55 @@ def _read_pickle(path: Path) -> object:
         return None
 
 
-def _map_row(entry: SourceEntry, spec: FileSpec, row: dict, where: str, number: int, data: SourceData,
-             names: tuple[str, ...] = ()) -> None:
+def _map_row(
+    entry: SourceEntry,
+    spec: FileSpec,
+    row: dict,
+    where: str,
+    number: int,
+    data: SourceData,
+    names: tuple[str, ...] = (),
+) -> None:
     """Add the documents and items of one row to ``data`` (``names``: the file's class names, for classification labels)."""
     try:
         _map_fields(entry, spec, row, where, number, data, names)
     except UnicodeEncodeError:
-        raise UserError(f"source {entry.name}: {where}: text holds an invalid unicode escape (a lone surrogate)") from None
+        raise UserError(
+            f"source {entry.name}: {where}: text holds an invalid unicode escape (a lone surrogate)"
+        ) from None
 
 
-def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, number: int, data: SourceData,
-                names: tuple[str, ...]) -> None:
+def _map_fields(
+    entry: SourceEntry,
+    spec: FileSpec,
+    row: dict,
+    where: str,
+    number: int,
+    data: SourceData,
+    names: tuple[str, ...],
+) -> None:
     """The body of :func:`_map_row`."""
     doc_ids: list[str] = []
     titles: dict[str, str] = {}  # the row's document titles -> ids (for doc_titles)
     documents = _documents(entry, spec.document, row, where) if spec.document is not None else []
-    grades = _grades(entry, spec.item, row, where, len(documents)) if spec.item is not None and spec.item.grades else None
+    grades = (
+        _grades(entry, spec.item, row, where, len(documents))
+        if spec.item is not None and spec.item.grades
+        else None
+    )
     kept_grades: list[int] = []
-    listed: set[str] = set()  # the row's document ids so far (a ranking row judges each candidate once)
+    listed: set[str] = (
+        set()
+    )  # the row's document ids so far (a ranking row judges each candidate once)
     for position, document in enumerate(documents):
         if not document.text.strip():
             data.skipped_empty += 1
             continue
         known = data.documents.setdefault(document.id, document)
         if known.text != document.text:
-            raise UserError(f"source {entry.name}: {where}: document id {document.id!r} repeats with a different text")
+            raise UserError(
+                f"source {entry.name}: {where}: document id {document.id!r} repeats with a different text"
+            )
         if grades is not None and document.id in listed:
             continue  # a candidate listed twice is judged once
         listed.add(document.id)
@@ -183,18 +238,29 @@ def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, numbe
         return
     if spec.item.doc_titles is not None:
         wanted = _field(row, spec.item.doc_titles, entry, where)
-        wanted = [_clean(entry, _text(title)) for title in (wanted if isinstance(wanted, (list, tuple)) else [wanted])]
+        wanted = [
+            _clean(entry, _text(title))
+            for title in (wanted if isinstance(wanted, (list, tuple)) else [wanted])
+        ]
         chosen = {titles[title] for title in wanted if title in titles}
-        doc_ids = [doc_id for doc_id in doc_ids if doc_id in chosen]  # in the row's order, each once
+        doc_ids = [
+            doc_id for doc_id in doc_ids if doc_id in chosen
+        ]  # in the row's order, each once
     if spec.item.doc_ids is not None:
         referenced = _field(row, spec.item.doc_ids, entry, where)
         referenced = referenced if isinstance(referenced, (list, tuple)) else [referenced]
-        doc_ids = [f"{entry.name}/{value}" for value in referenced if f"{entry.name}/{value}" in data.documents]
+        doc_ids = [
+            f"{entry.name}/{value}"
+            for value in referenced
+            if f"{entry.name}/{value}" in data.documents
+        ]
     wanted = all(_field(row, name, entry, where) in values for name, values in spec.item.where)
     if spec.item.kind == "classification":
         items = [_classification_item(entry, spec.item, row, where, number, names)]
     elif spec.item.kind == "ranking":
-        items = [_ranking_item(entry, spec.item, row, where, number, tuple(doc_ids), tuple(kept_grades))]
+        items = [
+            _ranking_item(entry, spec.item, row, where, number, tuple(doc_ids), tuple(kept_grades))
+        ]
     else:
         items = _items(entry, spec.item, row, where, number, tuple(doc_ids))
     for item in items:
@@ -210,7 +276,11 @@ def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, numbe
                 data.items.append(item)
             else:
                 data.skipped_empty += 1  # no question, or nothing judged relevant: nothing to rank
-        elif not item.doc_ids or not (item.summary or item.answers) or (item.kind == "qa" and not item.question):
+        elif (
+            not item.doc_ids
+            or not (item.summary or item.answers)
+            or (item.kind == "qa" and not item.question)
+        ):
             data.skipped_empty += 1
         elif len(item.doc_ids) < spec.item.min_documents:
             data.filtered_items += 1
@@ -218,14 +288,18 @@ def _map_fields(entry: SourceEntry, spec: FileSpec, row: dict, where: str, numbe
             data.items.append(item)
 
 
-def _documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str) -> list[Document]:
+def _documents(
+    entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str
+) -> list[Document]:
     """The documents a row yields: one, or one per ``Passage N:`` block when the mapping splits."""
     if mapping.split == "lists":
         return _listed_documents(entry, mapping, row, where)
     if mapping.split == "records":
         return _record_documents(entry, mapping, row, where)
     text = _text(_field(row, mapping.text, entry, where)).strip()
-    title = _clean(entry, _text(_field(row, mapping.title, entry, where))) if mapping.title else None
+    title = (
+        _clean(entry, _text(_field(row, mapping.title, entry, where))) if mapping.title else None
+    )
     if mapping.split is None:
         text = _clean(entry, text, passage=True)
         local_id = str(_field(row, mapping.id, entry, where)) if mapping.id else _content_id(text)
@@ -235,43 +309,78 @@ def _documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, where: s
         block = _clean(entry, block.strip(), passage=True)
         if not block:
             continue
-        block_title = block.split("\n", 1)[0].strip() if mapping.split == "titled_passages" else None
-        documents.append(Document(f"{entry.name}/{_content_id(block)}", entry.name, block, block_title))
+        block_title = (
+            block.split("\n", 1)[0].strip() if mapping.split == "titled_passages" else None
+        )
+        documents.append(
+            Document(f"{entry.name}/{_content_id(block)}", entry.name, block, block_title)
+        )
     return documents
 
 
-def _listed_documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str) -> list[Document]:
+def _listed_documents(
+    entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str
+) -> list[Document]:
     """One document per element of the parallel ``text`` and ``title`` lists; an element that is itself a
     list (sentences) is joined as written. The id is a hash of title and text, so a paragraph that several
     rows share is one document."""
     texts = _field(row, mapping.text, entry, where)
-    titles = _field(row, mapping.title, entry, where) if mapping.title else [None] * len(texts or [])
-    if not isinstance(texts, (list, tuple)) or not isinstance(titles, (list, tuple)) or len(texts) != len(titles):
-        raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: fields {mapping.text!r} and {mapping.title!r} "
-                        "must be lists of equal length")
-    return [_titled_document(entry, raw_title, "".join(_text(part) for part in raw_text) if isinstance(raw_text, (list, tuple))
-                             else _text(raw_text)) for raw_text, raw_title in zip(texts, titles)]
+    titles = (
+        _field(row, mapping.title, entry, where) if mapping.title else [None] * len(texts or [])
+    )
+    if (
+        not isinstance(texts, (list, tuple))
+        or not isinstance(titles, (list, tuple))
+        or len(texts) != len(titles)
+    ):
+        raise UserError(
+            f"source {entry.name} ({entry.entry_file}): {where}: fields {mapping.text!r} and {mapping.title!r} "
+            "must be lists of equal length"
+        )
+    return [
+        _titled_document(
+            entry,
+            raw_title,
+            "".join(_text(part) for part in raw_text)
+            if isinstance(raw_text, (list, tuple))
+            else _text(raw_text),
+        )
+        for raw_text, raw_title in zip(texts, titles)
+    ]
 
 
-def _titled_document(entry: SourceEntry, raw_title: Any, body: str, local_id: str | None = None) -> Document:
+def _titled_document(
+    entry: SourceEntry, raw_title: Any, body: str, local_id: str | None = None
+) -> Document:
     """A document whose text is its cleaned title (when it has one) on a line above its body; its id is ``local_id``
     or, without one, a hash of that text."""
     title = _clean(entry, _text(raw_title)) if raw_title is not None else None
     text = _clean(entry, f"{title}\n{body.strip()}" if title else body.strip(), passage=True)
-    return Document(f"{entry.name}/{local_id if local_id is not None else _content_id(text)}", entry.name, text, title or None)
+    return Document(
+        f"{entry.name}/{local_id if local_id is not None else _content_id(text)}",
+        entry.name,
+        text,
+        title or None,
+    )
 
 
 def _record_list(entry: SourceEntry, row: dict, name: str, where: str) -> tuple[list, str]:
     """The list of objects that a dotted ``name`` (``ctxs.text``) reads from, and the key inside each object."""
     list_name, _, key = name.rpartition(".")
     records = _field(row, list_name, entry, where) if list_name else None
-    if not isinstance(records, (list, tuple)) or not all(isinstance(record, dict) for record in records):
-        raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: field {list_name or name!r} must be a list of objects "
-                        f"(split = \"records\" reads {name!r} as key {key!r} of each)")
+    if not isinstance(records, (list, tuple)) or not all(
+        isinstance(record, dict) for record in records
+    ):
+        raise UserError(
+            f"source {entry.name} ({entry.entry_file}): {where}: field {list_name or name!r} must be a list of objects "
+            f'(split = "records" reads {name!r} as key {key!r} of each)'
+        )
     return list(records), key
 
 
-def _record_documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str) -> list[Document]:
+def _record_documents(
+    entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str
+) -> list[Document]:
     """One document per object of a list of objects (HELMET's ``ctxs``: ``{"id", "title", "text", ...}``). The id
     is the object's ``id`` key when the mapping names one (passage ids shared across rows), else a hash of the text."""
     records, text_key = _record_list(entry, row, mapping.text, where)
@@ -280,13 +389,24 @@ def _record_documents(entry: SourceEntry, mapping: DocumentMapping, row: dict, w
     documents = []
     for position, record in enumerate(records):
         if text_key not in record:
-            raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: object {position + 1} of the list has no key {text_key!r}")
+            raise UserError(
+                f"source {entry.name} ({entry.entry_file}): {where}: object {position + 1} of the list has no key {text_key!r}"
+            )
         local_id = str(record[id_key]) if id_key and record.get(id_key) is not None else None
-        documents.append(_titled_document(entry, (record.get(title_key) if title_key else None) or None, _text(record[text_key]), local_id))
+        documents.append(
+            _titled_document(
+                entry,
+                (record.get(title_key) if title_key else None) or None,
+                _text(record[text_key]),
+                local_id,
+            )
+        )
     return documents
 
 
-def _grades(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, count: int) -> list[int]:
+def _grades(
+    entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, count: int
+) -> list[int]:
     """The row's relevance grades (``ctxs.label``), one integer >= 0 per document of the row."""
     records, key = _record_list(entry, row, mapping.grades or "", where)
     grades = []
@@ -297,16 +417,27 @@ def _grades(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, cou
         else:
             grade = int(value) if isinstance(value, str) and value.strip().isdigit() else -1
         if grade < 0:
-            raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: grade {key!r} of object {position + 1} "
-                            f"is {value!r}, not an integer >= 0")
+            raise UserError(
+                f"source {entry.name} ({entry.entry_file}): {where}: grade {key!r} of object {position + 1} "
+                f"is {value!r}, not an integer >= 0"
+            )
         grades.append(grade)
     if len(grades) != count:
-        raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: {len(grades)} grades for {count} documents")
+        raise UserError(
+            f"source {entry.name} ({entry.entry_file}): {where}: {len(grades)} grades for {count} documents"
+        )
     return grades
 
 
-def _ranking_item(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, number: int,
-                  doc_ids: tuple[str, ...], grades: tuple[int, ...]) -> Item:
+def _ranking_item(
+    entry: SourceEntry,
+    mapping: ItemMapping,
+    row: dict,
+    where: str,
+    number: int,
+    doc_ids: tuple[str, ...],
+    grades: tuple[int, ...],
+) -> Item:
     """A question with every candidate document of its row and the candidates' relevance grades."""
     assert mapping.question is not None, "the registry requires a ranking item's question field"
     local_id = str(_field(row, mapping.id, entry, where)) if mapping.id else f"row{number}"
@@ -314,7 +445,14 @@ def _ranking_item(entry: SourceEntry, mapping: ItemMapping, row: dict, where: st
     return Item(f"{entry.name}/{local_id}", entry.name, doc_ids, question, grades=grades)
 
 
-def _items(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, number: int, doc_ids: tuple[str, ...]) -> list[Item]:
+def _items(
+    entry: SourceEntry,
+    mapping: ItemMapping,
+    row: dict,
+    where: str,
+    number: int,
+    doc_ids: tuple[str, ...],
+) -> list[Item]:
     """The items a row yields: one, or one per pair of parallel lists."""
     base = str(_field(row, mapping.id, entry, where)) if mapping.id else f"row{number}"
     question = _field(row, mapping.question, entry, where) if mapping.question else None
@@ -325,36 +463,85 @@ def _items(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, numb
         return [_item(entry, mapping, f"{entry.name}/{base}", doc_ids, question, target)]
     questions = question if isinstance(question, list) else [question] * len(target or [])
     if not isinstance(target, list) or len(questions) != len(target):
-        raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: fields {mapping.question!r} and {target_field!r} must be lists of equal length")
-    return [_item(entry, mapping, f"{entry.name}/{base}#{k}", doc_ids, q, t) for k, (q, t) in enumerate(zip(questions, target))]
+        raise UserError(
+            f"source {entry.name} ({entry.entry_file}): {where}: fields {mapping.question!r} and {target_field!r} must be lists of equal length"
+        )
+    return [
+        _item(entry, mapping, f"{entry.name}/{base}#{k}", doc_ids, q, t)
+        for k, (q, t) in enumerate(zip(questions, target))
+    ]
 
 
-def _item(entry: SourceEntry, mapping: ItemMapping, item_id: str, doc_ids: tuple[str, ...], question: Any, target: Any) -> Item:
+def _item(
+    entry: SourceEntry,
+    mapping: ItemMapping,
+    item_id: str,
+    doc_ids: tuple[str, ...],
+    question: Any,
+    target: Any,
+) -> Item:
     """Build one item from raw field values."""
     question_text = _clean(entry, _text(question).strip()) or None if question is not None else None
     if mapping.kind == "summary":
-        summary = _clean(entry, _text(target[0] if isinstance(target, list) and target else target).strip())
-        return Item(item_id, entry.name, doc_ids, question_text, (summary,) if summary else (), summary or None)
+        summary = _clean(
+            entry, _text(target[0] if isinstance(target, list) and target else target).strip()
+        )
+        return Item(
+            item_id,
+            entry.name,
+            doc_ids,
+            question_text,
+            (summary,) if summary else (),
+            summary or None,
+        )
     values = target if isinstance(target, list) else [target]
-    answers = tuple(answer for answer in (_clean(entry, _text(value).strip()) for value in values) if answer)
+    answers = tuple(
+        answer for answer in (_clean(entry, _text(value).strip()) for value in values) if answer
+    )
     return Item(item_id, entry.name, doc_ids, question_text, answers)
 
 
-def _classification_item(entry: SourceEntry, mapping: ItemMapping, row: dict, where: str, number: int, names: tuple[str, ...]) -> Item:
+def _classification_item(
+    entry: SourceEntry,
+    mapping: ItemMapping,
+    row: dict,
+    where: str,
+    number: int,
+    names: tuple[str, ...],
+) -> Item:
     """A labelled text: the label is a class name, or an index into ``names`` (the file's class names)."""
-    assert mapping.label is not None and mapping.text is not None, \
+    assert mapping.label is not None and mapping.text is not None, (
         "the registry requires a classification item's text and label fields"
+    )
     value = _field(row, mapping.label, entry, where)
     if isinstance(value, int) and not isinstance(value, bool):
         if not 0 <= value < len(names):
-            known = f"the file names {len(names)} classes" if names else "the file records no class names for it"
-            raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: label {mapping.label!r} = {value} is not a class index ({known})")
+            known = (
+                f"the file names {len(names)} classes"
+                if names
+                else "the file records no class names for it"
+            )
+            raise UserError(
+                f"source {entry.name} ({entry.entry_file}): {where}: label {mapping.label!r} = {value} is not a class index ({known})"
+            )
         label = names[value]
     else:
         label = _clean(entry, _text(value).strip())
     text = _clean(entry, _text(_field(row, mapping.text, entry, where)).strip())
-    local_id = str(_field(row, mapping.id, entry, where)) if mapping.id else f"{mapping.split or 'row'}-{number}"
-    return Item(f"{entry.name}/{local_id}", entry.name, (), text, (label,) if label else (), label=label or None, split=mapping.split)
+    local_id = (
+        str(_field(row, mapping.id, entry, where))
+        if mapping.id
+        else f"{mapping.split or 'row'}-{number}"
+    )
+    return Item(
+        f"{entry.name}/{local_id}",
+        entry.name,
+        (),
+        text,
+        (label,) if label else (),
+        label=label or None,
+        split=mapping.split,
+    )
 
 
 def _field(row: dict, name: str, entry: SourceEntry, where: str) -> Any:
@@ -365,7 +552,9 @@ def _field(row: dict, name: str, entry: SourceEntry, where: str) -> Any:
     value: Any = row
     for part in name.split("."):
         if not isinstance(value, dict) or part not in value:
-            raise UserError(f"source {entry.name} ({entry.entry_file}): {where}: missing field {name!r}")
+            raise UserError(
+                f"source {entry.name} ({entry.entry_file}): {where}: missing field {name!r}"
+            )
         value = value[part]
     return value
 
@@ -387,13 +576,21 @@ def _clean(entry: SourceEntry, text: str, *, passage: bool = False) -> str:
     key = (entry.clean, passage, text)
     cleaned = _CLEANED.get(key)
     if cleaned is None:
-        cleaned = _CLEANED[key] = clean_text(text, entry.clean, passage=passage, changed=_CHANGED).strip()
+        cleaned = _CLEANED[key] = clean_text(
+            text, entry.clean, passage=passage, changed=_CHANGED
+        ).strip()
     return cleaned
 
 
-_CLEANED: dict[tuple[tuple[str, ...], bool, str], str] = {}  # emptied when each source's load ends (load_source)
-_CHANGED: Counter[str] = Counter()  # texts each cleaning step changed in the load under way (load_source moves them to its data)
-_sharing = 0  # open sharing_cleaned_texts blocks: while any is open, _CLEANED outlives each source's load
+_CLEANED: dict[
+    tuple[tuple[str, ...], bool, str], str
+] = {}  # emptied when each source's load ends (load_source)
+_CHANGED: Counter[str] = (
+    Counter()
+)  # texts each cleaning step changed in the load under way (load_source moves them to its data)
+_sharing = (
+    0  # open sharing_cleaned_texts blocks: while any is open, _CLEANED outlives each source's load
+)
 
 
 @contextmanager
@@ -423,7 +620,12 @@ def _drop_unanswerable_items(entry: SourceEntry, data: SourceData) -> None:
     for item in data.items:
         rule = None
         if item.kind == "qa":
-            rule = failed_rule(entry.answerable, item.question or "", item.answers, [data.documents[doc_id].text for doc_id in item.doc_ids])
+            rule = failed_rule(
+                entry.answerable,
+                item.question or "",
+                item.answers,
+                [data.documents[doc_id].text for doc_id in item.doc_ids],
+            )
         if rule is None:
             kept.append(item)
         else:
@@ -435,10 +637,14 @@ def _drop_items_failing_source_rules(entry: SourceEntry, data: SourceData) -> No
     """Drop the items that fail a rule comparing the source's items with each other (after duplicates are
     gone, so each distinct item counts once), counted per rule."""
     for rule in (name for name in entry.answerable if name in SOURCE_RULES):
-        texts = [tuple(data.documents[doc_id].text for doc_id in item.doc_ids) for item in data.items]
+        texts = [
+            tuple(data.documents[doc_id].text for doc_id in item.doc_ids) for item in data.items
+        ]
         failing = SOURCE_RULES[rule](data.items, texts)
         if failing:
-            data.items = [item for position, item in enumerate(data.items) if position not in failing]
+            data.items = [
+                item for position, item in enumerate(data.items) if position not in failing
+            ]
             data.unanswerable[rule] = data.unanswerable.get(rule, 0) + len(failing)
 
 
@@ -447,7 +653,14 @@ def _drop_duplicate_items(data: SourceData) -> None:
     seen: set[tuple] = set()
     kept = []
     for item in data.items:
-        key = (tuple(data.documents[doc_id].text for doc_id in item.doc_ids), item.question, item.answers, item.summary, item.split, item.grades)
+        key = (
+            tuple(data.documents[doc_id].text for doc_id in item.doc_ids),
+            item.question,
+            item.answers,
+            item.summary,
+            item.split,
+            item.grades,
+        )
         if key in seen:
             data.duplicate_items += 1
             continue

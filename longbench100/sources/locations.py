@@ -16,7 +16,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from longbench100.core.errors import SourceAbsent, UserError
-from longbench100.core.hub_access import cached_commit, cached_file, download, hub_offline, human_size, kept_listing, listing
+from longbench100.core.hub_access import (
+    cached_commit,
+    cached_file,
+    download,
+    hub_offline,
+    human_size,
+    kept_listing,
+    listing,
+)
 from longbench100.core.paths import DEMO_DIR, SOURCES_ENV, packaged_dir
 from longbench100.sources.readers import is_tar_archive, tar_member_verdict
 from longbench100.sources.registry import FileSpec, SourceEntry, load_registry
@@ -65,8 +73,12 @@ class SourceLocation:
             missing = self.repo_folder(entry) / spec.path
             raise UserError(f"source {entry.name}: {missing} is missing from the mirror")
         size = (kept_listing(entry.repo_id, entry.revision) or {}).get(spec.path)
-        print(f"hub: downloading {entry.repo_id}@{entry.revision[:12]} {spec.path}"
-              + (f" ({human_size(size)})" if size is not None else ""), file=sys.stderr, flush=True)
+        print(
+            f"hub: downloading {entry.repo_id}@{entry.revision[:12]} {spec.path}"
+            + (f" ({human_size(size)})" if size is not None else ""),
+            file=sys.stderr,
+            flush=True,
+        )
         return download(f"source {entry.name}", entry.repo_id, entry.revision, spec.path)
 
     def fetch_all(self, entry: SourceEntry, spec: FileSpec) -> dict[str, Path]:
@@ -76,8 +88,11 @@ class SourceLocation:
             return {spec.display: self.fetch(entry, spec)}
         names = self.pattern_matches(entry, spec)
         if not names:
-            where = (self.repo_folder(entry) if self.root is not None
-                     else f"{entry.repo_id}@{entry.revision}")
+            where = (
+                self.repo_folder(entry)
+                if self.root is not None
+                else f"{entry.repo_id}@{entry.revision}"
+            )
             raise SourceAbsent(f"source {entry.name}: no file matches {spec.path} in {where}")
         return {name: self.fetch(entry, replace(spec, path=name)) for name in names}
 
@@ -86,7 +101,11 @@ class SourceLocation:
         hub's file list of the entry's revision (kept once fetched at a pinned commit)."""
         if self.root is not None:
             folder = self.repo_folder(entry)
-            return sorted(path.relative_to(folder).as_posix() for path in folder.glob(spec.path) if path.is_file())
+            return sorted(
+                path.relative_to(folder).as_posix()
+                for path in folder.glob(spec.path)
+                if path.is_file()
+            )
         return _matching(listing(f"source {entry.name}", entry.repo_id, entry.revision), spec.path)
 
     def is_available(self, entry: SourceEntry) -> bool:
@@ -95,12 +114,15 @@ class SourceLocation:
         for spec in entry.files:
             if spec.is_pattern:
                 names = self._local_matches(entry, spec)
-                if not names or any(self.local_path(entry, replace(spec, path=name)) is None
-                                    for name in names):
+                if not names or any(
+                    self.local_path(entry, replace(spec, path=name)) is None for name in names
+                ):
                     return False
                 continue
             path = self.local_path(entry, spec)
-            if path is None or (spec.member is not None and not archive_has_member(path, spec.member)):
+            if path is None or (
+                spec.member is not None and not archive_has_member(path, spec.member)
+            ):
                 return False
         return True
 
@@ -123,7 +145,11 @@ class SourceLocation:
             return None
         for spec in entry.files:  # a downloaded archive without the member settles it
             path = None if spec.member is None else self.local_path(entry, spec)
-            if path is not None and spec.member is not None and not archive_has_member(path, spec.member):
+            if (
+                path is not None
+                and spec.member is not None
+                and not archive_has_member(path, spec.member)
+            ):
                 return f"{entry.repo_id}@{entry.revision}: {spec.path} has no member {spec.member}"
         if hub_offline():
             return "not in the local hub cache (HF_HUB_OFFLINE is set)"
@@ -145,8 +171,10 @@ class SourceLocation:
         why = f" ({names[0]}: {reason})" if reason else ""
         if self.kind != "hub" or not hub_offline():
             return why
-        return (f"{why}; run `longbench100 sources fetch --sources-list {','.join(names)}` online "
-                "first (or unset HF_HUB_OFFLINE), or point --sources at a local mirror")
+        return (
+            f"{why}; run `longbench100 sources fetch --sources-list {','.join(names)}` online "
+            "first (or unset HF_HUB_OFFLINE), or point --sources at a local mirror"
+        )
 
     def _missing_from_mirror(self, entry: SourceEntry) -> str:
         """The first file (or archive member) of ``entry`` that the mirror lacks."""
@@ -222,20 +250,24 @@ def resolve_location(option: str | None) -> SourceLocation:
         return SourceLocation("hub", None, packaged_dir("sources"))
     root = Path(value).expanduser()
     if root.exists() and not root.is_dir():
-        raise UserError(f"{given} {value}: is a file, not a folder (use 'demo', 'hub', or a mirror folder)")
+        raise UserError(
+            f"{given} {value}: is a file, not a folder (use 'demo', 'hub', or a mirror folder)"
+        )
     if not root.is_dir():
         raise UserError(f"{given} {value}: no such folder (use 'demo', 'hub', or a mirror folder)")
     return SourceLocation("mirror", root.resolve(), packaged_dir("sources"))
 
 
-def active_entries(location: SourceLocation, entries: dict[str, SourceEntry], *,
-                   ask_hub: bool = True) -> dict[str, SourceEntry]:
+def active_entries(
+    location: SourceLocation, entries: dict[str, SourceEntry], *, ask_hub: bool = True
+) -> dict[str, SourceEntry]:
     """The entries to use: every available entry, with stand-ins only where their primary is
     unavailable. On the hub an entry not cached yet is looked up upstream (``ask_hub`` False:
     counted as available unless the registry says it cannot be read from the hub, or when offline
     it is not cached)."""
-    available = {name: entry for name, entry in entries.items()
-                 if _usable(location, entry, ask_hub)}
+    available = {
+        name: entry for name, entry in entries.items() if _usable(location, entry, ask_hub)
+    }
     return {
         name: entry
         for name, entry in available.items()
@@ -250,8 +282,12 @@ def _usable(location: SourceLocation, entry: SourceEntry, ask_hub: bool) -> bool
     return location.absence(entry) is None
 
 
-def stand_in_notes(location: SourceLocation, entries: dict[str, SourceEntry],
-                   active: dict[str, SourceEntry], tasks: Iterable[str]) -> list[str]:
+def stand_in_notes(
+    location: SourceLocation,
+    entries: dict[str, SourceEntry],
+    active: dict[str, SourceEntry],
+    tasks: Iterable[str],
+) -> list[str]:
     """One line per unavailable primary whose stand-ins serve one of ``tasks``, and why."""
     tasks = list(tasks)
     stand_ins: dict[str, list[str]] = {}  # primary -> the stand-ins used in its place
@@ -263,7 +299,10 @@ def stand_in_notes(location: SourceLocation, entries: dict[str, SourceEntry],
     notes = []
     for primary, names in stand_ins.items():
         reason = location.absence(entries[primary]) or "unavailable"
-        used = (f"its stand-in {names[0]} is" if len(names) == 1
-                else f"its stand-ins {', '.join(names)} are")
+        used = (
+            f"its stand-in {names[0]} is"
+            if len(names) == 1
+            else f"its stand-ins {', '.join(names)} are"
+        )
         notes.append(f"note: source {primary} is not available ({reason}); {used} used")
     return notes

@@ -36,12 +36,16 @@ if TYPE_CHECKING:
 SHINGLE_WORDS = 8
 THRESHOLD = 0.5
 MAX_SHINGLE_TEXTS = 50
-SHINGLED_CHARS = 10_000  # only the opening of a long text is compared: versions of one text share it
+SHINGLED_CHARS = (
+    10_000  # only the opening of a long text is compared: versions of one text share it
+)
 _WORD = re.compile(r"\w+")
 _WORD_CHARACTER = re.compile(r"\w")
 _MULTIPLIER = 0x9E3779B97F4A7C15  # combines the word hashes of a shingle (as a numpy uint64)
 _VERSION = 5  # bump when the rule changes, so cached results are recomputed
-PASSAGES_KEPT = 128  # passages whose shingles stay in memory for the filler check (about 0.2 MB each)
+PASSAGES_KEPT = (
+    128  # passages whose shingles stay in memory for the filler check (about 0.2 MB each)
+)
 
 
 @dataclass(frozen=True)
@@ -64,8 +68,15 @@ class NearDuplicates:
 
     def settings(self) -> dict:
         """The rule and the per-source counts, for the manifest."""
-        return {"shingle_words": SHINGLE_WORDS, "threshold": THRESHOLD, "measure": "overlap coefficient",
-                "max_shingle_texts": MAX_SHINGLE_TEXTS, "shingled_chars": SHINGLED_CHARS, "dropped": dict(self.dropped), "identical": dict(self.identical)}
+        return {
+            "shingle_words": SHINGLE_WORDS,
+            "threshold": THRESHOLD,
+            "measure": "overlap coefficient",
+            "max_shingle_texts": MAX_SHINGLE_TEXTS,
+            "shingled_chars": SHINGLED_CHARS,
+            "dropped": dict(self.dropped),
+            "identical": dict(self.identical),
+        }
 
 
 def identical_text(document: Document) -> str:
@@ -81,7 +92,14 @@ def find_near_duplicates(documents: Sequence[Document], cache: bool = True) -> N
         return cached
     result = _group(documents)
     if path:
-        write_json_atomic(path, {"canonical": result.canonical, "dropped": result.dropped, "identical": result.identical})
+        write_json_atomic(
+            path,
+            {
+                "canonical": result.canonical,
+                "dropped": result.dropped,
+                "identical": result.identical,
+            },
+        )
     return result
 
 
@@ -125,7 +143,9 @@ class _SharedWords:
         for index, shingle in enumerate(shingles):
             for word in set(shingle):
                 self.holding.setdefault(word, []).append(index)
-        self.rarest_first = sorted(self.holding, key=len, reverse=True)  # long words rule out the most, soonest
+        self.rarest_first = sorted(
+            self.holding, key=len, reverse=True
+        )  # long words rule out the most, soonest
 
     def could_share_half(self, other_lower: str) -> bool:
         """Whether ``other_lower`` (lower-cased) holds all the words of at least half of the shingles."""
@@ -163,7 +183,9 @@ def passage_shingle_hashes(text: str) -> frozenset[int]:
 def _group(documents: Sequence[Document]) -> NearDuplicates:
     """The exact computation: identical texts first, then shingle overlap between distinct texts."""
     first_of_text: dict[str, int] = {}
-    text_of = [first_of_text.setdefault(document.text, len(first_of_text)) for document in documents]
+    text_of = [
+        first_of_text.setdefault(document.text, len(first_of_text)) for document in documents
+    ]
     texts = list(first_of_text)
     parent = list(range(len(texts)))
 
@@ -181,7 +203,11 @@ def _group(documents: Sequence[Document]) -> NearDuplicates:
     for document, text_index in zip(documents, text_of):
         canonical_by_index.append(first_document.setdefault(root(text_index), document.id))
     group_sizes = Counter(canonical_by_index)
-    canonical = {document.id: first for document, first in zip(documents, canonical_by_index) if group_sizes[first] > 1}
+    canonical = {
+        document.id: first
+        for document, first in zip(documents, canonical_by_index)
+        if group_sizes[first] > 1
+    }
     seen_texts: set[str] = set()
     dropped: Counter[str] = Counter()
     identical: Counter[str] = Counter()
@@ -190,7 +216,11 @@ def _group(documents: Sequence[Document]) -> NearDuplicates:
             dropped[document.source] += 1
             identical[document.source] += document.text in seen_texts
         seen_texts.add(document.text)
-    return NearDuplicates(canonical, dict(sorted(dropped.items())), dict(sorted((k, v) for k, v in identical.items() if v)))
+    return NearDuplicates(
+        canonical,
+        dict(sorted(dropped.items())),
+        dict(sorted((k, v) for k, v in identical.items() if v)),
+    )
 
 
 def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
@@ -204,11 +234,16 @@ def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
     keep = np.repeat((group_size >= 2) & (group_size <= MAX_SHINGLE_TEXTS), group_size)
     shingles, owners = shingles[keep], owners[keep]
     pair_keys = []
-    for distance in range(1, MAX_SHINGLE_TEXTS):  # all pairs within each shingle's (sorted) list of texts
+    for distance in range(
+        1, MAX_SHINGLE_TEXTS
+    ):  # all pairs within each shingle's (sorted) list of texts
         same = shingles[distance:] == shingles[:-distance]
         if not same.any():
             break
-        pair_keys.append(owners[:-distance][same].astype(np.int64) * len(texts) + owners[distance:][same].astype(np.int64))
+        pair_keys.append(
+            owners[:-distance][same].astype(np.int64) * len(texts)
+            + owners[distance:][same].astype(np.int64)
+        )
     if not pair_keys:
         return []
     keys, shared = np.unique(np.concatenate(pair_keys), return_counts=True)
@@ -230,10 +265,12 @@ def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     hashes = words[:count].copy()
     for offset in range(1, SHINGLE_WORDS):
         hashes *= np.uint64(_MULTIPLIER)
-        hashes += words[offset: offset + count]
-    within = word_owners[:count] == word_owners[SHINGLE_WORDS - 1: SHINGLE_WORDS - 1 + count]
+        hashes += words[offset : offset + count]
+    within = word_owners[:count] == word_owners[SHINGLE_WORDS - 1 : SHINGLE_WORDS - 1 + count]
     hashes, owners = hashes[within], word_owners[:count][within]
-    order = np.argsort(hashes, kind="stable")  # the owners already ascend, so this sorts by (hash, owner)
+    order = np.argsort(
+        hashes, kind="stable"
+    )  # the owners already ascend, so this sorts by (hash, owner)
     hashes, owners = hashes[order], owners[order]
     if hashes.size == 0:  # every text is shorter than one shingle
         return hashes, owners
@@ -279,19 +316,25 @@ def _batch_word_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     is_word = _word_character_table()[np.minimum(codes, 0xFFFF)]
     beyond = np.flatnonzero(codes > 0xFFFF)
     if beyond.size:
-        is_word[beyond] = [_WORD_CHARACTER.match(chr(code)) is not None for code in codes[beyond].tolist()]
+        is_word[beyond] = [
+            _WORD_CHARACTER.match(chr(code)) is not None for code in codes[beyond].tolist()
+        ]
     edges = np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
     lengths = ends - starts
     if not lengths.size:
         return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int32)
     # polynomial in the code points over each word (wrapping at 2**64), then mixed with its length
-    word_starts = np.r_[0, np.cumsum(lengths)[:-1]]  # where each word begins among the word characters
+    word_starts = np.r_[
+        0, np.cumsum(lengths)[:-1]
+    ]  # where each word begins among the word characters
     offsets = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(word_starts, lengths)
     powers = np.ones(int(lengths.max()), dtype=np.uint64)
     powers[1:] = np.cumprod(np.full(len(powers) - 1, _WORD_BASE, dtype=np.uint64))
     terms = codes[is_word].astype(np.uint64) * powers[offsets]
-    hashes = _mix(np.add.reduceat(terms, word_starts) ^ (lengths.astype(np.uint64) * np.uint64(_MULTIPLIER)))
+    hashes = _mix(
+        np.add.reduceat(terms, word_starts) ^ (lengths.astype(np.uint64) * np.uint64(_MULTIPLIER))
+    )
     text_starts = np.r_[0, np.cumsum([len(text) + 1 for text in texts])[:-1]]
     owners = (np.searchsorted(text_starts, starts, side="right") - 1).astype(np.int32)
     return hashes, owners
@@ -324,7 +367,9 @@ def _word_character_table() -> np.ndarray:
 
 def _cache_path(documents: Sequence[Document]) -> Path:
     """The cache file for this exact list of (id, source, text), under the rule's settings."""
-    digest = hashlib.sha256(json.dumps([_VERSION, SHINGLE_WORDS, THRESHOLD, MAX_SHINGLE_TEXTS, SHINGLED_CHARS]).encode())
+    digest = hashlib.sha256(
+        json.dumps([_VERSION, SHINGLE_WORDS, THRESHOLD, MAX_SHINGLE_TEXTS, SHINGLED_CHARS]).encode()
+    )
     for document in documents:
         digest.update(f"{document.id}\0{document.source}\0".encode())
         digest.update(document.text.encode("utf-8", "surrogatepass"))
@@ -337,6 +382,8 @@ def _read(path: Path) -> NearDuplicates | None:
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
-        return NearDuplicates(dict(data["canonical"]), dict(data["dropped"]), dict(data["identical"]))
+        return NearDuplicates(
+            dict(data["canonical"]), dict(data["dropped"]), dict(data["identical"])
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None

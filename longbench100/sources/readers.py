@@ -67,8 +67,11 @@ def _tar_member(path: Path, member: str) -> bytes:
     such (:func:`tar_member_verdict`)."""
     wanted = {member.lstrip("/"), f"./{member.lstrip('/')}"}
     try:
-        with open(path, "rb") as raw, _read_progress(raw, path) as counted, \
-                tarfile.open(fileobj=counted, mode="r|*") as archive:
+        with (
+            open(path, "rb") as raw,
+            _read_progress(raw, path) as counted,
+            tarfile.open(fileobj=counted, mode="r|*") as archive,
+        ):
             for info in archive:
                 if info.name in wanted and info.isfile():
                     handle = archive.extractfile(info)
@@ -125,8 +128,7 @@ def tar_member_verdict(path: Path, member: str) -> bool | None:
 
 
 def _keep_tar_verdict(path: Path, member: str, found: bool) -> None:
-    """Remember whether the tar archive at ``path`` holds ``member`` (a read-only cache forgets it).
-    """
+    """Remember whether the tar archive at ``path`` holds ``member`` (a read-only cache forgets it)."""
     try:
         write_json_atomic(_verdict_path(path, member), found)
     except OSError:
@@ -154,9 +156,13 @@ def class_label_names(path: Path, spec: FileSpec, column: str) -> tuple[str, ...
 
     try:
         metadata = pq.read_schema(path).metadata or {}
-        features = json.loads(metadata.get(b"huggingface", b"{}")).get("info", {}).get("features", {})
+        features = (
+            json.loads(metadata.get(b"huggingface", b"{}")).get("info", {}).get("features", {})
+        )
     except (OSError, pa.ArrowException, ValueError, AttributeError) as error:
-        raise UserError(f"{path}: cannot read the class names of column {column!r} from the Parquet schema ({error})") from None
+        raise UserError(
+            f"{path}: cannot read the class names of column {column!r} from the Parquet schema ({error})"
+        ) from None
     feature = features.get(column) if isinstance(features, dict) else None
     names = feature.get("names") if isinstance(feature, dict) else None
     return tuple(str(name) for name in names) if isinstance(names, list) else ()
@@ -179,11 +185,17 @@ def _jsonl_rows(data: bytes, where: str) -> Iterator[tuple[int, dict]]:
         try:
             row = json.loads(line)
         except UnicodeDecodeError as error:
-            raise UserError(f"{where} line {number}: not valid UTF-8 (byte {error.start})") from None
+            raise UserError(
+                f"{where} line {number}: not valid UTF-8 (byte {error.start})"
+            ) from None
         except json.JSONDecodeError as error:
-            raise UserError(f"{where} line {number}: malformed JSON ({json_error_text(error)})") from None
+            raise UserError(
+                f"{where} line {number}: malformed JSON ({json_error_text(error)})"
+            ) from None
         if not isinstance(row, dict):
-            raise UserError(f"{where} line {number}: expected a JSON object, got {type(row).__name__}")
+            raise UserError(
+                f"{where} line {number}: expected a JSON object, got {type(row).__name__}"
+            )
         yield number, row
 
 

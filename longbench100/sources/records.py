@@ -80,7 +80,13 @@ class SourceData:
     items: list[Item] = field(default_factory=list)
     skipped_empty: int = 0
     filtered_items: int = 0  # items left out by the entry's ``where`` / ``min_documents`` rules
-    duplicate_items: int = 0  # items identical to an earlier one (same document texts, question and reference)
-    unanswerable: dict[str, int] = field(default_factory=dict)  # items dropped per answerability rule
-    cleaned: dict[str, int] = field(default_factory=dict)  # texts each cleaning step changed (a text met twice counts once)
+    duplicate_items: int = (
+        0  # items identical to an earlier one (same document texts, question and reference)
+    )
+    unanswerable: dict[str, int] = field(
+        default_factory=dict
+    )  # items dropped per answerability rule
+    cleaned: dict[str, int] = field(
+        default_factory=dict
+    )  # texts each cleaning step changed (a text met twice counts once)
     files: dict[str, str] = field(default_factory=dict)  # path in repo -> sha256 of the file read

@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from longbench100.catalog.entities import DEFAULT_ENTITIES, ENTITY_TYPES
+from longbench100.catalog.task_info import TASKS
+from longbench100.core.errors import UserError
 from longbench100.sources.answerability import RULE_NAMES
 from longbench100.sources.cleaning import CLEANING_STEPS
-from longbench100.core.errors import UserError
-from longbench100.catalog.task_info import TASKS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -28,8 +28,12 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 FORMATS = ("jsonl", "json", "parquet")
 ROLE_KINDS = ("real", "noisy")
 ITEM_KINDS = ("qa", "summary", "classification", "ranking")
-_NEEDED_FIELDS = {"qa": ("question", "answers"), "summary": ("summary",), "classification": ("text", "label"),
-                  "ranking": ("question", "grades")}
+_NEEDED_FIELDS = {
+    "qa": ("question", "answers"),
+    "summary": ("summary",),
+    "classification": ("text", "label"),
+    "ranking": ("question", "grades"),
+}
 DOCUMENT_SPLITS = ("passages", "titled_passages", "lists", "records")
 WhereValue = str | int | float | bool
 
@@ -41,7 +45,9 @@ class DocumentMapping:
     text: str
     title: str | None = None
     id: str | None = None
-    split: str | None = None  # "passages" / "titled_passages": split LongBench "Passage N:" contexts;
+    split: str | None = (
+        None  # "passages" / "titled_passages": split LongBench "Passage N:" contexts;
+    )
     # "lists": text and title are parallel lists, one document per element (HotpotQA's context.title /
     # context.sentences; an element that is a list of sentences is joined as written);
     # "records": the row holds a list of objects, one document each: text = "ctxs.text" reads key "text"
@@ -57,15 +63,27 @@ class ItemMapping:
     question: str | None = None
     answers: str | None = None
     summary: str | None = None
-    parallel: bool = False  # question/answer (or summary) fields are parallel lists: one item per pair
+    parallel: bool = (
+        False  # question/answer (or summary) fields are parallel lists: one item per pair
+    )
     doc_ids: str | None = None  # items refer to documents of an earlier file of this entry by id
-    doc_titles: str | None = None  # items use only the row's documents with these titles (HotpotQA's supporting facts)
-    where: tuple[tuple[str, tuple[WhereValue, ...]], ...] = ()  # keep rows whose field holds one of the values
+    doc_titles: str | None = (
+        None  # items use only the row's documents with these titles (HotpotQA's supporting facts)
+    )
+    where: tuple[
+        tuple[str, tuple[WhereValue, ...]], ...
+    ] = ()  # keep rows whose field holds one of the values
     min_documents: int = 1  # keep items that refer to at least this many documents
     text: str | None = None  # classification: the field holding the text to classify
-    label: str | None = None  # classification: the label field (a class name, or an index into the file's class names)
-    split: str | None = None  # classification: the split the file's rows belong to ("train", "test", ...)
-    grades: str | None = None  # ranking: one relevance grade (an integer >= 0) per document of the row, in order
+    label: str | None = (
+        None  # classification: the label field (a class name, or an index into the file's class names)
+    )
+    split: str | None = (
+        None  # classification: the split the file's rows belong to ("train", "test", ...)
+    )
+    grades: str | None = (
+        None  # ranking: one relevance grade (an integer >= 0) per document of the row, in order
+    )
 
 
 @dataclass(frozen=True)
@@ -102,9 +120,15 @@ class SourceEntry:
     title: str = ""
     license: str = ""
     stand_in_for: str | None = None
-    clean: tuple[str, ...] = ()  # cleaning steps applied to every text of the source (longbench100.sources.cleaning)
-    answerable: tuple[str, ...] = ()  # answerability rules its QA items must pass (longbench100.sources.answerability)
-    entities: str = DEFAULT_ENTITIES  # what recalling lists in its documents (longbench100.catalog.entities)
+    clean: tuple[
+        str, ...
+    ] = ()  # cleaning steps applied to every text of the source (longbench100.sources.cleaning)
+    answerable: tuple[
+        str, ...
+    ] = ()  # answerability rules its QA items must pass (longbench100.sources.answerability)
+    entities: str = (
+        DEFAULT_ENTITIES  # what recalling lists in its documents (longbench100.catalog.entities)
+    )
     entry_file: str = ""
     aliases: tuple[str, ...] = ()  # former ids of the repository (a mirror may hold one of them)
     not_on_hub: str = ""  # why the entry cannot be read from the hub (mirrors only, then)
@@ -115,8 +139,13 @@ class SourceEntry:
 
     def fingerprint(self) -> str:
         """A digest of the entry's data-shaping fields; part of every token-count cache key."""
-        shaping = {"repo_id": self.repo_id, "revision": self.revision, "files": [asdict(f) for f in self.files],
-                   "clean": list(self.clean), "answerable": list(self.answerable)}
+        shaping = {
+            "repo_id": self.repo_id,
+            "revision": self.revision,
+            "files": [asdict(f) for f in self.files],
+            "clean": list(self.clean),
+            "answerable": list(self.answerable),
+        }
         return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -126,13 +155,17 @@ def load_registry(folder: Path) -> dict[str, SourceEntry]:
     for path in sorted(folder.glob("*.toml")):
         entry = parse_entry(path)
         if entry.name in entries:
-            raise UserError(f"{path}: source name {entry.name!r} is already used by {entries[entry.name].entry_file}")
+            raise UserError(
+                f"{path}: source name {entry.name!r} is already used by {entries[entry.name].entry_file}"
+            )
         entries[entry.name] = entry
     if not entries:
         raise UserError(f"no source entries (*.toml) in {folder}")
     for entry in entries.values():
         if entry.stand_in_for and entry.stand_in_for not in entries:
-            raise UserError(f"{entry.entry_file}: stand_in_for names unknown source {entry.stand_in_for!r}")
+            raise UserError(
+                f"{entry.entry_file}: stand_in_for names unknown source {entry.stand_in_for!r}"
+            )
     return entries
 
 
@@ -152,19 +185,29 @@ def parse_entry(path: Path) -> SourceEntry:
     for role in roles:
         task, _, kind = role.partition(":")
         if task not in TASKS or kind not in ROLE_KINDS:
-            raise UserError(f"{where}: bad role {role!r}: use <task>:real or <task>:noisy with a task of {', '.join(TASKS)}")
-    files = tuple(_parse_file(spec, f"{where} files[{index}]") for index, spec in enumerate(files_raw))
+            raise UserError(
+                f"{where}: bad role {role!r}: use <task>:real or <task>:noisy with a task of {', '.join(TASKS)}"
+            )
+    files = tuple(
+        _parse_file(spec, f"{where} files[{index}]") for index, spec in enumerate(files_raw)
+    )
     clean = _required(raw, "clean", list, where) if "clean" in raw else []
     for step in clean:
         if not isinstance(step, str) or step not in CLEANING_STEPS:
-            raise UserError(f"{where}: unknown cleaning step {step!r} in 'clean': use {', '.join(CLEANING_STEPS)}")
+            raise UserError(
+                f"{where}: unknown cleaning step {step!r} in 'clean': use {', '.join(CLEANING_STEPS)}"
+            )
     answerable = _required(raw, "answerable", list, where) if "answerable" in raw else []
     for rule in answerable:
         if not isinstance(rule, str) or rule not in RULE_NAMES:
-            raise UserError(f"{where}: unknown answerability rule {rule!r} in 'answerable': use {', '.join(RULE_NAMES)}")
+            raise UserError(
+                f"{where}: unknown answerability rule {rule!r} in 'answerable': use {', '.join(RULE_NAMES)}"
+            )
     entities = raw.get("entities", DEFAULT_ENTITIES)
     if entities not in ENTITY_TYPES:
-        raise UserError(f"{where}: unknown entity type {entities!r} in 'entities': use {', '.join(ENTITY_TYPES)}")
+        raise UserError(
+            f"{where}: unknown entity type {entities!r} in 'entities': use {', '.join(ENTITY_TYPES)}"
+        )
     return SourceEntry(
         name=name,
         repo_id=_required(hub, "repo_id", str, f"{where} [hub]"),
@@ -194,32 +237,62 @@ def _parse_file(raw: dict, where: str) -> FileSpec:
         doc = raw["document"]
         document = DocumentMapping(
             text=_required(doc, "text", str, f"{where}.document"),
-            title=doc.get("title"), id=doc.get("id"), split=doc.get("split"),
+            title=doc.get("title"),
+            id=doc.get("id"),
+            split=doc.get("split"),
         )
         if document.split is not None and document.split not in DOCUMENT_SPLITS:
-            raise UserError(f"{where}.document: split must be one of {', '.join(map(repr, DOCUMENT_SPLITS))}, not {document.split!r}")
+            raise UserError(
+                f"{where}.document: split must be one of {', '.join(map(repr, DOCUMENT_SPLITS))}, not {document.split!r}"
+            )
     if "item" in raw:
         it = raw["item"]
         kind = _required(it, "kind", str, f"{where}.item")
         if kind not in ITEM_KINDS:
-            raise UserError(f"{where}.item: kind must be one of {', '.join(ITEM_KINDS)}, not {kind!r}")
+            raise UserError(
+                f"{where}.item: kind must be one of {', '.join(ITEM_KINDS)}, not {kind!r}"
+            )
         item = ItemMapping(
-            kind=kind, id=it.get("id"), question=it.get("question"), answers=it.get("answers"),
-            summary=it.get("summary"), parallel=bool(it.get("parallel", False)), doc_ids=it.get("doc_ids"), doc_titles=it.get("doc_titles"),
-            where=_parse_where(it.get("where", {}), f"{where}.item.where"), min_documents=_min_documents(it, f"{where}.item"),
-            text=it.get("text"), label=it.get("label"), split=it.get("split"), grades=it.get("grades"),
+            kind=kind,
+            id=it.get("id"),
+            question=it.get("question"),
+            answers=it.get("answers"),
+            summary=it.get("summary"),
+            parallel=bool(it.get("parallel", False)),
+            doc_ids=it.get("doc_ids"),
+            doc_titles=it.get("doc_titles"),
+            where=_parse_where(it.get("where", {}), f"{where}.item.where"),
+            min_documents=_min_documents(it, f"{where}.item"),
+            text=it.get("text"),
+            label=it.get("label"),
+            split=it.get("split"),
+            grades=it.get("grades"),
         )
         missing = [name for name in _NEEDED_FIELDS[kind] if getattr(item, name) is None]
         if missing:
-            raise UserError(f"{where}.item: a {kind} item needs the field mapping{'s' if len(missing) > 1 else ''} {' and '.join(map(repr, missing))}")
+            raise UserError(
+                f"{where}.item: a {kind} item needs the field mapping{'s' if len(missing) > 1 else ''} {' and '.join(map(repr, missing))}"
+            )
         if document is None and item.doc_ids is None and kind != "classification":
-            raise UserError(f"{where}.item: needs a [document] mapping in the same file or 'doc_ids' referring to one")
-        if kind == "ranking" and (document is None or item.doc_ids is not None or item.doc_titles is not None):
-            raise UserError(f"{where}.item: a ranking item grades the documents of its own row: it needs a [document] "
-                            "mapping in the same file and neither 'doc_ids' nor 'doc_titles'")
+            raise UserError(
+                f"{where}.item: needs a [document] mapping in the same file or 'doc_ids' referring to one"
+            )
+        if kind == "ranking" and (
+            document is None or item.doc_ids is not None or item.doc_titles is not None
+        ):
+            raise UserError(
+                f"{where}.item: a ranking item grades the documents of its own row: it needs a [document] "
+                "mapping in the same file and neither 'doc_ids' nor 'doc_titles'"
+            )
     if document is None and item is None:
         raise UserError(f"{where}: needs a 'document' or an 'item' mapping")
-    return FileSpec(path=_required(raw, "path", str, where), format=file_format, member=raw.get("member"), document=document, item=item)
+    return FileSpec(
+        path=_required(raw, "path", str, where),
+        format=file_format,
+        member=raw.get("member"),
+        document=document,
+        item=item,
+    )
 
 
 def _parse_where(table: object, where: str) -> tuple[tuple[str, tuple[WhereValue, ...]], ...]:
@@ -230,7 +303,9 @@ def _parse_where(table: object, where: str) -> tuple[tuple[str, tuple[WhereValue
     for name, accepted in sorted(table.items()):
         values = accepted if isinstance(accepted, list) else [accepted]
         if not values or not all(isinstance(value, (str, int, float, bool)) for value in values):
-            raise UserError(f"{where}: {name!r} must be a string, number or boolean, or a non-empty list of them")
+            raise UserError(
+                f"{where}: {name!r} must be a string, number or boolean, or a non-empty list of them"
+            )
         conditions.append((name, tuple(values)))
     return tuple(conditions)
 
@@ -247,7 +322,9 @@ def _min_documents(table: dict, where: str) -> int:
     """The item's ``min_documents`` (default 1), a whole number of at least 1."""
     value = table.get("min_documents", 1)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise UserError(f"{where}: min_documents must be a whole number of at least 1, not {value!r}")
+        raise UserError(
+            f"{where}: min_documents must be a whole number of at least 1, not {value!r}"
+        )
     return value
 
 

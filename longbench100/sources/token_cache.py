@@ -14,17 +14,26 @@ import json
 from pathlib import Path
 
 from longbench100.core.atomic import write_json_atomic
-from longbench100.sources.loader import RECORDS_FORMAT
 from longbench100.core.paths import cache_dir
+from longbench100.sources.loader import RECORDS_FORMAT
 from longbench100.sources.records import SourceData
-from longbench100.text.segment_count import CUT
 from longbench100.sources.registry import SourceEntry
+from longbench100.text.segment_count import CUT
 from longbench100.text.tokenization import Tokenizer
 
 
 def cache_path(tokenizer: Tokenizer, entry: SourceEntry, files: dict[str, str]) -> Path:
     """The cache file for the data of ``files`` (display name -> sha256) read from ``entry`` and counted with ``tokenizer``."""
-    key = json.dumps([tokenizer.identity, tokenizer.counting, CUT.pattern, RECORDS_FORMAT, entry.fingerprint(), sorted(files.items())])
+    key = json.dumps(
+        [
+            tokenizer.identity,
+            tokenizer.counting,
+            CUT.pattern,
+            RECORDS_FORMAT,
+            entry.fingerprint(),
+            sorted(files.items()),
+        ]
+    )
     digest = hashlib.sha256(key.encode()).hexdigest()[:24]
     return cache_dir() / "token_counts" / f"{entry.name}-{digest}.json"
 
@@ -40,15 +49,17 @@ def attach_token_counts(tokenizer: Tokenizer, entry: SourceEntry, data: SourceDa
     counted = [_member_counts(member, entry, data) for member in tokenizer.members]
     data.documents = {
         doc_id: document.with_tokens(max(_tokens(counts[doc_id]) for counts, _ in counted))
-        for doc_id, document in data.documents.items()}
+        for doc_id, document in data.documents.items()
+    }
     return all(hit for _, hit in counted)
 
 
 Counts = dict[str, int | list[int]]
 
 
-def _member_counts(tokenizer: Tokenizer, entry: SourceEntry,
-                   data: SourceData) -> tuple[Counts, bool]:
+def _member_counts(
+    tokenizer: Tokenizer, entry: SourceEntry, data: SourceData
+) -> tuple[Counts, bool]:
     """The counts of ``data``'s documents by one tokenizer (which learns their piece counts), and
     whether they came from the cache."""
     path = cache_path(tokenizer, entry, data.files)
@@ -57,11 +68,15 @@ def _member_counts(tokenizer: Tokenizer, entry: SourceEntry,
     if cached is not None and hit:
         counts = cached
     else:
-        counts = _count(tokenizer, {doc_id: document.text for doc_id, document in data.documents.items()})
+        counts = _count(
+            tokenizer, {doc_id: document.text for doc_id, document in data.documents.items()}
+        )
         write_json_atomic(path, counts)
     pieces = {doc_id: value for doc_id, value in counts.items() if isinstance(value, list)}
-    tokenizer.learn_texts([data.documents[doc_id].text for doc_id in pieces if doc_id in data.documents],
-                          [value for doc_id, value in pieces.items() if doc_id in data.documents])
+    tokenizer.learn_texts(
+        [data.documents[doc_id].text for doc_id in pieces if doc_id in data.documents],
+        [value for doc_id, value in pieces.items() if doc_id in data.documents],
+    )
     return counts, hit
 
 
@@ -73,8 +88,13 @@ def _count(tokenizer: Tokenizer, texts: dict[str, str]) -> dict[str, int | list[
         return dict(zip(texts, tokenizer.count_batch(list(texts.values()))))
     learned = {doc_id: tokenizer.learned_piece_counts(text) for doc_id, text in texts.items()}
     new = [doc_id for doc_id, counts in learned.items() if counts is None]
-    counted = dict(zip(new, tokenizer.count_groups([tokenizer.pieces(texts[doc_id]) or [] for doc_id in new])))
-    return {doc_id: counted[doc_id] if counts is None else list(counts) for doc_id, counts in learned.items()}
+    counted = dict(
+        zip(new, tokenizer.count_groups([tokenizer.pieces(texts[doc_id]) or [] for doc_id in new]))
+    )
+    return {
+        doc_id: counted[doc_id] if counts is None else list(counts)
+        for doc_id, counts in learned.items()
+    }
 
 
 def _tokens(value: int | list[int]) -> int:

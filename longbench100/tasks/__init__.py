@@ -14,14 +14,14 @@ from .long_doc_sum import LongDocSum
 from .multi_doc_qa import MultiDocQa
 from .multi_doc_sum import MultiDocSum
 from .niah import NIAH_TASKS
+from .organizing import Organizing
 from .passage_count import PassageCount
 from .passage_retrieval import PassageRetrieval
 from .qa_1 import Qa1
 from .qa_2 import Qa2
 from .rag_hard import RagHard
-from .rerank import Rerank
-from .organizing import Organizing
 from .recalling import Recalling
+from .rerank import Rerank
 from .section_summarizing import SectionSummarizing
 from .sections import DocumentOrganizing, DocumentSummarizing
 from .single_doc_qa import SingleDocQa
@@ -29,9 +29,32 @@ from .single_doc_sum import SingleDocSum
 from .variable_tracking import VariableTracking
 
 _BUILDER_CLASSES: tuple[type[TaskBuilder], ...] = (
-    KvRetrieval, CountingStars, PassageRetrieval, PassageCount, SingleDocQa, MultiDocQa,
-    SingleDocSum, MultiDocSum, *NIAH_TASKS, JsonKv, VariableTracking, CommonWords, FrequentWords,
-    Qa1, Qa2, KvRetrievalChain, RagHard, Rerank, *ICL_TASKS, LongDocQa, LongDocSum, Attributing,
-    SectionSummarizing, Organizing, Recalling, DocumentSummarizing, DocumentOrganizing,
+    KvRetrieval,
+    CountingStars,
+    PassageRetrieval,
+    PassageCount,
+    SingleDocQa,
+    MultiDocQa,
+    SingleDocSum,
+    MultiDocSum,
+    *NIAH_TASKS,
+    JsonKv,
+    VariableTracking,
+    CommonWords,
+    FrequentWords,
+    Qa1,
+    Qa2,
+    KvRetrievalChain,
+    RagHard,
+    Rerank,
+    *ICL_TASKS,
+    LongDocQa,
+    LongDocSum,
+    Attributing,
+    SectionSummarizing,
+    Organizing,
+    Recalling,
+    DocumentSummarizing,
+    DocumentOrganizing,
 )
 BUILDERS: dict[str, type[TaskBuilder]] = {builder.name: builder for builder in _BUILDER_CLASSES}

@@ -19,12 +19,12 @@ so every passage has to be read and judged; leaving any one unread can change th
 from __future__ import annotations
 
 import random
-
 from functools import cached_property
 
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.spans import whole_context_spans
 from longbench100.sources.records import Document, Item
+
 from .base import Candidate, GoldAmongDistractors, Sample
 
 MIN_SUPPORTING = 2  # one supporting passage would make this passage retrieval
@@ -51,7 +51,9 @@ class Attributing(GoldAmongDistractors):
     def question(self, item: Item, gold_numbers: list[int]) -> str:
         """What the prompt asks, in one line."""
         if item.kind == "summary":
-            return "Which passages does this summary draw on?" + (f" Its request: {item.question}" if item.question else "")
+            return "Which passages does this summary draw on?" + (
+                f" Its request: {item.question}" if item.question else ""
+            )
         return f"Which passages support the answer to this question: {item.question}"
 
     def distractor_pool(self, item: Item, budget: int) -> list[Document]:
@@ -70,15 +72,22 @@ class Attributing(GoldAmongDistractors):
             if tokens >= POOL_MARGIN * budget:
                 return pool
         rest = self.source_pools.get(item.source, self.noisy_pool)
-        return pool + [document for document in rest if self.corpus.near_duplicates.key(document) not in seen]
+        return pool + [
+            document for document in rest if self.corpus.near_duplicates.key(document) not in seen
+        ]
 
     def _neighbours(self, item: Item) -> list[Item]:
         """The task's other targets from the same source, most similar first, without those that ask nearly the same question."""
         index = self._item_index[item.id]
         similarity = (self._item_vectors @ self._item_vectors[index].T).toarray().ravel()
         order = sorted(range(len(self.items)), key=lambda other: (-similarity[other], other))
-        return [self.items[other] for other in order
-                if other != index and similarity[other] < SAME_QUESTION and self.items[other].source == item.source]
+        return [
+            self.items[other]
+            for other in order
+            if other != index
+            and similarity[other] < SAME_QUESTION
+            and self.items[other].source == item.source
+        ]
 
     @cached_property
     def _item_index(self) -> dict[str, int]:
@@ -92,11 +101,15 @@ class Attributing(GoldAmongDistractors):
         texts = [item.question or item.summary or item.answers[0] for item in self.items]
         return TfidfVectorizer(stop_words="english", sublinear_tf=True).fit_transform(texts)
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """The item's supporting passages among distractors; the answer lists their numbers."""
         sample = super().build(ctx, row, candidate, rng)
         if sample is None:
             return None
         sample.answers = [", ".join(str(number) for number in sample.gold["passages"])]
-        sample.gold["spans"] = whole_context_spans(sample.fitted.prompt, [piece.text for piece in sample.fitted.pieces])
+        sample.gold["spans"] = whole_context_spans(
+            sample.fitted.prompt, [piece.text for piece in sample.fitted.pieces]
+        )
         return sample

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar
 
-from longbench100.sources.corpus import Corpus
 from longbench100.fitting.fit import BuildContext, Fitted, fit_prompt, minimum_tokens
 from longbench100.fitting.pieces import Piece, gold_piece
 from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.corpus import Corpus
 from longbench100.sources.near_duplicates import NearDuplicates, identical_text
 from longbench100.sources.records import Document, Item
 from longbench100.text.tokenization import Tokenizer
@@ -45,15 +45,26 @@ class TaskBuilder:
     """Base class: subclasses set ``name`` and implement :meth:`build` (and :meth:`candidates` when they use real items)."""
 
     name: ClassVar[str]
-    required_roles: ClassVar[tuple[str, ...]] = ("noisy",)  # source roles the task cannot do without
-    uses_negatives: ClassVar[bool] = False  # whether ``--negatives`` shapes its output (recorded in the manifest only then)
-    chooses_own_items: ClassVar[bool] = False  # rows pick their items themselves (no candidates): gold.sources[0] is each row's source
-    reuses_items: ClassVar[bool] = True  # a row may ask an item another row asks at the same length (False: fewer rows there)
+    required_roles: ClassVar[tuple[str, ...]] = (
+        "noisy",
+    )  # source roles the task cannot do without
+    uses_negatives: ClassVar[bool] = (
+        False  # whether ``--negatives`` shapes its output (recorded in the manifest only then)
+    )
+    chooses_own_items: ClassVar[bool] = (
+        False  # rows pick their items themselves (no candidates): gold.sources[0] is each row's source
+    )
+    reuses_items: ClassVar[bool] = (
+        True  # a row may ask an item another row asks at the same length (False: fewer rows there)
+    )
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         self.corpus = corpus
         self.templates = templates
-        self.noisy_pool = distinct_texts(corpus.documents_of(corpus.sources_with_role(self.name, "noisy")), corpus.near_duplicates)
+        self.noisy_pool = distinct_texts(
+            corpus.documents_of(corpus.sources_with_role(self.name, "noisy")),
+            corpus.near_duplicates,
+        )
 
     def candidates(self, ctx: BuildContext) -> list[Candidate] | None:
         """Ground-truth candidates, or ``None`` for synthetic tasks whose rows need no real item."""
@@ -63,7 +74,9 @@ class TaskBuilder:
         """Work every row shares, done once before the rows are built (in this process, so worker
         processes inherit it). Nothing by default."""
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """Build one sample, or ``None`` when it cannot fit the budget."""
         raise NotImplementedError
 
@@ -80,7 +93,9 @@ class TaskBuilder:
     def render(self, pieces: list[Piece], **variables: object) -> str:
         """Number the passages in order and render this task's template around them."""
         blocks, gold_numbers = number_blocks(pieces)
-        return self.templates.render(self.name, {"blocks": blocks, "gold_numbers": gold_numbers, **variables})
+        return self.templates.render(
+            self.name, {"blocks": blocks, "gold_numbers": gold_numbers, **variables}
+        )
 
 
 def uniform_fill(task: str, text: str, tokenizer: Tokenizer) -> list[Document]:
@@ -89,7 +104,9 @@ def uniform_fill(task: str, text: str, tokenizer: Tokenizer) -> list[Document]:
     return [Document(f"{task}/uniform", task, text, tokens=tokenizer.count(text))]
 
 
-def distinct_texts(documents: list[Document], near_duplicates: NearDuplicates | None = None) -> list[Document]:
+def distinct_texts(
+    documents: list[Document], near_duplicates: NearDuplicates | None = None
+) -> list[Document]:
     """The documents with repeated texts dropped (the first of each is kept), so no prompt holds a text twice.
 
     With ``near_duplicates`` a near-copy of a kept document counts as a repeat too; without, only an
@@ -113,7 +130,14 @@ def number_blocks(pieces: list[Piece]) -> tuple[list[dict], list[int]]:
     for piece in pieces:
         if piece.is_passage:
             number += 1
-            blocks.append({"kind": "passage", "number": number, "text": piece.text, "title": piece.doc.title if piece.doc else None})
+            blocks.append(
+                {
+                    "kind": "passage",
+                    "number": number,
+                    "text": piece.text,
+                    "title": piece.doc.title if piece.doc else None,
+                }
+            )
             if piece.role == "gold":
                 gold_numbers.append(number)
         else:
@@ -141,7 +165,11 @@ class GoldAmongDistractors(TaskBuilder):
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
-        self.items = [item for item in corpus.items_of(corpus.sources_with_role(self.name, "real")) if self.accepts(item)]
+        self.items = [
+            item
+            for item in corpus.items_of(corpus.sources_with_role(self.name, "real"))
+            if self.accepts(item)
+        ]
 
     def accepts(self, item: Item) -> bool:
         """Whether ``item`` can serve as this task's ground truth."""
@@ -161,7 +189,9 @@ class GoldAmongDistractors(TaskBuilder):
 
     def gold_documents(self, item: Item) -> list[Document]:
         """The item's supporting documents, each text once (some sources give one passage several ids, or near-copies)."""
-        return distinct_texts([self.corpus.documents[doc_id] for doc_id in item.doc_ids], self.corpus.near_duplicates)
+        return distinct_texts(
+            [self.corpus.documents[doc_id] for doc_id in item.doc_ids], self.corpus.near_duplicates
+        )
 
     def distractor_pool(self, item: Item, budget: int) -> list[Document]:
         """The documents that pad a prompt about ``item`` at ``budget`` tokens: the task's noisy pool."""
@@ -170,8 +200,10 @@ class GoldAmongDistractors(TaskBuilder):
     @cached_property
     def source_pools(self) -> dict[str, list[Document]]:
         """Each of the task's padding sources' own documents, each text once (for same-source padding)."""
-        return {name: distinct_texts(self.corpus.documents_of([name]), self.corpus.near_duplicates)
-                for name in self.corpus.sources_with_role(self.name, "noisy")}
+        return {
+            name: distinct_texts(self.corpus.documents_of([name]), self.corpus.near_duplicates)
+            for name in self.corpus.sources_with_role(self.name, "noisy")
+        }
 
     def leading_distractors(self, item: Item, ctx: BuildContext, rng: random.Random) -> list[Piece]:
         """Padding placed before any drawn from the pool, always in the prompt (none by default)."""
@@ -185,11 +217,20 @@ class GoldAmongDistractors(TaskBuilder):
         """Every accepted item, with the tokens of its prompt without padding (``None`` in a
         subclass whose rows choose their own items)."""
         return [
-            Candidate(item, minimum_tokens(ctx, self._render_for(item), [gold_piece(doc) for doc in self.gold_documents(item)]))
+            Candidate(
+                item,
+                minimum_tokens(
+                    ctx,
+                    self._render_for(item),
+                    [gold_piece(doc) for doc in self.gold_documents(item)],
+                ),
+            )
             for item in self.items
         ]
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """Place the item's documents at random positions among whole distractors and a cut-off filler."""
         assert candidate is not None, "the planner hands every item-based task a candidate"
         item = candidate.item
@@ -197,21 +238,38 @@ class GoldAmongDistractors(TaskBuilder):
         leading = self.leading_distractors(item, ctx, rng)
         placed = {piece.document.id for piece in leading}
         pool = self.distractor_pool(item, ctx.budget)
-        fitted = fit_prompt(ctx, rng, render, [gold_piece(doc) for doc in self.gold_documents(item)],
-                            [document for document in pool if document.id not in placed] if placed else pool,
-                            records=leading, text_key=self.corpus.near_duplicates.key)
+        fitted = fit_prompt(
+            ctx,
+            rng,
+            render,
+            [gold_piece(doc) for doc in self.gold_documents(item)],
+            [document for document in pool if document.id not in placed] if placed else pool,
+            records=leading,
+            text_key=self.corpus.near_duplicates.key,
+        )
         if fitted is None:
             return None
         _, gold_numbers = number_blocks(fitted.pieces)
-        first_gold = next(index for index, piece in enumerate(fitted.pieces) if piece.role == "gold")
+        first_gold = next(
+            index for index, piece in enumerate(fitted.pieces) if piece.role == "gold"
+        )
         gold = {
             "sources": [item.source],
             "item_ids": [item.id],
-            "doc_ids": [piece.doc.id for piece in fitted.pieces if piece.role == "gold" and piece.doc],  # in prompt order, like passages
+            "doc_ids": [
+                piece.doc.id for piece in fitted.pieces if piece.role == "gold" and piece.doc
+            ],  # in prompt order, like passages
             "passages": gold_numbers,
             "depth": depth_of(fitted.pieces, first_gold, fitted.per_passage),
         }
-        closed = self.templates.render(self.name, {**self.variables(item), "blocks": [], "gold_numbers": [], "closed_book": True}) if self.closed_book else None
+        closed = (
+            self.templates.render(
+                self.name,
+                {**self.variables(item), "blocks": [], "gold_numbers": [], "closed_book": True},
+            )
+            if self.closed_book
+            else None
+        )
         return Sample(fitted, self.answers(item), self.question(item, gold_numbers), gold, closed)
 
 

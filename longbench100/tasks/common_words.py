@@ -9,15 +9,15 @@ example's words never occur in the row's own list.
 from __future__ import annotations
 
 import random
-
 from dataclasses import dataclass
 
-from longbench100.fitting.fit import BuildContext
 from longbench100.core.lengths import parse_length
+from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import whole_context_spans
 from longbench100.sources.records import Document
 from longbench100.text.tokenization import Tokenizer
+
 from .base import Candidate, Sample, TaskBuilder, uniform_fill
 from .synthetic import english_words, fill_units
 
@@ -57,21 +57,30 @@ def words_for_row(seed: int, row: int, stream: str = "row") -> list[str]:
         if len(common) == COMMON:
             break
     chosen = set(common)
-    return common + [word for word in words if word not in chosen and not any(gold in word for gold in common)]
+    return common + [
+        word for word in words if word not in chosen and not any(gold in word for gold in common)
+    ]
 
 
 def worked_example(seed: int, row: int, repeats: Repeats) -> tuple[list[str], str]:
     """The row's worked example: its words (the ten common ones first) and the example's numbered list."""
-    words = words_for_row(seed, row, "example")[:repeats.example_words]
-    entries = word_list(words, len(words) - COMMON, derive_rng(seed, "common_words", "example order", row),
-                        repeats.example_common, repeats.example_other)
+    words = words_for_row(seed, row, "example")[: repeats.example_words]
+    entries = word_list(
+        words,
+        len(words) - COMMON,
+        derive_rng(seed, "common_words", "example order", row),
+        repeats.example_common,
+        repeats.example_other,
+    )
     return words, numbered(entries)
 
 
-def word_list(words: list[str], others: int, rng: random.Random, common_times: int, other_times: int) -> list[str]:
+def word_list(
+    words: list[str], others: int, rng: random.Random, common_times: int, other_times: int
+) -> list[str]:
     """The list's entries: the common words ``common_times`` each and ``others`` more ``other_times`` each, shuffled."""
     entries = [word for word in words[:COMMON] for _ in range(common_times)]
-    entries += [word for word in words[COMMON:COMMON + others] for _ in range(other_times)]
+    entries += [word for word in words[COMMON : COMMON + others] for _ in range(other_times)]
     rng.shuffle(entries)
     return entries
 
@@ -97,7 +106,9 @@ class CommonWords(TaskBuilder):
         entries = word_list(words, len(words) - COMMON, order, LONG.other, LONG.other)
         return uniform_fill(self.name, numbered(entries), tokenizer)
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """One sample: the list with the most other words whose prompt fits the budget less the answer space."""
         repeats = SHORT if parse_length(ctx.label) < SHORT_LENGTH else LONG
         example_words, example_list = worked_example(ctx.seed, row, repeats)
@@ -106,17 +117,33 @@ class CommonWords(TaskBuilder):
         example = {"word_list": example_list, "answer": ", ".join(example_words[:COMMON])}
 
         def listed(others: int) -> str:
-            return numbered(word_list(words, others, derive_rng(ctx.seed, self.name, ctx.label, row, "order", others),
-                                      repeats.common, repeats.other))
+            return numbered(
+                word_list(
+                    words,
+                    others,
+                    derive_rng(ctx.seed, self.name, ctx.label, row, "order", others),
+                    repeats.common,
+                    repeats.other,
+                )
+            )
 
         def render(others: int) -> str:
-            return self.templates.render(self.name, {"word_list": listed(others), "count": COMMON, "example": example})
+            return self.templates.render(
+                self.name, {"word_list": listed(others), "count": COMMON, "example": example}
+            )
 
         filled = fill_units(ctx, ctx.budget, render, len(words) - COMMON)
         if filled is None:
             return None
         fitted, others = filled
-        gold = {"sources": [], "item_ids": [], "passages": [], "times": {"common": repeats.common, "other": repeats.other},
-                "example_words": example_words[:COMMON],
-                "spans": whole_context_spans(fitted.prompt, [listed(others)])}  # counting needs every entry
-        return Sample(fitted, words[:COMMON], f"What are the {COMMON} most common words in the list?", gold)
+        gold = {
+            "sources": [],
+            "item_ids": [],
+            "passages": [],
+            "times": {"common": repeats.common, "other": repeats.other},
+            "example_words": example_words[:COMMON],
+            "spans": whole_context_spans(fitted.prompt, [listed(others)]),
+        }  # counting needs every entry
+        return Sample(
+            fitted, words[:COMMON], f"What are the {COMMON} most common words in the list?", gold
+        )

@@ -9,6 +9,7 @@ from longbench100.fitting.fit import BuildContext, fit_prompt
 from longbench100.fitting.pieces import Piece
 from longbench100.fitting.rng import derive_rng, distinct_draws
 from longbench100.text.sentences import sentence_ends
+
 from .base import Candidate, Sample, TaskBuilder
 
 STARS = 4
@@ -61,7 +62,11 @@ def insertion_points(pieces: list[Piece], rng: random.Random) -> list[tuple[int,
     passages = [index for index, piece in enumerate(pieces) if piece.is_passage]
     if not passages:
         return []
-    chosen = sorted(rng.sample(passages, STARS)) if len(passages) >= STARS else sorted(rng.choices(passages, k=STARS))
+    chosen = (
+        sorted(rng.sample(passages, STARS))
+        if len(passages) >= STARS
+        else sorted(rng.choices(passages, k=STARS))
+    )
     points: list[tuple[int, int]] = []
     for index in chosen:
         text = pieces[index].text
@@ -76,7 +81,9 @@ class CountingStars(TaskBuilder):
 
     name = "counting_stars"
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """One sample: padding first, then the star sentences placed into it at sentence boundaries."""
         counts, options, answer = counts_for_row(ctx.seed, row)
         sentences = [SENTENCE.format(count=count) for count in counts]
@@ -84,13 +91,20 @@ class CountingStars(TaskBuilder):
         placement_seed = (ctx.seed, self.name, ctx.label, row, "placement")
 
         def render(pieces: list[Piece]) -> str:
-            return self.render(self._with_stars(pieces, sentences, derive_rng(*placement_seed)), options=options)
+            return self.render(
+                self._with_stars(pieces, sentences, derive_rng(*placement_seed)), options=options
+            )
 
         fitted = fit_prompt(ctx, rng, render, [], self.noisy_pool, extra_tokens=extra)
         if fitted is None or not any(piece.is_passage for piece in fitted.pieces):
             return None
         points = insertion_points(fitted.pieces, derive_rng(*placement_seed))
-        passage_numbers = {index: number for number, index in enumerate((i for i, p in enumerate(fitted.pieces) if p.is_passage), start=1)}
+        passage_numbers = {
+            index: number
+            for number, index in enumerate(
+                (i for i, p in enumerate(fitted.pieces) if p.is_passage), start=1
+            )
+        }
         gold = {
             "sources": [],
             "item_ids": [],
@@ -99,7 +113,9 @@ class CountingStars(TaskBuilder):
             "options": options,
             "depth": round(fitted.prompt.index(sentences[0]) / len(fitted.prompt), 4),
         }
-        return Sample(fitted, [str(answer)], "Which list gives the star counts in order of appearance?", gold)
+        return Sample(
+            fitted, [str(answer)], "Which list gives the star counts in order of appearance?", gold
+        )
 
     @staticmethod
     def _with_stars(pieces: list[Piece], sentences: list[str], rng: random.Random) -> list[Piece]:
@@ -114,7 +130,11 @@ class CountingStars(TaskBuilder):
             out, last = [], 0
             for offset in by_piece[index]:
                 out.append(text[last:offset])
-                out.append((" " if offset and not text[offset - 1].isspace() else "") + next(queue) + (" " if offset < len(text) and not text[offset].isspace() else ""))
+                out.append(
+                    (" " if offset and not text[offset - 1].isspace() else "")
+                    + next(queue)
+                    + (" " if offset < len(text) and not text[offset].isspace() else "")
+                )
                 last = offset
             out.append(text[last:])
             piece = pieces[index]

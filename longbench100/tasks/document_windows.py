@@ -19,7 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-MAX_SHARED = 0.5  # a window sharing more than this share of its length with other rows' windows is not read
+MAX_SHARED = (
+    0.5  # a window sharing more than this share of its length with other rows' windows is not read
+)
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,15 @@ def carve(tokens: Sequence[int], free: tuple[int, int], size: int) -> list[tuple
 class WindowLayout:
     """Every row's home and its placement at each budget (documents in the run's order)."""
 
-    def __init__(self, chunk_tokens: Callable[[int], Sequence[int]], document_tokens: Sequence[int],
-                 sources: Sequence[str], budgets: Sequence[int], rows: int, front: int) -> None:
+    def __init__(
+        self,
+        chunk_tokens: Callable[[int], Sequence[int]],
+        document_tokens: Sequence[int],
+        sources: Sequence[str],
+        budgets: Sequence[int],
+        rows: int,
+        front: int,
+    ) -> None:
         self._tokens = chunk_tokens
         self._sources = sources
         self._document_tokens = document_tokens
@@ -85,7 +94,9 @@ class WindowLayout:
                 if total < size:
                     continue
                 ranges = free.setdefault(document, [(self._front, len(self._tokens(document)))])
-                slots = [slot for span in ranges for slot in carve(self._tokens(document), span, size)]
+                slots = [
+                    slot for span in ranges for slot in carve(self._tokens(document), span, size)
+                ]
                 if slots:
                     by_document.append((document, slots))
             level = 0
@@ -104,14 +115,18 @@ class WindowLayout:
         for row, home in enumerate(self.homes):
             if home is not None and home.size >= budget:
                 placements[row] = Placement(home.document, home.first, True, False)
-                used.setdefault(home.document, []).append((home.first, self._end(home.document, home.first, budget)))
+                used.setdefault(home.document, []).append(
+                    (home.first, self._end(home.document, home.first, budget))
+                )
         for row, home in enumerate(self.homes):
             if placements[row] is None:
                 placement = self._least_shared(budget, home, used)
                 placements[row] = placement
                 if placement is not None:
                     start = placement.first
-                    used.setdefault(placement.document, []).append((start, self._end(placement.document, start, budget)))
+                    used.setdefault(placement.document, []).append(
+                        (start, self._end(placement.document, start, budget))
+                    )
         return placements
 
     def _end(self, document: int, first: int, budget: int) -> int:
@@ -119,7 +134,9 @@ class WindowLayout:
         tokens = self._tokens(document)
         return span_end(tokens, first, len(tokens), budget) or len(tokens)
 
-    def _least_shared(self, budget: int, home: Home | None, used: dict[int, list[tuple[int, int]]]) -> Placement | None:
+    def _least_shared(
+        self, budget: int, home: Home | None, used: dict[int, list[tuple[int, int]]]
+    ) -> Placement | None:
         """The window at ``budget`` sharing the fewest tokens with ``used`` (same source as the home on ties)."""
         home_source = self._sources[home.document] if home else None
         best: tuple | None = None
@@ -151,5 +168,7 @@ def _take(ranges: list[tuple[int, int]], slot: tuple[int, int]) -> None:
     """Remove ``slot`` from the free ``ranges`` that hold it."""
     for index, (first, end) in enumerate(ranges):
         if first <= slot[0] and slot[1] <= end:
-            ranges[index:index + 1] = [span for span in ((first, slot[0]), (slot[1], end)) if span[0] < span[1]]
+            ranges[index : index + 1] = [
+                span for span in ((first, slot[0]), (slot[1], end)) if span[0] < span[1]
+            ]
             return

@@ -18,18 +18,18 @@ import itertools
 import json
 import operator
 import re
-from typing import Any
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import sentencex
 
-from longbench100.text import sentences
-from longbench100.text.sentences import sentence_ends
 from longbench100.core.marshal_cache import read_marshal, write_marshal
 from longbench100.core.paths import cache_dir
 from longbench100.sources.records import Document
+from longbench100.text import sentences
 from longbench100.text.segment_count import CUT, cut_places, split_at
+from longbench100.text.sentences import sentence_ends
 from longbench100.text.tokenization import Tokenizer
 
 UNITS_VERSION = 4  # bump when the splitting below changes: cached units are then recomputed
@@ -110,7 +110,9 @@ def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer) -> bool:
     if tokenizer.counting != "segments":
         hit = stored is not None
     else:
-        hit = stored is not None and all(len(stored.get(key) or ()) == len(pool) for key in ("cuts", "pieces", "tails"))
+        hit = stored is not None and all(
+            len(stored.get(key) or ()) == len(pool) for key in ("cuts", "pieces", "tails")
+        )
         if not hit:
             cached["cuts"] = [cut_places(text) for text in placed]
             pieces = [split_at(text, cuts) for text, cuts in zip(placed, cached["cuts"])]
@@ -138,7 +140,9 @@ def last_piece_before_break(text: str, cuts: list[int]) -> str:
 def _unit_bounds(text: str) -> list[int]:
     """Each unit of ``text`` as three numbers: where its sentence starts and ends, and 1 when a line break
     precedes it (its separator), else 0."""
-    cuts = sorted({*sentence_ends(text), *(match.end() for match in _LINE_END.finditer(text)), len(text)})
+    cuts = sorted(
+        {*sentence_ends(text), *(match.end() for match in _LINE_END.finditer(text)), len(text)}
+    )
     bounds: list[int] = []
     start = 0
     for end in cuts:
@@ -152,15 +156,28 @@ def _unit_bounds(text: str) -> list[int]:
 
 def _columns_at(text: str, bounds: list[int]) -> Columns:
     """The :data:`Columns` that :func:`_unit_bounds` numbers describe."""
-    sentences = tuple(text[bounds[i]:bounds[i + 1]] for i in range(0, len(bounds), 3))
-    separators = tuple(DOCUMENT_BREAK if i == 0 else "\n" if bounds[i + 2] else " " for i in range(0, len(bounds), 3))
+    sentences = tuple(text[bounds[i] : bounds[i + 1]] for i in range(0, len(bounds), 3))
+    separators = tuple(
+        DOCUMENT_BREAK if i == 0 else "\n" if bounds[i + 2] else " "
+        for i in range(0, len(bounds), 3)
+    )
     return sentences, separators
 
 
 def _cache_path(pool: list[Document], tokenizer: Tokenizer) -> Path:
     """The cache file of ``pool``'s units, cut places and piece counts with ``tokenizer``."""
-    digest = hashlib.sha256(json.dumps([UNITS_VERSION, tokenizer.identity, tokenizer.counting, CUT.pattern, DOCUMENT_BREAK,
-                                        _splitting_code()]).encode())
+    digest = hashlib.sha256(
+        json.dumps(
+            [
+                UNITS_VERSION,
+                tokenizer.identity,
+                tokenizer.counting,
+                CUT.pattern,
+                DOCUMENT_BREAK,
+                _splitting_code(),
+            ]
+        ).encode()
+    )
     for document in pool:
         digest.update(hashlib.sha256(document.text.encode("utf-8", "surrogatepass")).digest())
     return cache_dir() / "essay_units" / f"{digest.hexdigest()[:24]}.marshal"
@@ -170,7 +187,9 @@ def _splitting_code() -> list:
     """What a document's units depend on besides its text: our splitting code (this module and
     :mod:`..generate.sentences`) and the ``sentencex`` build in use (its compiled module's path, size and time),
     so an upgraded segmenter or a changed rule is never read back from an older cache."""
-    ours = hashlib.sha256(Path(sentences.__file__).read_bytes() + Path(__file__).read_bytes()).hexdigest()
+    ours = hashlib.sha256(
+        Path(sentences.__file__).read_bytes() + Path(__file__).read_bytes()
+    ).hexdigest()
     segmenter = Path(getattr(sentencex, "sentencex", sentencex).__file__ or "")
     stat = segmenter.stat()
     return [ours, str(segmenter), stat.st_size, stat.st_mtime_ns]
@@ -180,6 +199,8 @@ def _read(path: Path, documents: int) -> dict | None:
     """The cached units and counts, or ``None`` when absent, unreadable (another Python's marshal format,
     a torn file) or not for this many documents."""
     cached = read_marshal(path)
-    if not isinstance(cached, dict) or any(len(cached.get(key) or ()) != documents for key in ("columns", "placed")):
+    if not isinstance(cached, dict) or any(
+        len(cached.get(key) or ()) != documents for key in ("columns", "placed")
+    ):
         return None
     return cached

@@ -18,6 +18,7 @@ from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import whole_context_spans
 from longbench100.sources.records import Document
 from longbench100.text.tokenization import Tokenizer
+
 from .base import Candidate, Sample, TaskBuilder, uniform_fill
 from .synthetic import english_words, fill_units
 
@@ -55,7 +56,11 @@ def rank_counts(words: int, size: int) -> list[int]:
 
 def coded_text(vocabulary: list[str], words: int, rng: random.Random) -> list[str]:
     """The text's words: each code repeated its rank's count, shuffled by ``rng``."""
-    text = [code for code, count in zip(vocabulary, rank_counts(words, len(vocabulary))) for _ in range(count)]
+    text = [
+        code
+        for code, count in zip(vocabulary, rank_counts(words, len(vocabulary)))
+        for _ in range(count)
+    ]
     rng.shuffle(text)
     return text
 
@@ -78,12 +83,22 @@ class FrequentWords(TaskBuilder):
         derive_rng(self.name, "control order").shuffle(text)
         return uniform_fill(self.name, " ".join(text), tokenizer)
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """One sample: the longest Zipf text that fits; the gold is the codes of ranks 2-4."""
-        vocabulary = vocabulary_for_row(ctx.seed, row, max(ANSWER_RANKS + 2, ctx.budget // TOKENS_PER_VOCABULARY_WORD))
+        vocabulary = vocabulary_for_row(
+            ctx.seed, row, max(ANSWER_RANKS + 2, ctx.budget // TOKENS_PER_VOCABULARY_WORD)
+        )
 
         def text(words: int) -> str:
-            return " ".join(coded_text(vocabulary, words, derive_rng(ctx.seed, self.name, ctx.label, row, "order", words)))
+            return " ".join(
+                coded_text(
+                    vocabulary,
+                    words,
+                    derive_rng(ctx.seed, self.name, ctx.label, row, "order", words),
+                )
+            )
 
         def render(words: int) -> str:
             return self.templates.render(self.name, {"text": text(words), "noise": NOISE})
@@ -93,10 +108,25 @@ class FrequentWords(TaskBuilder):
             return None
         fitted, words = filled
         counts = rank_counts(words, len(vocabulary))
-        if not counts[1] > counts[2] > counts[3] > counts[4]:  # too short a text to rank the answers
+        if (
+            not counts[1] > counts[2] > counts[3] > counts[4]
+        ):  # too short a text to rank the answers
             return None
-        answers = vocabulary[1:1 + ANSWER_RANKS]
-        gold = {"sources": [], "item_ids": [], "passages": [], "words": sum(counts), "vocabulary": len(vocabulary),
-                "noise": NOISE, "noise_count": counts[0], "counts": counts[1:1 + ANSWER_RANKS],
-                "spans": whole_context_spans(fitted.prompt, [text(words)])}  # counting needs every word
-        return Sample(fitted, answers, "What are the three most frequent coded words, ignoring the dots?", gold)
+        answers = vocabulary[1 : 1 + ANSWER_RANKS]
+        gold = {
+            "sources": [],
+            "item_ids": [],
+            "passages": [],
+            "words": sum(counts),
+            "vocabulary": len(vocabulary),
+            "noise": NOISE,
+            "noise_count": counts[0],
+            "counts": counts[1 : 1 + ANSWER_RANKS],
+            "spans": whole_context_spans(fitted.prompt, [text(words)]),
+        }  # counting needs every word
+        return Sample(
+            fitted,
+            answers,
+            "What are the three most frequent coded words, ignoring the dots?",
+            gold,
+        )

@@ -17,7 +17,15 @@ from longbench100.fitting.pieces import Piece
 from longbench100.sources.records import Document
 from longbench100.text.spliced_count import JoinedIndex, Part, TextIndex, materialize, part_length
 from longbench100.text.tokenization import Tokenizer
-from .essay_units import DOCUMENT_BREAK, document_columns, joined_units, placed_document, placed_unit_bounds, unit_bounds
+
+from .essay_units import (
+    DOCUMENT_BREAK,
+    document_columns,
+    joined_units,
+    placed_document,
+    placed_unit_bounds,
+    unit_bounds,
+)
 
 DEPTH_GRID = tuple(step / 10 for step in range(11))  # 0%, 10%, ..., 100%
 MAX_SEARCH_STEPS = 40
@@ -43,10 +51,16 @@ class Haystack:
     units: list[str]
     separators: list[str]
     passes: int = 0
-    shared: bool = False  # the same haystack serves many rows (repeated noise): its token index is kept
-    blocks: list[str] = field(default_factory=list)  # essays: each placed document's text; joined by DOCUMENT_BREAK they are base
+    shared: bool = (
+        False  # the same haystack serves many rows (repeated noise): its token index is kept
+    )
+    blocks: list[str] = field(
+        default_factory=list
+    )  # essays: each placed document's text; joined by DOCUMENT_BREAK they are base
     placed: list[Document] = field(default_factory=list)  # essays: each placement's document
-    placement_starts: list[int] = field(default_factory=list)  # essays: the index of each placement's first unit
+    placement_starts: list[int] = field(
+        default_factory=list
+    )  # essays: the index of each placement's first unit
     essay_units: int = 0  # essays: the number of units
 
     @property
@@ -59,8 +73,10 @@ class Haystack:
         if not self.blocks:
             return self.units, self.separators
         columns = [document_columns(document.text) for document in self.placed]
-        return ([unit for units, _ in columns for unit in units],
-                [separator for _, separators in columns for separator in separators])
+        return (
+            [unit for units, _ in columns for unit in units],
+            [separator for _, separators in columns for separator in separators],
+        )
 
     @cached_property
     def base(self) -> str:
@@ -76,13 +92,32 @@ class Haystack:
     def _bounds(self) -> tuple[Sequence[int], Sequence[int]]:
         """Where each unit starts and ends in :attr:`base`; an essay's read off its documents' own bounds."""
         if self.blocks:
-            offsets = list(itertools.accumulate((len(block) + len(DOCUMENT_BREAK) for block in self.blocks[:-1]), initial=0))
+            offsets = list(
+                itertools.accumulate(
+                    (len(block) + len(DOCUMENT_BREAK) for block in self.blocks[:-1]), initial=0
+                )
+            )
             bounds = [placed_unit_bounds(document.text) for document in self.placed]
-            return (BlockOffsets([starts for starts, _ in bounds], offsets, self.placement_starts, self.essay_units),
-                    BlockOffsets([ends for _, ends in bounds], offsets, self.placement_starts, self.essay_units))
+            return (
+                BlockOffsets(
+                    [starts for starts, _ in bounds],
+                    offsets,
+                    self.placement_starts,
+                    self.essay_units,
+                ),
+                BlockOffsets(
+                    [ends for _, ends in bounds], offsets, self.placement_starts, self.essay_units
+                ),
+            )
         return unit_bounds(self.units, self.separators)
 
-    def layout(self, base: TextIndex | JoinedIndex, count: int, needles: list[tuple[float, str]], separator: str = " ") -> tuple[list[Part], list[int]]:
+    def layout(
+        self,
+        base: TextIndex | JoinedIndex,
+        count: int,
+        needles: list[tuple[float, str]],
+        separator: str = " ",
+    ) -> tuple[list[Part], list[int]]:
         """The first ``count`` units with each ``(depth, needle)`` inserted at the unit boundary nearest to
         ``depth`` of the units' characters, as parts: runs of units as spans of ``base`` (an index of
         :attr:`base`), needles and the ``separator`` around them as literals.
@@ -110,13 +145,17 @@ class Haystack:
                 parts.append(needles[index][1])
         return parts, where
 
-    def joined(self, count: int, needles: list[tuple[float, str]], separator: str = " ") -> tuple[str, list[int]]:
+    def joined(
+        self, count: int, needles: list[tuple[float, str]], separator: str = " "
+    ) -> tuple[str, list[int]]:
         """The text of :meth:`layout` and the character offset of each needle (in the order given)."""
         parts, where = self.layout(TextIndex(self.base, None), count, needles, separator)
         offsets = list(itertools.accumulate((part_length(part) for part in parts), initial=0))
         return materialize(parts), [offsets[index] for index in where]
 
-    def tokens_per_unit(self, tokenizer: Tokenizer, index: TextIndex | JoinedIndex, sample: int = ESTIMATE_SAMPLE) -> float:
+    def tokens_per_unit(
+        self, tokenizer: Tokenizer, index: TextIndex | JoinedIndex, sample: int = ESTIMATE_SAMPLE
+    ) -> float:
         """Estimated tokens of one unit (a guess for the search): read off ``index`` (of :attr:`base`) where its
         cut places span the text, else (a tokenizer counted whole) the first ``sample`` units counted together."""
         span = index.inner(0, len(index.text))
@@ -130,8 +169,11 @@ class Haystack:
         ``distractor`` (a placement's units are one run: each placement adds a whole document's units)."""
         shown = min(count, self.count)
         ends = [*self.placement_starts[1:], self.count]
-        return [Piece("distractor" if end <= count else "filler", "", 0, document)
-                for document, start, end in zip(self.placed, self.placement_starts, ends) if start < shown]
+        return [
+            Piece("distractor" if end <= count else "filler", "", 0, document)
+            for document, start, end in zip(self.placed, self.placement_starts, ends)
+            if start < shown
+        ]
 
 
 class BlockOffsets(Sequence[int]):
@@ -139,8 +181,19 @@ class BlockOffsets(Sequence[int]):
     start) plus where the block starts. A text of known blocks in a new order costs one entry per block, not per
     unit; a lookup costs a search among the blocks."""
 
-    def __init__(self, relative: list[Sequence[int]], block_starts: list[int], first_units: list[int], count: int) -> None:
-        self._relative, self._block_starts, self._first_units, self._count = relative, block_starts, first_units, count
+    def __init__(
+        self,
+        relative: list[Sequence[int]],
+        block_starts: list[int],
+        first_units: list[int],
+        count: int,
+    ) -> None:
+        self._relative, self._block_starts, self._first_units, self._count = (
+            relative,
+            block_starts,
+            first_units,
+            count,
+        )
 
     def __len__(self) -> int:
         return self._count
@@ -164,7 +217,9 @@ def nearest_boundary(ends: Sequence[int], target: float, count: int | None = Non
     return after if target - ends[after - 1] <= ends[after] - target else after + 1
 
 
-def repeated(units: Iterator[str], limit: int, separator: str = " ", shared: bool = False) -> Haystack:
+def repeated(
+    units: Iterator[str], limit: int, separator: str = " ", shared: bool = False
+) -> Haystack:
     """A haystack of the first ``limit`` units of ``units``, all joined by ``separator`` (``shared``: it will
     serve many rows unchanged, so its token index is worth keeping)."""
     texts = [text for _, text in zip(range(limit), units)]
@@ -201,7 +256,9 @@ def _add_sentences(haystack: Haystack, document: Document) -> None:
     haystack.essay_units += len(sentences)
 
 
-def largest_fitting(count_tokens: Callable[[int], int], budget: int, available: int, per_unit: float) -> int | None:
+def largest_fitting(
+    count_tokens: Callable[[int], int], budget: int, available: int, per_unit: float
+) -> int | None:
     """The largest ``n <= available`` with ``count_tokens(n) <= budget`` (token counts grow with ``n``), or
     ``None`` when even ``n = 0`` is over budget. Guesses from ``per_unit`` tokens a unit, then narrows
     the bracket with exact counts."""
@@ -224,7 +281,13 @@ def largest_fitting(count_tokens: Callable[[int], int], budget: int, available: 
     return fits if fits >= 0 else None
 
 
-def fit_units(ctx: BuildContext, render: Callable[[int], str], available: int, per_unit: float, pieces: Callable[[int], list[Piece]] | None = None) -> tuple[Fitted, int] | None:
+def fit_units(
+    ctx: BuildContext,
+    render: Callable[[int], str],
+    available: int,
+    per_unit: float,
+    pieces: Callable[[int], list[Piece]] | None = None,
+) -> tuple[Fitted, int] | None:
     """The prompt with the most units that fits ``ctx.budget``, and that number of units (``None``: nothing fits)."""
     count = largest_fitting(lambda n: ctx.count_prompt(render(n)), ctx.budget, available, per_unit)
     if count is None:
@@ -233,7 +296,10 @@ def fit_units(ctx: BuildContext, render: Callable[[int], str], available: int, p
     return Fitted(prompt, ctx.count_prompt(prompt), pieces(count) if pieces else [], 0), count
 
 
-FRAME_MARKS = ("\x00context\x00", "\x00another, longer context\x00")  # two lengths: a frame that measures its context shows
+FRAME_MARKS = (
+    "\x00context\x00",
+    "\x00another, longer context\x00",
+)  # two lengths: a frame that measures its context shows
 
 
 def prompt_frame(render: Callable[[str], str]) -> tuple[str, str] | None:
@@ -260,8 +326,14 @@ class HaystackFit:
     context_at: int | None = None
 
 
-def fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[float, str]], render: Callable[[str], str],
-                 separator: str = " ", pieces: Callable[[int], list[Piece]] | None = None) -> HaystackFit | None:
+def fit_haystack(
+    ctx: BuildContext,
+    haystack: Haystack,
+    needles: list[tuple[float, str]],
+    render: Callable[[str], str],
+    separator: str = " ",
+    pieces: Callable[[int], list[Piece]] | None = None,
+) -> HaystackFit | None:
     """The prompt (``render`` of the context) with the most units of ``haystack`` and all ``needles`` that
     fits ``ctx.budget`` (``None``: nothing fits).
 
@@ -273,7 +345,9 @@ def fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[floa
     fit = _fit_haystack(ctx, haystack, needles, render, separator, pieces, frame)
     if fit is None or frame is None or fit.context_at is not None:
         return fit
-    return _fit_haystack(ctx, haystack, needles, render, separator, pieces, None)  # the frame guessed wrong: count whole
+    return _fit_haystack(
+        ctx, haystack, needles, render, separator, pieces, None
+    )  # the frame guessed wrong: count whole
 
 
 def _base_index(tokenizer: Tokenizer, haystack: Haystack) -> TextIndex | JoinedIndex:
@@ -285,8 +359,15 @@ def _base_index(tokenizer: Tokenizer, haystack: Haystack) -> TextIndex | JoinedI
     return tokenizer.index(haystack.base, keep=haystack.shared)
 
 
-def _fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[float, str]], render: Callable[[str], str],
-                  separator: str, pieces: Callable[[int], list[Piece]] | None, frame: tuple[str, str] | None) -> HaystackFit | None:
+def _fit_haystack(
+    ctx: BuildContext,
+    haystack: Haystack,
+    needles: list[tuple[float, str]],
+    render: Callable[[str], str],
+    separator: str,
+    pieces: Callable[[int], list[Piece]] | None,
+    frame: tuple[str, str] | None,
+) -> HaystackFit | None:
     """:func:`fit_haystack` with the prompt counted from ``frame`` and the layout, or rendered whole when it is ``None``."""
     tokenizer = ctx.tokenizer
     base = _base_index(tokenizer, haystack)
@@ -294,9 +375,13 @@ def _fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[flo
     def prompt_tokens(count: int) -> int:
         if frame is None:
             return ctx.count_prompt(render(haystack.joined(count, needles, separator)[0]))
-        return tokenizer.count_parts([frame[0], *haystack.layout(base, count, needles, separator)[0], frame[1]])
+        return tokenizer.count_parts(
+            [frame[0], *haystack.layout(base, count, needles, separator)[0], frame[1]]
+        )
 
-    count = largest_fitting(prompt_tokens, ctx.budget, haystack.count, haystack.tokens_per_unit(ctx.tokenizer, base))
+    count = largest_fitting(
+        prompt_tokens, ctx.budget, haystack.count, haystack.tokens_per_unit(ctx.tokenizer, base)
+    )
     if count is None:
         return None
     parts, where = haystack.layout(base, count, needles, separator)
@@ -305,12 +390,20 @@ def _fit_haystack(ctx: BuildContext, haystack: Haystack, needles: list[tuple[flo
     total = max(1, tokenizer.count_parts(parts))
     depths = [round(tokenizer.count_parts(parts[:index]) / total, 4) for index in where]
     fitted = Fitted(render(context), prompt_tokens(count), pieces(count) if pieces else [], 0)
-    context_at = len(frame[0]) if frame is not None and _framed(fitted.prompt, frame, context) else None
-    return HaystackFit(fitted, count, context, [starts[index] for index in where], depths, context_at)
+    context_at = (
+        len(frame[0]) if frame is not None and _framed(fitted.prompt, frame, context) else None
+    )
+    return HaystackFit(
+        fitted, count, context, [starts[index] for index in where], depths, context_at
+    )
 
 
 def _framed(prompt: str, frame: tuple[str, str], context: str) -> bool:
     """Whether ``prompt`` is ``frame[0] + context + frame[1]`` (compared in place, without joining them)."""
     before, after = frame
-    return (len(prompt) == len(before) + len(context) + len(after) and prompt.startswith(before)
-            and prompt.startswith(context, len(before)) and prompt.endswith(after))
+    return (
+        len(prompt) == len(before) + len(context) + len(after)
+        and prompt.startswith(before)
+        and prompt.startswith(context, len(before))
+        and prompt.endswith(after)
+    )

@@ -21,13 +21,14 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
-from longbench100.sources.corpus import Corpus
 from longbench100.core.errors import UserError
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import coverage_spans
 from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.corpus import Corpus
 from longbench100.sources.records import Item
+
 from .base import Candidate, Sample, TaskBuilder
 from .haystack import fit_haystack, repeated
 
@@ -83,13 +84,17 @@ class IclTask(TaskBuilder):
                 self.tests.setdefault(item.label, []).append(item)
         self.test_labels = [label for label in self.labels if label in self.tests]
         if not self.test_labels:
-            raise UserError(f"task {self.name}: its sources ({', '.join(sources)}) hold no {TEST_SPLIT} items of a class with {TRAIN_SPLIT} items")
+            raise UserError(
+                f"task {self.name}: its sources ({', '.join(sources)}) hold no {TEST_SPLIT} items of a class with {TRAIN_SPLIT} items"
+            )
         self._mappings: dict[int, MappingDraws] = {}
 
     def mapping(self, seed: int, row: int) -> dict[str, int]:
         """Row ``row``'s mapping of class names to the integers ``0..n-1``: different rows get different ones
         (while the ``n!`` orders last; then they repeat in turn)."""
-        draws = self._mappings.setdefault(seed, MappingDraws(derive_rng(seed, self.name, "mappings")))
+        draws = self._mappings.setdefault(
+            seed, MappingDraws(derive_rng(seed, self.name, "mappings"))
+        )
         wanted = min(row + 1, math.factorial(len(self.labels)))
         while len(draws.found) < wanted:
             order = list(range(len(self.labels)))
@@ -118,7 +123,9 @@ class IclTask(TaskBuilder):
         excluded = normalized(test.question or "")
         examples: dict[str, list[Item]] = {}
         for label in self.labels:
-            kept = [item for item in self.train[label] if normalized(item.question or "") != excluded]
+            kept = [
+                item for item in self.train[label] if normalized(item.question or "") != excluded
+            ]
             rng.shuffle(kept)
             if kept:
                 examples[label] = kept
@@ -130,14 +137,26 @@ class IclTask(TaskBuilder):
             demonstrations.extend(one_round)
         return IclRow(test, self.mapping(seed, row), demonstrations, len(examples))
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """The most demonstrations that fit the budget (at least one whole round), then the test text."""
         plan = self.row(ctx.seed, row, ctx.budget)
-        units = [DEMONSTRATION.format(text=item.question, label=plan.mapping[item.class_label]) for item in plan.demonstrations]
+        units = [
+            DEMONSTRATION.format(text=item.question, label=plan.mapping[item.class_label])
+            for item in plan.demonstrations
+        ]
         haystack = repeated(iter(units), len(units), SEPARATOR)
 
-        fit = fit_haystack(ctx, haystack, [], lambda demonstrations: self.templates.render(
-            self.name, {"demonstrations": demonstrations, "text": plan.test.question}), SEPARATOR)
+        fit = fit_haystack(
+            ctx,
+            haystack,
+            [],
+            lambda demonstrations: self.templates.render(
+                self.name, {"demonstrations": demonstrations, "text": plan.test.question}
+            ),
+            SEPARATOR,
+        )
         if fit is None:
             return None
         fitted_prompt, count = fit.fitted, fit.count
@@ -158,15 +177,26 @@ class IclTask(TaskBuilder):
             "partial_round": count % plan.round_size,
             "demonstrations_per_label": {label: per_label[label] for label in self.labels},
             "demonstration_ids": [item.id for item in shown],
-            "demonstration_repeats": count - len({item.id for item in shown}),  # > 0: a class ran out of train examples and started over
-            "spans": coverage_spans(fitted_prompt.prompt, units[:count], [item.label == plan.test.label for item in shown]),
+            "demonstration_repeats": count
+            - len(
+                {item.id for item in shown}
+            ),  # > 0: a class ran out of train examples and started over
+            "spans": coverage_spans(
+                fitted_prompt.prompt,
+                units[:count],
+                [item.label == plan.test.label for item in shown],
+            ),
         }
         return Sample(fitted_prompt, [str(mapped)], plan.test.question, gold)
 
 
 def icl_task(name: str) -> type[IclTask]:
     """An :class:`IclTask` subclass named ``name``."""
-    return type(name.title().replace("_", ""), (IclTask,), {"name": name, "__doc__": f"HELMET's {name}."})
+    return type(
+        name.title().replace("_", ""), (IclTask,), {"name": name, "__doc__": f"HELMET's {name}."}
+    )
 
 
-ICL_TASKS: tuple[type[IclTask], ...] = tuple(icl_task(name) for name in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150"))
+ICL_TASKS: tuple[type[IclTask], ...] = tuple(
+    icl_task(name) for name in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150")
+)

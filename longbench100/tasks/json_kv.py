@@ -13,6 +13,7 @@ import random
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import embedded_spans
+
 from .base import Candidate, Sample, TaskBuilder
 from .haystack import fit_haystack, grid_depth, repeated
 from .niah import make_value
@@ -32,16 +33,30 @@ class JsonKv(TaskBuilder):
     name = "json_kv"
     required_roles = ()
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """One sample: the largest object that fits, the asked pair at its position."""
         row_rng = derive_rng(ctx.seed, self.name, "row", row)
         key, value = make_value("uuid", row_rng), make_value("uuid", row_rng)
         position = grid_depth(row, JSON_POSITIONS)
         limit = ctx.budget // PAIR_MIN_TOKENS
-        pairs = repeated((json_pair(make_value("uuid", rng), make_value("uuid", rng)) for _ in range(limit)), limit, ", ")
+        pairs = repeated(
+            (json_pair(make_value("uuid", rng), make_value("uuid", rng)) for _ in range(limit)),
+            limit,
+            ", ",
+        )
         gold_pair = [(position, json_pair(key, value))]
 
-        fit = fit_haystack(ctx, pairs, gold_pair, lambda context: self.templates.render(self.name, {"context": "{" + context + "}", "key": key}), ", ")
+        fit = fit_haystack(
+            ctx,
+            pairs,
+            gold_pair,
+            lambda context: self.templates.render(
+                self.name, {"context": "{" + context + "}", "key": key}
+            ),
+            ", ",
+        )
         if fit is None:
             return None
         count, context, offsets = fit.count, fit.context, fit.offsets
@@ -55,6 +70,12 @@ class JsonKv(TaskBuilder):
             "index": round(position * count),
             "target_depth": position,
             "depth": round(offsets[0] / max(1, len(context)), 4),
-            "spans": embedded_spans(fit.fitted.prompt, "{" + context + "}", [(pair_start, pair_start + len(gold_pair[0][1]))]),
+            "spans": embedded_spans(
+                fit.fitted.prompt,
+                "{" + context + "}",
+                [(pair_start, pair_start + len(gold_pair[0][1]))],
+            ),
         }
-        return Sample(fit.fitted, [value], f'What is the value of the key "{key}" in the JSON object?', gold)
+        return Sample(
+            fit.fitted, [value], f'What is the value of the key "{key}" in the JSON object?', gold
+        )

@@ -21,6 +21,7 @@ from typing import ClassVar
 from longbench100.fitting.fit import BuildContext, fit_prompt
 from longbench100.fitting.pieces import Piece
 from longbench100.fitting.rng import derive_rng, distinct_draws
+
 from .base import Candidate, Sample, TaskBuilder, depth_of
 
 CHAIN_RECORDS = 3

@@ -16,6 +16,7 @@ import random
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.pieces import Piece
 from longbench100.fitting.rng import derive_rng, distinct_draws
+
 from .kv_retrieval import KeyValueRecords, fresh_chain, new_uuid, record_pieces
 
 HOPS = 3

@@ -9,6 +9,7 @@ clauses, whose questions ask to highlight them), a few sentences where it is a l
 
 from longbench100.sources.answerability import answer_extractive, answer_grounded
 from longbench100.sources.records import Item
+
 from .base import SingleDocumentQuestions
 from .long_document import LongDocumentTask
 
@@ -31,17 +32,24 @@ class LongDocQa(SingleDocumentQuestions, LongDocumentTask):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._extractive: dict[str, bool] = {}  # item id -> whether its answer occurs in its whole document
+        self._extractive: dict[
+            str, bool
+        ] = {}  # item id -> whether its answer occurs in its whole document
 
     def extractive(self, item: Item) -> bool:
         """Whether the item's answer occurs in its whole document (decided once per item)."""
         if item.id not in self._extractive:
-            self._extractive[item.id] = answer_extractive(item.question or "", item.answers, [self.document(item).text])
+            self._extractive[item.id] = answer_extractive(
+                item.question or "", item.answers, [self.document(item).text]
+            )
         return self._extractive[item.id]
 
     def variables(self, item: Item) -> dict:
         """The question, the closed-book switch off, and the form of answer the gold has."""
-        return {**super().variables(item), "answer_form": answer_form(list(item.answers), self.extractive(item))}
+        return {
+            **super().variables(item),
+            "answer_form": answer_form(list(item.answers), self.extractive(item)),
+        }
 
     def evidence_kept(self, item: Item, text: str) -> bool:
         """An extractive answer must occur in ``text``; another must have 70% of its content words there."""

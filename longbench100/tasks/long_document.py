@@ -18,14 +18,15 @@ from __future__ import annotations
 import random
 from typing import ClassVar
 
-from longbench100.sources.corpus import Corpus
+from longbench100.catalog.task_info import TASKS
 from longbench100.fitting.fit import BuildContext, Fitted
 from longbench100.fitting.pieces import gold_piece
 from longbench100.fitting.spans import coverage_spans
 from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.corpus import Corpus
 from longbench100.sources.records import Document, Item
-from longbench100.catalog.task_info import TASKS
 from longbench100.text.tokenization import Tokenizer
+
 from .base import Candidate, Sample, TaskBuilder
 
 OMITTED = " ... [the rest of the text is omitted]"  # HELMET's mark where a document was cut
@@ -42,7 +43,11 @@ class LongDocumentTask(TaskBuilder):
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
-        self.items = [item for item in corpus.items_of(corpus.sources_with_role(self.name, "real")) if self.accepts(item)]
+        self.items = [
+            item
+            for item in corpus.items_of(corpus.sources_with_role(self.name, "real"))
+            if self.accepts(item)
+        ]
         self.room = TASKS[self.name].reserve_output
 
     def accepts(self, item: Item) -> bool:
@@ -59,13 +64,19 @@ class LongDocumentTask(TaskBuilder):
 
     def render_context(self, item: Item, context: str, **extra: object) -> str:
         """The prompt over ``context``."""
-        return self.templates.render(self.name, {"context": context, **self.variables(item), **extra})
+        return self.templates.render(
+            self.name, {"context": context, **self.variables(item), **extra}
+        )
 
     def answer_room(self, item: Item, tokenizer: Tokenizer) -> int:
         """Tokens kept for the answer: the task's room, or the longest gold answer and a margin where that is more."""
         golds = list(item.answers) if item.kind == "qa" else [item.summary or ""]
         longest = max((tokenizer.count(gold) for gold in golds), default=0)
-        return max(self.room, longest + ANSWER_MARGIN) if longest > self.room - ANSWER_MARGIN else self.room
+        return (
+            max(self.room, longest + ANSWER_MARGIN)
+            if longest > self.room - ANSWER_MARGIN
+            else self.room
+        )
 
     def document(self, item: Item) -> Document:
         """The item's one document."""
@@ -93,23 +104,38 @@ class LongDocumentTask(TaskBuilder):
                 continue
             room = self.answer_room(item, ctx.tokenizer)
             overhead = ctx.count_prompt(self.render_context(item, OMITTED)) + room
-            whole = ctx.count_prompt(self.render_context(item, document.text), [(document.text, len(document.text))]) + room
+            whole = (
+                ctx.count_prompt(
+                    self.render_context(item, document.text), [(document.text, len(document.text))]
+                )
+                + room
+            )
             shortest = self.shortest_kept(item)
             kept = ctx.tokenizer.count_known(document.text[:shortest], [(document.text, shortest)])
             found.append(Candidate(item, overhead + kept + EVIDENCE_MARGIN, whole))
         return found
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """The document cut at the token where the prompt meets the budget (the length less the answer room) exactly."""
         assert candidate is not None, "the planner hands every item-based task a candidate"
         item, document = candidate.item, self.document(candidate.item)
         room = self.answer_room(item, ctx.tokenizer)
-        budget = ctx.budget - (room - self.room)  # the budget has the task's room taken off; a longer gold takes more
+        budget = ctx.budget - (
+            room - self.room
+        )  # the budget has the task's room taken off; a longer gold takes more
         ids = ctx.tokenizer.encode(document.text)
         keep = budget - ctx.count_prompt(self.render_context(item, OMITTED))
         best = None
-        for _ in range(8):  # a cut's count differs from its estimate by a few tokens at the junctions
-            context = document.text if keep >= len(ids) else _opening(ctx, document.text, ids, keep) + OMITTED
+        for _ in range(
+            8
+        ):  # a cut's count differs from its estimate by a few tokens at the junctions
+            context = (
+                document.text
+                if keep >= len(ids)
+                else _opening(ctx, document.text, ids, keep) + OMITTED
+            )
             prompt = self.render_context(item, context)
             tokens = ctx.count_prompt(prompt, [(document.text, len(context.removesuffix(OMITTED)))])
             excess = tokens - budget
@@ -133,8 +159,13 @@ class LongDocumentTask(TaskBuilder):
         }
         closed = self.render_context(item, "", closed_book=True) if self.closed_book else None
         piece = gold_piece(document)
-        return Sample(Fitted(prompt, tokens, [piece], 0), list(item.answers) if item.kind == "qa" else [item.summary or ""],
-                      self.question(item), gold, closed)
+        return Sample(
+            Fitted(prompt, tokens, [piece], 0),
+            list(item.answers) if item.kind == "qa" else [item.summary or ""],
+            self.question(item),
+            gold,
+            closed,
+        )
 
     def question(self, item: Item) -> str | None:
         """The question or instruction recorded with the sample."""

@@ -6,6 +6,7 @@ uservan/100-LongBench ``utils/data_utils.py``); a question one passage answers i
 """
 
 from longbench100.sources.records import Item
+
 from .base import GoldAmongDistractors
 
 MIN_SUPPORTING_PASSAGES = 2

@@ -1,7 +1,8 @@
 """multi_doc_sum: summarise the named passages of one item together, or answer the item's narrower request from them."""
 
-from longbench100.sources.records import Item
 from longbench100.fitting.templates import passage_phrase
+from longbench100.sources.records import Item
+
 from .base import GoldAmongDistractors
 from .summary_requests import specific_request
 
@@ -21,7 +22,9 @@ class MultiDocSum(GoldAmongDistractors):
 
     def question(self, item: Item, gold_numbers: list[int]) -> str:
         """What the prompt asks for: the query-focused request, else one summary of the named passages."""
-        return specific_request(item) or f"Summarise the news in {passage_phrase(gold_numbers)}" + (" together." if len(gold_numbers) > 1 else ".")
+        return specific_request(item) or f"Summarise the news in {passage_phrase(gold_numbers)}" + (
+            " together." if len(gold_numbers) > 1 else "."
+        )
 
     def answers(self, item: Item) -> list[str]:
         """The reference summary."""

@@ -20,6 +20,7 @@ from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.rng import derive_rng, distinct_draws
 from longbench100.fitting.spans import embedded_spans
 from longbench100.text.tokenization import Tokenizer
+
 from .base import Candidate, Sample, TaskBuilder
 from .essay_units import prepare_pool
 from .haystack import Haystack, essay, fit_haystack, grid_depth, repeated
@@ -45,7 +46,9 @@ class NeedleSpec:
     value_kind: str  # "number" | "uuid"
     values_per_key: int = 1  # niah_multivalue: 4
     queried_keys: int = 1  # niah_multiquery: 4
-    distractor_needles: int = 0  # niah_multikey_1: needles with other keys, placed like the gold ones
+    distractor_needles: int = (
+        0  # niah_multikey_1: needles with other keys, placed like the gold ones
+    )
 
 
 def make_value(kind: str, rng: random.Random) -> str:
@@ -62,7 +65,9 @@ def make_key(kind: str, rng: random.Random) -> str:
 
 def needle_text(spec: NeedleSpec, key: str, value: str) -> str:
     """The needle sentence for ``key`` and ``value``."""
-    return NEEDLE.format(kind="numbers" if spec.value_kind == "number" else "uuids", key=key, value=value)
+    return NEEDLE.format(
+        kind="numbers" if spec.value_kind == "number" else "uuids", key=key, value=value
+    )
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,9 @@ def row_needles(spec: NeedleSpec, task: str, seed: int, row: int) -> RowNeedles:
     """The needles of row ``row``: the same at every length. The first gold needle sits at the row's grid
     depth; the other needles at depths drawn from the row's RNG."""
     rng = derive_rng(seed, task, "row", row)
-    keys = distinct_draws(spec.queried_keys + spec.distractor_needles, lambda: make_key(spec.key_kind, rng))
+    keys = distinct_draws(
+        spec.queried_keys + spec.distractor_needles, lambda: make_key(spec.key_kind, rng)
+    )
     gold: list[tuple[float, str]] = []
     values: list[str] = []
     for key in keys[: spec.queried_keys]:
@@ -90,7 +97,10 @@ def row_needles(spec: NeedleSpec, task: str, seed: int, row: int) -> RowNeedles:
             values.append(value)
             depth = grid_depth(row) if not gold else round(rng.random(), 4)
             gold.append((depth, needle_text(spec, key, value)))
-    distractors = [(round(rng.random(), 4), needle_text(spec, key, make_value(spec.value_kind, rng))) for key in keys[spec.queried_keys:]]
+    distractors = [
+        (round(rng.random(), 4), needle_text(spec, key, make_value(spec.value_kind, rng)))
+        for key in keys[spec.queried_keys :]
+    ]
     return RowNeedles(keys[: spec.queried_keys], values, gold, distractors)
 
 
@@ -124,12 +134,19 @@ class NeedleTask(TaskBuilder):
             return self._noise(ctx.budget)
         if self.spec.haystack == "essay":
             return essay(self.noisy_pool, rng, ctx.budget + ctx.budget // 10)
-        limit = ctx.budget // 10  # needles are longer than 10 tokens, so this is more than the budget holds
+        limit = (
+            ctx.budget // 10
+        )  # needles are longer than 10 tokens, so this is more than the budget holds
         if self.spec.key_kind == "words":
             keys = distinct_word_keys(rng, limit, set(needles.keys))
         else:
-            keys = [make_key("uuid", rng) for _ in range(limit)]  # 122 random bits: no repeats in practice
-        return repeated((needle_text(self.spec, key, make_value(self.spec.value_kind, rng)) for key in keys), len(keys))
+            keys = [
+                make_key("uuid", rng) for _ in range(limit)
+            ]  # 122 random bits: no repeats in practice
+        return repeated(
+            (needle_text(self.spec, key, make_value(self.spec.value_kind, rng)) for key in keys),
+            len(keys),
+        )
 
     @cached_property
     def _noise_haystacks(self) -> dict[int, Haystack]:
@@ -145,18 +162,34 @@ class NeedleTask(TaskBuilder):
     def variables(self, needles: RowNeedles) -> dict:
         """Template variables besides the context."""
         many = len(needles.values) > 1
-        what = ("numbers" if many else "number") if self.spec.value_kind == "number" else ("UUIDs" if many else "UUID")
-        return {"what": what, "kind": "numbers" if self.spec.value_kind == "number" else "UUIDs", "many": many, "keys": key_phrase(needles.keys)}
+        what = (
+            ("numbers" if many else "number")
+            if self.spec.value_kind == "number"
+            else ("UUIDs" if many else "UUID")
+        )
+        return {
+            "what": what,
+            "kind": "numbers" if self.spec.value_kind == "number" else "UUIDs",
+            "many": many,
+            "keys": key_phrase(needles.keys),
+        }
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """One sample: the row's needles in a haystack cut to the largest size that fits the budget."""
         needles = row_needles(self.spec, self.name, ctx.seed, row)
         haystack = self.haystack(ctx, needles, rng)
         placed = needles.gold + needles.distractors
         variables = self.variables(needles)
 
-        fit = fit_haystack(ctx, haystack, placed, lambda context: self.templates.render(self.name, {"context": context, **variables}),
-                           pieces=haystack.provenance_pieces)
+        fit = fit_haystack(
+            ctx,
+            haystack,
+            placed,
+            lambda context: self.templates.render(self.name, {"context": context, **variables}),
+            pieces=haystack.provenance_pieces,
+        )
         if fit is None:
             return None
         gold_depths = fit.depths[: len(needles.gold)]
@@ -165,15 +198,24 @@ class NeedleTask(TaskBuilder):
             "item_ids": [],
             "passages": [],
             "haystack": self.spec.haystack,
-            "pool_passes": haystack.passes if self.spec.haystack == "essay" else None,  # > 1: the pool was too small, documents repeat
+            "pool_passes": haystack.passes
+            if self.spec.haystack == "essay"
+            else None,  # > 1: the pool was too small, documents repeat
             "keys": needles.keys,
             "needles": [text for _, text in needles.gold],
             "distractor_needles": [text for _, text in needles.distractors],
             "target_depth": needles.gold[0][0],
             "depth": gold_depths[0],
             "depths": gold_depths,
-            "spans": embedded_spans(fit.fitted.prompt, fit.context, sorted(
-                (offset, offset + len(text)) for offset, (_, text) in zip(fit.offsets, needles.gold)), fit.context_at),
+            "spans": embedded_spans(
+                fit.fitted.prompt,
+                fit.context,
+                sorted(
+                    (offset, offset + len(text))
+                    for offset, (_, text) in zip(fit.offsets, needles.gold)
+                ),
+                fit.context_at,
+            ),
         }
         question = f"What {'are all the' if variables['many'] else 'is the'} special magic {variables['what']} for {variables['keys']}?"
         return Sample(fit.fitted, list(needles.values), question, gold)
@@ -181,7 +223,11 @@ class NeedleTask(TaskBuilder):
 
 def needle_task(name: str, spec: NeedleSpec) -> type[NeedleTask]:
     """A :class:`NeedleTask` subclass named ``name`` with ``spec``."""
-    return type(name.title().replace("_", ""), (NeedleTask,), {"name": name, "spec": spec, "__doc__": f"RULER's {name}."})
+    return type(
+        name.title().replace("_", ""),
+        (NeedleTask,),
+        {"name": name, "spec": spec, "__doc__": f"RULER's {name}."},
+    )
 
 
 NIAH_TASKS: tuple[type[NeedleTask], ...] = (

@@ -25,17 +25,18 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from longbench100.text.chunks import chunk_spans
-from longbench100.judge.annotation_rubric import CHUNK_TOKENS, SUMMARY
-from longbench100.sources.corpus import Corpus
 from longbench100.core.errors import UserError
 from longbench100.fitting.fit import BuildContext, Fitted
 from longbench100.fitting.pieces import Piece
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import coverage_spans
 from longbench100.fitting.templates import PromptTemplates
+from longbench100.judge.annotation_rubric import CHUNK_TOKENS, SUMMARY
+from longbench100.sources.corpus import Corpus
 from longbench100.sources.records import Document
+from longbench100.text.chunks import chunk_spans
 from longbench100.text.tokenization import Tokenizer
+
 from .base import Candidate, Sample, TaskBuilder, distinct_texts
 from .document_windows import WindowLayout
 
@@ -68,9 +69,16 @@ class Window:
 
 def document_chunks(document: Document, tokenizer: Tokenizer) -> list[Chunk]:
     """``document`` cut into consecutive chunks of at most ``CHUNK_TOKENS`` tokens at sentence boundaries."""
-    spans = [(start, end) for start, end in chunk_spans(document.text, tokenizer, CHUNK_TOKENS) if document.text[start:end].strip()]
+    spans = [
+        (start, end)
+        for start, end in chunk_spans(document.text, tokenizer, CHUNK_TOKENS)
+        if document.text[start:end].strip()
+    ]
     texts = [document.text[start:end].strip() for start, end in spans]
-    return [Chunk(text, tokens, start, end) for text, tokens, (start, end) in zip(texts, tokenizer.count_batch(texts), spans)]
+    return [
+        Chunk(text, tokens, start, end)
+        for text, tokens, (start, end) in zip(texts, tokenizer.count_batch(texts), spans)
+    ]
 
 
 def reach(tokens: int) -> int:
@@ -83,12 +91,16 @@ class OneDocumentTask(TaskBuilder):
 
     required_roles = ("real",)
     chooses_own_items = True
-    annotation_kind: ClassVar[str]  # the annotation each chunk needs (a key of annotation.prompts.PROMPT_VERSIONS)
+    annotation_kind: ClassVar[
+        str
+    ]  # the annotation each chunk needs (a key of annotation.prompts.PROMPT_VERSIONS)
     min_chunks: ClassVar[int] = 2
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
-        self.documents = distinct_texts(corpus.documents_of(corpus.sources_with_role(self.name, "real")), corpus.near_duplicates)
+        self.documents = distinct_texts(
+            corpus.documents_of(corpus.sources_with_role(self.name, "real")), corpus.near_duplicates
+        )
         self._chunks: dict[str, list[Chunk]] = {}
         self.annotations: Annotations | None = None
         self._layout: tuple[tuple, list[Document], WindowLayout] | None = None
@@ -105,14 +117,21 @@ class OneDocumentTask(TaskBuilder):
         derive_rng(seed, ORDER_KEY).shuffle(documents)
         return sorted(documents, key=lambda document: -reach(document.tokens))
 
-    def layout(self, tokenizer: Tokenizer, seed: int, rows: int, budgets: list[int]) -> WindowLayout:
+    def layout(
+        self, tokenizer: Tokenizer, seed: int, rows: int, budgets: list[int]
+    ) -> WindowLayout:
         """Where every row reads at each of ``budgets`` (:mod:`.document_windows`; laid out once per run)."""
         key = (seed, rows, tuple(sorted(set(budgets))))
         if self._layout is None or self._layout[0] != key:
             documents = self.ordered_documents(seed)
-            layout = WindowLayout(lambda index: [chunk.tokens for chunk in self.chunks(documents[index], tokenizer)],
-                                  [document.tokens for document in documents], [document.source for document in documents],
-                                  budgets, rows, FRONT_CHUNKS)
+            layout = WindowLayout(
+                lambda index: [chunk.tokens for chunk in self.chunks(documents[index], tokenizer)],
+                [document.tokens for document in documents],
+                [document.source for document in documents],
+                budgets,
+                rows,
+                FRONT_CHUNKS,
+            )
             self._layout = (key, documents, layout)
         return self._layout[2]
 
@@ -127,7 +146,7 @@ class OneDocumentTask(TaskBuilder):
             return None
         document = documents[placement.document]
         taken, total = [], 0
-        for chunk in self.chunks(document, tokenizer)[placement.first:]:
+        for chunk in self.chunks(document, tokenizer)[placement.first :]:
             if total + chunk.tokens > budget:
                 break
             taken.append(chunk)
@@ -144,7 +163,9 @@ class OneDocumentTask(TaskBuilder):
         """The annotation ``document``'s chunks need (the task's; recalling's depends on the document's source)."""
         return self.annotation_kind
 
-    def annotation_requests(self, tokenizer: Tokenizer, seed: int, rows: int, budgets: list[int]) -> list[tuple[str, str]]:
+    def annotation_requests(
+        self, tokenizer: Tokenizer, seed: int, rows: int, budgets: list[int]
+    ) -> list[tuple[str, str]]:
         """(kind, chunk text) for every chunk a row may use at any of ``budgets``: what must be annotated before building."""
         requests: dict[tuple[str, str], None] = {}
         self.layout(tokenizer, seed, rows, budgets)
@@ -160,8 +181,10 @@ class OneDocumentTask(TaskBuilder):
     def need_annotations(self) -> Annotations:
         """The annotations given to this builder; building without them is a one-line error naming the option."""
         if self.annotations is None:
-            raise UserError(f"{self.name} needs chunk annotations by a model: give --annotator-model "
-                            "(and --annotator-base-url for a local server; docs/suites.md, ETHIC)")
+            raise UserError(
+                f"{self.name} needs chunk annotations by a model: give --annotator-model "
+                "(and --annotator-base-url for a local server; docs/suites.md, ETHIC)"
+            )
         return self.annotations
 
     def answer_tokens(self, chunks: list[Chunk], document: Document) -> int:
@@ -172,7 +195,9 @@ class OneDocumentTask(TaskBuilder):
         """The prompt over ``chunks`` (any shuffled material drawn from ``seed``)."""
         raise NotImplementedError
 
-    def sample(self, prompt: str, tokens: int, window: Window, chunks: list[Chunk], seed: int) -> Sample | None:
+    def sample(
+        self, prompt: str, tokens: int, window: Window, chunks: list[Chunk], seed: int
+    ) -> Sample | None:
         """The sample of a prompt that fits (``None``: the row has nothing to ask, a shortfall)."""
         raise NotImplementedError
 
@@ -180,7 +205,9 @@ class OneDocumentTask(TaskBuilder):
         """Tokens a chunk adds to the prompt besides its text and its heading (organizing: its summary)."""
         return 0
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """The most chunks of the row's window that fit the budget with their answer room, counted exactly."""
         window = self.window(ctx.tokenizer, row, ctx.budget)
         if window is None:
@@ -190,9 +217,11 @@ class OneDocumentTask(TaskBuilder):
         empty = ctx.count_prompt(self.render_chunks([], window.document, seed))
         room = ctx.budget - empty
         used, count = 0, 0
-        for chunk in chunks:  # estimate: each chunk's text, a few tokens of heading, its extra and answer room
+        for chunk in (
+            chunks
+        ):  # estimate: each chunk's text, a few tokens of heading, its extra and answer room
             cost = chunk.tokens + 8 + self.per_chunk_extra(chunk, ctx)
-            if used + cost + self.answer_tokens(chunks[:count + 1], window.document) > room:
+            if used + cost + self.answer_tokens(chunks[: count + 1], window.document) > room:
                 break
             used += cost
             count += 1
@@ -250,7 +279,9 @@ class ChunkSections(OneDocumentTask):
         """The context's pieces in prompt order (for ``gold["spans"]``): the sections."""
         return [chunk.text for chunk in chunks]
 
-    def sample(self, prompt: str, tokens: int, window: Window, chunks: list[Chunk], seed: int) -> Sample:
+    def sample(
+        self, prompt: str, tokens: int, window: Window, chunks: list[Chunk], seed: int
+    ) -> Sample:
         """The sample, with the section provenance both tasks record."""
         answers, question, own = self.outcome(chunks, seed)
         texts = self.context_texts(chunks, seed)
@@ -262,4 +293,6 @@ class ChunkSections(OneDocumentTask):
             **own,
             "spans": coverage_spans(prompt, texts, [True] * len(texts)),
         }
-        return Sample(Fitted(prompt, tokens, self.pieces(chunks, window.document), 0), answers, question, gold)
+        return Sample(
+            Fitted(prompt, tokens, self.pieces(chunks, window.document), 0), answers, question, gold
+        )

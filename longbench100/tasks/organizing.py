@@ -8,6 +8,7 @@ the order of the sections, scored by LCS over the number of sections (ETHIC's ru
 from __future__ import annotations
 
 from longbench100.fitting.fit import BuildContext
+
 from .one_document import Chunk, ChunkSections
 from .sections import labelled_summaries, order_outcome, shuffled_order
 
@@ -26,7 +27,9 @@ class Organizing(ChunkSections):
     def per_chunk_extra(self, chunk: Chunk, ctx: BuildContext) -> int:
         """The chunk's summary, which the prompt shows too, and its label."""
         if chunk.text not in self._summary_tokens:
-            self._summary_tokens[chunk.text] = ctx.tokenizer.count(self.need_annotations().summary(chunk.text))
+            self._summary_tokens[chunk.text] = ctx.tokenizer.count(
+                self.need_annotations().summary(chunk.text)
+            )
         return self._summary_tokens[chunk.text] + 4
 
     def summaries(self, chunks: list[Chunk]) -> list[str]:
@@ -35,12 +38,18 @@ class Organizing(ChunkSections):
 
     def variables(self, chunks: list[Chunk], seed: int) -> dict:
         """The summaries as shown: labelled A, B, ... in the shuffled order."""
-        return {"summaries": labelled_summaries(self.summaries(chunks), shuffled_order(len(chunks), seed))}
+        return {
+            "summaries": labelled_summaries(
+                self.summaries(chunks), shuffled_order(len(chunks), seed)
+            )
+        }
 
     def context_texts(self, chunks: list[Chunk], seed: int) -> list[str]:
         """The sections, then the summaries as shown."""
         summaries = self.summaries(chunks)
-        return super().context_texts(chunks, seed) + [summaries[index] for index in shuffled_order(len(chunks), seed)]
+        return super().context_texts(chunks, seed) + [
+            summaries[index] for index in shuffled_order(len(chunks), seed)
+        ]
 
     def outcome(self, chunks: list[Chunk], seed: int) -> tuple[list[str], str, dict]:
         """The labels in section order, joined as the prompt asks; gold ``order`` holds them as a list."""

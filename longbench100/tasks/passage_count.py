@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 from typing import Callable
 
-from longbench100.sources.corpus import Corpus
 from longbench100.fitting.fit import BuildContext, fit_prompt
 from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.corpus import Corpus
+
 from .base import Candidate, Sample, TaskBuilder, distinct_texts
 
 MAX_COPIES = 3
@@ -38,15 +39,23 @@ class PassageCount(TaskBuilder):
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
-        self.noisy_pool = distinct_texts(corpus.documents_of(corpus.sources_with_role(self.name, "real")), corpus.near_duplicates)
+        self.noisy_pool = distinct_texts(
+            corpus.documents_of(corpus.sources_with_role(self.name, "real")), corpus.near_duplicates
+        )
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """One sample: repeated whole documents plus a filler, shuffled together."""
-        fitted = fit_prompt(ctx, rng, self.render, [], self.noisy_pool, copies=copies_with_a_repeat(rng))
+        fitted = fit_prompt(
+            ctx, rng, self.render, [], self.noisy_pool, copies=copies_with_a_repeat(rng)
+        )
         if fitted is None:
             return None
         passages = [piece for piece in fitted.pieces if piece.is_passage]
-        distinct = len({self.corpus.near_duplicates.key(piece.doc) for piece in passages if piece.doc})
+        distinct = len(
+            {self.corpus.near_duplicates.key(piece.doc) for piece in passages if piece.doc}
+        )
         gold = {
             "sources": sorted({piece.doc.source for piece in passages if piece.doc}),
             "item_ids": [],
@@ -56,4 +65,3 @@ class PassageCount(TaskBuilder):
             "depth": None,
         }
         return Sample(fitted, [str(distinct)], "How many distinct paragraphs are there?", gold)
-

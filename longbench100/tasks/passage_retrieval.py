@@ -23,12 +23,13 @@ import random
 import numpy as np
 from sklearn.metrics.pairwise import cosine_similarity
 
-from ..baselines.lexical import query_similarities, tfidf_vectorizer
-from longbench100.sources.corpus import Corpus
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.corpus import Corpus
 from longbench100.sources.records import Document, Item
 from longbench100.text.tokenization import Tokenizer
+
+from ..baselines.lexical import query_similarities, tfidf_vectorizer
 from .base import Candidate, GoldAmongDistractors, Sample
 
 AMBIGUITY_SHARE = 0.8
@@ -114,8 +115,9 @@ class PassageRetrieval(GoldAmongDistractors):
         )
         return [document for document, score in zip(own, padding) if score < AMBIGUITY_SHARE * gold]
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None,
-              rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """As the base builder, with the gold passage number as the answer, drawn again (up to
         :data:`DRAWS` times) while the prompt holds fewer than two passages or a padding passage the
         summary fits nearly as well as the gold (TF-IDF fitted on the prompt's own passages, as the
@@ -128,9 +130,7 @@ class PassageRetrieval(GoldAmongDistractors):
             if sample is None:
                 return None
             texts = [piece.text for piece in sample.fitted.pieces if piece.is_passage]
-            if len(texts) >= 2 and not ambiguous(
-                summary, texts, sample.gold["passages"][0] - 1
-            ):
+            if len(texts) >= 2 and not ambiguous(summary, texts, sample.gold["passages"][0] - 1):
                 sample.answers = [str(sample.gold["passages"][0])]
                 sample.question = summary
                 return sample

@@ -20,18 +20,25 @@ from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import coverage_spans
 from longbench100.sources.records import Item
 from longbench100.text.answers import normalize_answer
+
 from .base import Candidate, Sample, number_blocks
 from .haystack import fit_units, grid_depth, nearest_boundary
 from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_body, passage_piece
 
-MAX_ANSWER_WORDS = 5  # substring match suits short answers; rag-mini-bioasq's "answer" is mostly a whole sentence
+MAX_ANSWER_WORDS = (
+    5  # substring match suits short answers; rag-mini-bioasq's "answer" is mostly a whole sentence
+)
 YES_NO = {"yes", "no"}  # a bare yes/no is guessed half the time under substring match
 
 
 def short_answer(answer: str) -> bool:
     """Whether ``answer`` is short enough for substring exact match: one line, a few words, not a bare yes/no."""
     words = normalize_answer(answer).split()
-    return "\n" not in answer.strip() and 0 < len(words) <= MAX_ANSWER_WORDS and " ".join(words) not in YES_NO
+    return (
+        "\n" not in answer.strip()
+        and 0 < len(words) <= MAX_ANSWER_WORDS
+        and " ".join(words) not in YES_NO
+    )
 
 
 def with_gold_at(negatives: list[Piece], gold: list[Piece], depth: float) -> list[Piece]:
@@ -54,15 +61,27 @@ class RagHard(NegativesTask):
 
     def accepts(self, item: Item) -> bool:
         """Questions with a short answer and at least one gold passage."""
-        return item.kind == "qa" and bool(item.question) and bool(item.doc_ids) and bool(item.answers) and short_answer(item.answers[0])
+        return (
+            item.kind == "qa"
+            and bool(item.question)
+            and bool(item.doc_ids)
+            and bool(item.answers)
+            and short_answer(item.answers[0])
+        )
 
     def variables(self, item: Item) -> dict:
         """The question and the worked demonstrations shown before the documents."""
-        return {"question": item.question, "demos": [self._demo(other) for other in self.demonstrations(item)]}
+        return {
+            "question": item.question,
+            "demos": [self._demo(other) for other in self.demonstrations(item)],
+        }
 
     def _demo(self, item: Item) -> dict:
         """One worked example as the template shows it: its supporting documents, question and answer."""
-        documents = [{"title": document.title, "text": passage_body(document)} for document in self.gold_documents(item)]
+        documents = [
+            {"title": document.title, "text": passage_body(document)}
+            for document in self.gold_documents(item)
+        ]
         return {"documents": documents, "question": item.question, "answer": item.answers[0]}
 
     def gold_pieces(self, item: Item) -> list[Piece]:
@@ -71,17 +90,30 @@ class RagHard(NegativesTask):
 
     def candidates(self, ctx: BuildContext) -> list[Candidate]:
         """Every accepted item, with the tokens of its prompt without negatives."""
-        return [Candidate(item, minimum_tokens(ctx, self._render_for(item), self.gold_pieces(item))) for item in self.items]
+        return [
+            Candidate(item, minimum_tokens(ctx, self._render_for(item), self.gold_pieces(item)))
+            for item in self.items
+        ]
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """The gold block at the row's depth among the most negatives (in placement order) that fit the budget."""
         assert candidate is not None, "the planner hands every item-based task a candidate"
         item = candidate.item
         assert item.question is not None, "accepts() keeps only items with a question"
         gold_pieces = self.gold_pieces(item)
-        shown = [piece.document for piece in gold_pieces] + [document for demo in self.demonstrations(item) for document in self.gold_documents(demo)]
-        negatives = self.pool.negatives(item.source, item.question, shown, ctx.negatives,
-                                        derive_rng(ctx.seed, self.name, "negatives", item.id), tuple(self.answers(item)))
+        shown = [piece.document for piece in gold_pieces] + [
+            document for demo in self.demonstrations(item) for document in self.gold_documents(demo)
+        ]
+        negatives = self.pool.negatives(
+            item.source,
+            item.question,
+            shown,
+            ctx.negatives,
+            derive_rng(ctx.seed, self.name, "negatives", item.id),
+            tuple(self.answers(item)),
+        )
         units = [passage_piece("distractor", negative.document) for negative in negatives]
         target = grid_depth(row)
         render = self._render_for(item)
@@ -89,12 +121,22 @@ class RagHard(NegativesTask):
         def arrange(count: int) -> list[Piece]:
             return with_gold_at(units[:count], gold_pieces, target)
 
-        fitted = fit_units(ctx, lambda count: render(arrange(count)), len(units), mean_tokens(units) + PASSAGE_OVERHEAD, arrange)
+        fitted = fit_units(
+            ctx,
+            lambda count: render(arrange(count)),
+            len(units),
+            mean_tokens(units) + PASSAGE_OVERHEAD,
+            arrange,
+        )
         if fitted is None:
             return None
         prompt, count = fitted
         pieces = prompt.pieces
-        spans = coverage_spans(prompt.prompt, [piece.text for piece in pieces], [piece.role == "gold" for piece in pieces])
+        spans = coverage_spans(
+            prompt.prompt,
+            [piece.text for piece in pieces],
+            [piece.role == "gold" for piece in pieces],
+        )
         _, gold_numbers = number_blocks(pieces)
         gold = {
             "sources": [item.source],
@@ -103,7 +145,10 @@ class RagHard(NegativesTask):
             "doc_ids": [piece.document.id for piece in gold_pieces],
             "passages": gold_numbers,
             "negatives": ctx.negatives,
-            "negative_scores": [{"id": negative.document.id, "bm25": negative.bm25} for negative in negatives[:count]],
+            "negative_scores": [
+                {"id": negative.document.id, "bm25": negative.bm25}
+                for negative in negatives[:count]
+            ],
             "target_depth": target,
             "depth": measured_depth(spans),
             "spans": spans,

@@ -14,12 +14,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from longbench100.catalog.entities import ENTITY_TYPES, EntityType
-from ..annotation.mention_check import MentionIndex, WordCases, chunk_of, item_key, tidy_items
-from longbench100.sources.corpus import Corpus
 from longbench100.fitting.fit import Fitted
 from longbench100.fitting.spans import coverage_spans
 from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.corpus import Corpus
 from longbench100.sources.records import Document
+
+from ..annotation.mention_check import MentionIndex, WordCases, chunk_of, item_key, tidy_items
 from .base import Sample
 from .one_document import Chunk, OneDocumentTask, Window
 
@@ -60,26 +61,38 @@ class Recalling(OneDocumentTask):
         (by its words, case aside), in order of first mention; with the chunks where a kept item occurs."""
         annotations = self.need_annotations()
         kind = self.kind_for(document)
-        index = MentionIndex(document.text[chunks[0].start:chunks[-1].end])
+        index = MentionIndex(document.text[chunks[0].start : chunks[-1].end])
         starts = [chunk.start - chunks[0].start for chunk in chunks]
         names = self.entity(document).proper_names
         cases = self.word_cases(document) if names else None
         found: dict[tuple[str, ...], str] = {}
         tidied: set[tuple[str, ...]] = set()
-        places: dict[str, set[int]] = {}  # the chunks where each tidied spelling occurs, if it passes the check
+        places: dict[
+            str, set[int]
+        ] = {}  # the chunks where each tidied spelling occurs, if it passes the check
         for number, chunk in enumerate(chunks):
-            for item in (item for listed in annotations.mentions(kind, chunk.text) for item in tidy_items(listed, names)):
+            for item in (
+                item
+                for listed in annotations.mentions(kind, chunk.text)
+                for item in tidy_items(listed, names)
+            ):
                 key = item_key(item)
                 if not key or key in found:
                     continue
                 tidied.add(key)
                 if item not in places:
                     named = cases is None or cases.written_as_a_name(item)
-                    places[item] = {chunk_of(start, starts) for start in index.occurrences(item, names)} if named else set()
+                    places[item] = (
+                        {chunk_of(start, starts) for start in index.occurrences(item, names)}
+                        if named
+                        else set()
+                    )
                 if number in places[item]:
                     found[key] = item
         occupied = set().union(*(places[item] for item in found.values()))
-        return CheckedMentions(list(found.values()), [number in occupied for number in range(len(chunks))], len(tidied))
+        return CheckedMentions(
+            list(found.values()), [number in occupied for number in range(len(chunks))], len(tidied)
+        )
 
     def entity(self, document: Document) -> EntityType:
         """What ``document``'s rows ask for: its source's entity type."""
@@ -106,10 +119,14 @@ class Recalling(OneDocumentTask):
 
     def render_chunks(self, chunks: list[Chunk], document: Document, seed: int) -> str:
         """The chunks as one continuous text (the document's own text between the first and last chunk)."""
-        context = document.text[chunks[0].start:chunks[-1].end].strip() if chunks else ""
-        return self.templates.render(self.name, {"context": context, "entity": self.entity(document)})
+        context = document.text[chunks[0].start : chunks[-1].end].strip() if chunks else ""
+        return self.templates.render(
+            self.name, {"context": context, "entity": self.entity(document)}
+        )
 
-    def sample(self, prompt: str, tokens: int, window: Window, chunks: list[Chunk], seed: int) -> Sample | None:
+    def sample(
+        self, prompt: str, tokens: int, window: Window, chunks: list[Chunk], seed: int
+    ) -> Sample | None:
         """The items as the answer; the chunks that mention one as the gold spans. ``None`` when the chunks mention
         nothing of the type (a contract that cites nothing): a list to recall must not be empty."""
         document = window.document
@@ -127,4 +144,9 @@ class Recalling(OneDocumentTask):
             "spans": coverage_spans(prompt, [chunk.text for chunk in chunks], checked.in_chunks),
         }
         question = f"List {entity.what} in the text."
-        return Sample(Fitted(prompt, tokens, self.pieces(chunks, document), 0), ["; ".join(checked.items)], question, gold)
+        return Sample(
+            Fitted(prompt, tokens, self.pieces(chunks, document), 0),
+            ["; ".join(checked.items)],
+            question,
+            gold,
+        )

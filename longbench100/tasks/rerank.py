@@ -28,11 +28,14 @@ from longbench100.fitting.pieces import Piece
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import coverage_spans
 from longbench100.sources.records import Document, Item
+
 from .base import Candidate, Sample
 from .haystack import fit_units
 from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_piece
 
-DEMO_PASSAGES = 10  # passages in each worked example (HELMET's re-ranking demonstrations list ten, k10)
+DEMO_PASSAGES = (
+    10  # passages in each worked example (HELMET's re-ranking demonstrations list ten, k10)
+)
 DEMO_SHARE = 0.25  # the most of a budget the worked examples may take; below that (short lengths) none are shown
 PERMUTATIONS = 3
 ID_RANGE = range(100_000, 1_000_000)  # six-digit passage ids
@@ -69,8 +72,16 @@ class Rerank(NegativesTask):
         ``MIN_RELEVANT`` relevant passages (distinct texts)."""
         if item.kind == "ranking":
             graded = self.judged(item)
-            return bool(item.question) and len(graded) >= MIN_PASSAGES and any(grade for _, grade in graded)
-        return item.kind == "qa" and bool(item.question) and len(self.gold_documents(item)) >= MIN_RELEVANT
+            return (
+                bool(item.question)
+                and len(graded) >= MIN_PASSAGES
+                and any(grade for _, grade in graded)
+            )
+        return (
+            item.kind == "qa"
+            and bool(item.question)
+            and len(self.gold_documents(item)) >= MIN_RELEVANT
+        )
 
     def judged(self, item: Item) -> list[tuple[Document, int]]:
         """A graded item's candidates with their grades, each text once (a near-copy keeps the higher grade)."""
@@ -83,7 +94,14 @@ class Rerank(NegativesTask):
                 best[key(document)] = (document if kept is None else kept[0], grade)
         return list(best.values())
 
-    def balanced(self, item: Item, rng: random.Random, excluded: list[Document], negatives: str, limit: int | None = None) -> list[Piece]:
+    def balanced(
+        self,
+        item: Item,
+        rng: random.Random,
+        excluded: list[Document],
+        negatives: str,
+        limit: int | None = None,
+    ) -> list[Piece]:
         """The item's passages in the order they are shown as the budget grows: one of each grade in turn (highest
         first; each grade in ``rng``'s order), the grade-0 ones followed by the source's other passages (BM25's best
         for the question, or random ones) that are not in ``excluded``; at most ``limit``."""
@@ -100,13 +118,25 @@ class Rerank(NegativesTask):
             rng.shuffle(relevant)
             by_grade = {1: relevant, 0: []}
         relevant = [document for grade in by_grade if grade for document in by_grade[grade]]
-        ranked = self.pool.negatives(item.source, item.question or "", relevant + excluded, negatives, rng)  # judged zeros among them
+        ranked = self.pool.negatives(
+            item.source, item.question or "", relevant + excluded, negatives, rng
+        )  # judged zeros among them
         scores = {negative.document.id: negative.bm25 for negative in ranked}
-        judged_zeros = [document for document in by_grade.get(0, []) if document.id in scores]  # not near-copies of what is shown
+        judged_zeros = [
+            document for document in by_grade.get(0, []) if document.id in scores
+        ]  # not near-copies of what is shown
         judged_ids = {document.id for document in judged_zeros}
-        zeros = judged_zeros + [negative.document for negative in ranked if negative.document.id not in judged_ids]
-        groups = [[graded_piece(document, grade) for document in by_grade[grade]] for grade in sorted(by_grade, reverse=True) if grade]
-        groups.append([graded_piece(document, 0, scores[document.id]) for document in zeros[:limit]])
+        zeros = judged_zeros + [
+            negative.document for negative in ranked if negative.document.id not in judged_ids
+        ]
+        groups = [
+            [graded_piece(document, grade) for document in by_grade[grade]]
+            for grade in sorted(by_grade, reverse=True)
+            if grade
+        ]
+        groups.append(
+            [graded_piece(document, 0, scores[document.id]) for document in zeros[:limit]]
+        )
         pieces = round_robin(groups)
         return pieces[:limit] if limit is not None else pieces
 
@@ -116,7 +146,11 @@ class Rerank(NegativesTask):
 
     def _unshown(self, documents: list[Document], shown: set[str]) -> list[Document]:
         """``documents`` without those whose near-duplicate key is in ``shown``, in order."""
-        return [document for document in documents if self.corpus.near_duplicates.key(document) not in shown]
+        return [
+            document
+            for document in documents
+            if self.corpus.near_duplicates.key(document) not in shown
+        ]
 
     def worked_example(self, item: Item, negatives: str, seed: int, taken: list[Document]) -> dict:
         """One demonstration as the template shows it: ``DEMO_PASSAGES`` passages (id, title, text) in a shuffled
@@ -126,23 +160,41 @@ class Rerank(NegativesTask):
         if item.kind == "ranking":
             pieces = self.balanced(item, rng, taken, negatives, DEMO_PASSAGES)
         else:  # binary: up to half relevant, then BM25's best negatives
-            relevant = self._unshown(self.gold_documents(item), self._keys(taken))[:DEMO_PASSAGES // 2]
-            others = self.pool.negatives(item.source, item.question or "", self.gold_documents(item) + taken, negatives, rng)
+            relevant = self._unshown(self.gold_documents(item), self._keys(taken))[
+                : DEMO_PASSAGES // 2
+            ]
+            others = self.pool.negatives(
+                item.source, item.question or "", self.gold_documents(item) + taken, negatives, rng
+            )
             pieces = [graded_piece(document, 1) for document in relevant]
-            pieces += [graded_piece(negative.document, 0, negative.bm25) for negative in others[:DEMO_PASSAGES - len(relevant)]]
+            pieces += [
+                graded_piece(negative.document, 0, negative.bm25)
+                for negative in others[: DEMO_PASSAGES - len(relevant)]
+            ]
         ids = [str(number) for number in rng.sample(ID_RANGE, len(pieces))]
-        best_first = sorted(zip(ids, pieces), key=lambda pair: -pair[1].fields["grade"])  # stable: ties keep the listed order
+        best_first = sorted(
+            zip(ids, pieces), key=lambda pair: -pair[1].fields["grade"]
+        )  # stable: ties keep the listed order
         ranking = " > ".join(f"[{passage_id}]" for passage_id, _ in best_first)
         shown = list(zip(ids, pieces))
         rng.shuffle(shown)
-        passages = [{"id": passage_id, "title": piece.document.title, "text": piece.text} for passage_id, piece in shown]
-        return {"question": item.question, "passages": passages, "ranking": ranking, "documents": [piece.document for piece in pieces]}
+        passages = [
+            {"id": passage_id, "title": piece.document.title, "text": piece.text}
+            for passage_id, piece in shown
+        ]
+        return {
+            "question": item.question,
+            "passages": passages,
+            "ranking": ranking,
+            "documents": [piece.document for piece in pieces],
+        }
 
     def demo_tokens(self, ctx: BuildContext, item: Item, demos: list[dict]) -> int:
         """Tokens the worked examples add to the prompt."""
         bare: dict[str, object] = {"question": item.question, "passages": []}
-        return ctx.count_prompt(self.templates.render(self.name, {**bare, "demos": demos})) - ctx.count_prompt(
-            self.templates.render(self.name, {**bare, "demos": []}))
+        return ctx.count_prompt(
+            self.templates.render(self.name, {**bare, "demos": demos})
+        ) - ctx.count_prompt(self.templates.render(self.name, {**bare, "demos": []}))
 
     def candidates(self, ctx: BuildContext) -> list[Candidate] | None:
         """``None``: rows choose their own items (row r asks about item r // 3), so the three permutations share one."""
@@ -154,20 +206,40 @@ class Rerank(NegativesTask):
         derive_rng(seed, self.name, "items").shuffle(order)
         return self.items[order[(row // PERMUTATIONS) % len(order)]]
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """The most passages that fit, in the row's order under the row's ids; ``None`` when fewer than two fit."""
         if not self.items:
             return None
         item = self.item_for(ctx.seed, row)
         item_rng = derive_rng(ctx.seed, self.name, "item", item.id)
-        own = [document for document, _ in self.judged(item)] if item.kind == "ranking" else self.gold_documents(item)
+        own = (
+            [document for document, _ in self.judged(item)]
+            if item.kind == "ranking"
+            else self.gold_documents(item)
+        )
         demos: list[dict] = []
         for demo in self.demonstrations(item):
-            demos.append(self.worked_example(demo, ctx.negatives, ctx.seed, own + [d for shown in demos for d in shown["documents"]]))
+            demos.append(
+                self.worked_example(
+                    demo,
+                    ctx.negatives,
+                    ctx.seed,
+                    own + [d for shown in demos for d in shown["documents"]],
+                )
+            )
         # the examples' passages are never the question's, whether or not the length shows the examples: the
         # question's passages (and their ids and order) then depend on the row alone, so rows pair across lengths
-        units = self.balanced(item, item_rng, [document for demo in demos for document in demo["documents"]], ctx.negatives)
-        if self.demo_tokens(ctx, item, demos) > ctx.budget * DEMO_SHARE:  # short lengths: the examples would crowd out the task
+        units = self.balanced(
+            item,
+            item_rng,
+            [document for demo in demos for document in demo["documents"]],
+            ctx.negatives,
+        )
+        if (
+            self.demo_tokens(ctx, item, demos) > ctx.budget * DEMO_SHARE
+        ):  # short lengths: the examples would crowd out the task
             demos = []
         row_rng = derive_rng(ctx.seed, self.name, "row", row)
         ids = [str(number) for number in row_rng.sample(ID_RANGE, len(units))]
@@ -179,8 +251,13 @@ class Rerank(NegativesTask):
             return sorted(units[:count], key=lambda piece: order_keys[piece.fields["id"]])
 
         def render(count: int) -> str:
-            passages = [{"id": piece.fields["id"], "title": piece.document.title, "text": piece.text} for piece in arrange(count)]
-            return self.templates.render(self.name, {"question": item.question, "passages": passages, "demos": demos})
+            passages = [
+                {"id": piece.fields["id"], "title": piece.document.title, "text": piece.text}
+                for piece in arrange(count)
+            ]
+            return self.templates.render(
+                self.name, {"question": item.question, "passages": passages, "demos": demos}
+            )
 
         fitted = fit_units(ctx, render, len(units), mean_tokens(units) + PASSAGE_OVERHEAD, arrange)
         if fitted is None or len(fitted[0].pieces) < MIN_PASSAGES:
@@ -196,8 +273,16 @@ class Rerank(NegativesTask):
             "permutation": row % PERMUTATIONS,
             "demonstration_ids": [demo.id for demo in self.demonstrations(item)] if demos else [],
             "negatives": ctx.negatives,
-            "negative_scores": [{"id": piece.document.id, "bm25": piece.fields["bm25"]} for piece in pieces if piece.role != "gold"],
-            "spans": coverage_spans(prompt.prompt, [piece.text for piece in pieces], [True] * len(pieces)),
+            "negative_scores": [
+                {"id": piece.document.id, "bm25": piece.fields["bm25"]}
+                for piece in pieces
+                if piece.role != "gold"
+            ],
+            "spans": coverage_spans(
+                prompt.prompt, [piece.text for piece in pieces], [True] * len(pieces)
+            ),
         }
-        ideal = sorted(relevance, key=lambda passage_id: -relevance[passage_id])  # stable: ties keep prompt order
+        ideal = sorted(
+            relevance, key=lambda passage_id: -relevance[passage_id]
+        )  # stable: ties keep prompt order
         return Sample(prompt, ideal, item.question, gold)

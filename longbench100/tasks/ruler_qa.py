@@ -18,12 +18,13 @@ from __future__ import annotations
 import random
 from typing import ClassVar
 
-from longbench100.sources.corpus import Corpus
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.pieces import Piece, distractor_piece
 from longbench100.fitting.spans import coverage_spans
 from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.corpus import Corpus
 from longbench100.sources.records import Document, Item
+
 from .base import Candidate, GoldAmongDistractors, Sample, distinct_texts
 
 NEIGHBOUR_SHARE = 0.9  # of the room left by the question's own paragraphs, at most this much goes to its article's others
@@ -37,8 +38,10 @@ class RulerQa(GoldAmongDistractors):
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
-        self.dataset = {name: distinct_texts(corpus.documents_of([name]), corpus.near_duplicates)
-                        for name in corpus.sources_with_role(self.name, "real")}
+        self.dataset = {
+            name: distinct_texts(corpus.documents_of([name]), corpus.near_duplicates)
+            for name in corpus.sources_with_role(self.name, "real")
+        }
         self._articles: dict[tuple[str, str], list[Document]] = {}
         for name, documents in self.dataset.items():
             for document in documents:
@@ -47,7 +50,9 @@ class RulerQa(GoldAmongDistractors):
 
     def accepts(self, item: Item) -> bool:
         """Questions with an answer and at least one paragraph."""
-        return item.kind == "qa" and bool(item.question) and bool(item.answers) and bool(item.doc_ids)
+        return (
+            item.kind == "qa" and bool(item.question) and bool(item.answers) and bool(item.doc_ids)
+        )
 
     def variables(self, item: Item) -> dict:
         """The question."""
@@ -57,13 +62,18 @@ class RulerQa(GoldAmongDistractors):
         """The paragraphs of the item's own dataset."""
         return self.dataset[item.source]
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """The question's paragraphs among the dataset's (:class:`GoldAmongDistractors`), with the gold spans recorded."""
         sample = super().build(ctx, row, candidate, rng)
         if sample is not None:
             pieces = sample.fitted.pieces
-            sample.gold["spans"] = coverage_spans(sample.fitted.prompt, [piece.text for piece in pieces],
-                                                  [piece.role == "gold" for piece in pieces])
+            sample.gold["spans"] = coverage_spans(
+                sample.fitted.prompt,
+                [piece.text for piece in pieces],
+                [piece.role == "gold" for piece in pieces],
+            )
         return sample
 
     def leading_distractors(self, item: Item, ctx: BuildContext, rng: random.Random) -> list[Piece]:

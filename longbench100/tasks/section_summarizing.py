@@ -9,6 +9,7 @@ faithfulness, 1-5, as ETHIC), else by ROUGE-L against the annotator's summary of
 from __future__ import annotations
 
 from longbench100.judge.annotation_rubric import SUMMARY_SENTENCES
+
 from .one_document import Chunk, ChunkSections
 from .sections import summary_outcome
 
@@ -20,7 +21,9 @@ class SectionSummarizing(ChunkSections):
 
     name = "section_summarizing"
     answer_fixed = 16
-    answer_per_section = 8 + SUMMARY_SENTENCES * SENTENCE_TOKENS  # "Section 12: " and five sentences
+    answer_per_section = (
+        8 + SUMMARY_SENTENCES * SENTENCE_TOKENS
+    )  # "Section 12: " and five sentences
 
     def variables(self, chunks: list[Chunk], seed: int) -> dict:
         """The sentence limit per summary."""

@@ -29,13 +29,14 @@ import string
 from dataclasses import dataclass
 from typing import Callable, ClassVar
 
-from longbench100.sources.corpus import Corpus
 from longbench100.fitting.fit import BuildContext, Fitted
 from longbench100.fitting.pieces import gold_piece
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import coverage_spans
 from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.corpus import Corpus
 from longbench100.sources.records import Document, Item
+
 from .base import Candidate, Sample, TaskBuilder
 from .summary_requests import specific_request
 
@@ -77,7 +78,12 @@ def section_pools(corpus: Corpus, sources: list[str]) -> dict[str, list[Section]
     for name in sources:
         pool: list[Section] = []
         for item in corpus.sources[name].items:
-            if item.kind != "summary" or len(item.doc_ids) != 1 or specific_request(item) or not (item.summary or "").strip():
+            if (
+                item.kind != "summary"
+                or len(item.doc_ids) != 1
+                or specific_request(item)
+                or not (item.summary or "").strip()
+            ):
                 continue
             document = corpus.documents[item.doc_ids[0]]
             if key(document) not in seen:
@@ -101,7 +107,15 @@ def row_order(pools: dict[str, list[Section]], seed: int, row: int) -> tuple[lis
     return first + rest, len(first)
 
 
-def first_fit(order: list[Section], home_count: int, room: int, cost: Callable[[Section], int], *, largest: int, minimum: int) -> list[Section]:
+def first_fit(
+    order: list[Section],
+    home_count: int,
+    room: int,
+    cost: Callable[[Section], int],
+    *,
+    largest: int,
+    minimum: int,
+) -> list[Section]:
     """Sections taken along ``order`` while their ``cost`` fits the ``room`` left (and is at most ``largest``).
 
     Documents of other sources follow the home source's only once every home document is taken, or
@@ -139,13 +153,18 @@ def shuffled_order(count: int, seed: int) -> list[int]:
 
 def labelled_summaries(summaries: list[str], arrangement: list[int]) -> list[dict]:
     """The summaries (in section order) as a prompt shows them: labelled A, B, ... in the order ``arrangement`` gives."""
-    return [{"label": label, "text": summaries[index]} for label, index in zip(section_labels(len(summaries)), arrangement)]
+    return [
+        {"label": label, "text": summaries[index]}
+        for label, index in zip(section_labels(len(summaries)), arrangement)
+    ]
 
 
 def summary_outcome(references: list[str]) -> tuple[list[str], str, dict]:
     """A summarizing task's ideal reply (every section's reference in the asked line format), its recorded
     instruction, and no gold fields of its own."""
-    ideal = "\n".join(f"Section {number}: {reference}" for number, reference in enumerate(references, 1))
+    ideal = "\n".join(
+        f"Section {number}: {reference}" for number, reference in enumerate(references, 1)
+    )
     return [ideal], f"Summarise each of the {len(references)} sections, one line per section.", {}
 
 
@@ -188,31 +207,45 @@ class SectionTask(TaskBuilder):
         """The context's pieces in prompt order (for ``gold["spans"]``): the documents."""
         return [section.document.text for section in sections]
 
-    def outcome(self, sections: list[Section], arrangement: list[int]) -> tuple[list[str], str, dict]:
+    def outcome(
+        self, sections: list[Section], arrangement: list[int]
+    ) -> tuple[list[str], str, dict]:
         """The answers, the recorded question and the task's own gold fields."""
         raise NotImplementedError
 
     def render_sections(self, sections: list[Section], seed: int) -> str:
         """The prompt holding ``sections`` in order (material shown in an arrangement drawn from ``seed``)."""
         arrangement = self.arrangement(len(sections), seed)
-        return self.render([gold_piece(section.document) for section in sections], **self.variables(sections, arrangement))
+        return self.render(
+            [gold_piece(section.document) for section in sections],
+            **self.variables(sections, arrangement),
+        )
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """The sections that fit this length along the row's order, counted exactly; ``None`` when fewer than two fit."""
         order, home_count = row_order(self.pools, ctx.seed, row)
         seed = rng.getrandbits(64)
         empty = ctx.count_prompt(self.render_sections([], seed))
         one = ctx.count_prompt(self.render_sections([PLACEHOLDER_SECTION], seed))
         two = ctx.count_prompt(self.render_sections([PLACEHOLDER_SECTION] * 2, seed))
-        per_section = max(0, two - one - self.section_tokens(ctx, PLACEHOLDER_SECTION)) + self.answer_per_section
+        per_section = (
+            max(0, two - one - self.section_tokens(ctx, PLACEHOLDER_SECTION))
+            + self.answer_per_section
+        )
         room = ctx.budget - empty - self.answer_fixed
 
         def cost(section: Section) -> int:
             return self.section_tokens(ctx, section) + per_section
 
         sections = first_fit(order, home_count, room, cost, largest=room, minimum=MIN_SECTIONS)
-        if len(sections) < MIN_SECTIONS:  # large documents crowd the others out: take none above an even share
-            sections = first_fit(order, home_count, room, cost, largest=room // MIN_SECTIONS, minimum=MIN_SECTIONS)
+        if (
+            len(sections) < MIN_SECTIONS
+        ):  # large documents crowd the others out: take none above an even share
+            sections = first_fit(
+                order, home_count, room, cost, largest=room // MIN_SECTIONS, minimum=MIN_SECTIONS
+            )
         while len(sections) >= MIN_SECTIONS:
             prompt = self.render_sections(sections, seed)
             tokens = ctx.count_prompt(prompt)
@@ -221,7 +254,9 @@ class SectionTask(TaskBuilder):
             sections.pop()
         return None
 
-    def _sample(self, ctx: BuildContext, prompt: str, tokens: int, sections: list[Section], seed: int) -> Sample:
+    def _sample(
+        self, ctx: BuildContext, prompt: str, tokens: int, sections: list[Section], seed: int
+    ) -> Sample:
         """The sample of a prompt that fits, with the gold fields both tasks record."""
         arrangement = self.arrangement(len(sections), seed)
         answers, question, own = self.outcome(sections, arrangement)
@@ -247,13 +282,17 @@ class DocumentSummarizing(SectionTask):
 
     name = "document_summarizing"
     answer_fixed = 16
-    answer_per_section = 160  # "Section 12: " and up to SUMMARY_WORDS words (about 130 tokens in English)
+    answer_per_section = (
+        160  # "Section 12: " and up to SUMMARY_WORDS words (about 130 tokens in English)
+    )
 
     def variables(self, sections: list[Section], arrangement: list[int]) -> dict:
         """The word limit per summary."""
         return {"words": SUMMARY_WORDS}
 
-    def outcome(self, sections: list[Section], arrangement: list[int]) -> tuple[list[str], str, dict]:
+    def outcome(
+        self, sections: list[Section], arrangement: list[int]
+    ) -> tuple[list[str], str, dict]:
         """The ideal reply (every reference in the asked format), the instruction, nothing more."""
         return summary_outcome([section.reference for section in sections])
 
@@ -281,12 +320,20 @@ class DocumentOrganizing(SectionTask):
 
     def variables(self, sections: list[Section], arrangement: list[int]) -> dict:
         """The summaries as shown: labelled A, B, ... in the shuffled order."""
-        return {"summaries": labelled_summaries([section.reference for section in sections], arrangement)}
+        return {
+            "summaries": labelled_summaries(
+                [section.reference for section in sections], arrangement
+            )
+        }
 
     def context_texts(self, sections: list[Section], arrangement: list[int]) -> list[str]:
         """The documents, then the summaries as shown."""
-        return super().context_texts(sections, arrangement) + [sections[index].reference for index in arrangement]
+        return super().context_texts(sections, arrangement) + [
+            sections[index].reference for index in arrangement
+        ]
 
-    def outcome(self, sections: list[Section], arrangement: list[int]) -> tuple[list[str], str, dict]:
+    def outcome(
+        self, sections: list[Section], arrangement: list[int]
+    ) -> tuple[list[str], str, dict]:
         """The labels in section order, joined as the prompt asks; gold ``order`` holds them as a list."""
         return order_outcome(arrangement)

@@ -1,6 +1,7 @@
 """single_doc_sum: summarise one named passage hidden among distractors, or answer the item's narrower request about it."""
 
 from longbench100.sources.records import Item
+
 from .base import GoldAmongDistractors
 from .summary_requests import specific_request
 

@@ -19,7 +19,9 @@ WORDS_SHA256 = "6e2b70e661c464a84ab262797c8f6b87d96c252da76b140506d34ab9b16ac535
 """sha256 of the word list (one word a line) from english-words 2.0.2: another list would change the data."""
 
 
-def fill_units(ctx: BuildContext, budget: int, render: Callable[[int], str], most: int) -> tuple[Fitted, int] | None:
+def fill_units(
+    ctx: BuildContext, budget: int, render: Callable[[int], str], most: int
+) -> tuple[Fitted, int] | None:
     """The prompt ``render(n)`` and ``n``, for the largest ``n <= most`` whose exact token count is within ``budget``.
 
     ``render(n)`` must grow with ``n``. The search starts from a linear estimate (two exact counts),
@@ -60,8 +62,12 @@ def english_words() -> tuple[str, ...]:
     from english_words import get_english_words_set
 
     words = get_english_words_set(["gcide"], lower=True, alpha=True)
-    kept = tuple(sorted(word for word in words if 3 <= len(word) <= 10 and word.isascii() and word.isalpha()))
+    kept = tuple(
+        sorted(word for word in words if 3 <= len(word) <= 10 and word.isascii() and word.isalpha())
+    )
     if hashlib.sha256("\n".join(kept).encode("utf-8")).hexdigest() != WORDS_SHA256:
-        raise UserError("the english-words package gives a different word list than english-words 2.0.2, so common_words "
-                        "would not be reproducible: install english-words==2.0.2")
+        raise UserError(
+            "the english-words package gives a different word list than english-words 2.0.2, so common_words "
+            "would not be reproducible: install english-words==2.0.2"
+        )
     return kept

@@ -16,6 +16,7 @@ import string
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.rng import derive_rng, distinct_draws
 from longbench100.fitting.spans import embedded_spans, text_spans
+
 from .base import Candidate, Sample, TaskBuilder
 from .synthetic import fill_units
 
@@ -32,18 +33,24 @@ NOISE = (
 )
 
 
-def chain_for_row(seed: int, row: int, letters: int = NAME_LETTERS, stream: str = "row") -> tuple[list[str], str, list[float]]:
+def chain_for_row(
+    seed: int, row: int, letters: int = NAME_LETTERS, stream: str = "row"
+) -> tuple[list[str], str, list[float]]:
     """The row's ``HOPS + 1`` distinct variable names in assignment order, the value they hold, and the
     sorted fractions of the context before which the statements stand."""
     rng = derive_rng(seed, "variable_tracking", stream, row)
-    names = distinct_draws(HOPS + 1, lambda: "".join(rng.choice(string.ascii_uppercase) for _ in range(letters)))
+    names = distinct_draws(
+        HOPS + 1, lambda: "".join(rng.choice(string.ascii_uppercase) for _ in range(letters))
+    )
     value = str(rng.randint(10000, 99999))
     return names, value, sorted(rng.random() for _ in range(HOPS + 1))
 
 
 def statements(names: list[str], value: str) -> list[str]:
     """``VAR A = 12345.``, ``VAR B = VAR A.``, ... one per hop, in chain order."""
-    return [f"VAR {names[0]} = {value}."] + [f"VAR {name} = VAR {before}." for before, name in zip(names, names[1:])]
+    return [f"VAR {names[0]} = {value}."] + [
+        f"VAR {name} = VAR {before}." for before, name in zip(names, names[1:])
+    ]
 
 
 def context_text(lines: list[str], fractions: list[float], sentences: int) -> str:
@@ -61,8 +68,12 @@ def context_text(lines: list[str], fractions: list[float], sentences: int) -> st
 def one_shot_example(seed: int, row: int) -> dict:
     """The row's worked example: a short context with a 3-letter chain, its value and its answer."""
     names, value, fractions = chain_for_row(seed, row, EXAMPLE_NAME_LETTERS, "example")
-    return {"context": context_text(statements(names, value), fractions, EXAMPLE_SENTENCES), "value": value,
-            "count": len(names), "answer": ", ".join(names)}
+    return {
+        "context": context_text(statements(names, value), fractions, EXAMPLE_SENTENCES),
+        "value": value,
+        "count": len(names),
+        "answer": ", ".join(names),
+    }
 
 
 class VariableTracking(TaskBuilder):
@@ -71,15 +82,24 @@ class VariableTracking(TaskBuilder):
     name = "variable_tracking"
     required_roles = ()
 
-    def build(self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random) -> Sample | None:
+    def build(
+        self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
+    ) -> Sample | None:
         """One sample: as many noise sentences as the budget (less the answer space) allows, around the chain."""
         names, value, fractions = chain_for_row(ctx.seed, row)
         lines = statements(names, value)
         example = one_shot_example(ctx.seed, row)
 
         def render(sentences: int) -> str:
-            return self.templates.render(self.name, {"context": context_text(lines, fractions, sentences), "value": value,
-                                                     "count": len(names), "example": example})
+            return self.templates.render(
+                self.name,
+                {
+                    "context": context_text(lines, fractions, sentences),
+                    "value": value,
+                    "count": len(names),
+                    "example": example,
+                },
+            )
 
         filled = fill_units(ctx, ctx.budget, render, ctx.budget)
         if filled is None:

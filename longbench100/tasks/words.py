@@ -25,8 +25,10 @@ def key_words() -> tuple[tuple[str, ...], tuple[str, ...]]:
     nouns = tuple(sorted(set(_get_words_from_text_file("nounlist.txt"))))
     digest = hashlib.sha256("\n".join(adjectives + ("",) + nouns).encode("utf-8")).hexdigest()
     if digest != LISTS_SHA256:
-        raise UserError(f"the wonderwords word lists differ from the ones longbench100 was built with (sha256 {digest[:12]}...); "
-                        "install the pinned version: pip install 'wonderwords==3.0.1'")
+        raise UserError(
+            f"the wonderwords word lists differ from the ones longbench100 was built with (sha256 {digest[:12]}...); "
+            "install the pinned version: pip install 'wonderwords==3.0.1'"
+        )
     return adjectives, nouns
 
 

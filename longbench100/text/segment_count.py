@@ -35,10 +35,12 @@ from collections.abc import Callable, Iterable
 SEGMENTED_ENCODINGS = frozenset({"cl100k_base", "o200k_base"})
 """tiktoken encodings whose pre-tokenizer is proven to cut at :data:`CUT`."""
 
-CL100K_SHAPED_SPLITS = frozenset({
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",  # Qwen2, Qwen3
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",  # cl100k, Llama 3
-})
+CL100K_SHAPED_SPLITS = frozenset(
+    {
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",  # Qwen2, Qwen3
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",  # cl100k, Llama 3
+    }
+)
 """Hugging Face split patterns of the same shape as cl100k's: a pre-token never runs past a single space into a non-blank."""
 
 CUT = re.compile(r"[.!?] (?=\S)")
@@ -65,12 +67,20 @@ def segmentable_tokenizer_json(config: dict) -> bool:
     if normalizer not in (None, {"type": "NFC"}) or not isinstance(steps, list) or len(steps) != 2:
         return False
     split, byte_level = steps
-    return (split.get("type") == "Split" and (split.get("pattern") or {}).get("Regex") in CL100K_SHAPED_SPLITS
-            and split.get("behavior") == "Isolated" and not split.get("invert")
-            and byte_level.get("type") == "ByteLevel" and not byte_level.get("use_regex", True)
-            and not byte_level.get("add_prefix_space", True)
-            and model.get("type") == "BPE" and not model.get("dropout")
-            and not any(_added_token_spans_a_boundary(token) for token in config.get("added_tokens") or []))
+    return (
+        split.get("type") == "Split"
+        and (split.get("pattern") or {}).get("Regex") in CL100K_SHAPED_SPLITS
+        and split.get("behavior") == "Isolated"
+        and not split.get("invert")
+        and byte_level.get("type") == "ByteLevel"
+        and not byte_level.get("use_regex", True)
+        and not byte_level.get("add_prefix_space", True)
+        and model.get("type") == "BPE"
+        and not model.get("dropout")
+        and not any(
+            _added_token_spans_a_boundary(token) for token in config.get("added_tokens") or []
+        )
+    )
 
 
 _NEWLINE_THEN_NONBLANK = re.compile(r"\n\S")
@@ -82,8 +92,9 @@ def _added_token_spans_a_boundary(token: dict) -> bool:
     takes the blanks around it (``lstrip`` / ``rstrip``) or matches only as a whole word (``single_word``),
     which makes its matching depend on the text beyond it."""
     content = str(token.get("content", ""))
-    return (bool(CUT.search(content) or _NEWLINE_THEN_NONBLANK.search(content))
-            or any(token.get(flag) for flag in ("lstrip", "rstrip", "single_word")))
+    return bool(CUT.search(content) or _NEWLINE_THEN_NONBLANK.search(content)) or any(
+        token.get(flag) for flag in ("lstrip", "rstrip", "single_word")
+    )
 
 
 def cut_places(text: str) -> list[int]:
@@ -118,7 +129,7 @@ class SegmentCounter:
         total = 0
         start = 0
         for boundary in NEWLINE_BOUNDARY.finditer(text):
-            total += sum(map(self.piece, self.pieces(text[start:boundary.end()])))
+            total += sum(map(self.piece, self.pieces(text[start : boundary.end()])))
             start = boundary.end()
         return total + sum(map(self.piece, self.pieces(text[start:])))
 

@@ -24,7 +24,9 @@ from functools import lru_cache
 import sentencex
 
 LANGUAGE = "en"
-MIN_FILLER_CHARS = 20  # a cut-off filler shorter than this is dropped (no bare headings or fragments)
+MIN_FILLER_CHARS = (
+    20  # a cut-off filler shorter than this is dropped (no bare headings or fragments)
+)
 _MARGIN = 400  # characters segmented past a limit, so a sentence running over it is read whole
 # sentencex reads a quotation whole, as far as its closing quote, so where one runs past the margin the ends found in
 # the opening can differ from the whole text's (at 4 limits in each of 789 real documents: 3,882 ends only in the
@@ -49,7 +51,9 @@ or a digit (an opening quote or bracket may come first). The caller skips a brea
 :data:`REPLY_ABBREVIATIONS` or an initial, found by :data:`REPLY_LAST_WORD`."""
 REPLY_LAST_WORD = re.compile(r"(\S+)\.[\"')\]]?$")
 """The last word before a full stop (and one closing mark) at the end of a piece of a reply."""
-REPLY_ABBREVIATIONS = frozenset("mr mrs ms dr prof st jr sr vs etc fig e.g i.e u.s u.k inc corp co ltd".split())
+REPLY_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr prof st jr sr vs etc fig e.g i.e u.s u.k inc corp co ltd".split()
+)
 """Case-folded words whose full stop does not end a sentence of a reply."""
 TERMINAL_THEN_BLANK = re.compile(r"(?<=[.!?])\s+")
 """The loosest rule: whitespace after ``.``, ``!`` or ``?`` (the no-model baselines' sentences)."""
@@ -61,7 +65,9 @@ LABEL_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z
 brackets only and at most one opening mark."""
 LABEL_LAST_SENTENCE_END = re.compile(r"[.!?][\"'”’)]*(?=[^.!?]*$)")
 """The last terminal mark (and its closing quotes) of an annotator's summary."""
-TITLE_ABBREVIATIONS = frozenset("mr mrs ms mme mlle messrs dr st rev prof capt col gen lt sgt jr sr".split())
+TITLE_ABBREVIATIONS = frozenset(
+    "mr mrs ms mme mlle messrs dr st rev prof capt col gen lt sgt jr sr".split()
+)
 """Case-folded titles whose full stop does not end a sentence inside a person's name ("Mr. Darcy")."""
 
 
@@ -87,9 +93,15 @@ def sentence_ends_from_last(text: str, limit: int) -> Iterator[int]:
 
 def is_sentence_end(sentence: str) -> bool:
     """Whether ``sentence`` (stripped of trailing whitespace) closes with terminal punctuation that is no abbreviation."""
-    body = sentence[:-1] if sentence.endswith("\n") else sentence  # as a regex's `$`, which also matches before a final newline
+    body = (
+        sentence[:-1] if sentence.endswith("\n") else sentence
+    )  # as a regex's `$`, which also matches before a final newline
     closed = body.rstrip(_CLOSERS)
-    return bool(closed) and closed[-1] in _TERMINALS and not (body.endswith(".") and _abbreviated_end(body))
+    return (
+        bool(closed)
+        and closed[-1] in _TERMINALS
+        and not (body.endswith(".") and _abbreviated_end(body))
+    )
 
 
 def _abbreviated_end(body: str) -> bool:
@@ -97,7 +109,9 @@ def _abbreviated_end(body: str) -> bool:
     last run of word characters and dots is one of :data:`_ABBREVIATION` (a regex search for the abbreviation after
     the start or a character that is neither, anchored at the end, would try each character of a long sentence)."""
     start = len(body)
-    while start and (body[start - 1].isalnum() or body[start - 1] in "._"):  # \w: what str.isalnum() accepts, and _
+    while start and (
+        body[start - 1].isalnum() or body[start - 1] in "._"
+    ):  # \w: what str.isalnum() accepts, and _
         start -= 1
     return _ABBREVIATION.fullmatch(body, start) is not None
 
@@ -124,5 +138,7 @@ def _next_sentence_may_start(text: str, end: int) -> bool:
     past any punctuation, no lower-case letter."""
     if end == len(text):
         return True
-    following = _WORD_CHARACTER.search(text, end, end + 40)  # the next word's first character, past blanks and punctuation
+    following = _WORD_CHARACTER.search(
+        text, end, end + 40
+    )  # the next word's first character, past blanks and punctuation
     return text[end].isspace() and not (following and following.group().islower())

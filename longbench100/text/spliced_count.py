@@ -28,8 +28,13 @@ from longbench100.text.segment_count import SegmentCounter, cut_places, split_at
 class TextIndex:
     """One known text cut at its :data:`~.segment_count.CUT` places, with the running token totals of its pieces."""
 
-    def __init__(self, text: str, segments: SegmentCounter | None, piece_counts: Sequence[int] | None = None,
-                 cuts: list[int] | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        segments: SegmentCounter | None,
+        piece_counts: Sequence[int] | None = None,
+        cuts: list[int] | None = None,
+    ) -> None:
         """Count the pieces of ``text`` through ``segments`` (cached), unless ``piece_counts`` gives them
         (counted before, in the order of :meth:`SegmentCounter.pieces`); ``cuts``, when given, are the text's
         :func:`~.segment_count.cut_places` (found before). Without ``segments`` (a tokenizer counted whole)
@@ -55,7 +60,9 @@ class TextIndex:
         """The piece that holds the text's token number ``token`` (from 1), as ``(start, end, tokens before start)``,
         when the tokens up to some cut at or before ``last_cut`` reach it; else ``None``."""
         cuts_within = bisect.bisect_right(self.cuts, last_cut)
-        if token < 1 or self.totals[cuts_within] < token:  # totals[k]: the tokens before cut number k (from 1)
+        if (
+            token < 1 or self.totals[cuts_within] < token
+        ):  # totals[k]: the tokens before cut number k (from 1)
             return None
         piece = bisect.bisect_left(self.totals, token) - 1
         return (self.cuts[piece - 1] if piece else 0), self.cuts[piece], self.totals[piece]
@@ -73,12 +80,18 @@ class JoinedIndex:
     the text. :meth:`inner` answers as :meth:`TextIndex.inner` does over the kept cuts.
     """
 
-    def __init__(self, blocks: Sequence[TextIndex], separator: str, segments: SegmentCounter) -> None:
+    def __init__(
+        self, blocks: Sequence[TextIndex], separator: str, segments: SegmentCounter
+    ) -> None:
         self.text = separator.join(block.text for block in blocks)
-        self._anchors: list[tuple[TextIndex, int, int, int]] = []  # (block, its offset, index of its first and last inner cut)
+        self._anchors: list[
+            tuple[TextIndex, int, int, int]
+        ] = []  # (block, its offset, index of its first and last inner cut)
         firsts: list[int] = []  # global offsets of each anchor's first inner cut
         lasts: list[int] = []
-        self._before: list[int] = []  # tokens from the first anchor's first inner cut to this anchor's
+        self._before: list[
+            int
+        ] = []  # tokens from the first anchor's first inner cut to this anchor's
         offset = 0
         for block in blocks:
             if block.cuts:
@@ -87,8 +100,13 @@ class JoinedIndex:
                 if first <= last:
                     if lasts:
                         previous_block, _, previous_first, previous_last = self._anchors[-1]
-                        inner = previous_block.totals[previous_last + 1] - previous_block.totals[previous_first + 1]
-                        window = _window_tokens(segments, self.text, lasts[-1], offset, block, first)
+                        inner = (
+                            previous_block.totals[previous_last + 1]
+                            - previous_block.totals[previous_first + 1]
+                        )
+                        window = _window_tokens(
+                            segments, self.text, lasts[-1], offset, block, first
+                        )
                         self._before.append(self._before[-1] + inner + window)
                     else:
                         self._before.append(0)
@@ -105,21 +123,29 @@ class JoinedIndex:
 
     def inner(self, start: int, end: int) -> tuple[int, int, int] | None:
         """The first and last kept cut strictly inside ``text[start:end]`` and the tokens between them, or ``None``."""
-        low = bisect.bisect_left(self._lasts, start + 1)  # the first anchor with a kept cut at or after start + 1
-        high = bisect.bisect_right(self._firsts, end - 2) - 1  # the last anchor with a kept cut at or before end - 2
+        low = bisect.bisect_left(
+            self._lasts, start + 1
+        )  # the first anchor with a kept cut at or after start + 1
+        high = (
+            bisect.bisect_right(self._firsts, end - 2) - 1
+        )  # the last anchor with a kept cut at or before end - 2
         if low > high:
             return None
         block, offset, first, last = self._anchors[low]
         opening = max(first, bisect.bisect_left(block.cuts, start + 1 - offset))
         closing_block, closing_offset, closing_first, closing_last = self._anchors[high]
-        closing = min(closing_last, bisect.bisect_right(closing_block.cuts, end - 2 - closing_offset) - 1)
+        closing = min(
+            closing_last, bisect.bisect_right(closing_block.cuts, end - 2 - closing_offset) - 1
+        )
         at, to = offset + block.cuts[opening], closing_offset + closing_block.cuts[closing]
         if at > to:
             return None
         return at, to, self._tokens_to(high, closing) - self._tokens_to(low, opening)
 
 
-def _window_tokens(segments: SegmentCounter, text: str, start: int, offset: int, block: TextIndex, first: int) -> int:
+def _window_tokens(
+    segments: SegmentCounter, text: str, start: int, offset: int, block: TextIndex, first: int
+) -> int:
     """Tokens of ``text[start:offset + block.cuts[first]]``, the window from one anchor's last inner cut to the
     first inner cut of ``block`` (which starts at ``offset``).
 
@@ -131,7 +157,7 @@ def _window_tokens(segments: SegmentCounter, text: str, start: int, offset: int,
     """
     if opens_after_newline(text, offset):
         return segments.piece(text[start:offset]) + block.totals[first + 1]
-    return segments.count(text[start:offset + block.cuts[first]])
+    return segments.count(text[start : offset + block.cuts[first]])
 
 
 def opens_after_newline(text: str, offset: int) -> bool:
@@ -149,7 +175,12 @@ def opens_after_newline(text: str, offset: int) -> bool:
     added token that could match across the boundary keeps a tokenizer.json from counting by segments.
     An adversarial review found no counterexample in 30 million single-character splits per encoding.
     """
-    return 0 < offset < len(text) and text[offset - 1] == "\n" and not text[offset].isspace() and text[offset] != "/"
+    return (
+        0 < offset < len(text)
+        and text[offset - 1] == "\n"
+        and not text[offset].isspace()
+        and text[offset] != "/"
+    )
 
 
 Span = tuple[Union[TextIndex, JoinedIndex], int, int]
@@ -161,7 +192,9 @@ Part = Union[str, Span]
 
 def materialize(parts: Sequence[Part]) -> str:
     """The text that ``parts`` spell."""
-    return "".join(part if isinstance(part, str) else part[0].text[part[1]:part[2]] for part in parts)
+    return "".join(
+        part if isinstance(part, str) else part[0].text[part[1] : part[2]] for part in parts
+    )
 
 
 def part_length(part: Part) -> int:
@@ -190,8 +223,15 @@ def count_parts(parts: Sequence[Part], segments: SegmentCounter) -> int:
             continue
         first, last, tokens = inner
         before = "".join(window)
-        if start == 0 and isinstance(index, TextIndex) and first == index.cuts[0] and _opens_a_pre_token(before, index.text):
-            total += segments.count_lines(before) + index.totals[1] + tokens  # the text's first piece, from its totals
+        if (
+            start == 0
+            and isinstance(index, TextIndex)
+            and first == index.cuts[0]
+            and _opens_a_pre_token(before, index.text)
+        ):
+            total += (
+                segments.count_lines(before) + index.totals[1] + tokens
+            )  # the text's first piece, from its totals
         else:
             total += segments.count_lines(before + index.text[start:first]) + tokens
         window = [index.text[last:end]]
@@ -214,7 +254,11 @@ def locate(text: str, known: Sequence[tuple[TextIndex, int]]) -> list[Part]:
         if length <= 0:
             continue
         position = _find(text, index.text[:length], cursor)
-        runs = [(position, 0, length)] if position >= 0 else _find_runs(text, index.text, length, cursor)
+        runs = (
+            [(position, 0, length)]
+            if position >= 0
+            else _find_runs(text, index.text, length, cursor)
+        )
         for position, start, end in runs:
             parts.append(text[cursor:position])
             parts.append((index, start, end))
@@ -225,7 +269,9 @@ def locate(text: str, known: Sequence[tuple[TextIndex, int]]) -> list[Part]:
 
 MAX_RUNS = 16
 """Most runs a known opening is found in, with inserted text between them (:func:`_find_runs`)."""
-_RUN_OPENING = 32  # characters of a run looked for first (text is inserted a sentence or more apart)
+_RUN_OPENING = (
+    32  # characters of a run looked for first (text is inserted a sentence or more apart)
+)
 
 
 def _find_runs(text: str, document: str, length: int, start: int) -> list[tuple[int, int, int]]:
@@ -235,14 +281,14 @@ def _find_runs(text: str, document: str, length: int, start: int) -> list[tuple[
     two texts agree from there; whatever is found, the parts spell the text, so counts stay exact."""
     runs: list[tuple[int, int, int]] = []
     done = 0
-    position = text.find(document[:min(_RUN_OPENING, length)], start)
+    position = text.find(document[: min(_RUN_OPENING, length)], start)
     while position >= 0 and len(runs) < MAX_RUNS:
         matched = _agreeing_length(text, position, document, done, length)
         runs.append((position, done, done + matched))
         done += matched
         if done == length:
             return runs
-        position = text.find(document[done: min(done + _RUN_OPENING, length)], position + matched)
+        position = text.find(document[done : min(done + _RUN_OPENING, length)], position + matched)
     return []
 
 
@@ -256,13 +302,13 @@ def _agreeing_length(text: str, at: int, document: str, start: int, end: int) ->
     matched = 0
     while matched < limit:
         size = min(_COMPARED_BY, limit - matched)
-        if text.startswith(document[start + matched: start + matched + size], at + matched):
+        if text.startswith(document[start + matched : start + matched + size], at + matched):
             matched += size
             continue
         low, high = 0, size  # the first low characters agree, the first high do not
         while high - low > 1:
             middle = (low + high) // 2
-            if text.startswith(document[start + matched: start + matched + middle], at + matched):
+            if text.startswith(document[start + matched : start + matched + middle], at + matched):
                 low = middle
             else:
                 high = middle

@@ -20,19 +20,32 @@ import hashlib
 import importlib.util
 import json
 import os
-from pathlib import Path
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from longbench100.core.errors import UserError
-from longbench100.core.marshal_cache import read_marshal, write_marshal
 from longbench100.core.hub_access import bounded_retries, hub_offline
+from longbench100.core.marshal_cache import read_marshal, write_marshal
 from longbench100.core.paths import cache_dir
-from longbench100.text.segment_count import SEGMENTED_ENCODINGS, SegmentCounter, segmentable_tokenizer_json
-from longbench100.text.spliced_count import JoinedIndex, Part, TextIndex, count_parts, locate, materialize
+from longbench100.text.segment_count import (
+    SEGMENTED_ENCODINGS,
+    SegmentCounter,
+    segmentable_tokenizer_json,
+)
+from longbench100.text.spliced_count import (
+    JoinedIndex,
+    Part,
+    TextIndex,
+    count_parts,
+    locate,
+    materialize,
+)
 
 DEFAULT_TOKENIZER = "cl100k_base"
-ACCEPTED_FORMS = "a tiktoken encoding (cl100k_base, o200k_base, ...) or hf:<model id | folder | tokenizer.json>"
+ACCEPTED_FORMS = (
+    "a tiktoken encoding (cl100k_base, o200k_base, ...) or hf:<model id | folder | tokenizer.json>"
+)
 THREADS = max(1, min(2, os.cpu_count() or 1))
 INDEX_LIMIT = 50_000  # known texts kept indexed; the index starts afresh when full
 
@@ -45,8 +58,14 @@ class Tokenizer:
     run whose token counts are all cached never pays for loading it.
     """
 
-    def __init__(self, spec: str, identity: str, kind: str, loader: Callable[[], tuple[Any, str]],
-                 segmented: bool = False) -> None:
+    def __init__(
+        self,
+        spec: str,
+        identity: str,
+        kind: str,
+        loader: Callable[[], tuple[Any, str]],
+        segmented: bool = False,
+    ) -> None:
         self.spec = spec
         self.identity = identity
         self._kind = kind  # "tiktoken" | "tokenizers" | "transformers"
@@ -112,7 +131,9 @@ class Tokenizer:
         memory for the next call when ``keep`` (documents recur across rows; a one-off haystack does not)."""
         index = self._indexes.get(text)
         if index is None:
-            index = TextIndex(text, self._segments, self._piece_counts.get(text), self._cuts.get(text))
+            index = TextIndex(
+                text, self._segments, self._piece_counts.get(text), self._cuts.get(text)
+            )
             if keep:
                 if len(self._indexes) >= INDEX_LIMIT:
                     self._indexes.clear()
@@ -173,9 +194,17 @@ class Tokenizer:
         ``(document, length)`` of ``known`` in order (where one is not found, its text is counted as any other)."""
         if self._segments is None:
             return self.count(text)
-        return count_parts(locate(text, [(self.index(document), length) for document, length in known]), self._segments)
+        return count_parts(
+            locate(text, [(self.index(document), length) for document, length in known]),
+            self._segments,
+        )
 
-    def learn_texts(self, texts: Sequence[str], piece_counts: Sequence[Sequence[int]], cuts: Sequence[list[int]] | None = None) -> None:
+    def learn_texts(
+        self,
+        texts: Sequence[str],
+        piece_counts: Sequence[Sequence[int]],
+        cuts: Sequence[list[int]] | None = None,
+    ) -> None:
         """Take ``piece_counts[i]`` as the counts of the pieces of ``texts[i]`` (counted before, e.g. in a
         previous run), so indexing them tokenizes nothing; and ``cuts[i]``, when given, as its cut places
         (:func:`~.segment_count.cut_places`, found before), so indexing them does not search the text."""
@@ -208,7 +237,10 @@ class Tokenizer:
         if self._kind == "tiktoken":
             return self._backend.encode_ordinary_batch(list(texts), num_threads=THREADS)
         if self._kind == "tokenizers":
-            return [encoding.ids for encoding in self._backend.encode_batch(list(texts), add_special_tokens=False)]
+            return [
+                encoding.ids
+                for encoding in self._backend.encode_batch(list(texts), add_special_tokens=False)
+            ]
         from concurrent.futures import ThreadPoolExecutor  # here: `--help` needs none
 
         with ThreadPoolExecutor(THREADS) as pool:
@@ -226,6 +258,7 @@ class Tokenizer:
         one), and ``generate`` already reads new sources in parallel processes. Other backends use both cores,
         one task per group, so that a small text does not cost a thread hand-off.
         """
+
         def counts(texts: Sequence[str]) -> list[int]:
             return [len(self.encode(text)) for text in texts]
 
@@ -239,12 +272,16 @@ class Tokenizer:
     @property
     def chat_template(self) -> str | None:
         """The model's chat template, when the backend is a transformers tokenizer that has one."""
-        return getattr(self._backend, "chat_template", None) if self._kind == "transformers" else None
+        return (
+            getattr(self._backend, "chat_template", None) if self._kind == "transformers" else None
+        )
 
     def apply_chat_template(self, user_message: str) -> str:
         """Render ``user_message`` as the model will receive it (one user turn, generation prompt added)."""
         if not self.chat_template:
-            raise UserError(f"tokenizer {self.spec} has no chat template (needs hf:<model with a chat template>)")
+            raise UserError(
+                f"tokenizer {self.spec} has no chat template (needs hf:<model with a chat template>)"
+            )
         return self._backend.apply_chat_template(
             [{"role": "user", "content": user_message}], tokenize=False, add_generation_prompt=True
         )
@@ -252,7 +289,9 @@ class Tokenizer:
     def count_rendered(self, text: str) -> int:
         """Count a fully rendered chat prompt, whose special-token markup counts as the model sees it."""
         if self._kind == "transformers":
-            return len(self._backend.encode(text, add_special_tokens=False, split_special_tokens=False))
+            return len(
+                self._backend.encode(text, add_special_tokens=False, split_special_tokens=False)
+            )
         return self.count(text)
 
 
@@ -273,10 +312,17 @@ def _load_tiktoken(name: str) -> Tokenizer:
     """A tiktoken encoding; its ranks are pinned by tiktoken's checksum, so the name is its identity."""
     import tiktoken
 
-    if name not in tiktoken.list_encoding_names() or name.endswith("_offline"):  # plugin aliases of real encodings
+    if name not in tiktoken.list_encoding_names() or name.endswith(
+        "_offline"
+    ):  # plugin aliases of real encodings
         raise UserError(f"unknown tokenizer {name!r}: use {ACCEPTED_FORMS}")
-    return Tokenizer(name, f"tiktoken:{name}", "tiktoken", lambda: _tiktoken_backend(name),
-                     segmented=name in SEGMENTED_ENCODINGS)
+    return Tokenizer(
+        name,
+        f"tiktoken:{name}",
+        "tiktoken",
+        lambda: _tiktoken_backend(name),
+        segmented=name in SEGMENTED_ENCODINGS,
+    )
 
 
 class RanksNotBundled(Exception):
@@ -307,7 +353,9 @@ def _bundled_ranks(blobpath: str, expected_hash: str | None = None) -> dict[byte
     contents = gzip.decompress(path.read_bytes())
     digest = hashlib.sha256(contents).hexdigest()
     if expected_hash is not None and digest != expected_hash:
-        raise UserError(f"bundled ranks {path} do not match tiktoken's checksum; reinstall {RANKS_PACKAGE}")
+        raise UserError(
+            f"bundled ranks {path} do not match tiktoken's checksum; reinstall {RANKS_PACKAGE}"
+        )
     return _parsed_ranks(contents, digest)
 
 
@@ -342,7 +390,9 @@ def _with_bundled_ranks(name: str, ranks_loader: Callable[..., dict[bytes, int]]
     constructor = openai_public.ENCODING_CONSTRUCTORS.get(name)
     if constructor is None:
         raise RanksNotBundled(f"{name} is not one of tiktoken's own encodings")
-    with _replaced(openai_public, load_tiktoken_bpe=ranks_loader, data_gym_to_mergeable_bpe_ranks=_not_bundled):
+    with _replaced(
+        openai_public, load_tiktoken_bpe=ranks_loader, data_gym_to_mergeable_bpe_ranks=_not_bundled
+    ):
         return constructor()
 
 
@@ -394,7 +444,9 @@ def _tiktoken_backend(name: str) -> tuple[Any, str]:
         pass
     try:
         return tiktoken.get_encoding(name), "tiktoken (downloaded or cached ranks)"
-    except Exception as error:  # tiktoken raises requests/urllib errors when it cannot fetch the ranks
+    except (
+        Exception
+    ) as error:  # tiktoken raises requests/urllib errors when it cannot fetch the ranks
         raise UserError(
             f"cannot load tiktoken encoding {name!r} ({type(error).__name__}): no network and no bundled ranks; "
             f"these work offline: {', '.join(offline_encodings())}, or hf:<local tokenizer.json>"
@@ -416,24 +468,39 @@ def _load_hf(spec: str, target: str, chat: bool) -> Tokenizer:
             raise UserError(f"cannot load tokenizer {json_file}: {error}") from None
         data = json_file.read_bytes()
         digest = hashlib.sha256(data).hexdigest()[:16]
-        return Tokenizer(spec, f"hf:{digest}", "tokenizers", lambda: (backend, f"tokenizers ({json_file})"),
-                         segmented=segmentable_tokenizer_json(json.loads(data)))
+        return Tokenizer(
+            spec,
+            f"hf:{digest}",
+            "tokenizers",
+            lambda: (backend, f"tokenizers ({json_file})"),
+            segmented=segmentable_tokenizer_json(json.loads(data)),
+        )
     if not path.exists() and hub_offline():
-        raise UserError(f"cannot load tokenizer {spec!r}: not a local path and HF_HUB_OFFLINE "
-                        "is set; pass a local folder or tokenizer.json")
+        raise UserError(
+            f"cannot load tokenizer {spec!r}: not a local path and HF_HUB_OFFLINE "
+            "is set; pass a local folder or tokenizer.json"
+        )
     try:
         from transformers import AutoTokenizer
 
         with bounded_retries(f"tokenizer {target}"):  # a failed connection stops at once
             auto_backend = AutoTokenizer.from_pretrained(str(path) if path.exists() else target)
     except Exception as error:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        first_line = (
+            str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        )
         raise UserError(
             f"cannot load tokenizer {spec!r} ({first_line[:160]}); "
             f"offline, pass a local folder or tokenizer.json; accepted: {ACCEPTED_FORMS}"
         ) from None
     if chat and not auto_backend.chat_template:
-        raise UserError(f"tokenizer {spec} has no chat template; drop --chat-template or use the chat model's tokenizer")
+        raise UserError(
+            f"tokenizer {spec} has no chat template; drop --chat-template or use the chat model's tokenizer"
+        )
     vocab = json.dumps(sorted(auto_backend.get_vocab().items(), key=lambda pair: pair[1]))
-    digest = hashlib.sha256((vocab + str(auto_backend.chat_template or "")).encode()).hexdigest()[:16]
-    return Tokenizer(spec, f"hf:{digest}", "transformers", lambda: (auto_backend, f"transformers ({target})"))
+    digest = hashlib.sha256((vocab + str(auto_backend.chat_template or "")).encode()).hexdigest()[
+        :16
+    ]
+    return Tokenizer(
+        spec, f"hf:{digest}", "transformers", lambda: (auto_backend, f"transformers ({target})")
+    )

@@ -48,45 +48,92 @@ class _Rule(NamedTuple):
     spaced_swaps: tuple[tuple[str, str], ...]
 
 
-def _rule(pattern: str, replacement: str, needs: tuple[str, ...], spaced_needs: tuple[str, ...] | None = None) -> _Rule:
+def _rule(
+    pattern: str,
+    replacement: str,
+    needs: tuple[str, ...],
+    spaced_needs: tuple[str, ...] | None = None,
+) -> _Rule:
     """A rule compiled as NLTK compiles it (``regex`` engine, default flags); ``spaced_needs`` default to ``needs``."""
-    return _Rule(regex.compile(pattern), replacement, needs, needs if spaced_needs is None else spaced_needs, ())
+    return _Rule(
+        regex.compile(pattern),
+        replacement,
+        needs,
+        needs if spaced_needs is None else spaced_needs,
+        (),
+    )
 
 
 def _literal_rule(literal: str, replacement: str) -> _Rule:
     """A rule whose pattern is plain text (no character of it special to the engine): replacing it left to right is
     what ``str.replace`` does."""
-    return _Rule(regex.compile(literal), replacement, (literal,), (literal,), ((literal, replacement),))
+    return _Rule(
+        regex.compile(literal), replacement, (literal,), (literal,), ((literal, replacement),)
+    )
 
 
-def _space_dropping_rule(pattern: str, replacement: str, characters: str, *, space_after: bool = False) -> _Rule:
+def _space_dropping_rule(
+    pattern: str, replacement: str, characters: str, *, space_after: bool = False
+) -> _Rule:
     """A rule that drops the blank before (or after) one of ``characters``: in a spaced text, every such space and
     character form a match (the character is no blank, so two matches never share a place), and the rule deletes
     each of those spaces."""
     spaced = tuple(f"{character} " if space_after else f" {character}" for character in characters)
-    return _Rule(regex.compile(pattern), replacement, tuple(characters), spaced, tuple((pair, pair.strip(" ")) for pair in spaced))
+    return _Rule(
+        regex.compile(pattern),
+        replacement,
+        tuple(characters),
+        spaced,
+        tuple((pair, pair.strip(" ")) for pair in spaced),
+    )
 
 
 # split contractions ("can not", "gon na", "'t is"): NLTK's CONTRACTIONS3 then CONTRACTIONS2, each
 # replaced by r"\1\2"; the gate matches wherever any of them does (each needs a blank and then its
 # second part, ending at a word boundary)
 CONTRACTION_GATE = regex.compile(r"(?i)\s(?:'t\s(?:is|was)|not|'ye|me|na|ta|'n)\b")
-CONTRACTIONS = tuple(regex.compile(pattern) for pattern in (
-    r"(?i) ('t)\s(is)\b", r"(?i) ('t)\s(was)\b",
-    r"(?i)\b(can)\s(not)\b", r"(?i)\b(d)\s('ye)\b", r"(?i)\b(gim)\s(me)\b", r"(?i)\b(gon)\s(na)\b",
-    r"(?i)\b(got)\s(ta)\b", r"(?i)\b(lem)\s(me)\b", r"(?i)\b(more)\s('n)\b", r"(?i)\b(wan)\s(na)(?=\s)",
-))
+CONTRACTIONS = tuple(
+    regex.compile(pattern)
+    for pattern in (
+        r"(?i) ('t)\s(is)\b",
+        r"(?i) ('t)\s(was)\b",
+        r"(?i)\b(can)\s(not)\b",
+        r"(?i)\b(d)\s('ye)\b",
+        r"(?i)\b(gim)\s(me)\b",
+        r"(?i)\b(gon)\s(na)\b",
+        r"(?i)\b(got)\s(ta)\b",
+        r"(?i)\b(lem)\s(me)\b",
+        r"(?i)\b(more)\s('n)\b",
+        r"(?i)\b(wan)\s(na)(?=\s)",
+    )
+)
 CONTRACTION_REPLACEMENT = r"\1\2"
 # each contraction rule's two words with the one blank between them, in lower case: on a spaced ASCII text the rule
 # cannot match unless the text in lower case holds this (its ``(?i)`` letters match their ASCII cases only)
-CONTRACTION_WORDS = (" 't is", " 't was", "can not", "d 'ye", "gim me", "gon na", "got ta", "lem me", "more 'n", "wan na")
+CONTRACTION_WORDS = (
+    " 't is",
+    " 't was",
+    "can not",
+    "d 'ye",
+    "gim me",
+    "gon na",
+    "got ta",
+    "lem me",
+    "more 'n",
+    "wan na",
+)
 _CLITICS = ("'ll", "'LL", "'re", "'RE", "'ve", "'VE", "n't", "N'T")
 # a blank other than the space: Python's ``re`` reads ``\s`` as str.isspace, which holds every blank of the rules'
 # engine and four separators more (U+001C-U+001F), so a text this finds nothing in is spaced for the rules
 _OTHER_BLANK = re.compile(r"[^\S ]")
 
 ENDING_QUOTES = (
-    _rule(r"([^' ])\s('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ", r"\1\2 ", _CLITICS, tuple(f" {clitic} " for clitic in _CLITICS)),
+    _rule(
+        r"([^' ])\s('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ",
+        r"\1\2 ",
+        _CLITICS,
+        tuple(f" {clitic} " for clitic in _CLITICS),
+    ),
     _rule(r"([^' ])\s('[sS]|'[mM]|'[dD]|') ", r"\1\2 ", ("'",), (" '",)),
     _rule(r"([^'\s])\s(\'\')", r"\1\2", ("''",), (" ''",)),
     _rule(r"([,.;:!?'])\s+(\"|\'\')", r"\1\2", ('"', "''"), (' "', " ''")),
@@ -124,7 +171,9 @@ def detokenize_line(line: str) -> str:
     tens of millions of characters, or a very busy machine); this has no such limit and returns.
     """
     text = f" {line} "
-    spaced = _OTHER_BLANK.search(text) is None  # the rules only take blanks away: a spaced text stays spaced
+    spaced = (
+        _OTHER_BLANK.search(text) is None
+    )  # the rules only take blanks away: a spaced text stays spaced
     text = _join_split_contractions(text, spaced)
     text = _apply(text, ENDING_QUOTES, spaced).strip()
     return _apply(text, _AFTER_STRIP, spaced).strip()
@@ -155,7 +204,9 @@ def _apply(text: str, rules: tuple[_Rule, ...], spaced: bool) -> str:
             for literal, swapped in spaced_swaps:
                 text = text.replace(literal, swapped)
             continue
-        for need in spaced_needs if spaced else needs:  # a plain loop: any() over a generator costs a sixth of the whole here
+        for need in (
+            spaced_needs if spaced else needs
+        ):  # a plain loop: any() over a generator costs a sixth of the whole here
             if need in text:
                 text = pattern.sub(replacement, text)
                 break

@@ -58,5 +58,9 @@ def unit_spans(context: str, blocks: list[Span], kind: str) -> list[Span]:
 
 def covered_units(units: list[Span], gold: list[Span]) -> Span | None:
     """The unit range ``[first, last + 1)`` holding every unit that overlaps a gold span; None without gold."""
-    hit = [index for index, (start, end) in enumerate(units) if any(start < b and a < end for a, b in gold)]
+    hit = [
+        index
+        for index, (start, end) in enumerate(units)
+        if any(start < b and a < end for a, b in gold)
+    ]
     return (hit[0], hit[-1] + 1) if hit else None

@@ -15,8 +15,8 @@ which characters are gold (every newer builder and the RULER/HELMET recall build
 
 from __future__ import annotations
 
-from longbench100.core.errors import UserError
 from longbench100.analysis.prompt_parts import PromptParts, gold_block_spans
+from longbench100.core.errors import UserError
 from longbench100.text.units import Span
 
 STAR_SENTENCE = "The little penguin counted {count} stars."
@@ -29,7 +29,9 @@ def star_sentence_spans(context: str, counts: list[int], where: str) -> list[Spa
         sentence = STAR_SENTENCE.format(count=count)
         start = context.find(sentence, position)
         if start < 0:
-            raise UserError(f"{where}: star sentence {sentence!r} is not in the context in the recorded order")
+            raise UserError(
+                f"{where}: star sentence {sentence!r} is not in the context in the recorded order"
+            )
         spans.append((start, start + len(sentence)))
         position = start + len(sentence)
     return spans
@@ -45,7 +47,9 @@ def gold_spans(task: str, gold: dict, parts: PromptParts, where: str) -> list[Sp
         return star_sentence_spans(parts.context, list(gold.get("counts") or []), where)
     spans = gold_block_spans(task, gold, parts.blocks)
     if not spans:
-        raise UserError(f"{where}: no gold passage or record of the record's gold provenance is in its context")
+        raise UserError(
+            f"{where}: no gold passage or record of the record's gold provenance is in its context"
+        )
     return sorted(spans)
 
 

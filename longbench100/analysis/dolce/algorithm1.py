@@ -19,7 +19,20 @@ from __future__ import annotations
 import numpy as np
 
 from longbench100.analysis.dolce.closed_forms import window_cover_array
-from longbench100.analysis.dolce.refined_em import COW_ITERATIONS, PIG_ITERATIONS, Fit, Problem, candidate_pairs, categorical3, cow_counts, cow_oracle_probabilities, fit_pig, normalise, pair_table, window_table
+from longbench100.analysis.dolce.refined_em import (
+    COW_ITERATIONS,
+    PIG_ITERATIONS,
+    Fit,
+    Problem,
+    candidate_pairs,
+    categorical3,
+    cow_counts,
+    cow_oracle_probabilities,
+    fit_pig,
+    normalise,
+    pair_table,
+    window_table,
+)
 
 START_POSTERIOR = 0.5  # the paper's q(z | x) before the first M-step
 TIE_TOLERANCE = 1e-9  # log-likelihoods this close (relative to their size) are a tie
@@ -33,7 +46,10 @@ def simplest_best(scores: np.ndarray, pairs: list[tuple[int, int]], problem: Pro
     lambda = largest partial window + 1: both are caught by the whole context alone, and a holistic
     problem then reads lambda = L. Padding entries of ``scores`` may be ``-inf``.
     """
-    length, largest_partial = problem.length, largest_partial_window(problem.windows, problem.length)
+    length, largest_partial = (
+        problem.length,
+        largest_partial_window(problem.windows, problem.length),
+    )
     best = float(np.max(scores))
     tied = np.flatnonzero(scores >= best - TIE_TOLERANCE * max(1.0, abs(best)))
 
@@ -49,7 +65,9 @@ def largest_partial_window(windows: tuple[int, ...] | list[int], length: int) ->
     return max((window for window in windows if window < length), default=0)
 
 
-def fit_cow_algorithm1(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[list[Fit], tuple[float, float, float]]:
+def fit_cow_algorithm1(
+    problems: list[Problem], iterations: int = COW_ITERATIONS
+) -> tuple[list[Fit], tuple[float, float, float]]:
     """Fit correct-or-wrong problems of one task by Algorithm 1; one :class:`Fit` each and the task's noise.
 
     ``Fit.oracle_below`` is the oracle's categorical below the chosen lambda (correct, wrong, IDK).
@@ -59,8 +77,12 @@ def fit_cow_algorithm1(problems: list[Problem], iterations: int = COW_ITERATIONS
     pairs = [candidate_pairs(problem.windows, problem.length) for problem in problems]
     lam, k, valid = pair_table(pairs)
     lengths = np.array([problem.length for problem in problems])[:, None, None]
-    pi = window_cover_array(lam[:, :, None], k[:, :, None], lengths, np.maximum(sizes, 0)[:, None, :])  # [P, Q, W]
-    below = ((sizes[:, None, :] < lam[:, :, None]) & (sizes[:, None, :] >= 0)).astype(float)  # [P, Q, W]
+    pi = window_cover_array(
+        lam[:, :, None], k[:, :, None], lengths, np.maximum(sizes, 0)[:, None, :]
+    )  # [P, Q, W]
+    below = ((sizes[:, None, :] < lam[:, :, None]) & (sizes[:, None, :] >= 0)).astype(
+        float
+    )  # [P, Q, W]
     totals = np.maximum(counts.sum(axis=(1, 2)), 1)
     rows = np.arange(len(problems))
     posterior = np.full(counts.shape, START_POSTERIOR)  # q(O | x) per [P, W, outcome]
@@ -71,13 +93,20 @@ def fit_cow_algorithm1(problems: list[Problem], iterations: int = COW_ITERATIONS
         oracle_low = normalise(np.einsum("pqw,pwx->pqx", below, counts * posterior))  # [P, Q, 3]
         likely = cow_oracle_probabilities(pi, below.astype(bool), oracle_low)  # [P, Q, W, 3]
         mixture = weight[:, None, None, None] * likely + (1 - weight[:, None, None, None]) * noise
-        scores = np.where(valid, (counts[:, None] * np.log(np.maximum(mixture, _TINY))).sum(axis=(2, 3)), -np.inf)
+        scores = np.where(
+            valid, (counts[:, None] * np.log(np.maximum(mixture, _TINY))).sum(axis=(2, 3)), -np.inf
+        )
         best = np.array([simplest_best(scores[row], pairs[row], problems[row]) for row in rows])
         chosen = likely[rows, best]  # [P, W, 3]
         posterior = weight[:, None, None] * chosen / np.maximum(mixture[rows, best], _TINY)
     fits = [
-        Fit(int(lam[row, best[row]]), int(k[row, best[row]]), float(weight[row]),
-            categorical3(oracle_low[row, best[row]]), float(scores[row, best[row]]))
+        Fit(
+            int(lam[row, best[row]]),
+            int(k[row, best[row]]),
+            float(weight[row]),
+            categorical3(oracle_low[row, best[row]]),
+            float(scores[row, best[row]]),
+        )
         for row in rows
     ]
     return fits, categorical3(noise)

@@ -77,16 +77,21 @@ def _log_binomial(n: np.ndarray, r: np.ndarray) -> np.ndarray:
     inside = (r >= 0) & (r <= n)
     n_safe = np.where(inside, n, 0).astype(np.int64)
     r_safe = np.where(inside, r, 0).astype(np.int64)
-    log_factorial = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, max(int(n_safe.max(initial=0)), 1) + 1)))))
+    log_factorial = np.concatenate(
+        ([0.0], np.cumsum(np.log(np.arange(1, max(int(n_safe.max(initial=0)), 1) + 1))))
+    )
     value = log_factorial[n_safe] - log_factorial[r_safe] - log_factorial[n_safe - r_safe]
     return np.where(inside, value, -np.inf)
 
 
-def window_cover_array(lam: ArrayLike, k: ArrayLike, length: ArrayLike,
-                       window: ArrayLike) -> np.ndarray:
+def window_cover_array(
+    lam: ArrayLike, k: ArrayLike, length: ArrayLike, window: ArrayLike
+) -> np.ndarray:
     """pi for whole arrays at once (broadcast), in floating point; equal to :func:`window_cover_probability`
     to about 1e-9 (tests compare them)."""
-    lam, k, length, window = np.broadcast_arrays(*(np.asarray(value, dtype=np.float64) for value in (lam, k, length, window)))
+    lam, k, length, window = np.broadcast_arrays(
+        *(np.asarray(value, dtype=np.float64) for value in (lam, k, length, window))
+    )
     possible = (lam >= 1) & (window >= lam) & (k >= 1) & (k * lam <= length)
     free = length - window - k * lam + k
     overlap = np.minimum(window, 2 * lam - 2)

@@ -31,6 +31,7 @@ class Estimator:
 
 def _on_first_call(module: str, function: str) -> Callable:
     """``function`` of this package's ``module``, imported when first called."""
+
     def call(problems: list[Problem]):  # noqa: ANN202 - the wrapped function's own result
         return getattr(importlib.import_module(module, __package__), function)(problems)
 
@@ -40,13 +41,22 @@ def _on_first_call(module: str, function: str) -> Callable:
 ESTIMATORS = {
     estimator.name: estimator
     for estimator in (
-        Estimator("paper", "the paper's Algorithm 1 (q = 0.5 start, shared noise, brute-force argmax over every "
-                           "candidate pair, ties to the simplest pair)",
-                  _on_first_call(".algorithm1", "fit_cow_algorithm1"),
-                  _on_first_call(".algorithm1", "fit_pig_algorithm1"), "flag"),
-        Estimator("refined", "longbench100's refinement (equivalent pairs collapsed, per-pair EM, BIC-gated "
-                             "categorical below lambda and oracle weight)",
-                  _on_first_call(".refined_em", "fit_cow"), _on_first_call(".refined_em", "fit_pig"), "ns"),
+        Estimator(
+            "paper",
+            "the paper's Algorithm 1 (q = 0.5 start, shared noise, brute-force argmax over every "
+            "candidate pair, ties to the simplest pair)",
+            _on_first_call(".algorithm1", "fit_cow_algorithm1"),
+            _on_first_call(".algorithm1", "fit_pig_algorithm1"),
+            "flag",
+        ),
+        Estimator(
+            "refined",
+            "longbench100's refinement (equivalent pairs collapsed, per-pair EM, BIC-gated "
+            "categorical below lambda and oracle weight)",
+            _on_first_call(".refined_em", "fit_cow"),
+            _on_first_call(".refined_em", "fit_pig"),
+            "ns",
+        ),
     )
 }
 DEFAULT_ESTIMATOR = "paper"

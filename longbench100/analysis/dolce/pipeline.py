@@ -9,18 +9,25 @@ from pathlib import Path
 
 import numpy as np
 
-from longbench100.core.version import __version__
+from longbench100.analysis.dolce.categories import (
+    NEVER_SOLVED_RULES,
+    category,
+    is_solved,
+    problem_category,
+    rule_categories,
+    thresholds,
+)
+from longbench100.analysis.dolce.estimators import DEFAULT_ESTIMATOR, Estimator, get_estimator
+from longbench100.analysis.dolce.outcomes import score_replies
+from longbench100.analysis.dolce.probes import PROBE_KIND
+from longbench100.analysis.dolce.refined_em import OUTCOMES, Fit, Problem
+from longbench100.analysis.dolce.windows import covers, noisy_outcome
+from longbench100.catalog.task_info import TASKS
 from longbench100.core.errors import UserError
+from longbench100.core.version import __version__
 from longbench100.folders.data_records import DataRecord, data_files, parse_record
 from longbench100.folders.layout import MANIFEST, read_folder_manifest, read_jsonl
 from longbench100.scoring.predictions import load_predictions, match_predictions
-from longbench100.catalog.task_info import TASKS
-from longbench100.analysis.dolce.categories import NEVER_SOLVED_RULES, category, is_solved, problem_category, rule_categories, thresholds
-from longbench100.analysis.dolce.estimators import DEFAULT_ESTIMATOR, Estimator, get_estimator
-from longbench100.analysis.dolce.refined_em import OUTCOMES, Fit, Problem
-from longbench100.analysis.dolce.outcomes import score_replies
-from longbench100.analysis.dolce.probes import PROBE_KIND
-from longbench100.analysis.dolce.windows import covers, noisy_outcome
 
 MIN_SUBSET = 10  # a task is split into COW and PIG only when both have more than this many problems
 DIP_THRESHOLD = 0.5
@@ -46,7 +53,9 @@ def load_probes(probe_dir: Path) -> tuple[list[Probe], dict]:
     """Read a probe folder written by ``dolce probes``; returns the probes and its manifest."""
     manifest = read_folder_manifest(probe_dir) or {}
     if manifest.get("kind") != PROBE_KIND:
-        raise UserError(f"--probes {probe_dir}: not a probe folder (its {MANIFEST} must say kind {PROBE_KIND!r})")
+        raise UserError(
+            f"--probes {probe_dir}: not a probe folder (its {MANIFEST} must say kind {PROBE_KIND!r})"
+        )
     probes = []
     for file in data_files(probe_dir, "--probes"):
         for where, value in read_jsonl(file):
@@ -55,22 +64,38 @@ def load_probes(probe_dir: Path) -> tuple[list[Probe], dict]:
             if not isinstance(origin, dict):
                 raise UserError(f"{where}: no gold.dolce (not a probe record)")
             gold = origin.get("gold_units")
-            probes.append(Probe(record, origin["problem"], origin["units"], origin["L"], origin["C"], origin["start"],
-                                tuple(gold) if gold else None))
+            probes.append(
+                Probe(
+                    record,
+                    origin["problem"],
+                    origin["units"],
+                    origin["L"],
+                    origin["C"],
+                    origin["start"],
+                    tuple(gold) if gold else None,
+                )
+            )
     return probes, manifest
 
 
 def prediction_outcomes(probes: list[Probe], predictions_path: Path) -> list[float | None]:
     """Score every probe's prediction; a failed request (prediction null) is an error naming the probe."""
     ids = [probe.record.id for probe in probes]
-    by_id, _ = match_predictions(load_predictions(predictions_path), ids, set(ids), allow_missing=False,
-                                 source=predictions_path,
-                                 missing_hint="answer every probe: rerun `longbench100 predict` on the probe folder, it resumes")
+    by_id, _ = match_predictions(
+        load_predictions(predictions_path),
+        ids,
+        set(ids),
+        allow_missing=False,
+        source=predictions_path,
+        missing_hint="answer every probe: rerun `longbench100 predict` on the probe folder, it resumes",
+    )
     replies = [by_id[probe_id].prediction for probe_id in ids]
     failed = [probe_id for probe_id, reply in zip(ids, replies) if reply is None]
     if failed:
-        raise UserError(f"--predictions {predictions_path}: {len(failed)} probes have no answer (failed requests, "
-                        f"e.g. {failed[0]}); run predict again to fill them")
+        raise UserError(
+            f"--predictions {predictions_path}: {len(failed)} probes have no answer (failed requests, "
+            f"e.g. {failed[0]}); run predict again to fill them"
+        )
     answered = [reply for reply in replies if reply is not None]
     return score_replies([probe.record for probe in probes], answered)
 
@@ -100,13 +125,21 @@ def outcome_kind(task_metric: str, outcomes: list[float | None]) -> str:
     import diptest  # noqa: PLC0415 - only needed for F1/ROUGE tasks
 
     counts = np.bincount(np.minimum(np.floor(np.array(values) * 10), 9).astype(int), minlength=10)
-    spread = np.concatenate([(index + (np.arange(n) + 0.5) / n) / 10 for index, n in enumerate(counts) if n])
+    spread = np.concatenate(
+        [(index + (np.arange(n) + 0.5) / n) / 10 for index, n in enumerate(counts) if n]
+    )
     _, p_value = diptest.diptest(spread)
     return "COW" if p_value < DIP_THRESHOLD else "PIG"
 
 
-def run_fit(probes: list[Probe], outcomes: list[float | None], manifest: dict, source: dict,
-            estimator: str = DEFAULT_ESTIMATOR, never_solved: str | None = None) -> dict:
+def run_fit(
+    probes: list[Probe],
+    outcomes: list[float | None],
+    manifest: dict,
+    source: dict,
+    estimator: str = DEFAULT_ESTIMATOR,
+    never_solved: str | None = None,
+) -> dict:
     """Fit every task with ``estimator`` (``paper`` or ``refined``) and return the dolce.json object
     (the estimator, per-problem rows, per-task shares and warnings).
 
@@ -130,28 +163,45 @@ def run_fit(probes: list[Probe], outcomes: list[float | None], manifest: dict, s
         task_rows, task_summary = _fit_task(task, ids, problems, chosen, rule)
         rows += task_rows
         tasks[task] = task_summary
-    return _rounded({
-        "tool": "longbench100",
-        "version": __version__,
-        "probes": {"manifest_sha256": manifest.get("derived_from", {}).get("manifest_sha256"),
-                   "units": manifest.get("units")},
-        "source": source,
-        "estimator": {"name": chosen.name, "description": chosen.description},
-        "never_solved": rule,
-        "categories": list(rule_categories(rule)),
-        "tasks": tasks,
-        "problems": rows,
-    })
+    return _rounded(
+        {
+            "tool": "longbench100",
+            "version": __version__,
+            "probes": {
+                "manifest_sha256": manifest.get("derived_from", {}).get("manifest_sha256"),
+                "units": manifest.get("units"),
+            },
+            "source": source,
+            "estimator": {"name": chosen.name, "description": chosen.description},
+            "never_solved": rule,
+            "categories": list(rule_categories(rule)),
+            "tasks": tasks,
+            "problems": rows,
+        }
+    )
 
 
-def _fit_task(task: str, ids: list[str], problems: dict[str, list[tuple[Probe, float | None]]],
-              estimator: Estimator, never_solved: str) -> tuple[list[dict], dict]:
+def _fit_task(
+    task: str,
+    ids: list[str],
+    problems: dict[str, list[tuple[Probe, float | None]]],
+    estimator: Estimator,
+    never_solved: str,
+) -> tuple[list[dict], dict]:
     """Decide COW/PIG, fit each subset, and build the rows and the summary of one task."""
-    data = {problem_id: Problem(problem_id, problems[problem_id][0][0].length,
-                                tuple(probe.size for probe, _ in problems[problem_id]),
-                                tuple(outcome for _, outcome in problems[problem_id])) for problem_id in ids}
+    data = {
+        problem_id: Problem(
+            problem_id,
+            problems[problem_id][0][0].length,
+            tuple(probe.size for probe, _ in problems[problem_id]),
+            tuple(outcome for _, outcome in problems[problem_id]),
+        )
+        for problem_id in ids
+    }
     metric = TASKS[task].metric
-    kinds = {problem_id: outcome_kind(metric, list(data[problem_id].outcomes)) for problem_id in ids}
+    kinds = {
+        problem_id: outcome_kind(metric, list(data[problem_id].outcomes)) for problem_id in ids
+    }
     tally = Counter(kinds.values())
     if min(tally.get("COW", 0), tally.get("PIG", 0)) <= MIN_SUBSET:
         majority = "COW" if tally.get("COW", 0) >= tally.get("PIG", 0) else "PIG"
@@ -165,8 +215,17 @@ def _fit_task(task: str, ids: list[str], problems: dict[str, list[tuple[Probe, f
         fits.update({problem.id: fit for problem, fit in zip(cow, cow_fits)})
     if pig:
         fits.update({problem.id: fit for problem, fit in zip(pig, estimator.fit_pig(pig))})
-    rows = [_row(task, data[problem_id], problems[problem_id], kinds[problem_id], fits[problem_id],
-                 never_solved) for problem_id in ids]
+    rows = [
+        _row(
+            task,
+            data[problem_id],
+            problems[problem_id],
+            kinds[problem_id],
+            fits[problem_id],
+            never_solved,
+        )
+        for problem_id in ids
+    ]
     names = rule_categories(never_solved)
     counts = Counter(row["category"] for row in rows)
     unsolved = Counter(row["category"] for row in rows if not row["solved"])
@@ -185,27 +244,45 @@ def _fit_task(task: str, ids: list[str], problems: dict[str, list[tuple[Probe, f
     return rows, summary
 
 
-def _row(task: str, problem: Problem, items: list[tuple[Probe, float | None]], kind: str, fit: Fit,
-         never_solved: str) -> dict:
+def _row(
+    task: str,
+    problem: Problem,
+    items: list[tuple[Probe, float | None]],
+    kind: str,
+    fit: Fit,
+    never_solved: str,
+) -> dict:
     """One problem's row of dolce.json."""
     limits = thresholds(list(problem.windows), problem.length)
     first = items[0][0]
     solved = is_solved(problem.outcomes, kind)
     row = {
-        "id": problem.id, "task": task, "label": first.record.label, "units": first.units, "L": problem.length,
-        "kind": kind, "lambda": fit.lam, "k": fit.k,
+        "id": problem.id,
+        "task": task,
+        "label": first.record.label,
+        "units": first.units,
+        "L": problem.length,
+        "kind": kind,
+        "lambda": fit.lam,
+        "k": fit.k,
         "category": problem_category(fit.lam, fit.k, limits, solved, never_solved),
         "solved": solved,
         "thresholds": {"lambda_p": limits.lambda_p, "k_p": limits.k_p, "lambda_q": limits.lambda_q},
-        "oracle": {"weight": fit.oracle_weight,
-                   "below_lambda": dict(zip(OUTCOMES, fit.oracle_below)) if fit.oracle_below else None},
+        "oracle": {
+            "weight": fit.oracle_weight,
+            "below_lambda": dict(zip(OUTCOMES, fit.oracle_below)) if fit.oracle_below else None,
+        },
         "log_likelihood": fit.log_likelihood,
         "outcomes": _outcome_table(items),
     }
     if first.gold_units is not None:
         span = first.gold_units[1] - first.gold_units[0]
-        row["expected"] = {"lambda": span, "k": 1, "category": category(span, 1, limits),
-                           "gold_units": list(first.gold_units)}
+        row["expected"] = {
+            "lambda": span,
+            "k": 1,
+            "category": category(span, 1, limits),
+            "gold_units": list(first.gold_units),
+        }
     return row
 
 
@@ -214,19 +291,27 @@ def _task_warnings(rows: list[dict], problems: list[Problem]) -> list[str]:
     mostly unsolved problems, or an oracle that explains almost nothing (answers mostly noise)."""
     warnings = []
     if len(rows) == 1:
-        warnings.append("only one problem: the task's noise is fitted from that problem alone, so its category is unreliable")
+        warnings.append(
+            "only one problem: the task's noise is fitted from that problem alone, so its category is unreliable"
+        )
     if all(outcome is None for problem in problems for outcome in problem.outcomes):
-        warnings.append("every probe was answered \"I don't know\", whole context included: "
-                        "the categories only say that no window was ever answered, not where "
-                        "the answer lies")
+        warnings.append(
+            'every probe was answered "I don\'t know", whole context included: '
+            "the categories only say that no window was ever answered, not where "
+            "the answer lies"
+        )
     unsolved = sum(not row["solved"] for row in rows)
     if unsolved > UNSOLVED_WARNING_SHARE * len(rows):
-        warnings.append(f"{unsolved} of {len(rows)} problems are never answered right at any "
-                        "window, whole context included: the model does not solve this task, so "
-                        "its focus cannot be read from them")
+        warnings.append(
+            f"{unsolved} of {len(rows)} problems are never answered right at any "
+            "window, whole context included: the model does not solve this task, so "
+            "its focus cannot be read from them"
+        )
     weight = sum(row["oracle"]["weight"] for row in rows) / len(rows)
     if weight < LOW_ORACLE_WEIGHT:
-        warnings.append(f"the fitted oracle explains {weight:.1%} of the outcomes on average: the answers are mostly noise")
+        warnings.append(
+            f"the fitted oracle explains {weight:.1%} of the outcomes on average: the answers are mostly noise"
+        )
     return warnings
 
 
@@ -234,7 +319,9 @@ def _outcome_table(items: list[tuple[Probe, float | None]]) -> dict[str, dict[st
     """Per window size: probes, correct (score >= 0.5), wrong, IDK and the mean score."""
     table: dict[str, dict[str, float]] = {}
     for probe, outcome in items:
-        cell = table.setdefault(str(probe.size), {"n": 0, "correct": 0, "wrong": 0, "idk": 0, "mean": 0.0})
+        cell = table.setdefault(
+            str(probe.size), {"n": 0, "correct": 0, "wrong": 0, "idk": 0, "mean": 0.0}
+        )
         cell["n"] += 1
         if outcome is None:
             cell["idk"] += 1

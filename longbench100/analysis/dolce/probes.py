@@ -13,17 +13,28 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from longbench100.core.version import __version__
-from longbench100.core.atomic import write_bytes_atomic
-from longbench100.folders.layout import data_file_path, open_data_folder, read_folder_manifest
-from longbench100.core.errors import UserError
-from longbench100.folders.guard import guard_output_dir, mark_folder
-from longbench100.folders.data_records import manifest_sha256
-from longbench100.folders.layout import MANIFEST, read_jsonl, sealed_manifest
-from longbench100.text.joint_tokenizer import load_first_tokenizer
-from longbench100.analysis.prompt_parts import IDK_INSTRUCTION, gold_block_spans, split_prompt, window_prompt
-from longbench100.text.units import covered_units, unit_spans
 from longbench100.analysis.dolce.windows import probe_windows
+from longbench100.analysis.prompt_parts import (
+    IDK_INSTRUCTION,
+    gold_block_spans,
+    split_prompt,
+    window_prompt,
+)
+from longbench100.core.atomic import write_bytes_atomic
+from longbench100.core.errors import UserError
+from longbench100.core.version import __version__
+from longbench100.folders.data_records import manifest_sha256
+from longbench100.folders.guard import guard_output_dir, mark_folder
+from longbench100.folders.layout import (
+    MANIFEST,
+    data_file_path,
+    open_data_folder,
+    read_folder_manifest,
+    read_jsonl,
+    sealed_manifest,
+)
+from longbench100.text.joint_tokenizer import load_first_tokenizer
+from longbench100.text.units import covered_units, unit_spans
 
 PROBE_KIND = "dolce-probes"
 
@@ -70,18 +81,28 @@ def build_probes(options: ProbeOptions) -> ProbeSet:
     folder = open_data_folder(options.data_dir)
     manifest = folder.manifest
     if manifest is None or not isinstance((manifest.get("options") or {}).get("tokenizer"), str):
-        raise UserError(f"--data {options.data_dir}: no {MANIFEST} naming its tokenizer "
-                        "(probes need a folder written by generate)")
+        raise UserError(
+            f"--data {options.data_dir}: no {MANIFEST} naming its tokenizer "
+            "(probes need a folder written by generate)"
+        )
     if manifest.get("kind") == PROBE_KIND:
         raise UserError(f"--data {options.data_dir}: this is already a probe folder")
     if (manifest.get("options") or {}).get("chat_template"):
-        raise UserError(f"--data {options.data_dir}: built with --chat-template; probes need plain prompts")
+        raise UserError(
+            f"--data {options.data_dir}: built with --chat-template; probes need plain prompts"
+        )
     tokenizer = load_first_tokenizer(manifest["options"]["tokenizer"])
     probe_set = ProbeSet()
-    refs = [ref for ref in folder.files if (options.tasks is None or ref.task in options.tasks)
-            and (options.labels is None or ref.label in options.labels)]
+    refs = [
+        ref
+        for ref in folder.files
+        if (options.tasks is None or ref.task in options.tasks)
+        and (options.labels is None or ref.label in options.labels)
+    ]
     if not refs:
-        raise UserError(f"--data {options.data_dir}: no data files for the chosen tasks and lengths")
+        raise UserError(
+            f"--data {options.data_dir}: no data files for the chosen tasks and lengths"
+        )
     for ref in refs:
         records = []
         for where, record in read_jsonl(ref.path):
@@ -96,7 +117,9 @@ def build_probes(options: ProbeOptions) -> ProbeSet:
     return probe_set
 
 
-def _record_probes(record: dict, where: str, options: ProbeOptions, probe_set: ProbeSet) -> list[dict]:
+def _record_probes(
+    record: dict, where: str, options: ProbeOptions, probe_set: ProbeSet
+) -> list[dict]:
     """The probe records of one problem."""
     task = record["task"]
     parts = split_prompt(task, record["prompt"], where, record.get("gold"))
@@ -107,28 +130,36 @@ def _record_probes(record: dict, where: str, options: ProbeOptions, probe_set: P
     gold_span = covered_units(units, gold_block_spans(task, record.get("gold") or {}, parts.blocks))
     probe_set.problems += 1
     probes = []
-    for size, start in probe_windows(options.sizes, options.whole, len(units), options.stride, options.max_per_problem):
+    for size, start in probe_windows(
+        options.sizes, options.whole, len(units), options.stride, options.max_per_problem
+    ):
         gold = dict(record.get("gold") or {})
         gold["dolce"] = {
-            "problem": record["id"], "units": kind, "L": len(units), "C": size, "start": start,
+            "problem": record["id"],
+            "units": kind,
+            "L": len(units),
+            "C": size,
+            "start": start,
             "gold_units": list(gold_span) if gold_span else None,
         }
-        probes.append({
-            "id": probe_id(record["id"], size, start),
-            "task": task,
-            "length": record["length"],
-            "label": record["label"],
-            "row": record["row"],
-            "prompt": window_prompt(parts, units, start, size),
-            "prompt_tokens": 0,
-            "answers": record["answers"],
-            "closed_book_prompt": None,
-            "metric": record["metric"],
-            "question": record.get("question"),
-            "gold": gold,
-            "distractors": [],
-            "seed": record.get("seed"),
-        })
+        probes.append(
+            {
+                "id": probe_id(record["id"], size, start),
+                "task": task,
+                "length": record["length"],
+                "label": record["label"],
+                "row": record["row"],
+                "prompt": window_prompt(parts, units, start, size),
+                "prompt_tokens": 0,
+                "answers": record["answers"],
+                "closed_book_prompt": None,
+                "metric": record["metric"],
+                "question": record.get("question"),
+                "gold": gold,
+                "distractors": [],
+                "seed": record.get("seed"),
+            }
+        )
     return probes
 
 
@@ -149,18 +180,29 @@ def write_probes(probe_set: ProbeSet, options: ProbeOptions, out_dir: Path) -> N
         for (task, label), records in probe_set.files.items():
             path = data_file_path(partial, task, label)
             path.parent.mkdir(parents=True, exist_ok=True)
-            data = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records).encode("utf-8")
+            data = "".join(
+                json.dumps(record, ensure_ascii=False) + "\n" for record in records
+            ).encode("utf-8")
             write_bytes_atomic(path, data)
-            files[f"{task}/{label}.jsonl"] = {"sha256": hashlib.sha256(data).hexdigest(), "rows": len(records)}
+            files[f"{task}/{label}.jsonl"] = {
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "rows": len(records),
+            }
         manifest = {
             "tool": "longbench100",
             "version": __version__,
             "kind": PROBE_KIND,
-            "derived_from": {"path": str(options.data_dir), "manifest_sha256": manifest_sha256(options.data_dir)},
-            "options": _source_options(options.data_dir) | {
+            "derived_from": {
+                "path": str(options.data_dir),
+                "manifest_sha256": manifest_sha256(options.data_dir),
+            },
+            "options": _source_options(options.data_dir)
+            | {
                 "dolce": {
-                    "units": options.units, "windows": list(options.sizes) + (["all"] if options.whole else []),
-                    "stride": options.stride, "max_probes_per_problem": options.max_per_problem,
+                    "units": options.units,
+                    "windows": list(options.sizes) + (["all"] if options.whole else []),
+                    "stride": options.stride,
+                    "max_probes_per_problem": options.max_per_problem,
                 },
             },
             "units": probe_set.units,

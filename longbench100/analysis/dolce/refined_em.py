@@ -17,7 +17,9 @@ from longbench100.analysis.dolce.closed_forms import aspect_score_density, windo
 
 COW_ITERATIONS = 10
 PIG_ITERATIONS = 5
-START_POSTERIOR = 0.9  # q(O | x) before the first M-step (the spec's 0.5 lets the noise swallow the IDKs)
+START_POSTERIOR = (
+    0.9  # q(O | x) before the first M-step (the spec's 0.5 lets the noise swallow the IDKs)
+)
 OUTCOMES = ("correct", "wrong", "idk")  # the COW outcome columns
 _TINY = 1e-300
 _SMOOTH = 1e-6
@@ -58,7 +60,10 @@ def candidates(windows: tuple[int, ...] | list[int], length: int) -> list[int]:
     """Candidate values: the observed window sizes plus 0, (largest partial window + 1) and L."""
     partial = [window for window in windows if window < length]
     extra = {0, length, (max(partial) + 1) if partial else 1}
-    return sorted({window for window in windows if window <= length} | {value for value in extra if value <= length})
+    return sorted(
+        {window for window in windows if window <= length}
+        | {value for value in extra if value <= length}
+    )
 
 
 def candidate_pairs(windows: tuple[int, ...] | list[int], length: int) -> list[tuple[int, int]]:
@@ -107,7 +112,9 @@ def distinct_pairs(windows: tuple[int, ...] | list[int], length: int) -> list[tu
     return list(_distinct_pairs(tuple(sorted(set(windows))), length))
 
 
-def canonical_pair(lam: int, k: int, windows: tuple[int, ...] | list[int], length: int) -> tuple[int, int]:
+def canonical_pair(
+    lam: int, k: int, windows: tuple[int, ...] | list[int], length: int
+) -> tuple[int, int]:
     """The canonical representative of (``lam``, ``k``)'s equivalence class on this problem's windows
     (the pair itself when it is not on the candidate grid and has no equivalent there)."""
     pairs = candidate_pairs(windows, length)
@@ -149,7 +156,9 @@ def cow_counts(problems: list[Problem], sizes: np.ndarray) -> np.ndarray:
     return counts
 
 
-def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[list[Fit], tuple[float, float, float]]:
+def fit_cow(
+    problems: list[Problem], iterations: int = COW_ITERATIONS
+) -> tuple[list[Fit], tuple[float, float, float]]:
     """Fit correct-or-wrong problems of one task; returns one :class:`Fit` each and the task's noise categorical.
 
     Every distinguishable candidate pair (:func:`distinct_pairs`) runs its own EM: its own posteriors
@@ -168,11 +177,17 @@ def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[
     """
     sizes = window_table(problems)
     counts = cow_counts(problems, sizes)
-    lam, k, valid = pair_table([distinct_pairs(problem.windows, problem.length) for problem in problems])
+    lam, k, valid = pair_table(
+        [distinct_pairs(problem.windows, problem.length) for problem in problems]
+    )
     lengths = np.array([problem.length for problem in problems])[:, None, None]
-    pi = window_cover_array(lam[:, :, None], k[:, :, None], lengths, np.maximum(sizes, 0)[:, None, :])  # [P, Q, W]
+    pi = window_cover_array(
+        lam[:, :, None], k[:, :, None], lengths, np.maximum(sizes, 0)[:, None, :]
+    )  # [P, Q, W]
     below = (sizes[:, None, :] < lam[:, :, None]) & (sizes[:, None, :] >= 0)  # [P, Q, W]
-    posterior = np.full(pi.shape + (3,), START_POSTERIOR)  # q(O | x) per [P, Q, W, outcome]: each pair its own EM
+    posterior = np.full(
+        pi.shape + (3,), START_POSTERIOR
+    )  # q(O | x) per [P, Q, W, outcome]: each pair its own EM
     rows = np.arange(len(problems))
     best = np.zeros(len(problems), dtype=np.int64)
     noise = np.full(3, 1 / 3)
@@ -183,15 +198,28 @@ def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[
     for iteration in range(iterations):
         if iteration:
             noise = normalise((counts * (1 - posterior[rows, best])).sum(axis=(0, 1)))
-        weight = np.einsum("pwx,pqwx->pq", counts, posterior) / np.maximum(counts.sum(axis=(1, 2)), 1)[:, None]
+        weight = (
+            np.einsum("pwx,pqwx->pq", counts, posterior)
+            / np.maximum(counts.sum(axis=(1, 2)), 1)[:, None]
+        )
         weight = np.clip(weight, _SMOOTH, 1 - _SMOOTH)
-        free = normalise(np.einsum("pqw,pwx,pqwx->pqx", below.astype(float), counts, posterior))  # [P, Q, 3]
+        free = normalise(
+            np.einsum("pqw,pwx,pqwx->pqx", below.astype(float), counts, posterior)
+        )  # [P, Q, 3]
         free_score, free_likely = _cow_scores(counts, pi, below, free, weight, noise)
-        idk_score, idk_likely = _cow_scores(counts, pi, below, np.broadcast_to(_ALWAYS_IDK, free.shape), weight, noise)
-        pure_score, _ = _cow_scores(counts, pi, below, np.broadcast_to(_ALWAYS_IDK, free.shape), pure, noise)
-        use_free = free_score - penalty > idk_score  # [P, Q]: BIC for the two free parameters of the categorical
+        idk_score, idk_likely = _cow_scores(
+            counts, pi, below, np.broadcast_to(_ALWAYS_IDK, free.shape), weight, noise
+        )
+        pure_score, _ = _cow_scores(
+            counts, pi, below, np.broadcast_to(_ALWAYS_IDK, free.shape), pure, noise
+        )
+        use_free = (
+            free_score - penalty > idk_score
+        )  # [P, Q]: BIC for the two free parameters of the categorical
         mixed = np.where(use_free, free_score - penalty, idk_score) - weight_penalty
-        use_pure = pure_score >= mixed  # a pair fitted noise free restarts its weighted variant from posteriors near 1
+        use_pure = (
+            pure_score >= mixed
+        )  # a pair fitted noise free restarts its weighted variant from posteriors near 1
         weight = np.where(use_pure, pure, weight)
         use_free &= ~use_pure
         best = np.argmax(np.where(valid, np.maximum(mixed, pure_score), -np.inf), axis=1)
@@ -202,15 +230,26 @@ def fit_cow(problems: list[Problem], iterations: int = COW_ITERATIONS) -> tuple[
     oracle_low = np.where(use_free[:, :, None], free, _ALWAYS_IDK)
     weight = np.where(use_pure, 1.0, weight)  # a noise-free fit reports P_i(O) = 1
     fits = [
-        Fit(int(lam[row, best[row]]), int(k[row, best[row]]), float(weight[row, best[row]]),
-            categorical3(oracle_low[row, best[row]]), float(score[row, best[row]]))
+        Fit(
+            int(lam[row, best[row]]),
+            int(k[row, best[row]]),
+            float(weight[row, best[row]]),
+            categorical3(oracle_low[row, best[row]]),
+            float(score[row, best[row]]),
+        )
         for row in rows
     ]
     return fits, categorical3(noise)
 
 
-def _cow_scores(counts: np.ndarray, pi: np.ndarray, below: np.ndarray, oracle_low: np.ndarray, weight: np.ndarray,
-                noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _cow_scores(
+    counts: np.ndarray,
+    pi: np.ndarray,
+    below: np.ndarray,
+    oracle_low: np.ndarray,
+    weight: np.ndarray,
+    noise: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """Log-likelihood ``[P, Q]`` of every candidate pair (its own oracle weight ``weight[P, Q]``) and the
     oracle's P(x | O) ``[P, Q, W, 3]`` behind it."""
     likely = cow_oracle_probabilities(pi, below, oracle_low)
@@ -224,7 +263,9 @@ def normalise(values: np.ndarray) -> np.ndarray:
     return values / values.sum(axis=-1, keepdims=True)
 
 
-def cow_oracle_probabilities(pi: np.ndarray, below: np.ndarray, oracle_low: np.ndarray) -> np.ndarray:
+def cow_oracle_probabilities(
+    pi: np.ndarray, below: np.ndarray, oracle_low: np.ndarray
+) -> np.ndarray:
     """P(x | O) on ``[P, Q, W, 3]``: the problem's categorical below lambda, else (pi, 0, 1 - pi)."""
     above = np.stack([pi, np.zeros_like(pi), 1 - pi], axis=-1)
     return np.where(below[..., None], oracle_low[:, :, None, :], above)
@@ -238,7 +279,9 @@ def first_best(scores: np.ndarray, pairs: list[tuple[int, int]], problem: Proble
     return int(np.argmax(scores))
 
 
-def fit_pig(problems: list[Problem], iterations: int = PIG_ITERATIONS, choose: PairChooser = first_best) -> list[Fit]:
+def fit_pig(
+    problems: list[Problem], iterations: int = PIG_ITERATIONS, choose: PairChooser = first_best
+) -> list[Fit]:
     """Fit partial-points problems of one task: oracle density rho(s), uniform noise density on [0, 1].
 
     An IDK answer counts as score 0 (no aspect found). ``choose`` picks the pair from the candidates'
@@ -248,10 +291,15 @@ def fit_pig(problems: list[Problem], iterations: int = PIG_ITERATIONS, choose: P
     for problem in problems:
         pairs = candidate_pairs(problem.windows, problem.length)
         scores = [0.0 if outcome is None else float(outcome) for outcome in problem.outcomes]
-        density = np.array([
-            [aspect_score_density(score, lam, k, problem.length, window) for score, window in zip(scores, problem.windows)]
-            for lam, k in pairs
-        ])  # [Q, J]
+        density = np.array(
+            [
+                [
+                    aspect_score_density(score, lam, k, problem.length, window)
+                    for score, window in zip(scores, problem.windows)
+                ]
+                for lam, k in pairs
+            ]
+        )  # [Q, J]
         posterior = np.full(len(scores), 0.5)
         for _ in range(iterations):
             weight = float(np.clip(posterior.mean(), _SMOOTH, 1 - _SMOOTH))

@@ -24,20 +24,36 @@ def random_spans(lam: int, k: int, length: int, rng: random.Random) -> list[tupl
     """``k`` non-overlapping spans of ``lam`` units, uniformly placed among ``length`` units."""
     if lam == 0:
         return [(0, 0)]
-    gaps = sorted(rng.sample(range(length - k * lam + k), k))  # stars and bars: span j has gaps[j] - j free units before it
-    return [(gap + index * (lam - 1), gap + index * (lam - 1) + lam) for index, gap in enumerate(gaps)]
+    gaps = sorted(
+        rng.sample(range(length - k * lam + k), k)
+    )  # stars and bars: span j has gaps[j] - j free units before it
+    return [
+        (gap + index * (lam - 1), gap + index * (lam - 1) + lam) for index, gap in enumerate(gaps)
+    ]
 
 
-def simulate_problem(problem_id: str, lam: int, k: int, length: int, sizes: tuple[int, ...], noise: float,
-                     rng: random.Random, stride: int = 1, draw: str = "model",
-                     max_per_problem: int | None = None) -> Problem:
+def simulate_problem(
+    problem_id: str,
+    lam: int,
+    k: int,
+    length: int,
+    sizes: tuple[int, ...],
+    noise: float,
+    rng: random.Random,
+    stride: int = 1,
+    draw: str = "model",
+    max_per_problem: int | None = None,
+) -> Problem:
     """Probe one simulated problem at every window (on ``stride``, thinned to ``max_per_problem``)."""
     windows = probe_windows(sizes, True, length, stride, max_per_problem)
     if draw == "layout":
         spans = random_spans(lam, k, length, rng)
         seen = [covers(start, size, spans) for size, start in windows]
     else:
-        seen = [rng.random() < float(window_cover_probability(lam, k, length, size)) for size, _ in windows]
+        seen = [
+            rng.random() < float(window_cover_probability(lam, k, length, size))
+            for size, _ in windows
+        ]
     outcomes = tuple(noisy_outcome(hit, noise, rng) for hit in seen)
     return Problem(problem_id, length, tuple(size for size, _ in windows), outcomes)
 
@@ -68,6 +84,10 @@ def best_possible_hit(problem: Problem, truth: tuple[int, int], noise: float) ->
         log_correct = np.log((1 - noise) * pi + noise / 3)
         log_idk = np.log((1 - noise) * (1 - pi) + noise / 3)
         log_wrong = wrong * np.log(noise / 3) if wrong else 0.0
-    score = np.where(correct, log_correct, 0.0).sum(axis=1) + np.where(idk, log_idk, 0.0).sum(axis=1) + log_wrong
+    score = (
+        np.where(correct, log_correct, 0.0).sum(axis=1)
+        + np.where(idk, log_idk, 0.0).sum(axis=1)
+        + log_wrong
+    )
     best = [pairs[index] for index in np.flatnonzero(score >= score.max() - 1e-9)]
     return 1 / len(best) if truth in best else 0.0

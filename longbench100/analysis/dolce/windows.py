@@ -8,7 +8,9 @@ from longbench100.core.errors import UserError
 
 DEFAULT_WINDOWS = "0,1,2,5,10,20,50,100,200,500,all"
 WHOLE = "all"
-MIN_STRIDED_WINDOWS = 10  # a stride never leaves a window size with fewer windows than this (or than it has)
+MIN_STRIDED_WINDOWS = (
+    10  # a stride never leaves a window size with fewer windows than this (or than it has)
+)
 
 
 def parse_windows(text: str) -> tuple[tuple[int, ...], bool]:
@@ -50,7 +52,9 @@ def window_starts(size: int, length: int, stride: int, cap: int | None = None) -
     if size == 0:
         return [0]  # closed book: one probe
     positions = length - size + 1
-    every = max(min(stride, (positions - 1) // (MIN_STRIDED_WINDOWS - 1)), 1)  # range(0, n, s) keeps ceil(n / s)
+    every = max(
+        min(stride, (positions - 1) // (MIN_STRIDED_WINDOWS - 1)), 1
+    )  # range(0, n, s) keeps ceil(n / s)
     starts = list(range(0, positions, every))
     if cap is not None and len(starts) > cap:
         step = (len(starts) - 1) / max(cap - 1, 1)
@@ -58,8 +62,13 @@ def window_starts(size: int, length: int, stride: int, cap: int | None = None) -
     return starts
 
 
-def probe_windows(sizes: tuple[int, ...], whole: bool, length: int, stride: int = 1,
-                  max_per_problem: int | None = None) -> list[tuple[int, int]]:
+def probe_windows(
+    sizes: tuple[int, ...],
+    whole: bool,
+    length: int,
+    stride: int = 1,
+    max_per_problem: int | None = None,
+) -> list[tuple[int, int]]:
     """Every probed ``(size, start)`` for a context of ``length`` units, smallest size first.
 
     ``max_per_problem`` shares a budget equally across sizes (each keeps at least one window).

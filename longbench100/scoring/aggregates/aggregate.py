@@ -11,11 +11,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from longbench100.catalog.task_info import TASKS
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import canonical_label, parse_length
-from longbench100.catalog.task_info import TASKS
 from longbench100.scoring.aggregates.depth import decile_bins
-from longbench100.scoring.aggregates.longscore import CI_LEVEL, LongScores, OverallScores, bootstrap_means, draw_indices, percentile_interval, score_tasks
+from longbench100.scoring.aggregates.longscore import (
+    CI_LEVEL,
+    LongScores,
+    OverallScores,
+    bootstrap_means,
+    draw_indices,
+    percentile_interval,
+    score_tasks,
+)
 from longbench100.scoring.samples import ScoredSample
 from longbench100.scoring.secondary import secondary_means
 
@@ -36,9 +44,15 @@ class _Cell:
     n_ungraded: int = 0
 
 
-def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: int = 1000, seed: int = 0,
-              weights: dict[str, float] | None = None,
-              unscored: dict[str, str] | None = None) -> dict:
+def aggregate(
+    samples: list[ScoredSample],
+    base_labels: list[str],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    weights: dict[str, float] | None = None,
+    unscored: dict[str, str] | None = None,
+) -> dict:
     """Aggregate one model's scored samples into S_l, Base Ability, LC_l and averages, with 95% intervals.
 
     ``base_labels`` are the base lengths (e.g. ``["2k", "4k", "6k"]``); every other length present
@@ -72,7 +86,8 @@ def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: in
     tasks = sorted(cells, key=task_order)
     matrices = {
         task: np.stack(
-            [_cell_means(cells[task].get(label), seed, task, label, n_boot) for label in labels], axis=1
+            [_cell_means(cells[task].get(label), seed, task, label, n_boot) for label in labels],
+            axis=1,
         )
         for task in tasks
     }
@@ -82,8 +97,16 @@ def aggregate(samples: list[ScoredSample], base_labels: list[str], *, n_boot: in
         "base_labels": base,
         "long_labels": long,
         "lengths": {label: label_lengths[label] for label in labels},
-        "settings": {"n_boot": n_boot, "seed": seed, "ci_level": CI_LEVEL, "min_base_ability": MIN_BASE_ABILITY},
-        "tasks": {task: _task_block(matrices[task], task_scores[task], cells[task], layout) for task in tasks},
+        "settings": {
+            "n_boot": n_boot,
+            "seed": seed,
+            "ci_level": CI_LEVEL,
+            "min_base_ability": MIN_BASE_ABILITY,
+        },
+        "tasks": {
+            task: _task_block(matrices[task], task_scores[task], cells[task], layout)
+            for task in tasks
+        },
         "overall": _overall_block(overall, cells, layout, unscored or {}),
         "depth": _depth_block(cells, tasks, labels),
         "also": secondary_means(samples),
@@ -114,7 +137,9 @@ def _collect(samples: list[ScoredSample]) -> tuple[dict[str, dict[str, _Cell]], 
             cell.scores.append(float(sample.score))
             if sample.depth is not None:
                 if not 0.0 <= sample.depth <= 1.0:
-                    raise ValueError(f"sample {sample.id}: gold depth {sample.depth} is outside 0-1")
+                    raise ValueError(
+                        f"sample {sample.id}: gold depth {sample.depth} is outside 0-1"
+                    )
                 cell.depths.append((float(sample.depth), float(sample.score)))
         else:
             raise ValueError(f"sample {sample.id}: score {sample.score} is outside 0-1")
@@ -160,7 +185,9 @@ class _Layout:
         return [self.labels[col] for col in cols]
 
 
-def _length_entry(label: str, layout: _Layout, matrix: np.ndarray, lc: np.ndarray, cells: list[_Cell]) -> dict:
+def _length_entry(
+    label: str, layout: _Layout, matrix: np.ndarray, lc: np.ndarray, cells: list[_Cell]
+) -> dict:
     """One length's entry of a block: S_l and LC_l with intervals, and the counts of ``cells``."""
     col = layout.labels.index(label)
     return {
@@ -175,10 +202,13 @@ def _length_entry(label: str, layout: _Layout, matrix: np.ndarray, lc: np.ndarra
     }
 
 
-def _task_block(matrix: np.ndarray, scores: LongScores, cells: dict[str, _Cell], layout: _Layout) -> dict:
+def _task_block(
+    matrix: np.ndarray, scores: LongScores, cells: dict[str, _Cell], layout: _Layout
+) -> dict:
     """Build one task's block: per-length entries, which lengths formed its base, averages, counts and warnings."""
     lengths = {
-        label: _length_entry(label, layout, matrix, scores.lc, [cells.get(label, _Cell())]) for label in layout.labels
+        label: _length_entry(label, layout, matrix, scores.lc, [cells.get(label, _Cell())])
+        for label in layout.labels
     }
     block = _summary(scores, lengths)
     used = layout.names(scores.base_cols)
@@ -187,8 +217,12 @@ def _task_block(matrix: np.ndarray, scores: LongScores, cells: dict[str, _Cell],
     return block
 
 
-def _overall_block(overall: OverallScores, cells: dict[str, dict[str, _Cell]], layout: _Layout,
-                   unscored: dict[str, str]) -> dict:
+def _overall_block(
+    overall: OverallScores,
+    cells: dict[str, dict[str, _Cell]],
+    layout: _Layout,
+    unscored: dict[str, str],
+) -> dict:
     """Build the overall block over the fixed task set of ``overall``; counts cover those tasks
     (``unscored``: the data's tasks without samples, which make every figure null)."""
     lengths = {}
@@ -199,8 +233,9 @@ def _overall_block(overall: OverallScores, cells: dict[str, dict[str, _Cell]], l
     block = _summary(overall.scores, lengths)
     block["tasks"] = overall.tasks
     block["excluded_tasks"] = {task: NO_BASE_REASON for task in overall.excluded} | unscored
-    block["warnings"] = (_unscored_warnings(unscored) if unscored
-                         else _overall_warnings(block, cells, layout))
+    block["warnings"] = (
+        _unscored_warnings(unscored) if unscored else _overall_warnings(block, cells, layout)
+    )
     return block
 
 
@@ -256,7 +291,11 @@ def _task_warnings(block: dict, layout: _Layout) -> list[str]:
             f"{', '.join(missing)}"
         )
     warnings += _base_and_long_warnings(block, layout)
-    missing_long = [label for label in layout.names(layout.long_cols) if block["lengths"][label]["score"] is None]
+    missing_long = [
+        label
+        for label in layout.names(layout.long_cols)
+        if block["lengths"][label]["score"] is None
+    ]
     if missing_long and len(missing_long) < len(layout.long_cols):
         warnings.append(f"no graded samples at {', '.join(missing_long)}: left out of the averages")
     elif missing_long:
@@ -267,12 +306,16 @@ def _task_warnings(block: dict, layout: _Layout) -> list[str]:
 def _unscored_warnings(unscored: dict[str, str]) -> list[str]:
     """Why every overall figure is null when some of the data's tasks have no scored rows."""
     tasks = ", ".join(unscored)
-    return [f"every overall figure is null: {tasks} {'has' if len(unscored) == 1 else 'have'} no "
-            "scored rows, so an overall would cover fewer tasks than the data's (score --tasks "
-            "chooses the tasks an overall covers)"]
+    return [
+        f"every overall figure is null: {tasks} {'has' if len(unscored) == 1 else 'have'} no "
+        "scored rows, so an overall would cover fewer tasks than the data's (score --tasks "
+        "chooses the tasks an overall covers)"
+    ]
 
 
-def _overall_warnings(block: dict, cells: dict[str, dict[str, _Cell]], layout: _Layout) -> list[str]:
+def _overall_warnings(
+    block: dict, cells: dict[str, dict[str, _Cell]], layout: _Layout
+) -> list[str]:
     """Explain which tasks the overall figures cover, every overall null and every untrustworthy number."""
     tasks = block["tasks"]
     if not tasks:
@@ -285,7 +328,9 @@ def _overall_warnings(block: dict, cells: dict[str, dict[str, _Cell]], layout: _
         )
     long_names = layout.names(layout.long_cols)
     for label in layout.labels:
-        lacking = [task for task in tasks if not (label in cells[task] and cells[task][label].scores)]
+        lacking = [
+            task for task in tasks if not (label in cells[task] and cells[task][label].scores)
+        ]
         if lacking:
             effect = "; left out of the averages" if label in long_names else ""
             warnings.append(
@@ -297,7 +342,9 @@ def _overall_warnings(block: dict, cells: dict[str, dict[str, _Cell]], layout: _
         warnings.append("no overall S_l at any long length: averages are null")
     ungraded = sum(cell.n_ungraded for task_cells in cells.values() for cell in task_cells.values())
     if ungraded:
-        warnings.append(f"{ungraded} ungraded samples (no score) excluded from the means (counts: n_ungraded)")
+        warnings.append(
+            f"{ungraded} ungraded samples (no score) excluded from the means (counts: n_ungraded)"
+        )
     return warnings
 
 
@@ -308,8 +355,7 @@ def _base_and_long_warnings(block: dict, layout: _Layout) -> list[str]:
     if base is not None and base < MIN_BASE_ABILITY:
         warnings.append(
             f"Base Ability {base:.1f} is below {MIN_BASE_ABILITY:g} points: LongScore divides by it and is "
-            "unstable at such a small base"
-            + (" (LC is undefined at 0)" if base <= 0 else "")
+            "unstable at such a small base" + (" (LC is undefined at 0)" if base <= 0 else "")
         )
     if not layout.long_cols:
         warnings.append("no long lengths (every length is a base length): averages are null")

@@ -12,8 +12,15 @@ from longbench100.scoring.aggregates.aggregate import aggregate, task_order
 from longbench100.scoring.samples import ScoredSample
 
 
-def suite_blocks(samples: list[ScoredSample], base_labels: list[str], recorded: dict | None, *, n_boot: int,
-                 seed: int, unscored: dict[str, str] | None = None) -> dict:
+def suite_blocks(
+    samples: list[ScoredSample],
+    base_labels: list[str],
+    recorded: dict | None,
+    *,
+    n_boot: int,
+    seed: int,
+    unscored: dict[str, str] | None = None,
+) -> dict:
     """``{suite: {"tasks": [...], "overall": block | None}}`` for every suite the scored tasks belong to.
 
     ``recorded`` is the data manifest's suite record (None for folders made before suites); ``tasks``
@@ -30,9 +37,18 @@ def suite_blocks(samples: list[ScoredSample], base_labels: list[str], recorded: 
         subset = [sample for sample in samples if sample.task in chosen and sample.task in members]
         weights = category_weights(rule, scored)
         missing = {task: reason for task, reason in (unscored or {}).items() if task in chosen}
-        overall = aggregate(subset, base_labels, n_boot=n_boot, seed=seed, weights=weights,
-                            unscored=missing)["overall"] if subset else None
-        blocks[name] = {"tasks": members, "overall": overall, "method": rule.get("method", "mean") if rule else "mean"}
+        overall = (
+            aggregate(
+                subset, base_labels, n_boot=n_boot, seed=seed, weights=weights, unscored=missing
+            )["overall"]
+            if subset
+            else None
+        )
+        blocks[name] = {
+            "tasks": members,
+            "overall": overall,
+            "method": rule.get("method", "mean") if rule else "mean",
+        }
     return blocks
 
 

@@ -8,7 +8,12 @@ import numpy as np
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import canonical_label, parse_length
 from longbench100.scoring.aggregates.aggregate import canonical_base_labels, task_order
-from longbench100.scoring.aggregates.longscore import bootstrap_means, draw_indices, percentile_interval, score_tasks
+from longbench100.scoring.aggregates.longscore import (
+    bootstrap_means,
+    draw_indices,
+    percentile_interval,
+    score_tasks,
+)
 from longbench100.scoring.samples import ScoredSample
 
 
@@ -63,7 +68,9 @@ def compare_avg_lc(
 
     base = canonical_base_labels(base_labels)
     lengths = {label: parse_length(label) for label in base}
-    lengths.update({label: parse_length(label) for task_cells in cells.values() for label in task_cells})
+    lengths.update(
+        {label: parse_length(label) for task_cells in cells.values() for label in task_cells}
+    )
     labels = sorted(lengths, key=lengths.__getitem__)
     base_cols = [labels.index(label) for label in base]
     long_cols = [labels.index(label) for label in labels if label not in base]
@@ -81,8 +88,12 @@ def compare_avg_lc(
                     columns_b.append(np.full(n_boot + 1, np.nan))
                     continue
                 indices = draw_indices(seed, task, label, len(ids), n_boot)
-                columns_a.append(bootstrap_means(np.array([counted_a[i].score for i in ids]), indices))
-                columns_b.append(bootstrap_means(np.array([counted_b[i].score for i in ids]), indices))
+                columns_a.append(
+                    bootstrap_means(np.array([counted_a[i].score for i in ids]), indices)
+                )
+                columns_b.append(
+                    bootstrap_means(np.array([counted_b[i].score for i in ids]), indices)
+                )
             matrices_a[task] = np.stack(columns_a, axis=1)
             matrices_b[task] = np.stack(columns_b, axis=1)
         overall_a = score_tasks(matrices_a, base_cols, long_cols)[1]
@@ -90,7 +101,10 @@ def compare_avg_lc(
         diff = overall_a.scores.avg_lc - overall_b.scores.avg_lc
         covered = overall_a.tasks
     scored = sorted({sample.task for sample in [*samples_a, *samples_b]}, key=task_order)
-    sets = {"tasks": tuple(covered), "excluded_tasks": tuple(task for task in scored if task not in covered)}
+    sets = {
+        "tasks": tuple(covered),
+        "excluded_tasks": tuple(task for task in scored if task not in covered),
+    }
 
     if not np.isfinite(diff[0]):
         return Comparison(model_a, model_b, None, None, None, len(shared), **sets)
@@ -99,7 +113,9 @@ def compare_avg_lc(
         return Comparison(model_a, model_b, float(diff[0]), None, None, len(shared), **sets)
     replicates = diff[1:][np.isfinite(diff[1:])]
     p_value = min(1.0, 2.0 * min(np.mean(replicates <= 0), np.mean(replicates >= 0)))
-    return Comparison(model_a, model_b, float(diff[0]), interval, float(p_value), len(shared), **sets)
+    return Comparison(
+        model_a, model_b, float(diff[0]), interval, float(p_value), len(shared), **sets
+    )
 
 
 def _counted(model: str, samples: list[ScoredSample]) -> dict[str, ScoredSample]:

@@ -73,7 +73,9 @@ def task_longscore(matrix: np.ndarray, base_cols: list[int], long_cols: list[int
     return longscore(matrix, base, used, long_cols)
 
 
-def longscore(matrix: np.ndarray, base: np.ndarray, base_cols: list[int], long_cols: list[int]) -> LongScores:
+def longscore(
+    matrix: np.ndarray, base: np.ndarray, base_cols: list[int], long_cols: list[int]
+) -> LongScores:
     """Compute LC_l (percent) and the long-length averages of an S_l matrix from its Base Ability per row.
 
     LC is NaN where the base is NaN or not positive. Averages use the long columns that have a
@@ -91,7 +93,9 @@ def longscore(matrix: np.ndarray, base: np.ndarray, base_cols: list[int], long_c
 
 
 def overall_longscore(
-    matrices: dict[str, np.ndarray], task_scores: dict[str, LongScores], long_cols: list[int],
+    matrices: dict[str, np.ndarray],
+    task_scores: dict[str, LongScores],
+    long_cols: list[int],
     weights: dict[str, float] | None = None,
 ) -> OverallScores:
     """Compute the overall figures over one fixed task set: the tasks with a Base Ability.
@@ -110,7 +114,9 @@ def overall_longscore(
     if tasks:
         shares = None if weights is None else [weights[task] for task in tasks]
         matrix = np.average(np.stack([matrices[task] for task in tasks]), axis=0, weights=shares)
-        base = np.average(np.stack([task_scores[task].base for task in tasks]), axis=0, weights=shares)
+        base = np.average(
+            np.stack([task_scores[task].base for task in tasks]), axis=0, weights=shares
+        )
     else:
         shape = next(iter(matrices.values())).shape
         matrix, base = np.full(shape, np.nan), np.full(shape[0], np.nan)
@@ -118,8 +124,13 @@ def overall_longscore(
 
 
 def score_tasks(
-    matrices: dict[str, np.ndarray], base_cols: list[int], long_cols: list[int], weights: dict[str, float] | None = None
+    matrices: dict[str, np.ndarray],
+    base_cols: list[int],
+    long_cols: list[int],
+    weights: dict[str, float] | None = None,
 ) -> tuple[dict[str, LongScores], OverallScores]:
     """Per-task LongScores of every task's S_l matrix and the overall figures built from them (weighted by ``weights``)."""
-    task_scores = {task: task_longscore(matrix, base_cols, long_cols) for task, matrix in matrices.items()}
+    task_scores = {
+        task: task_longscore(matrix, base_cols, long_cols) for task, matrix in matrices.items()
+    }
     return task_scores, overall_longscore(matrices, task_scores, long_cols, weights)

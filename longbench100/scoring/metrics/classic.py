@@ -42,7 +42,9 @@ PARALLEL_MIN_PAIRS = 64
 def qa_f1(prediction: str, answers: list[str]) -> float:
     """LongBench QA F1: normalised token F1 against each reference answer, the best one counts."""
     tokens = normalize_answer(strip_reasoning(prediction)).split()
-    return max((token_f1(tokens, normalize_answer(answer).split()) for answer in answers), default=0.0)
+    return max(
+        (token_f1(tokens, normalize_answer(answer).split()) for answer in answers), default=0.0
+    )
 
 
 @lru_cache(maxsize=1)
@@ -87,7 +89,9 @@ def _longbench_library_guarded(prediction: str, reference: str) -> float:
 
 def _longbench_library_f(prediction: str, reference: str) -> float:
     """The ``rouge`` package's summary-level ROUGE-L F of one pair (raises what the library raises)."""
-    return Rouge(metrics=["rouge-l"], stats=["f"]).get_scores([prediction], [reference], avg=True)["rouge-l"]["f"]
+    return Rouge(metrics=["rouge-l"], stats=["f"]).get_scores([prediction], [reference], avg=True)[
+        "rouge-l"
+    ]["f"]
 
 
 def _in_fresh_thread(function: Callable[..., float], *args: str) -> float:
@@ -145,7 +149,9 @@ def rouge_l_many(
     workers = min(workers or available_cpus(), len(pairs))
     if workers < 2 or len(pairs) < min_parallel:
         return [rouge_l(*pair, variant=variant) for pair in pairs]
-    single_thread = threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
+    single_thread = (
+        threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
+    )
     try:
         with worker_pool(workers, "fork" if single_thread else "spawn") as pool:
             chunksize = max(1, len(pairs) // (workers * 4))

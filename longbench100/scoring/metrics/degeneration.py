@@ -24,13 +24,13 @@ def reply_words(text: str) -> list[str]:
 
 def rep_n(words: list[str], n: int) -> float:
     """Rep-n: ``1 - distinct n-grams / all n-grams`` (0 when there is no n-gram)."""
-    grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
     return 1 - len(set(grams)) / len(grams) if grams else 0.0
 
 
 def repeated_bigram_word_share(words: list[str]) -> float:
     """The share of ``words`` covered by a bigram that occurs at least twice (0 for under two words)."""
-    bigrams = [tuple(words[i:i + 2]) for i in range(len(words) - 1)]
+    bigrams = [tuple(words[i : i + 2]) for i in range(len(words) - 1)]
     counts = Counter(bigrams)
     covered: set[int] = set()
     for index, bigram in enumerate(bigrams):

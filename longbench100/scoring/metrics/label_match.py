@@ -14,7 +14,10 @@ from longbench100.core.errors import UserError
 from longbench100.folders.data_records import DataRecord
 from longbench100.text.answers import strip_reasoning
 
-_LABEL_CUE = re.compile(r"\blabel\b[\s*_]*(?:number\s*)?(?:is\b|:|=|would\s+be\b|should\s+be\b)?[\s\"'*_`]*(\d+)", re.IGNORECASE)
+_LABEL_CUE = re.compile(
+    r"\blabel\b[\s*_]*(?:number\s*)?(?:is\b|:|=|would\s+be\b|should\s+be\b)?[\s\"'*_`]*(\d+)",
+    re.IGNORECASE,
+)
 _INTEGER = re.compile(r"(?<![\d.])\d+(?!\d)")
 _NEW_EXAMPLE = re.compile(r"^[ \t]*text[ \t]*:", re.IGNORECASE | re.MULTILINE)
 
@@ -39,5 +42,7 @@ def label_match(prediction: str, record: DataRecord) -> float:
     """1.0 when the reply's label number equals ``gold["mapped_label"]``, else 0.0."""
     gold = record.gold or {}
     if not isinstance(gold.get("mapped_label"), int):
-        raise UserError(f"record {record.id}: gold has no integer mapped_label, which label_match needs (regenerate the data)")
+        raise UserError(
+            f"record {record.id}: gold has no integer mapped_label, which label_match needs (regenerate the data)"
+        )
     return 1.0 if parse_label(prediction) == gold["mapped_label"] else 0.0

@@ -25,7 +25,12 @@ from longbench100.scoring.metrics.classic import qa_f1
 from longbench100.scoring.metrics.degeneration import rep_2, repeated_bigram_share
 from longbench100.scoring.metrics.label_match import label_match
 from longbench100.scoring.metrics.name_sets import name_set_f1
-from longbench100.scoring.metrics.parsers import accuracy, string_match_all, string_match_part, substring_match
+from longbench100.scoring.metrics.parsers import (
+    accuracy,
+    string_match_all,
+    string_match_part,
+    substring_match,
+)
 from longbench100.scoring.metrics.passage_ids import id_f1
 from longbench100.scoring.metrics.ranking import ndcg_at_10, ndcg_at_10_lenient
 from longbench100.scoring.metrics.sections import order_exact, order_lcs, section_rouge

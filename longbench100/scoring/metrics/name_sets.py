@@ -29,7 +29,9 @@ def name_set_f1(prediction: str, record: DataRecord) -> float:
     """F1 of the reply's set of names against ``gold["mentions"]``."""
     mentions = (record.gold or {}).get("mentions")
     if not isinstance(mentions, list):
-        raise UserError(f"record {record.id} ({record.task}): its gold has no 'mentions' list, so it cannot be scored as recalling")
+        raise UserError(
+            f"record {record.id} ({record.task}): its gold has no 'mentions' list, so it cannot be scored as recalling"
+        )
     gold = {name for name in (normalize_answer(mention) for mention in mentions) if name}
     predicted = reply_names(prediction)
     if not gold or not predicted:

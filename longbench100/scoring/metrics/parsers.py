@@ -23,10 +23,13 @@ _NUMBER_LIST = re.compile(
     r"(?!\d)(?!\.\d)",
     re.IGNORECASE,
 )
-_BOXED = re.compile(r"\\boxed\{\s*(?:\\text\{)?\s*(?:option|passage|paragraph)?\s*(\d+)", re.IGNORECASE)
+_BOXED = re.compile(
+    r"\\boxed\{\s*(?:\\text\{)?\s*(?:option|passage|paragraph)?\s*(\d+)", re.IGNORECASE
+)
 # "the answer is 2", "**Answer:** 2", "the answer would be option 2": an explicit statement of the answer
 _FINAL_CUE = re.compile(
-    r"\banswer\b[\s*_]*(?:is\b|:|=|would\s+be\b|should\s+be\b|will\s+be\b)[^\d\n]{0,25}?(\d+)", re.IGNORECASE
+    r"\banswer\b[\s*_]*(?:is\b|:|=|would\s+be\b|should\s+be\b|will\s+be\b)[^\d\n]{0,25}?(\d+)",
+    re.IGNORECASE,
 )
 # any "answer/option/choice ... N", a mention that may be part of the reasoning
 _ANSWER_CUE = re.compile(r"\b(?:answer|option|choice)\b[^\d\n]{0,25}?(\d+)", re.IGNORECASE)
@@ -86,7 +89,10 @@ def parse_option(answer: str, options: list[str] | None = None) -> int | None:
 def _option_by_content(text: str, options: list[str]) -> tuple[int, int] | None:
     """The option whose count list (or whole text, for an option without counts) the answer repeats, and the
     end of its last mention in ``text``; ``None`` when no option, or several different options, are repeated."""
-    lists = [(tuple(map(int, _INTEGER.findall(found.group()))), found.end()) for found in _NUMBER_LIST.finditer(text)]
+    lists = [
+        (tuple(map(int, _INTEGER.findall(found.group()))), found.end())
+        for found in _NUMBER_LIST.finditer(text)
+    ]
     normalized = normalize_answer(text)
     mentioned: dict[int, int] = {}
     for number, option in enumerate(options, start=1):
@@ -104,7 +110,9 @@ def parse_passage_number(answer: str) -> int | None:
     """Return the passage number the answer names (passage_retrieval): the last explicit answer cue, else the
     first passage cue, else the first integer."""
     text = strip_reasoning(answer)
-    return _cued_or_bare(text, ((_BOXED, 0), (_FINAL_CUE, -1), (_ANSWER_CUE, -1), (_PASSAGE_CUE, 0)), 0)
+    return _cued_or_bare(
+        text, ((_BOXED, 0), (_FINAL_CUE, -1), (_ANSWER_CUE, -1), (_PASSAGE_CUE, 0)), 0
+    )
 
 
 def parse_count(answer: str) -> int | None:
@@ -114,7 +122,9 @@ def parse_count(answer: str) -> int | None:
     too), then the explicit answer cues, then "total of N" / "there are N"; the last match of a cue
     counts. Number words up to twenty count as numbers ("there are twelve unique paragraphs").
     """
-    text = _NUMBER_WORD.sub(lambda match: _NUMBER_WORDS[match.group(1).lower()], strip_reasoning(answer))
+    text = _NUMBER_WORD.sub(
+        lambda match: _NUMBER_WORDS[match.group(1).lower()], strip_reasoning(answer)
+    )
     cues = ((_BOXED, -1), (_UNIQUE_CUE, -1), (_FINAL_CUE, -1), (_ANSWER_CUE, -1), (_COUNT_CUE, -1))
     return _cued_or_bare(text, cues, -1)
 
@@ -167,4 +177,8 @@ def string_match_part(prediction: str, golds: list[str]) -> float:
 def substring_match(prediction: str, golds: list[str]) -> float:
     """HELMET's substring exact match: 1.0 when a normalised gold answer occurs in the normalised answer."""
     text = normalize_answer(strip_reasoning(prediction))
-    return 1.0 if any(normalize_answer(gold) and normalize_answer(gold) in text for gold in golds) else 0.0
+    return (
+        1.0
+        if any(normalize_answer(gold) and normalize_answer(gold) in text for gold in golds)
+        else 0.0
+    )

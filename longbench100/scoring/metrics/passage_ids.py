@@ -25,7 +25,10 @@ _JOIN = r"\s*(?:,|;|/|&|\band\b|\bor\b)\s*(?:and\s+)?(?:(?:passages?|paragraphs?
 _LIST = re.compile(rf"{_ITEM}(?:{_JOIN}{_ITEM})*", re.IGNORECASE)
 _ITEM_PARTS = re.compile(r"(\d+)(?:\s*(?:-|–|—|\bto\b)\s*(\d+))?", re.IGNORECASE)
 _NOT_IDS = re.compile(r"\d*\.\d+|\d+\s*%")
-_CUED = re.compile(rf"\b(?:passages?|paragraphs?|documents?|docs?)\b[^\d\n]{{0,12}}?({_LIST.pattern})", re.IGNORECASE)
+_CUED = re.compile(
+    rf"\b(?:passages?|paragraphs?|documents?|docs?)\b[^\d\n]{{0,12}}?({_LIST.pattern})",
+    re.IGNORECASE,
+)
 _CONCLUSION = re.compile(
     r"\b(?:answer|passages?|paragraphs?|documents?|ids?|numbers?)\b[\s*]*(?:is|are|:|=)[\s*:]*(?=[\[(]?\s*(?:passages?\s*)?\d)",
     re.IGNORECASE,

@@ -78,7 +78,11 @@ def helmet_ranking(reply: str) -> list[str]:
     included; a reply without any integer is one unknown id: itself, after HELMET's clean-up)."""
     text = _HELMET_DROPPED.sub("", reply).lower().replace("id", "")
     longest = max((match.group(0) for match in _HELMET_CHAIN.finditer(text)), key=len, default="")
-    ranked = [part.strip() for part in longest.split(">") if part.strip().isdigit()] if longest else [text]
+    ranked = (
+        [part.strip() for part in longest.split(">") if part.strip().isdigit()]
+        if longest
+        else [text]
+    )
     return list(dict.fromkeys(ranked))
 
 
@@ -92,15 +96,24 @@ def parse_ranking(reply: str, ids: list[str]) -> list[str]:
     text = strip_reasoning(reply)
     mentions = _mentions(text, _Lookup.of(ids))
     markers = [
-        _Marker(match.start(), match.end(), len(match["indent"].expandtabs(4)), match["number"] is not None)
+        _Marker(
+            match.start(),
+            match.end(),
+            len(match["indent"].expandtabs(4)),
+            match["number"] is not None,
+        )
         for match in _LIST_MARKER.finditer(text)
     ]
     for candidates in (_chains(text, mentions), _list_blocks(text, mentions, markers)):
         best = max(candidates, key=lambda ranked: (len(ranked[1]), ranked[0]), default=None)
         if best is not None and len(best[1]) >= 2:
             return best[1]
-    in_markers = {mention for marker in markers for mention in _within(mentions, marker.start, marker.end)}
-    named = [mention for mention in mentions if mention.id is not None and mention not in in_markers]
+    in_markers = {
+        mention for marker in markers for mention in _within(mentions, marker.start, marker.end)
+    }
+    named = [
+        mention for mention in mentions if mention.id is not None and mention not in in_markers
+    ]
     marked = [mention for mention in named if mention.marked]
     return _unique(marked or named)
 
@@ -118,7 +131,9 @@ class _Lookup:
         owners: dict[str, list[str]] = {}
         for identifier in dict.fromkeys(ids):
             owners.setdefault(identifier.lower(), []).append(identifier)
-        return cls(frozenset(ids), {key: names[0] for key, names in owners.items() if len(names) == 1})
+        return cls(
+            frozenset(ids), {key: names[0] for key, names in owners.items() if len(names) == 1}
+        )
 
     def resolve(self, token: str) -> str | None:
         """The id a token names: itself when it is an id, else the one id equal to it regardless of case."""
@@ -134,7 +149,9 @@ def _mentions(text: str, lookup: _Lookup) -> list[_Mention]:
             identifier = lookup.resolve(match["prefix"] + match["token"])
         identifier = identifier or lookup.resolve(match["token"])
         marked = bool(match["word"] or match["open"] or match["prefix"])
-        mentions.append(_Mention(match.start(), match.start("token"), match.end(), identifier, marked))
+        mentions.append(
+            _Mention(match.start(), match.start("token"), match.end(), identifier, marked)
+        )
     return mentions
 
 
@@ -149,7 +166,9 @@ def _chains(text: str, mentions: list[_Mention]) -> list[tuple[int, list[str]]]:
     return [(chain[0].begin, _unique(chain)) for chain in chains if len(chain) >= 2]
 
 
-def _list_blocks(text: str, mentions: list[_Mention], markers: list[_Marker]) -> list[tuple[int, list[str]]]:
+def _list_blocks(
+    text: str, mentions: list[_Mention], markers: list[_Marker]
+) -> list[tuple[int, list[str]]]:
     """Every list, as (start offset, the first id named in each of its items, in order).
 
     A list is a run of items of one kind (numbered or bulleted) at one indentation; nested items and
@@ -160,10 +179,14 @@ def _list_blocks(text: str, mentions: list[_Mention], markers: list[_Marker]) ->
     previous_end: int | None = None
     for marker in markers:
         ends_list = previous_end is None or any(
-            line.strip() and not line[:1].isspace() for line in text[previous_end:marker.start].split("\n")[1:]
+            line.strip() and not line[:1].isspace()
+            for line in text[previous_end : marker.start].split("\n")[1:]
         )
         head = None if ends_list else blocks[-1][0]
-        other_kind = head is not None and (marker.indent, marker.numbered) == (head.indent, not head.numbered)
+        other_kind = head is not None and (marker.indent, marker.numbered) == (
+            head.indent,
+            not head.numbered,
+        )
         if head is None or marker.indent < head.indent or other_kind:
             blocks.append((marker, []))
             head = marker
@@ -171,8 +194,11 @@ def _list_blocks(text: str, mentions: list[_Mention], markers: list[_Marker]) ->
         if marker.indent > head.indent:
             continue
         line_end = text.find("\n", marker.end)
-        item = [mention for mention in _within(mentions, marker.end, len(text) if line_end < 0 else line_end)
-                if mention.id is not None]
+        item = [
+            mention
+            for mention in _within(mentions, marker.end, len(text) if line_end < 0 else line_end)
+            if mention.id is not None
+        ]
         chosen = next((mention for mention in item if mention.marked), item[0] if item else None)
         if chosen is not None and chosen.id is not None:  # (every mention in ``item`` names one)
             blocks[-1][1].append(chosen.id)
@@ -197,11 +223,15 @@ def relevance_grades(record: DataRecord) -> dict[str, int]:
     relevance = (record.gold or {}).get("relevance")
     where = f"record {record.id} ({record.task} {record.label})"
     if not isinstance(relevance, dict) or not relevance:
-        raise UserError(f"{where}: gold.relevance must be a non-empty object {{passage id: grade}} for ndcg_at_10")
+        raise UserError(
+            f"{where}: gold.relevance must be a non-empty object {{passage id: grade}} for ndcg_at_10"
+        )
     bad = [key for key, grade in relevance.items() if type(grade) is not int or grade < 0]
     if bad:
         grade = relevance[bad[0]]
-        raise UserError(f"{where}: gold.relevance grade of passage {bad[0]!r} is {grade!r}, not an integer >= 0")
+        raise UserError(
+            f"{where}: gold.relevance grade of passage {bad[0]!r} is {grade!r}, not an integer >= 0"
+        )
     if not any(relevance.values()):
         raise UserError(f"{where}: gold.relevance grades every passage 0, so NDCG is undefined")
     return relevance
@@ -223,7 +253,9 @@ def ndcg_cut(ranking: list[str], relevance: dict[str, int], cutoff: int = CUTOFF
         return 0.0
     measure = f"ndcg_cut.{cutoff}"
     evaluator = pytrec_eval.RelevanceEvaluator({"q": relevance}, {measure})
-    run = {"q": {identifier: float(len(ranking) - place) for place, identifier in enumerate(ranking)}}
+    run = {
+        "q": {identifier: float(len(ranking) - place) for place, identifier in enumerate(ranking)}
+    }
     return evaluator.evaluate(run)["q"][f"ndcg_cut_{cutoff}"]
 
 

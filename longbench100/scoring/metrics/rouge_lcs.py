@@ -39,7 +39,9 @@ def _positions(words: list[str]) -> dict[str, int]:
     return masks
 
 
-def rebuilt_lcs_words(reference: list[str], prediction: list[str], prediction_masks: dict[str, int]) -> set[str]:
+def rebuilt_lcs_words(
+    reference: list[str], prediction: list[str], prediction_masks: dict[str, int]
+) -> set[str]:
     """The words of the LCS of ``reference`` and ``prediction`` that the ``rouge`` package rebuilds.
 
     Row i of the DP table is kept as a bit vector V_i: cell (i, j) = j - popcount(V_i & (2^j - 1)).

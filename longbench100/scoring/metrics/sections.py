@@ -15,15 +15,17 @@ from __future__ import annotations
 import re
 
 from longbench100.core.errors import UserError
-from longbench100.scoring.metrics.classic import rouge_l
 from longbench100.folders.data_records import DataRecord
+from longbench100.scoring.metrics.classic import rouge_l
 from longbench100.text.answers import strip_reasoning
 
 # A section heading at the start of a line: optional markdown ("#", "*", "-", ">"), "Section 3", an
 # optional "(title)", then an optional closing "**" and punctuation ("Section 3:", "**Section 3.**",
 # "### Section 3 -", "Section 3 (The harbor):"); a line "Section 3 of the act ..." is no heading.
-_SECTION_HEADING = re.compile(r"^[ \t#>*_-]*(?:summary[ \t]+(?:of|for)[ \t]+)?section[ \t]+(\d+)[ \t]*(?:\([^)\n]*\))?[ \t]*(?:\*\*|__)?[ \t]*(?:[:.)\-–—]|$|(?<=\*\*)|(?<=__))[ \t]*(?:\*\*|__)?[ \t]*",
-                              re.IGNORECASE | re.MULTILINE)
+_SECTION_HEADING = re.compile(
+    r"^[ \t#>*_-]*(?:summary[ \t]+(?:of|for)[ \t]+)?section[ \t]+(\d+)[ \t]*(?:\([^)\n]*\))?[ \t]*(?:\*\*|__)?[ \t]*(?:[:.)\-–—]|$|(?<=\*\*)|(?<=__))[ \t]*(?:\*\*|__)?[ \t]*",
+    re.IGNORECASE | re.MULTILINE,
+)
 # The fallback: a numbered list item ("3. ...", "3) ...", "**3.** ...").
 _NUMBERED_ITEM = re.compile(r"^[ \t*_]*(\d+)[.)](?:\*\*|__)?[ \t]+", re.MULTILINE)
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
@@ -35,7 +37,9 @@ def gold_field(record: DataRecord, name: str) -> list:
     """``record.gold[name]``; a record without it (another task's data) is a one-line error naming the record."""
     value = (record.gold or {}).get(name)
     if not isinstance(value, list):
-        raise UserError(f"record {record.id} ({record.task}): its gold has no {name!r} list, so it cannot be scored as a section task")
+        raise UserError(
+            f"record {record.id} ({record.task}): its gold has no {name!r} list, so it cannot be scored as a section task"
+        )
     return value
 
 
@@ -47,10 +51,14 @@ def parse_sections(reply: str) -> dict[int, str]:
     """
     text = strip_reasoning(reply)
     marks = list(_SECTION_HEADING.finditer(text)) or list(_NUMBERED_ITEM.finditer(text))
-    bodies = [text[mark.end(): following.start() if following else len(text)].replace("**", "").strip()
-              for mark, following in zip(marks, marks[1:] + [None])]
+    bodies = [
+        text[mark.end() : following.start() if following else len(text)].replace("**", "").strip()
+        for mark, following in zip(marks, marks[1:] + [None])
+    ]
     if len(bodies) > 1 and not any(_PARAGRAPH_BREAK.search(body) for body in bodies[:-1]):
-        bodies[-1] = _PARAGRAPH_BREAK.split(bodies[-1], 1)[0]  # one paragraph each: what follows the last is a closing remark
+        bodies[-1] = _PARAGRAPH_BREAK.split(bodies[-1], 1)[
+            0
+        ]  # one paragraph each: what follows the last is a closing remark
     found: dict[int, str] = {}
     for mark, body in zip(marks, bodies):
         found.setdefault(int(mark.group(1)), body)
@@ -61,8 +69,10 @@ def section_rouge(prediction: str, record: DataRecord) -> float:
     """Mean ROUGE-L F over every section of ``record`` (``gold["references"]``), 0 for a section not answered."""
     references = gold_field(record, "references")
     summaries = parse_sections(prediction)
-    scores = [rouge_l(summaries[number], [reference]) if summaries.get(number) else 0.0
-              for number, reference in enumerate(references, 1)]
+    scores = [
+        rouge_l(summaries[number], [reference]) if summaries.get(number) else 0.0
+        for number, reference in enumerate(references, 1)
+    ]
     return sum(scores) / len(scores) if scores else 0.0
 
 
@@ -90,7 +100,9 @@ def longest_common_subsequence(first: list[str], second: list[str]) -> int:
     for item in first:
         current = [0]
         for index, other in enumerate(second):
-            current.append(previous[index] + 1 if item == other else max(previous[index + 1], current[index]))
+            current.append(
+                previous[index] + 1 if item == other else max(previous[index + 1], current[index])
+            )
         previous = current
     return previous[-1]
 

@@ -13,11 +13,11 @@ import json
 import shutil
 from pathlib import Path
 
+from longbench100.catalog.task_info import TASKS
 from longbench100.core.atomic import write_bytes_atomic, write_json_atomic
 from longbench100.core.errors import UserError
-from longbench100.folders.guard import guard_output_dir, mark_folder
-from longbench100.catalog.task_info import TASKS
 from longbench100.folders.data_records import data_files
+from longbench100.folders.guard import guard_output_dir, mark_folder
 from longbench100.folders.layout import MANIFEST, read_folder_manifest, sealed_manifest
 from longbench100.publish.staging import remove_stale_staging, staged_folder
 
@@ -25,7 +25,10 @@ from longbench100.publish.staging import remove_stale_staging, staged_folder
 def _file_entry(path: Path) -> dict:
     """sha256 and non-blank line count of a data file."""
     data = path.read_bytes()
-    return {"sha256": hashlib.sha256(data).hexdigest(), "rows": sum(1 for line in data.splitlines() if line.strip())}
+    return {
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "rows": sum(1 for line in data.splitlines() if line.strip()),
+    }
 
 
 def _updated_files(original: object, entries: dict[str, dict]) -> object:
@@ -33,7 +36,9 @@ def _updated_files(original: object, entries: dict[str, dict]) -> object:
     updated in place (other keys kept); anything else is replaced by a mapping path -> entry."""
     if isinstance(original, dict) and all(isinstance(value, dict) for value in original.values()):
         return {path: {**original.get(path, {}), **entry} for path, entry in entries.items()}
-    if isinstance(original, list) and all(isinstance(item, dict) and "path" in item for item in original):
+    if isinstance(original, list) and all(
+        isinstance(item, dict) and "path" in item for item in original
+    ):
         by_path = {item["path"]: item for item in original}
         return [{**by_path.get(path, {"path": path}), **entry} for path, entry in entries.items()]
     return entries
@@ -59,12 +64,19 @@ def _hidden(relative: Path) -> bool:
 
 def check_filter_out(data_dir: Path, out_dir: Path, predictions: list[Path]) -> None:
     """Before any work: refuse to write into an input, into a non-empty folder or where nothing can be written."""
-    guard_output_dir(out_dir, "--out", "data", [("--data", data_dir), *(("--predictions", path) for path in predictions)])
+    guard_output_dir(
+        out_dir,
+        "--out",
+        "data",
+        [("--data", data_dir), *(("--predictions", path) for path in predictions)],
+    )
     if out_dir.exists() and any(out_dir.iterdir()):
         raise UserError(f"--out {out_dir}: exists and is not an empty folder")
 
 
-def write_filtered(data_dir: Path, out_dir: Path, dropped: set[str], filter_record: dict) -> dict[str, dict]:
+def write_filtered(
+    data_dir: Path, out_dir: Path, dropped: set[str], filter_record: dict
+) -> dict[str, dict]:
     """Copy ``data_dir`` to ``out_dir`` without the ``dropped`` records; return the new data files'
     entries.
 
@@ -77,34 +89,51 @@ def write_filtered(data_dir: Path, out_dir: Path, dropped: set[str], filter_reco
             return _write_copy(data_dir, staging, dropped, filter_record)
     except OSError as error:
         reason = error.strerror or type(error).__name__
-        raise UserError(f"--out {out_dir}: cannot write the filtered copy ({reason}); nothing was "
-                        "kept, rerun when there is room") from None
+        raise UserError(
+            f"--out {out_dir}: cannot write the filtered copy ({reason}); nothing was "
+            "kept, rerun when there is room"
+        ) from None
 
 
-def _write_copy(data_dir: Path, out_dir: Path, dropped: set[str],
-                filter_record: dict) -> dict[str, dict]:
+def _write_copy(
+    data_dir: Path, out_dir: Path, dropped: set[str], filter_record: dict
+) -> dict[str, dict]:
     """:func:`write_filtered` into the (staging) folder ``out_dir``."""
     mark_folder(out_dir, "data")
     data_paths = set(data_files(data_dir))
     for source in sorted(data_dir.rglob("*")):
         target = out_dir / source.relative_to(data_dir)
-        if source.is_dir() or source == data_dir / MANIFEST or _hidden(source.relative_to(data_dir)):
+        if (
+            source.is_dir()
+            or source == data_dir / MANIFEST
+            or _hidden(source.relative_to(data_dir))
+        ):
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         if source in data_paths and TASKS[source.parent.name].closed_book:
-            kept = [line for line in source.read_bytes().splitlines(keepends=True) if _kept(line, dropped)]
+            kept = [
+                line
+                for line in source.read_bytes().splitlines(keepends=True)
+                if _kept(line, dropped)
+            ]
             write_bytes_atomic(target, b"".join(kept))
         else:
             shutil.copy2(source, target)
-    entries = {path.relative_to(out_dir).as_posix(): _file_entry(path) for path in data_files(out_dir)}
+    entries = {
+        path.relative_to(out_dir).as_posix(): _file_entry(path) for path in data_files(out_dir)
+    }
     manifest_path = data_dir / MANIFEST
     original = read_folder_manifest(data_dir)
-    manifest = copy.deepcopy(original) if isinstance(original, dict) else {}  # the original stays verbatim
+    manifest = (
+        copy.deepcopy(original) if isinstance(original, dict) else {}
+    )  # the original stays verbatim
     manifest["files"] = _updated_files(manifest.get("files"), entries)
     _update_task_rows(manifest.get("tasks"), entries)
     manifest["qa_filter"] = filter_record
     manifest["original_manifest"] = {
-        "sha256": hashlib.sha256(manifest_path.read_bytes()).hexdigest() if original is not None else None,
+        "sha256": hashlib.sha256(manifest_path.read_bytes()).hexdigest()
+        if original is not None
+        else None,
         "manifest": original,
     }
     write_json_atomic(out_dir / MANIFEST, sealed_manifest(manifest), indent=1)

@@ -1,0 +1,374 @@
+"""The no-model shortcut baselines: reading prompts, each family's strategy, limits, the check, and the
+task constructions it closed (kv decoys, independent star options, repeats in passage_count,
+same-source passages in passage_retrieval)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from longbench100.baselines.check import run_baselines
+from longbench100.baselines.prompt_view import read_prompt
+from longbench100.baselines.strategies import BASELINES, Attempt, baselines_for, chance_answers
+from longbench100.catalog.shortcut_limits import limit_from_record, parse_limit
+from longbench100.catalog.suites import load_all_suites
+from longbench100.cli import main
+from longbench100.core.errors import UserError
+from longbench100.folders.data_records import DataRecord
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
+from longbench100.tasks.counting_stars import counts_for_row
+from tests.conftest import SHARED_SOURCES
+from tests.support.generate_helpers import reseal
+
+KV_PROMPT = """The text below mixes ordinary passages with key-value records.
+
+Passage 1:
+Some news text here.
+
+Record: the key "a" has the value "b".
+
+Passage 2:
+More text.
+
+Record: the key "b" has the value "c".
+
+Record: the key "c" has the value "d".
+
+Task: start from the key "a". Look up its value; keep following the records for 3 lookups in total.
+
+Final value:"""
+
+
+def _record(
+    task: str,
+    question: str = "",
+    answers: tuple[str, ...] = ("x",),
+    row: int = 0,
+    gold: dict | None = None,
+    distractors: tuple[dict, ...] | None = None,
+) -> DataRecord:
+    return DataRecord(
+        id=f"{task}-8k-{row:04d}",
+        task=task,
+        label="8k",
+        length=8192,
+        row=row,
+        answers=answers,
+        question=question,
+        closed_book_prompt=None,
+        gold=gold,
+        distractors=distractors,
+    )
+
+
+def _answer(kind: str, name: str, record: DataRecord, prompt: str) -> str | None:
+    baseline = next(b for b in BASELINES[kind] if b.name == name)
+    return baseline.answer(Attempt(record, read_prompt(prompt), Counter()))
+
+
+def test_the_view_reads_passages_records_options_and_summaries():
+    view = read_prompt(KV_PROMPT)
+    assert [p.label for p in view.passages] == ["1", "2"]
+    assert view.passages[1].text == "More text."
+    assert view.records == (("a", "b"), ("b", "c"), ("c", "d"))
+    options = read_prompt(
+        "Passage 1:\nText.\n\nQuestion: which?\n\nOption 1: [1, 2]\nOption 2: [3, 4]\n\nOption:"
+    )
+    assert options.options == (("1", "[1, 2]"), ("2", "[3, 4]"))
+    ordering = read_prompt(
+        "Section 1:\nAlpha text.\n\nSection 2:\nBeta text.\n\nSummaries, shuffled:\n[A] beta\n[B] alpha\n\nPut the summaries in order."
+    )
+    assert [p.text for p in ordering.passages] == ["Alpha text.", "Beta text."]
+    assert ordering.summaries == (("A", "beta"), ("B", "alpha"))
+    named = read_prompt(
+        "You will see passages. Only Passage 2 is relevant.\n\nPassage 1:\nx\n\nPassage 2:\ny\n\nQuestion: q"
+    )
+    assert [p.text for p in named.named_passages()] == ["y"]
+
+
+def test_the_unused_value_and_the_chain_start_read_a_lone_chain():
+    assert _answer("record_value", "unused_value", _record("kv_retrieval"), KV_PROMPT) == "d"
+    assert _answer("record_value", "chain_start_value", _record("kv_retrieval"), KV_PROMPT) == "b"
+
+
+def test_numbers_in_context_picks_the_option_with_the_most_of_its_numbers_in_context():
+    prompt = (
+        "Passage 1:\nIn 1998 the 12 boats left. The little penguin counted 7 stars.\n\n"
+        "Question: which list?\n\n"
+        "Option 1: [7, 12, 40]\nOption 2: [12, 7, 1998]\nOption 3: [7, 12, 1998]\n\nOption:"
+    )
+    record = _record("counting_stars")
+    assert (
+        _answer("option", "numbers_in_context", record, prompt) == "2"
+    )  # first of the two whole matches
+    assert (
+        _answer("option", "numbers_in_context", record, prompt.replace("1998", "1999", 1)) == "1"
+    )  # all 2 of 3
+
+
+def test_option_consensus_finds_the_centre_of_perturbed_options():
+    prompt = "Question: which list?\n\nOption 1: [5, 6, 7, 8]\nOption 2: [5, 6, 7, 9]\nOption 3: [6, 5, 7, 8]\nOption 4: [5, 1, 7, 8]\n\nOption:"
+    assert _answer("option", "option_consensus", _record("counting_stars"), prompt) == "1"
+    assert _answer("option", "option_position_consensus", _record("counting_stars"), prompt) == "1"
+
+
+def test_longest_and_shortest_passage():
+    prompt = "Passage 1:\nA middling text here.\n\nPassage 2:\nShort.\n\nPassage 3:\nThe longest text of the three.\n\nSummary:\nx"
+    assert _answer("passage_number", "longest_passage", _record("passage_retrieval"), prompt) == "3"
+    assert (
+        _answer("passage_number", "shortest_passage", _record("passage_retrieval"), prompt) == "2"
+    )
+
+
+def test_openings_order_and_outlier():
+    prompt = (
+        "Section 1:\nThe storm hit the coast at dawn. More follows.\n\nSection 2:\nThe court ruled on the tax case today.\n\n"
+        "Summaries, shuffled:\n[A] A court ruling on tax.\n[B] A storm on the coast.\n\nPut the summaries in order."
+    )
+    assert _answer("order", "section_openings", _record("document_organizing"), prompt) == "B > A"
+    assert _answer("order", "alphabetical_order", _record("document_organizing"), prompt) == "A > B"
+    odd = (
+        "\n\n".join(
+            f"Passage {i}:\n{text}"
+            for i, text in enumerate(
+                [
+                    "football match goal score team",
+                    "football team coach goal season",
+                    "patent claim apparatus valve housing",
+                    "team score football league match",
+                ],
+                start=1,
+            )
+        )
+        + "\n\nSummary:\nx"
+    )
+    assert _answer("passage_number", "outlier_passage", _record("passage_retrieval"), odd) == "3"
+
+
+@pytest.mark.parametrize(
+    "value, ceiling", [("chance + 0.10", 0.35), ("chance+0.2", 0.45), (0.36, 0.36), (0, 0.0)]
+)
+def test_limits_parse(value, ceiling):
+    assert parse_limit(value, [], "suite").ceiling(0.25) == pytest.approx(ceiling)
+    assert limit_from_record(parse_limit(value, ["lexical"], "suite").record()).ceiling(
+        0.25
+    ) == pytest.approx(ceiling)
+
+
+@pytest.mark.parametrize(
+    "value, reported, message",
+    [
+        ("chance", [], 'write "chance + 0.10"'),
+        (1.5, [], "a number from 0 to 1"),
+        ("chance + 0.1", ["guessing"], "unknown family 'guessing'"),
+        ("chance + 0.1", "lexical", "must be a list"),
+    ],
+)
+def test_bad_limits_are_one_line_errors(value, reported, message):
+    with pytest.raises(UserError, match=re.escape(message)):
+        parse_limit(value, reported, "suite")
+
+
+def test_every_packaged_suite_task_has_a_limit_and_a_baseline():
+    from longbench100.baselines.strategies import ANSWER_KINDS
+
+    for suite in load_all_suites():
+        assert set(suite.shortcut_limits) == set(suite.tasks)
+        assert all(task in ANSWER_KINDS for task in suite.tasks), suite.name
+
+
+def test_star_options_are_not_built_around_the_answer():
+    hits = 0
+    for row in range(300):
+        _, options, right = counts_for_row(7, row)
+        lists = [re.findall(r"\d+", text) for text in options[:-1]]
+        agreement = [sum(sum((Counter(a) & Counter(b)).values()) for b in lists) for a in lists]
+        hits += agreement.index(max(agreement)) + 1 == right
+    assert hits / 300 < 0.35  # chance is 0.25; perturbations of the answer gave 0.73
+
+
+def _generate(
+    out: Path,
+    tasks: tuple[str, ...],
+    lengths=(("2k", 2048), ("4k", 4096)),
+    rows: int = 12,
+    sources: str = "demo",
+    check: bool = False,
+) -> dict:
+    return run_generate(
+        GenerateOptions(
+            tasks=tasks,
+            lengths=lengths,
+            rows=rows,
+            seed=3,
+            tokenizer="cl100k_base",
+            out=out,
+            sources=sources,
+            workers=1,
+            check_shortcuts=check,
+        ),
+        echo=lambda _: None,
+        progress=False,
+    )
+
+
+def test_kv_chain_answers_are_never_chain_ends_and_decoys_grow_with_length(tmp_path: Path):
+    _generate(
+        tmp_path / "d", ("kv_retrieval_chain",), lengths=(("2k", 2048), ("16k", 16384)), rows=6
+    )
+    sizes = {}
+    for path in sorted((tmp_path / "d" / "kv_retrieval_chain").glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            records = dict(
+                re.findall(
+                    r'Record: the key "([0-9a-f-]{36})" has the value "([0-9a-f-]{36})"',
+                    record["prompt"],
+                )
+            )
+            value = re.search(r'start from the key "([^"]+)"', record["prompt"]).group(1)
+            for _ in range(3):
+                value = records[value]
+            assert value == record["answers"][0]
+            assert value in records  # the answer is itself a key: it is no chain end
+            sizes.setdefault(path.stem, []).append(len(records))
+    assert min(sizes["16k"]) > max(sizes["2k"])
+
+
+def test_the_check_passes_on_the_rebuilt_tasks_and_fails_on_a_lone_chain(tmp_path: Path):
+    manifest = _generate(tmp_path / "d", ("kv_retrieval", "counting_stars"), check=True)
+    assert manifest["shortcuts"]["passed"], manifest["shortcuts"]
+    run = run_baselines(tmp_path / "d")
+    assert {cell.task for cell in run.cells} == {"kv_retrieval", "counting_stars"}
+    # the same folder with the kv prompts cut back to the paper's three records alone: the chain's
+    # start gives the answer
+    path = tmp_path / "d" / "kv_retrieval" / "2k.jsonl"
+    lines = []
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        chain = record["gold"]["chain"]
+        kept = {f'Record: the key "{a}" has the value "{b}".' for a, b in zip(chain, chain[1:])}
+
+        def keep_asked(match: re.Match, kept: set[str] = kept) -> str:
+            return match.group(0) if match.group(0) in kept else ""
+
+        record["prompt"] = re.sub(
+            r'Record: the key "[^"]+" has the value "[^"]+"\.', keep_asked, record["prompt"]
+        )
+        lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n")
+    reseal(tmp_path / "d")
+    result = CliRunner().invoke(
+        main, ["baselines", str(tmp_path / "d"), "--check", "--out", str(tmp_path / "b.json")]
+    )
+    assert result.exit_code == 1, result.output
+    assert re.search(r"kv_retrieval +2k .*chain_start_value 1\.000 +OVER", result.output)
+    written = json.loads((tmp_path / "b.json").read_text())
+    assert not written["aggregates"]["passed"]
+    shown = CliRunner().invoke(
+        main, ["show", str(tmp_path / "b.json"), "--id", "kv_retrieval-2k-0000"]
+    )
+    assert shown.exit_code == 0 and "baseline chain_start_value" in shown.output
+
+
+def test_generate_records_the_check_and_inspect_shows_it(tmp_path: Path):
+    _generate(tmp_path / "d", ("single_doc_qa",), rows=6, check=True)
+    assert json.loads((tmp_path / "d" / "manifest.json").read_text())["shortcuts"]["passed"]
+    shown = CliRunner().invoke(main, ["inspect", str(tmp_path / "d")])
+    assert "shortcut check: passed on 2 task-lengths and 4 control cells" in shown.output
+    _generate(tmp_path / "e", ("counting_stars",), rows=2)
+    assert (
+        "shortcut check: not run"
+        in CliRunner().invoke(main, ["inspect", str(tmp_path / "e")]).output
+    )
+
+
+def test_baselines_refuses_a_missing_folder_in_one_line(tmp_path: Path):
+    result = CliRunner().invoke(main, ["baselines", str(tmp_path / "nowhere")])
+    assert (
+        result.exit_code == 2
+        and result.output.strip() == f"error: {tmp_path / 'nowhere'}: no such folder"
+    )
+
+
+@pytest.mark.skipif(
+    not (SHARED_SOURCES / "README.md").exists(),
+    reason="../shared/sources (real upstream mirror) is absent",
+)
+def test_passage_retrieval_pads_with_its_own_source_and_never_shows_one_passage(tmp_path: Path):
+    _generate(
+        tmp_path / "d",
+        ("passage_retrieval",),
+        lengths=(("4k", 4096), ("8k", 8192)),
+        rows=12,
+        sources=str(SHARED_SOURCES),
+    )
+    for path in sorted((tmp_path / "d" / "passage_retrieval").glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            assert len(re.findall(r"^Passage \d+:$", record["prompt"], re.MULTILINE)) >= 2
+            sources = {entry["source"] for entry in record["distractors"]}
+            assert sources <= {record["gold"]["sources"][0]}, record[
+                "id"
+            ]  # every source here holds twice 8k
+
+
+def test_chance_leaves_out_the_option_that_is_never_right():
+    prompt = (
+        "Passage 1:\nSome text.\n\nQuestion: which list gives the star counts?\n"
+        "Option 1: [1, 2, 3, 4]\nOption 2: [5, 6, 7, 8]\n"
+        "Option 3: [9, 1, 2, 3]\nOption 4: [4, 5, 6, 7]\n"
+        "Option 5: The passages do not give enough information to tell."
+    )
+    record = _record("counting_stars", answers=("2",))
+    assert chance_answers(record, read_prompt(prompt), Counter()) == ["1", "2", "3", "4"]
+
+
+def test_chance_leaves_out_the_cut_filler_passage():
+    prompt = (
+        "Passage 1:\nAlpha.\n\nPassage 2:\nBeta.\n\nPassage 3:\nGamma.\n\nSummary:\nBeta things."
+    )
+    record = _record(
+        "passage_retrieval",
+        answers=("2",),
+        gold={"passages": [2]},
+        distractors=({"truncated": False}, {"truncated": True}),
+    )
+    # passage 3 is the cut one
+    assert chance_answers(record, read_prompt(prompt), Counter()) == ["1", "2"]
+    record = _record(
+        "passage_retrieval",
+        answers=("3",),
+        gold={"passages": [3]},
+        distractors=({"truncated": True}, {"truncated": False}),
+    )
+    assert chance_answers(record, read_prompt(prompt), Counter()) == ["2", "3"]
+
+
+def test_chance_of_free_text_is_the_score_of_other_rows_answers():
+    others = Counter({"Paris": 2, "a red car": 1})
+    record = _record("single_doc_qa", answers=("Rome",))
+    assert chance_answers(record, read_prompt("Passage 1:\nText."), others) == [
+        "Paris",
+        "a red car",
+    ]
+
+
+def test_frequent_in_opening_reads_the_list_not_the_worked_example(tmp_path: Path):
+    _generate(tmp_path / "d", ("common_words",), lengths=(("8k", 8192),), rows=2)
+    baselines = {baseline.name: baseline for baseline in baselines_for("common_words")}
+    for line in (tmp_path / "d" / "common_words" / "8k.jsonl").read_text().splitlines():
+        data = json.loads(line)
+        record = _record("common_words", answers=tuple(data["answers"]))
+        attempt = Attempt(record, read_prompt(data["prompt"]), Counter())
+        opening = baselines["frequent_in_opening"].answer(attempt).split(", ")
+        assert not set(opening) & set(data["gold"]["example_words"])
+        quarter = baselines["frequent_in_first_quarter"].answer(attempt).split(", ")
+        # RULER's uniform list: any quarter holds the answer
+        assert len(set(quarter) & set(data["answers"])) >= 8

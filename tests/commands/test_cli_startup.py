@@ -1,0 +1,128 @@
+"""The command line starts at once: no help imports the heavy libraries a command uses when it runs.
+
+Each ``--help`` runs in a child forked from a process that imported only :mod:`longbench100.cli`, so
+what the child finds in ``sys.modules`` afterwards is what that help imported (checked by module,
+not by time, so the test does not depend on the machine's speed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from longbench100.cli import COMMANDS, main
+
+REPO = Path(__file__).resolve().parents[2]
+
+HEAVY = (
+    "numpy",
+    "httpx",
+    "matplotlib",
+    "pytrec_eval",
+    "sklearn",
+    "scipy",
+    "tokenizers",
+    "transformers",
+    "tiktoken",
+    "jinja2",
+    "datasets",
+    "pyarrow",
+    "huggingface_hub",
+    "rouge",
+    "rouge_score",
+    "bm25s",
+    "ftfy",
+    "inscriptis",
+    "yaml",
+    "markdown_it",
+    "regex",
+    "longbench100.generate.run",
+    "longbench100.scoring.run",
+)
+"""Libraries (and our own machinery) that a command loads when it runs and its help must not."""
+
+_CHILD = """
+import io, json, os, sys
+from contextlib import redirect_stdout
+from longbench100.cli import main
+found = {}
+for path in json.loads(sys.argv[1]):
+    read, write = os.pipe()
+    if os.fork() == 0:
+        os.close(read)
+        shown = io.StringIO()
+        try:
+            with redirect_stdout(shown):
+                main.main([*path, "--help"], prog_name="longbench100")
+        except SystemExit:
+            pass
+        found = {"modules": sorted(sys.modules), "help": shown.getvalue()}
+        os.write(write, json.dumps(found).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        found[" ".join(path)] = json.loads(pipe.read())
+    os.wait()
+print(json.dumps(found))
+"""
+
+
+def command_paths(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """``path`` and the path of every subcommand below ``command`` (imports them here)."""
+    paths = [path]
+    if isinstance(command, click.Group):
+        context = click.Context(command)
+        for name in command.list_commands(context):
+            paths += command_paths(command.get_command(context, name), (*path, name))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def helps() -> dict[str, dict]:
+    """What each command's ``--help`` printed and imported, by command path (``""``: the group)."""
+    paths = command_paths(main)
+    python_path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": python_path}
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, json.dumps(paths)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        cwd=REPO,
+    )
+    return json.loads(done.stdout)
+
+
+def test_every_help_imports_no_heavy_library(helps: dict[str, dict]):
+    assert len(helps) > len(COMMANDS)  # the group, every command and the groups' subcommands
+    loaded = {
+        path or "(group)": sorted(set(found["modules"]) & set(HEAVY))
+        for path, found in helps.items()
+    }
+    assert {path: heavy for path, heavy in loaded.items() if heavy} == {}
+    for path, found in helps.items():
+        assert found["help"].startswith("Usage: longbench100"), (path, found["help"])
+
+
+def test_the_group_help_imports_no_command_and_lists_every_one(helps: dict[str, dict]):
+    group = helps[""]
+    assert not [name for name in group["modules"] if name.startswith("longbench100.commands.")]
+    listed = group["help"].split("Commands:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in listed if line.strip()] == list(COMMANDS)
+
+
+def test_the_listed_summaries_are_the_commands_own():
+    context = click.Context(main)
+    for name, (_, summary) in COMMANDS.items():
+        command = main.get_command(context, name)
+        assert summary == command.get_short_help_str(limit=1000), name
+        for limit in (30, 45, 60):
+            listed = click.Command(name, help=summary).get_short_help_str(limit)
+            assert listed == command.get_short_help_str(limit), (name, limit)

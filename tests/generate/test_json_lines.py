@@ -1,0 +1,138 @@
+"""``json_line`` writes what ``json.dumps(record, ensure_ascii=False)`` writes, byte for byte."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from longbench100.generate.json_lines import LONG, json_line
+
+ALPHABET = [
+    "a",
+    " ",
+    "\n",
+    "\r",
+    "\t",
+    "\\",
+    '"',
+    "/",
+    "\x00",
+    "\x01",
+    "\x08",
+    "\x0b",
+    "\x0c",
+    "\x1f",
+    "\x7f",
+    "\x85",
+    "é",
+    "€",
+    "\u2028",
+    "\u2029",
+    "\ufeff",
+    "日本",
+    "😀",
+    "\U0010ffff",
+    "\\u00e9",
+    "\\n",
+    "'",
+]
+
+
+def random_text(rng: random.Random, length: int, alphabet: list[str]) -> str:
+    """A string of ``length`` pieces drawn from ``alphabet``, mostly plain letters."""
+    return "".join(rng.choice(alphabet) if rng.random() < 0.3 else "x" for _ in range(length))
+
+
+def expected(record: object) -> bytes:
+    return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def test_long_and_short_strings_of_every_awkward_character_serialise_identically():
+    rng = random.Random("json-lines")
+    plain = [
+        character
+        for character in ALPHABET
+        if not ("\x00" <= character < " " and character not in "\t\n\r")
+    ]
+    for round_ in range(300):
+        alphabet = (
+            plain if round_ % 2 else ALPHABET
+        )  # half the long strings take the byte path, half the fallback
+        record = {
+            "id": f"task-8k-{round_:04d}",
+            "prompt": random_text(rng, rng.choice([0, 10, LONG, LONG + 1, 20_000]), alphabet),
+            "row": round_,
+            "answers": [random_text(rng, 5, ALPHABET)],
+            "closed_book_prompt": random_text(rng, LONG + 50, alphabet)
+            if rng.random() < 0.5
+            else None,
+            "gold": {
+                "spans": {"context": [0, 3]},
+                "text": random_text(rng, LONG + 10, alphabet),
+                "depth": 0.1 * round_,
+            },
+            'é "key"\n': True,
+        }
+        assert json_line(record) == expected(record)
+
+
+def test_a_real_prompt_sized_record_and_other_shapes():
+    prompt = (
+        'Some sentence with a "quote", a back\\slash and a line break.\n' * 12_000
+    ) + "€ and a tab\t."
+    record = {
+        "id": "niah_single_2-128k-0000",
+        "prompt": prompt,
+        "length": 131072,
+        "metric": None,
+        "seed": 42,
+    }
+    assert json_line(record) == expected(record)
+    for other in [[prompt, 1], "x" * 10_000, {}, {1: "x" * 10_000}, {"a": {"b": "x\n" * 5_000}}]:
+        assert json_line(other) == expected(other)
+
+
+def test_a_lone_surrogate_fails_as_the_standard_encoder_does():
+    record = {"prompt": "x" * LONG + "\ud800"}
+    with pytest.raises(UnicodeEncodeError):
+        expected(record)
+    with pytest.raises(UnicodeEncodeError):
+        json_line(record)
+
+
+@pytest.mark.parametrize("code", range(32))
+def test_a_long_string_with_one_control_character_of_any_kind(code: int):
+    record = {"prompt": "x" * LONG + chr(code) + "é" + chr(code)}
+    assert json_line(record) == expected(record)
+
+
+@pytest.mark.parametrize(
+    "record, error",
+    [
+        (
+            {"a": "\ud800", "b": b""},
+            TypeError,
+        ),  # the standard encoder serialises everything before it encodes
+        ({"\ud800": b""}, TypeError),
+        ({"prompt": "x" * LONG + "\ud800", "n": float("nan"), "bad": {1, 2}}, TypeError),
+        ({"prompt": "x" * LONG + "\ud800"}, UnicodeEncodeError),
+    ],
+)
+def test_a_record_that_cannot_be_written_fails_as_the_standard_encoder_does(
+    record: dict, error: type
+):
+    with pytest.raises(error):
+        expected(record)
+    with pytest.raises(error):
+        json_line(record)
+
+
+def test_a_string_subclass_is_written_as_its_characters():
+    class Shouting(str):
+        def encode(self, *args, **kwargs):  # json ignores it; so must we
+            return super().upper().encode(*args, **kwargs)
+
+    record = {"prompt": Shouting("quiet " * 1000)}
+    assert json_line(record) == expected(record)

@@ -1,0 +1,289 @@
+"""longbench100.text.treebank_detokenizer against its oracle, NLTK's TreebankWordDetokenizer.
+
+The table must be NLTK's own (patterns, replacements, flags, order), each rule's literals must be
+present wherever its pattern matches (else skipping it would change the output), the contraction gate
+must match wherever a contraction rule does, and the output must equal NLTK's on random token lines
+built from every literal the rules name, on NLTK's documented examples and on real source lines.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import regex
+from nltk.tokenize.treebank import TreebankWordDetokenizer
+
+from longbench100.text import treebank_detokenizer as ours
+from longbench100.text.treebank_detokenizer import detokenize_line
+from tests.conftest import SHARED_SOURCES
+
+NLTK = TreebankWordDetokenizer()
+
+# every literal a rule names, with its near misses, case variants, unicode letters and blanks around them
+VOCABULARY = [
+    "'t",
+    "'T",
+    "is",
+    "IS",
+    "was",
+    "can",
+    "Can",
+    "CAN",
+    "not",
+    "NOT",
+    "d",
+    "D",
+    "'ye",
+    "gim",
+    "me",
+    "gon",
+    "na",
+    "NA",
+    "got",
+    "ta",
+    "lem",
+    "more",
+    "'n",
+    "wan",
+    "'ll",
+    "'LL",
+    "'re",
+    "'RE",
+    "'ve",
+    "'VE",
+    "n't",
+    "N'T",
+    "'s",
+    "'S",
+    "'m",
+    "'M",
+    "'d",
+    "'D",
+    "'",
+    "''",
+    "'''",
+    "``",
+    "`",
+    '"',
+    "\"'",
+    "--",
+    "-",
+    "...",
+    "..",
+    ".",
+    ",",
+    ":",
+    ";",
+    "!",
+    "?",
+    "%",
+    "#",
+    "$",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "<",
+    ">",
+    "&",
+    "*",
+    "word",
+    "It",
+    "they",
+    "U.S.",
+    "3.5",
+    "10",
+    "café",
+    "straße",
+    "İstanbul",
+    "\u212a",
+    "ǅ",
+    "e\u0301",
+    "日本",
+    "\t",
+    "\u00a0",
+    "\u2009",
+    "\x1c",
+    "\x85",
+    "",
+    " ",
+    "a\nb",
+    "\ue000",
+    "\ue001",
+    "\ue002",
+]
+
+
+CONTRACTION_VOCABULARY = [word for word in VOCABULARY[:26] if word != "word"] + [
+    "Gon",
+    "NA",
+    "Wan",
+    "'T",
+    "WAS",
+    "iſ",
+    "waſ",
+    "ıs",
+    "İS",
+    "x",
+    "\t",
+    "",
+]
+
+
+def random_lines(count: int, seed: int, vocabulary: list[str] = VOCABULARY) -> list[str]:
+    """Random token lines over ``vocabulary``, sometimes glued without a space."""
+    rng = random.Random(seed)
+    lines = []
+    for _ in range(count):
+        parts = [rng.choice(vocabulary) for _ in range(rng.randint(0, 14))]
+        lines.append("".join(part + rng.choice([" ", " ", " ", "", "  "]) for part in parts))
+    return lines
+
+
+def nltk_detokenize(line: str) -> str:
+    """NLTK's output for a line split at single spaces, as the cleaning step calls it."""
+    return NLTK.detokenize(line.split(" "))
+
+
+def test_the_rules_are_nltks_own_in_its_order() -> None:
+    def table(rules):
+        return [(rule.pattern.pattern, rule.replacement, rule.pattern.flags) for rule in rules]
+
+    def nltk_table(rules):
+        return [(pattern.pattern, replacement, pattern.flags) for pattern, replacement in rules]
+
+    nltk_contractions = [*NLTK.CONTRACTIONS3, *NLTK.CONTRACTIONS2]
+    assert [(p.pattern, p.flags) for p in ours.CONTRACTIONS] == [
+        (p.pattern, p.flags) for p in nltk_contractions
+    ]
+    assert table(ours.ENDING_QUOTES) == nltk_table(NLTK.ENDING_QUOTES)
+    assert table([ours.DOUBLE_DASHES]) == nltk_table([NLTK.DOUBLE_DASHES])
+    assert table(ours.PARENS_BRACKETS) == nltk_table(NLTK.PARENS_BRACKETS)
+    assert table(ours.PUNCTUATION) == nltk_table(NLTK.PUNCTUATION)
+    assert table(ours.STARTING_QUOTES) == nltk_table(NLTK.STARTING_QUOTES)
+
+
+def test_a_rule_matches_only_where_a_literal_it_needs_is_present() -> None:
+    rules = [
+        *ours.ENDING_QUOTES,
+        ours.DOUBLE_DASHES,
+        *ours.PARENS_BRACKETS,
+        *ours.PUNCTUATION,
+        *ours.STARTING_QUOTES,
+    ]
+    matched = 0
+    for line in random_lines(6000, seed=1):
+        text = f" {line} "
+        for rule in rules:
+            if rule.pattern.search(text):
+                matched += 1
+                assert any(need in text for need in rule.needs), (rule.pattern.pattern, text)
+        if any(pattern.search(text) for pattern in ours.CONTRACTIONS):
+            assert ours.CONTRACTION_GATE.search(text), text
+    assert matched > 6000  # the lines exercise the rules
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_in_a_spaced_text_a_rule_matches_only_where_a_spaced_literal_is_present(seed: int) -> None:
+    """Walk each line through the rules as the detokenizer does (every rule run), and wherever the text's only
+    blank is the space, check that a matching rule finds one of its spaced literals (a contraction rule on ASCII text:
+    its words in lower case), that its literal swaps (where it has them) give what its pattern gives, and that it
+    leaves the text spaced."""
+    blank = regex.compile(r"\s")  # the rules' engine's blank
+
+    def spaced(text: str) -> bool:
+        return not any(blank.match(character) for character in text.replace(" ", ""))
+
+    rng = random.Random(seed)
+    matched = swaps = contractions = 0
+    lines = random_lines(6000, seed=10 + seed) + random_lines(
+        3000, seed=30 + seed, vocabulary=CONTRACTION_VOCABULARY
+    )
+    for line in lines + [
+        line.replace(rng.choice(["\t", "\u00a0"]), " ")
+        for line in random_lines(6000, seed=20 + seed)
+    ]:
+        text = f" {line} "
+        for pattern, words in zip(ours.CONTRACTIONS, ours.CONTRACTION_WORDS):
+            if spaced(text) and text.isascii() and pattern.search(text):
+                contractions += 1
+                assert words in text.lower(), (pattern.pattern, text)
+            text = pattern.sub(ours.CONTRACTION_REPLACEMENT, text)
+        for group in (ours.ENDING_QUOTES, ours._AFTER_STRIP):
+            for rule in group:
+                was_spaced = spaced(text)
+                assert was_spaced or ours._OTHER_BLANK.search(text), repr(
+                    text
+                )  # the detokenizer's test never calls a text spaced that is not
+                if was_spaced and rule.pattern.search(text):
+                    matched += 1
+                    assert any(need in text for need in rule.spaced_needs), (
+                        rule.pattern.pattern,
+                        text,
+                    )
+                substituted = rule.pattern.sub(rule.replacement, text)
+                if was_spaced and rule.spaced_swaps:
+                    swapped = text
+                    for literal, replacement in rule.spaced_swaps:
+                        swapped = swapped.replace(literal, replacement)
+                    swaps += swapped != text
+                    assert swapped == substituted, (rule.pattern.pattern, text)
+                text = substituted
+                assert spaced(text) or not was_spaced, (rule.pattern.pattern, text)
+            text = text.strip()
+    assert (
+        matched > 10000 and swaps > 5000 and contractions > 60
+    )  # the spaced lines exercise the rules
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_output_equals_nltks_on_random_token_lines(seed: int) -> None:
+    lines = random_lines(5000, seed)
+    changed = 0
+    for line in lines:
+        expected = nltk_detokenize(line)
+        assert detokenize_line(line) == expected, repr(line)
+        changed += expected != line.strip()
+    assert changed > 2500
+
+
+def test_output_equals_nltks_on_lines_of_contraction_words() -> None:
+    for line in random_lines(4000, seed=7, vocabulary=CONTRACTION_VOCABULARY):
+        assert detokenize_line(line) == nltk_detokenize(line), repr(line)
+
+
+@pytest.mark.parametrize(
+    "tokens, expected",
+    [
+        (
+            "Good muffins cost $ 3.88 in New York . Please buy me two of them . Thanks .",
+            "Good muffins cost $3.88 in New York. Please buy me two of them. Thanks.",
+        ),
+        ("hello , i ca n't feel my feet ! Help ! !", "hello, i can't feel my feet! Help!!"),
+        (
+            "He said : Help , help ? ! I can not , `` gon na '' go 't is",
+            'He said: Help, help?! I cannot, "gonna" go\'tis',
+        ),  # NLTK drops the space before 't is
+        ("( a [ b ] { c } < d > ) ; 5 % # 1 ... -- ''", '(a [b] {c} <d>); 5% #1...--"'),
+    ],
+)
+def test_documented_examples(tokens: str, expected: str) -> None:
+    assert detokenize_line(tokens) == nltk_detokenize(tokens) == expected
+
+
+TREC_QUESTIONS = SHARED_SOURCES / "CogComp" / "trec" / "default" / "train" / "0000.parquet"
+
+
+@pytest.mark.skipif(not TREC_QUESTIONS.is_file(), reason="the shared source mirror is not here")
+def test_output_equals_nltks_on_real_tokenized_lines() -> None:
+    import pyarrow.parquet as pq
+
+    questions = (
+        pq.read_table(TREC_QUESTIONS, columns=["text"]).column("text").to_pylist()
+    )  # Treebank tokens
+    assert len(questions) > 5000
+    for question in questions:
+        assert detokenize_line(question) == nltk_detokenize(question), question
