@@ -1,4 +1,5 @@
-"""passage_count: passages appear one to three times each, at least one of them twice; the answer is the number of distinct passages."""
+"""passage_count: passages appear once or more each (a mean number of copies drawn per row), at least
+one of them twice; the answer is the number of distinct passages."""
 
 from __future__ import annotations
 
@@ -11,24 +12,31 @@ from longbench100.sources.corpus import Corpus
 
 from .base import Candidate, Sample, TaskBuilder, distinct_texts
 
-MAX_COPIES = 3
-
-
 def copies_with_a_repeat(rng: random.Random) -> Callable[[], int]:
-    """Copies per picked document: the first gets 2-3, each later one 1-3, so every prompt holds a repeat
-    (with none, the announced number of paragraphs would be the answer)."""
+    """Copies per picked document, around a mean drawn per row so the distinct share varies widely.
+
+    Each row draws its distinct share uniformly in (0, 1] and shows each document about 1 / share
+    times (the floor or the ceiling of that mean, so the mean holds); the first document gets at
+    least 2, so every prompt holds a repeat (with none, the announced number of paragraphs would be
+    the answer). A fixed spread of copies (the anchor's 1-3) makes the distinct count about half the
+    announced total in every row, so other rows' share would predict it without the passages.
+    """
+    mean_copies = 1 / (1 - rng.random())
     drawn = 0
 
     def copies() -> int:
         nonlocal drawn
         drawn += 1
-        return rng.randint(2 if drawn == 1 else 1, MAX_COPIES)
+        whole = int(mean_copies)
+        count = whole + (rng.random() < mean_copies - whole)
+        return max(count, 2) if drawn == 1 else count
 
     return copies
 
 
 class PassageCount(TaskBuilder):
-    """Documents of sources 1-9, each repeated 1-3 times and shuffled; the filler counts as one more distinct passage.
+    """Documents of sources 1-9, each repeated about a per-row mean number of times, shuffled; the
+    filler counts as one more distinct passage.
 
     The pool holds one document per near-duplicate group, so the only repeats in a prompt are the
     deliberate copies and the answer (distinct documents) is unambiguous.
