@@ -117,7 +117,7 @@ class ControlBuilder:
         rng = derive_rng(self.seed, record["task"], record["length"], record["row"], "gold_removed")
         if self.pool:
             gold_documents = frozenset(record["gold"].get("doc_ids") or ())
-            pool_text = PoolText(self.pool, rng, record["prompt"], gold_documents)
+            pool_text = PoolText(self._padding_like(record), rng, record["prompt"], gold_documents)
         else:
             pool_text = PoolText(self._own_stretches(parts, spans, start), rng, None)
         refilled = refill_spans(
@@ -127,6 +127,14 @@ class ControlBuilder:
             return None
         fill = [{"source": document.source, "id": document.id} for document in pool_text.drawn]
         return _control_record(record, "gold_removed", *refilled, {"filled_from": fill})
+
+    def _padding_like(self, record: dict) -> list[tuple[str, int, Document | None]]:
+        """The pool entries of the sources the record's own padding came from (all of the pool when
+        it names none there): a fill from a source the prompt shows nowhere else would stand out as
+        the one passage unlike the others, and so point at the gold's place."""
+        sources = {distractor["source"] for distractor in record.get("distractors") or ()}
+        same = [entry for entry in self.pool if entry[2] is not None and entry[2].source in sources]
+        return same or self.pool
 
     def context_swapped(self, rows: list[_Row], index: int) -> dict | None:
         """The twin holding another row's context: the next row whose answers differ, else the next
