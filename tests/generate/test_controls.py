@@ -101,6 +101,23 @@ def test_gold_removed_twin_holds_no_gold_and_keeps_the_rest(generated: Path) -> 
             assert twin["prompt"].startswith(parts.head) and twin["prompt"].endswith(parts.tail)
 
 
+def test_gold_removed_twin_fills_from_the_sources_of_the_prompts_own_padding(
+    generated: Path,
+) -> None:
+    checked = 0
+    for task in PAPER_TASKS:
+        for label, _ in LENGTHS:
+            real = {record["id"]: record for record in _lines(generated / task / f"{label}.jsonl")}
+            for twin in _lines(generated / "controls" / task / f"{label}.jsonl"):
+                padding = {d["source"] for d in real[twin["twin_of"]].get("distractors") or ()}
+                if twin["control"] != "gold_removed" or not padding:
+                    continue
+                filled = {document["source"] for document in twin["filled_from"]}
+                assert filled and filled <= padding, (twin["id"], filled, padding)
+                checked += 1
+    assert checked
+
+
 def test_context_swapped_twin_has_another_rows_context_and_this_rows_question(
     generated: Path,
 ) -> None:
