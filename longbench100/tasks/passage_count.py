@@ -12,6 +12,7 @@ from longbench100.sources.corpus import Corpus
 
 from .base import Candidate, Sample, TaskBuilder, distinct_texts
 
+
 def copies_with_a_repeat(rng: random.Random) -> Callable[[], int]:
     """Copies per picked document, around a mean drawn per row so the distinct share varies widely.
 
