@@ -133,7 +133,9 @@ class ControlBuilder:
         it names none there): a fill from a source the prompt shows nowhere else would stand out as
         the one passage unlike the others, and so point at the gold's place."""
         sources = {distractor["source"] for distractor in record.get("distractors") or ()}
-        same = [entry for entry in self.pool if entry[2] is not None and entry[2].source in sources]
+        same: list[tuple[str, int, Document | None]] = [
+            entry for entry in self.pool if entry[2] is not None and entry[2].source in sources
+        ]
         return same or self.pool
 
     def context_swapped(self, rows: list[_Row], index: int) -> dict | None:
