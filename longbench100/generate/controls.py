@@ -80,7 +80,9 @@ class ControlBuilder:
         )
         self.budget = budget
         self.seed = seed
-        self.pool = [(document.text, document.tokens, document) for document in pool]
+        self.pool: list[tuple[str, int, Document | None]] = [
+            (document.text, document.tokens, document) for document in pool
+        ]
 
     def records(self, records: list[dict], where: str) -> list[dict]:
         """The controls of ``records`` (one data file's, in file order): each row's gold-removed
