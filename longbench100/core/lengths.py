@@ -29,6 +29,12 @@ def canonical_label(budget: int) -> str:
     return f"{budget // 1024}k" if budget % 1024 == 0 else str(budget)
 
 
+def normalized_label(label: str) -> str:
+    """The canonical label of a length label (``8192`` and ``8k`` are both ``8k``); a bad one is a
+    one-line :class:`UserError`."""
+    return canonical_label(parse_length(label))
+
+
 def parse_length_list(text: str) -> list[tuple[str, int]]:
     """Parse a comma-separated list of labels into ``(canonical label, budget)`` pairs, sorted; a
     length given twice (``2k,2k``, ``2k,2048``) is a one-line error."""

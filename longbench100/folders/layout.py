@@ -18,7 +18,7 @@ from typing import Any, Iterable, Protocol, Sequence, TypeVar
 from longbench100.catalog.task_info import TASKS
 from longbench100.core.errors import UserError, json_error_text
 from longbench100.core.json_shape import check_shape
-from longbench100.core.lengths import canonical_label, parse_length
+from longbench100.core.lengths import canonical_label, normalized_label, parse_length
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,7 @@ def read_file_records(ref: DataFileRef, seen: dict[str, str]) -> list[tuple[str,
 def _label_of(label: str, where: str) -> str:
     """The canonical form of a record's length label, or a one-line error naming the record."""
     try:
-        return canonical_label(parse_length(label))
+        return normalized_label(label)
     except UserError as error:
         raise UserError(f"{where}: label {label!r}: {error}") from None
 

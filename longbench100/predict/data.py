@@ -12,7 +12,7 @@ from pathlib import Path
 
 from longbench100.core.digests import prompt_sha256
 from longbench100.core.errors import UserError
-from longbench100.core.lengths import canonical_label, parse_length
+from longbench100.core.lengths import normalized_label, parse_length
 from longbench100.folders.layout import check_record, decode_json, open_data_folder
 
 
@@ -55,7 +55,7 @@ class Sample:
 def _canonical(label: str) -> str | None:
     """Return the canonical form of a length label (``8192`` -> ``8k``), or ``None`` if it is not one."""
     try:
-        return canonical_label(parse_length(label))
+        return normalized_label(label)
     except UserError:
         return None
 
@@ -110,9 +110,7 @@ def index_data(
         raise UserError(
             f"data folder {data_dir} does not exist (create it with `longbench100 generate --out`)"
         )
-    wanted_labels = (
-        None if labels is None else {canonical_label(parse_length(label)) for label in labels}
-    )
+    wanted_labels = None if labels is None else {normalized_label(label) for label in labels}
     files = [
         ref
         for ref in open_data_folder(data_dir).files

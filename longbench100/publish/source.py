@@ -7,7 +7,7 @@ from pathlib import Path
 
 from longbench100.catalog.task_info import TASKS
 from longbench100.core.errors import UserError
-from longbench100.core.lengths import canonical_label, parse_length
+from longbench100.core.lengths import normalized_label, parse_length
 from longbench100.folders.layout import (
     check_data_files,
     list_data_files,
@@ -83,6 +83,6 @@ def _data_file(root: Path, relative: str, entry: object, manifest_path: Path) ->
 def _is_label(label: str) -> bool:
     """Whether ``label`` is a canonical length label (``8k``, ``5000``), as the generator names its files."""
     try:
-        return canonical_label(parse_length(label)) == label
+        return normalized_label(label) == label
     except UserError:
         return False

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from longbench100.core.errors import UserError
-from longbench100.core.lengths import canonical_label, parse_length
+from longbench100.core.lengths import normalized_label
 
 from .load import read_results_json
 
@@ -152,7 +152,7 @@ def shorten(text: str, max_chars: int) -> str:
 
 def _label(length: str) -> str:
     """The canonical label of a ``--length`` value (``8k`` and ``8192`` are the same); a bad one is a UserError."""
-    return canonical_label(parse_length(length))
+    return normalized_label(length)
 
 
 def _score_text(entry: dict) -> str:
