@@ -21,7 +21,11 @@ from pathlib import Path
 from statistics import fmean, stdev
 
 from longbench100.catalog.shortcut_limits import ShortcutLimit, limit_from_record, parse_limit
-from longbench100.folders.data_records import DataRecord, load_data_with_prompts
+from longbench100.folders.data_records import (
+    DataRecord,
+    load_data_with_prompts,
+    task_records_with_prompts,
+)
 from longbench100.folders.layout import controls_folder, read_folder_manifest
 
 from ..scoring.reply_scores import classic_scores
@@ -180,8 +184,19 @@ def run_baselines(
 def cell_chances(data_dir: Path, families: dict[str, str] | None) -> dict[str, dict[str, float]]:
     """Each task and length's chance level (as :func:`run_baselines` computes it, no baseline run):
     the mean over its samples of the expected classic score of a uniformly random possible answer
-    (``families``: the suite's metric per task). Read while ``generate`` still writes the folder."""
-    loaded = load_data_with_prompts(data_dir, unfinished=True)
+    (``families``: the suite's metric per task). Read while ``generate`` still writes the folder,
+    one task at a time (a task's chance rests on its own rows only)."""
+    chances: dict[str, dict[str, float]] = {}
+    for loaded in task_records_with_prompts(data_dir, unfinished=True):
+        for (task, label), chance in _task_chances(loaded, families).items():
+            chances.setdefault(task, {})[label] = chance
+    return chances
+
+
+def _task_chances(
+    loaded: list[tuple[DataRecord, str]], families: dict[str, str] | None
+) -> dict[tuple[str, str], float]:
+    """The chance level of each length of one task's records (see :func:`cell_chances`)."""
     priors = _other_rows_answers([record for record, _ in loaded])
     jobs = [
         (record, answer)
@@ -197,10 +212,7 @@ def cell_chances(data_dir: Path, families: dict[str, str] | None) -> dict[str, d
     per_cell: dict[tuple[str, str], list[float]] = defaultdict(list)
     for record, _ in loaded:
         per_cell[(record.task, record.label)].append(fmean(per_record.get(record.id, [0.0])))
-    chances: dict[str, dict[str, float]] = {}
-    for (task, label), values in per_cell.items():
-        chances.setdefault(task, {})[label] = round(fmean(values), 4)
-    return chances
+    return {cell: round(fmean(values), 4) for cell, values in per_cell.items()}
 
 
 def _question_key(record: DataRecord) -> tuple:

@@ -1,6 +1,8 @@
 """Read a generated data folder (``OUT/<task>/<label>.jsonl`` plus ``manifest.json``) for scoring."""
 
 import hashlib
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,12 +137,27 @@ def load_data_with_prompts(
 ) -> list[tuple[DataRecord, str]]:
     """Every record of a data folder with its whole prompt text (records keep only its hash), in one
     read (``unfinished``: see :func:`data_files`)."""
-    records: list[tuple[DataRecord, str]] = []
+    return [
+        pair
+        for task_records in task_records_with_prompts(data_dir, unfinished=unfinished)
+        for pair in task_records
+    ]
+
+
+def task_records_with_prompts(
+    data_dir: Path, *, unfinished: bool = False
+) -> Iterator[list[tuple[DataRecord, str]]]:
+    """The records of a data folder with their prompts, one task (all its lengths) at a time, so
+    a reader that needs only one task at once holds only that task's prompts; ids are unique
+    across the folder."""
     seen: dict[str, str] = {}
-    for ref in open_data_folder(data_dir, unfinished=unfinished).files:
-        for where, value in read_file_records(ref, seen):
-            records.append((parse_record(value, where), value.get("prompt") or ""))
-    return records
+    files = open_data_folder(data_dir, unfinished=unfinished).files  # in task order
+    for _, refs in itertools.groupby(files, key=lambda ref: ref.task):
+        yield [
+            (parse_record(value, where), value.get("prompt") or "")
+            for ref in refs
+            for where, value in read_file_records(ref, seen)
+        ]
 
 
 def manifest_sha256(data_dir: Path) -> str | None:
