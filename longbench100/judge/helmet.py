@@ -6,6 +6,7 @@ conveys; the score is fluency x F1(precision, recall). A summary is ungraded whe
 (key-point extraction, precision, recall) gives no valid verdict; the reason names that call.
 """
 
+from longbench100.judge.parse import recall_score
 from longbench100.judge.prompts import JudgePrompt, recall_prompt
 from longbench100.judge.verdict import Verdict
 
@@ -44,7 +45,7 @@ def summary_verdict(
         return _ungraded(recall_verdict, "recall")
     sentences, points = precision_verdict.parts, recall_verdict.parts
     precision = sentences["supported"] / sentences["n_sentences"]
-    recall = points["supported_key_points"] / points["n_key_points"]
+    recall = recall_score(points)
     parts = {
         "fluency": sentences["fluency"],
         "precision": precision,

@@ -368,6 +368,11 @@ def recall_parts(reply: str, n_key_points: int) -> dict | None:
     return {"supported_key_points": supported, "n_key_points": n_key_points}
 
 
+def recall_score(parts: dict) -> float:
+    """The 0-1 score of valid recall sub-scores: the share of key points the summary conveys."""
+    return parts["supported_key_points"] / parts["n_key_points"]
+
+
 SECTION_CRITERIA = ("consistency", "relevance", "faithfulness")
 """ETHIC's criteria for one section summary, each rated 1-5."""
 

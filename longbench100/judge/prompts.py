@@ -4,7 +4,8 @@ Two judge styles (``judge_style.py``): the 100-LongBench rubrics (``qa_judge``, 
 and HELMET's (``qa_judge_helmet``; ``summary_judge_helmet``, which combines a precision call on the
 summary's sentences with a recall call on the reference's key points, extracted once per reference).
 :data:`RUBRICS` names the rubric of each metric the judge grades a whole reply by; ``section_judge``
-grades one section at a time (:func:`section_prompt`).
+grades one section at a time (:func:`section_prompt`). Each rubric carries its
+:class:`ReplyReader`, and :func:`reply_reader` finds the reader of every call the judge makes.
 """
 
 from collections.abc import Callable
@@ -15,6 +16,21 @@ from pathlib import Path
 import jinja2
 
 from longbench100.catalog.judge_styles import QA_HELMET, SUMMARY_HELMET
+from longbench100.judge.annotation_rubric import ANNOTATION_KINDS, read_annotation
+from longbench100.judge.coverage_rubric import COVERAGE_METRIC, coverage_parts, coverage_score
+from longbench100.judge.parse import (
+    helmet_qa_parts,
+    helmet_qa_score,
+    key_points_parts,
+    qa_parts,
+    qa_score,
+    recall_parts,
+    recall_score,
+    section_parts,
+    section_score,
+    summary_parts,
+    summary_score,
+)
 from longbench100.text.answers import split_sentences, strip_reasoning
 from longbench100.text.sentences import sentence_ends
 
@@ -138,6 +154,28 @@ ReplyRubric = Callable[[str | None, list[str], str], JudgePrompt | None]
 """A rubric for a whole reply: from the question (or instruction), the gold answers and the reply,
 the judge prompt, or ``None`` when the reply has nothing to grade (it scores 0 without a judge)."""
 
+ReplyParts = Callable[[JudgePrompt, str], dict | None]
+"""The sub-scores of a judge reply to a prompt, or ``None`` when it holds no valid verdict."""
+
+
+@dataclass(frozen=True)
+class ReplyReader:
+    """How the judge's reply to one kind of prompt is read: ``parts`` gives its sub-scores,
+    ``score`` the 0-1 score of valid sub-scores, and ``cut_off_parts`` (when set) the sub-scores
+    of what a reply cut off at the reply budget completed (without it, such a reply is ungraded)."""
+
+    parts: ReplyParts
+    score: Callable[[dict], float]
+    cut_off_parts: ReplyParts | None = None
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """A rubric the judge grades a whole reply by: how its prompt is built and how its reply is read."""
+
+    prompt: ReplyRubric
+    reader: ReplyReader
+
 
 def _against_reference(rubric: Callable[[str | None, str, str], JudgePrompt | None]) -> ReplyRubric:
     """A summary rubric as a :data:`ReplyRubric`: it grades against the first gold answer (the
@@ -150,10 +188,56 @@ def _qa_rubric(metric: str) -> ReplyRubric:
     return lambda question, answers, reply: qa_prompt(question, answers, reply, metric)
 
 
-RUBRICS: dict[str, ReplyRubric] = {
-    "qa_judge": _qa_rubric("qa_judge"),
-    QA_HELMET: _qa_rubric(QA_HELMET),
-    "summary_judge": _against_reference(summary_prompt),
-    SUMMARY_HELMET: _against_reference(helmet_summary_prompt),
+def _reply_only(parts: Callable[[str], dict | None]) -> ReplyParts:
+    """A parser of the reply alone as :data:`ReplyParts`."""
+    return lambda _prompt, reply: parts(reply)
+
+
+def _numbered(parts: Callable[[str, int], dict | None]) -> ReplyParts:
+    """A parser of a reply over the prompt's numbered items as :data:`ReplyParts`."""
+    return lambda prompt, reply: parts(reply, prompt.n_sentences)
+
+
+def _annotation(cut_off: bool) -> ReplyParts:
+    """The label of an annotation reply, read against the prompt's chunk (see :func:`read_annotation`)."""
+    return lambda prompt, reply: read_annotation(
+        prompt.metric, reply, prompt.reference, cut_off=cut_off
+    )
+
+
+def _extracted(_parts: dict) -> float:
+    """The score of a valid extraction or annotation, which grades nothing: 1."""
+    return 1.0
+
+
+SUMMARY_READER = ReplyReader(_numbered(summary_parts), summary_score)
+"""The ``summary_judge`` rubric's reader (also a HELMET summary's precision call)."""
+
+RUBRICS: dict[str, Rubric] = {
+    "qa_judge": Rubric(_qa_rubric("qa_judge"), ReplyReader(_reply_only(qa_parts), qa_score)),
+    QA_HELMET: Rubric(
+        _qa_rubric(QA_HELMET), ReplyReader(_reply_only(helmet_qa_parts), helmet_qa_score)
+    ),
+    "summary_judge": Rubric(_against_reference(summary_prompt), SUMMARY_READER),
+    SUMMARY_HELMET: Rubric(_against_reference(helmet_summary_prompt), SUMMARY_READER),
 }
 """The rubric of each metric the judge grades a whole reply by, by metric name."""
+
+CALL_READERS: dict[str, ReplyReader] = {
+    KEY_POINTS: ReplyReader(_reply_only(key_points_parts), _extracted),
+    KEY_POINT_RECALL: ReplyReader(_numbered(recall_parts), recall_score),
+    SECTION_JUDGE: ReplyReader(_reply_only(section_parts), section_score),
+    COVERAGE_METRIC: ReplyReader(_reply_only(coverage_parts), coverage_score),
+    **{
+        kind: ReplyReader(_annotation(cut_off=False), _extracted, _annotation(cut_off=True))
+        for kind in ANNOTATION_KINDS
+    },
+}
+"""The reader of every other call the judge makes, by the metric its prompt carries: key-point
+extraction and recall, ETHIC sections, coverage and chunk annotations."""
+
+
+def reply_reader(prompt: JudgePrompt) -> ReplyReader:
+    """The reader of the judge's reply to ``prompt``, by the metric it carries."""
+    rubric = RUBRICS.get(prompt.metric)
+    return rubric.reader if rubric is not None else CALL_READERS[prompt.metric]

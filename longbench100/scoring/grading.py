@@ -112,7 +112,7 @@ def judge_prompt(job: GradeJob) -> JudgePrompt | None:
     rubric = RUBRICS.get(job.metric)
     if rubric is None:
         return None
-    return rubric(job.record.question, list(job.record.answers), job.text)
+    return rubric.prompt(job.record.question, list(job.record.answers), job.text)
 
 
 def judge_prompts(jobs: list[GradeJob]) -> list[JudgePrompt]:

@@ -60,12 +60,12 @@ def test_the_rubric_registry_covers_exactly_the_whole_reply_judge_metrics() -> N
 )
 def test_a_registered_rubric_renders_the_prompt_its_builder_renders(metric, direct) -> None:
     """The registry only routes: the prompt is the builder's own, under the metric's rubric name."""
-    prompt = RUBRICS[metric](QUESTION, ANSWERS, REPLY)
+    prompt = RUBRICS[metric].prompt(QUESTION, ANSWERS, REPLY)
     assert prompt == direct() and prompt is not None and prompt.metric == metric
 
 
 def test_an_empty_reply_has_no_prompt_under_any_rubric() -> None:
-    assert all(rubric(QUESTION, ANSWERS, "  ") is None for rubric in RUBRICS.values())
+    assert all(rubric.prompt(QUESTION, ANSWERS, "  ") is None for rubric in RUBRICS.values())
 
 
 def test_without_a_judge_each_family_takes_its_fallback_and_with_one_its_style() -> None:
