@@ -8,12 +8,10 @@ from matplotlib.figure import Figure
 
 from longbench100.catalog.task_info import TASKS
 from longbench100.core.lengths import parse_length
+from longbench100.scoring.metrics.metric_table import metric_info
 
 from .load import ModelResult
 from .plots import _save
-
-NEEDLE_METRICS = frozenset({"accuracy", "string_match_all"})
-"""Metric families of the tasks drawn as needle heatmaps (right-or-wrong recall, not judged prose)."""
 
 
 def needle_tasks(results: list[ModelResult]) -> list[str]:
@@ -23,7 +21,7 @@ def needle_tasks(results: list[ModelResult]) -> list[str]:
         task
         for task in dict.fromkeys(seen)
         if task in TASKS
-        and TASKS[task].metric in NEEDLE_METRICS
+        and metric_info(TASKS[task].metric).exact_answer
         and any(len(result.aggregates.get("depth", {}).get(task, {})) >= 2 for result in results)
     ]
 

@@ -37,12 +37,21 @@ def test_every_metric_a_task_or_suite_can_name_is_in_the_table() -> None:
 
 def test_each_kind_has_what_its_grading_needs() -> None:
     """Classic rows carry their function, the others none; only judge families fall back, to a
-    metric graded without the judge."""
+    metric graded without the judge; exact-answer metrics are classic ones."""
     for name, metric in METRICS.items():
         assert metric.kind in (CLASSIC, ROUGE, JUDGE, JUDGE_BY_SECTION), name
         assert (metric.grade is not None) == (metric.kind == CLASSIC), name
         if metric.fallback is not None:
             assert metric.judged and not METRICS[metric.fallback].judged, name
+        if metric.exact_answer:
+            assert metric.kind == CLASSIC, name
+
+
+def test_the_needle_tasks_of_the_suites_are_exact_answer_tasks() -> None:
+    """The report draws these as needle heatmaps; a judged or prose task never is one."""
+    exact = {task for task, info in TASKS.items() if METRICS[info.metric].exact_answer}
+    assert {"kv_retrieval", "counting_stars", "niah_single_1"} <= exact
+    assert not {"single_doc_qa", "multi_doc_sum"} & exact
 
 
 def test_the_rubric_registry_covers_exactly_the_whole_reply_judge_metrics() -> None:

@@ -12,7 +12,9 @@ A metric's kind says which machinery grades it (``grading.grade_jobs``):
   own (:func:`longbench100.judge.prompts.section_prompt`) and the sample scores their mean.
 
 A judge family that a task names (``qa_judge``, ``summary_judge``, ``section_judge``) also has its
-``fallback``: the classic metric that grades it when no judge is used. Every score is 0-1.
+``fallback``: the classic metric that grades it when no judge is used. An ``exact_answer`` metric
+checks the reply for the planted gold answers themselves (right-or-wrong recall, not judged prose):
+the report draws its tasks as needle-in-a-haystack heatmaps. Every score is 0-1.
 """
 
 from collections.abc import Callable
@@ -46,12 +48,13 @@ RecordMetric = Callable[[str, DataRecord], float]
 
 @dataclass(frozen=True)
 class Metric:
-    """One row of the table: the metric's kind, its function (``classic`` metrics) and, for a judge
-    family, the classic metric that grades it without a judge."""
+    """One row of the table: the metric's kind, its function (``classic`` metrics), for a judge
+    family the classic metric that grades it without a judge, and whether it checks exact answers."""
 
     kind: str
     grade: RecordMetric | None = None
     fallback: str | None = None
+    exact_answer: bool = False
 
     @property
     def judged(self) -> bool:
@@ -77,8 +80,8 @@ def _choice_accuracy(reply: str, record: DataRecord) -> float:
 
 
 METRICS: dict[str, Metric] = {
-    "accuracy": Metric(CLASSIC, _choice_accuracy),
-    "string_match_all": Metric(CLASSIC, _against_answers(string_match_all)),
+    "accuracy": Metric(CLASSIC, _choice_accuracy, exact_answer=True),
+    "string_match_all": Metric(CLASSIC, _against_answers(string_match_all), exact_answer=True),
     "string_match_part": Metric(CLASSIC, _against_answers(string_match_part)),
     "substring_match": Metric(CLASSIC, _against_answers(substring_match)),
     "qa_f1": Metric(CLASSIC, _against_answers(qa_f1)),
