@@ -29,7 +29,7 @@ from longbench100.folders.data_records import (
 from longbench100.folders.layout import controls_folder, read_folder_manifest
 
 from ..scoring.reply_scores import classic_scores
-from .prompt_view import read_prompt
+from .prompt_view import PromptView, read_prompt
 from .strategies import Attempt, Baseline, baselines_for, chance_answers
 
 Z_ONE_SIDED = 1.645
@@ -156,9 +156,7 @@ def run_baselines(
     ratios = _other_rows_count_ratios(
         [record for record in records if record.control is None], views
     )
-    jobs: list[
-        tuple[DataRecord, str, str]
-    ] = []  # (record, answer, what: baseline name or "chance")
+    jobs: list[tuple[DataRecord, str, str]] = []  # (record, answer, baseline name)
     for record in records:
         view = views[record.id]
         for baseline in baselines_for(record.task):
@@ -171,14 +169,15 @@ def run_baselines(
                 )
             )
             jobs.append((record, answer or "", baseline.name))
-        # a control's chance is its twin's: the same question, options and answer key
-        if record.control is None:
-            for answer in chance_answers(record, view, priors[(record.task, record.row)]):
-                jobs.append((record, answer, "chance"))
     scores = classic_scores(
         [record for record, _, _ in jobs], [answer for _, answer, _ in jobs], families
     )
-    return _verdicts(data_dir, records, jobs, scores, limits)
+    chances = _record_chances(
+        [(record, views[record.id]) for record in records if record.control is None],
+        priors,
+        families,
+    )
+    return _verdicts(data_dir, records, jobs, scores, chances, limits)
 
 
 def cell_chances(data_dir: Path, families: dict[str, str] | None) -> dict[str, dict[str, float]]:
@@ -197,11 +196,29 @@ def _task_chances(
     loaded: list[tuple[DataRecord, str]], families: dict[str, str] | None
 ) -> dict[tuple[str, str], float]:
     """The chance level of each length of one task's records (see :func:`cell_chances`)."""
-    priors = _other_rows_answers([record for record, _ in loaded])
+    records = [record for record, _ in loaded]
+    chances = _record_chances(
+        [(record, read_prompt(prompt)) for record, prompt in loaded],
+        _other_rows_answers(records),
+        families,
+    )
+    by_cell: dict[tuple[str, str], list[DataRecord]] = defaultdict(list)
+    for record in records:
+        by_cell[(record.task, record.label)].append(record)
+    return {cell: round(_cell_chance(members, chances), 4) for cell, members in by_cell.items()}
+
+
+def _record_chances(
+    viewed: list[tuple[DataRecord, PromptView]],
+    priors: dict[tuple[str, int], Counter],
+    families: dict[str, str] | None,
+) -> dict[str, float]:
+    """Each real record's chance, by id: the mean classic score of its :func:`chance_answers`
+    (0 for a record with none); ``priors`` are :func:`_other_rows_answers` of its task."""
     jobs = [
         (record, answer)
-        for record, prompt in loaded
-        for answer in chance_answers(record, read_prompt(prompt), priors[(record.task, record.row)])
+        for record, view in viewed
+        for answer in chance_answers(record, view, priors[(record.task, record.row)])
     ]
     scores = classic_scores(
         [record for record, _ in jobs], [answer for _, answer in jobs], families
@@ -209,10 +226,13 @@ def _task_chances(
     per_record: dict[str, list[float]] = defaultdict(list)
     for (record, _), score in zip(jobs, scores):
         per_record[record.id].append(score)
-    per_cell: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for record, _ in loaded:
-        per_cell[(record.task, record.label)].append(fmean(per_record.get(record.id, [0.0])))
-    return {cell: round(fmean(values), 4) for cell, values in per_cell.items()}
+    return {record.id: fmean(per_record.get(record.id, [0.0])) for record, _ in viewed}
+
+
+def _cell_chance(records: list[DataRecord], chances: dict[str, float]) -> float:
+    """A cell's chance: the mean of its records' chances (from :func:`_record_chances`); a control's
+    chance is its twin's, since it keeps the twin's question, options and answer key."""
+    return fmean(chances.get(record.twin_of or record.id, 0.0) for record in records)
 
 
 def _question_key(record: DataRecord) -> tuple:
@@ -271,17 +291,14 @@ def _verdicts(
     records: list[DataRecord],
     jobs: list[tuple[DataRecord, str, str]],
     scores: list[float],
+    chances: dict[str, float],
     limits: dict,
 ) -> BaselineRun:
     per_cell: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(
         lambda: defaultdict(list)
     )
-    chance_per_record: dict[str, list[float]] = defaultdict(list)
     samples = []
     for (record, answer, what), score in zip(jobs, scores):
-        if what == "chance":
-            chance_per_record[record.id].append(score)
-            continue
         per_cell[_cell_key(record)][what].append(score)
         samples.append(
             {
@@ -305,10 +322,7 @@ def _verdicts(
     cells = []
     for task, label, on in _cell_order(records):
         cell_records = by_cell[(task, label, on)]
-        chance = fmean(
-            fmean(chance_per_record.get(record.twin_of or record.id, [0.0]))
-            for record in cell_records
-        )
+        chance = _cell_chance(cell_records, chances)
         limit = limit_from_record(limits.get(task)) if on == REAL else CONTROL_LIMIT
         cell = CellVerdict(task, label, len(cell_records), chance, limit, on=on)
         for baseline in baselines_for(task):

@@ -171,6 +171,19 @@ def test_baselines_judge_each_control_kind_against_chance_plus_the_margin(genera
     assert {cell.on for cell in run_baselines(generated, controls=False).cells} == {REAL}
 
 
+def test_the_manifest_chance_is_the_chance_baselines_judge_every_cell_by(generated: Path) -> None:
+    """generate and baselines average chance by one mechanism: the manifest's figure is the
+    baselines run's, rounded, for real prompts and for both twins (a twin's is its sample's)."""
+    recorded = json.loads((generated / "manifest.json").read_text())["controls"]["chance"]
+    cells = run_baselines(generated).cells
+    assert {(cell.task, cell.label) for cell in cells} == {
+        (task, label) for task, labels in recorded.items() for label in labels
+    }
+    for cell in cells:
+        assert round(cell.chance, 4) == recorded[cell.task][cell.label], (cell.task, cell.on)
+    assert any(chance > 0 for labels in recorded.values() for chance in labels.values())
+
+
 def test_refill_replaces_each_span_by_pool_text_within_the_budget() -> None:
     tokenizer = load_tokenizer("cl100k_base")
     gold = "The vault code is 4417 and only Mara knows it."
