@@ -36,6 +36,11 @@ def data_file_path(folder: Path, task: str, label: str) -> Path:
     return folder / task / f"{label}.jsonl"
 
 
+def data_file_ref(folder: Path, task: str, label: str) -> DataFileRef:
+    """The data file of ``task`` at the canonical length ``label`` under ``folder``."""
+    return DataFileRef(task, label, parse_length(label), data_file_path(folder, task, label))
+
+
 CONTROLS_FOLDER = "controls"
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from longbench100.catalog.suites import recorded_suite
 from longbench100.core.errors import UserError
 from longbench100.core.json_shape import check_shape
-from longbench100.core.lengths import DEFAULT_BASE_LABELS, parse_length
-from longbench100.folders.layout import open_data_folder, read_records
+from longbench100.core.lengths import DEFAULT_BASE_LABELS
+from longbench100.folders.layout import DataFileRef, open_data_folder, read_file_records
 from longbench100.sources.answerability import rule_counts_line
 
 from .base_lengths import base_length_warnings
@@ -67,13 +67,15 @@ class FolderSummary:
 
 
 def summarise_folder(out: Path) -> FolderSummary:
-    """Read every data file under ``out`` (and its manifest when present)."""
+    """Read every data file under ``out`` (and its manifest when present); a record out of its
+    file's task or length, or an id seen before in the folder, is a one-line error."""
     folder = open_data_folder(out, "OUT", unfinished=True)
     manifest = folder.manifest or {}  # none while a run is in progress
     summary = FolderSummary()
+    seen: dict[str, str] = {}
     for ref in folder.files:
-        task, label, path = ref.task, ref.label, ref.path
-        length_summary = summarise_file(path)
+        task, label = ref.task, ref.label
+        length_summary = summarise_file(ref, seen)
         facts = manifest.get("tasks", {}).get(task, {}).get("lengths", {}).get(label)
         if facts:
             length_summary.eligible = facts["eligible_items"]
@@ -105,23 +107,17 @@ def summarise_folder(out: Path) -> FolderSummary:
     return summary
 
 
-def summarise_file(path: Path) -> LengthSummary:
-    """Token, fill, depth and gold-passage statistics of one data file."""
+def summarise_file(ref: DataFileRef, seen: dict[str, str] | None = None) -> LengthSummary:
+    """Token, fill, depth and gold-passage statistics of one data file, read by the shared reader
+    (:func:`read_file_records`; ``seen``: the ids of the folder's files read before)."""
     tokens, depths, golds, budget = [], [], [], 0
     by_tokenizer: dict[str, list[int]] = {}
-    seen: dict[str, str] = {}
-    for where, record in read_records(path):
+    for where, record in read_file_records(ref, {} if seen is None else seen):
         check_shape(record, _SUMMARISED, where)
         if record["length"] <= 0:
             raise UserError(
                 f"{where}: length must be a positive number of tokens, not {record['length']}"
             )
-        if record["id"] in seen:
-            raise UserError(
-                f"{where}: duplicate id {record['id']!r} (also {seen[record['id']]}): "
-                "two runs wrote this file at once? generate it again into a new folder"
-            )
-        seen[record["id"]] = where
         budget = record["length"]
         tokens.append(record["prompt_tokens"])
         for spec, count in _counts_by_tokenizer(record, where).items():
@@ -132,11 +128,11 @@ def summarise_file(path: Path) -> LengthSummary:
         if passages is not None:
             golds.append(len(passages))
     if not tokens:
-        budget = parse_length(path.stem)
+        budget = ref.length
         return LengthSummary(0, budget, 0, 0, 0, 0.0, 0.0, 0.0, 0, None, None, None)
     if by_tokenizer and any(len(counts) != len(tokens) for counts in by_tokenizer.values()):
         raise UserError(
-            f"{path}: prompt_tokens_by_tokenizer names other tokenizers in some "
+            f"{ref.path}: prompt_tokens_by_tokenizer names other tokenizers in some "
             "records than in others"
         )
     return LengthSummary(

@@ -22,7 +22,7 @@ from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import shifted_spans
 from longbench100.fitting.templates import EXAMPLE_VARIABLES, PromptTemplates
 from longbench100.folders.guard import guard_output_dir, mark_folder
-from longbench100.folders.layout import data_file_path
+from longbench100.folders.layout import data_file_path, data_file_ref
 from longbench100.folders.lock import output_lock
 from longbench100.folders.writable import ensure_writable_dir
 from longbench100.generate.base_lengths import base_length_warnings
@@ -697,7 +697,11 @@ def _write_length(
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
     # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written
     sources = written_sources(final) if chooses_own_items else rows_per_source(plan, built)
-    fills = summarise_file(final).fill_by_tokenizer if several_tokenizers and written else None
+    fills = (
+        summarise_file(data_file_ref(options.out, task, label)).fill_by_tokenizer
+        if several_tokenizers and written
+        else None
+    )
     return LengthResult(
         len(written),
         plan.eligible,

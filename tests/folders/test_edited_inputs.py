@@ -177,22 +177,35 @@ def test_broken_lines_name_file_and_line(
     assert files_of(data, world["predictions"]) == before
 
 
+RECORD_FAULTS = [
+    (
+        lambda r: {**r, "task": "passage_count"},
+        ":1: a passage_count 2k record in kv_retrieval/",
+    ),
+    (lambda r: {**r, "label": "4k"}, ":1: a kv_retrieval 4k record in kv_retrieval/2k.jsonl"),
+    (lambda r: {**r, "gold": 5}, ":1: gold must be"),
+    (lambda r: {**r, "answers": "42"}, ":1: answers must be a list"),
+    (lambda r: {k: v for k, v in r.items() if k != "answers"}, ":1: answers is missing"),
+    (lambda r: {**r, "id": "kv_retrieval-2k-0001"}, "duplicate id 'kv_retrieval-2k-0001'"),
+]
+"""Records out of their file's task or length, of the wrong shape, or with an id seen before:
+every reader of a data folder refuses them."""
+NO_ANSWERS = (lambda r: {**r, "answers": []}, ":1: answers must be a non-empty list")
+"""Refused by the readers that grade answers (inspect only summarises prompts)."""
+GRADING_READERS = ["score", "baselines", "coverage"]
+
+
 @pytest.mark.parametrize(
-    ("change", "message"),
+    ("command", "change", "message"),
     [
-        (
-            lambda r: {**r, "task": "passage_count"},
-            ":1: a passage_count 2k record in kv_retrieval/",
-        ),
-        (lambda r: {**r, "label": "4k"}, ":1: a kv_retrieval 4k record in kv_retrieval/2k.jsonl"),
-        (lambda r: {**r, "gold": 5}, ":1: gold must be"),
-        (lambda r: {**r, "answers": "42"}, ":1: answers must be a list"),
-        (lambda r: {k: v for k, v in r.items() if k != "answers"}, ":1: answers is missing"),
-        (lambda r: {**r, "answers": []}, ":1: answers must be a non-empty list"),
-        (lambda r: {**r, "id": "kv_retrieval-2k-0001"}, "duplicate id 'kv_retrieval-2k-0001'"),
+        *[
+            (command, *fault)
+            for command in [*GRADING_READERS, "inspect"]
+            for fault in RECORD_FAULTS
+        ],
+        *[(command, *NO_ANSWERS) for command in GRADING_READERS],
     ],
 )
-@pytest.mark.parametrize("command", ["score", "baselines", "coverage"])
 def test_a_record_out_of_place_or_of_the_wrong_shape_is_one_line(
     world: dict[str, Path], tmp_path: Path, change, message: str, command: str
 ):
