@@ -34,6 +34,7 @@ from longbench100.generate.controls import (
     read_controls_result,
     write_controls,
 )
+from longbench100.generate.fill_notes import low_fill_note
 from longbench100.generate.inspection import summarise_file
 from longbench100.generate.json_lines import json_line
 from longbench100.generate.manifest import (
@@ -46,16 +47,12 @@ from longbench100.generate.manifest import (
     logged_unlabelled_rows,
     record_shortcut_check,
     shortfall_reason,
-    underfilled_entry,
-    underfilled_line,
 )
 from longbench100.generate.options import GenerateOptions, LengthResult
 from longbench100.generate.output import (
-    LOW_FILL,
     LineAppender,
     completed_rows,
     holds_rows,
-    median_fill,
     partial_file,
     written_rows,
     written_rows_in,
@@ -318,7 +315,15 @@ def _generate(
                 len(tokenizer.members) > 1,
             )
             _report_shortfall(echo, task, label, plan, results[task][label], options.rows)
-            _report_low_fill(echo, data_file_path(options.out, task, label), task, label, budget)
+            fill_note = low_fill_note(
+                data_file_path(options.out, task, label),
+                task,
+                label,
+                budget,
+                results[task][label].ran_out_fills,
+            )
+            if fill_note is not None:
+                echo(fill_note)
             if options.controls:
                 controls.setdefault(task, {})[label] = _write_controls(
                     options,
@@ -805,32 +810,14 @@ def _report_shortfall(
     result: LengthResult,
     rows: int,
 ) -> None:
-    """Say on screen when a length got fewer rows than asked, rows whose padding ran out, or reused
-    items."""
+    """Say on screen when a length got fewer rows than asked, or reused items."""
     if result.rows < rows:
         echo(
             f"shortfall: {task} {label}: {result.rows} of {rows} rows ({shortfall_reason(result, bool(plan.rows))})"
         )
-    if result.ran_out_fills:
-        entry = underfilled_entry(task, label, result.ran_out_fills)
-        echo(f"underfilled: {underfilled_line(entry)}")
     if result.reused:
         echo(
             f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item"
-        )
-
-
-def _report_low_fill(
-    echo: Callable[[str], None], path: Path, task: str, label: str, budget: int
-) -> None:
-    """Warn when the prompts of a file fill much less than their budget (a length beyond what the
-    sources hold)."""
-    fill = median_fill(path, budget)
-    if fill is not None and fill < LOW_FILL:
-        echo(
-            f"warning: {task} {label}: the prompts fill {fill:.2%} of the budget (median): the "
-            "sources hold too little text for this length; choose a shorter length or larger "
-            "sources"
         )
 
 

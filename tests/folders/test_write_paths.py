@@ -136,10 +136,14 @@ def test_a_length_far_beyond_the_sources_is_warned_about(tmp_path: Path):
         tmp_path / "out",
     )
     assert code == 0, output
-    assert (
-        "warning: single_doc_qa 100000k: the prompts fill 0.0" in output
-        and "too little text" in output
-    )
+    about_the_cell = [line for line in output.splitlines() if "single_doc_qa 100000k" in line]
+    assert len(about_the_cell) == 1, output  # one line for one cause
+    assert about_the_cell[0].startswith("underfilled: single_doc_qa 100000k: 1 row fill only 0.0")
+    assert "too little distinct text" in about_the_cell[0]
+    assert "single_doc_qa" in {
+        entry["task"]
+        for entry in json.loads((tmp_path / "out" / "manifest.json").read_text())["underfilled"]
+    }
     code, output = invoke(
         "generate",
         "--sources",
@@ -154,7 +158,7 @@ def test_a_length_far_beyond_the_sources_is_warned_about(tmp_path: Path):
         "--out",
         tmp_path / "fits",
     )
-    assert code == 0 and "the prompts fill" not in output
+    assert code == 0 and "the prompts fill" not in output and "underfilled" not in output
 
 
 def test_the_annotator_is_named_in_its_progress(

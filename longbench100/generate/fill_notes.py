@@ -1,0 +1,30 @@
+"""What ``generate`` says when the prompts of one task and length fill much less than their budget:
+one line for one cause."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .manifest import underfilled_entry, underfilled_line
+from .output import LOW_FILL, median_fill
+
+
+def low_fill_note(
+    path: Path, task: str, label: str, budget: int, ran_out_fills: list[float]
+) -> str | None:
+    """The one line on a data file whose prompts fill much less than their budget, or ``None``.
+
+    Where rows ran out of padding (``ran_out_fills``: their fills, as the fitter saw them), the
+    fitter's own note, which the manifest keeps as ``underfilled``; otherwise (tasks without
+    padding) the written file's median fill, read back, when it is below :data:`LOW_FILL`.
+    """
+    if ran_out_fills:
+        return f"underfilled: {underfilled_line(underfilled_entry(task, label, ran_out_fills))}"
+    fill = median_fill(path, budget)
+    if fill is None or fill >= LOW_FILL:
+        return None
+    return (
+        f"warning: {task} {label}: the prompts fill {fill:.2%} of the budget (median): the "
+        "sources hold too little text for this length; choose a shorter length or larger "
+        "sources"
+    )

@@ -1,0 +1,41 @@
+"""generate's one line on a cell whose prompts fill much less than their budget: the fitter's own
+note where padding ran out, the written file's median fill only for tasks without padding."""
+
+import json
+from pathlib import Path
+
+from longbench100.generate.fill_notes import low_fill_note
+
+
+def _data_file(path: Path, counts: list[int]) -> Path:
+    """A data file whose records hold these prompt token counts."""
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"t-{row}", "row": row, "prompt_tokens": count}) + "\n"
+            for row, count in enumerate(counts)
+        )
+    )
+    return path
+
+
+def test_a_file_without_padding_that_fills_little_is_warned_about_from_its_median(tmp_path):
+    path = _data_file(tmp_path / "1k.jsonl", [100, 250, 900])
+    note = low_fill_note(path, "long_doc_qa", "1k", 1000, [])
+    assert note is not None and note.startswith(
+        "warning: long_doc_qa 1k: the prompts fill 25.00% of the budget (median)"
+    )
+
+
+def test_rows_that_ran_out_of_padding_get_the_fitters_note_alone(tmp_path):
+    path = _data_file(tmp_path / "1k.jsonl", [100, 250, 900])
+    note = low_fill_note(path, "single_doc_qa", "1k", 1000, [0.1, 0.25])
+    assert note is not None and note.startswith(
+        "underfilled: single_doc_qa 1k: 2 rows fill only 10.0%-25.0% of the length ("
+    )
+    assert "the prompts fill" not in note
+
+
+def test_a_file_filled_to_its_budget_gets_no_note(tmp_path):
+    path = _data_file(tmp_path / "1k.jsonl", [990, 1000, 700])
+    assert low_fill_note(path, "single_doc_qa", "1k", 1000, []) is None
+    assert low_fill_note(_data_file(tmp_path / "empty.jsonl", []), "t", "1k", 1000, []) is None
