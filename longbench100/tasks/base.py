@@ -152,11 +152,6 @@ def depth_of(pieces: list[Piece], index: int, per_passage: int) -> float:
     return round(sum(sizes[:index]) / total, 4) if total else 0.0
 
 
-def distractor_provenance(pieces: list[Piece]) -> list[dict]:
-    """Source, id and truncation of every padding passage, in prompt order."""
-    return [piece.provenance() for piece in pieces if piece.role in ("distractor", "filler")]
-
-
 class GoldAmongDistractors(TaskBuilder):
     """Tasks that hide an item's supporting documents among distractors from the task's noisy sources."""
 
