@@ -171,7 +171,8 @@ class ReplyReader:
 
 @dataclass(frozen=True)
 class Rubric:
-    """A rubric the judge grades a whole reply by: how its prompt is built and how its reply is read."""
+    """A rubric the judge grades a whole reply by: how its prompt is built, how its reply is
+    read."""
 
     prompt: ReplyRubric
     reader: ReplyReader
@@ -199,7 +200,8 @@ def _numbered(parts: Callable[[str, int], dict | None]) -> ReplyParts:
 
 
 def _annotation(cut_off: bool) -> ReplyParts:
-    """The label of an annotation reply, read against the prompt's chunk (see :func:`read_annotation`)."""
+    """The label of an annotation reply, read against the prompt's chunk
+    (:func:`read_annotation`)."""
     return lambda prompt, reply: read_annotation(
         prompt.metric, reply, prompt.reference, cut_off=cut_off
     )

@@ -25,8 +25,8 @@ def verdict_parts(prompt: JudgePrompt, reply: str) -> dict | None:
 def judge_verdict(
     prompt: JudgePrompt, reply: str | None, failure: str | None, truncated: bool
 ) -> Verdict:
-    """Judge one reply: a failed request, a cut-off reply (unless its rubric reads what it completed)
-    or an unparsable one is ungraded, with its reason."""
+    """Judge one reply: a failed request, a cut-off reply (unless its rubric reads what it
+    completed) or an unparsable one is ungraded, with its reason."""
     if reply is None:
         return Verdict(None, None, f"request failed ({failure or 'unknown'})")
     reader = reply_reader(prompt)

@@ -49,7 +49,8 @@ RecordMetric = Callable[[str, DataRecord], float]
 @dataclass(frozen=True)
 class Metric:
     """One row of the table: the metric's kind, its function (``classic`` metrics), for a judge
-    family the classic metric that grades it without a judge, and whether it checks exact answers."""
+    family the classic metric that grades it without a judge, and whether it checks exact
+    answers."""
 
     kind: str
     grade: RecordMetric | None = None
