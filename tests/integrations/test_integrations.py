@@ -83,6 +83,39 @@ def invoke(*args: str) -> str:
     return result.output
 
 
+CLASSIC = ("--metric", "classic", "--qa-filter", "off")
+"""How these tests score: classic metrics over every sample (no QA filter)."""
+
+
+def score_args(data: Path, predictions: Path, out: Path, *options: str) -> list[str]:
+    """The ``score`` command line for ``predictions`` of ``data`` into ``out``, with ``options``."""
+    return [
+        "score",
+        "--data",
+        str(data),
+        "--predictions",
+        str(predictions),
+        *options,
+        "--out",
+        str(out),
+    ]
+
+
+def run_mock_inspect(task, model, logs: Path, **settings):
+    """Inspect's eval of ``task`` with the mock model answering through ``model`` (logs in
+    ``logs``); ``settings`` are eval's own options (epochs, generate settings)."""
+    from inspect_ai import eval as inspect_eval
+
+    return inspect_eval(
+        task,
+        model="mockllm/model",
+        model_args={"custom_outputs": model},
+        log_dir=str(logs),
+        display="none",
+        **settings,
+    )
+
+
 def per_sample_scores(results: Path) -> dict[str, float]:
     return {sample["id"]: sample["score"] for sample in json.loads(results.read_text())["samples"]}
 
@@ -104,20 +137,16 @@ def our_predict_scores(data: Path, reply, tmp_path: Path) -> dict[str, float]:
             str(tmp_path / "ours"),
             "--no-closed-book",
         )
-    invoke(
-        "score",
-        "--data",
-        str(data),
-        "--predictions",
-        str(tmp_path / "ours"),
-        "--metric",
-        "classic",
-        "--qa-filter",
-        "off",
-        "--out",
-        str(tmp_path / "ours.json"),
-    )
+    invoke(*score_args(data, tmp_path / "ours", tmp_path / "ours.json", *CLASSIC))
     return per_sample_scores(tmp_path / "ours.json")
+
+
+def run_tool(arguments: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Run another tool's command line (``python -m ...``) in this interpreter, its output kept,
+    within five minutes."""
+    return subprocess.run(
+        [sys.executable, "-m", *arguments], capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 def run_lm_eval(export: Path, logs: Path, server: OpenAIStub, chat: bool, *extra: str) -> None:
@@ -135,10 +164,8 @@ def run_lm_eval(export: Path, logs: Path, server: OpenAIStub, chat: bool, *extra
         else ["--model", "local-completions"]
     )
     route = "chat/completions" if chat else "completions"
-    run = subprocess.run(
+    run = run_tool(
         [
-            sys.executable,
-            "-m",
             "lm_eval",
             *model,
             "--model_args",
@@ -152,12 +179,21 @@ def run_lm_eval(export: Path, logs: Path, server: OpenAIStub, chat: bool, *extra
             str(logs),
             *extra,
         ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
+        env,
     )
     assert run.returncode == 0, run.stderr[-3000:]
+
+
+def lm_eval_on_stub(data: Path, tmp_path: Path, chat: bool, *extra: str):
+    """Export ``data`` and run lm_eval on the export (``extra``: its options) against a stub model
+    that answers as :func:`replier`, logging to ``tmp_path/logs``; return the replier and the
+    request bodies the stub received."""
+    export = exported(data, tmp_path)
+    reply = replier(data)
+    with OpenAIStub(lambda body: reply(prompt_text(body)), model=STUB_MODEL) as server:
+        run_lm_eval(export, tmp_path / "logs", server, chat, *extra)
+        sent = [request.body for request in server.requests]
+    return reply, sent
 
 
 def exported(data: Path, tmp_path: Path) -> Path:
@@ -203,11 +239,7 @@ def test_lm_eval_runs_the_export_and_score_reads_its_samples(
     data: Path, tmp_path: Path, chat: bool
 ):
     pytest.importorskip("lm_eval")
-    export = exported(data, tmp_path)
-    reply = replier(data)
-    with OpenAIStub(lambda body: reply(prompt_text(body)), model=STUB_MODEL) as server:
-        run_lm_eval(export, tmp_path / "logs", server, chat)
-        sent = [request.body for request in server.requests]
+    reply, sent = lm_eval_on_stub(data, tmp_path, chat)
     by_id = records(data)
     assert len(sent) == len(by_id)
     by_prompt = {record["prompt"]: record for record in by_id.values()}
@@ -226,19 +258,7 @@ def test_lm_eval_runs_the_export_and_score_reads_its_samples(
                     sample["prompt_hash"]
                     == hashlib.sha256(json.dumps(messages, ensure_ascii=False).encode()).hexdigest()
                 )
-    invoke(
-        "score",
-        "--data",
-        str(data),
-        "--predictions",
-        str(tmp_path / "logs"),
-        "--metric",
-        "classic",
-        "--qa-filter",
-        "off",
-        "--out",
-        str(tmp_path / "lm.json"),
-    )
+    invoke(*score_args(data, tmp_path / "logs", tmp_path / "lm.json", *CLASSIC))
     results = json.loads((tmp_path / "lm.json").read_text())
     assert results["model"] == STUB_MODEL  # lm-eval's model_name, not the folder's name
     theirs = per_sample_scores(tmp_path / "lm.json")
@@ -252,25 +272,8 @@ def test_a_partial_lm_eval_run_is_refused_or_scored_on_its_complete_rows(
     data: Path, tmp_path: Path
 ):
     pytest.importorskip("lm_eval")
-    export = exported(data, tmp_path)
-    reply = replier(data)
-    with OpenAIStub(lambda body: reply(prompt_text(body)), model=STUB_MODEL) as server:
-        run_lm_eval(export, tmp_path / "logs", server, True, "--limit", "2")
-    args = [
-        "score",
-        "--data",
-        str(data),
-        "--predictions",
-        str(tmp_path / "logs"),
-        "--metric",
-        "classic",
-        "--qa-filter",
-        "off",
-        "--n-boot",
-        "0",
-        "--out",
-        str(tmp_path / "lm.json"),
-    ]
+    lm_eval_on_stub(data, tmp_path, True, "--limit", "2")
+    args = score_args(data, tmp_path / "logs", tmp_path / "lm.json", *CLASSIC, "--n-boot", "0")
     refused = CliRunner().invoke(main, args)
     assert refused.exit_code == 2 and "Traceback" not in refused.output
     assert (
@@ -315,17 +318,7 @@ def test_score_names_how_lm_eval_changed_the_messages(data: Path, tmp_path: Path
     logs.mkdir()
     (logs / "samples_longbench100_x_2026.jsonl").write_text(json.dumps(sample) + "\n")
     result = CliRunner().invoke(
-        main,
-        [
-            "score",
-            "--data",
-            str(data),
-            "--predictions",
-            str(logs),
-            "--allow-missing",
-            "--out",
-            str(tmp_path / "r.json"),
-        ],
+        main, score_args(data, logs, tmp_path / "r.json", "--allow-missing")
     )
     assert result.exit_code == 2 and "other prompts" in result.output
     assert (
@@ -346,17 +339,7 @@ def test_score_refuses_lm_eval_samples_of_other_prompts(data: Path, tmp_path: Pa
     }
     (logs / "samples_longbench100_x_2026.jsonl").write_text(json.dumps(sample) + "\n")
     result = CliRunner().invoke(
-        main,
-        [
-            "score",
-            "--data",
-            str(data),
-            "--predictions",
-            str(logs),
-            "--allow-missing",
-            "--out",
-            str(tmp_path / "r.json"),
-        ],
+        main, score_args(data, logs, tmp_path / "r.json", "--allow-missing")
     )
     assert (
         result.exit_code == 2
@@ -365,18 +348,7 @@ def test_score_refuses_lm_eval_samples_of_other_prompts(data: Path, tmp_path: Pa
     )
     assert "was the export made from another data folder or seed than --data" in result.output
     (logs / "samples_longbench100_x_2026.jsonl").write_text(json.dumps({"doc_id": 0}) + "\n")
-    result = CliRunner().invoke(
-        main,
-        [
-            "score",
-            "--data",
-            str(data),
-            "--predictions",
-            str(logs),
-            "--out",
-            str(tmp_path / "r.json"),
-        ],
-    )
+    result = CliRunner().invoke(main, score_args(data, logs, tmp_path / "r.json"))
     assert result.exit_code == 2 and "not an lm-eval sample" in result.output
 
 
@@ -395,7 +367,6 @@ def test_inspect_task_runs_with_epochs_and_rows_and_score_reads_its_log(
     data: Path, tmp_path: Path, mock_tokens
 ):
     pytest.importorskip("inspect_ai")
-    from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput
 
     from longbench100.integrations.inspect_tasks import longbench100
@@ -412,13 +383,8 @@ def test_inspect_task_runs_with_epochs_and_rows_and_score_reads_its_log(
         content = reply(prompt) if calls[prompt] == 1 else "something else entirely"
         return ModelOutput.from_content(model="mockllm", content=content)
 
-    [log] = inspect_eval(
-        longbench100(data=str(data), rows=2),
-        model="mockllm/model",
-        epochs=2,
-        model_args={"custom_outputs": model},
-        log_dir=str(tmp_path / "ilogs"),
-        display="none",
+    [log] = run_mock_inspect(
+        longbench100(data=str(data), rows=2), model, tmp_path / "ilogs", epochs=2
     )
     assert (
         log.status == "success" and len(log.samples) == 2 * 2 * len(TASKS) * 2
@@ -434,21 +400,9 @@ def test_inspect_task_runs_with_epochs_and_rows_and_score_reads_its_log(
     assert len(log.eval.model_dump_json()) < 10_000  # arguments name the data, not hold it
     metrics = {name for score in log.results.scores for name in score.metrics}
     assert {*TASKS, "all", "2k", "4k"} <= metrics
-    args = [
-        "score",
-        "--data",
-        str(data),
-        "--predictions",
-        str(tmp_path / "ilogs"),
-        "--metric",
-        "classic",
-        "--qa-filter",
-        "off",
-        "--n-boot",
-        "0",
-        "--out",
-        str(tmp_path / "inspect.json"),
-    ]
+    args = score_args(
+        data, tmp_path / "ilogs", tmp_path / "inspect.json", *CLASSIC, "--n-boot", "0"
+    )
     refused = CliRunner().invoke(main, args)
     assert (
         refused.exit_code == 2
@@ -480,7 +434,6 @@ def test_inspect_task_runs_with_epochs_and_rows_and_score_reads_its_log(
 
 def test_inspect_generate_config_overrides_the_defaults(data: Path, tmp_path: Path, mock_tokens):
     pytest.importorskip("inspect_ai")
-    from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput
 
     from longbench100.integrations.inspect_tasks import longbench100
@@ -492,15 +445,7 @@ def test_inspect_generate_config_overrides_the_defaults(data: Path, tmp_path: Pa
         return ModelOutput.from_content(model="mockllm", content="x")
 
     task = longbench100(data=str(data), tasks="kv_retrieval,single_doc_qa", lengths="4k", rows=1)
-    inspect_eval(
-        task,
-        model="mockllm/model",
-        model_args={"custom_outputs": model},
-        max_tokens=7,
-        temperature=0.5,
-        log_dir=str(tmp_path / "ilogs"),
-        display="none",
-    )
+    run_mock_inspect(task, model, tmp_path / "ilogs", max_tokens=7, temperature=0.5)
     assert asked == [(7, 0.5), (7, 0.5)]
 
 
@@ -545,10 +490,8 @@ def test_inspect_cli_against_an_openai_compatible_server(data: Path, tmp_path: P
                 filter(None, [str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH")])
             ),
         }
-        run = subprocess.run(
+        run = run_tool(
             [
-                sys.executable,
-                "-m",
                 "inspect_ai",
                 "eval",
                 "longbench100/longbench100",
@@ -563,10 +506,7 @@ def test_inspect_cli_against_an_openai_compatible_server(data: Path, tmp_path: P
                 "--display",
                 "none",
             ],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
+            env,
         )
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
         sent = [request.body for request in server.requests]
@@ -574,19 +514,7 @@ def test_inspect_cli_against_an_openai_compatible_server(data: Path, tmp_path: P
     assert {body["temperature"] for body in sent} == {0}
     assert {body["max_tokens"] for body in sent} == set(ROOMS.values())
     invoke(
-        "score",
-        "--data",
-        str(data),
-        "--predictions",
-        str(tmp_path / "ilogs"),
-        "--metric",
-        "classic",
-        "--qa-filter",
-        "off",
-        "--n-boot",
-        "0",
-        "--out",
-        str(tmp_path / "inspect.json"),
+        *score_args(data, tmp_path / "ilogs", tmp_path / "inspect.json", *CLASSIC, "--n-boot", "0")
     )
     results = json.loads((tmp_path / "inspect.json").read_text())
     assert results["model"] == f"openai-api/local/{server.model}"
@@ -611,7 +539,6 @@ def test_exports_and_the_inspect_task_carry_the_control_twins_when_asked(
     }
 
     pytest.importorskip("inspect_ai")
-    from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput
 
     from longbench100.integrations.inspect_tasks import longbench100
@@ -621,29 +548,10 @@ def test_exports_and_the_inspect_task_carry_the_control_twins_when_asked(
     def model(messages, tools, tool_choice, config) -> ModelOutput:
         return ModelOutput.from_content(model="mockllm", content=reply(messages[-1].text))
 
-    [log] = inspect_eval(
-        longbench100(data=str(data), controls=True),
-        model="mockllm/model",
-        model_args={"custom_outputs": model},
-        log_dir=str(tmp_path / "ilogs"),
-        display="none",
-    )
+    [log] = run_mock_inspect(longbench100(data=str(data), controls=True), model, tmp_path / "ilogs")
     twin_records = records(data / "controls")
     assert log.status == "success" and len(log.samples) == len(records(data)) + len(twin_records)
-    invoke(
-        "score",
-        "--data",
-        str(data),
-        "--predictions",
-        str(tmp_path / "ilogs"),
-        "--metric",
-        "classic",
-        "--qa-filter",
-        "off",
-        "--controls",
-        "--out",
-        str(tmp_path / "inspect.json"),
-    )
+    invoke(*score_args(data, tmp_path / "ilogs", tmp_path / "inspect.json", *CLASSIC, "--controls"))
     block = json.loads((tmp_path / "inspect.json").read_text())["aggregates"]["controls"]
     assert sum(
         cell[kind]["n"]
@@ -661,17 +569,7 @@ def test_two_lm_eval_runs_in_one_folder_are_named_as_such(data: Path, tmp_path: 
     for stamp in ("2026-01-01T10", "2026-01-02T10"):
         (logs / f"samples_longbench100_x_{stamp}.jsonl").write_text(json.dumps(sample) + "\n")
     result = CliRunner().invoke(
-        main,
-        [
-            "score",
-            "--data",
-            str(data),
-            "--predictions",
-            str(logs),
-            "--allow-missing",
-            "--out",
-            str(tmp_path / "r.json"),
-        ],
+        main, score_args(data, logs, tmp_path / "r.json", "--allow-missing")
     )
     assert result.exit_code == 2 and "Traceback" not in result.output
     first = "samples_longbench100_x_2026-01-01T10.jsonl"
