@@ -33,6 +33,18 @@ class TaskInfo:
         return self.metric == "section_judge"
 
 
+NIAH_TASKS = (
+    "niah_single_1",
+    "niah_single_2",
+    "niah_single_3",
+    "niah_multikey_1",
+    "niah_multikey_2",
+    "niah_multikey_3",
+    "niah_multivalue",
+    "niah_multiquery",
+)
+"""RULER's needle-in-a-haystack tasks, in RULER's order (docs/suites.md)."""
+
 TASKS: dict[str, TaskInfo] = {
     info.name: info
     for info in (
@@ -47,16 +59,7 @@ TASKS: dict[str, TaskInfo] = {
         # RULER / HELMET synthetic recall (docs/suites.md); RULER keeps 128 tokens free for a niah answer
         *(
             TaskInfo(name, "synthetic_recall", "string_match_all", False, 128, 128)
-            for name in (
-                "niah_single_1",
-                "niah_single_2",
-                "niah_single_3",
-                "niah_multikey_1",
-                "niah_multikey_2",
-                "niah_multikey_3",
-                "niah_multivalue",
-                "niah_multiquery",
-            )
+            for name in NIAH_TASKS
         ),
         TaskInfo("json_kv", "synthetic_recall", "substring_match", False, 128, 128),
         # RULER's other synthetic tasks; each keeps its answer length free (RULER: vt 30, cwe 120, fwe 50 tokens)

@@ -9,6 +9,7 @@ import jinja2
 import jinja2.meta
 
 from longbench100.catalog.entities import ENTITY_TYPES
+from longbench100.catalog.task_info import NIAH_TASKS
 from longbench100.core.errors import UserError
 from longbench100.core.paths import packaged_dir
 
@@ -93,16 +94,7 @@ EXAMPLE_VARIABLES: dict[str, list[dict]] = {
                 "keys": "calm-otter",
             }
         ]
-        for task in (
-            "niah_single_1",
-            "niah_single_2",
-            "niah_single_3",
-            "niah_multikey_1",
-            "niah_multikey_2",
-            "niah_multikey_3",
-            "niah_multivalue",
-            "niah_multiquery",
-        )
+        for task in NIAH_TASKS
     },
     "json_kv": [{"context": '{"key-1": "value-1", "key-2": "value-2"}', "key": "key-2"}],
     # HELMET retrieval tasks
