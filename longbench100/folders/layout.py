@@ -13,7 +13,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Protocol, Sequence, TypeVar
+from typing import Any, Collection, Iterable, Protocol, Sequence, TypeVar
 
 from longbench100.catalog.task_info import TASKS
 from longbench100.core.errors import UserError, json_error_text
@@ -286,6 +286,26 @@ class CheckedFolder:
     manifest: dict | None
     manifest_sha256: str | None
     files: list[DataFileRef]
+
+    def files_of(
+        self, tasks: Collection[str] | None, labels: Collection[str] | None
+    ) -> list[DataFileRef]:
+        """The data files of ``tasks`` at the canonical length ``labels`` (``None``: every one)."""
+        return [
+            ref
+            for ref in self.files
+            if (tasks is None or ref.task in tasks) and (labels is None or ref.label in labels)
+        ]
+
+    def chosen_files(
+        self, tasks: Collection[str] | None, labels: Collection[str] | None
+    ) -> list[DataFileRef]:
+        """:meth:`files_of`, or a one-line error naming the folder (as ``--data``) when it holds
+        none of them."""
+        refs = self.files_of(tasks, labels)
+        if not refs:
+            raise UserError(f"--data {self.root}: no data files for the chosen tasks and lengths")
+        return refs
 
 
 def open_data_folder(

@@ -111,12 +111,7 @@ def index_data(
             f"data folder {data_dir} does not exist (create it with `longbench100 generate --out`)"
         )
     wanted_labels = None if labels is None else {normalized_label(label) for label in labels}
-    files = [
-        ref
-        for ref in open_data_folder(data_dir).files
-        if (tasks is None or ref.task in tasks)
-        and (wanted_labels is None or ref.label in wanted_labels)
-    ]
+    files = open_data_folder(data_dir).files_of(tasks, wanted_labels)
     for task in tasks or []:
         if not any(ref.task == task for ref in files):
             raise UserError(

@@ -173,14 +173,7 @@ def _data_samples(
             f"--tokenizer goes with --input; {data_dir} is counted with its own tokenizer "
             f"{manifest_options.get('tokenizer')}"
         )
-    refs = [
-        ref
-        for ref in folder.files
-        if (options.tasks is None or ref.task in options.tasks)
-        and (options.labels is None or ref.label in options.labels)
-    ]
-    if not refs:
-        raise UserError(f"--data {data_dir}: no data files for the chosen tasks and lengths")
+    refs = folder.chosen_files(options.tasks, options.labels)
     samples = []
     seen: dict[str, str] = {}
     for ref in refs:

@@ -93,17 +93,7 @@ def build_probes(options: ProbeOptions) -> ProbeSet:
         )
     tokenizer = load_first_tokenizer(manifest["options"]["tokenizer"])
     probe_set = ProbeSet()
-    refs = [
-        ref
-        for ref in folder.files
-        if (options.tasks is None or ref.task in options.tasks)
-        and (options.labels is None or ref.label in options.labels)
-    ]
-    if not refs:
-        raise UserError(
-            f"--data {options.data_dir}: no data files for the chosen tasks and lengths"
-        )
-    for ref in refs:
+    for ref in folder.chosen_files(options.tasks, options.labels):
         records = []
         for where, record in read_jsonl(ref.path):
             records += _record_probes(record, where, options, probe_set)
