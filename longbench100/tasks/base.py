@@ -1,11 +1,12 @@
-"""What every task builder shares: the builder interface, passage numbering, and provenance records."""
+"""What every task builder shares: the builder interface, the items it draws, passage numbering
+and depth, and the gold-among-distractors construction."""
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
 from functools import cached_property
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from longbench100.fitting.fit import BuildContext, Fitted, fit_prompt, minimum_tokens
 from longbench100.fitting.pieces import Piece, gold_piece
@@ -104,6 +105,13 @@ def uniform_fill(task: str, text: str, tokenizer: Tokenizer) -> list[Document]:
     return [Document(f"{task}/uniform", task, text, tokens=tokenizer.count(text))]
 
 
+def accepted_items(corpus: Corpus, task: str, accepts: Callable[[Item], bool]) -> list[Item]:
+    """The items of ``task``'s ``real`` sources that ``accepts`` keeps, in the corpus' order."""
+    return [
+        item for item in corpus.items_of(corpus.sources_with_role(task, "real")) if accepts(item)
+    ]
+
+
 def distinct_texts(
     documents: list[Document], near_duplicates: NearDuplicates | None = None
 ) -> list[Document]:
@@ -160,11 +168,7 @@ class GoldAmongDistractors(TaskBuilder):
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
-        self.items = [
-            item
-            for item in corpus.items_of(corpus.sources_with_role(self.name, "real"))
-            if self.accepts(item)
-        ]
+        self.items = accepted_items(corpus, self.name, self.accepts)
 
     def accepts(self, item: Item) -> bool:
         """Whether ``item`` can serve as this task's ground truth."""

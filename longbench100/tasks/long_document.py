@@ -27,7 +27,7 @@ from longbench100.sources.corpus import Corpus
 from longbench100.sources.records import Document, Item
 from longbench100.text.tokenization import Tokenizer
 
-from .base import Candidate, Sample, TaskBuilder
+from .base import Candidate, Sample, TaskBuilder, accepted_items
 
 OMITTED = " ... [the rest of the text is omitted]"  # HELMET's mark where a document was cut
 EVIDENCE_MARGIN = 16  # tokens past the evidence a cut must keep (the cut's count moves by a few tokens at its junction)
@@ -43,11 +43,7 @@ class LongDocumentTask(TaskBuilder):
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
-        self.items = [
-            item
-            for item in corpus.items_of(corpus.sources_with_role(self.name, "real"))
-            if self.accepts(item)
-        ]
+        self.items = accepted_items(corpus, self.name, self.accepts)
         self.room = TASKS[self.name].reserve_output
 
     def accepts(self, item: Item) -> bool:
