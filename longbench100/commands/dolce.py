@@ -15,6 +15,8 @@ from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length_list
 from longbench100.text.units import UNIT_KINDS
 
+from .data_folder_option import data_folder_option
+
 
 @click.group("dolce")
 def dolce() -> None:
@@ -31,13 +33,7 @@ def dolce() -> None:
 
 
 @dolce.command("probes")
-@click.option(
-    "--data",
-    "data_dir",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Generated data folder (OUT).",
-)
+@data_folder_option()
 @click.option(
     "--out",
     "out_dir",

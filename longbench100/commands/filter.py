@@ -15,6 +15,7 @@ from longbench100.core import console
 from longbench100.core.errors import UserError
 from longbench100.scoring.qa_filter.threshold import DEFAULT_THRESHOLD, parse_threshold
 
+from .data_folder_option import data_folder_option
 from .score import judge_options
 
 if TYPE_CHECKING:
@@ -50,13 +51,7 @@ def _load_models(
 
 
 @click.command("filter")
-@click.option(
-    "--data",
-    "data_dir",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Generated data folder (OUT).",
-)
+@data_folder_option()
 @click.option(
     "--predictions",
     "first_predictions",

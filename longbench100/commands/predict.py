@@ -13,6 +13,8 @@ from longbench100.core import console
 from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length_list
 
+from .data_folder_option import data_folder_option
+
 OPENAI_BASE_URL = "OPENAI_BASE_URL"  # the environment variables the OpenAI SDK reads
 OPENAI_API_KEY = "OPENAI_API_KEY"
 
@@ -40,13 +42,7 @@ def _api_key(variable: str | None) -> str | None:
 
 
 @click.command(context_settings={"show_default": True})
-@click.option(
-    "--data",
-    "data_dir",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Folder from `generate`.",
-)
+@data_folder_option("Folder from `generate`.")
 @click.option(
     "--model",
     required=True,

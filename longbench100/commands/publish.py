@@ -11,14 +11,13 @@ from longbench100.core import console
 from longbench100.core.errors import UserError
 from longbench100.core.version import __version__
 
+from .data_folder_option import data_folder_option
+
 
 @click.command()
-@click.option(
-    "--data",
-    "data_dir",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Data folder written by `generate` (or `filter`): OUT/manifest.json and OUT/<task>/<label>.jsonl.",
+@data_folder_option(
+    "Data folder written by `generate` (or `filter`): OUT/manifest.json and "
+    "OUT/<task>/<label>.jsonl."
 )
 @click.option(
     "--out",

@@ -19,6 +19,7 @@ from longbench100.scoring.choices import DEFAULT_ROUGE_VARIANT, METRIC_MODES, RO
 from longbench100.scoring.complete_rows import MISSING_ROWS_MODES
 from longbench100.scoring.qa_filter.threshold import DEFAULT_THRESHOLD, parse_threshold
 
+from .data_folder_option import data_folder_option
 from .endpoint_options import endpoint_options
 
 
@@ -66,13 +67,7 @@ def _labels(text: str | None) -> tuple[str, ...] | None:
 
 
 @click.command()
-@click.option(
-    "--data",
-    "data_dir",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Generated data folder (OUT).",
-)
+@data_folder_option()
 @click.option(
     "--predictions",
     type=click.Path(path_type=Path),
