@@ -253,14 +253,15 @@ def test_the_numbers_rule_is_flagged_where_the_generator_leaks_the_answer(
 ) -> None:
     """Every row shows the same stars: on its context-swapped twin the numbers rule still finds
     this row's right option, so the model answers without this row's gold and is flagged."""
-    assert {
-        record["answers"][0] for record in _records(leaky) if record["task"] == "counting_stars"
-    }
+    stars = [record for record in _records(leaky) if record["task"] == "counting_stars"]
+    assert all(record["gold"]["counts"] == LEAKY_STARS for record in stars)
+    assert len({record["answers"][0] for record in stars}) > 1  # the right slot still varies
     block, markdown, html = _run(leaky, tmp_path, "numbers", _reader)
     flags = _check_report("numbers", leaky, _reader, block, markdown, html)
     assert flags[("counting_stars", "2k")] and flags[("counting_stars", "3000")], flags
-    assert all(
-        block["counting_stars"][label]["context_swapped"]["score"] == 100.0
-        for label in ("2k", "3000")
-    )
+    for cell in block["counting_stars"].values():
+        # another row's context holds the same stars; the gold-removed twin holds none
+        assert cell["context_swapped"]["score"] == 100.0
+        removed = cell["gold_removed"]
+        assert removed["score"] <= cell["chance"] + MARGIN + Z_ONE_SIDED * removed["stderr"]
     assert not flags[("passage_retrieval", "2k")] and not flags[("passage_retrieval", "3000")]
