@@ -3,6 +3,7 @@ allows, so neither other rows' answers nor the announced total predict it (issue
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import statistics
@@ -81,6 +82,9 @@ def test_chance_counts_only_what_the_row_could_hold() -> None:
         gold={"distinct": 5, "total": 12, "possible": [2, 9]},
     )
     assert chance_answers(record, read_prompt(prompt), Counter()) == [str(n) for n in range(2, 10)]
+    # a record written before rows drew their count: 1 to the announced number of paragraphs
+    older = dataclasses.replace(record, gold={"distinct": 5, "total": 12})
+    assert chance_answers(older, read_prompt(prompt), Counter()) == [str(n) for n in range(1, 13)]
 
 
 @pytest.fixture(scope="module")
