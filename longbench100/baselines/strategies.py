@@ -678,6 +678,15 @@ def cut_passage_numbers(record: DataRecord) -> set[str]:
     return cut
 
 
+def possible_counts(record: DataRecord, view: PromptView) -> tuple[int, int]:
+    """The counts a counting sample could hold, both ends included: the range its generator drew
+    from (``gold.possible``), else (a record without it) 1 to the announced number of passages."""
+    possible = (record.gold or {}).get("possible")
+    if isinstance(possible, list) and len(possible) == 2:
+        return int(possible[0]), int(possible[1])
+    return 1, view.listed or len(view.passages)
+
+
 def baselines_for(task: str) -> tuple[Baseline, ...]:
     """The baselines that apply to ``task`` (none for a task of unknown kind)."""
     return BASELINES.get(ANSWER_KINDS.get(task, ""), ())
@@ -698,7 +707,8 @@ def chance_answers(record: DataRecord, view: PromptView, other_rows_answers: Cou
         cut = cut_passage_numbers(record)
         return [passage.label for passage in view.passages if passage.label not in cut]
     if kind == "count":
-        return [str(number) for number in range(1, (view.listed or len(view.passages)) + 1)]
+        low, high = possible_counts(record, view)
+        return [str(number) for number in range(low, high + 1)]
     if kind == "record_value":
         return sorted({value for _, value in view.records})
     if kind == "label":

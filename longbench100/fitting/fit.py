@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from longbench100.fitting.packing import (
+    Packer,
     choose_filler,
     cut_prefix,
     first_fit,
@@ -93,7 +94,7 @@ def fit_prompt(
     pool: Sequence[Document],
     *,
     records: Sequence[Piece] = (),
-    copies: Callable[[], int] | None = None,
+    packer: Packer = first_fit,
     extra_tokens: int = 0,
     text_key: Callable[[Document], str] | None = None,
 ) -> Fitted | None:
@@ -102,7 +103,8 @@ def fit_prompt(
     ``render`` turns pieces in prompt order into the prompt text; ``extra_tokens`` reserves room for
     text that ``render`` adds inside passages (counting_stars' sentences). Padding never repeats a
     gold text: documents with the same ``text_key`` (default: the text itself; near-duplicate
-    groups where given) count as one text.
+    groups where given) count as one text. ``packer`` chooses the whole padding documents and
+    their copies (default :func:`first_fit`: each once).
     """
     stand_ins = [placeholder_copy(piece) for piece in gold] + list(records)
     # The marginal cost of a second padding passage: measured past the first one, so that text which
@@ -122,7 +124,7 @@ def fit_prompt(
     def excluded(document: Document) -> bool:
         return document.id in used or key(document) in gold_keys
 
-    chosen = first_fit(pool, rng, room, per_passage, excluded, copies)
+    chosen = packer(pool, rng, room, per_passage, excluded)
     padding: list[Piece] = []
     for document, count in chosen:
         used.add(document.id)

@@ -19,6 +19,13 @@ from longbench100.text.tokenization import Tokenizer
 
 FILLER_CANDIDATES = 4
 
+Packer = Callable[
+    [Sequence[Document], random.Random, int, int, Callable[[Document], bool]],
+    list[tuple[Document, int]],
+]
+"""Chooses a prompt's whole padding documents: ``(pool, rng, room, per_passage, excluded)`` to
+``(document, copies)`` pairs (:func:`first_fit` is the default)."""
+
 
 def first_fit(
     pool: Sequence[Document],
@@ -26,12 +33,12 @@ def first_fit(
     room: int,
     per_passage: int,
     excluded: Callable[[Document], bool],
-    copies: Callable[[], int] | None = None,
 ) -> list[tuple[Document, int]]:
-    """Pick whole documents in a random order, each only if it still fits in ``room`` tokens.
+    """Pick whole documents in a random order, each once and only if it still fits in ``room``
+    tokens.
 
-    Each pick costs its tokens plus ``per_passage`` (the passage heading and separators), times its
-    number of copies (``copies`` draws 1 unless given). Returns ``(document, copies)`` pairs.
+    Each pick costs its tokens plus ``per_passage`` (the passage heading and separators). Returns
+    ``(document, 1)`` pairs (a :data:`Packer`).
     """
     if not pool:
         return []
@@ -44,9 +51,8 @@ def first_fit(
         cost = document.tokens + per_passage
         if cost > room or excluded(document):
             continue
-        count = min(copies() if copies else 1, room // cost)
-        chosen.append((document, count))
-        room -= cost * count
+        chosen.append((document, 1))
+        room -= cost
     return chosen
 
 

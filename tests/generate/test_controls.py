@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from longbench100.analysis.prompt_parts import gold_block_spans, split_prompt
 from longbench100.baselines.check import CONTROL_MARGIN, REAL, run_baselines
 from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
-from longbench100.cli import main
 from longbench100.fitting.refill import PoolText, refill_spans
 from longbench100.generate.options import GenerateOptions
 from longbench100.generate.run import run_generate
 from longbench100.text.tokenization import load_tokenizer
-from tests.support.openai_stub import OpenAIStub, prompt_text
 
 PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks
 SYNTHETIC = ("json_kv", "niah_multikey_2", "variable_tracking", "common_words", "frequent_words")
@@ -227,119 +223,3 @@ def test_refill_replaces_each_span_by_pool_text_within_the_budget() -> None:
         )
         is None
     )
-
-
-def _question_part(prompt: str) -> str:
-    """What a prompt asks after its context: its closing question on (counting_stars' options)."""
-    return prompt[prompt.rfind("Question:") :]
-
-
-def _numbers_reader(body: dict) -> str:
-    """A model that reads the gold's cue: the option with the most of its numbers in the context."""
-    prompt = prompt_text(body)
-    cut = prompt.rfind("Question:")
-    present = set(re.findall(r"\d+", prompt[:cut]))
-    options = re.findall(r"^Option (\d+): \[([^\]]*)\]$", prompt[cut:], re.MULTILINE)
-    return max(
-        options, key=lambda option: sum(value in present for value in re.findall(r"\d+", option[1]))
-    )[0]
-
-
-@pytest.mark.parametrize(("name", "flagged"), [("memoriser", True), ("reader", False)])
-def test_score_flags_a_model_that_answers_without_the_gold(
-    mirror: Path, tmp_path: Path, name: str, flagged: bool
-) -> None:
-    data = tmp_path / "data"
-    run_generate(
-        _options(mirror, data, ("counting_stars",), rows=8), echo=lambda _: None, progress=False
-    )
-    memorised = {
-        _question_part(record["prompt"]): record["answers"][0]
-        for path in data.glob("*/*.jsonl")
-        for record in _lines(path)
-    }
-
-    def responder(
-        body: dict,
-    ) -> str:  # the memoriser knows each question's answer whatever the context holds
-        return (
-            memorised[_question_part(prompt_text(body))]
-            if name == "memoriser"
-            else _numbers_reader(body)
-        )
-
-    runner = CliRunner()
-    with OpenAIStub(responder) as server:
-        result = runner.invoke(
-            main,
-            [
-                "predict",
-                "--data",
-                str(data),
-                "--model",
-                "stub-model",
-                "--base-url",
-                server.base_url,
-                "--out",
-                str(tmp_path / "preds"),
-                "--controls",
-                "--no-progress",
-            ],
-        )
-    assert result.exit_code == 0, result.output
-    assert (tmp_path / "preds" / "controls" / "counting_stars" / "2k.jsonl").is_file()
-    results = tmp_path / "results.json"
-    result = runner.invoke(
-        main,
-        [
-            "score",
-            "--data",
-            str(data),
-            "--predictions",
-            str(tmp_path / "preds"),
-            "--out",
-            str(results),
-            "--controls",
-            "--model-name",
-            name,
-            "--base-lengths",
-            "2k",
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    block = json.loads(results.read_text())["aggregates"]["controls"]["counting_stars"]
-    assert {label: cell["flagged"] for label, cell in block.items()} == {
-        "2k": flagged,
-        "3000": flagged,
-    }
-    for cell in block.values():
-        assert (
-            cell["chance"] == pytest.approx(25.0)
-            and cell["gold_removed"]["n"] == cell["context_swapped"]["n"] == 8
-        )
-        if flagged:
-            assert cell["gold_removed"]["score"] == cell["context_swapped"]["score"] == 100.0
-    plain = runner.invoke(
-        main,
-        [
-            "score",
-            "--data",
-            str(data),
-            "--predictions",
-            str(tmp_path / "preds"),
-            "--out",
-            str(tmp_path / "plain.json"),
-            "--base-lengths",
-            "2k",
-        ],
-    )
-    assert plain.exit_code == 0, plain.output
-    assert "controls" not in json.loads((tmp_path / "plain.json").read_text())["aggregates"]
-    result = runner.invoke(main, ["report", str(results), "--out", str(tmp_path / "report")])
-    assert result.exit_code == 0, result.output
-    report = (tmp_path / "report" / "report.md").read_text()
-    assert "## Control twins" in report
-    assert ("⚠ above chance" in report) == flagged
-    assert (
-        f"**{name}** (counting_stars 2k): scores above chance on its control twins" in report
-    ) == flagged
