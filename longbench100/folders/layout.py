@@ -37,6 +37,8 @@ def data_file_path(folder: Path, task: str, label: str) -> Path:
 
 
 CONTROLS_FOLDER = "controls"
+CONTROL_KINDS = ("gold_removed", "context_swapped")
+"""The kinds of control twin, each record's ``control`` (``generate/controls.py``)."""
 
 
 def controls_folder(folder: Path) -> Path:

@@ -54,17 +54,16 @@ def _folder_values(
     folder: Path, controls: bool = False
 ) -> tuple[list[tuple[str, dict]], dict | None]:
     """Every record of a data folder or a published snapshot folder as (where, decoded record), and
-    its generation manifest; with ``controls``, a data folder's control twins after its records."""
+    its generation manifest; with ``controls``, the control twins after the records."""
     if (folder / _SNAPSHOT_MANIFEST).is_file():
         # only snapshots need pyarrow
-        from longbench100.publish.checksums import verify_snapshot  # noqa: PLC0415
+        from longbench100.publish.checksums import record_files, verify_snapshot  # noqa: PLC0415
         from longbench100.publish.parquet import read_records  # noqa: PLC0415
 
         manifest = verify_snapshot(folder)
         values = [
             (f"{folder / relative}:{number}", value)
-            for relative, entry in manifest["files"].items()
-            if "source" in entry
+            for relative in record_files(folder, manifest, controls, "-T controls")
             for number, value in enumerate(read_records(folder / relative), start=1)
         ]
         return values, json.loads((folder / _SNAPSHOT_MANIFEST).read_text(encoding="utf-8"))
@@ -100,8 +99,6 @@ def selected_records(
     wanted_labels = (
         {label for label, _ in parse_length_list(_comma_list(lengths))} if lengths else None
     )
-    if controls and (folder / _SNAPSHOT_MANIFEST).is_file():
-        raise UserError(f"-T controls: {folder} is a snapshot, which holds no control twins")
     values, manifest = _folder_values(folder, bool(controls))
     chosen = []
     for where, value in values:
