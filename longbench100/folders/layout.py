@@ -65,6 +65,9 @@ def list_data_files(folder: Path, tasks: Iterable[str] | None = None) -> list[Da
 
 
 MANIFEST = "manifest.json"
+SNAPSHOT_GENERATION_MANIFEST = "generation-manifest.json"
+"""A published snapshot's copy of its data folder's manifest: what tells a snapshot from a data
+folder (``publish``)."""
 MANIFEST_DIGEST = "manifest_sha256"
 """The manifest's own key for the sha256 of its other content (:func:`sealed_manifest`): the
 data files have their checksums in the manifest, and this is the manifest's."""
@@ -297,6 +300,12 @@ def open_data_folder(
     if not folder.is_dir():
         raise UserError(f"{option} {folder}: no such folder")
     files = list_data_files(folder)
+    if not files and (folder / SNAPSHOT_GENERATION_MANIFEST).is_file():
+        raise UserError(
+            f"{option} {folder}: a published snapshot, not a data folder; rebuild its data folder "
+            f"(with the control twins it holds) by `longbench100 verify-snapshot {folder} "
+            "--unpack-to DATA`"
+        )
     if not files:
         raise UserError(
             f"{option} {folder}: no <task>/<label>.jsonl files (tasks: {', '.join(TASKS)})"

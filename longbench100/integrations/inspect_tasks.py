@@ -32,6 +32,7 @@ from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length_list
 from longbench100.folders.data_records import DataRecord, parse_record
 from longbench100.folders.layout import (
+    SNAPSHOT_GENERATION_MANIFEST,
     controls_folder,
     first_rows,
     list_data_files,
@@ -40,8 +41,6 @@ from longbench100.folders.layout import (
 )
 from longbench100.integrations.metric_names import harness_metric_name
 from longbench100.scoring.grading import GradeJob, choose_metrics, classic_grades
-
-_SNAPSHOT_MANIFEST = "generation-manifest.json"
 
 
 def _comma_list(value: str | list[str]) -> str:
@@ -55,7 +54,7 @@ def _folder_values(
 ) -> tuple[list[tuple[str, dict]], dict | None]:
     """Every record of a data folder or a published snapshot folder as (where, decoded record), and
     its generation manifest; with ``controls``, the control twins after the records."""
-    if (folder / _SNAPSHOT_MANIFEST).is_file():
+    if (folder / SNAPSHOT_GENERATION_MANIFEST).is_file():
         # only snapshots need pyarrow
         from longbench100.publish.checksums import record_files, verify_snapshot  # noqa: PLC0415
         from longbench100.publish.parquet import read_records  # noqa: PLC0415
@@ -66,7 +65,9 @@ def _folder_values(
             for relative in record_files(folder, manifest, controls, "-T controls")
             for number, value in enumerate(read_records(folder / relative), start=1)
         ]
-        return values, json.loads((folder / _SNAPSHOT_MANIFEST).read_text(encoding="utf-8"))
+        return values, json.loads(
+            (folder / SNAPSHOT_GENERATION_MANIFEST).read_text(encoding="utf-8")
+        )
     checked = open_data_folder(folder, "-T data")
     files = checked.files
     if controls:

@@ -13,7 +13,7 @@ from typing import Callable
 from longbench100.core.digests import file_sha256
 from longbench100.core.errors import UserError
 from longbench100.core.version import __version__
-from longbench100.folders.layout import CONTROLS_FOLDER
+from longbench100.folders.layout import CONTROLS_FOLDER, SNAPSHOT_GENERATION_MANIFEST
 
 from .card import ConfigSchema, SplitFile, config_name, json_columns_by_task, render_card
 from .checksums import write_snapshot_manifest
@@ -33,7 +33,7 @@ from .source import DataFile, DataFolder, read_data_folder
 from .staging import check_empty_target, staged_folder
 
 CARD = "README.md"
-GENERATION_MANIFEST = "generation-manifest.json"
+GENERATION_MANIFEST = SNAPSHOT_GENERATION_MANIFEST
 DEFAULT_NAME = "longbench100"
 
 

@@ -257,3 +257,40 @@ def test_the_inspect_task_reads_twins_from_a_snapshot_as_from_its_folder(
     assert len(ids(generated, True)) > len(ids(generated, False))
     with pytest.raises(UserError, match="published without its control twins; publish it again"):
         selected_records(plain, controls=True)
+
+
+def test_commands_that_read_data_folders_point_a_snapshot_to_its_unpacked_folder(
+    generated: Path, with_twins: Path, tmp_path: Path
+):
+    for args in (
+        [
+            "predict",
+            *("--data", str(with_twins), "--model", "m", "--out", str(tmp_path / "p")),
+            *("--base-url", "http://127.0.0.1:9/v1", "--controls"),
+        ],
+        [
+            "score",
+            "--data",
+            str(with_twins),
+            "--predictions",
+            str(tmp_path / "predictions"),
+            "--controls",
+            "--out",
+            str(tmp_path / "r.json"),
+        ],
+        ["export", "lm-eval", str(with_twins), str(tmp_path / "lm"), "--controls"],
+    ):
+        code, out, err = cli(*args)
+        assert_one_line_error(
+            code, out + err, "a published snapshot, not a data folder", "--unpack-to DATA"
+        )
+    unpacked = tmp_path / "data"
+    code, _, err = cli("verify-snapshot", str(with_twins), "--unpack-to", str(unpacked))
+    assert code == 0, err
+    exports = {}
+    for name, folder in (("folder", generated), ("snapshot", unpacked)):
+        code, _, err = cli("export", "lm-eval", str(folder), str(tmp_path / name), "--controls")
+        assert code == 0, err
+        exports[name] = tree(tmp_path / name)
+    assert [name for name in exports["folder"] if name.endswith("_controls.yaml")]
+    assert exports["folder"] == exports["snapshot"]
