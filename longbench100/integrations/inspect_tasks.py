@@ -35,7 +35,6 @@ from longbench100.folders.layout import (
     SNAPSHOT_GENERATION_MANIFEST,
     controls_folder,
     first_rows,
-    list_data_files,
     open_data_folder,
     read_jsonl,
 )
@@ -76,7 +75,7 @@ def _folder_values(
             raise UserError(
                 f"-T controls: {folder} holds no control twins ({twins}); generate writes them"
             )
-        files = files + list_data_files(twins)
+        files = files + open_data_folder(twins, "-T controls").files
     return [pair for ref in files for pair in read_jsonl(ref.path)], checked.manifest
 
 

@@ -18,7 +18,7 @@ _SNAPSHOT_SHAPE = {
         "files": {"*": {"sha256": str}},
         "controls?": {"files": {"*": {"sha256": str}}},
     },
-    "controls?": bool,
+    "control_twins?": bool,
     "empty_splits?": [str],
 }
 """The parts of a snapshot manifest that verifying and unpacking read."""

@@ -112,7 +112,7 @@ def _write(
             "row_group_bytes": ROW_GROUP_BYTES,
             "json_columns": json_columns_by_task({**schemas, **twin_schemas}),
         },
-        "controls": bool(folder.twins),
+        "control_twins": bool(folder.twins),
         "empty_splits": [
             f"{prefix}{task}/{label}"
             for prefix, empty in (("", data.empty), (f"{CONTROLS_FOLDER}/", twins.empty))

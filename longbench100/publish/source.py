@@ -79,7 +79,8 @@ def read_data_folder(root: Path, controls: bool = False) -> DataFolder:
 def _twin_files(root: Path, manifest: dict) -> list[DataFile]:
     """The control twin files the manifest lists (``controls.files``), checked by sha256 like the
     data files; a one-line error when the folder has none."""
-    listed = (manifest.get("controls") or {}).get("files")
+    controls = manifest.get("controls")
+    listed = controls.get("files") if isinstance(controls, dict) else None
     if not isinstance(listed, dict) or not listed:
         raise UserError(
             f"--controls: {root} holds no control twins (its {MANIFEST} lists none); "

@@ -68,7 +68,7 @@ def test_without_the_flag_nothing_of_the_twins_is_written_and_the_card_says_so(
     card = files["README.md"].decode()
     assert "This snapshot holds no control twins" in card and "publish --controls" in card
     manifest = json.loads(files["manifest.json"])
-    assert manifest["controls"] is False
+    assert manifest["control_twins"] is False
     assert not [
         entry for entry in manifest["files"].values() if "controls/" in entry.get("source", "")
     ]
@@ -153,7 +153,7 @@ def test_verify_and_unpack_cover_the_twins(
     generated: Path, plain: Path, with_twins: Path, tmp_path: Path
 ):
     manifest = json.loads((with_twins / "manifest.json").read_text())
-    assert manifest["controls"] is True
+    assert manifest["control_twins"] is True
     for task in TASKS:
         entry = manifest["files"][f"controls/{task}/2k.parquet"]
         assert entry["source"] == f"controls/{task}/2k.jsonl"
