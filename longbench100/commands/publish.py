@@ -70,7 +70,7 @@ def publish(
       longbench100 publish --data out --out snapshot
       python -c 'import datasets; print(datasets.load_dataset("snapshot", "single_doc_qa", split="8k"))'
       longbench100 publish --data out --out snapshot --controls
-      python -c 'import datasets; print(datasets.load_dataset("snapshot", "single_doc_qa_controls", split="8k"))'
+      python -c 'import datasets; print(datasets.load_dataset("snapshot", "kv_retrieval_controls"))'
       longbench100 publish --data out --out snapshot --repo-id my-org/longbench100-snapshot --push
     """
     from longbench100.folders.guard import guard_output_dir

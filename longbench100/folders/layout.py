@@ -296,8 +296,9 @@ def open_data_folder(
 
     The folder must exist and hold ``<task>/<label>.jsonl`` files; with a manifest, every file must
     match it (:func:`check_data_files`), and so must the control twins of a data folder
-    (``DATA/controls``) match the twins its manifest lists. A folder a generation run is still writing (run state, no
-    manifest) is refused unless ``unfinished`` (``inspect`` shows a run in progress).
+    (``DATA/controls``) match the twins its manifest lists. A folder a generation run is still
+    writing (run state, no manifest) is refused unless ``unfinished`` (``inspect`` shows a run in
+    progress); a published snapshot is named as such, with the command that unpacks it.
     """
     if not folder.is_dir():
         raise UserError(f"{option} {folder}: no such folder")

@@ -83,6 +83,7 @@ TWIN_COLUMNS = RecordColumns(
     optional=("filled_from", "context_of"),
 )
 """A control twin (``generate/controls.py``): a data record with its kind and twinned id."""
+
 # Fixed writer settings: the same records always give the same bytes (for one pyarrow version).
 ROW_GROUP_ROWS = 64
 # A row group closes before its records (as JSON lines) pass this size; a record is never split,

@@ -68,7 +68,7 @@ def publish_snapshot(
 
 @dataclass
 class _Written:
-    """The Parquet files written for one kind of record: splits, empty pairs and manifest entries."""
+    """The Parquet files written for one kind of record: splits, empty pairs, manifest entries."""
 
     splits: list[SplitFile] = field(default_factory=list)
     empty: list[tuple[str, str]] = field(default_factory=list)

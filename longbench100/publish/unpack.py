@@ -23,10 +23,10 @@ from .staging import staged_folder
 
 
 def rebuilt_files(snapshot: Path, manifest: dict) -> Iterator[tuple[tuple[str, bytes], int]]:
-    """Each data file (and control twin file) of the (verified) snapshot rebuilt from its Parquet file,
-    as ``((relative path, bytes), records)``, checked against the generation manifest's sha256 for it. Data files that were empty when
-    published come back empty. A Parquet file changed after publishing is caught here even when the
-    snapshot's own checksum list was updated to match it."""
+    """Each data file (and control twin file) of the (verified) snapshot rebuilt from its Parquet
+    file, as ``((relative path, bytes), records)``, checked against the generation manifest's sha256
+    for it. Data files that were empty when published come back empty. A Parquet file changed after
+    publishing is caught here even when the snapshot's own checksum list was updated to match it."""
     path = snapshot / GENERATION_MANIFEST
     generation = decode_json(read_bytes(path), str(path))
     if generation != manifest["generation"]:

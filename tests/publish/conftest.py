@@ -9,7 +9,8 @@ import pytest
 
 @pytest.fixture
 def offline_datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Keep ``datasets`` off the network and out of the user's caches; return a cache folder for load_dataset."""
+    """Keep ``datasets`` off the network and out of the user's caches; return a cache folder for
+    load_dataset."""
     import datasets
     import huggingface_hub
 
