@@ -41,20 +41,35 @@ from .data_folder_option import data_folder_option
     help="Upload the snapshot to --repo-id (needs a hub token; checked before anything is written).",
 )
 @click.option("--private", is_flag=True, help="With --push: create the repository as private.")
+@click.option(
+    "--controls",
+    is_flag=True,
+    help="Also publish the data's control twins (DATA/controls, written by generate) as configs "
+    "of their own, <task>_controls; left out otherwise.",
+)
 def publish(
-    data_dir: Path, snapshot: Path, name: str | None, repo_id: str | None, push: bool, private: bool
+    data_dir: Path,
+    snapshot: Path,
+    name: str | None,
+    repo_id: str | None,
+    push: bool,
+    private: bool,
+    controls: bool,
 ) -> None:
     """Write a dataset snapshot that `datasets.load_dataset` and the Hugging Face hub can use.
 
     The snapshot holds one Parquet file per task and length (data/<task>/<label>.parquet), a dataset
     card (README.md) whose YAML header declares one config per task and one split per length label,
-    and manifest.json with the sha256 of every file plus the generation manifest. The same data
-    always gives byte-identical files.
+    and manifest.json with the sha256 of every file plus the generation manifest. With --controls,
+    each task's control twins are the config <task>_controls (controls/<task>/<label>.parquet),
+    covered by the same checksums. The same data always gives byte-identical files.
 
     \b
     Examples:
       longbench100 publish --data out --out snapshot
       python -c 'import datasets; print(datasets.load_dataset("snapshot", "single_doc_qa", split="8k"))'
+      longbench100 publish --data out --out snapshot --controls
+      python -c 'import datasets; print(datasets.load_dataset("snapshot", "kv_retrieval_controls"))'
       longbench100 publish --data out --out snapshot --repo-id my-org/longbench100-snapshot --push
     """
     from longbench100.folders.guard import guard_output_dir
@@ -77,13 +92,25 @@ def publish(
     token = check_push_access() if push else None
     with output_lock(snapshot, "--out"):
         echo = (lambda _: None) if console.quiet() else console.echo
-        result = publish_snapshot(data_dir, snapshot, name=name, repo_id=repo_id, echo=echo)
+        result = publish_snapshot(
+            data_dir, snapshot, name=name, repo_id=repo_id, echo=echo, controls=controls
+        )
     rows = sum(split.rows for split in result.splits)
     tasks = len({split.task for split in result.splits})
     skipped = f"; {len(result.empty)} empty data files left out" if result.empty else ""
     click.echo(
         f"snapshot {snapshot}: {rows} rows in {len(result.splits)} Parquet files ({tasks} configs){skipped}"
     )
+    if controls:
+        twins = sum(split.rows for split in result.twin_splits)
+        configs = len({split.task for split in result.twin_splits})
+        empty = (
+            f"; {len(result.twins_empty)} empty twin files left out" if result.twins_empty else ""
+        )
+        click.echo(
+            f"control twins: {twins} rows in {len(result.twin_splits)} Parquet files "
+            f"({configs} configs){empty}"
+        )
     if token is not None and repo_id is not None:
         url = push_snapshot(
             snapshot,

@@ -42,6 +42,8 @@ def data_file_ref(folder: Path, task: str, label: str) -> DataFileRef:
 
 
 CONTROLS_FOLDER = "controls"
+CONTROL_KINDS = ("gold_removed", "context_swapped")
+"""The kinds of control twin, each record's ``control`` (``generate/controls.py``)."""
 
 
 def controls_folder(folder: Path) -> Path:
@@ -68,6 +70,9 @@ def list_data_files(folder: Path, tasks: Iterable[str] | None = None) -> list[Da
 
 
 MANIFEST = "manifest.json"
+SNAPSHOT_GENERATION_MANIFEST = "generation-manifest.json"
+"""A published snapshot's copy of its data folder's manifest: what tells a snapshot from a data
+folder (``publish``)."""
 MANIFEST_DIGEST = "manifest_sha256"
 """The manifest's own key for the sha256 of its other content (:func:`sealed_manifest`): the
 data files have their checksums in the manifest, and this is the manifest's."""
@@ -119,6 +124,7 @@ MANIFEST_SHAPE = {
     "shortcuts?": dict,
     "suite?": (dict, type(None)),
     "options?": {"tokenizer?": str, "chat_template?": (bool, str, type(None))},
+    "controls?": {"files": {"*": {"sha256": str}}},
     f"{MANIFEST_DIGEST}?": str,
 }
 """The parts of a data (or probe) folder's manifest.json that readers rely on."""
@@ -314,17 +320,30 @@ def open_data_folder(
     """Read and check the data folder every reading command starts from.
 
     The folder must exist and hold ``<task>/<label>.jsonl`` files; with a manifest, every file must
-    match it (:func:`check_data_files`). A folder a generation run is still writing (run state, no
-    manifest) is refused unless ``unfinished`` (``inspect`` shows a run in progress).
+    match it (:func:`check_data_files`), and so must the control twins of a data folder
+    (``DATA/controls``) match the twins its manifest lists. A folder a generation run is still
+    writing (run state, no manifest) is refused unless ``unfinished`` (``inspect`` shows a run in
+    progress); a published snapshot is named as such, with the command that unpacks it.
     """
     if not folder.is_dir():
         raise UserError(f"{option} {folder}: no such folder")
     files = list_data_files(folder)
+    snapshot = None if files else _published_snapshot(folder)
+    if snapshot is not None:
+        raise UserError(
+            f"{option} {folder}: a published snapshot, not a data folder; rebuild its data folder "
+            f"(with the control twins it holds) by `longbench100 verify-snapshot {snapshot} "
+            "--unpack-to DATA`"
+        )
     if not files:
         raise UserError(
             f"{option} {folder}: no <task>/<label>.jsonl files (tasks: {', '.join(TASKS)})"
         )
     manifest = read_folder_manifest(folder)
+    twins = _twins_listing(folder) if manifest is None else None
+    if twins is not None:  # a data folder's controls/: checked against that folder's manifest
+        check_data_files(folder.parent, twins, files, option)
+        return CheckedFolder(folder, None, None, files)
     if manifest is None:
         if (folder / RUN_STATE).is_file() and not unfinished:
             raise UserError(
@@ -334,6 +353,24 @@ def open_data_folder(
         return CheckedFolder(folder, None, None, files)
     check_data_files(folder, manifest, files, option)
     return CheckedFolder(folder, manifest, _checked_sha256(folder / MANIFEST), files)
+
+
+def _published_snapshot(folder: Path) -> Path | None:
+    """The published snapshot that ``folder`` is, or whose ``controls/`` it is; else ``None``."""
+    candidates = [folder, folder.parent] if folder.name == CONTROLS_FOLDER else [folder]
+    return next(
+        (path for path in candidates if (path / SNAPSHOT_GENERATION_MANIFEST).is_file()), None
+    )
+
+
+def _twins_listing(folder: Path) -> dict | None:
+    """``{"files": ...}``: the control twin files that the manifest of the data folder above
+    ``folder`` lists, when ``folder`` is that data folder's ``controls/``; else ``None``."""
+    if folder.name != CONTROLS_FOLDER:
+        return None
+    parent = read_folder_manifest(folder.parent)
+    listed = (parent or {}).get("controls")
+    return {"files": listed["files"]} if listed is not None else None
 
 
 class _RowOfFile(Protocol):

@@ -35,13 +35,12 @@ from longbench100.core.digests import file_sha256
 from longbench100.core.errors import UserError
 from longbench100.fitting.refill import PoolText, opening_of, refill_spans
 from longbench100.fitting.rng import derive_rng
-from longbench100.folders.layout import controls_folder, data_file_path
+from longbench100.folders.layout import CONTROL_KINDS, controls_folder, data_file_path
 from longbench100.generate.json_lines import json_line
 from longbench100.sources.records import Document
 from longbench100.text.tokenization import Tokenizer
 from longbench100.text.units import Span
 
-CONTROL_KINDS = ("gold_removed", "context_swapped")
 MAX_REPAIRS = 12
 _HEADING = re.compile(r"(?:Passage|Paragraph) \d+:\n")
 

@@ -32,16 +32,14 @@ from longbench100.core.errors import UserError
 from longbench100.core.lengths import parse_length_list
 from longbench100.folders.data_records import DataRecord, parse_record
 from longbench100.folders.layout import (
+    SNAPSHOT_GENERATION_MANIFEST,
     controls_folder,
     first_rows,
-    list_data_files,
     open_data_folder,
     read_jsonl,
 )
 from longbench100.integrations.metric_names import harness_metric_name
 from longbench100.scoring.grading import GradeJob, choose_metrics, classic_grades
-
-_SNAPSHOT_MANIFEST = "generation-manifest.json"
 
 
 def _comma_list(value: str | list[str]) -> str:
@@ -54,20 +52,21 @@ def _folder_values(
     folder: Path, controls: bool = False
 ) -> tuple[list[tuple[str, dict]], dict | None]:
     """Every record of a data folder or a published snapshot folder as (where, decoded record), and
-    its generation manifest; with ``controls``, a data folder's control twins after its records."""
-    if (folder / _SNAPSHOT_MANIFEST).is_file():
+    its generation manifest; with ``controls``, the control twins after the records."""
+    if (folder / SNAPSHOT_GENERATION_MANIFEST).is_file():
         # only snapshots need pyarrow
-        from longbench100.publish.checksums import verify_snapshot  # noqa: PLC0415
+        from longbench100.publish.checksums import record_files, verify_snapshot  # noqa: PLC0415
         from longbench100.publish.parquet import read_records  # noqa: PLC0415
 
         manifest = verify_snapshot(folder)
         values = [
             (f"{folder / relative}:{number}", value)
-            for relative, entry in manifest["files"].items()
-            if "source" in entry
+            for relative in record_files(folder, manifest, controls, "-T controls")
             for number, value in enumerate(read_records(folder / relative), start=1)
         ]
-        return values, json.loads((folder / _SNAPSHOT_MANIFEST).read_text(encoding="utf-8"))
+        return values, json.loads(
+            (folder / SNAPSHOT_GENERATION_MANIFEST).read_text(encoding="utf-8")
+        )
     checked = open_data_folder(folder, "-T data")
     files = checked.files
     if controls:
@@ -76,7 +75,7 @@ def _folder_values(
             raise UserError(
                 f"-T controls: {folder} holds no control twins ({twins}); generate writes them"
             )
-        files = files + list_data_files(twins)
+        files = files + open_data_folder(twins, "-T controls").files
     return [pair for ref in files for pair in read_jsonl(ref.path)], checked.manifest
 
 
@@ -100,8 +99,6 @@ def selected_records(
     wanted_labels = (
         {label for label, _ in parse_length_list(_comma_list(lengths))} if lengths else None
     )
-    if controls and (folder / _SNAPSHOT_MANIFEST).is_file():
-        raise UserError(f"-T controls: {folder} is a snapshot, which holds no control twins")
     values, manifest = _folder_values(folder, bool(controls))
     chosen = []
     for where, value in values:

@@ -28,7 +28,6 @@ from longbench100.folders.guard import mark_folder, replace_outputs
 from longbench100.folders.layout import (
     DataFileRef,
     controls_folder,
-    list_data_files,
     open_data_folder,
     read_jsonl,
 )
@@ -91,6 +90,7 @@ def export_lm_eval(
         raise UserError(
             f"--controls: {data_dir} holds no control twins ({twins}); generate writes them unless --no-controls"
         )
+    twin_files = open_data_folder(twins, "--controls").files if controls else []
     mark_folder(out_dir, "lm-eval-export")  # only once the data is known to be whole
     suite = recorded_suite(folder.manifest)
     metrics = choose_metrics(
@@ -118,7 +118,11 @@ def export_lm_eval(
         write(out_dir / f"{group}.yaml", yaml)
     if controls:
         twin_tasks = _export_files(
-            list_data_files(twins, sorted(metrics)), metrics, out_dir, CONTROLS_SUFFIX, write
+            [ref for ref in twin_files if ref.task in metrics],
+            metrics,
+            out_dir,
+            CONTROLS_SUFFIX,
+            write,
         )
         group = f"{TASK_PREFIX}{CONTROLS_SUFFIX}"
         groups[group] = [task.name for task in twin_tasks]

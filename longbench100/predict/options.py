@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from longbench100.core.errors import UserError
-from longbench100.folders.layout import controls_folder
+from longbench100.folders.layout import controls_folder, open_data_folder
 from longbench100.llm.client import OWN_KEYS, RequestExtras
 
 
@@ -62,13 +62,15 @@ class PredictOptions:
 
     def for_controls(self) -> "PredictOptions":
         """The same job over the data's control twins: ``DATA/controls`` into ``OUT/controls``
-        (their closed-book prompts are the real samples', so they are not asked again)."""
+        (their closed-book prompts are the real samples', so they are not asked again); refused in
+        one line when they are missing or differ from the data's manifest."""
         folder = controls_folder(self.data_dir)
         if not folder.is_dir():
             raise UserError(
                 f"--controls: {self.data_dir} holds no control twins ({folder}); generate writes them "
                 "unless --no-controls"
             )
+        open_data_folder(folder, "--controls")
         return replace(
             self,
             data_dir=folder,

@@ -455,7 +455,7 @@ def run_predict(options: PredictOptions, echo: Callable[[str], None] = print) ->
     Samples that failed for good do not raise: check ``summary.failed`` / :func:`failure_message`
     (the command exits 1 with that message). With ``options.controls`` the data's control twins are
     predicted next, into ``OUT/controls``, and their failures counted in the summary returned."""
-    # a missing controls folder fails first
+    # a missing or edited controls folder fails first, before any request
     twins_options = options.for_controls() if options.controls else None
     try:
         summary = run_predictions(options)

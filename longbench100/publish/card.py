@@ -30,6 +30,13 @@ TASK_CATEGORIES = ["question-answering", "summarization", "text-generation"]
 LICENSE_LINK = "README.md#source-datasets-and-licenses"  # the card's license section
 HEADER_FIRST = ["pretty_name"]  # the card's YAML opens with its name
 BUNDLED_REVISION = "packaged"  # sources shipped in the package (the demo), not on the hub
+TWINS_CONFIG_SUFFIX = "_controls"  # a task's control twins are the config <task>_controls
+
+
+def config_name(task: str, twins: bool = False) -> str:
+    """The config of a task's data (the task's name) or of its control twins
+    (``<task>_controls``)."""
+    return f"{task}{TWINS_CONFIG_SUFFIX}" if twins else task
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,13 @@ class SplitFile:
     rows: int
     num_bytes: int  # uncompressed size of its row groups
     file_bytes: int  # size of the Parquet file
+    sha256: str  # of the Parquet file
+    twins: bool = False  # the task's control twins, not its data
+
+    @property
+    def config(self) -> str:
+        """The config this split belongs to (:func:`config_name`)."""
+        return config_name(self.task, self.twins)
 
 
 @dataclass(frozen=True)
@@ -55,7 +69,9 @@ class ConfigSchema:
 def json_columns_by_task(schemas: dict[str, ConfigSchema]) -> dict[str, list[str]]:
     """The configs that keep a column as JSON text, with those columns."""
     return {
-        task: list(schema.json_columns) for task, schema in schemas.items() if schema.json_columns
+        config: list(schema.json_columns)
+        for config, schema in schemas.items()
+        if schema.json_columns
     }
 
 
@@ -66,11 +82,13 @@ def render_card(
     empty: list[tuple[str, str]],
     generation: dict,
     schemas: dict[str, ConfigSchema],
+    controls: bool = False,
 ) -> str:
     """The whole card: YAML header, then the body rendered from the template; read back with
-    :class:`huggingface_hub.DatasetCard` and checked to declare what was written."""
+    :class:`huggingface_hub.DatasetCard` and checked to declare what was written. ``splits`` and
+    ``schemas`` hold the control twins' configs too when ``controls`` (``publish --controls``)."""
     header = card_data(name, splits, generation, schemas)
-    body = card_body(name, repo_id, splits, empty, generation, schemas)
+    body = card_body(name, repo_id, splits, empty, generation, schemas, controls)
     text = f"---\n{header.to_yaml(original_order=HEADER_FIRST)}\n---\n\n{body}"
     check_card(text, header.to_dict())
     return text
@@ -79,14 +97,14 @@ def render_card(
 def card_data(
     name: str, splits: list[SplitFile], generation: dict, schemas: dict[str, ConfigSchema]
 ) -> huggingface_hub.DatasetCardData:
-    """The metadata: one config per task (the first is the default), one split per length label,
-    each config's features and split sizes (``dataset_info``), licenses and the hub repositories
-    read."""
+    """The metadata: one config per task (the first is the default) and one per task's control
+    twins after them, one split per length label, each config's features and split sizes
+    (``dataset_info``), licenses and the hub repositories read."""
     from huggingface_hub import DatasetCardData
 
     configs: dict[str, list[dict]] = {}
-    for split in splits:
-        configs.setdefault(split.task, []).append({"split": split.label, "path": split.path})
+    for split in sorted(splits, key=lambda split: split.twins):
+        configs.setdefault(split.config, []).append({"split": split.label, "path": split.path})
     repos = sorted(
         {
             source["repo_id"]
@@ -121,11 +139,11 @@ def _dataset_infos(
     from datasets.info import DatasetInfo, DatasetInfosDict
 
     infos = DatasetInfosDict()
-    for task, schema in schemas.items():
-        items = [split for split in splits if split.task == task]
+    for config, schema in schemas.items():
+        items = [split for split in splits if split.config == config]
         if not items:
             continue
-        infos[task] = DatasetInfo(
+        infos[config] = DatasetInfo(
             features=Features.from_arrow_schema(schema.schema),
             splits=SplitDict(
                 {
@@ -157,8 +175,10 @@ def card_body(
     empty: list[tuple[str, str]],
     generation: dict,
     schemas: dict[str, ConfigSchema],
+    controls: bool = False,
 ) -> str:
-    """The Markdown body: loading, configs and splits, record schema, provenance, licenses, scoring."""
+    """The Markdown body: loading, configs and splits, record schema, the control twins (or that
+    there are none), provenance, licenses, scoring."""
     import jinja2
 
     environment = jinja2.Environment(
@@ -169,22 +189,32 @@ def card_body(
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    data = [split for split in splits if not split.twins]
+    twins = [split for split in splits if split.twins]
     by_task: dict[str, list[SplitFile]] = {}
-    for split in splits:
+    for split in data:
         by_task.setdefault(split.task, []).append(split)
+    by_config: dict[str, list[SplitFile]] = {}
+    for split in twins:
+        by_config.setdefault(split.config, []).append(split)
     try:
         return environment.get_template(TEMPLATE).render(
             name=name,
             repo_id=repo_id,
             load_from=repo_id or "path/to/snapshot",
-            example=splits[0],
+            example=data[0],
             tasks=[
                 {"name": task, "info": TASKS[task], "splits": items}
                 for task, items in by_task.items()
             ],
-            labels=sorted({split.label for split in splits}, key=parse_length),
+            labels=sorted({split.label for split in data}, key=parse_length),
             empty=empty,
-            total_rows=sum(split.rows for split in splits),
+            total_rows=sum(split.rows for split in data),
+            controls=controls,
+            twins=twins,
+            twin_configs=[{"name": config, "splits": items} for config, items in by_config.items()],
+            twin_rows=sum(split.rows for split in twins),
+            twin_sources=_twin_sources(generation),
             publisher_version=__version__,
             generation=generation,
             options=generation["options"],
@@ -203,6 +233,12 @@ def card_body(
         raise UserError(
             f"the generation manifest lacks a field the card needs ({error.message})"
         ) from None
+
+
+def _twin_sources(generation: dict) -> dict[str, str]:
+    """The sha256 of each control twin file of the data folder, by its path there."""
+    listed = (generation.get("controls") or {}).get("files") or {}
+    return {relative: entry.get("sha256", "?") for relative, entry in listed.items()}
 
 
 def generate_command(options: dict) -> str:

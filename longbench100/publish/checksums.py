@@ -8,13 +8,17 @@ from pathlib import Path
 from longbench100.core.digests import file_sha256
 from longbench100.core.errors import UserError
 from longbench100.core.json_shape import check_shape
-from longbench100.folders.layout import decode_json, read_bytes
+from longbench100.folders.layout import CONTROLS_FOLDER, decode_json, read_bytes
 
 MANIFEST = "manifest.json"
 FORMAT = "longbench100-snapshot/1"
 _SNAPSHOT_SHAPE = {
     "files": {"*": {"sha256": str, "source?": str}},
-    "generation": {"files": {"*": {"sha256": str}}},
+    "generation": {
+        "files": {"*": {"sha256": str}},
+        "controls?": {"files": {"*": {"sha256": str}}},
+    },
+    "control_twins?": bool,
     "empty_splits?": [str],
 }
 """The parts of a snapshot manifest that verifying and unpacking read."""
@@ -70,3 +74,23 @@ def verify_snapshot(snapshot: Path) -> dict:
         if file_sha256(path) != entry.get("sha256"):
             raise SnapshotChanged(f"{relative}: changed (sha256 differs from {MANIFEST})")
     return manifest
+
+
+def record_files(snapshot: Path, manifest: dict, controls: bool, option: str) -> list[str]:
+    """The Parquet files of a (verified) snapshot's data records and, with ``controls``, of its
+    control twins after them, as paths relative to ``snapshot``; a one-line error naming ``option``
+    when twins are asked for and the snapshot was published without them."""
+    files = [relative for relative, entry in manifest["files"].items() if "source" in entry]
+    twins = [relative for relative in files if is_twin_file(relative)]
+    if controls and not twins:
+        raise UserError(
+            f"{option}: {snapshot} is a snapshot published without its control twins; "
+            "publish it again with --controls"
+        )
+    data = [relative for relative in files if not is_twin_file(relative)]
+    return data + twins if controls else data
+
+
+def is_twin_file(relative: str) -> bool:
+    """Whether a snapshot file (``controls/<task>/<label>.parquet``) holds control twins."""
+    return relative.startswith(f"{CONTROLS_FOLDER}/")

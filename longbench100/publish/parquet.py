@@ -6,17 +6,23 @@ column whose records it would change (keys in another order, absent keys, ints b
 stored as JSON text instead. Every other column has one fixed type (``answers`` is a list of
 strings). Row groups hold at most :data:`ROW_GROUP_ROWS` rows and about :data:`ROW_GROUP_BYTES` of
 records, so a split of very long prompts stays far below the hub viewer's row-group limit.
+
+Control twins (``controls/<task>/<label>.jsonl``) are records of their own kind
+(:data:`TWIN_COLUMNS`): the data columns plus ``control`` and ``twin_of`` after ``id``, and each
+kind's own key at the end (``filled_from`` or ``context_of``), which is null in the rows of the
+other kind and left out again when the records are read back.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from longbench100.core.errors import UserError
 from longbench100.core.json_shape import check_shape
-from longbench100.folders.layout import decode_json
+from longbench100.folders.layout import CONTROL_KINDS, decode_json
 
 if TYPE_CHECKING:
     import pyarrow
@@ -39,8 +45,44 @@ COLUMNS: dict[str, tuple[str, tuple[type, ...], bool]] = {
     "distractors": ("string", (list,), True),
     "seed": ("int64", (int,), False),
 }
-STRUCTURED_COLUMNS = tuple(name for name, (_, _, inferred) in COLUMNS.items() if inferred)
-_RECORD_SHAPE = {**{name: accepted for name, (_, accepted, _) in COLUMNS.items()}, "answers": [str]}
+
+
+@dataclass(frozen=True)
+class RecordColumns:
+    """The Parquet columns of one kind of record, in record key order: each key's Arrow type name,
+    accepted JSON types and whether its type is inferred per config; ``optional`` keys may be absent
+    from a record (stored as null, and left out again when read back)."""
+
+    types: dict[str, tuple[str, tuple[type, ...], bool]]
+    optional: tuple[str, ...] = ()
+
+    @property
+    def structured(self) -> tuple[str, ...]:
+        """The columns whose Arrow type is inferred per config."""
+        return tuple(name for name, (_, _, inferred) in self.types.items() if inferred)
+
+    def shape(self) -> dict:
+        """The shape every record of this kind has (:func:`check_shape`)."""
+        shape = {
+            name + ("?" if name in self.optional else ""): accepted
+            for name, (_, accepted, _) in self.types.items()
+        }
+        return {**shape, "answers": [str]}
+
+
+DATA_COLUMNS = RecordColumns(COLUMNS)
+TWIN_COLUMNS = RecordColumns(
+    {
+        "id": COLUMNS["id"],
+        "control": ("string", (str,), False),  # one of CONTROL_KINDS
+        "twin_of": ("string", (str,), False),  # the id of the sample it twins
+        **{name: column for name, column in COLUMNS.items() if name != "id"},
+        "filled_from": ("string", (list,), True),  # gold_removed: what fills the gold's room
+        "context_of": ("string", (str,), False),  # context_swapped: whose context it holds
+    },
+    optional=("filled_from", "context_of"),
+)
+"""A control twin (``generate/controls.py``): a data record with its kind and twinned id."""
 
 # Fixed writer settings: the same records always give the same bytes (for one pyarrow version).
 ROW_GROUP_ROWS = 64
@@ -57,32 +99,35 @@ WRITER_SETTINGS = {
 }
 
 
-def arrow_schema(structured: dict[str, pyarrow.DataType]) -> pyarrow.Schema:
-    """The Arrow schema of one task's snapshot files, given the types of its
-    :data:`STRUCTURED_COLUMNS` (no schema metadata, so nothing varies between runs)."""
+def arrow_schema(
+    structured: dict[str, pyarrow.DataType], columns: RecordColumns = DATA_COLUMNS
+) -> pyarrow.Schema:
+    """The Arrow schema of one config's snapshot files, given the types of its structured columns
+    (no schema metadata, so nothing varies between runs)."""
     import pyarrow as pa
 
     types = {"string": pa.string(), "int64": pa.int64(), "list<string>": pa.list_(pa.string())}
     return pa.schema(
         [
             pa.field(name, structured[name] if inferred else types[type_name], nullable=True)
-            for name, (type_name, _, inferred) in COLUMNS.items()
+            for name, (type_name, _, inferred) in columns.types.items()
         ]
     )
 
 
-def structured_types(jsonl_files: list[Path]) -> dict[str, pyarrow.DataType]:
-    """The Arrow type of each of :data:`STRUCTURED_COLUMNS` over every record of one task's data
-    files: the inferred type where it gives every value back as the same JSON, else ``string`` (JSON
-    text)."""
+def structured_types(
+    jsonl_files: list[Path], columns: RecordColumns = DATA_COLUMNS
+) -> dict[str, pyarrow.DataType]:
+    """The Arrow type of each structured column over every record of one config's files: the
+    inferred type where it gives every value back as the same JSON, else ``string`` (JSON text)."""
     import pyarrow as pa
 
-    values: dict[str, list] = {name: [] for name in STRUCTURED_COLUMNS}
+    values: dict[str, list] = {name: [] for name in columns.structured}
     for path in jsonl_files:
         with open(path, "rb") as handle:
             for number, line in enumerate(handle, start=1):
                 record = decode_json(line, f"{path}:{number}")
-                for name in STRUCTURED_COLUMNS:
+                for name in columns.structured:
                     values[name].append(record.get(name) if isinstance(record, dict) else None)
     return {name: _lossless_type(column) or pa.string() for name, column in values.items()}
 
@@ -121,13 +166,19 @@ def _json(value: object) -> str:
 
 
 def to_row(
-    record: object, where: str, task: str, label: str, json_columns: tuple[str, ...]
+    record: object,
+    where: str,
+    task: str,
+    label: str,
+    json_columns: tuple[str, ...],
+    columns: RecordColumns = DATA_COLUMNS,
 ) -> dict:
-    """Check one decoded data record against the schema and return its Parquet row, with the columns
-    in ``json_columns`` as JSON text; ``where`` is ``file:line``."""
-    check_shape(record, _RECORD_SHAPE, where)
+    """Check one decoded record against its kind's ``columns`` and return its Parquet row, with the
+    columns in ``json_columns`` as JSON text and absent optional keys as null; ``where`` is
+    ``file:line``."""
+    check_shape(record, columns.shape(), where)
     assert isinstance(record, dict)
-    extra = [key for key in record if key not in COLUMNS]
+    extra = [key for key in record if key not in columns.types]
     if "prompt_tokens_by_tokenizer" in extra:
         raise UserError(
             f"{where}: data fitted to several tokenizers (prompt_tokens_by_tokenizer) "
@@ -141,30 +192,51 @@ def to_row(
         raise UserError(
             f"{where}: record of {record['task']}/{record['label']} in the file for {task}/{label}"
         )
-    row = dict(record)
+    if "control" in columns.types and record["control"] not in CONTROL_KINDS:
+        raise UserError(
+            f"{where}: control {record['control']!r} is not one of {', '.join(CONTROL_KINDS)}"
+        )
+    row = {key: record.get(key) for key in columns.types}
     for key in json_columns:
-        row[key] = _json(record[key])
+        row[key] = _json(record[key]) if key in record else None
     return row
 
 
-def json_columns_of(schema: pyarrow.Schema) -> tuple[str, ...]:
-    """The :data:`STRUCTURED_COLUMNS` that ``schema`` stores as JSON text."""
+def json_columns_of(
+    schema: pyarrow.Schema, columns: RecordColumns = DATA_COLUMNS
+) -> tuple[str, ...]:
+    """The structured columns that ``schema`` stores as JSON text."""
     import pyarrow as pa
 
-    return tuple(name for name in STRUCTURED_COLUMNS if pa.types.is_string(schema.field(name).type))
+    return tuple(name for name in columns.structured if pa.types.is_string(schema.field(name).type))
 
 
-def write_parquet(jsonl: Path, target: Path, task: str, label: str, schema: pyarrow.Schema) -> int:
-    """Convert one ``<task>/<label>.jsonl`` file to Parquet at ``target`` with the task's ``schema``
-    (:func:`arrow_schema`); return the number of rows."""
+def columns_of(schema: pyarrow.Schema, where: Path) -> RecordColumns:
+    """Which kind of record a snapshot Parquet file holds, told by its column names."""
+    for columns in (DATA_COLUMNS, TWIN_COLUMNS):
+        if schema.names == list(columns.types):
+            return columns
+    raise UserError(f"{where}: columns {schema.names} are not the snapshot schema")
+
+
+def write_parquet(
+    jsonl: Path,
+    target: Path,
+    task: str,
+    label: str,
+    schema: pyarrow.Schema,
+    columns: RecordColumns = DATA_COLUMNS,
+) -> int:
+    """Convert one ``<task>/<label>.jsonl`` file of ``columns``' kind to Parquet at ``target`` with
+    its config's ``schema`` (:func:`arrow_schema`); return the number of rows."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rows = 0
     target.parent.mkdir(parents=True, exist_ok=True)
-    json_columns = json_columns_of(schema)
+    json_columns = json_columns_of(schema, columns)
     with pq.ParquetWriter(target, schema, **WRITER_SETTINGS) as writer:
-        for batch in _batches(jsonl, task, label, json_columns):
+        for batch in _batches(jsonl, task, label, json_columns, columns):
             table = pa.Table.from_pylist(batch, schema=schema)
             writer.write_table(table, row_group_size=len(batch))
             rows += len(batch)
@@ -172,7 +244,7 @@ def write_parquet(jsonl: Path, target: Path, task: str, label: str, schema: pyar
 
 
 def _batches(
-    jsonl: Path, task: str, label: str, json_columns: tuple[str, ...]
+    jsonl: Path, task: str, label: str, json_columns: tuple[str, ...], columns: RecordColumns
 ) -> Iterator[list[dict]]:
     """Rows of a JSONL data file, one list per row group: at most :data:`ROW_GROUP_ROWS` rows,
     and no more records than fit in :data:`ROW_GROUP_BYTES` (a single larger record still gets a
@@ -187,8 +259,8 @@ def _batches(
         for number, line in enumerate(handle, start=1):
             where = f"{jsonl}:{number}"
             record = decode_json(line, where)
-            row = to_row(record, where, task, label, json_columns)
-            canonical = json.dumps({key: record[key] for key in COLUMNS}, ensure_ascii=False) + "\n"
+            row = to_row(record, where, task, label, json_columns, columns)
+            canonical = _json({key: record[key] for key in columns.types if key in record}) + "\n"
             if canonical.encode("utf-8") != line:
                 raise UserError(
                     f"{where}: not written the way the generator writes records (key order, spacing or "
@@ -207,16 +279,17 @@ def _batches(
 
 
 def read_records(path: Path) -> Iterator[dict]:
-    """The data records of a snapshot Parquet file, with columns stored as JSON text decoded,
-    keys in schema order."""
+    """The records (data or control twins) of a snapshot Parquet file, with columns stored as JSON
+    text decoded, keys in schema order and optional keys that are null left out."""
     import pyarrow.parquet as pq
 
     parquet = pq.ParquetFile(path)
-    if parquet.schema_arrow.names != list(COLUMNS):
-        raise UserError(f"{path}: columns {parquet.schema_arrow.names} are not the snapshot schema")
-    json_columns = json_columns_of(parquet.schema_arrow)
+    columns = columns_of(parquet.schema_arrow, path)
+    json_columns = json_columns_of(parquet.schema_arrow, columns)
     for batch in parquet.iter_batches(batch_size=ROW_GROUP_ROWS):
         for row in batch.to_pylist():
             yield {
-                key: json.loads(row[key]) if key in json_columns else row[key] for key in COLUMNS
+                key: json.loads(value) if key in json_columns and value is not None else value
+                for key, value in row.items()
+                if value is not None or key not in columns.optional
             }

@@ -1,4 +1,6 @@
-"""Rebuild the original data folder (``<task>/<label>.jsonl`` and ``manifest.json``) from a verified snapshot.
+"""Rebuild the original data folder (``<task>/<label>.jsonl``, the control twins'
+``controls/<task>/<label>.jsonl`` when they were published, and ``manifest.json``) from a verified
+snapshot.
 
 The rebuilt files are byte-identical to what the generator wrote; each is checked against the sha256
 in the generation manifest, so ``predict`` and ``score`` see exactly the published data.
@@ -21,19 +23,21 @@ from .staging import staged_folder
 
 
 def rebuilt_files(snapshot: Path, manifest: dict) -> Iterator[tuple[tuple[str, bytes], int]]:
-    """Each data file of the (verified) snapshot rebuilt from its Parquet file, as ``((relative path, bytes),
-    records)``, checked against the generation manifest's sha256 for it. Data files that were empty when
-    published come back empty. A Parquet file changed after publishing is caught here even when the
-    snapshot's own checksum list was updated to match it."""
+    """Each data file (and control twin file) of the (verified) snapshot rebuilt from its Parquet
+    file, as ``((relative path, bytes), records)``, checked against the generation manifest's sha256
+    for it. Data files that were empty when published come back empty. A Parquet file changed after
+    publishing is caught here even when the snapshot's own checksum list was updated to match it."""
     path = snapshot / GENERATION_MANIFEST
     generation = decode_json(read_bytes(path), str(path))
     if generation != manifest["generation"]:
         raise SnapshotChanged(
             f"{GENERATION_MANIFEST}: differs from the generation manifest inside {MANIFEST}"
         )
-    expected = {
-        relative: entry["sha256"] for relative, entry in manifest["generation"]["files"].items()
+    generation_files = {
+        **manifest["generation"]["files"],
+        **(manifest["generation"].get("controls") or {}).get("files", {}),
     }
+    expected = {relative: entry["sha256"] for relative, entry in generation_files.items()}
     for relative, entry in manifest["files"].items():
         if "source" not in entry:
             continue

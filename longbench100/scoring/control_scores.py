@@ -18,7 +18,7 @@ from statistics import fmean, stdev
 
 from longbench100.core.errors import UserError
 from longbench100.folders.data_records import DataRecord
-from longbench100.folders.layout import controls_folder, read_folder_manifest
+from longbench100.folders.layout import CONTROL_KINDS, controls_folder, read_folder_manifest
 from longbench100.judge.grader import Judge
 from longbench100.scoring.predictions import (
     Prediction,
@@ -27,7 +27,6 @@ from longbench100.scoring.predictions import (
 )
 from longbench100.scoring.scorer import score_predictions
 
-CONTROL_KINDS = ("gold_removed", "context_swapped")
 CONTROL_MARGIN = 5.0
 """Points above chance a model's mean control score may reach before it is flagged."""
 Z_ONE_SIDED = 1.645

@@ -438,3 +438,54 @@ def test_an_export_of_other_data_keeps_none_of_the_old_tasks(
         out.rglob("*")
     )
     assert any("kv_retrieval" in path.name for path in out.glob("*.yaml"))
+
+
+TWIN_READERS = {
+    "score --controls": lambda w, d, t: [
+        *("score", "--data", d, "--predictions", w["predictions"], "--out", t / "r.json"),
+        "--controls",
+    ],
+    "export lm-eval --controls": lambda w, d, t: ["export", "lm-eval", d, t / "e", "--controls"],
+    "publish --controls": lambda w, d, t: [
+        "publish",
+        "--data",
+        d,
+        "--out",
+        t / "snap",
+        "--controls",
+    ],
+    "predict --controls": lambda w, d, t: [
+        *("predict", "--data", d, "--model", "m", "--base-url", "http://127.0.0.1:9/v1"),
+        *("--out", t / "pred", "--controls"),
+    ],
+}
+
+
+@pytest.mark.parametrize("command", sorted(TWIN_READERS))
+def test_control_twins_edited_after_generation_are_refused_by_every_reader_of_them(
+    world: dict[str, Path], tmp_path: Path, command: str
+):
+    data = tmp_path / "edited"
+    shutil.copytree(world["data"], data)
+    twin = data / "controls" / "kv_retrieval" / "2k.jsonl"
+    twin.write_text(twin.read_text().replace('"gold_removed"', '"context_swapped"', 1))
+    before = files_of(data, world["predictions"])
+    assert_one_line_error(
+        *invoke(*TWIN_READERS[command](world, data, tmp_path)),
+        "controls/kv_retrieval/2k.jsonl differs from manifest.json",
+    )
+    assert files_of(data, world["predictions"]) == before
+    assert not any((tmp_path / name).exists() for name in ("r.json", "e", "snap", "pred"))
+
+
+def test_the_inspect_task_refuses_edited_control_twins(world: dict[str, Path], tmp_path: Path):
+    pytest.importorskip("inspect_ai")
+    from longbench100.core.errors import UserError
+    from longbench100.integrations.inspect_tasks import selected_records
+
+    data = tmp_path / "edited"
+    shutil.copytree(world["data"], data)
+    (data / "controls" / "single_doc_qa" / "2k.jsonl").unlink()
+    assert selected_records(data)[0]  # the data alone is whole
+    with pytest.raises(UserError, match="controls/single_doc_qa/2k.jsonl is listed in manifest"):
+        selected_records(data, controls=True)
