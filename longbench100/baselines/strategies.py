@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -42,7 +42,7 @@ ANSWER_KINDS: dict[str, str] = {
     "attributing": "passage_set",
     "rerank": "ranking",
     "section_summarizing": "section_summaries",
-    "organizing": "order",
+    "organizing": "section_order",
     "recalling": "names",
     "long_doc_qa": "qa",
     "long_doc_sum": "summary",
@@ -81,6 +81,13 @@ Zipf law), so any stretch of the list shows the most frequent words on top."""
 SUBSTRING_METRICS = "NVIDIA/RULER scripts/eval/synthetic/constants.py"
 """RULER's string_match_all (and HELMET's substring match) credits an answer found anywhere in the
 reply, so a reply listing several values of the context is graded as if it named the asked one."""
+
+ETHIC_ORGANIZING = (
+    "dmis-lab/ETHIC utils.py (calculate_score, Organizing: LCS of the reply's order with the "
+    "answer), inference.py (each prompt is the dataset's User_msg: the sections, then their summaries)"
+)
+"""ETHIC's organizing shows each section with a summary of it: a faithful summary names the people and
+things of its section, so matching a summary to the section that shares its words is the task itself."""
 
 OPENING_WORDS = 60
 """Words of a section's opening that the ``section_openings`` baselines read (the validity issue's attack)."""
@@ -463,6 +470,19 @@ _FIRST = Baseline("first_passage", "position", "the first passage", _first_passa
 _MIDDLE = Baseline("middle_passage", "position", "the middle passage", _middle_passage)
 _LAST = Baseline("last_passage", "position", "the last passage", _last_passage)
 
+_ALPHABETICAL_ORDER = Baseline(
+    "alphabetical_order",
+    "position",
+    "the summaries' letters in alphabetical order",
+    _alphabetical_order,
+)
+_OPENINGS_ORDER = Baseline(
+    "section_openings",
+    "lexical",
+    f"each section's summary: the one sharing most words with its first {OPENING_WORDS} words",
+    _openings_order,
+)
+
 BASELINES: dict[str, tuple[Baseline, ...]] = {
     "option": (
         Baseline(
@@ -574,20 +594,8 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
             _section_openings_summaries,
         ),
     ),
-    "order": (
-        Baseline(
-            "alphabetical_order",
-            "position",
-            "the summaries' letters in alphabetical order",
-            _alphabetical_order,
-        ),
-        Baseline(
-            "section_openings",
-            "lexical",
-            f"each section's summary: the one sharing most words with its first {OPENING_WORDS} words",
-            _openings_order,
-        ),
-    ),
+    "order": (_ALPHABETICAL_ORDER, _OPENINGS_ORDER),
+    "section_order": (_ALPHABETICAL_ORDER, replace(_OPENINGS_ORDER, anchor=ETHIC_ORGANIZING)),
     "names": (
         _PRIOR,
         Baseline(
@@ -703,7 +711,7 @@ def chance_answers(record: DataRecord, view: PromptView, other_rows_answers: Cou
         return sorted({value for _, value in view.records})
     if kind == "label":
         return sorted(set(_LABEL_LINE.findall(view.prompt)))
-    if kind == "order":
+    if kind in ("order", "section_order"):
         letters = [letter for letter, _ in view.summaries]
         return (
             [" > ".join(rng.sample(letters, len(letters))) for _ in range(CHANCE_DRAWS)]

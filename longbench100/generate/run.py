@@ -811,9 +811,12 @@ def _report_shortfall(
         entry = underfilled_entry(task, label, result.ran_out_fills)
         echo(f"underfilled: {underfilled_line(entry)}")
     if result.reused:
-        echo(
-            f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item"
+        reuse = (
+            f"only {plan.eligible} eligible items, {result.reused} rows reuse an item"
+            if plan.eligible is not None  # a one-document task counts windows, not items
+            else f"{result.reused} rows share text of their document with another row"
         )
+        echo(f"note: {task} {label}: {reuse}")
 
 
 def _report_low_fill(

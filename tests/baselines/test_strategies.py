@@ -12,9 +12,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from longbench100.baselines.check import run_baselines
+from longbench100.baselines.check import CONTROL_LIMIT, _score, run_baselines
 from longbench100.baselines.prompt_view import read_prompt
-from longbench100.baselines.strategies import BASELINES, Attempt, baselines_for, chance_answers
+from longbench100.baselines.strategies import (
+    BASELINES,
+    ETHIC_ORGANIZING,
+    Attempt,
+    baselines_for,
+    chance_answers,
+)
 from longbench100.catalog.shortcut_limits import limit_from_record, parse_limit
 from longbench100.catalog.suites import load_all_suites
 from longbench100.cli import main
@@ -372,3 +378,18 @@ def test_frequent_in_opening_reads_the_list_not_the_worked_example(tmp_path: Pat
         quarter = baselines["frequent_in_first_quarter"].answer(attempt).split(", ")
         # RULER's uniform list: any quarter holds the answer
         assert len(set(quarter) & set(data["answers"])) >= 8
+
+
+def test_organizing_openings_are_ethics_construct_and_document_organizing_s_are_judged():
+    organizing = {b.name: b for b in baselines_for("organizing")}
+    documents = {b.name: b for b in baselines_for("document_organizing")}
+    assert organizing["section_openings"].anchor == ETHIC_ORGANIZING
+    assert documents["section_openings"].anchor is None  # our construction, not ETHIC's
+    assert organizing["alphabetical_order"].anchor is None
+    assert organizing["section_openings"].answer is documents["section_openings"].answer
+    limit = limit_from_record({"limit": "chance + 0.10"})
+    on_real = _score(organizing["section_openings"], [1.0, 1.0], limit)
+    on_twin = _score(organizing["section_openings"], [1.0, 1.0], CONTROL_LIMIT)
+    assert not on_real.judged and on_real.anchor == ETHIC_ORGANIZING
+    assert on_twin.judged and on_twin.over(0.5)
+    assert _score(documents["section_openings"], [1.0, 1.0], limit).judged
