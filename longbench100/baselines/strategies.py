@@ -21,6 +21,7 @@ import numpy as np
 
 from longbench100.catalog.entities import ENTITY_TYPES
 from longbench100.folders.data_records import DataRecord
+from longbench100.scoring.metrics.sections import parse_sections
 from longbench100.text.sentences import TERMINAL_THEN_BLANK
 
 from .lexical import outlier_index, overlap, query_similarities
@@ -696,8 +697,9 @@ def chance_answers(record: DataRecord, view: PromptView, other_rows_answers: Cou
     candidate where the answer is one of a few (options that hold a list of counts, passages that
     are not the cut-off filler, counts, labels, values), seeded random draws for orders and
     rankings, every passage for a passage set; where the answer is free text, the task's other rows'
-    answers (what an answer about something else scores). A candidate that can never be right on a
-    real prompt is left out."""
+    answers (what an answer about something else scores; for section summaries, other rows'
+    section summaries, one for each section, :func:`other_sections_answers`). A candidate that can
+    never be right on a real prompt is left out."""
     kind = ANSWER_KINDS.get(record.task, "")
     rng = random.Random(record.row)
     if kind == "option":
@@ -730,4 +732,27 @@ def chance_answers(record: DataRecord, view: PromptView, other_rows_answers: Cou
         )
     if kind == "passage_set":
         return [", ".join(passage.label for passage in view.passages)] if view.passages else []
+    if kind == "section_summaries":
+        return other_sections_answers(len(view.passages), other_rows_answers)
     return sorted(other_rows_answers)[:CHANCE_DRAWS]
+
+
+def other_sections_answers(sections: int, other_rows_answers: Counter) -> list[str]:
+    """Answers that give each of ``sections`` sections the summary of a section of another row, each
+    draw from its own place in their list: what an answer about something else scores, with a
+    summary for every section whatever the other rows' section counts (at 128k one row has 20
+    sections, another 140, and another row's whole answer would leave most of them blank)."""
+    summaries = [
+        summary
+        for answer in sorted(other_rows_answers)
+        for _, summary in sorted(parse_sections(answer).items())
+    ]
+    if not summaries or not sections:
+        return []
+    return [
+        "\n".join(
+            f"Section {number}: {summaries[(draw * sections + number - 1) % len(summaries)]}"
+            for number in range(1, sections + 1)
+        )
+        for draw in range(min(CHANCE_DRAWS, len(summaries)))
+    ]

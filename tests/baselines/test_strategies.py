@@ -366,6 +366,22 @@ def test_chance_of_free_text_is_the_score_of_other_rows_answers():
     ]
 
 
+def test_chance_of_section_summaries_answers_every_section_with_other_rows_summaries():
+    others = Counter(
+        {"Section 1: A storm.\nSection 2: A flood.": 1, "Section 1: A court.\nSection 2: A tax.": 1}
+    )
+    prompt = "".join(f"Section {n}:\nText {n}.\n\n" for n in (1, 2, 3)) + "Write one summary."
+    answers = chance_answers(_record("document_summarizing"), read_prompt(prompt), others)
+    # other rows' four summaries, three at a time, each draw going on where the last stopped
+    assert answers == [
+        "Section 1: A court.\nSection 2: A tax.\nSection 3: A storm.",
+        "Section 1: A flood.\nSection 2: A court.\nSection 3: A tax.",
+        "Section 1: A storm.\nSection 2: A flood.\nSection 3: A court.",
+        "Section 1: A tax.\nSection 2: A storm.\nSection 3: A flood.",
+    ]
+    assert chance_answers(_record("document_summarizing"), read_prompt(prompt), Counter()) == []
+
+
 def test_frequent_in_opening_reads_the_list_not_the_worked_example(tmp_path: Path):
     _generate(tmp_path / "d", ("common_words",), lengths=(("8k", 8192),), rows=2)
     baselines = {baseline.name: baseline for baseline in baselines_for("common_words")}
