@@ -85,8 +85,8 @@ SUMMARY_TOPICS = 5
 
 
 def most_frequent(words: list[str], limit: int) -> list[str]:
-    """The ``limit`` most frequent of ``words``, ties in alphabetical order: where in the text a word
-    stands plays no part (a passage's opening is no likelier to be named than its end)."""
+    """The ``limit`` most frequent of ``words``, ties in alphabetical order: where in the text a
+    word stands plays no part (a passage's opening is no likelier to be named than its end)."""
     counts = Counter(words)
     return sorted(counts, key=lambda word: (-counts[word], word))[:limit]
 
@@ -94,8 +94,7 @@ def most_frequent(words: list[str], limit: int) -> list[str]:
 def stand_in_summary(chunk: str) -> str:
     """A model-free summary of the whole chunk: its most frequent names (capitalised words it writes
     inside a sentence and never in lower case, so not a sentence's first "The"), then its most
-    frequent long words.
-    It reads nothing but the chunk, and no part of it more than another."""
+    frequent long words. It reads nothing but the chunk, and no part of it more than another."""
     lower_case = set(LOWER_CASE_WORD.findall(chunk))
     named = set(INSIDE_A_SENTENCE.findall(chunk))
     names = [
@@ -114,8 +113,8 @@ def stand_in_summary(chunk: str) -> str:
 
 
 def stand_in_label(prompt: str) -> str:
-    """A model-free label for the recording run: capitalised runs as names or references, the chunk's
-    most frequent names and long words as a summary (:func:`stand_in_summary`)."""
+    """A model-free label for the recording run: capitalised runs as names or references, the
+    chunk's most frequent names and long words as a summary (:func:`stand_in_summary`)."""
     match = PASSAGE.search(prompt)
     if match is None:
         return "OK"

@@ -37,8 +37,9 @@ TAIL_OPENINGS = {
         "Using only Passage",
     ),
 }
-# Where a template's context ends with the options a reply chooses among, the line that opens them:
-# they belong with the question (a control twin keeps them as they are; :func:`options_in_question`).
+# Where a template's context ends with the options a reply chooses among, the line that opens
+# them: they belong with the question (a control twin keeps them as they are;
+# :func:`options_in_question`).
 OPTION_OPENINGS = {
     "organizing": "\n\nSummaries, shuffled:\n",
     "document_organizing": "\n\nSummaries, shuffled:\n",
@@ -117,9 +118,9 @@ def split_prompt(task: str, prompt: str, where: str, gold: dict | None = None) -
 
 
 def options_in_question(task: str, parts: PromptParts) -> PromptParts:
-    """``parts`` with the options its context ends with (:data:`OPTION_OPENINGS`: organizing's shuffled
-    summaries) moved into the question, and its blocks cut where they begin; ``parts`` itself for a
-    task whose context holds no options."""
+    """``parts`` with the options its context ends with (:data:`OPTION_OPENINGS`: organizing's
+    shuffled summaries) moved into the question, and its blocks cut where they begin; ``parts``
+    itself for a task whose context holds no options."""
     opening = OPTION_OPENINGS.get(task)
     cut = parts.context.rfind(opening) if opening else -1
     if cut < 0:

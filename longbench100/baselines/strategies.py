@@ -85,10 +85,12 @@ reply, so a reply listing several values of the context is graded as if it named
 
 ETHIC_ORGANIZING = (
     "dmis-lab/ETHIC utils.py (calculate_score, Organizing: LCS of the reply's order with the "
-    "answer), inference.py (each prompt is the dataset's User_msg: the sections, then their summaries)"
+    "answer), inference.py (each prompt is the dataset's User_msg: the sections, then their "
+    "summaries)"
 )
-"""ETHIC's organizing shows each section with a summary of it: a faithful summary names the people and
-things of its section, so matching a summary to the section that shares its words is the task itself."""
+"""ETHIC's organizing shows each section with a summary of it: a faithful summary names the people
+and things of its section, so matching a summary to the section that shares its words is the task
+itself."""
 
 OPENING_WORDS = 60
 """Words of a section's opening that the ``section_openings`` baselines read (the validity issue's attack)."""

@@ -14,7 +14,8 @@ record's question, options and answer key:
   between this row's instruction and question.
 
 Options a template shows at the end of its context (organizing's shuffled summaries) belong to the
-question: both twins keep them as they are (:func:`~longbench100.analysis.prompt_parts.options_in_question`).
+question: both twins keep them as they are
+(:func:`~longbench100.analysis.prompt_parts.options_in_question`).
 
 A score above chance on either is a score that does not come from the gold. The main data file is
 never touched; the controls are built from it after it is final, so a resumed run rebuilds them from
