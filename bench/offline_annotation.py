@@ -70,8 +70,51 @@ def body_key(body: dict) -> str:
     return request_key(body["messages"], body.get("max_tokens"), body.get("frequency_penalty"))
 
 
+CAPITALISED = re.compile(r"\b[A-Z][a-z]{2,}\b")
+INSIDE_A_SENTENCE = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]{2,}\b")
+LOWER_CASE_WORD = re.compile(r"\b[a-z]+\b")
+TOPIC_WORD = re.compile(r"\b[a-z]{6,}\b")
+COMMON_LONG_WORDS = frozenset(
+    "should little before though without himself herself itself nothing always through another "
+    "because between whether against something believe myself yourself anything everything "
+    "thought rather almost enough perhaps towards toward upon cannot hardly indeed".split()
+)
+"""Long words that every text uses often, which say nothing of what a passage is about."""
+SUMMARY_NAMES = 3
+SUMMARY_TOPICS = 5
+
+
+def most_frequent(words: list[str], limit: int) -> list[str]:
+    """The ``limit`` most frequent of ``words``, ties in alphabetical order: where in the text a
+    word stands plays no part (a passage's opening is no likelier to be named than its end)."""
+    counts = Counter(words)
+    return sorted(counts, key=lambda word: (-counts[word], word))[:limit]
+
+
+def stand_in_summary(chunk: str) -> str:
+    """A model-free summary of the whole chunk: its most frequent names (capitalised words it writes
+    inside a sentence and never in lower case, so not a sentence's first "The"), then its most
+    frequent long words. It reads nothing but the chunk, and no part of it more than another."""
+    lower_case = set(LOWER_CASE_WORD.findall(chunk))
+    named = set(INSIDE_A_SENTENCE.findall(chunk))
+    names = [
+        word
+        for word in CAPITALISED.findall(chunk)
+        if word in named and word.lower() not in lower_case
+    ]
+    topics = [word for word in TOPIC_WORD.findall(chunk) if word not in COMMON_LONG_WORDS] or [
+        word for word in TOPIC_WORD.findall(chunk.lower()) if word not in COMMON_LONG_WORDS
+    ]  # a passage written in capitals (a contract's table of contents) still has its topics
+    parts = [
+        ", ".join(most_frequent(names, SUMMARY_NAMES)),
+        ", ".join(most_frequent(topics, SUMMARY_TOPICS)),
+    ]
+    return ": ".join(part for part in parts if part) + "."
+
+
 def stand_in_label(prompt: str) -> str:
-    """A model-free label for the recording run: capitalised runs as names or references, frequent words as a summary."""
+    """A model-free label for the recording run: capitalised runs as names or references, the
+    chunk's most frequent names and long words as a summary (:func:`stand_in_summary`)."""
     match = PASSAGE.search(prompt)
     if match is None:
         return "OK"
@@ -82,8 +125,7 @@ def stand_in_label(prompt: str) -> str:
         )
     if "List every person" in prompt:
         return "; ".join(dict.fromkeys(found.strip() for found in PERSON.findall(chunk))) or "NONE"
-    names = Counter(re.findall(r"\b[A-Z][a-z]{2,}\b", chunk)).most_common(5)
-    return f"This part concerns {', '.join(name for name, _ in names) or 'nobody named'} and what they do."
+    return stand_in_summary(chunk)
 
 
 def request_writer(out: TextIO) -> Callable[[dict], None]:

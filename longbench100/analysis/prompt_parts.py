@@ -11,7 +11,7 @@ task, below).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from longbench100.core.errors import UserError
@@ -36,6 +36,13 @@ TAIL_OPENINGS = {
         "Write a concise summary of the news in",
         "Using only Passage",
     ),
+}
+# Where a template's context ends with the options a reply chooses among, the line that opens
+# them: they belong with the question (a control twin keeps them as they are;
+# :func:`options_in_question`).
+OPTION_OPENINGS = {
+    "organizing": "\n\nSummaries, shuffled:\n",
+    "document_organizing": "\n\nSummaries, shuffled:\n",
 }
 HEADING_CHARS = 40  # a line this short right before the recorded context is its first heading
 _BLOCK_START = re.compile(r"\n\n(?=(?:Passage|Paragraph) \d+:\n|Record: the key \")")
@@ -108,6 +115,24 @@ def split_prompt(task: str, prompt: str, where: str, gold: dict | None = None) -
             f"{where}: could not split the prompt exactly into instruction, passages and question"
         )
     return parts
+
+
+def options_in_question(task: str, parts: PromptParts) -> PromptParts:
+    """``parts`` with the options its context ends with (:data:`OPTION_OPENINGS`: organizing's
+    shuffled summaries) moved into the question, and its blocks cut where they begin; ``parts``
+    itself for a task whose context holds no options."""
+    opening = OPTION_OPENINGS.get(task)
+    cut = parts.context.rfind(opening) if opening else -1
+    if cut < 0:
+        return parts
+    blocks = tuple(
+        replace(block, span=(block.span[0], min(block.span[1], cut)))
+        for block in parts.blocks
+        if block.span[0] < cut
+    )
+    return PromptParts(
+        parts.head, parts.context[:cut], parts.context[cut:] + parts.tail, blocks, parts.joint
+    )
 
 
 def split_at_spans(prompt: str, spans: object, where: str) -> PromptParts:

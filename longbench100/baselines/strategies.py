@@ -14,13 +14,14 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 
 from longbench100.catalog.entities import ENTITY_TYPES
 from longbench100.folders.data_records import DataRecord
+from longbench100.scoring.metrics.sections import parse_sections
 from longbench100.text.sentences import TERMINAL_THEN_BLANK
 
 from .lexical import outlier_index, overlap, query_similarities
@@ -42,7 +43,7 @@ ANSWER_KINDS: dict[str, str] = {
     "attributing": "passage_set",
     "rerank": "ranking",
     "section_summarizing": "section_summaries",
-    "organizing": "order",
+    "organizing": "section_order",
     "recalling": "names",
     "long_doc_qa": "qa",
     "long_doc_sum": "summary",
@@ -81,6 +82,15 @@ Zipf law), so any stretch of the list shows the most frequent words on top."""
 SUBSTRING_METRICS = "NVIDIA/RULER scripts/eval/synthetic/constants.py"
 """RULER's string_match_all (and HELMET's substring match) credits an answer found anywhere in the
 reply, so a reply listing several values of the context is graded as if it named the asked one."""
+
+ETHIC_ORGANIZING = (
+    "dmis-lab/ETHIC utils.py (calculate_score, Organizing: LCS of the reply's order with the "
+    "answer), inference.py (each prompt is the dataset's User_msg: the sections, then their "
+    "summaries)"
+)
+"""ETHIC's organizing shows each section with a summary of it: a faithful summary names the people
+and things of its section, so matching a summary to the section that shares its words is the task
+itself."""
 
 OPENING_WORDS = 60
 """Words of a section's opening that the ``section_openings`` baselines read (the validity issue's attack)."""
@@ -463,6 +473,19 @@ _FIRST = Baseline("first_passage", "position", "the first passage", _first_passa
 _MIDDLE = Baseline("middle_passage", "position", "the middle passage", _middle_passage)
 _LAST = Baseline("last_passage", "position", "the last passage", _last_passage)
 
+_ALPHABETICAL_ORDER = Baseline(
+    "alphabetical_order",
+    "position",
+    "the summaries' letters in alphabetical order",
+    _alphabetical_order,
+)
+_OPENINGS_ORDER = Baseline(
+    "section_openings",
+    "lexical",
+    f"each section's summary: the one sharing most words with its first {OPENING_WORDS} words",
+    _openings_order,
+)
+
 BASELINES: dict[str, tuple[Baseline, ...]] = {
     "option": (
         Baseline(
@@ -574,20 +597,8 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
             _section_openings_summaries,
         ),
     ),
-    "order": (
-        Baseline(
-            "alphabetical_order",
-            "position",
-            "the summaries' letters in alphabetical order",
-            _alphabetical_order,
-        ),
-        Baseline(
-            "section_openings",
-            "lexical",
-            f"each section's summary: the one sharing most words with its first {OPENING_WORDS} words",
-            _openings_order,
-        ),
-    ),
+    "order": (_ALPHABETICAL_ORDER, _OPENINGS_ORDER),
+    "section_order": (_ALPHABETICAL_ORDER, replace(_OPENINGS_ORDER, anchor=ETHIC_ORGANIZING)),
     "names": (
         _PRIOR,
         Baseline(
@@ -697,8 +708,9 @@ def chance_answers(record: DataRecord, view: PromptView, other_rows_answers: Cou
     candidate where the answer is one of a few (options that hold a list of counts, passages that
     are not the cut-off filler, counts, labels, values), seeded random draws for orders and
     rankings, every passage for a passage set; where the answer is free text, the task's other rows'
-    answers (what an answer about something else scores). A candidate that can never be right on a
-    real prompt is left out."""
+    answers (what an answer about something else scores; for section summaries, other rows'
+    section summaries, one for each section, :func:`other_sections_answers`). A candidate that can
+    never be right on a real prompt is left out."""
     kind = ANSWER_KINDS.get(record.task, "")
     rng = random.Random(record.row)
     if kind == "option":
@@ -713,7 +725,7 @@ def chance_answers(record: DataRecord, view: PromptView, other_rows_answers: Cou
         return sorted({value for _, value in view.records})
     if kind == "label":
         return sorted(set(_LABEL_LINE.findall(view.prompt)))
-    if kind == "order":
+    if kind in ("order", "section_order"):
         letters = [letter for letter, _ in view.summaries]
         return (
             [" > ".join(rng.sample(letters, len(letters))) for _ in range(CHANCE_DRAWS)]
@@ -732,4 +744,27 @@ def chance_answers(record: DataRecord, view: PromptView, other_rows_answers: Cou
         )
     if kind == "passage_set":
         return [", ".join(passage.label for passage in view.passages)] if view.passages else []
+    if kind == "section_summaries":
+        return other_sections_answers(len(view.passages), other_rows_answers)
     return sorted(other_rows_answers)[:CHANCE_DRAWS]
+
+
+def other_sections_answers(sections: int, other_rows_answers: Counter) -> list[str]:
+    """Answers that give each of ``sections`` sections the summary of a section of another row, each
+    draw from its own place in their list: what an answer about something else scores, with a
+    summary for every section whatever the other rows' section counts (at 128k one row has 20
+    sections, another 140, and another row's whole answer would leave most of them blank)."""
+    summaries = [
+        summary
+        for answer in sorted(other_rows_answers)
+        for _, summary in sorted(parse_sections(answer).items())
+    ]
+    if not summaries or not sections:
+        return []
+    return [
+        "\n".join(
+            f"Section {number}: {summaries[(draw * sections + number - 1) % len(summaries)]}"
+            for number in range(1, sections + 1)
+        )
+        for draw in range(min(CHANCE_DRAWS, len(summaries)))
+    ]

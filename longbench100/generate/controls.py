@@ -13,6 +13,10 @@ record's question, options and answer key:
 - ``context_swapped``: the context of the next row (in row order, cyclically) whose answer differs,
   between this row's instruction and question.
 
+Options a template shows at the end of its context (organizing's shuffled summaries) belong to the
+question: both twins keep them as they are
+(:func:`~longbench100.analysis.prompt_parts.options_in_question`).
+
 A score above chance on either is a score that does not come from the gold. The main data file is
 never touched; the controls are built from it after it is final, so a resumed run rebuilds them from
 the same bytes."""
@@ -28,6 +32,7 @@ from pathlib import Path
 from longbench100.analysis.prompt_parts import (
     PromptParts,
     gold_block_spans,
+    options_in_question,
     split_prompt,
 )
 from longbench100.core.atomic import write_bytes_atomic
@@ -90,8 +95,11 @@ class ControlBuilder:
         rows = [
             _Row(
                 record,
-                split_prompt(
-                    record["task"], record["prompt"], f"{where}:{index + 1}", record["gold"]
+                options_in_question(
+                    record["task"],
+                    split_prompt(
+                        record["task"], record["prompt"], f"{where}:{index + 1}", record["gold"]
+                    ),
                 ),
             )
             for index, record in enumerate(records)

@@ -816,9 +816,12 @@ def _report_shortfall(
             f"shortfall: {task} {label}: {result.rows} of {rows} rows ({shortfall_reason(result, bool(plan.rows))})"
         )
     if result.reused:
-        echo(
-            f"note: {task} {label}: only {plan.eligible} eligible items, {result.reused} rows reuse an item"
+        reuse = (
+            f"only {plan.eligible} eligible items, {result.reused} rows reuse an item"
+            if plan.eligible is not None  # a one-document task counts windows, not items
+            else f"{result.reused} rows share text of their document with another row"
         )
+        echo(f"note: {task} {label}: {reuse}")
 
 
 def _with_pairing(plan: LengthPlan, builder: OneDocumentTask, budget: int) -> LengthPlan:

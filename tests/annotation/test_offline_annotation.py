@@ -198,3 +198,27 @@ def test_the_replay_keeps_the_requests_it_cannot_answer_for_another_round(mirror
         key: "two",
         "other": "x",
     }
+
+
+def test_stand_in_summary_reads_the_whole_chunk_and_no_part_of_it_more_than_another():
+    offline = load_script()
+    sentences = [
+        "The morning was cold when Alice met Bernard at the harbour.",
+        "They spoke of the harbour and the voyage, and Carla listened.",
+        "Later Dmitri arrived with letters about the voyage and the harbour.",
+        "The captain told Carla that Bernard would sail before Edith woke.",
+    ]
+    summary = offline.stand_in_summary(" ".join(sentences))
+    names, topics = summary.rstrip(".").split(": ")
+    assert names == "Bernard, Carla, Alice"  # twice each first, then ties alphabetically
+    assert topics.split(", ")[0] == "harbour" and "The" not in summary
+    for order in ([3, 2, 1, 0], [2, 0, 3, 1]):  # where a name stands plays no part
+        assert offline.stand_in_summary(" ".join(sentences[i] for i in order)) == summary
+
+
+def test_stand_in_summary_of_a_text_in_capitals_still_names_its_topics():
+    offline = load_script()
+    summary = offline.stand_in_summary(
+        "CONFIDENTIALITY.....30 INDEMNIFICATION.....34 TERMINATION.....37"
+    )
+    assert summary == "confidentiality, indemnification, termination."

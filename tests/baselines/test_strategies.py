@@ -12,9 +12,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from longbench100.baselines.check import run_baselines
+from longbench100.baselines.check import CONTROL_LIMIT, _score, run_baselines
 from longbench100.baselines.prompt_view import read_prompt
-from longbench100.baselines.strategies import BASELINES, Attempt, baselines_for, chance_answers
+from longbench100.baselines.strategies import (
+    BASELINES,
+    ETHIC_ORGANIZING,
+    Attempt,
+    baselines_for,
+    chance_answers,
+)
 from longbench100.catalog.shortcut_limits import limit_from_record, parse_limit
 from longbench100.catalog.suites import load_all_suites
 from longbench100.cli import main
@@ -360,6 +366,22 @@ def test_chance_of_free_text_is_the_score_of_other_rows_answers():
     ]
 
 
+def test_chance_of_section_summaries_answers_every_section_with_other_rows_summaries():
+    others = Counter(
+        {"Section 1: A storm.\nSection 2: A flood.": 1, "Section 1: A court.\nSection 2: A tax.": 1}
+    )
+    prompt = "".join(f"Section {n}:\nText {n}.\n\n" for n in (1, 2, 3)) + "Write one summary."
+    answers = chance_answers(_record("document_summarizing"), read_prompt(prompt), others)
+    # other rows' four summaries, three at a time, each draw going on where the last stopped
+    assert answers == [
+        "Section 1: A court.\nSection 2: A tax.\nSection 3: A storm.",
+        "Section 1: A flood.\nSection 2: A court.\nSection 3: A tax.",
+        "Section 1: A storm.\nSection 2: A flood.\nSection 3: A court.",
+        "Section 1: A tax.\nSection 2: A storm.\nSection 3: A flood.",
+    ]
+    assert chance_answers(_record("document_summarizing"), read_prompt(prompt), Counter()) == []
+
+
 def test_frequent_in_opening_reads_the_list_not_the_worked_example(tmp_path: Path):
     _generate(tmp_path / "d", ("common_words",), lengths=(("8k", 8192),), rows=2)
     baselines = {baseline.name: baseline for baseline in baselines_for("common_words")}
@@ -372,3 +394,18 @@ def test_frequent_in_opening_reads_the_list_not_the_worked_example(tmp_path: Pat
         quarter = baselines["frequent_in_first_quarter"].answer(attempt).split(", ")
         # RULER's uniform list: any quarter holds the answer
         assert len(set(quarter) & set(data["answers"])) >= 8
+
+
+def test_organizing_openings_are_ethics_construct_and_document_organizing_s_are_judged():
+    organizing = {b.name: b for b in baselines_for("organizing")}
+    documents = {b.name: b for b in baselines_for("document_organizing")}
+    assert organizing["section_openings"].anchor == ETHIC_ORGANIZING
+    assert documents["section_openings"].anchor is None  # our construction, not ETHIC's
+    assert organizing["alphabetical_order"].anchor is None
+    assert organizing["section_openings"].answer is documents["section_openings"].answer
+    limit = limit_from_record({"limit": "chance + 0.10"})
+    on_real = _score(organizing["section_openings"], [1.0, 1.0], limit)
+    on_twin = _score(organizing["section_openings"], [1.0, 1.0], CONTROL_LIMIT)
+    assert not on_real.judged and on_real.anchor == ETHIC_ORGANIZING
+    assert on_twin.judged and on_twin.over(0.5)
+    assert _score(documents["section_openings"], [1.0, 1.0], limit).judged

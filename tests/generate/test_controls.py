@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
 
-from longbench100.analysis.prompt_parts import gold_block_spans, split_prompt
+from longbench100.analysis.prompt_parts import (
+    OPTION_OPENINGS,
+    gold_block_spans,
+    options_in_question,
+    split_prompt,
+)
 from longbench100.baselines.check import CONTROL_MARGIN, REAL, run_baselines
 from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
 from longbench100.fitting.refill import PoolText, refill_spans
 from longbench100.generate.options import GenerateOptions
 from longbench100.generate.run import run_generate
 from longbench100.text.tokenization import load_tokenizer
+from tests.support.generate_helpers import generate_annotated
+from tests.support.openai_stub import OpenAIStub
+from tests.tasks.test_one_document import annotator
 
 PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks
 SYNTHETIC = ("json_kv", "niah_multikey_2", "variable_tracking", "common_words", "frequent_words")
@@ -178,6 +187,60 @@ def test_the_manifest_chance_is_the_chance_baselines_judge_every_cell_by(generat
     for cell in cells:
         assert round(cell.chance, 4) == recorded[cell.task][cell.label], (cell.task, cell.on)
     assert any(chance > 0 for labels in recorded.values() for chance in labels.values())
+
+
+@pytest.fixture(scope="module")
+def organized(mirror: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """organizing at 4k x 4 rows, labelled by the one-document tests' stub annotator."""
+    with OpenAIStub(annotator) as server:
+        return generate_annotated(
+            tmp_path_factory,
+            "organized",
+            "organized-cache",
+            server.base_url,
+            "--tasks",
+            "organizing",
+            "--sources",
+            str(mirror),
+            "--rows",
+            "4",
+            "--lengths",
+            "4k",
+        )
+
+
+def _sections_and_summaries(prompt: str) -> tuple[str, str]:
+    """An organizing prompt cut where its shuffled summaries begin."""
+    sections, summaries = prompt.split(OPTION_OPENINGS["organizing"])
+    return sections, summaries
+
+
+def test_organizing_twins_keep_the_shuffled_summaries_and_change_the_sections(
+    organized: Path,
+) -> None:
+    real = {record["id"]: record for record in _lines(organized / "organizing" / "4k.jsonl")}
+    twins = _lines(organized / "controls" / "organizing" / "4k.jsonl")
+    assert {twin["control"] for twin in twins} == {"gold_removed", "context_swapped"}
+    for twin in twins:
+        sections, summaries = _sections_and_summaries(real[twin["twin_of"]]["prompt"])
+        twin_sections, twin_summaries = _sections_and_summaries(twin["prompt"])
+        assert twin_summaries == summaries, twin["id"]  # the options, as the question shows them
+        own = re.findall(r"Section \d+:\n(.{60})", sections)
+        assert not any(opening in twin_sections for opening in own), twin["id"]
+
+
+def test_options_in_question_moves_only_what_follows_the_options_opening() -> None:
+    prompt = "Intro.\n\nSection 1:\nOne.\n\nSummaries, shuffled:\n[A] Sum.\n\nOrder:"
+    spans = {"context": [19, 54], "gold": [[19, 23], [50, 54]]}
+    parts = options_in_question(
+        "organizing", split_prompt("organizing", prompt, "t", {"spans": spans})
+    )
+    assert parts.context == "Section 1:\nOne."
+    assert parts.tail == "\n\nSummaries, shuffled:\n[A] Sum.\n\nOrder:"
+    assert [block.span for block in parts.blocks if block.gold] == [(11, 15)]
+    assert parts.head + parts.joint + parts.context + parts.tail == prompt
+    untouched = split_prompt("organizing", prompt, "t", {"spans": spans})
+    assert options_in_question("section_summarizing", untouched) is untouched
 
 
 def test_refill_replaces_each_span_by_pool_text_within_the_budget() -> None:

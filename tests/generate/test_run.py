@@ -16,8 +16,9 @@ from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
 from longbench100.catalog.task_info import TASKS
 from longbench100.cli import main
 from longbench100.generate.manifest import FINISHED_LOG
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
+from longbench100.generate.options import GenerateOptions, LengthResult
+from longbench100.generate.planner import LengthPlan
+from longbench100.generate.run import _report_shortfall, run_generate
 from longbench100.text.tokenization import load_tokenizer
 from tests.support.generate_helpers import reseal
 
@@ -754,3 +755,14 @@ def test_a_template_without_the_context_or_question_is_refused(tmp_path, task, t
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert result.exit_code == 2 and len(errors) == 1, result.output
     assert f"{task}.j2: never uses {missing}" in errors[0] and not out.exists()
+
+
+def test_the_reuse_note_counts_items_or_says_rows_share_a_document() -> None:
+    lines: list[str] = []
+    result = LengthResult(rows=3, eligible=None, paired_rows=3, reused=2, failed_rows=[])
+    _report_shortfall(lines.append, "organizing", "128k", LengthPlan([], None), result, 3)
+    _report_shortfall(lines.append, "single_doc_qa", "8k", LengthPlan([], 4), result, 3)
+    assert lines == [
+        "note: organizing 128k: 2 rows share text of their document with another row",
+        "note: single_doc_qa 8k: only 4 eligible items, 2 rows reuse an item",
+    ]
