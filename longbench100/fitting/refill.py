@@ -27,7 +27,9 @@ class PoolText:
     before for the same prompt; without ``shown`` (a task's own context around its gold) the pool is
     drawn again in a new order when it runs out. Documents whose id is ``excluded`` (the gold's own,
     of which the prompt may show a middle part only) are never drawn. What a span leaves of a drawn
-    text opens the next span's source, so one long document can fill many spans."""
+    text opens the next span's source, so one long document can fill many spans; with ``whole``,
+    each span gets the opening of one text of its own (a titled document keeps its title with its
+    own body)."""
 
     def __init__(
         self,
@@ -35,8 +37,10 @@ class PoolText:
         rng: random.Random,
         shown: str | None,
         excluded: frozenset[str] = frozenset(),
+        whole: bool = False,
     ) -> None:
         self.rng = rng
+        self.whole = whole
         self.excluded = excluded
         self.order: list[int] = []
         self.pool = pool
@@ -50,7 +54,7 @@ class PoolText:
         """The rest of the last source, then pool texts, joined until they hold at least ``tokens``
         tokens (or the pool runs out)."""
         texts, held = ([self.rest], self.rest_tokens) if self.rest else ([], 0)
-        while held < tokens and self._has_next():
+        while held < tokens and not (self.whole and texts) and self._has_next():
             text, size, document = self.pool[self.order.pop()]
             if self.shown is not None and text[:200] in self.shown:
                 continue
@@ -65,7 +69,7 @@ class PoolText:
 
     def consume(self, used: str) -> None:
         """Keep what follows ``used``, the opening of the last source, for the next span."""
-        rest = self.source[len(used) :].lstrip()
+        rest = "" if self.whole else self.source[len(used) :].lstrip()
         self.rest_tokens = round(self.source_tokens * len(rest) / max(1, len(self.source)))
         self.rest = rest
 

@@ -38,16 +38,20 @@ from longbench100.analysis.prompt_parts import (
 from longbench100.core.atomic import write_bytes_atomic
 from longbench100.core.digests import file_sha256
 from longbench100.core.errors import UserError
+from longbench100.core.lengths import parse_length
 from longbench100.fitting.refill import PoolText, opening_of, refill_spans
 from longbench100.fitting.rng import derive_rng
 from longbench100.folders.layout import CONTROL_KINDS, controls_folder, data_file_path
 from longbench100.generate.json_lines import json_line
 from longbench100.sources.records import Document
+from longbench100.tasks.icl import relabelled_demonstrations
+from longbench100.tasks.negatives import passage_body
 from longbench100.text.tokenization import Tokenizer
 from longbench100.text.units import Span
 
 MAX_REPAIRS = 12
 _HEADING = re.compile(r"(?:Passage|Paragraph) \d+:\n")
+_TITLED = re.compile(r"Document \[\d+\] \(Title: .*\): ")  # a titled document's heading line
 
 
 @dataclass(frozen=True)
@@ -115,22 +119,40 @@ class ControlBuilder:
         return controls
 
     def gold_removed(self, row: _Row) -> dict | None:
-        """The twin whose gold spans hold other text of the same sources."""
+        """The twin without the gold: a label-mapping task's demonstrations relabelled at random,
+        any other task's gold spans holding other text of the same sources."""
         record, parts = row.record, row.parts
+        rng = derive_rng(self.seed, record["task"], record["length"], record["row"], "gold_removed")
+        mapping = record["gold"].get("mapping")
+        if isinstance(mapping, dict):
+            context = relabelled_demonstrations(parts.context, len(mapping), rng)
+            return self._with_context(row, context, "gold_removed", {"labels": "random"})
         start = len(parts.head) + len(parts.joint)
         spans = [
             self._without_heading(parts.context, span, start)
             for span in gold_block_spans(record["task"], record["gold"], parts.blocks)
         ]
-        spans = [span for span in spans if span[1] > span[0]]
-        rng = derive_rng(self.seed, record["task"], record["length"], record["row"], "gold_removed")
+        titles = [_title_start(record["prompt"], a) for a, _ in spans]
+        titled = any(title is not None for title in titles)
+        spans = [
+            (a if title is None else title, b)
+            for (a, b), title in zip(spans, titles, strict=True)
+            if b > a
+        ]
         if self.pool:
             gold_documents = frozenset(record["gold"].get("doc_ids") or ())
-            pool_text = PoolText(self._padding_like(record), rng, record["prompt"], gold_documents)
+            pool = self._padding_like(record)
+            pool_text = PoolText(
+                (_titled(pool) or pool) if titled else pool,
+                rng,
+                record["prompt"],
+                gold_documents,
+                titled,
+            )
         else:
             pool_text = PoolText(self._own_stretches(parts, spans, start), rng, None)
         refilled = refill_spans(
-            self.tokenizer, self.count, record["prompt"], spans, pool_text, self.budget
+            self.tokenizer, self.count, record["prompt"], spans, pool_text, self._budget_of(record)
         )
         if refilled is None:
             return None
@@ -157,22 +179,31 @@ class ControlBuilder:
         other = next(
             (row for row in others if row.record["answers"] != own.record["answers"]), others[0]
         )
-        context = other.parts.context
+        return self._with_context(
+            own, other.parts.context, "context_swapped", {"context_of": other.record["id"]}
+        )
+
+    def _with_context(self, row: _Row, context: str, kind: str, extra: dict) -> dict | None:
+        """``row``'s record as a ``kind`` twin holding ``context`` between its instruction and
+        question, the context's end cut off until the prompt fits the row's own budget."""
+        budget = self._budget_of(row.record)
         for _ in range(MAX_REPAIRS):
-            prompt = own.parts.head + own.parts.joint + context + own.parts.tail
+            prompt = row.parts.head + row.parts.joint + context + row.parts.tail
             tokens = self.count(prompt)
-            if tokens <= self.budget:
-                return _control_record(
-                    own.record,
-                    "context_swapped",
-                    prompt,
-                    tokens,
-                    {"context_of": other.record["id"]},
-                )
+            if tokens <= budget:
+                return _control_record(row.record, kind, prompt, tokens, extra)
             context = opening_of(
-                self.tokenizer, context, self.tokenizer.count(context) - (tokens - self.budget) - 1
+                self.tokenizer, context, self.tokenizer.count(context) - (tokens - budget) - 1
             )
         return None
+
+    def _budget_of(self, record: dict) -> int:
+        """The tokens the record's prompt may use: the task's budget, less what the record's own
+        answer room (``gold.answer_tokens``) takes beyond it."""
+        room = record["gold"].get("answer_tokens")
+        if not isinstance(room, int):
+            return self.budget
+        return min(self.budget, parse_length(record["length"]) - room)
 
     @staticmethod
     def _without_heading(context: str, span: Span, start: int) -> Span:
@@ -215,6 +246,26 @@ def read_controls_result(out: Path, task: str, label: str) -> ControlsResult:
                 raise UserError(f"{path}:{number}: not a control record (no known 'control' kind)")
             rows[kind] += 1
     return ControlsResult(rows, file_sha256(path))
+
+
+def _title_start(prompt: str, at: int) -> int | None:
+    """Where the title of the titled document whose body starts at ``at`` begins (its
+    ``(Title: T): ``, which goes with the body: titles are often the answer); ``None`` when the
+    text at ``at`` is no titled document's body."""
+    line_start = prompt.rfind("\n", 0, at) + 1
+    line = prompt[line_start:at]
+    return line_start + line.index("(Title: ") if _TITLED.fullmatch(line) else None
+
+
+def _titled(
+    pool: list[tuple[str, int, Document | None]],
+) -> list[tuple[str, int, Document | None]]:
+    """The pool's titled documents, each as a titled document is shown, title with body."""
+    return [
+        (f"(Title: {document.title}): {passage_body(document)}", tokens, document)
+        for _, tokens, document in pool
+        if document is not None and document.title
+    ]
 
 
 def _control_record(record: dict, kind: str, prompt: str, tokens: int, extra: dict) -> dict:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -37,6 +38,7 @@ SEPARATOR = "\n\n"
 TRAIN_SPLIT = "train"
 TEST_SPLIT = "test"
 MIN_DEMONSTRATION_TOKENS = 4  # a demonstration and its separator take more tokens than this
+_LABEL_LINE = re.compile(r"^label: \d+$", re.MULTILINE)  # a demonstration's label line
 
 
 @dataclass
@@ -188,6 +190,13 @@ class IclTask(TaskBuilder):
             ),
         }
         return Sample(fitted_prompt, [str(mapped)], plan.test.question, gold)
+
+
+def relabelled_demonstrations(context: str, labels: int, rng: random.Random) -> str:
+    """``context`` (demonstrations in :data:`DEMONSTRATION` form) with every demonstration's label
+    replaced by one of ``0..labels-1`` drawn at random: the texts stay, the mapping is gone, and no
+    label is kept from or kept out of the demonstrations by the class it stood for."""
+    return _LABEL_LINE.sub(lambda _: f"label: {rng.randrange(labels)}", context)
 
 
 def icl_task(name: str) -> type[IclTask]:
