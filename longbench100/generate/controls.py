@@ -38,7 +38,6 @@ from longbench100.analysis.prompt_parts import (
 from longbench100.core.atomic import write_bytes_atomic
 from longbench100.core.digests import file_sha256
 from longbench100.core.errors import UserError
-from longbench100.core.lengths import parse_length
 from longbench100.fitting.refill import PoolText, opening_of, refill_spans
 from longbench100.fitting.rng import derive_rng
 from longbench100.folders.layout import CONTROL_KINDS, controls_folder, data_file_path
@@ -203,7 +202,7 @@ class ControlBuilder:
         room = record["gold"].get("answer_tokens")
         if not isinstance(room, int):
             return self.budget
-        return min(self.budget, parse_length(record["length"]) - room)
+        return min(self.budget, record["length"] - room)
 
     @staticmethod
     def _without_heading(context: str, span: Span, start: int) -> Span:

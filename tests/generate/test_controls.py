@@ -17,7 +17,9 @@ from longbench100.analysis.prompt_parts import (
 )
 from longbench100.baselines.check import CONTROL_MARGIN, REAL, run_baselines
 from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
+from longbench100.catalog.task_info import reserved_output
 from longbench100.fitting.refill import PoolText, refill_spans
+from longbench100.generate.controls import ControlBuilder
 from longbench100.generate.options import GenerateOptions
 from longbench100.generate.run import run_generate
 from longbench100.text.tokenization import load_tokenizer
@@ -27,6 +29,7 @@ from tests.tasks.test_one_document import annotator
 
 PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks
 SYNTHETIC = ("json_kv", "niah_multikey_2", "variable_tracking", "common_words", "frequent_words")
+HELMET_TASKS = ("icl_trec_coarse", "rag_hard", "long_doc_qa")
 LENGTHS = (("2k", 2048), ("3000", 3000))
 
 
@@ -55,6 +58,24 @@ def generated(mirror: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         _options(mirror, out, PAPER_TASKS + SYNTHETIC), echo=lambda _: None, progress=False
     )
     return out
+
+
+@pytest.fixture(scope="module")
+def helmet_generated(mirror: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """HELMET's label-mapping, titled-document and per-row answer room tasks, with their twins."""
+    out = tmp_path_factory.mktemp("helmet-controls") / "out"
+    run_generate(_options(mirror, out, HELMET_TASKS), echo=lambda _: None, progress=False)
+    return out
+
+
+def _twins(out: Path, task: str, label: str, kind: str) -> list[tuple[dict, dict]]:
+    """(twin, its sample) for every ``kind`` twin of one task and length."""
+    real = {record["id"]: record for record in _lines(out / task / f"{label}.jsonl")}
+    return [
+        (twin, real[twin["twin_of"]])
+        for twin in _lines(out / "controls" / task / f"{label}.jsonl")
+        if twin["control"] == kind
+    ]
 
 
 def test_every_sample_gets_both_twins_within_budget_with_its_answer_key(generated: Path) -> None:
@@ -286,3 +307,122 @@ def test_refill_replaces_each_span_by_pool_text_within_the_budget() -> None:
         )
         is None
     )
+
+
+def test_every_twin_leaves_its_rows_own_answer_room_within_the_length(
+    generated: Path, helmet_generated: Path
+) -> None:
+    """A recount, not the recorded figure: prompt plus the answer room its row was fitted to (its
+    own ``gold.answer_tokens``, else the task's reserved output) fits the length."""
+    tokenizer = load_tokenizer("cl100k_base")
+    checked = 0
+    for out, tasks in ((generated, PAPER_TASKS + SYNTHETIC), (helmet_generated, HELMET_TASKS)):
+        for task in tasks:
+            for label, length in LENGTHS:
+                for twin in _lines(out / "controls" / task / f"{label}.jsonl"):
+                    room = twin["gold"].get("answer_tokens") or reserved_output(task, 0)
+                    assert tokenizer.count(twin["prompt"]) + room <= length, twin["id"]
+                    checked += 1
+    assert checked
+
+
+def _long_answer_row(row: int, context: str, answer_tokens: int) -> dict:
+    """A long_doc_qa-shaped record of ``context`` whose answer room is ``answer_tokens``."""
+    head, tail = "Read the document.", "\n\nQuestion: what happened?"
+    prompt = f"{head}\n\n{context}{tail}"
+    start = len(head) + 2
+    spans = {"context": [start, start + len(context)], "gold": [[start, start + len(context)]]}
+    return {
+        "id": f"long_doc_qa-2k-{row:04d}",
+        "task": "long_doc_qa",
+        "length": 2048,
+        "label": "2k",
+        "row": row,
+        "prompt": prompt,
+        "answers": [f"answer {row}"],
+        "question": "what happened?",
+        "gold": {"answer_tokens": answer_tokens, "spans": spans},
+    }
+
+
+def test_context_swapped_twin_is_cut_to_its_own_rows_answer_room() -> None:
+    """Row 0 keeps a larger answer room than row 1, whose longer context it borrows: the twin must
+    fit row 0's budget, not row 1's."""
+    tokenizer = load_tokenizer("cl100k_base")
+    sentence = "The river rose slowly through the night and the town watched it. "
+    short, long = sentence * 60, sentence * 130
+    records = [_long_answer_row(0, short.strip(), 600), _long_answer_row(1, long.strip(), 100)]
+    assert tokenizer.count(records[1]["prompt"]) + 600 > 2048  # the borrowed context is too long
+    twins = ControlBuilder([], tokenizer, False, 2048 - 100, 5).records(records, "test")
+    swapped = {twin["twin_of"]: twin for twin in twins if twin["control"] == "context_swapped"}
+    assert set(swapped) == {record["id"] for record in records}
+    for record in records:
+        twin = swapped[record["id"]]
+        room = record["gold"]["answer_tokens"]
+        assert tokenizer.count(twin["prompt"]) == twin["prompt_tokens"] <= 2048 - room
+    assert swapped[records[0]["id"]]["prompt_tokens"] > 2048 - 600 - 50  # cut, not emptied
+
+
+def test_kv_gold_removed_twin_holds_no_record_of_the_asked_chain(generated: Path) -> None:
+    """Every record of the asked chain goes (a chain left with fewer records than the decoys would
+    point at the answer), so neither the answer nor any later key of the chain is shown."""
+    checked = 0
+    for label, _ in LENGTHS:
+        for twin, sample in _twins(generated, "kv_retrieval", label, "gold_removed"):
+            chain = sample["gold"]["chain"]
+            assert all(key in sample["prompt"] for key in chain)
+            assert not any(key in twin["prompt"] for key in chain[1:]), twin["id"]
+            records = re.findall(
+                r'Record: the key "([^"]+)" has the value "([^"]+)"', twin["prompt"]
+            )
+            values = {value for _, value in records}
+            starts = [key for key, _ in records if key not in values]
+            assert len(records) == 3 * len(starts)  # the decoys only, every chain of three
+            checked += 1
+    assert checked
+
+
+def _demonstrations(prompt: str) -> list[tuple[str, str]]:
+    """(text, label) of each demonstration of an ICL prompt, the asked text (no label) left out."""
+    return re.findall(r"^text: (.*)\nlabel: (\d+)$", prompt, re.MULTILINE)
+
+
+def test_icl_gold_removed_twin_keeps_the_demonstrations_with_labels_drawn_at_random(
+    helmet_generated: Path,
+) -> None:
+    """The gold of a label-mapping task is the mapping: the twin shows the same demonstrations, each
+    with a label drawn at random from the label set, so no class's label is kept out of them."""
+    agree = shown = 0
+    for label, _ in LENGTHS:
+        for twin, sample in _twins(helmet_generated, "icl_trec_coarse", label, "gold_removed"):
+            real, relabelled = _demonstrations(sample["prompt"]), _demonstrations(twin["prompt"])
+            assert [text for text, _ in relabelled] == [text for text, _ in real], twin["id"]
+            labels = len(sample["gold"]["mapping"])
+            assert {int(value) for _, value in relabelled} <= set(range(labels))
+            agree += sum(a == b for (_, a), (_, b) in zip(real, relabelled, strict=True))
+            shown += len(real)
+            assert twin["labels"] == "random"
+    assert shown and agree / shown < 0.5  # about one in six under a random draw; all under a copy
+
+
+def _titles(prompt: str) -> dict[int, str]:
+    """Each numbered document's title in a rag_hard prompt."""
+    found = re.findall(r"^Document \[(\d+)\] \(Title: (.*?)\): ", prompt, re.MULTILINE)
+    return {int(number): title for number, title in found}
+
+
+def test_rag_hard_gold_removed_twin_takes_the_gold_titles_with_their_bodies(
+    helmet_generated: Path,
+) -> None:
+    """A gold document's title is often the answer: the twin replaces title and body together, by
+    whole titled documents of the same pool, and keeps every document's numbered heading."""
+    checked = 0
+    for label, _ in LENGTHS:
+        for twin, sample in _twins(helmet_generated, "rag_hard", label, "gold_removed"):
+            real, refilled = _titles(sample["prompt"]), _titles(twin["prompt"])
+            assert set(refilled) == set(real), twin["id"]
+            for number in sample["gold"]["passages"]:
+                assert refilled[number] != real[number], (twin["id"], real[number])
+                assert f"(Title: {real[number]})" not in twin["prompt"], twin["id"]
+            checked += 1
+    assert checked
