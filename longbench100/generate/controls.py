@@ -9,9 +9,14 @@ record's question, options and answer key:
   spans, the numbered gold passages, the asked records) are filled with other text of the task's
   sources (:meth:`TaskBuilder.control_pool`), or, for a task that makes its own text, with the
   stretches of the same context around the gold; a passage keeps its heading, so the question still
-  names it;
+  names it, but a titled document's title goes with its body (whole titled documents fill it); a
+  label-mapping task (ICL, ``gold.mapping``) keeps its demonstrations with every label redrawn at
+  random instead;
 - ``context_swapped``: the context of the next row (in row order, cyclically) whose answer differs,
   between this row's instruction and question.
+
+Every twin fits its own row's budget: the length less the row's own answer room
+(``gold.answer_tokens``) where that is more than the task's.
 
 Options a template shows at the end of its context (organizing's shuffled summaries) belong to the
 question: both twins keep them as they are
@@ -125,7 +130,7 @@ class ControlBuilder:
         mapping = record["gold"].get("mapping")
         if isinstance(mapping, dict):
             context = relabelled_demonstrations(parts.context, len(mapping), rng)
-            return self._with_context(row, context, "gold_removed", {"labels": "random"})
+            return self._with_context(row, context, "gold_removed", {"filled_from": []})
         start = len(parts.head) + len(parts.joint)
         spans = [
             self._without_heading(parts.context, span, start)
