@@ -310,15 +310,19 @@ def test_refill_replaces_each_span_by_pool_text_within_the_budget() -> None:
 
 
 def test_every_twin_leaves_its_rows_own_answer_room_within_the_length(
-    generated: Path, helmet_generated: Path
+    generated: Path, helmet_generated: Path, organized: Path
 ) -> None:
     """A recount, not the recorded figure: prompt plus the answer room its row was fitted to (its
     own ``gold.answer_tokens``, else the task's reserved output) fits the length."""
     tokenizer = load_tokenizer("cl100k_base")
     checked = 0
-    for out, tasks in ((generated, PAPER_TASKS + SYNTHETIC), (helmet_generated, HELMET_TASKS)):
+    for out, tasks, lengths in (
+        (generated, PAPER_TASKS + SYNTHETIC, LENGTHS),
+        (helmet_generated, HELMET_TASKS, LENGTHS),
+        (organized, ("organizing",), (("4k", 4096),)),
+    ):
         for task in tasks:
-            for label, length in LENGTHS:
+            for label, length in lengths:
                 for twin in _lines(out / "controls" / task / f"{label}.jsonl"):
                     room = twin["gold"].get("answer_tokens") or reserved_output(task, 0)
                     assert tokenizer.count(twin["prompt"]) + room <= length, twin["id"]
