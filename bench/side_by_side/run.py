@@ -1,7 +1,7 @@
 """Time the anchors' own generators beside ``longbench100 generate``, in interleaved pairs.
 
     python bench/side_by_side/run.py --work WORK --sources MIRROR --log LOG.jsonl \
-        [--reps 3] [--workloads ruler,paper] [--cells PATTERN,...] [--variants ...] \
+        [--reps 3] [--first-rep 1] [--workloads ruler,paper] [--cells PATTERN,...] [--variants ...] \
         [--ours-python PY] [--ours-checkout DIR]
 
 WORK is the folder bench/side_by_side/setup.sh prepared (anchors, their venvs, offline data).
@@ -299,7 +299,7 @@ def meta_record(setup: Setup, event: str, args: argparse.Namespace) -> dict:
         "kind": event, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "uptime": uptime.strip(),
         "load": load_average(), "cpus": os.cpu_count(), "anchors": anchors,
         "ours_commit": commit_of(setup.ours_checkout), "ours_python": setup.ours_python,
-        "reps": args.reps,
+        "reps": args.reps, "first_rep": args.first_rep,
         "workloads": args.workloads, "cells": args.cells, "variants": args.variants,
     }  # fmt: skip
 
@@ -327,6 +327,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sources", required=True, type=Path, help="the source mirror")
     parser.add_argument("--log", required=True, type=Path, help="JSONL log (appended to)")
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument(
+        "--first-rep", type=int, default=1, help="number of the first rep (to add reps to a log)"
+    )
     parser.add_argument("--workloads", default="ruler,paper")
     parser.add_argument("--cells", default="", help="comma-separated name patterns")
     parser.add_argument("--variants", default=",".join(VARIANTS))
@@ -358,7 +361,7 @@ def main(argv: list[str] | None = None) -> None:
     append(args.log, meta_record(setup, "start", args))
     if any(v.startswith("ours_warm") for v in args.variants):
         prefill_warm_cache(setup, sorted({i.workload for i in items}), args.log)
-    for rep in range(1, args.reps + 1):
+    for rep in range(args.first_rep, args.first_rep + args.reps):
         order = args.variants if rep % 2 else args.variants[::-1]
         for item in items:
             for variant in order:
