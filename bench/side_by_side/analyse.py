@@ -54,8 +54,11 @@ def read_log(paths: list[str]) -> list[Record]:
     """Every record of the logs, in order."""
     records: list[Record] = []
     for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            records.extend(json.loads(line) for line in handle if line.strip())
+        try:
+            with open(path, encoding="utf-8") as handle:
+                records.extend(json.loads(line) for line in handle if line.strip())
+        except (OSError, ValueError) as error:
+            raise SystemExit(f"error: cannot read the log {path}: {error}") from None
     return records
 
 

@@ -1,8 +1,8 @@
 """Time the anchors' own generators beside ``longbench100 generate``, in interleaved pairs.
 
-    python bench/side_by_side/run.py --work WORK --sources MIRROR --log LOG.jsonl \
-        [--reps 3] [--first-rep 1] [--workloads ruler,paper] [--cells PATTERN,...] [--variants ...] \
-        [--ours-python PY] [--ours-checkout DIR]
+    python bench/side_by_side/run.py --work WORK --sources MIRROR --log LOG.jsonl
+        [--reps 3] [--first-rep 1] [--workloads ruler,paper] [--cells PATTERN,...]
+        [--variants ...] [--ours-python PY] [--ours-checkout DIR]
 
 WORK is the folder bench/side_by_side/setup.sh prepared (anchors, their venvs, offline data).
 Ours runs with WORK/venv-ours/bin/python unless --ours-python names another interpreter;
@@ -32,9 +32,12 @@ records paths and times), so determinism across reps and variants can be checked
 ruler/all@<length> (one length), ruler/all@all (whole workload), paper/all@<length>,
 paper/all@all; e.g. --cells 'ruler/*@4k,paper/all@8k'.
 
-How long it takes (2 cores, light load): one rep of everything is about 15 minutes of machine
-time (RULER's nine cells about 1.5 min; the paper's whole run and three lengths most of the rest),
-so 3 reps are about 45 minutes; `--reps 3 --cells 'ruler/*,paper/all@all'` is about 20.
+How long it takes, measured on 2 shared cores at load 4.4-8.3 (2026-11-28): one rep of the
+ruler workload (all items, all five variants) 690 s of wall time, 312 s of CPU; one rep of the
+paper workload 692 s wall, 362 s CPU; the warm-cache fill 15-30 s per workload. On a quiet
+machine wall time comes closer to CPU time. For a rerun in about 15-20 minutes:
+`--reps 3 --workloads ruler` alone, or `--reps 1` of both workloads, or
+`--reps 3 --variants anchor,ours_cold,ours_warm_nc` over both.
 Then: python bench/side_by_side/analyse.py LOG.jsonl
 """
 
@@ -321,7 +324,7 @@ def prefill_warm_cache(setup: Setup, workloads: list[str], log: Path) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--work", required=True, type=Path, help="the folder setup.sh prepared")
     parser.add_argument("--sources", required=True, type=Path, help="the source mirror")
