@@ -188,16 +188,16 @@ def determinism_lines(records: list[Record]) -> list[str]:
 
 def context_lines(records: list[Record]) -> list[str]:
     """When, on what, and under which load the runs were made."""
-    starts = [r for r in records if r.get("kind") == "start"]
-    ends = [r for r in records if r.get("kind") == "end"]
     runs = [r for r in records if r.get("kind") == "run"]
     lines = []
-    for start in starts:
-        lines.append(
-            f"- started {start['date']}, ours at {start['ours_commit']}, "
-            f"anchors {start['anchors']}, {start['cpus']} CPUs; uptime: {start['uptime']}"
-        )
-    lines += [f"- ended {end['date']}; uptime: {end['uptime']}" for end in ends]
+    for meta in records:
+        if meta.get("kind") == "start":
+            lines.append(
+                f"- started {meta['date']}, ours at {meta['ours_commit']}, "
+                f"anchors {meta['anchors']}, {meta['cpus']} CPUs; uptime: {meta['uptime']}"
+            )
+        elif meta.get("kind") == "end":
+            lines.append(f"- ended {meta['date']}; uptime: {meta['uptime']}")
     if runs:
         loads = [r["load_before"][0] for r in runs] + [r["load_after"][0] for r in runs]
         lines.append(f"- 1-minute load around the runs: {min(loads):.2f}-{max(loads):.2f}")
