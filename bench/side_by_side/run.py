@@ -32,12 +32,11 @@ records paths and times), so determinism across reps and variants can be checked
 ruler/all@<length> (one length), ruler/all@all (whole workload), paper/all@<length>,
 paper/all@all; e.g. --cells 'ruler/*@4k,paper/all@8k'.
 
-How long it takes, measured on 2 shared cores at load 4.4-8.3 (2026-11-28): one rep of the
-ruler workload (all items, all five variants) 690 s of wall time, 312 s of CPU; one rep of the
-paper workload 692 s wall, 362 s CPU; the warm-cache fill 15-30 s per workload. On a quiet
-machine wall time comes closer to CPU time. For a rerun in about 15-20 minutes:
-`--reps 3 --workloads ruler` alone, or `--reps 1` of both workloads, or
-`--reps 3 --variants anchor,ours_cold,ours_warm_nc` over both.
+How long it takes, measured on 2 shared cores (2026-11-28): one rep of the ruler workload (all
+items, all five variants) took 308 s of wall time at a load of 2.6-5.2 and 659 s at 5.5-8.3
+(265-298 s of CPU); one rep of the paper workload 489-591 s (304-321 s of CPU); the warm-cache
+fill 15-60 s per workload. For a rerun in about 15-20 minutes: `--reps 3 --workloads ruler`, or
+`--reps 1` of both workloads, or `--reps 3 --variants anchor,ours_cold,ours_warm_nc` of both.
 Then: python bench/side_by_side/analyse.py LOG.jsonl
 """
 
