@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 OURS_VARIANTS = {
-    "ours_cold": "cold",
-    "ours_warm": "warm",
-    "ours_cold_nc": "cold, no twins",
-    "ours_warm_nc": "warm, no twins",
+    "ours_cold": "cold, twins on (default)",
+    "ours_warm": "warm, twins on (default)",
+    "ours_cold_nc": "cold, --no-controls",
+    "ours_warm_nc": "warm, --no-controls",
 }
 SCOPE_TITLES = {
     "cell": "Per cell (one task at one length per run)",
