@@ -63,7 +63,6 @@ from longbench100.generate.output import (
 )
 from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
 from longbench100.generate.verify_counts import verify_prompt_counts
-from longbench100.llm.client import refuse_hung_server
 from longbench100.sources.corpus import Corpus, load_corpus
 from longbench100.sources.locations import (
     SourceLocation,
@@ -147,6 +146,8 @@ def run_generate(
     with output_lock(options.out, "--out", options.wait):
         check_out_folder(options.out, options.resume)
         if options.annotator.model and options.annotated_tasks():  # told before the sources load
+            from longbench100.llm.client import refuse_hung_server  # the HTTP client, only here
+
             config = options.annotator.config()
             refuse_hung_server(config.base_url, config.model, config.api_key, "annotator server")
         try:

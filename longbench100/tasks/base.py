@@ -58,6 +58,11 @@ class TaskBuilder:
         True  # a row may ask an item another row asks at the same length (False: fewer rows there)
     )
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:  # a task's own builder, not a family's shared base
+            _REGISTERED[cls.name] = cls
+
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         self.corpus = corpus
         self.templates = templates
@@ -96,6 +101,15 @@ class TaskBuilder:
         return self.templates.render(
             self.name, {"blocks": blocks, "gold_numbers": gold_numbers, **variables}
         )
+
+
+_REGISTERED: dict[str, type[TaskBuilder]] = {}
+"""Every task builder class defined so far, by task name (filled as task modules are imported)."""
+
+
+def registered_builder(task: str) -> type[TaskBuilder]:
+    """The builder class of ``task``, whose module has been imported."""
+    return _REGISTERED[task]
 
 
 def uniform_fill(task: str, text: str, tokenizer: Tokenizer) -> list[Document]:
