@@ -288,7 +288,7 @@ def _generate(
             }
 
     for builder in builders.values():
-        builder.prepare(tokenizer)
+        builder.prepare(tokenizer, _prompt_tokens(options))
     results: dict[str, dict[str, LengthResult]] = {}
     cells = [(task, label, budget) for task in options.tasks for label, budget in options.lengths]
     controls: dict[str, dict[str, ControlsResult | None]] = {}
@@ -407,8 +407,14 @@ def _load_builders(
         for name, entry in location.registry().items()
         if any(role.split(":")[0] in tasks for role in entry.roles)
     }
+    drawn_only = all(BUILDERS[task].reads_drawn_counts_only for task in tasks)
     corpus = load_corpus(
-        location, tokenizer, only=needed, progress=progress, workers=options.workers
+        location,
+        tokenizer,
+        only=needed,
+        progress=progress,
+        workers=options.workers,
+        tokens_drawn=_prompt_tokens(options) if drawn_only else None,
     )
     corpus.left_out = {task: frozenset(names) for task, names in (left_out or {}).items()}
     _check_pools(corpus, tasks, location)
@@ -418,6 +424,11 @@ def _load_builders(
 def _budgets(options: GenerateOptions) -> dict[str, int]:
     """What a prompt may use at each length (before any task's own answer room)."""
     return {label: budget - options.reserve_output for label, budget in options.lengths}
+
+
+def _prompt_tokens(options: GenerateOptions) -> int:
+    """The most tokens one task's prompts hold together in this run: rows times every budget."""
+    return options.rows * sum(_budgets(options).values())
 
 
 def _annotation_requests(

@@ -57,6 +57,9 @@ class TaskBuilder:
     reuses_items: ClassVar[bool] = (
         True  # a row may ask an item another row asks at the same length (False: fewer rows there)
     )
+    reads_drawn_counts_only: ClassVar[bool] = (
+        False  # rows read the token counts of the documents they draw only, not of whole pools
+    )
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -75,9 +78,10 @@ class TaskBuilder:
         """Ground-truth candidates, or ``None`` for synthetic tasks whose rows need no real item."""
         return None
 
-    def prepare(self, tokenizer: Tokenizer) -> None:
+    def prepare(self, tokenizer: Tokenizer, prompt_tokens: int) -> None:
         """Work every row shares, done once before the rows are built (in this process, so worker
-        processes inherit it). Nothing by default."""
+        processes inherit it); ``prompt_tokens``: the most the run's prompts of this task hold
+        together (rows times the budgets of its lengths). Nothing by default."""
 
     def build(
         self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random

@@ -26,7 +26,7 @@ import sentencex
 
 from longbench100.core.marshal_cache import read_marshal, write_marshal
 from longbench100.core.paths import cache_dir
-from longbench100.sources.records import Document
+from longbench100.sources.records import Document, draws_little_of
 from longbench100.text import sentences
 from longbench100.text.segment_count import CUT, cut_places, split_at
 from longbench100.text.sentences import sentence_ends
@@ -82,13 +82,20 @@ def joined_units(units: Sequence[str], separators: Sequence[str]) -> str:
     return "".join(itertools.chain.from_iterable(zip(("", *separators[1:]), units)))
 
 
-def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
+def prepare_pool(pool: list[Document], tokenizer: Tokenizer, tokens_drawn: int) -> bool:
     """:func:`prepare_pool_for` each tokenizer a prompt must fit in (``tokenizer.members``); whether
-    the cache had them all."""
-    return all([prepare_pool_for(pool, member) for member in tokenizer.members])
+    the cache had them all.
+
+    ``tokens_drawn``, the most the run's rows draw from ``pool``, says whether the whole pool is
+    worth preparing: a run that draws little of it (:func:`draws_little_of`) reads it from the
+    cache only when a run before prepared it, and otherwise leaves each document to be split
+    (:func:`document_columns`) and counted when a row first draws it; the haystacks are the same
+    either way, and a short run does not split and count a large pool."""
+    lazy = draws_little_of(tokens_drawn, pool)
+    return all([prepare_pool_for(pool, member, lazy) for member in tokenizer.members])
 
 
-def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer) -> bool:
+def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer, lazy: bool = False) -> bool:
     """Split every document of ``pool`` into units and teach ``tokenizer`` each placed document's cut places
     and piece counts, and the count of each one's last piece before a :data:`DOCUMENT_BREAK`, from the
     cache folder when a run did it before; return whether the cache had them.
@@ -96,9 +103,11 @@ def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer) -> bool:
     From the cache, the units, placed texts, counts and cut places are read back as they were made
     (:meth:`Tokenizer.learn_texts`), without splitting, cutting or tokenizing any text; the cache is keyed
     by every document's text, the splitting and cutting rules and the tokenizer, so what it holds is what
-    computing would give."""
+    computing would give. ``lazy``: do nothing when the cache does not hold the pool."""
     path = _cache_path(pool, tokenizer)
     stored = _read(path, len(pool))
+    if stored is None and lazy:
+        return False
     if stored is None:
         cached: dict[str, Any] = {"columns": [document_columns(document.text) for document in pool]}
         cached["placed"] = [placed_document(document.text) for document in pool]

@@ -72,7 +72,7 @@ class PassageRetrieval(GoldAmongDistractors):
         super().__init__(corpus, templates)
         self._matchers: dict[str, PoolMatcher] = {}  # by source
 
-    def prepare(self, tokenizer: Tokenizer) -> None:
+    def prepare(self, tokenizer: Tokenizer, prompt_tokens: int) -> None:
         """Each padding source's TF-IDF vectors, fitted once before the worker processes fork."""
         for name, pool in self.source_pools.items():
             self._matchers[name] = PoolMatcher(pool)
