@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
+from longbench100.generate import run as run_module
 from longbench100.sources import corpus as corpus_module
 from longbench100.sources.loader import load_source
 from longbench100.sources.locations import resolve_location
@@ -20,7 +21,10 @@ from longbench100.text.tokenization import load_tokenizer
 from tests.support.generate_helpers import tree
 
 
-def test_counted_when_read_gives_the_cached_counts_and_writes_nothing(mirror: Path) -> None:
+def test_counted_when_read_gives_the_cached_counts_and_writes_nothing(
+    mirror: Path, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path))  # no counts cached yet
     location = resolve_location(str(mirror))
     entry = location.registry()["cnn_dailymail"]
     tokenizer = load_tokenizer("cl100k_base")
@@ -44,23 +48,31 @@ def test_counted_when_read_gives_the_cached_counts_and_writes_nothing(mirror: Pa
     assert not any(isinstance(document, CountedWhenRead) for document in cached.documents.values())
 
 
-def test_several_tokenizers_count_when_read_as_the_largest(mirror: Path) -> None:
+def test_several_tokenizers_count_when_read_as_the_largest(
+    mirror: Path, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path))
     location = resolve_location(str(mirror))
     entry = location.registry()["cnn_dailymail"]
     joint = load_tokenizers("cl100k_base,o200k_base")
     data = load_source(location, entry)
     attach_token_counts(joint, entry, data, when_read=True)
     for document in list(data.documents.values())[:5]:
-        assert document.tokens == max(
-            member.count_whole(document.text) for member in joint.members
-        )
+        assert document.tokens == max(member.count_whole(document.text) for member in joint.members)
 
 
 def _generate(cache: Path, out: Path, mirror: Path, workers: str, monkeypatch) -> None:
     monkeypatch.setenv("LONGBENCH100_CACHE", str(cache))
     result = CliRunner().invoke(
         main,
-        ["generate", "--quiet", "--sources", str(mirror), "--tasks", "niah_single_2,niah_multikey_1"]
+        [
+            "generate",
+            "--quiet",
+            "--sources",
+            str(mirror),
+            "--tasks",
+            "niah_single_2,niah_multikey_1",
+        ]
         + ["--lengths", "1k,2k", "--rows", "3", "--workers", workers, "--out", str(out)],
     )
     assert result.exit_code == 0, result.output
@@ -70,6 +82,7 @@ def _generate(cache: Path, out: Path, mirror: Path, workers: str, monkeypatch) -
 def test_a_short_niah_run_counts_when_read_and_writes_the_same(
     mirror: Path, tmp_path: Path, monkeypatch, workers: str
 ) -> None:
+    monkeypatch.setattr(run_module, "SERIAL_BELOW", 0)  # as many processes as asked
     _generate(tmp_path / "lazy-cache", tmp_path / "lazy", mirror, workers, monkeypatch)
     for kind in ("token_counts", "essay_units"):  # nothing counted or split ahead
         assert not list((tmp_path / "lazy-cache").glob(f"{kind}/*"))
