@@ -1,13 +1,13 @@
-"""CPU of single-cell ``generate`` runs, cold (an empty cache folder) and warm (the same folder again).
+"""CPU of single-cell ``generate`` runs, cold (an empty cache folder) and warm (that folder again).
 
-Usage: python bench/bench_cold_cells.py --sources DIR [--tree DIR ...] [--cells suite:task:length ...]
-       [--rows 25] [--reps 3] [--tokenizer cl100k_base]
+Usage: python bench/bench_cold_cells.py --sources DIR [--tree DIR ...]
+       [--cells suite:task:length ...] [--rows 25] [--reps 3] [--tokenizer cl100k_base]
 
 Each run is a fresh ``python -m longbench100 generate --suite S --tasks T --lengths L`` process with
 the run's options; its cost is the user + system CPU of it and every process it started
 (``RUSAGE_CHILDREN``), with the wall time and peak memory beside it. Several ``--tree`` folders
-(checkouts of the package, the first one this one) are run in turns within each repetition, the order
-alternating from one repetition to the next, so a change of load on the machine weighs on each alike.
+(checkouts of the package; without one, this one) are run in turns within each repetition, the
+order alternating from one repetition to the next, so a change of load weighs on each alike.
 One line per cell, tree and kind: the median and the spread of the CPU seconds over the repetitions.
 """
 
@@ -49,7 +49,8 @@ class Cost:
 
 
 def run_cell(tree: Path, cell: str, cache: Path, out: Path, options: argparse.Namespace) -> Cost:
-    """Generate one cell with the package of ``tree`` into ``out`` (removed first), caching in ``cache``."""
+    """Generate one cell with the package of ``tree`` into ``out`` (removed first), caching in
+    ``cache``."""
     suite, task, length = cell.split(":")
     shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-m", "longbench100", "generate", "--suite", suite, "--tasks", task]

@@ -27,11 +27,12 @@ Stretch = tuple[str, int]
 
 class PoolText:
     """Draws padding text from ``pool`` (documents, whose token counts are read only when drawn, or
-    :data:`Stretch` es; in a seeded random order), with ``shown`` (the prompt), never a text whose opening it already holds nor one drawn
-    before for the same prompt; without ``shown`` (a task's own context around its gold) the pool is
-    drawn again in a new order when it runs out. Documents whose id is ``excluded`` (the gold's own,
-    of which the prompt may show a middle part only) are never drawn. What a span leaves of a drawn
-    text opens the next span's source, so one long document can fill many spans."""
+    :data:`Stretch` es; in a seeded random order), with ``shown`` (the prompt), never a text whose
+    opening it already holds nor one drawn before for the same prompt; without ``shown`` (a task's
+    own context around its gold) the pool is drawn again in a new order when it runs out. Documents
+    whose id is ``excluded`` (the gold's own, of which the prompt may show a middle part only) are
+    never drawn. What a span leaves of a drawn text opens the next span's source, so one long
+    document can fill many spans."""
 
     def __init__(
         self,

@@ -309,7 +309,7 @@ class Judge:
         """Send every prompt (bounded concurrency); return the replies that arrived, the prompts whose reply
         was cut off at ``max_tokens``, and the failure reason of each prompt whose request failed for good.
         Only complete replies with a valid verdict are cached."""
-        # the HTTP client loads only when a judge is asked (grading code also serves runs without one)
+        # the HTTP client loads only when a judge is asked (grading also serves runs without one)
         from longbench100.llm.client import LLMClient, error_reason
 
         config = self.config

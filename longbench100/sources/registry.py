@@ -154,7 +154,8 @@ _READ: dict[Path, tuple[tuple, dict[str, SourceEntry]]] = {}
 
 
 def load_registry(folder: Path) -> dict[str, SourceEntry]:
-    """Read every ``*.toml`` entry in ``folder``; raise :class:`UserError` naming the file and field at fault.
+    """Read every ``*.toml`` entry in ``folder``; raise :class:`UserError` naming the file and
+    field at fault.
 
     A folder is parsed once per process while its files stay as they were (the same names, sizes
     and modification times): a run asks for the registry at several steps."""

@@ -122,9 +122,9 @@ class NeedleTask(TaskBuilder):
             cls.required_roles = ("noisy",)
 
     def prepare(self, tokenizer: Tokenizer, prompt_tokens: int) -> None:
-        """An essay haystack's pool split into sentences and its pieces counted, once (cached on disk),
-        unless the run draws only a small part of it (:func:`prepare_pool`); the word-key lists read,
-        once (before the workers fork, not in each)."""
+        """An essay haystack's pool split into sentences and its pieces counted, once (cached on
+        disk), unless the run draws only a small part of it (:func:`prepare_pool`); the word-key
+        lists read, once (before the workers fork, not in each)."""
         if self.spec.haystack == "essay":
             prepare_pool(self.noisy_pool, tokenizer, essay_tokens(prompt_tokens))
         if self.spec.key_kind == "words":
