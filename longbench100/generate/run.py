@@ -331,6 +331,8 @@ def _generate(
                     budgets[label],
                     echo,
                 )
+    for builder in builders.values():
+        builder.finish(tokenizer)
     for line in base_length_warnings(
         {
             task: {label: result.rows for label, result in by_label.items()}

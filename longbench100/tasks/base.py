@@ -83,6 +83,9 @@ class TaskBuilder:
         processes inherit it); ``prompt_tokens``: the most the run's prompts of this task hold
         together (rows times the budgets of its lengths). Nothing by default."""
 
+    def finish(self, tokenizer: Tokenizer) -> None:
+        """Work once the run's rows are built (in this process): nothing by default."""
+
     def build(
         self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
     ) -> Sample | None:

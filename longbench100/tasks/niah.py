@@ -22,7 +22,7 @@ from longbench100.fitting.spans import embedded_spans
 from longbench100.text.tokenization import Tokenizer
 
 from .base import Candidate, Sample, TaskBuilder
-from .essay_units import prepare_pool
+from .essay_units import keep_drawn, prepare_pool
 from .haystack import Haystack, essay, essay_tokens, fit_haystack, grid_depth, repeated
 from .words import distinct_word_keys, key_words, word_key
 
@@ -129,6 +129,11 @@ class NeedleTask(TaskBuilder):
             prepare_pool(self.noisy_pool, tokenizer, essay_tokens(prompt_tokens))
         if self.spec.key_kind == "words":
             key_words()
+
+    def finish(self, tokenizer: Tokenizer) -> None:
+        """Keep what the rows split and counted of an essay pool they drew little of (:func:`keep_drawn`)."""
+        if self.spec.haystack == "essay":
+            keep_drawn(self.noisy_pool, tokenizer)
 
     def haystack(self, ctx: BuildContext, needles: RowNeedles, rng: random.Random) -> Haystack:
         """Units enough to fill the budget: repeated noise sentences, real prose, or distractor needles."""

@@ -84,8 +84,10 @@ def test_a_short_niah_run_counts_when_read_and_writes_the_same(
 ) -> None:
     monkeypatch.setattr(run_module, "SERIAL_BELOW", 0)  # as many processes as asked
     _generate(tmp_path / "lazy-cache", tmp_path / "lazy", mirror, workers, monkeypatch)
-    for kind in ("token_counts", "essay_units"):  # nothing counted or split ahead
-        assert not list((tmp_path / "lazy-cache").glob(f"{kind}/*"))
+    assert not list((tmp_path / "lazy-cache").glob("token_counts/*"))  # nothing counted ahead
+    kept = list((tmp_path / "lazy-cache").glob("essay_units/*"))  # only what rows here drew
+    assert all(path.name.endswith("-drawn.marshal") for path in kept)
+    _generate(tmp_path / "lazy-cache", tmp_path / "again", mirror, workers, monkeypatch)
     with monkeypatch.context() as patch:  # the same run, preparing every document ahead
         patch.setattr(corpus_module, "draws_little_of", lambda tokens, documents: False)
         patch.setattr(essay_units, "draws_little_of", lambda tokens, documents: False)
@@ -94,3 +96,4 @@ def test_a_short_niah_run_counts_when_read_and_writes_the_same(
     assert list((tmp_path / "ahead-cache").glob("essay_units/*"))
     skip = ("manifest.json",)
     assert tree(tmp_path / "lazy", skip=skip) == tree(tmp_path / "ahead", skip=skip)
+    assert tree(tmp_path / "again", skip=skip) == tree(tmp_path / "ahead", skip=skip)

@@ -9,9 +9,11 @@ import random
 
 from longbench100.fitting.fit import BuildContext
 from longbench100.sources.records import CHARACTERS_PER_TOKEN, LAZY_SHARE, Document
+from longbench100.tasks import essay_units
 from longbench100.tasks.essay_units import (
     _cache_path,
     document_columns,
+    keep_drawn,
     placed_document,
     prepare_pool,
 )
@@ -224,6 +226,20 @@ def test_a_run_drawing_little_of_its_pool_prepares_nothing_and_fits_the_same(mon
         assert fits[0].fitted.prompt == fits[1].fitted.prompt
         assert fits[0].fitted.tokens == fits[1].fitted.tokens
         assert fits[0].fitted.tokens == counter.count_whole(fits[0].fitted.prompt) <= 300
+    # what the lazy rows split and counted is kept, and a later short run reads it back
+    keep_drawn(pool, lazy)
+    assert not list((tmp_path / "essay_units").glob("*-drawn.marshal"))  # the whole pool is cached
+    _cache_path(pool, lazy).unlink()
+    keep_drawn(pool, lazy)
+    assert len(list((tmp_path / "essay_units").glob("*-drawn.marshal"))) == 1
+    drawn = [document.text for document in pool if document.text in essay_units._COLUMNS]
+    monkeypatch.setattr(essay_units, "_COLUMNS", {})
+    monkeypatch.setattr(essay_units, "_PLACED", {})
+    later = load_tokenizer("cl100k_base")
+    assert prepare_pool(pool, later, pool_tokens // (LAZY_SHARE + 1)) is False
+    assert set(essay_units._COLUMNS) == set(drawn)  # read back, not split
+    for text in drawn:
+        assert later.learned_piece_counts(placed_document(text)) is not None
 
 
 def haystack_documents(haystack: Haystack) -> list[Document]:
