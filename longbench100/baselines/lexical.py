@@ -9,10 +9,13 @@ baseline needs. Fitting on the prompt's own passages keeps each sample independe
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics.pairwise import cosine_similarity
+if (
+    TYPE_CHECKING
+):  # numpy and scikit-learn (a second) load where they are used, not with this module
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -20,6 +23,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 def tfidf_vectorizer(ngrams: int = 1) -> TfidfVectorizer:
     """The TF-IDF settings every lexical comparison uses: English stop words, sublinear term
     frequency; words, and runs of up to ``ngrams`` words."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     return TfidfVectorizer(
         stop_words="english",
         sublinear_tf=True,
@@ -31,6 +36,8 @@ def tfidf_vectorizer(ngrams: int = 1) -> TfidfVectorizer:
 def query_similarities(query: str, texts: list[str], ngrams: int = 1) -> np.ndarray:
     """Cosine similarity of ``query`` to each of ``texts`` (TF-IDF of runs of up to ``ngrams``
     words, fitted on ``texts``); zeros when nothing is shared."""
+    import numpy as np
+
     if not texts:
         return np.zeros(0)
     try:
@@ -38,7 +45,23 @@ def query_similarities(query: str, texts: list[str], ngrams: int = 1) -> np.ndar
         matrix = vectorizer.fit_transform(texts)
     except ValueError:  # only stop words, or empty texts
         return np.zeros(len(texts))
-    return cosine_similarity(vectorizer.transform([query]), matrix)[0]
+    return cosine_similarities(vectorizer.transform([query]), matrix)[0]
+
+
+def most_similar(query: str, texts: list[str]) -> int:
+    """The index of the one of ``texts`` (not empty) most similar to ``query`` (the first of
+    equals), by :func:`query_similarities`."""
+    import numpy as np
+
+    return int(np.argmax(query_similarities(query, texts)))
+
+
+def cosine_similarities(rows: Any, others: Any = None) -> np.ndarray:
+    """scikit-learn's cosine similarity of each of ``rows`` (TF-IDF vectors) to each of ``others``
+    (to each other without them)."""
+    from sklearn.metrics.pairwise import cosine_similarity
+
+    return cosine_similarity(rows, others)
 
 
 def outlier_index(texts: list[str]) -> int | None:
@@ -49,7 +72,9 @@ def outlier_index(texts: list[str]) -> int | None:
         matrix = tfidf_vectorizer().fit_transform(texts)
     except ValueError:
         return None
-    similarity = cosine_similarity(matrix)
+    import numpy as np
+
+    similarity = cosine_similarities(matrix)
     np.fill_diagonal(similarity, 0.0)
     return int(np.argmin(similarity.sum(axis=1)))
 

@@ -17,14 +17,12 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Callable
 
-import numpy as np
-
 from longbench100.catalog.entities import ENTITY_TYPES
 from longbench100.folders.data_records import DataRecord
 from longbench100.scoring.metrics.sections import parse_sections
 from longbench100.text.sentences import TERMINAL_THEN_BLANK
 
-from .lexical import outlier_index, overlap, query_similarities
+from .lexical import most_similar, outlier_index, overlap, query_similarities
 from .prompt_view import Passage, PromptView
 
 ANSWER_KINDS: dict[str, str] = {
@@ -177,8 +175,7 @@ def _top_passage(attempt: Attempt) -> str | None:
     passages = attempt.view.passages
     if not passages:
         return None
-    scores = query_similarities(_query(attempt), [passage.text for passage in passages])
-    return passages[int(np.argmax(scores))].label
+    return passages[most_similar(_query(attempt), [passage.text for passage in passages])].label
 
 
 def _prior_answer(attempt: Attempt) -> str | None:
@@ -256,8 +253,7 @@ def _best_sentence(attempt: Attempt) -> str | None:
     ]
     if not sentences:
         return None
-    scores = query_similarities(_query(attempt), sentences)
-    return sentences[int(np.argmax(scores))]
+    return sentences[most_similar(_query(attempt), sentences)]
 
 
 def _lead(attempt: Attempt) -> str | None:

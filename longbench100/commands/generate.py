@@ -65,7 +65,8 @@ from .sources import SOURCES_HELP
     default=min(8, os.cpu_count() or 1),
     show_default="CPU count, at most 8",
     type=click.IntRange(1, 64),
-    help="Worker processes (the output does not depend on it).",
+    help="Worker processes (at most: a small run builds its rows in one); the output does not "
+    "depend on it.",
 )
 @click.option(
     "--templates",

@@ -21,19 +21,23 @@ MAX_REPAIRS = 12
 SEPARATOR = "\n\n"
 
 
+Stretch = tuple[str, int]
+"""Padding text that is no document (a task's own context around its gold), with its tokens."""
+
+
 class PoolText:
-    """Draws padding text from ``pool`` (``(text, tokens, document)`` triples, in a seeded random
-    order), with ``shown`` (the prompt), never a text whose opening it already holds nor one drawn
-    before for the same prompt; without ``shown`` (a task's own context around its gold) the pool is
-    drawn again in a new order when it runs out. Documents whose id is ``excluded`` (the gold's own,
-    of which the prompt may show a middle part only) are never drawn. What a span leaves of a drawn
-    text opens the next span's source, so one long document can fill many spans; with ``whole``,
-    each span gets the opening of one text of its own (a titled document keeps its title with its
-    own body)."""
+    """Draws padding text from ``pool`` (documents, whose token counts are read only when drawn, or
+    :data:`Stretch` es; in a seeded random order), with ``shown`` (the prompt), never a text whose
+    opening it already holds nor one drawn before for the same prompt; without ``shown`` (a task's
+    own context around its gold) the pool is drawn again in a new order when it runs out. Documents
+    whose id is ``excluded`` (the gold's own, of which the prompt may show a middle part only) are
+    never drawn. What a span leaves of a drawn text opens the next span's source, so one long
+    document can fill many spans; with ``whole``, each span gets the opening of one text of its own
+    (a titled document keeps its title with its own body)."""
 
     def __init__(
         self,
-        pool: Sequence[tuple[str, int, Document | None]],
+        pool: Sequence[Document] | Sequence[Stretch],
         rng: random.Random,
         shown: str | None,
         excluded: frozenset[str] = frozenset(),
@@ -55,15 +59,16 @@ class PoolText:
         tokens (or the pool runs out)."""
         texts, held = ([self.rest], self.rest_tokens) if self.rest else ([], 0)
         while held < tokens and not (self.whole and texts) and self._has_next():
-            text, size, document = self.pool[self.order.pop()]
+            entry = self.pool[self.order.pop()]
+            text = entry.text if isinstance(entry, Document) else entry[0]
             if self.shown is not None and text[:200] in self.shown:
                 continue
-            if document is not None and document.id in self.excluded:
-                continue
-            if document is not None:
-                self.drawn.append(document)
+            if isinstance(entry, Document):
+                if entry.id in self.excluded:
+                    continue
+                self.drawn.append(entry)
             texts.append(text)
-            held += size
+            held += entry.tokens if isinstance(entry, Document) else entry[1]
         self.source, self.source_tokens = SEPARATOR.join(texts), held
         return self.source
 

@@ -43,7 +43,7 @@ from longbench100.analysis.prompt_parts import (
 from longbench100.core.atomic import write_bytes_atomic
 from longbench100.core.digests import file_sha256
 from longbench100.core.errors import UserError
-from longbench100.fitting.refill import PoolText, opening_of, refill_spans
+from longbench100.fitting.refill import PoolText, Stretch, opening_of, refill_spans
 from longbench100.fitting.rng import derive_rng
 from longbench100.folders.layout import CONTROL_KINDS, controls_folder, data_file_path
 from longbench100.generate.json_lines import json_line
@@ -85,16 +85,14 @@ class ControlBuilder:
     def __init__(
         self, pool: list[Document], tokenizer: Tokenizer, chat: bool, budget: int, seed: int
     ) -> None:
-        """``pool``: what fills the gold's room (the task builder's ``control_pool``)."""
+        """``pool``: what fills the gold's room (the task builder's ``control_pool``). A twin is
+        counted as the prompts are, from the counts of its pieces (exact: the same count as a whole
+        tokenization, which a 128k twin took a tenth of a second for)."""
         self.tokenizer = tokenizer
-        self.count: Callable[[str], int] = (
-            tokenizer.count_rendered if chat else tokenizer.count_whole
-        )
+        self.count: Callable[[str], int] = tokenizer.count_rendered if chat else tokenizer.count
         self.budget = budget
         self.seed = seed
-        self.pool: list[tuple[str, int, Document | None]] = [
-            (document.text, document.tokens, document) for document in pool
-        ]
+        self.pool = pool
 
     def records(self, records: list[dict], where: str) -> list[dict]:
         """The controls of ``records`` (one data file's, in file order): each row's gold-removed
@@ -163,14 +161,12 @@ class ControlBuilder:
         fill = [{"source": document.source, "id": document.id} for document in pool_text.drawn]
         return _control_record(record, "gold_removed", *refilled, {"filled_from": fill})
 
-    def _padding_like(self, record: dict) -> list[tuple[str, int, Document | None]]:
+    def _padding_like(self, record: dict) -> list[Document]:
         """The pool entries of the sources the record's own padding came from (all of the pool when
         it names none there): a fill from a source the prompt shows nowhere else would stand out as
         the one passage unlike the others, and so point at the gold's place."""
         sources = {distractor["source"] for distractor in record.get("distractors") or ()}
-        same: list[tuple[str, int, Document | None]] = [
-            entry for entry in self.pool if entry[2] is not None and entry[2].source in sources
-        ]
+        same = [document for document in self.pool if document.source in sources]
         return same or self.pool
 
     def context_swapped(self, rows: list[_Row], index: int) -> dict | None:
@@ -216,14 +212,12 @@ class ControlBuilder:
         heading = _HEADING.match(context, span[0])
         return (start + (heading.end() if heading else span[0]), start + span[1])
 
-    def _own_stretches(
-        self, parts: PromptParts, spans: list[Span], start: int
-    ) -> list[tuple[str, int, None]]:
+    def _own_stretches(self, parts: PromptParts, spans: list[Span], start: int) -> list[Stretch]:
         """The stretches of the context around the gold spans, as pool entries (for tasks with no
         sources)."""
         cuts = [0, *(offset - start for span in spans for offset in span), len(parts.context)]
         texts = [parts.context[a:b].strip() for a, b in zip(cuts[::2], cuts[1::2], strict=True)]
-        return [(text, self.tokenizer.count(text), None) for text in texts if text]
+        return [(text, self.tokenizer.count(text)) for text in texts if text]
 
 
 def write_controls(out: Path, task: str, label: str, controls: ControlBuilder) -> ControlsResult:
@@ -261,14 +255,19 @@ def _title_start(prompt: str, at: int) -> int | None:
     return line_start + line.index("(Title: ") if _TITLED.fullmatch(line) else None
 
 
-def _titled(
-    pool: list[tuple[str, int, Document | None]],
-) -> list[tuple[str, int, Document | None]]:
-    """The pool's titled documents, each as a titled document is shown, title with body."""
+def _titled(pool: list[Document]) -> list[Document]:
+    """The pool's titled documents, each as a titled document is shown, title with body (counted as
+    its document is)."""
     return [
-        (f"(Title: {document.title}): {passage_body(document)}", tokens, document)
-        for _, tokens, document in pool
-        if document is not None and document.title
+        Document(
+            document.id,
+            document.source,
+            f"(Title: {document.title}): {passage_body(document)}",
+            document.title,
+            document.tokens,
+        )
+        for document in pool
+        if document.title
     ]
 
 

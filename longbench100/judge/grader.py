@@ -31,7 +31,6 @@ from longbench100.judge.prompts import (
     recall_prompt,
 )
 from longbench100.judge.verdict import Verdict, judge_verdict, verdict_parts, weighted_verdict
-from longbench100.llm.client import LLMClient, error_reason
 from longbench100.llm.options import JudgeConfig
 
 TOKEN_ENCODING = "cl100k_base"
@@ -310,6 +309,9 @@ class Judge:
         """Send every prompt (bounded concurrency); return the replies that arrived, the prompts whose reply
         was cut off at ``max_tokens``, and the failure reason of each prompt whose request failed for good.
         Only complete replies with a valid verdict are cached."""
+        # the HTTP client loads only when a judge is asked (grading also serves runs without one)
+        from longbench100.llm.client import LLMClient, error_reason
+
         config = self.config
         client = LLMClient.from_settings(config)
         replies: dict[str, str] = {}

@@ -1,13 +1,16 @@
 """Choose the metric of each task and grade answers with it (accuracy, classic or LLM judge)."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from longbench100.catalog.judge_styles import DEFAULT_JUDGE_STYLE, style_metric
 from longbench100.catalog.task_info import TASKS
 from longbench100.core.errors import UserError
 from longbench100.folders.data_records import DataRecord
-from longbench100.judge.grader import Judge, Verdict
 from longbench100.judge.prompts import RUBRICS, JudgePrompt, section_prompt
+from longbench100.judge.verdict import Verdict
 from longbench100.scoring.metrics.classic import DEFAULT_ROUGE_VARIANT, rouge_l_many
 from longbench100.scoring.metrics.metric_table import (
     CLASSIC,
@@ -19,6 +22,9 @@ from longbench100.scoring.metrics.metric_table import (
 from longbench100.scoring.metrics.sections import parse_sections
 
 from .choices import METRIC_MODES
+
+if TYPE_CHECKING:  # the judge's client machinery loads only where a judge grades
+    from longbench100.judge.grader import Judge
 
 JUDGE_METRICS = frozenset(name for name, metric in METRICS.items() if metric.judged)
 """The metrics that need the judge (read from the metric table)."""

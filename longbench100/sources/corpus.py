@@ -14,7 +14,7 @@ from longbench100.core.workers import worker_pool
 from longbench100.sources.loader import cached_checksums, load_source, sharing_cleaned_texts
 from longbench100.sources.locations import SourceLocation, active_entries
 from longbench100.sources.near_duplicates import NearDuplicates, find_near_duplicates
-from longbench100.sources.records import Document, Item, SourceData
+from longbench100.sources.records import Document, Item, SourceData, draws_little_of
 from longbench100.sources.registry import SourceEntry
 from longbench100.sources.token_cache import attach_token_counts, cache_path
 from longbench100.text.tokenization import Tokenizer
@@ -70,12 +70,17 @@ def load_corpus(
     only: set[str] | None = None,
     progress: bool = True,
     workers: int = 1,
+    tokens_drawn: int | None = None,
 ) -> Corpus:
     """Load the active sources at ``location`` (optionally only those named) and attach token counts.
 
     With ``workers`` above 1, the sources whose records or token counts are not cached yet are first
     parsed, cleaned and counted in that many processes (each writes its caches), then every source is
     read back here as from a warm cache; the corpus is the same either way.
+
+    ``tokens_drawn``, for a run whose rows read the token counts of the documents they draw only (at
+    most this many tokens): where that is a small part of the sources (:func:`draws_little_of`) and
+    their counts are not cached, each document is counted when its count is first read.
     """
     registry = location.registry()
     active = active_entries(location, registry)
@@ -83,18 +88,24 @@ def load_corpus(
         name for name, entry in registry.items() if name not in active and not entry.stand_in_for
     ]
     chosen = {name: entry for name, entry in active.items() if only is None or name in only}
-    if workers > 1:
-        _fill_caches(location, tokenizer, chosen, workers, progress)
+    if workers > 1:  # a run that may count when read leaves the counting to the rows
+        _fill_caches(
+            location, tokenizer if tokens_drawn is None else None, chosen, workers, progress
+        )
     sources: dict[str, SourceData] = {}
     with (
         progress_bar(len(chosen), "loading sources", "source", progress, leave=False) as bar,
         _collection_paused(),
     ):
         for name, entry in chosen.items():
-            data = load_source(location, entry)
-            attach_token_counts(tokenizer, entry, data)
-            sources[name] = data
+            sources[name] = load_source(location, entry)
             bar.update()
+        when_read = tokens_drawn is not None and draws_little_of(
+            tokens_drawn,
+            (document for data in sources.values() for document in data.documents.values()),
+        )
+        for name, entry in chosen.items():
+            attach_token_counts(tokenizer, entry, sources[name], when_read)
     commits = {name: location.commit(entry) for name, entry in chosen.items()}
     return Corpus(registry, sources, missing, commits=commits)
 
@@ -113,25 +124,28 @@ def _collection_paused() -> Iterator[None]:
 
 
 _worker_tokenizer: Tokenizer | None = None
-"""What a cache-filling worker counts with, set by the pool initializer (forked: inherited)."""
+"""What a cache-filling worker counts with (``None``: it only maps records), set by the pool
+initializer (forked: inherited)."""
 
 
-def _set_worker_tokenizer(tokenizer: Tokenizer) -> None:
-    """Pool initializer: keep the tokenizer this worker counts with."""
+def _set_worker_tokenizer(tokenizer: Tokenizer | None) -> None:
+    """Pool initializer: keep the tokenizer this worker counts with (``None``: none)."""
     global _worker_tokenizer
     _worker_tokenizer = tokenizer
 
 
 def _uncached(
-    location: SourceLocation, tokenizer: Tokenizer, entries: dict[str, SourceEntry]
+    location: SourceLocation, tokenizer: Tokenizer | None, entries: dict[str, SourceEntry]
 ) -> list[list[SourceEntry]]:
-    """The entries whose mapped records or token counts are not in the cache yet, grouped by the files they read
-    and how they clean them (a group is read in one process, cleaning each text once)."""
+    """The entries whose mapped records or token counts (by ``tokenizer``; ``None``: records only)
+    are not in the cache yet, grouped by the files they read and how they clean them (a group is
+    read in one process, cleaning each text once)."""
     groups: dict[tuple, list[SourceEntry]] = {}
+    members = tokenizer.members if tokenizer is not None else ()
     for entry in entries.values():
         checksums = cached_checksums(location, entry)
         counted = checksums is not None and all(
-            cache_path(member, entry, checksums).is_file() for member in tokenizer.members
+            cache_path(member, entry, checksums).is_file() for member in members
         )
         if not counted:
             key = (
@@ -146,12 +160,13 @@ def _uncached(
 
 def _fill_caches(
     location: SourceLocation,
-    tokenizer: Tokenizer,
+    tokenizer: Tokenizer | None,
     entries: dict[str, SourceEntry],
     workers: int,
     progress: bool,
 ) -> None:
-    """Parse, clean and count the uncached sources in ``workers`` processes, each writing its caches."""
+    """Parse, clean and count (by ``tokenizer``; ``None``: no counting) the uncached sources in
+    ``workers`` processes, each writing its caches."""
     groups = _uncached(location, tokenizer, entries)
     if len(groups) < 2:
         return
@@ -170,9 +185,11 @@ def _fill_caches(
 
 
 def _fill_cache(location: SourceLocation, group: list[SourceEntry]) -> int:
-    """Worker: map the sources of ``group`` and count their documents, which leaves both in the cache; how many."""
-    assert _worker_tokenizer is not None, "the pool initializer sets the worker's tokenizer"
+    """Worker: map the sources of ``group`` and count their documents (when the worker has a
+    tokenizer), which leaves both in the cache; how many."""
     with sharing_cleaned_texts():
         for entry in group:
-            attach_token_counts(_worker_tokenizer, entry, load_source(location, entry))
+            data = load_source(location, entry)
+            if _worker_tokenizer is not None:
+                attach_token_counts(_worker_tokenizer, entry, data)
     return len(group)

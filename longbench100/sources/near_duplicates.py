@@ -225,6 +225,8 @@ def _group(documents: Sequence[Document]) -> NearDuplicates:
 
 def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
     """Index pairs ``(a, b)``, ``a < b``, of texts whose shared shingles reach ``THRESHOLD`` of the smaller one's."""
+    if len(texts) < 2:  # no pair (a task without sources): numpy is not even loaded
+        return []
     import numpy as np  # here, not at the top: a run whose groups are cached does not load numpy
 
     shingles, owners = _shingles(texts)

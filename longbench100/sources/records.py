@@ -1,6 +1,8 @@
 """The normalised records every source is read into: documents and the items (questions or summaries) about them."""
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,38 @@ class Document:
         """The same document with its token count filled in (as ``dataclasses.replace``, at half its cost: a source
         holds tens of thousands of documents)."""
         return Document(self.id, self.source, self.text, self.title, tokens)
+
+
+class CountedWhenRead(Document):
+    """``document`` whose token count is worked out by ``count`` (of its text) when it is first
+    read, not before: a run that places a few documents of large sources counts only those."""
+
+    _count: Callable[[str], int]
+
+    def __init__(self, document: Document, count: Callable[[str], int]) -> None:
+        for name in ("id", "source", "text", "title"):
+            object.__setattr__(self, name, getattr(document, name))
+        object.__setattr__(self, "_count", count)
+
+    @cached_property
+    def tokens(self) -> int:
+        """The document's token count, counted on first read."""
+        return self._count(self.text)
+
+
+CHARACTERS_PER_TOKEN = 4
+"""About how many characters of English prose a token holds, for :func:`draws_little_of`."""
+LAZY_SHARE = 4
+"""A run drawing less than a ``1/LAZY_SHARE`` part of a pool's tokens draws little of it."""
+
+
+def draws_little_of(tokens_drawn: int, documents: Iterable[Document]) -> bool:
+    """Whether a run whose rows draw at most ``tokens_drawn`` tokens of ``documents`` draws only a
+    small part of them (less than a :data:`LAZY_SHARE` part of their tokens, estimated from their
+    characters without counting): work done ahead for every document is then mostly wasted. Only
+    how much work is done ahead depends on it, never what a run writes."""
+    characters = sum(len(document.text) for document in documents)
+    return tokens_drawn * LAZY_SHARE * CHARACTERS_PER_TOKEN < characters
 
 
 @dataclass(frozen=True)

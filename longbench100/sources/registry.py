@@ -149,10 +149,32 @@ class SourceEntry:
         return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:16]
 
 
+_READ: dict[Path, tuple[tuple, dict[str, SourceEntry]]] = {}
+"""Registries read in this process, by folder, with the names, sizes and times of their files."""
+
+
 def load_registry(folder: Path) -> dict[str, SourceEntry]:
-    """Read every ``*.toml`` entry in ``folder``; raise :class:`UserError` naming the file and field at fault."""
+    """Read every ``*.toml`` entry in ``folder``; raise :class:`UserError` naming the file and
+    field at fault.
+
+    A folder is parsed once per process while its files stay as they were (the same names, sizes
+    and modification times): a run asks for the registry at several steps."""
+    paths = sorted(folder.glob("*.toml"))
+    stamp = tuple(
+        (path.name, stat.st_size, stat.st_mtime_ns) for path in paths for stat in [path.stat()]
+    )
+    read = _READ.get(folder)
+    if read is not None and read[0] == stamp:
+        return dict(read[1])
+    entries = _parsed_registry(folder, paths)
+    _READ[folder] = (stamp, entries)
+    return dict(entries)
+
+
+def _parsed_registry(folder: Path, paths: list[Path]) -> dict[str, SourceEntry]:
+    """The entries of ``paths``, the ``*.toml`` files of ``folder``, checked against each other."""
     entries: dict[str, SourceEntry] = {}
-    for path in sorted(folder.glob("*.toml")):
+    for path in paths:
         entry = parse_entry(path)
         if entry.name in entries:
             raise UserError(

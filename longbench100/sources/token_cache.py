@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import partial
 from pathlib import Path
 
 from longbench100.core.atomic import write_json_atomic
 from longbench100.core.paths import cache_dir
 from longbench100.sources.loader import RECORDS_FORMAT
-from longbench100.sources.records import SourceData
+from longbench100.sources.records import CountedWhenRead, SourceData
 from longbench100.sources.registry import SourceEntry
 from longbench100.text.segment_count import CUT
 from longbench100.text.tokenization import Tokenizer
@@ -38,14 +39,28 @@ def cache_path(tokenizer: Tokenizer, entry: SourceEntry, files: dict[str, str]) 
     return cache_dir() / "token_counts" / f"{entry.name}-{digest}.json"
 
 
-def attach_token_counts(tokenizer: Tokenizer, entry: SourceEntry, data: SourceData) -> bool:
+def attach_token_counts(
+    tokenizer: Tokenizer, entry: SourceEntry, data: SourceData, when_read: bool = False
+) -> bool:
     """Fill in ``tokens`` on every document of ``data``; return whether the counts came from the cache.
 
     Where the tokenizer counts by segments, the cache holds each document's piece counts (its tokens are
     their sum) and the tokenizer learns them, so placing the document in a prompt tokenizes nothing.
     Several tokenizers (a ``JointTokenizer``) each count and cache apart; a document's tokens are
     the largest of their counts.
+
+    ``when_read`` (a run that places few of the documents): unless the cache holds them, each
+    document is counted the same way when its count is first read (:class:`CountedWhenRead`), and
+    nothing is cached.
     """
+    if when_read and not all(
+        cache_path(member, entry, data.files).is_file() for member in tokenizer.members
+    ):
+        count = partial(_count_now, tokenizer)
+        data.documents = {
+            doc_id: CountedWhenRead(document, count) for doc_id, document in data.documents.items()
+        }
+        return False
     counted = [_member_counts(member, entry, data) for member in tokenizer.members]
     data.documents = {
         doc_id: document.with_tokens(max(_tokens(counts[doc_id]) for counts, _ in counted))
@@ -72,12 +87,31 @@ def _member_counts(
             tokenizer, {doc_id: document.text for doc_id, document in data.documents.items()}
         )
         write_json_atomic(path, counts)
-    pieces = {doc_id: value for doc_id, value in counts.items() if isinstance(value, list)}
-    tokenizer.learn_texts(
-        [data.documents[doc_id].text for doc_id in pieces if doc_id in data.documents],
-        [value for doc_id, value in pieces.items() if doc_id in data.documents],
+    _learn(
+        tokenizer, {doc_id: document.text for doc_id, document in data.documents.items()}, counts
     )
     return counts, hit
+
+
+def _count_now(tokenizer: Tokenizer, text: str) -> int:
+    """The tokens of one document's ``text``, counted as :func:`attach_token_counts` counts them
+    (the largest count of the tokenizers, each learning the piece counts)."""
+    tokens = []
+    for member in tokenizer.members:
+        counts = _count(member, {"": text})
+        _learn(member, {"": text}, counts)
+        tokens.append(_tokens(counts[""]))
+    return max(tokens)
+
+
+def _learn(tokenizer: Tokenizer, texts: dict[str, str], counts: Counts) -> None:
+    """Teach ``tokenizer`` the piece counts among ``counts`` of the texts of ``texts`` (by id)."""
+    pieces = {
+        doc_id: value
+        for doc_id, value in counts.items()
+        if isinstance(value, list) and doc_id in texts
+    }
+    tokenizer.learn_texts([texts[doc_id] for doc_id in pieces], list(pieces.values()))
 
 
 def _count(tokenizer: Tokenizer, texts: dict[str, str]) -> dict[str, int | list[int]]:

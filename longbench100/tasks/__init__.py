@@ -1,60 +1,80 @@
-"""The task builders, one module each (the niah and icl families share one each); ``BUILDERS`` maps task names to their classes."""
+"""The task builders, one module each (the niah and icl families share one each).
 
-from .attributing import Attributing
-from .base import TaskBuilder
-from .common_words import CommonWords
-from .counting_stars import CountingStars
-from .frequent_words import FrequentWords
-from .icl import ICL_TASKS
-from .json_kv import JsonKv
-from .kv_retrieval import KvRetrieval
-from .kv_retrieval_chain import KvRetrievalChain
-from .long_doc_qa import LongDocQa
-from .long_doc_sum import LongDocSum
-from .multi_doc_qa import MultiDocQa
-from .multi_doc_sum import MultiDocSum
-from .niah import NIAH_TASKS
-from .organizing import Organizing
-from .passage_count import PassageCount
-from .passage_retrieval import PassageRetrieval
-from .qa_1 import Qa1
-from .qa_2 import Qa2
-from .rag_hard import RagHard
-from .recalling import Recalling
-from .rerank import Rerank
-from .section_summarizing import SectionSummarizing
-from .sections import DocumentOrganizing, DocumentSummarizing
-from .single_doc_qa import SingleDocQa
-from .single_doc_sum import SingleDocSum
-from .variable_tracking import VariableTracking
+``BUILDERS`` maps task names to their classes and imports a task's module only when the task is
+first looked up, so a run of one task never loads what the others use (scikit-learn for
+passage_retrieval, for instance). :data:`TASK_MODULES` says which module defines each task; a test
+checks it against the classes the modules define.
+"""
 
-_BUILDER_CLASSES: tuple[type[TaskBuilder], ...] = (
-    KvRetrieval,
-    CountingStars,
-    PassageRetrieval,
-    PassageCount,
-    SingleDocQa,
-    MultiDocQa,
-    SingleDocSum,
-    MultiDocSum,
-    *NIAH_TASKS,
-    JsonKv,
-    VariableTracking,
-    CommonWords,
-    FrequentWords,
-    Qa1,
-    Qa2,
-    KvRetrievalChain,
-    RagHard,
-    Rerank,
-    *ICL_TASKS,
-    LongDocQa,
-    LongDocSum,
-    Attributing,
-    SectionSummarizing,
-    Organizing,
-    Recalling,
-    DocumentSummarizing,
-    DocumentOrganizing,
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Mapping
+
+from .base import TaskBuilder, registered_builder
+
+_FAMILIES = {
+    "niah": (
+        "niah_single_1",
+        "niah_single_2",
+        "niah_single_3",
+        "niah_multikey_1",
+        "niah_multikey_2",
+        "niah_multikey_3",
+        "niah_multivalue",
+        "niah_multiquery",
+    ),
+    "icl": ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150"),
+    "sections": ("document_summarizing", "document_organizing"),
+}
+_ORDER = (
+    "kv_retrieval",
+    "counting_stars",
+    "passage_retrieval",
+    "passage_count",
+    "single_doc_qa",
+    "multi_doc_qa",
+    "single_doc_sum",
+    "multi_doc_sum",
+    "niah",
+    "json_kv",
+    "variable_tracking",
+    "common_words",
+    "frequent_words",
+    "qa_1",
+    "qa_2",
+    "kv_retrieval_chain",
+    "rag_hard",
+    "rerank",
+    "icl",
+    "long_doc_qa",
+    "long_doc_sum",
+    "attributing",
+    "section_summarizing",
+    "organizing",
+    "recalling",
+    "sections",
 )
-BUILDERS: dict[str, type[TaskBuilder]] = {builder.name: builder for builder in _BUILDER_CLASSES}
+TASK_MODULES: dict[str, str] = {
+    task: module for module in _ORDER for task in _FAMILIES.get(module, (module,))
+}
+"""Every task's name -> the module of this package that defines its builder, in the order tasks are
+listed."""
+
+
+class _LazyBuilders(Mapping[str, type[TaskBuilder]]):
+    """Task name -> builder class, importing the task's module on first look-up."""
+
+    def __getitem__(self, task: str) -> type[TaskBuilder]:
+        importlib.import_module(f"{__name__}.{TASK_MODULES[task]}")
+        return registered_builder(task)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(TASK_MODULES)
+
+    def __len__(self) -> int:
+        return len(TASK_MODULES)
+
+
+BUILDERS: Mapping[str, type[TaskBuilder]] = _LazyBuilders()
+"""Task name -> builder class (the task's module is imported when the task is first looked up)."""

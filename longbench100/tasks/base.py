@@ -58,6 +58,14 @@ class TaskBuilder:
     reuses_items: ClassVar[bool] = (
         True  # a row may ask an item another row asks at the same length (False: fewer rows there)
     )
+    reads_drawn_counts_only: ClassVar[bool] = (
+        False  # rows read the token counts of the documents they draw only, not of whole pools
+    )
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:  # a task's own builder, not a family's shared base
+            _REGISTERED[cls.name] = cls
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         self.corpus = corpus
@@ -71,9 +79,13 @@ class TaskBuilder:
         """Ground-truth candidates, or ``None`` for synthetic tasks whose rows need no real item."""
         return None
 
-    def prepare(self, tokenizer: Tokenizer) -> None:
+    def prepare(self, tokenizer: Tokenizer, prompt_tokens: int) -> None:
         """Work every row shares, done once before the rows are built (in this process, so worker
-        processes inherit it). Nothing by default."""
+        processes inherit it); ``prompt_tokens``: the most the run's prompts of this task hold
+        together (rows times the budgets of its lengths). Nothing by default."""
+
+    def finish(self, tokenizer: Tokenizer) -> None:
+        """Work once the run's rows are built (in this process): nothing by default."""
 
     def build(
         self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
@@ -97,6 +109,15 @@ class TaskBuilder:
         return self.templates.render(
             self.name, {"blocks": blocks, "gold_numbers": gold_numbers, **variables}
         )
+
+
+_REGISTERED: dict[str, type[TaskBuilder]] = {}
+"""Every task builder class defined so far, by task name (filled as task modules are imported)."""
+
+
+def registered_builder(task: str) -> type[TaskBuilder]:
+    """The builder class of ``task``, whose module has been imported."""
+    return _REGISTERED[task]
 
 
 def uniform_fill(task: str, text: str, tokenizer: Tokenizer) -> list[Document]:

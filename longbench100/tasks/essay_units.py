@@ -26,7 +26,7 @@ import sentencex
 
 from longbench100.core.marshal_cache import read_marshal, write_marshal
 from longbench100.core.paths import cache_dir
-from longbench100.sources.records import Document
+from longbench100.sources.records import Document, draws_little_of
 from longbench100.text import sentences
 from longbench100.text.segment_count import CUT, cut_places, split_at
 from longbench100.text.sentences import sentence_ends
@@ -82,13 +82,20 @@ def joined_units(units: Sequence[str], separators: Sequence[str]) -> str:
     return "".join(itertools.chain.from_iterable(zip(("", *separators[1:]), units)))
 
 
-def prepare_pool(pool: list[Document], tokenizer: Tokenizer) -> bool:
+def prepare_pool(pool: list[Document], tokenizer: Tokenizer, tokens_drawn: int) -> bool:
     """:func:`prepare_pool_for` each tokenizer a prompt must fit in (``tokenizer.members``); whether
-    the cache had them all."""
-    return all([prepare_pool_for(pool, member) for member in tokenizer.members])
+    the cache had them all.
+
+    ``tokens_drawn``, the most the run's rows draw from ``pool``, says whether the whole pool is
+    worth preparing: a run that draws little of it (:func:`draws_little_of`) reads it from the
+    cache only when a run before prepared it, and otherwise leaves each document to be split
+    (:func:`document_columns`) and counted when a row first draws it; the haystacks are the same
+    either way, and a short run does not split and count a large pool."""
+    lazy = draws_little_of(tokens_drawn, pool)
+    return all([prepare_pool_for(pool, member, lazy) for member in tokenizer.members])
 
 
-def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer) -> bool:
+def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer, lazy: bool = False) -> bool:
     """Split every document of ``pool`` into units and teach ``tokenizer`` each placed document's cut places
     and piece counts, and the count of each one's last piece before a :data:`DOCUMENT_BREAK`, from the
     cache folder when a run did it before; return whether the cache had them.
@@ -96,9 +103,13 @@ def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer) -> bool:
     From the cache, the units, placed texts, counts and cut places are read back as they were made
     (:meth:`Tokenizer.learn_texts`), without splitting, cutting or tokenizing any text; the cache is keyed
     by every document's text, the splitting and cutting rules and the tokenizer, so what it holds is what
-    computing would give."""
+    computing would give. ``lazy``: when the cache does not hold the pool, read back only the
+    documents earlier such runs drew (:func:`keep_drawn`)."""
     path = _cache_path(pool, tokenizer)
     stored = _read(path, len(pool))
+    if stored is None and lazy:
+        _learn_drawn(pool, tokenizer)
+        return False
     if stored is None:
         cached: dict[str, Any] = {"columns": [document_columns(document.text) for document in pool]}
         cached["placed"] = [placed_document(document.text) for document in pool]
@@ -116,7 +127,7 @@ def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer) -> bool:
         if not hit:
             cached["cuts"] = [cut_places(text) for text in placed]
             pieces = [split_at(text, cuts) for text, cuts in zip(placed, cached["cuts"])]
-            cached["pieces"] = tokenizer.count_groups(pieces)
+            cached["pieces"] = _piece_counts(pool, pieces, tokenizer)
             for group, counts in zip(pieces, cached["pieces"]):
                 tokenizer.learn(group, counts)
         tokenizer.learn_texts(placed, cached["pieces"], cached["cuts"])
@@ -127,6 +138,89 @@ def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer) -> bool:
     if not hit:
         write_marshal(path, cached)
     return hit
+
+
+def _piece_counts(
+    pool: list[Document], pieces: list[list[str]], tokenizer: Tokenizer
+) -> list[list[int]]:
+    """The token counts of each placed document's ``pieces``. A piece that the document's own text
+    holds too is read off the piece counts ``tokenizer`` learned for that text when the source was
+    counted (about three pieces in four: a placed document differs from its text only in the blanks
+    between units); the others are counted."""
+    counts = []
+    for document, group in zip(pool, pieces):
+        learned = tokenizer.learned_piece_counts(document.text)
+        known = dict(zip(tokenizer.pieces(document.text) or [], learned)) if learned else {}
+        [fresh] = tokenizer.count_groups([[piece for piece in group if piece not in known]])
+        new = iter(fresh)
+        counts.append([known[piece] if piece in known else next(new) for piece in group])
+    return counts
+
+
+def keep_drawn(pool: list[Document], tokenizer: Tokenizer) -> None:
+    """After a run that split ``pool``'s documents as its rows drew them (:func:`prepare_pool`),
+    keep each drawn document's units, placed text, cut places and piece counts in the cache folder
+    (with each tokenizer of ``tokenizer.members``), so that the next such run reads them back
+    instead of splitting and counting again; nothing when the whole pool is cached."""
+    for member in tokenizer.members:
+        if _cache_path(pool, member).is_file():
+            continue
+        path = _drawn_path(pool, member)
+        kept = _read_drawn(path)
+        new = {}
+        for document in pool:
+            key = _text_key(document.text)
+            if document.text in _COLUMNS and key not in kept and key not in new:
+                new[key] = _drawn_entry(document.text, member)
+        if new:
+            write_marshal(path, {**kept, **new})
+
+
+def _drawn_entry(text: str, tokenizer: Tokenizer) -> list:
+    """What :func:`keep_drawn` keeps of one document: its units and placed text, and where the
+    tokenizer counts by segments, the placed text's cut places, piece counts and the count of its
+    last piece before a :data:`DOCUMENT_BREAK` (as :func:`prepare_pool_for` keeps them)."""
+    placed = placed_document(text)
+    entry: list = [document_columns(text), placed]
+    if tokenizer.counting == "segments":
+        index = tokenizer.index(placed)
+        pieces = [end - start for start, end in zip(index.totals, index.totals[1:])]
+        tail = tokenizer.count_whole(last_piece_before_break(placed, index.cuts))
+        entry += [index.cuts, pieces, tail]
+    return entry
+
+
+def _learn_drawn(pool: list[Document], tokenizer: Tokenizer) -> None:
+    """Read back what :func:`keep_drawn` kept of ``pool``'s documents: their units and placed
+    texts, and teach ``tokenizer`` their cut places and piece counts."""
+    kept = _read_drawn(_drawn_path(pool, tokenizer))
+    for document in pool if kept else ():
+        entry = kept.get(_text_key(document.text))
+        if entry is None:
+            continue
+        columns, placed, *counts = entry
+        _COLUMNS[document.text], _PLACED[document.text] = columns, placed
+        if counts:
+            cuts, pieces, tail = counts
+            tokenizer.learn_texts([placed], [pieces], [cuts])
+            tokenizer.learn([last_piece_before_break(placed, cuts)], [tail])
+
+
+def _text_key(text: str) -> str:
+    """A document text's key among the kept drawn documents."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _drawn_path(pool: list[Document], tokenizer: Tokenizer) -> Path:
+    """Where :func:`keep_drawn` keeps the drawn documents of ``pool`` counted with ``tokenizer``."""
+    whole = _cache_path(pool, tokenizer)
+    return whole.with_name(f"{whole.stem}-drawn.marshal")
+
+
+def _read_drawn(path: Path) -> dict:
+    """The kept drawn documents by text key (empty when absent or unreadable)."""
+    kept = read_marshal(path)
+    return kept if isinstance(kept, dict) else {}
 
 
 def last_piece_before_break(text: str, cuts: list[int]) -> str:

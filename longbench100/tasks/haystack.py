@@ -226,6 +226,12 @@ def repeated(
     return Haystack(texts, [separator] * len(texts), shared=shared)
 
 
+def essay_tokens(budget: int) -> int:
+    """The tokens of prose an essay haystack draws for ``budget`` tokens of prompt: a tenth more,
+    so that the fit can choose where to cut."""
+    return budget + budget // 10
+
+
 def essay(pool: list[Document], rng: random.Random, tokens_wanted: int) -> Haystack:
     """Real prose: whole documents of ``pool`` in a shuffled order, split at sentence ends and line breaks,
     until their tokens reach ``tokens_wanted``; documents are separated by a blank line. A pool too small

@@ -22,8 +22,8 @@ from longbench100.fitting.spans import embedded_spans
 from longbench100.text.tokenization import Tokenizer
 
 from .base import Candidate, Sample, TaskBuilder
-from .essay_units import prepare_pool
-from .haystack import Haystack, essay, fit_haystack, grid_depth, repeated
+from .essay_units import keep_drawn, prepare_pool
+from .haystack import Haystack, essay, essay_tokens, fit_haystack, grid_depth, repeated
 from .words import distinct_word_keys, key_words, word_key
 
 # Our own plain sentences, repeated to make a "noise" haystack.
@@ -114,26 +114,33 @@ class NeedleTask(TaskBuilder):
 
     spec: ClassVar[NeedleSpec]
     required_roles: ClassVar[tuple[str, ...]] = ()
+    reads_drawn_counts_only: ClassVar[bool] = True  # an essay reads the documents it places
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if cls.spec.haystack == "essay":
             cls.required_roles = ("noisy",)
 
-    def prepare(self, tokenizer: Tokenizer) -> None:
-        """An essay haystack's pool split into sentences and its pieces counted, once (cached on disk); the word-key
+    def prepare(self, tokenizer: Tokenizer, prompt_tokens: int) -> None:
+        """An essay haystack's pool split into sentences and its pieces counted, once (cached on
+        disk), unless the run draws only a small part of it (:func:`prepare_pool`); the word-key
         lists read, once (before the workers fork, not in each)."""
         if self.spec.haystack == "essay":
-            prepare_pool(self.noisy_pool, tokenizer)
+            prepare_pool(self.noisy_pool, tokenizer, essay_tokens(prompt_tokens))
         if self.spec.key_kind == "words":
             key_words()
+
+    def finish(self, tokenizer: Tokenizer) -> None:
+        """Keep what the rows split and counted of an essay pool they drew little of (:func:`keep_drawn`)."""
+        if self.spec.haystack == "essay":
+            keep_drawn(self.noisy_pool, tokenizer)
 
     def haystack(self, ctx: BuildContext, needles: RowNeedles, rng: random.Random) -> Haystack:
         """Units enough to fill the budget: repeated noise sentences, real prose, or distractor needles."""
         if self.spec.haystack == "noise":
             return self._noise(ctx.budget)
         if self.spec.haystack == "essay":
-            return essay(self.noisy_pool, rng, ctx.budget + ctx.budget // 10)
+            return essay(self.noisy_pool, rng, essay_tokens(ctx.budget))
         limit = (
             ctx.budget // 10
         )  # needles are longer than 10 tokens, so this is more than the budget holds

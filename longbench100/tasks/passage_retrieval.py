@@ -21,7 +21,6 @@ from __future__ import annotations
 import random
 
 import numpy as np
-from sklearn.metrics.pairwise import cosine_similarity
 
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.templates import PromptTemplates
@@ -29,7 +28,7 @@ from longbench100.sources.corpus import Corpus
 from longbench100.sources.records import Document, Item
 from longbench100.text.tokenization import Tokenizer
 
-from ..baselines.lexical import query_similarities, tfidf_vectorizer
+from ..baselines.lexical import cosine_similarities, query_similarities, tfidf_vectorizer
 from .base import Candidate, GoldAmongDistractors, Sample
 
 AMBIGUITY_SHARE = 0.8
@@ -57,8 +56,8 @@ class PoolMatcher:
         query = self.vectorizer.transform([summary])
         return np.concatenate(
             [
-                cosine_similarity(query, self.vectorizer.transform(texts))[0],
-                cosine_similarity(query, self.matrix)[0],
+                cosine_similarities(query, self.vectorizer.transform(texts))[0],
+                cosine_similarities(query, self.matrix)[0],
             ]
         )
 
@@ -73,7 +72,7 @@ class PassageRetrieval(GoldAmongDistractors):
         super().__init__(corpus, templates)
         self._matchers: dict[str, PoolMatcher] = {}  # by source
 
-    def prepare(self, tokenizer: Tokenizer) -> None:
+    def prepare(self, tokenizer: Tokenizer, prompt_tokens: int) -> None:
         """Each padding source's TF-IDF vectors, fitted once before the worker processes fork."""
         for name, pool in self.source_pools.items():
             self._matchers[name] = PoolMatcher(pool)

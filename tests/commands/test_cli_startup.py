@@ -126,3 +126,39 @@ def test_the_listed_summaries_are_the_commands_own():
         for limit in (30, 45, 60):
             listed = click.Command(name, help=summary).get_short_help_str(limit)
             assert listed == command.get_short_help_str(limit), (name, limit)
+
+
+RUN_HEAVY = ("sklearn", "scipy", "pandas", "httpx", "matplotlib", "pytrec_eval")
+"""Libraries that ``generate`` of a niah cell needs none of: the task modules and the chance levels
+of the control twins must not load them."""
+
+_RUN_CHILD = """
+import json, sys
+from longbench100.cli import main
+try:
+    main.main(sys.argv[1:], prog_name="longbench100")
+except SystemExit as stop:
+    code = stop.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+@pytest.mark.parametrize("task", ["niah_single_1", "niah_single_2", "niah_multikey_1"])
+def test_generate_of_a_niah_cell_imports_no_heavy_library(task: str, tmp_path: Path):
+    python_path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+    arguments = ["generate", "--sources", "demo", "--tasks", task, "--lengths", "2k"]
+    arguments += ["--rows", "2", "--workers", "1", "--quiet", "--out", str(tmp_path / "out")]
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_CHILD, *arguments],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": python_path},
+        check=True,
+        cwd=REPO,
+    )
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert found["code"] == 0, done.stderr
+    assert (tmp_path / "out" / "controls" / task / "2k.jsonl").is_file()  # the twins ran too
+    modules = {name.split(".")[0] for name in found["modules"]}
+    assert sorted(modules & set(RUN_HEAVY)) == []
+    assert "longbench100.tasks.passage_retrieval" not in found["modules"]

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
 from longbench100.catalog.task_info import TASKS
 from longbench100.cli import main
+from longbench100.generate import run as run_module
 from longbench100.generate.manifest import FINISHED_LOG
 from longbench100.generate.options import GenerateOptions, LengthResult
 from longbench100.generate.planner import LengthPlan
@@ -270,8 +271,9 @@ def test_inspect_shows_sources_gold_passages_and_warns_about_a_base_length_witho
 
 
 def test_same_options_give_identical_bytes_whatever_the_workers(
-    generated: Path, mirror: Path, tmp_path: Path
+    generated: Path, mirror: Path, tmp_path: Path, monkeypatch
 ) -> None:
+    monkeypatch.setattr(run_module, "SERIAL_BELOW", 0)  # two processes, however small the run
     again = tmp_path / "again"
     run_generate(_options(mirror, again, workers=2), echo=lambda _: None, progress=False)
     for path in sorted(generated.rglob("*")):
@@ -766,3 +768,24 @@ def test_the_reuse_note_counts_items_or_says_rows_share_a_document() -> None:
         "note: organizing 128k: 2 rows share text of their document with another row",
         "note: single_doc_qa 8k: only 4 eligible items, 2 rows reuse an item",
     ]
+
+
+def test_a_small_run_builds_its_rows_in_one_process(mirror: Path, tmp_path: Path, monkeypatch):
+    pools: list[int] = []
+    original = run_module.worker_pool
+
+    def counting_pool(workers, *args, **kwargs):
+        pools.append(workers)
+        return original(workers, *args, **kwargs)
+
+    monkeypatch.setattr(run_module, "worker_pool", counting_pool)
+    small = _options(mirror, tmp_path / "small", tasks=("niah_single_1",), workers=2)
+    run_generate(small, echo=lambda _: None, progress=False)
+    assert pools == []
+    monkeypatch.setattr(run_module, "SERIAL_BELOW", 0)
+    run_generate(
+        _options(mirror, tmp_path / "pooled", tasks=("niah_single_1",), workers=2),
+        echo=lambda _: None,
+        progress=False,
+    )
+    assert pools == [2]

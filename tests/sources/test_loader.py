@@ -304,3 +304,24 @@ def test_loading_a_corpus_leaves_the_garbage_collector_as_it_found_it(
     finally:
         (gc.enable if was else gc.disable)()
     assert states == [False]
+
+
+def test_a_registry_is_parsed_once_while_its_files_stay_as_they_were(tmp_path, monkeypatch):
+    from longbench100.sources import registry as registry_module
+
+    folder = tmp_path / "registry"
+    folder.mkdir()
+    for path in sorted(packaged_dir("sources").glob("*.toml"))[:3]:
+        (folder / path.name).write_bytes(path.read_bytes())
+    parsed: list[str] = []
+    original = registry_module.parse_entry
+    monkeypatch.setattr(
+        registry_module, "parse_entry", lambda path: parsed.append(path.name) or original(path)
+    )
+    first = load_registry(folder)
+    assert load_registry(folder) == first and len(parsed) == 3  # read back, not parsed again
+    edited = sorted(folder.glob("*.toml"))[0]
+    edited.write_text(edited.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert load_registry(folder) == first and len(parsed) == 6  # a changed file: parsed afresh
+    edited.unlink()
+    assert len(load_registry(folder)) == 2

@@ -8,10 +8,12 @@ import marshal
 import random
 
 from longbench100.fitting.fit import BuildContext
-from longbench100.sources.records import Document
+from longbench100.sources.records import CHARACTERS_PER_TOKEN, LAZY_SHARE, Document
+from longbench100.tasks import essay_units
 from longbench100.tasks.essay_units import (
     _cache_path,
     document_columns,
+    keep_drawn,
     placed_document,
     prepare_pool,
 )
@@ -143,7 +145,7 @@ def test_essay_pool_units_and_piece_counts_are_cached(monkeypatch, tmp_path):
         )
         for i in range(20)
     ]
-    assert prepare_pool(pool, load_tokenizer("cl100k_base")) is False
+    assert prepare_pool(pool, load_tokenizer("cl100k_base"), 10**6) is False
     cached = marshal.loads(_cache_path(pool, load_tokenizer("cl100k_base")).read_bytes())
     assert (
         len(cached["columns"])
@@ -164,7 +166,9 @@ def test_essay_pool_units_and_piece_counts_are_cached(monkeypatch, tmp_path):
         assert " ".join(text.split()) == " ".join(document.text.split())
     assert cached["cuts"] == [cut_places(text) for text in placed]
     fresh = load_tokenizer("cl100k_base")
-    assert prepare_pool(pool, fresh) is True
+    assert (
+        prepare_pool(pool, fresh, 1) is True
+    )  # a cached pool is read back, however little is drawn
     for text in placed:
         assert fresh.count(text) == fresh.count_whole(text)
     # from the cache, a haystack's index of the pool's documents in any order sends nothing to the tokenizer
@@ -188,6 +192,54 @@ def test_essay_pool_units_and_piece_counts_are_cached(monkeypatch, tmp_path):
     assert haystack.base == "".join(
         itertools.chain.from_iterable(zip(["", *separators[1:]], units))
     )
+
+
+def test_a_run_drawing_little_of_its_pool_prepares_nothing_and_fits_the_same(monkeypatch, tmp_path):
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path))
+    sentences = real_sentences()
+    counter = load_tokenizer("cl100k_base")
+    texts = [" ".join(sentences[i * 5 : i * 5 + 5]) + "\nAnd a line." for i in range(30)]
+    pool = [
+        Document(f"e/{i}", "e", text, tokens=counter.count_whole(text))
+        for i, text in enumerate(texts)
+    ]
+    pool_tokens = sum(len(text) for text in texts) // CHARACTERS_PER_TOKEN  # as estimated
+    lazy, ahead = load_tokenizer("cl100k_base"), load_tokenizer("cl100k_base")
+    assert prepare_pool(pool, lazy, pool_tokens // (LAZY_SHARE + 1)) is False
+    assert not (tmp_path / "essay_units").exists()  # nothing split, counted or cached ahead
+    assert lazy.learned_piece_counts(placed_document(pool[0].text)) is None
+    assert prepare_pool(pool, ahead, pool_tokens) is False  # drawing it all: prepared, cached
+    assert len(list((tmp_path / "essay_units").iterdir())) == 1
+    assert ahead.learned_piece_counts(placed_document(pool[0].text)) is not None
+    render = lambda context: f"Read this.\n{context}\nWhat is the number?"  # noqa: E731
+    for seed in range(3):
+        fits = [
+            fit_haystack(
+                ctx_for(300, tokenizer),
+                essay(pool, random.Random(seed), 330),
+                [(0.5, "The number is 7.")],
+                render,
+            )
+            for tokenizer in (lazy, ahead)
+        ]
+        assert fits[0] is not None and fits[1] is not None
+        assert fits[0].fitted.prompt == fits[1].fitted.prompt
+        assert fits[0].fitted.tokens == fits[1].fitted.tokens
+        assert fits[0].fitted.tokens == counter.count_whole(fits[0].fitted.prompt) <= 300
+    # what the lazy rows split and counted is kept, and a later short run reads it back
+    keep_drawn(pool, lazy)
+    assert not list((tmp_path / "essay_units").glob("*-drawn.marshal"))  # the whole pool is cached
+    _cache_path(pool, lazy).unlink()
+    keep_drawn(pool, lazy)
+    assert len(list((tmp_path / "essay_units").glob("*-drawn.marshal"))) == 1
+    drawn = [document.text for document in pool if document.text in essay_units._COLUMNS]
+    monkeypatch.setattr(essay_units, "_COLUMNS", {})
+    monkeypatch.setattr(essay_units, "_PLACED", {})
+    later = load_tokenizer("cl100k_base")
+    assert prepare_pool(pool, later, pool_tokens // (LAZY_SHARE + 1)) is False
+    assert set(essay_units._COLUMNS) == set(drawn)  # read back, not split
+    for text in drawn:
+        assert later.learned_piece_counts(placed_document(text)) is not None
 
 
 def haystack_documents(haystack: Haystack) -> list[Document]:

@@ -26,8 +26,6 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import pytrec_eval
-
 from longbench100.core.errors import UserError
 from longbench100.folders.data_records import DataRecord
 from longbench100.text.answers import strip_reasoning
@@ -251,6 +249,8 @@ def ndcg_cut(ranking: list[str], relevance: dict[str, int], cutoff: int = CUTOFF
     against ``relevance`` ({id: grade}); 0 for an empty ranking."""
     if not ranking:
         return 0.0
+    import pytrec_eval  # with numpy, loaded only where a ranking is graded
+
     measure = f"ndcg_cut.{cutoff}"
     evaluator = pytrec_eval.RelevanceEvaluator({"q": relevance}, {measure})
     run = {
