@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import bm25s
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
@@ -39,6 +40,22 @@ def query_similarities(query: str, texts: list[str], ngrams: int = 1) -> np.ndar
     except ValueError:  # only stop words, or empty texts
         return np.zeros(len(texts))
     return cosine_similarity(vectorizer.transform([query]), matrix)[0]
+
+
+def bm25_scores(query: str, texts: list[str]) -> np.ndarray:
+    """The BM25 score (k1 1.2, b 0.75, English stop words dropped) of each of ``texts`` for
+    ``query``, over an index of ``texts`` alone; zeros when no query word is indexed."""
+    stopwords = "en"
+    corpus = bm25s.tokenize(texts, stopwords=stopwords, show_progress=False)
+    words_of_query = bm25s.tokenize(
+        query, stopwords=stopwords, return_ids=False, show_progress=False
+    )[0]
+    if not texts or not words_of_query or not corpus.vocab:
+        return np.zeros(len(texts))
+    retriever = bm25s.BM25(k1=1.2, b=0.75)
+    retriever.index(corpus, show_progress=False)
+    known = [word for word in words_of_query if word in corpus.vocab]
+    return retriever.get_scores(known) if known else np.zeros(len(texts))
 
 
 def outlier_index(texts: list[str]) -> int | None:

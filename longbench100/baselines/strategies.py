@@ -24,7 +24,7 @@ from longbench100.folders.data_records import DataRecord
 from longbench100.scoring.metrics.sections import parse_sections
 from longbench100.text.sentences import TERMINAL_THEN_BLANK
 
-from .lexical import outlier_index, overlap, query_similarities
+from .lexical import bm25_scores, outlier_index, overlap, query_similarities
 from .prompt_view import Passage, PromptView
 
 ANSWER_KINDS: dict[str, str] = {
@@ -35,7 +35,7 @@ ANSWER_KINDS: dict[str, str] = {
     "passage_count": "count",
     "single_doc_qa": "qa",
     "multi_doc_qa": "qa",
-    "rag_hard": "qa",
+    "rag_hard": "retrieved_qa",
     "single_doc_sum": "summary",
     "multi_doc_sum": "summary",
     "document_summarizing": "section_summaries",
@@ -453,6 +453,56 @@ def _first_and_last_value(attempt: Attempt) -> str | None:
     return f"{values[0]}, {values[-1]}" if values else None
 
 
+GRID_PLACES = 11
+"""The most places of ``grid_place_values``: 0%, 10%, ..., 100%, the paired depth grid the generator
+once put each row's gold on (row r at place r mod 11; json_kv's six places first to last)."""
+
+VALUE_REPLY_CHARACTERS = 250
+"""About the 128-token answer room of the needle and JSON tasks in characters: eleven 7-digit
+numbers, or six UUIDs, with their separators."""
+
+
+def _grid_place_values(attempt: Attempt) -> str | None:
+    """The value nearest each of a few evenly spaced places from the first value of the context to
+    the last (0%, 10%, ..., 100%; fewer places where eleven values would not fit the answer room),
+    in one reply: it scores whenever the gold sits on a fixed grid of depths."""
+    found = [
+        (match.start(), match.group(1) or match.group(2))
+        for match in _NEEDLE_VALUE.finditer(attempt.view.prompt)
+    ]
+    if not found:
+        return None
+    mean_length = sum(len(value) for _, value in found) / len(found) + len(", ")
+    places = max(2, min(GRID_PLACES, int(VALUE_REPLY_CHARACTERS // mean_length)))
+    first, last = found[0][0], found[-1][0]
+    chosen: list[str] = []
+    for step in range(places):
+        target = first + (last - first) * step / (places - 1)
+        value = min(found, key=lambda entry: abs(entry[0] - target))[1]
+        if value not in chosen:
+            chosen.append(value)
+    return ", ".join(chosen)
+
+
+_TITLED_DOCUMENT = re.compile(r"^Document \[\d+\] \(Title: ([^\n]*?)\): ", re.MULTILINE)
+
+
+def _titles_at_score_rise(attempt: Attempt) -> str | None:
+    """The titles of the two documents at the steepest rise in BM25 score (the question against
+    each numbered document) from one document to the next: in documents shown in falling score
+    order, the rise is where a gold block was inserted."""
+    titles = _TITLED_DOCUMENT.findall(attempt.view.prompt)
+    passages = attempt.view.passages
+    if len(passages) < 2 or len(titles) != len(passages):
+        return None
+    scores = bm25_scores(
+        _query(attempt),
+        [f"{title} {passage.text}" for title, passage in zip(titles, passages)],
+    )
+    rise = int(np.argmax(np.diff(scores))) + 1
+    return "; ".join(titles[rise : rise + 2])
+
+
 def _majority_label(attempt: Attempt) -> str | None:
     """The label the demonstrations use most often."""
     labels = Counter(_LABEL_LINE.findall(attempt.view.prompt))
@@ -669,9 +719,27 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
             _first_and_last_value,
             anchor=SUBSTRING_METRICS,
         ),
+        Baseline(
+            "grid_place_values",
+            "position",
+            "the value nearest each of 0%, 10%, ..., 100% of the listed values (six places for "
+            "UUIDs), in one reply",
+            _grid_place_values,
+        ),
     ),
 }
 """The baselines of each answer kind, in the order tables list them."""
+
+BASELINES["retrieved_qa"] = (  # rag_hard: the qa baselines, and one reading retrieval scores
+    *BASELINES["qa"],
+    Baseline(
+        "titles_at_score_rise",
+        "lexical",
+        "the titles of the two documents at the steepest rise in BM25 score from one document to "
+        "the next",
+        _titles_at_score_rise,
+    ),
+)
 
 
 def cut_passage_numbers(record: DataRecord) -> set[str]:
