@@ -465,7 +465,9 @@ numbers, or six UUIDs, with their separators."""
 def _grid_place_values(attempt: Attempt) -> str | None:
     """The value nearest each of a few evenly spaced places from the first value of the context to
     the last (0%, 10%, ..., 100%; fewer places where eleven values would not fit the answer room),
-    in one reply: it scores whenever the gold sits on a fixed grid of depths."""
+    in one reply: it scores whenever the gold sits on a fixed grid of depths. ``None`` where the
+    context lists no more values than there are places: the reply would name every value, which the
+    anchor's substring metric credits whatever the placement (niah_multikey_1's four needles)."""
     found = [
         (match.start(), match.group(1) or match.group(2))
         for match in _NEEDLE_VALUE.finditer(attempt.view.prompt)
@@ -474,6 +476,8 @@ def _grid_place_values(attempt: Attempt) -> str | None:
         return None
     mean_length = sum(len(value) for _, value in found) / len(found) + len(", ")
     places = max(2, min(GRID_PLACES, int(VALUE_REPLY_CHARACTERS // mean_length)))
+    if len(found) <= places:
+        return None
     first, last = found[0][0], found[-1][0]
     chosen: list[str] = []
     for step in range(places):
@@ -487,10 +491,29 @@ def _grid_place_values(attempt: Attempt) -> str | None:
 _TITLED_DOCUMENT = re.compile(r"^Document \[\d+\] \(Title: ([^\n]*?)\): ", re.MULTILINE)
 
 
+FALLING_ORDER = -0.35
+"""The rank correlation of place and BM25 score at or below which ``titles_at_score_rise`` takes
+the documents as shown best first: rag_hard's documents shown by score gave -0.43 to -1.00 (20
+rows at 8k and 32k, the prompt's own BM25), a seeded random order -0.24 to 0.32."""
+
+
+def _place_score_correlation(scores: np.ndarray) -> float:
+    """Spearman's rank correlation of the documents' places with their scores (tied scores share
+    their mean rank); 0 where the scores are all equal."""
+    _, tie_group, group_sizes = np.unique(scores, return_inverse=True, return_counts=True)
+    group_ends = np.cumsum(group_sizes)
+    ranks = (group_ends - (group_sizes - 1) / 2)[tie_group]
+    if len(group_sizes) < 2:
+        return 0.0
+    return float(np.corrcoef(np.arange(len(scores)), ranks)[0, 1])
+
+
 def _titles_at_score_rise(attempt: Attempt) -> str | None:
-    """The titles of the two documents at the steepest rise in BM25 score (the question against
-    each numbered document) from one document to the next: in documents shown in falling score
-    order, the rise is where a gold block was inserted."""
+    """Where the documents are shown best first by BM25 score (the question against each numbered
+    document; rank correlation of place and score at most :data:`FALLING_ORDER`), the titles of the
+    two documents at the steepest rise from one document to the next: a block inserted into that
+    order (the gold) stands out there. ``None`` where the order does not fall: the strategy reads
+    the order, not the best match."""
     titles = _TITLED_DOCUMENT.findall(attempt.view.prompt)
     passages = attempt.view.passages
     if len(passages) < 2 or len(titles) != len(passages):
@@ -499,6 +522,8 @@ def _titles_at_score_rise(attempt: Attempt) -> str | None:
         _query(attempt),
         [f"{title} {passage.text}" for title, passage in zip(titles, passages)],
     )
+    if _place_score_correlation(scores) > FALLING_ORDER:
+        return None
     rise = int(np.argmax(np.diff(scores))) + 1
     return "; ".join(titles[rise : rise + 2])
 

@@ -434,6 +434,8 @@ def test_grid_place_values_finds_a_value_on_the_old_grid_and_misses_one_off_it()
     reply = _answer("listed_values", "grid_place_values", _record("niah_multikey_2"), prompt)
     assert reply is not None and len(reply.split(", ")) == 11
     assert str(1000000 + 150 * 7919) in reply and str(1000000 + 151 * 7919) not in reply
+    few = _json_prompt(values[:5])  # five values, six places: it would list them all
+    assert _answer("listed_values", "grid_place_values", _record("json_kv"), few) is None
 
 
 def _documents_prompt(titles: list[str], bodies: list[str], question: str) -> str:
@@ -444,7 +446,7 @@ def _documents_prompt(titles: list[str], bodies: list[str], question: str) -> st
     return f"Answer the question.\n\n{documents}\n\nQuestion: {question}\nAnswer:"
 
 
-def test_titles_at_score_rise_finds_a_gold_block_inserted_into_falling_scores():
+def test_titles_at_score_rise_finds_a_block_inserted_into_falling_scores_and_only_there():
     question = "Which river flows through the old harbour town of Maplewick?"
     words = ["river", "harbour", "town", "flows", "old"]
     # negatives in falling score order: fewer question words the further down the list
@@ -460,4 +462,8 @@ def test_titles_at_score_rise_finds_a_gold_block_inserted_into_falling_scores():
     prompt = _documents_prompt([t for t, _ in shown], [b for _, b in shown], question)
     record = _record("rag_hard", question=question, answers=("Dunmore",))
     assert _answer("retrieved_qa", "titles_at_score_rise", record, prompt) == "Maplewick; Dunmore"
+    mixed = [negatives[index] for index in (3, 7, 0, 5)] + gold
+    mixed += [negatives[index] for index in (1, 6, 2, 4)]  # a random order: nothing to read
+    prompt = _documents_prompt([t for t, _ in mixed], [b for _, b in mixed], question)
+    assert _answer("retrieved_qa", "titles_at_score_rise", record, prompt) is None
     assert _answer("retrieved_qa", "titles_at_score_rise", record, KV_PROMPT) is None
