@@ -45,12 +45,14 @@ def query_similarities(query: str, texts: list[str], ngrams: int = 1) -> np.ndar
 def bm25_scores(query: str, texts: list[str]) -> np.ndarray:
     """The BM25 score (k1 1.2, b 0.75, English stop words dropped) of each of ``texts`` for
     ``query``, over an index of ``texts`` alone; zeros when no query word is indexed."""
+    if not texts:
+        return np.zeros(0)
     stopwords = "en"
     corpus = bm25s.tokenize(texts, stopwords=stopwords, show_progress=False)
     words_of_query = bm25s.tokenize(
         query, stopwords=stopwords, return_ids=False, show_progress=False
     )[0]
-    if not texts or not words_of_query or not corpus.vocab:
+    if not words_of_query or not corpus.vocab:
         return np.zeros(len(texts))
     retriever = bm25s.BM25(k1=1.2, b=0.75)
     retriever.index(corpus, show_progress=False)

@@ -4,12 +4,12 @@ A question's gold passages sit among negatives from the same source's corpus: by
 passages BM25 ranks best for the question (``--negatives bm25``), as many as the budget holds;
 ``--negatives random`` draws them at random from the same corpus (the easy variant). The chosen
 negatives are shown in a seeded random order (each negative's place key is drawn once per item, so
-the order is the same at every length), never in score order, which would point at the gold. The
-gold passages stay together as one block whose start sits at row r's depth (drawn within slice
-r mod 11 of [0, 1], ``row_depth``), so row r asks the same question at the same depth at every
-length. As in
-HELMET, two worked examples (other questions of the source with their supporting documents and
-answers) come before the documents and count in the budget; their paragraphs are never negatives.
+negatives shown at two lengths keep their order), never in score order, which would point at the
+gold. The gold passages stay together as one block whose start sits at row r's depth (drawn
+within slice r mod 11 of [0, 1], ``row_depth``), so row r asks the same question at the same depth
+at every length. As in HELMET, two worked examples (other questions of the source with their
+supporting documents and answers) come before the documents and count in the budget; their
+paragraphs are never negatives.
 """
 
 from __future__ import annotations
