@@ -219,9 +219,9 @@ def test_rag_hard_places_every_gold_passage_as_one_block_at_the_row_depth(hard, 
 
 
 def test_rag_hard_shows_the_best_bm25_negatives_in_an_order_that_hides_their_scores(hard):
-    """The negatives are the best by BM25 (recorded best first), never the gold, and the prompt shows
-    them in a seeded order, not in score order (which would point at the gold block); a negative
-    shown at both lengths keeps its order against the others (paired rows)."""
+    """The negatives are the best by BM25 (recorded best first), never the gold, and the prompt
+    shows them in a seeded order, not in score order (which would point at the gold block); a
+    negative shown at both lengths keeps its order against the others (paired rows)."""
     rows_with_three, shown_in_score_order, by_row = 0, 0, {}
     for label in LENGTHS:
         for row in records(hard, "rag_hard", label):
