@@ -420,6 +420,13 @@ def _uuid(number: int) -> str:
     return f"{number:08x}-0000-4000-8000-{number:012x}"
 
 
+def test_the_placement_strategies_are_in_the_battery_of_their_tasks():
+    for task in ("json_kv", "niah_multikey_2", "niah_multikey_3"):
+        assert "grid_place_values" in {baseline.name for baseline in baselines_for(task)}
+    rag = {baseline.name: baseline for baseline in baselines_for("rag_hard")}
+    assert rag["titles_at_score_rise"].family == "position" and "best_sentence" in rag
+
+
 def test_grid_place_values_finds_a_value_on_the_old_grid_and_misses_one_off_it():
     values = [_uuid(number) for number in range(120)]
     reply = _answer("listed_values", "grid_place_values", _record("json_kv"), _json_prompt(values))
