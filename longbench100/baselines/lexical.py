@@ -64,6 +64,27 @@ def cosine_similarities(rows: Any, others: Any = None) -> np.ndarray:
     return cosine_similarity(rows, others)
 
 
+def bm25_scores(query: str, texts: list[str]) -> np.ndarray:
+    """The BM25 score (k1 1.2, b 0.75, English stop words dropped) of each of ``texts`` for
+    ``query``, over an index of ``texts`` alone; zeros when no query word is indexed."""
+    import bm25s
+    import numpy as np
+
+    if not texts:
+        return np.zeros(0)
+    stopwords = "en"
+    corpus = bm25s.tokenize(texts, stopwords=stopwords, show_progress=False)
+    words_of_query = bm25s.tokenize(
+        query, stopwords=stopwords, return_ids=False, show_progress=False
+    )[0]
+    if not words_of_query or not corpus.vocab:
+        return np.zeros(len(texts))
+    retriever = bm25s.BM25(k1=1.2, b=0.75)
+    retriever.index(corpus, show_progress=False)
+    known = [word for word in words_of_query if word in corpus.vocab]
+    return retriever.get_scores(known) if known else np.zeros(len(texts))
+
+
 def outlier_index(texts: list[str]) -> int | None:
     """The index of the text least similar, on average, to the others (TF-IDF cosine); ``None`` for fewer than 3 texts."""
     if len(texts) < 3:

@@ -15,15 +15,18 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from longbench100.catalog.entities import ENTITY_TYPES
 from longbench100.folders.data_records import DataRecord
 from longbench100.scoring.metrics.sections import parse_sections
 from longbench100.text.sentences import TERMINAL_THEN_BLANK
 
-from .lexical import most_similar, outlier_index, overlap, query_similarities
+from .lexical import bm25_scores, most_similar, outlier_index, overlap, query_similarities
 from .prompt_view import Passage, PromptView
+
+if TYPE_CHECKING:  # numpy loads where a strategy uses it
+    import numpy as np
 
 ANSWER_KINDS: dict[str, str] = {
     "counting_stars": "option",
@@ -33,7 +36,7 @@ ANSWER_KINDS: dict[str, str] = {
     "passage_count": "count",
     "single_doc_qa": "qa",
     "multi_doc_qa": "qa",
-    "rag_hard": "qa",
+    "rag_hard": "retrieved_qa",
     "single_doc_sum": "summary",
     "multi_doc_sum": "summary",
     "document_summarizing": "section_summaries",
@@ -449,6 +452,85 @@ def _first_and_last_value(attempt: Attempt) -> str | None:
     return f"{values[0]}, {values[-1]}" if values else None
 
 
+GRID_PLACES = 11
+"""The most places of ``grid_place_values``: 0%, 10%, ..., 100%, the paired depth grid the generator
+once put each row's gold on (row r at place r mod 11; json_kv's six places first to last)."""
+
+VALUE_REPLY_CHARACTERS = 250
+"""About the 128-token answer room of the needle and JSON tasks in characters: eleven 7-digit
+numbers, or six UUIDs, with their separators."""
+
+
+def _grid_place_values(attempt: Attempt) -> str | None:
+    """The value nearest each of a few evenly spaced places from the first value of the context to
+    the last (0%, 10%, ..., 100%; fewer places where eleven values would not fit the answer room),
+    in one reply: it scores whenever the gold sits on a fixed grid of depths. ``None`` where the
+    context lists no more values than there are places: the reply would name every value, which the
+    anchor's substring metric credits whatever the placement (niah_multikey_1's four needles)."""
+    found = [
+        (match.start(), match.group(1) or match.group(2))
+        for match in _NEEDLE_VALUE.finditer(attempt.view.prompt)
+    ]
+    if not found:
+        return None
+    mean_length = sum(len(value) for _, value in found) / len(found) + len(", ")
+    places = max(2, min(GRID_PLACES, int(VALUE_REPLY_CHARACTERS // mean_length)))
+    if len(found) <= places:
+        return None
+    first, last = found[0][0], found[-1][0]
+    chosen: list[str] = []
+    for step in range(places):
+        target = first + (last - first) * step / (places - 1)
+        value = min(found, key=lambda entry: abs(entry[0] - target))[1]
+        if value not in chosen:
+            chosen.append(value)
+    return ", ".join(chosen)
+
+
+_TITLED_DOCUMENT = re.compile(r"^Document \[\d+\] \(Title: ([^\n]*?)\): ", re.MULTILINE)
+
+
+FALLING_ORDER = -0.35
+"""The rank correlation of place and BM25 score at or below which ``titles_at_score_rise`` takes
+the documents as shown best first: rag_hard's documents shown by score gave -0.43 to -1.00 (20
+rows at 8k and 32k, the prompt's own BM25), a seeded random order -0.24 to 0.32."""
+
+
+def _place_score_correlation(scores: np.ndarray) -> float:
+    """Spearman's rank correlation of the documents' places with their scores (tied scores share
+    their mean rank); 0 where the scores are all equal."""
+    import numpy as np
+
+    _, tie_group, group_sizes = np.unique(scores, return_inverse=True, return_counts=True)
+    group_ends = np.cumsum(group_sizes)
+    ranks = (group_ends - (group_sizes - 1) / 2)[tie_group]
+    if len(group_sizes) < 2:
+        return 0.0
+    return float(np.corrcoef(np.arange(len(scores)), ranks)[0, 1])
+
+
+def _titles_at_score_rise(attempt: Attempt) -> str | None:
+    """Where the documents are shown best first by BM25 score (the question against each numbered
+    document; rank correlation of place and score at most :data:`FALLING_ORDER`), the titles of the
+    two documents at the steepest rise from one document to the next: a block inserted into that
+    order (the gold) stands out there. ``None`` where the order does not fall: the strategy reads
+    the order, not the best match."""
+    import numpy as np
+
+    titles = _TITLED_DOCUMENT.findall(attempt.view.prompt)
+    passages = attempt.view.passages
+    if len(passages) < 2 or len(titles) != len(passages):
+        return None
+    scores = bm25_scores(
+        _query(attempt),
+        [f"{title} {passage.text}" for title, passage in zip(titles, passages)],
+    )
+    if _place_score_correlation(scores) > FALLING_ORDER:
+        return None
+    rise = int(np.argmax(np.diff(scores))) + 1
+    return "; ".join(titles[rise : rise + 2])
+
+
 def _majority_label(attempt: Attempt) -> str | None:
     """The label the demonstrations use most often."""
     labels = Counter(_LABEL_LINE.findall(attempt.view.prompt))
@@ -665,9 +747,29 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
             _first_and_last_value,
             anchor=SUBSTRING_METRICS,
         ),
+        Baseline(
+            "grid_place_values",
+            "position",
+            "the value nearest each of 0%, 10%, ..., 100% of the listed values (six places for "
+            "UUIDs), in one reply",
+            _grid_place_values,
+        ),
     ),
 }
 """The baselines of each answer kind, in the order tables list them."""
+
+# rag_hard: the qa baselines, and one that reads the order of retrieval scores (a place in the
+# prompt, so it is judged as a position baseline, not reported as the lexical ones are)
+BASELINES["retrieved_qa"] = (
+    *BASELINES["qa"],
+    Baseline(
+        "titles_at_score_rise",
+        "position",
+        "the titles of the two documents at the steepest rise in BM25 score from one document to "
+        "the next",
+        _titles_at_score_rise,
+    ),
+)
 
 
 def cut_passage_numbers(record: DataRecord) -> set[str]:

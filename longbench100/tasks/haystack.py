@@ -14,6 +14,7 @@ from functools import cached_property
 
 from longbench100.fitting.fit import BuildContext, Fitted
 from longbench100.fitting.pieces import Piece
+from longbench100.fitting.rng import derive_rng
 from longbench100.sources.records import Document
 from longbench100.text.spliced_count import JoinedIndex, Part, TextIndex, materialize, part_length
 from longbench100.text.tokenization import Tokenizer
@@ -27,14 +28,17 @@ from .essay_units import (
     unit_bounds,
 )
 
-DEPTH_GRID = tuple(step / 10 for step in range(11))  # 0%, 10%, ..., 100%
+DEPTH_STRATA = 11  # equal slices of [0, 1]; row r draws its depth within slice r mod 11
 MAX_SEARCH_STEPS = 40
 ESTIMATE_SAMPLE = 200  # units counted to estimate the tokens of one unit
 
 
-def grid_depth(row: int, grid: tuple[float, ...] = DEPTH_GRID) -> float:
-    """The target depth of row ``row``: the grid's values in turn, so depths are balanced over rows."""
-    return grid[row % len(grid)]
+def row_depth(seed: int, task: str, row: int, strata: int = DEPTH_STRATA) -> float:
+    """The target depth of row ``row`` (stratified jitter): a seeded uniform draw within the row's
+    stratum, slice ``row % strata`` of [0, 1]. Depths are balanced over rows, the same at every
+    length (paired), and no small set of fixed places holds the gold."""
+    offset = derive_rng(seed, task, "depth", row).random()
+    return round((row % strata + offset) / strata, 4)
 
 
 @dataclass

@@ -1,8 +1,8 @@
 """json_kv (HELMET Recall): a JSON object of random UUID keys and values; give the value of one key.
 
-The asked pair is the row's own (the same at every length); row ``r`` places it at position
-``JSON_POSITIONS[r % 6]`` of the object (six evenly spaced positions, first to last), and random
-pairs from the sample's RNG fill the rest of the budget.
+The asked pair is the row's own (the same at every length); row ``r`` places it at a position drawn
+once per row within slice ``r % 6`` of the object (six equal slices, first to last: HELMET's six
+depths, jittered), and random pairs from the sample's RNG fill the rest of the budget.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import embedded_spans
 
 from .base import Candidate, Sample, TaskBuilder
-from .haystack import fit_haystack, grid_depth, repeated
+from .haystack import fit_haystack, repeated, row_depth
 from .niah import make_value
 
-JSON_POSITIONS = tuple(step / 5 for step in range(6))
+JSON_DEPTH_STRATA = 6  # HELMET's json_kv files place the pair at six depths
 PAIR_MIN_TOKENS = 20  # a pair holds two quoted UUIDs: more tokens than this, so budget // 20 pairs are more than fit
 
 
@@ -39,7 +39,7 @@ class JsonKv(TaskBuilder):
         """One sample: the largest object that fits, the asked pair at its position."""
         row_rng = derive_rng(ctx.seed, self.name, "row", row)
         key, value = make_value("uuid", row_rng), make_value("uuid", row_rng)
-        position = grid_depth(row, JSON_POSITIONS)
+        position = row_depth(ctx.seed, self.name, row, JSON_DEPTH_STRATA)
         limit = ctx.budget // PAIR_MIN_TOKENS
         pairs = repeated(
             (json_pair(make_value("uuid", rng), make_value("uuid", rng)) for _ in range(limit)),

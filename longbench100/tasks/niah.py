@@ -23,7 +23,7 @@ from longbench100.text.tokenization import Tokenizer
 
 from .base import Candidate, Sample, TaskBuilder
 from .essay_units import keep_drawn, prepare_pool
-from .haystack import Haystack, essay, essay_tokens, fit_haystack, grid_depth, repeated
+from .haystack import Haystack, essay, essay_tokens, fit_haystack, repeated, row_depth
 from .words import distinct_word_keys, key_words, word_key
 
 # Our own plain sentences, repeated to make a "noise" haystack.
@@ -81,8 +81,9 @@ class RowNeedles:
 
 
 def row_needles(spec: NeedleSpec, task: str, seed: int, row: int) -> RowNeedles:
-    """The needles of row ``row``: the same at every length. The first gold needle sits at the row's grid
-    depth; the other needles at depths drawn from the row's RNG."""
+    """The needles of row ``row``: the same at every length. The first gold needle sits at the row's
+    depth (``row_depth``: drawn within the row's stratum); the other needles at depths drawn from
+    the row's RNG."""
     rng = derive_rng(seed, task, "row", row)
     keys = distinct_draws(
         spec.queried_keys + spec.distractor_needles, lambda: make_key(spec.key_kind, rng)
@@ -95,7 +96,7 @@ def row_needles(spec: NeedleSpec, task: str, seed: int, row: int) -> RowNeedles:
             while value in values:
                 value = make_value(spec.value_kind, rng)
             values.append(value)
-            depth = grid_depth(row) if not gold else round(rng.random(), 4)
+            depth = row_depth(seed, task, row) if not gold else round(rng.random(), 4)
             gold.append((depth, needle_text(spec, key, value)))
     distractors = [
         (round(rng.random(), 4), needle_text(spec, key, make_value(spec.value_kind, rng)))

@@ -1,18 +1,22 @@
 """rag_hard: HELMET's retrieval-augmented QA with hard negatives.
 
 A question's gold passages sit among negatives from the same source's corpus: by default the
-passages BM25 ranks best for the question (``--negatives bm25``), most relevant first, as many as the
-budget holds; ``--negatives random`` draws them at random from the same corpus (the easy variant).
-The gold passages stay together as one block whose start sits at row r's grid depth
-(0%, 10%, ..., 100%), so row r asks the same question at the same depth at every length. As in
-HELMET, two worked examples (other questions of the source with their supporting documents and
-answers) come before the documents and count in the budget; their paragraphs are never negatives.
+passages BM25 ranks best for the question (``--negatives bm25``), as many as the budget holds;
+``--negatives random`` draws them at random from the same corpus (the easy variant). The chosen
+negatives are shown in a seeded random order (each negative's place key is drawn once per item, so
+negatives shown at two lengths keep their order), never in score order, which would point at the
+gold. The gold passages stay together as one block whose start sits at row r's depth (drawn
+within slice r mod 11 of [0, 1], ``row_depth``), so row r asks the same question at the same depth
+at every length. As in HELMET, two worked examples (other questions of the source with their
+supporting documents and answers) come before the documents and count in the budget; their
+paragraphs are never negatives.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Callable
 
 from longbench100.fitting.fit import BuildContext, minimum_tokens
 from longbench100.fitting.pieces import Piece
@@ -22,7 +26,7 @@ from longbench100.sources.records import Item
 from longbench100.text.answers import normalize_answer
 
 from .base import Candidate, Sample, number_blocks
-from .haystack import fit_units, grid_depth, nearest_boundary
+from .haystack import fit_units, nearest_boundary, row_depth
 from .negatives import PASSAGE_OVERHEAD, NegativesTask, mean_tokens, passage_body, passage_piece
 
 MAX_ANSWER_WORDS = (
@@ -39,6 +43,14 @@ def short_answer(answer: str) -> bool:
         and 0 < len(words) <= MAX_ANSWER_WORDS
         and " ".join(words) not in YES_NO
     )
+
+
+def shown_order(negatives: list[Piece], rng: random.Random) -> Callable[[int], list[Piece]]:
+    """The first ``count`` negatives (the best ``count`` by score) in a seeded random order: each
+    negative draws its place key once, so a negative keeps its order against the others at every
+    count, and the order says nothing about the scores."""
+    keys = [rng.random() for _ in negatives]
+    return lambda count: [negatives[index] for index in sorted(range(count), key=keys.__getitem__)]
 
 
 def with_gold_at(negatives: list[Piece], gold: list[Piece], depth: float) -> list[Piece]:
@@ -98,7 +110,8 @@ class RagHard(NegativesTask):
     def build(
         self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
     ) -> Sample | None:
-        """The gold block at the row's depth among the most negatives (in placement order) that fit the budget."""
+        """The gold block at the row's depth among the most negatives (best first) that fit the
+        budget, shown in a seeded random order."""
         assert candidate is not None, "the planner hands every item-based task a candidate"
         item = candidate.item
         assert item.question is not None, "accepts() keeps only items with a question"
@@ -115,11 +128,12 @@ class RagHard(NegativesTask):
             tuple(self.answers(item)),
         )
         units = [passage_piece("distractor", negative.document) for negative in negatives]
-        target = grid_depth(row)
+        in_shown_order = shown_order(units, derive_rng(ctx.seed, self.name, "order", item.id))
+        target = row_depth(ctx.seed, self.name, row)
         render = self._render_for(item)
 
         def arrange(count: int) -> list[Piece]:
-            return with_gold_at(units[:count], gold_pieces, target)
+            return with_gold_at(in_shown_order(count), gold_pieces, target)
 
         fitted = fit_units(
             ctx,

@@ -409,3 +409,68 @@ def test_organizing_openings_are_ethics_construct_and_document_organizing_s_are_
     assert not on_real.judged and on_real.anchor == ETHIC_ORGANIZING
     assert on_twin.judged and on_twin.over(0.5)
     assert _score(documents["section_openings"], [1.0, 1.0], limit).judged
+
+
+def _json_prompt(values: list[str]) -> str:
+    pairs = ", ".join(f'"k{index:035d}": "{value}"' for index, value in enumerate(values))
+    return f"JSON data:\n{{{pairs}}}\n\nQuestion: What is the value of the key?\nAnswer:"
+
+
+def _uuid(number: int) -> str:
+    return f"{number:08x}-0000-4000-8000-{number:012x}"
+
+
+def test_the_placement_strategies_are_in_the_battery_of_their_tasks():
+    for task in ("json_kv", "niah_multikey_2", "niah_multikey_3"):
+        assert "grid_place_values" in {baseline.name for baseline in baselines_for(task)}
+    rag = {baseline.name: baseline for baseline in baselines_for("rag_hard")}
+    assert rag["titles_at_score_rise"].family == "position" and "best_sentence" in rag
+
+
+def test_grid_place_values_finds_a_value_on_the_old_grid_and_misses_one_off_it():
+    values = [_uuid(number) for number in range(120)]
+    reply = _answer("listed_values", "grid_place_values", _record("json_kv"), _json_prompt(values))
+    assert reply is not None and len(reply.split(", ")) == 6  # six UUIDs: about the answer room
+    on_grid = {values[round(step * 119 / 5)] for step in range(6)}
+    assert set(reply.split(", ")) == on_grid and values[37] not in reply
+    needles = "\n".join(
+        f"One of the special magic numbers for key-{index} is: {1000000 + index * 7919}."
+        for index in range(300)
+    )
+    prompt = f"Some special magic numbers are hidden.\n{needles}\n\nQuestion: What is it?\nAnswer:"
+    reply = _answer("listed_values", "grid_place_values", _record("niah_multikey_2"), prompt)
+    assert reply is not None and len(reply.split(", ")) == 11
+    assert str(1000000 + 150 * 7919) in reply and str(1000000 + 151 * 7919) not in reply
+    few = _json_prompt(values[:5])  # five values, six places: it would list them all
+    assert _answer("listed_values", "grid_place_values", _record("json_kv"), few) is None
+
+
+def _documents_prompt(titles: list[str], bodies: list[str], question: str) -> str:
+    documents = "\n\n".join(
+        f"Document [{number}] (Title: {title}): {body}"
+        for number, (title, body) in enumerate(zip(titles, bodies), 1)
+    )
+    return f"Answer the question.\n\n{documents}\n\nQuestion: {question}\nAnswer:"
+
+
+def test_titles_at_score_rise_finds_a_block_inserted_into_falling_scores_and_only_there():
+    question = "Which river flows through the old harbour town of Maplewick?"
+    words = ["river", "harbour", "town", "flows", "old"]
+    # negatives in falling score order: fewer question words the further down the list
+    negatives = [
+        (f"Negative {index}", " ".join(words[: max(0, 4 - index // 2)]) + " filler text here")
+        for index in range(8)
+    ]
+    gold = [
+        ("Maplewick", "Maplewick is an old harbour town; the river Dunmore flows through it."),
+        ("Dunmore", "The Dunmore is a river."),
+    ]
+    shown = negatives[:5] + gold + negatives[5:]
+    prompt = _documents_prompt([t for t, _ in shown], [b for _, b in shown], question)
+    record = _record("rag_hard", question=question, answers=("Dunmore",))
+    assert _answer("retrieved_qa", "titles_at_score_rise", record, prompt) == "Maplewick; Dunmore"
+    mixed = [negatives[index] for index in (3, 7, 0, 5)] + gold
+    mixed += [negatives[index] for index in (1, 6, 2, 4)]  # a random order: nothing to read
+    prompt = _documents_prompt([t for t, _ in mixed], [b for _, b in mixed], question)
+    assert _answer("retrieved_qa", "titles_at_score_rise", record, prompt) is None
+    assert _answer("retrieved_qa", "titles_at_score_rise", record, KV_PROMPT) is None

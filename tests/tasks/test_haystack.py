@@ -24,6 +24,7 @@ from longbench100.tasks.haystack import (
     nearest_boundary,
     prompt_frame,
     repeated,
+    row_depth,
 )
 from longbench100.text.segment_count import cut_places
 from longbench100.text.tokenization import load_tokenizer
@@ -279,3 +280,17 @@ def test_an_essay_lays_out_as_the_same_units_held_one_by_one():
             assert (
                 haystack.layout(index, count, needles)[1] == plain.layout(index, count, needles)[1]
             )
+
+
+def test_row_depths_are_drawn_within_the_rows_stratum_and_cover_it():
+    """Row r's depth lies in slice r mod 11 of [0, 1], is the same on every call (the same at every
+    length), and the draws spread over the whole slice instead of sitting on fixed points."""
+    depths = [row_depth(42, "niah_single_1", row) for row in range(1100)]
+    assert depths == [row_depth(42, "niah_single_1", row) for row in range(1100)]
+    assert depths != [row_depth(43, "niah_single_1", row) for row in range(1100)]
+    for stratum in range(11):
+        own = depths[stratum::11]
+        assert all(stratum / 11 <= depth <= (stratum + 1) / 11 for depth in own)
+        assert max(own) - min(own) > 0.9 / 11 and len(set(own)) >= 85
+    sixths = [row_depth(42, "json_kv", row, 6) for row in range(600)]
+    assert all(row % 6 / 6 <= depth <= (row % 6 + 1) / 6 for row, depth in enumerate(sixths))
