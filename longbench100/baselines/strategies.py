@@ -84,6 +84,28 @@ SUBSTRING_METRICS = "NVIDIA/RULER scripts/eval/synthetic/constants.py"
 """RULER's string_match_all (and HELMET's substring match) credits an answer found anywhere in the
 reply, so a reply listing several values of the context is graded as if it named the asked one."""
 
+STAR_SENTENCES = "uservan/100-LongBench utils/data_utils.py (generate_dataset_counting_stars)"
+"""100-LongBench writes each star sentence ("The little penguin counted N") before a passage and asks
+for the counts in the order they appear, so the option whose counts occur in that order among the
+context's numbers is the one the star sentences spell out."""
+NEEDLE_FORMATS = (
+    "NVIDIA/RULER scripts/data/synthetic/niah.py, variable_tracking.py; "
+    "scripts/eval/synthetic/constants.py (string_match_all); princeton-nlp/HELMET data.py "
+    "(load_json_kv: UUID keys and values, substring match)"
+)
+"""RULER's needles carry values of one shape (7-digit numbers, UUIDs, 5-letter VAR names) that the
+haystack never holds otherwise, and its metric credits a reply listing them all, so a pattern reader
+of that shape finds every needle without reading anything else."""
+EXACT_COPIES = "uservan/100-LongBench utils/data_utils.py (generate_dataset_passage_count)"
+"""100-LongBench's passage_count repeats paragraphs as exact copies, so counting the distinct
+passage texts is the count asked for."""
+HELMET_ICL = (
+    "princeton-nlp/HELMET data.py (load_icl: labelled demonstrations from the training set)"
+)
+"""HELMET's demonstrations are labelled training examples of the test text's own classes, so
+reading the label of the demonstration most like the test text is nearest-neighbour
+classification: the in-context learning the task asks for, done crudely."""
+
 ETHIC_ORGANIZING = (
     "dmis-lab/ETHIC utils.py (calculate_score, Organizing: LCS of the reply's order with the "
     "answer), inference.py (each prompt is the dataset's User_msg: the sections, then their "
@@ -419,6 +441,25 @@ def _frequent_in_first_quarter(attempt: Attempt) -> str | None:
     return _frequent_in_part(attempt, 4)
 
 
+def _distinct_words(attempt: Attempt, backwards: bool) -> str | None:
+    """The first distinct words of the list the row asks about, as many as the answer holds, read
+    from its start (or from its end, backwards): no counting."""
+    listed = attempt.view.after_examples.strip().split("\n\n")[-1]  # past the instruction
+    words = re.findall(r"[A-Za-z]+", listed)
+    distinct = list(dict.fromkeys(reversed(words) if backwards else words))
+    return ", ".join(distinct[: _answer_room_words(attempt)]) or None
+
+
+def _first_distinct_words(attempt: Attempt) -> str | None:
+    """The first distinct words of the list, in the order they first appear."""
+    return _distinct_words(attempt, backwards=False)
+
+
+def _last_distinct_words(attempt: Attempt) -> str | None:
+    """The first distinct words of the list read backwards from its end."""
+    return _distinct_words(attempt, backwards=True)
+
+
 def _numbers_in_context(attempt: Attempt) -> str | None:
     """The option with the most of its numbers occurring, as whole numbers, in the context (first on
     a tie)."""
@@ -432,6 +473,54 @@ def _numbers_in_context(attempt: Attempt) -> str | None:
     return max(
         lists, key=lambda entry: sum(value in present for value in entry[1]) / len(entry[1])
     )[0]
+
+
+def _numbers_in_order(attempt: Attempt) -> str | None:
+    """The first option whose numbers occur, in its order, among the context's whole numbers."""
+    present = re.findall(r"(?<![\d.])\d+(?![\d.])", attempt.view.context or attempt.view.prompt)
+    for number, text in attempt.view.options:
+        wanted = re.findall(r"\d+", text)
+        remaining = iter(present)
+        if wanted and all(value in remaining for value in wanted):  # a subsequence, in order
+            return number
+    return None
+
+
+def _distinct_passages(attempt: Attempt) -> str | None:
+    """The number of distinct passage texts (exact copies counted once)."""
+    passages = attempt.view.passages
+    return str(len({passage.text.strip() for passage in passages})) if passages else None
+
+
+_NEEDLE_SHAPES = re.compile(
+    r"\b(?:\d{7}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"
+    r"|(?<=VAR )[A-Z]{5}\b"
+)
+
+
+def _needle_shaped_values(attempt: Attempt) -> str | None:
+    """Every 7-digit number, UUID and 5-letter VAR name of the prompt that its question does not
+    name, in one reply."""
+    asked = set(_NEEDLE_SHAPES.findall(attempt.record.question or ""))
+    values = [
+        value
+        for value in dict.fromkeys(_NEEDLE_SHAPES.findall(attempt.view.prompt))
+        if value not in asked
+    ]
+    return ", ".join(values) or None
+
+
+_DEMONSTRATION = re.compile(r"^text: (.*)\nlabel: (\S+)$", re.MULTILINE)
+
+
+def _nearest_demonstration(attempt: Attempt) -> str | None:
+    """The label of the demonstration most like the text to label (TF-IDF cosine)."""
+    demonstrations = _DEMONSTRATION.findall(attempt.view.prompt)
+    asked = attempt.view.prompt.rsplit("\ntext: ", 1)[-1].split("\nlabel:", 1)[0]
+    if not demonstrations:
+        return None
+    scores = query_similarities(asked, [text for text, _ in demonstrations])
+    return demonstrations[int(np.argmax(scores))][1]
 
 
 def _ratio_of_total(attempt: Attempt) -> str | None:
@@ -564,6 +653,14 @@ _OPENINGS_ORDER = Baseline(
     _openings_order,
 )
 
+_NEEDLE_READER = Baseline(
+    "needle_shaped_values",
+    "lexical",
+    "every 7-digit number, UUID and 5-letter VAR name the question does not name, in one reply",
+    _needle_shaped_values,
+    anchor=NEEDLE_FORMATS,
+)
+
 BASELINES: dict[str, tuple[Baseline, ...]] = {
     "option": (
         Baseline(
@@ -589,6 +686,13 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
             "lexical",
             "the option whose numbers all (or most) occur in the context",
             _numbers_in_context,
+        ),
+        Baseline(
+            "numbers_in_order",
+            "lexical",
+            "the first option whose numbers occur in its order among the context's numbers",
+            _numbers_in_order,
+            anchor=STAR_SENTENCES,
         ),
         _PRIOR,
     ),
@@ -641,6 +745,13 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
             _announced_total,
         ),
         Baseline(
+            "distinct_passages",
+            "frequency",
+            "the number of distinct passage texts (exact copies counted once)",
+            _distinct_passages,
+            anchor=EXACT_COPIES,
+        ),
+        Baseline(
             "ratio_of_total",
             "context-free",
             "the announced total times the distinct share seen in other rows",
@@ -650,6 +761,7 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
     ),
     "qa": (
         Baseline("answer_yes", "context-free", "always 'yes'", _answer("yes")),
+        Baseline("copy_question", "context-free", "the question as it stands", _query),
         Baseline("answer_no", "context-free", "always 'no'", _answer("no")),
         _PRIOR,
         Baseline(
@@ -729,17 +841,39 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
             _frequent_in_first_quarter,
             anchor=RULER_WORD_LISTS,
         ),
+        Baseline(
+            "first_distinct_words",
+            "position",
+            "the first distinct words of the list, as many as the answer holds (no counting)",
+            _first_distinct_words,
+            anchor=RULER_WORD_LISTS,
+        ),
+        Baseline(
+            "last_distinct_words",
+            "position",
+            "the first distinct words of the list read backwards from its end (no counting)",
+            _last_distinct_words,
+            anchor=RULER_WORD_LISTS,
+        ),
         _PRIOR,
     ),
     "label": (
         Baseline(
             "majority_label", "frequency", "the label the demonstrations use most", _majority_label
         ),
+        Baseline(
+            "nearest_demonstration",
+            "lexical",
+            "the label of the demonstration most like the text to label (TF-IDF)",
+            _nearest_demonstration,
+            anchor=HELMET_ICL,
+        ),
         _PRIOR,
     ),
-    "needle": (_PRIOR,),
+    "needle": (_PRIOR, _NEEDLE_READER),
     "listed_values": (
         _PRIOR,
+        _NEEDLE_READER,
         Baseline(
             "first_and_last_value",
             "position",

@@ -37,10 +37,13 @@ def baselines(data: Path, tasks: str, out: Path | None, check: bool) -> None:
 
     \b
     Families (docs/baselines.md): context-free (option consensus, the answer most
-    often right in other rows, always yes/no, the record value never used as a key),
-    position (first/middle/last passage, alphabetical order), outlier (the passage
-    least like the others), lexical (TF-IDF matching of question and context),
-    copy (openings as summaries) and frequency (most frequent words or labels).
+    often right in other rows, always yes/no, the question itself, the record value
+    never used as a key), position (first/middle/last passage, alphabetical order,
+    the first distinct words of a list), outlier (the passage least like the
+    others), lexical (TF-IDF matching of question and context, needle-shaped
+    values, the nearest demonstration), copy (openings as summaries) and frequency
+    (most frequent words or labels, distinct passages). Strategies that the anchor
+    benchmark's own construct lets score are shown as the anchor's on real prompts.
     Answers are graded by the task's own classic metric, as `score --metric classic`
     grades predictions. Chance is the mean score of every candidate answer (or of
     random orders). Each task's limit comes from its suite file (`shortcut_limit`,

@@ -27,6 +27,11 @@ and counts them per rule (``sources verify``, ``inspect`` and the manifest repor
   could answer them from what such clauses usually say without reading this document. This rule
   looks at all of a source's items at once (``SOURCE_RULES``), after identical items are merged;
   documents are compared by their texts, so one document under two ids is one document.
+- ``answer_not_in_question``: the gold answer cannot be read off the question: no gold answer
+  occurs in the question, and replying the question as it stands scores below token F1 0.5
+  against every gold answer (both after LongBench's normalisation: the substring and F1 metrics
+  the QA tasks grade by). "Which is older, Aspirin or Ibuprofen?" with the answer "Aspirin" fails
+  it; so does a BioASQ answer that restates its question.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ GROUNDED_SHARE = 0.7
 SHARED_ANSWER_F1 = (
     0.5  # another document's answer to the same question this close makes the answer guessable
 )
+QUESTION_ANSWER_F1 = 0.5
+"""Token F1 of the question itself against a gold answer from which the answer counts as read off it."""
 _WORD = re.compile(r"[a-z0-9]+")
 _NORMALISE = re.compile(r"[^a-z0-9]+")
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b(?![-'’])", re.IGNORECASE)
@@ -137,6 +144,20 @@ def answer_not_yes_no(question: str, answers: Sequence[str], documents: Sequence
     return not _YES_NO.search(answers[0])
 
 
+def answer_not_in_question(question: str, answers: Sequence[str], documents: Sequence[str]) -> bool:
+    """No gold answer occurs in the question, and the question scores below ``QUESTION_ANSWER_F1``
+    token F1 against every gold answer (both after LongBench's normalisation)."""
+    from longbench100.text.answers import normalize_answer, token_f1  # light: regular expressions
+
+    asked = normalize_answer(question)
+    return not any(
+        f" {normalised} " in f" {asked} "
+        or token_f1(asked.split(), normalised.split()) >= QUESTION_ANSWER_F1
+        for normalised in map(normalize_answer, answers)
+        if normalised
+    )
+
+
 def answer_document_specific(items: Sequence, documents: Sequence[tuple[str, ...]]) -> set[int]:
     """The positions of the QA items whose first gold answer reaches token F1 ``SHARED_ANSWER_F1`` against the
     first gold answer to the same question about another document; ``documents[i]`` holds the texts of item
@@ -171,6 +192,7 @@ ANSWERABILITY_RULES: dict[str, Rule] = {
     "answer_extractive": answer_extractive,
     "answer_grounded": answer_grounded,
     "answer_not_yes_no": answer_not_yes_no,
+    "answer_not_in_question": answer_not_in_question,
 }
 SOURCE_RULES: dict[str, Callable[[Sequence, Sequence[tuple[str, ...]]], set[int]]] = {
     "answer_document_specific": answer_document_specific,

@@ -17,6 +17,11 @@ from longbench100.baselines.prompt_view import read_prompt
 from longbench100.baselines.strategies import (
     BASELINES,
     ETHIC_ORGANIZING,
+    EXACT_COPIES,
+    HELMET_ICL,
+    NEEDLE_FORMATS,
+    RULER_WORD_LISTS,
+    STAR_SENTENCES,
     Attempt,
     baselines_for,
     chance_answers,
@@ -474,3 +479,90 @@ def test_titles_at_score_rise_finds_a_block_inserted_into_falling_scores_and_onl
     prompt = _documents_prompt([t for t, _ in mixed], [b for _, b in mixed], question)
     assert _answer("retrieved_qa", "titles_at_score_rise", record, prompt) is None
     assert _answer("retrieved_qa", "titles_at_score_rise", record, KV_PROMPT) is None
+
+
+def test_copy_question_replies_the_question_on_every_free_text_qa_task():
+    for task in ("single_doc_qa", "multi_doc_qa", "rag_hard", "long_doc_qa", "qa_1", "qa_2"):
+        copy = {b.name: b for b in baselines_for(task)}["copy_question"]
+        assert copy.anchor is None  # our items, judged everywhere
+        record = _record(task, question="Which is older, Aspirin or Ibuprofen?")
+        attempt = Attempt(record, read_prompt("Passage 1:\nText.\n\nAnswer:"), Counter())
+        assert copy.answer(attempt) == "Which is older, Aspirin or Ibuprofen?"
+
+
+WORDS_PROMPT = (
+    "Below is a numbered list of words. First, a short worked example.\n\n1. zeta\n2. eta\n\n"
+    "Question: what are the 3 most common words in the list above? Reply with the 3 words only."
+    "\n\nAnswer: zeta, eta\n\nNow the list to work on.\n\n"
+    "1. alpha\n2. beta\n3. alpha\n4. gamma\n5. delta\n6. gamma\n\n"
+    "Question: what are the 3 most common words in the list above? Reply with the 3 words only."
+)
+
+
+def test_distinct_words_read_the_list_from_either_end_and_are_rulers_construct():
+    record = _record("common_words")
+    first = _answer("words", "first_distinct_words", record, WORDS_PROMPT)
+    last = _answer("words", "last_distinct_words", record, WORDS_PROMPT)
+    assert first == "alpha, beta, gamma"  # not the instruction's or the worked example's words
+    assert last == "gamma, delta, alpha"
+    for task in ("common_words", "frequent_words"):
+        named = {b.name: b for b in baselines_for(task)}
+        assert named["first_distinct_words"].anchor == RULER_WORD_LISTS
+        assert named["last_distinct_words"].anchor == RULER_WORD_LISTS
+
+
+def test_numbers_in_order_picks_the_option_the_star_counts_spell_out():
+    prompt = (
+        "Passage 1:\nThe little penguin counted 40 stars in 1998.\n\n"
+        "Passage 2:\nThe little penguin counted 7 stars, then 12 more.\n\n"
+        "Question: which list?\n\n"
+        "Option 1: [7, 12, 40]\nOption 2: [12, 40, 7]\nOption 3: [40, 7, 12]\n\nOption:"
+    )
+    assert _answer("option", "numbers_in_order", _record("counting_stars"), prompt) == "3"
+    no_stars = "Passage 1:\nNo counts here.\n\nQuestion: which list?\n\nOption 1: [5]\n\nOption:"
+    assert _answer("option", "numbers_in_order", _record("counting_stars"), no_stars) is None
+    named = {b.name: b for b in baselines_for("counting_stars")}
+    assert named["numbers_in_order"].anchor == STAR_SENTENCES
+    assert named["numbers_in_context"].anchor is None  # our construction: still judged
+
+
+def test_distinct_passages_counts_exact_copies_once():
+    prompt = (
+        "Below are 3 numbered paragraphs.\n\nParagraph 1:\nOne.\n\nParagraph 2:\nTwo.\n\n"
+        "Paragraph 3:\nOne.\n\nHow many distinct paragraphs are there? Reply with a single number."
+        "\n\nNumber of distinct paragraphs:"
+    )
+    record = _record("passage_count")
+    assert _answer("count", "distinct_passages", record, prompt) == "2"
+    assert {b.name: b for b in baselines_for("passage_count")}[
+        "distinct_passages"
+    ].anchor == EXACT_COPIES
+
+
+def test_needle_shaped_values_list_every_needle_value_the_question_does_not_name():
+    uuid = "0f8e2b1c-1a2b-4c3d-8e9f-0123456789ab"
+    prompt = (
+        "Some essay. One of the special magic numbers for apple is: 1234567. More essay of 2024.\n"
+        f'VAR ABCDE = 12345\nVAR FGHIJ = VAR ABCDE\n{{"{uuid}": "x"}}\n'
+        "One of the special magic numbers for pear is: 7654321.\n\n"
+        "Question: what is the special magic number for pear? 7654321 is not an answer here."
+    )
+    record = _record("niah_single_1", question="the numbers for pear besides 7654321")
+    answer = _answer("needle", "needle_shaped_values", record, prompt)
+    assert answer == f"1234567, ABCDE, FGHIJ, {uuid}"
+    for task in ("niah_single_1", "variable_tracking", "niah_multikey_2", "json_kv"):
+        named = {b.name: b for b in baselines_for(task)}
+        assert named["needle_shaped_values"].anchor == NEEDLE_FORMATS
+
+
+def test_nearest_demonstration_reads_the_label_of_the_most_alike_example():
+    prompt = (
+        "Below are examples of questions, each followed by a label number.\n\n"
+        "text: How far is the moon from the earth?\nlabel: 3\n\n"
+        "text: Who wrote the novel Emma?\nlabel: 5\n\n"
+        "text: Who wrote the play Hamlet?\nlabel:"
+    )
+    for task in ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150"):
+        assert _answer("label", "nearest_demonstration", _record(task), prompt) == "5"
+        named = {b.name: b for b in baselines_for(task)}
+        assert named["nearest_demonstration"].anchor == HELMET_ICL

@@ -67,6 +67,16 @@ DOCUMENT = "The clinic in Tromso opens at nine. Patients renew their permits by 
         ),
         ("answer_not_yes_no", "Is it open?", "Yes, it is open at nine.", False),
         ("answer_not_yes_no", "What is open?", "Nobody knows; the clinic.", True),
+        ("answer_not_in_question", "When does the clinic open?", "At nine.", True),
+        ("answer_not_in_question", "Which is older, Aspirin or Ibuprofen?", "aspirin", False),
+        ("answer_not_in_question", "Which town, Oslo or Tromso?", "Os", True),
+        (
+            "answer_not_in_question",
+            "What do patients renew by mail?",
+            "Patients renew permits by mail.",
+            False,
+        ),
+        ("answer_not_in_question", "Who renews permits by mail?", "The patients.", True),
     ],
 )
 def test_each_rule_passes_and_fails_where_it_should(
