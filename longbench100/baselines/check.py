@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean, stdev
@@ -214,11 +215,13 @@ def _record_chances(
     families: dict[str, str] | None,
 ) -> dict[str, float]:
     """Each real record's chance, by id: the mean classic score of its :func:`chance_answers`
-    (0 for a record with none); ``priors`` are :func:`_other_rows_answers` of its task."""
+    (0 for a record with none); ``priors`` are :func:`_other_rows_answers` of its task, narrowed by
+    :func:`_same_source_answers`."""
+    same_source = _same_source_answers([record for record, _ in viewed], priors)
     jobs = [
         (record, answer)
         for record, view in viewed
-        for answer in chance_answers(record, view, priors[(record.task, record.row)])
+        for answer in chance_answers(record, view, same_source[(record.task, record.row)])
     ]
     scores = classic_scores(
         [record for record, _ in jobs], [answer for _, answer in jobs], families
@@ -227,6 +230,26 @@ def _record_chances(
     for (record, _), score in zip(jobs, scores):
         per_record[record.id].append(score)
     return {record.id: fmean(per_record.get(record.id, [0.0])) for record, _ in viewed}
+
+
+SAME_SOURCE_ANSWERS = 5
+"""A free-text answer's chance draws on other rows' answers of its own source when that source gives
+at least this many distinct ones, else on the whole task's."""
+
+
+def _same_source_answers(
+    records: list[DataRecord], priors: dict[tuple[str, int], Counter]
+) -> dict[tuple[str, int], Counter]:
+    """For each (task, row): the other rows' answers of the same source, where it has at least
+    :data:`SAME_SOURCE_ANSWERS` (a random possible answer to a question of a financial call is
+    another answer about such a call, long prose; to a Natural Questions one, a few words: a
+    task mixing sources would otherwise take the short answers' near-zero overlap as chance for
+    the long ones), else the task's ``priors``."""
+    same = _other_rows_answers(records, lambda record: (record.task, record.source))
+    return {
+        key: same[key] if len(same.get(key, ())) >= SAME_SOURCE_ANSWERS else answers
+        for key, answers in priors.items()
+    }
 
 
 def _cell_chance(records: list[DataRecord], chances: dict[str, float]) -> float:
@@ -241,17 +264,20 @@ def _question_key(record: DataRecord) -> tuple:
     return ("items", *items) if isinstance(items, list) and items else ("row", record.row)
 
 
-def _other_rows_answers(records: list[DataRecord]) -> dict[tuple[str, int], Counter]:
-    """For each (task, row): the first gold answers of the task's other rows (every length), leaving out this row
-    and every record asking the same item (a reused item's answer is no prior knowledge)."""
-    by_task: dict[str, Counter] = defaultdict(Counter)
+def _other_rows_answers(
+    records: list[DataRecord], group: Callable[[DataRecord], Hashable] = lambda record: record.task
+) -> dict[tuple[str, int], Counter]:
+    """For each (task, row): the first gold answers of the other rows of its ``group`` (its task
+    unless told otherwise; every length), leaving out this row and every record asking the same
+    item (a reused item's answer is no prior knowledge)."""
+    by_task: dict[Hashable, Counter] = defaultdict(Counter)
     by_row: dict[tuple[str, int], Counter] = defaultdict(Counter)
     by_question: dict[tuple[str, tuple], Counter] = defaultdict(Counter)
     by_both: dict[tuple[str, int, tuple], Counter] = defaultdict(Counter)
     for record in records:
         if record.answers:
             answer = record.answers[0]
-            by_task[record.task][answer] += 1
+            by_task[group(record)][answer] += 1
             by_row[(record.task, record.row)][answer] += 1
             by_question[(record.task, _question_key(record))][answer] += 1
             by_both[(record.task, record.row, _question_key(record))][answer] += 1
@@ -263,7 +289,7 @@ def _other_rows_answers(records: list[DataRecord]) -> dict[tuple[str, int], Coun
             + by_question[(record.task, key)]
             - by_both[(record.task, record.row, key)]
         )
-        priors[(record.task, record.row)] = by_task[record.task] - left_out
+        priors[(record.task, record.row)] = by_task[group(record)] - left_out
     return priors
 
 

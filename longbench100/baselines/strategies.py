@@ -519,8 +519,7 @@ def _nearest_demonstration(attempt: Attempt) -> str | None:
     asked = attempt.view.prompt.rsplit("\ntext: ", 1)[-1].split("\nlabel:", 1)[0]
     if not demonstrations:
         return None
-    scores = query_similarities(asked, [text for text, _ in demonstrations])
-    return demonstrations[int(np.argmax(scores))][1]
+    return demonstrations[most_similar(asked, [text for text, _ in demonstrations])][1]
 
 
 def _ratio_of_total(attempt: Attempt) -> str | None:

@@ -7,12 +7,20 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from longbench100.baselines.check import CONTROL_LIMIT, _score, run_baselines
+from longbench100.baselines.check import (
+    CONTROL_LIMIT,
+    SAME_SOURCE_ANSWERS,
+    _other_rows_answers,
+    _same_source_answers,
+    _score,
+    run_baselines,
+)
 from longbench100.baselines.prompt_view import read_prompt
 from longbench100.baselines.strategies import (
     BASELINES,
@@ -566,3 +574,20 @@ def test_nearest_demonstration_reads_the_label_of_the_most_alike_example():
         assert _answer("label", "nearest_demonstration", _record(task), prompt) == "5"
         named = {b.name: b for b in baselines_for(task)}
         assert named["nearest_demonstration"].anchor == HELMET_ICL
+
+
+def test_free_text_chance_draws_other_answers_of_the_rows_own_source_when_it_has_enough():
+    def row(number: int, source: str, answer: str) -> DataRecord:
+        return replace(_record("single_doc_qa", answers=(answer,), row=number), source=source)
+
+    long_rows = [row(n, "calls", f"revenue grew because of sales {n}") for n in range(6)]
+    short_rows = [row(6 + n, "trivia", f"Name{n}") for n in range(6)]
+    few = [row(12, "rare", "a"), row(13, "rare", "b")]
+    records = long_rows + short_rows + few
+    priors = _other_rows_answers(records)
+    narrowed = _same_source_answers(records, priors)
+    assert set(narrowed[("single_doc_qa", 0)]) == {r.answers[0] for r in long_rows[1:]}
+    assert set(narrowed[("single_doc_qa", 6)]) == {r.answers[0] for r in short_rows[1:]}
+    # a source with fewer than SAME_SOURCE_ANSWERS other answers keeps the task's
+    assert narrowed[("single_doc_qa", 12)] == priors[("single_doc_qa", 12)]
+    assert len(few) < SAME_SOURCE_ANSWERS
