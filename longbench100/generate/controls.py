@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +50,7 @@ from longbench100.generate.json_lines import json_line
 from longbench100.sources.records import Document
 from longbench100.tasks.icl import relabelled_demonstrations
 from longbench100.tasks.negatives import passage_body
+from longbench100.text.edited_count import Edit, apply_edits, count_edited
 from longbench100.text.tokenization import Tokenizer
 from longbench100.text.units import Span
 
@@ -92,6 +93,8 @@ class ControlBuilder:
         )
         self.budget = budget
         self.seed = seed
+        # a record's stored count is its prompt's by this counter (a joint tokenizer stores another)
+        self.spliced = not chat and tokenizer.counting == "segments"
         self.pool: list[tuple[str, int, Document | None]] = [
             (document.text, document.tokens, document) for document in pool
         ]
@@ -130,7 +133,7 @@ class ControlBuilder:
         mapping = record["gold"].get("mapping")
         if isinstance(mapping, dict):
             context = relabelled_demonstrations(parts.context, len(mapping), rng)
-            return self._with_context(row, context, "gold_removed", {"filled_from": []})
+            return self._with_context(row, row, context, "gold_removed", {"filled_from": []})
         start = len(parts.head) + len(parts.joint)
         spans = [
             self._without_heading(parts.context, span, start)
@@ -154,9 +157,16 @@ class ControlBuilder:
                 titled,
             )
         else:
-            pool_text = PoolText(self._own_stretches(parts, spans, start), rng, None)
+            pool_text = PoolText(
+                _own_stretches(parts.context, spans, start), rng, None, count=self.tokenizer.count
+            )
         refilled = refill_spans(
-            self.tokenizer, self.count, record["prompt"], spans, pool_text, self._budget_of(record)
+            self.tokenizer,
+            lambda edits: self._count_edited(record, edits),
+            record["prompt"],
+            spans,
+            pool_text,
+            self._budget_of(record),
         )
         if refilled is None:
             return None
@@ -184,22 +194,53 @@ class ControlBuilder:
             (row for row in others if row.record["answers"] != own.record["answers"]), others[0]
         )
         return self._with_context(
-            own, other.parts.context, "context_swapped", {"context_of": other.record["id"]}
+            own, other, other.parts.context, "context_swapped", {"context_of": other.record["id"]}
         )
 
-    def _with_context(self, row: _Row, context: str, kind: str, extra: dict) -> dict | None:
-        """``row``'s record as a ``kind`` twin holding ``context`` between its instruction and
-        question, the context's end cut off until the prompt fits the row's own budget."""
+    def _with_context(
+        self, row: _Row, base: _Row, context: str, kind: str, extra: dict
+    ) -> dict | None:
+        """``row``'s record as a ``kind`` twin holding ``context`` (``base``'s context, or an
+        opening of it, or a text in its place) between its instruction and question, the context's
+        end cut off until the prompt fits the row's own budget."""
         budget = self._budget_of(row.record)
+        start = len(base.parts.head) + len(base.parts.joint)
         for _ in range(MAX_REPAIRS):
-            prompt = row.parts.head + row.parts.joint + context + row.parts.tail
-            tokens = self.count(prompt)
+            opening = base.parts.context.startswith(context)
+            middle = (start + len(context), "") if opening else (start, context)
+            around = [
+                (0, start, row.parts.head + row.parts.joint),
+                (middle[0], len(base.record["prompt"]), middle[1] + row.parts.tail),
+            ]
+            tokens = self._count_edited(base.record, around)
             if tokens <= budget:
+                prompt = apply_edits(base.record["prompt"], around)
                 return _control_record(row.record, kind, prompt, tokens, extra)
-            context = opening_of(
-                self.tokenizer, context, self.tokenizer.count(context) - (tokens - budget) - 1
+            context_tokens = (
+                self._tokens_between(base.record, start, start + len(context))
+                if opening
+                else self.tokenizer.count(context)
             )
+            context = opening_of(self.tokenizer, context, context_tokens - (tokens - budget) - 1)
         return None
+
+    def _count_edited(self, record: dict, edits: Sequence[Edit]) -> int:
+        """The token count of ``record``'s prompt with ``edits`` made: from its stored count and the
+        stretches around the edits where the tokenizer allows (a sole tokenizer counting by
+        segments, whose count the record stores), else the edited prompt counted whole."""
+        if self.spliced:
+            known = count_edited(self.tokenizer, record["prompt"], record["prompt_tokens"], edits)
+            if known is not None:
+                return known
+        return self.count(apply_edits(record["prompt"], edits))
+
+    def _tokens_between(self, record: dict, start: int, end: int) -> int:
+        """The token count (:meth:`Tokenizer.count`'s) of ``record``'s prompt's characters
+        ``start:end``: from its stored count where :meth:`_count_edited` can, else counted."""
+        prompt = record["prompt"]
+        if self.spliced:
+            return self._count_edited(record, [(0, start, ""), (end, len(prompt), "")])
+        return self.tokenizer.count(prompt[start:end])
 
     def _budget_of(self, record: dict) -> int:
         """The tokens the record's prompt may use: the task's budget, less what the record's own
@@ -215,15 +256,6 @@ class ControlBuilder:
         question's passage numbers still point somewhere)."""
         heading = _HEADING.match(context, span[0])
         return (start + (heading.end() if heading else span[0]), start + span[1])
-
-    def _own_stretches(
-        self, parts: PromptParts, spans: list[Span], start: int
-    ) -> list[tuple[str, int, None]]:
-        """The stretches of the context around the gold spans, as pool entries (for tasks with no
-        sources)."""
-        cuts = [0, *(offset - start for span in spans for offset in span), len(parts.context)]
-        texts = [parts.context[a:b].strip() for a, b in zip(cuts[::2], cuts[1::2], strict=True)]
-        return [(text, self.tokenizer.count(text), None) for text in texts if text]
 
 
 def write_controls(out: Path, task: str, label: str, controls: ControlBuilder) -> ControlsResult:
@@ -250,6 +282,14 @@ def read_controls_result(out: Path, task: str, label: str) -> ControlsResult:
                 raise UserError(f"{path}:{number}: not a control record (no known 'control' kind)")
             rows[kind] += 1
     return ControlsResult(rows, file_sha256(path))
+
+
+def _own_stretches(context: str, spans: list[Span], start: int) -> list[tuple[str, None, None]]:
+    """The stretches of the context around the gold spans (offsets into the prompt, whose context
+    starts at ``start``), as pool entries to count when drawn (for tasks with no sources)."""
+    cuts = [0, *(offset - start for span in spans for offset in span), len(context)]
+    texts = [context[a:b].strip() for a, b in zip(cuts[::2], cuts[1::2], strict=True)]
+    return [(text, None, None) for text in texts if text]
 
 
 def _title_start(prompt: str, at: int) -> int | None:
