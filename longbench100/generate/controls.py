@@ -228,8 +228,9 @@ class ControlBuilder:
         """The token count of ``record``'s prompt with ``edits`` made: from its stored count and the
         stretches around the edits where the tokenizer allows (a sole tokenizer counting by
         segments, whose count the record stores), else the edited prompt counted whole."""
-        if self.spliced:
-            known = count_edited(self.tokenizer, record["prompt"], record["prompt_tokens"], edits)
+        stored = record.get("prompt_tokens")
+        if self.spliced and isinstance(stored, int):
+            known = count_edited(self.tokenizer, record["prompt"], stored, edits)
             if known is not None:
                 return known
         return self.count(apply_edits(record["prompt"], edits))
