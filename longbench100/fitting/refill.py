@@ -105,9 +105,11 @@ class PoolText:
 
 def opening_of(tokenizer: Tokenizer, text: str, tokens: int) -> str:
     """The opening of ``text`` with at most ``tokens`` tokens: cut at a sentence end where one is
-    near, else after a whole token. Only the part of a long text that the cut can reach is read
-    (:func:`reach_of`), so a short opening of a long text is cheap."""
-    text = text[: reach_of(tokens)]
+    near, else after a whole token. Of a long text whose pieces the tokenizer has not counted
+    before (a context's own stretches) only the part the cut can reach is read (:func:`reach_of`),
+    so a short opening of it is cheap; a source document's counted pieces are used whole."""
+    if tokenizer.learned_piece_counts(text) is None:
+        text = text[: reach_of(tokens)]
     cut = cut_prefix(tokenizer, text, tokens)
     if cut is not None and cut[1] >= tokens - max(8, tokens // 20):
         return cut[0]
