@@ -16,7 +16,9 @@ record's question, options and answer key:
   between this row's instruction and question.
 
 Every twin fits its own row's budget: the length less the row's own answer room
-(``gold.answer_tokens``) where that is more than the task's.
+(``gold.answer_tokens``) where that is more than the task's. A twin is counted from its record's
+stored count and the stretches its edits touch (:mod:`longbench100.text.edited_count`) where the
+tokenizer counts by segments, else whole: the same number either way.
 
 Options a template shows at the end of its context (organizing's shuffled summaries) belong to the
 question: both twins keep them as they are
