@@ -4,8 +4,9 @@ budget.
 The gold-removed control twin (``generate/controls.py``) takes a finished prompt, the spans that
 hold the material its answer depends on, and a pool of padding documents; each span's text is
 replaced by the opening of pool documents of (at most) the same number of tokens, the rest of the
-prompt kept byte for byte. A recount then shortens the last fill until the prompt is within its
-budget."""
+prompt kept byte for byte. A recount (of the stretches around the fills only, where the tokenizer
+allows it: :mod:`longbench100.text.edited_count`) then shortens the last fill until the prompt is
+within its budget."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from collections.abc import Callable, Sequence
 
 from longbench100.fitting.packing import cut_prefix
 from longbench100.sources.records import Document
+from longbench100.text.edited_count import Edit, apply_edits
+from longbench100.text.sentences import READS_PAST_LIMIT
 from longbench100.text.tokenization import Tokenizer
 from longbench100.text.units import Span
 
@@ -21,29 +24,35 @@ MAX_REPAIRS = 12
 SEPARATOR = "\n\n"
 
 
-Stretch = tuple[str, int]
-"""Padding text that is no document (a task's own context around its gold), with its tokens."""
+PoolEntry = tuple[str, int | None, Document | None]
+"""A pool text, its tokens (``None``: not counted yet) and the document it comes from (``None``: a
+stretch of a task's own context)."""
 
 
 class PoolText:
-    """Draws padding text from ``pool`` (documents, whose token counts are read only when drawn, or
-    :data:`Stretch` es; in a seeded random order), with ``shown`` (the prompt), never a text whose
-    opening it already holds nor one drawn before for the same prompt; without ``shown`` (a task's
-    own context around its gold) the pool is drawn again in a new order when it runs out. Documents
-    whose id is ``excluded`` (the gold's own, of which the prompt may show a middle part only) are
-    never drawn. What a span leaves of a drawn text opens the next span's source, so one long
-    document can fill many spans; with ``whole``, each span gets the opening of one text of its own
-    (a titled document keeps its title with its own body)."""
+    """Draws padding text from ``pool`` (``(text, tokens, document)`` triples, in a seeded random
+    order), with ``shown`` (the prompt), never a text whose opening it already holds nor one drawn
+    before for the same prompt; without ``shown`` (a task's own context around its gold) the pool is
+    drawn again in a new order when it runs out. Documents whose id is ``excluded`` (the gold's own,
+    of which the prompt may show a middle part only) are never drawn. What a span leaves of a drawn
+    text opens the next span's source, so one long document can fill many spans; with ``whole``,
+    each span gets the opening of one text of its own (a titled document keeps its title with its
+    own body). An entry whose tokens are ``None`` takes its document's count, read only when it is
+    first drawn (a lazily counted source), or without a document is counted by ``count`` then (the
+    stretches of a long context, of which a few short spans draw only one or two)."""
 
     def __init__(
         self,
-        pool: Sequence[Document] | Sequence[Stretch],
+        pool: Sequence[PoolEntry],
         rng: random.Random,
         shown: str | None,
         excluded: frozenset[str] = frozenset(),
         whole: bool = False,
+        count: Callable[[str], int] | None = None,
     ) -> None:
         self.rng = rng
+        self.count = count
+        self.counted: dict[int, int] = {}
         self.whole = whole
         self.excluded = excluded
         self.order: list[int] = []
@@ -59,16 +68,16 @@ class PoolText:
         tokens (or the pool runs out)."""
         texts, held = ([self.rest], self.rest_tokens) if self.rest else ([], 0)
         while held < tokens and not (self.whole and texts) and self._has_next():
-            entry = self.pool[self.order.pop()]
-            text = entry.text if isinstance(entry, Document) else entry[0]
+            index = self.order.pop()
+            text, _, document = self.pool[index]
             if self.shown is not None and text[:200] in self.shown:
                 continue
-            if isinstance(entry, Document):
-                if entry.id in self.excluded:
-                    continue
-                self.drawn.append(entry)
+            if document is not None and document.id in self.excluded:
+                continue
+            if document is not None:
+                self.drawn.append(document)
             texts.append(text)
-            held += entry.tokens if isinstance(entry, Document) else entry[1]
+            held += self._tokens(index)
         self.source, self.source_tokens = SEPARATOR.join(texts), held
         return self.source
 
@@ -77,6 +86,19 @@ class PoolText:
         rest = "" if self.whole else self.source[len(used) :].lstrip()
         self.rest_tokens = round(self.source_tokens * len(rest) / max(1, len(self.source)))
         self.rest = rest
+
+    def _tokens(self, index: int) -> int:
+        """The tokens of pool entry ``index``: as the pool gives them, else its document's (counted
+        when first read), else counted once."""
+        text, size, document = self.pool[index]
+        if size is not None:
+            return size
+        if document is not None:
+            return document.tokens
+        if index not in self.counted:
+            assert self.count is not None, "a pool entry without its tokens needs PoolText's count"
+            self.counted[index] = self.count(text)
+        return self.counted[index]
 
     def _shuffle(self) -> None:
         """Put every pool entry back, in a new random order."""
@@ -92,7 +114,11 @@ class PoolText:
 
 def opening_of(tokenizer: Tokenizer, text: str, tokens: int) -> str:
     """The opening of ``text`` with at most ``tokens`` tokens: cut at a sentence end where one is
-    near, else after a whole token."""
+    near, else after a whole token. Of a long text whose pieces the tokenizer has not counted
+    before (a context's own stretches) only the part the cut can reach is read (:func:`reach_of`),
+    so a short opening of it is cheap; a source document's counted pieces are used whole."""
+    if tokenizer.learned_piece_counts(text) is None:
+        text = text[: reach_of(tokens)]
     cut = cut_prefix(tokenizer, text, tokens)
     if cut is not None and cut[1] >= tokens - max(8, tokens // 20):
         return cut[0]
@@ -101,17 +127,26 @@ def opening_of(tokenizer: Tokenizer, text: str, tokens: int) -> str:
     return opening if text.startswith(opening) else opening[:-1]
 
 
+def reach_of(tokens: int) -> int:
+    """How many characters of a text :func:`opening_of` can depend on for an opening of ``tokens``
+    tokens: :func:`cut_prefix` looks at most 8 characters a token far, the sentence ends it takes
+    then depend on :data:`READS_PAST_LIMIT` more, and one more keeps a text longer than that from
+    being taken for one that ends there."""
+    return max(1, tokens) * 8 + READS_PAST_LIMIT + 1
+
+
 def refill_spans(
     tokenizer: Tokenizer,
-    count: Callable[[str], int],
+    count: Callable[[Sequence[Edit]], int],
     prompt: str,
     spans: Sequence[Span],
     pool_text: PoolText,
     budget: int,
 ) -> tuple[str, int] | None:
     """``prompt`` with the text of every span (offsets into ``prompt``, in order, not overlapping)
-    replaced by pool text of at most as many tokens, and its token count by ``count``; ``None`` when
-    the pool holds no text or the prompt cannot be brought within ``budget``."""
+    replaced by pool text of at most as many tokens, and its token count by ``count`` (the count of
+    ``prompt`` with the edits it is given made); ``None`` when the pool holds no text or the prompt
+    cannot be brought within ``budget``."""
     if not spans:
         return None
     sizes = [tokenizer.count(prompt[start:end]) for start, end in spans]
@@ -123,14 +158,12 @@ def refill_spans(
         openings.append(opening_of(tokenizer, source, size))
         pool_text.consume(openings[-1])
     for _ in range(MAX_REPAIRS):
-        pieces, position = [], 0
-        for (start, end), opening in zip(spans, openings, strict=True):
-            pieces += [prompt[position:start], opening]
-            position = end
-        candidate = "".join(pieces) + prompt[position:]
-        tokens = count(candidate)
+        edits = [
+            (start, end, opening) for (start, end), opening in zip(spans, openings, strict=True)
+        ]
+        tokens = count(edits)
         if tokens <= budget:
-            return candidate, tokens
+            return apply_edits(prompt, edits), tokens
         sizes[-1] -= tokens - budget + 1
         if sizes[-1] <= 0:
             return None

@@ -16,7 +16,9 @@ record's question, options and answer key:
   between this row's instruction and question.
 
 Every twin fits its own row's budget: the length less the row's own answer room
-(``gold.answer_tokens``) where that is more than the task's.
+(``gold.answer_tokens``) where that is more than the task's. A twin is counted from its record's
+stored count and the stretches its edits touch (:mod:`longbench100.text.edited_count`) where the
+tokenizer counts by segments, else whole: the same number either way.
 
 Options a template shows at the end of its context (organizing's shuffled summaries) belong to the
 question: both twins keep them as they are
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,13 +45,14 @@ from longbench100.analysis.prompt_parts import (
 from longbench100.core.atomic import write_bytes_atomic
 from longbench100.core.digests import file_sha256
 from longbench100.core.errors import UserError
-from longbench100.fitting.refill import PoolText, Stretch, opening_of, refill_spans
+from longbench100.fitting.refill import PoolEntry, PoolText, opening_of, refill_spans
 from longbench100.fitting.rng import derive_rng
 from longbench100.folders.layout import CONTROL_KINDS, controls_folder, data_file_path
 from longbench100.generate.json_lines import json_line
 from longbench100.sources.records import Document
 from longbench100.tasks.icl import relabelled_demonstrations
 from longbench100.tasks.negatives import passage_body
+from longbench100.text.edited_count import Edit, apply_edits, count_edited
 from longbench100.text.tokenization import Tokenizer
 from longbench100.text.units import Span
 
@@ -85,14 +88,19 @@ class ControlBuilder:
     def __init__(
         self, pool: list[Document], tokenizer: Tokenizer, chat: bool, budget: int, seed: int
     ) -> None:
-        """``pool``: what fills the gold's room (the task builder's ``control_pool``). A twin is
-        counted as the prompts are, from the counts of its pieces (exact: the same count as a whole
-        tokenization, which a 128k twin took a tenth of a second for)."""
+        """``pool``: what fills the gold's room (the task builder's ``control_pool``). What a twin
+        counts whole is counted as the prompts are, from the counts of its pieces (the same count
+        as a whole tokenization)."""
         self.tokenizer = tokenizer
         self.count: Callable[[str], int] = tokenizer.count_rendered if chat else tokenizer.count
         self.budget = budget
         self.seed = seed
-        self.pool = pool
+        # a record's stored count is its prompt's by this counter (a joint tokenizer stores another)
+        self.spliced = not chat and tokenizer.counting == "segments"
+        # each document's count is read when a twin first draws it (a short run counts few)
+        self.pool: list[tuple[str, int | None, Document | None]] = [
+            (document.text, None, document) for document in pool
+        ]
 
     def records(self, records: list[dict], where: str) -> list[dict]:
         """The controls of ``records`` (one data file's, in file order): each row's gold-removed
@@ -128,7 +136,7 @@ class ControlBuilder:
         mapping = record["gold"].get("mapping")
         if isinstance(mapping, dict):
             context = relabelled_demonstrations(parts.context, len(mapping), rng)
-            return self._with_context(row, context, "gold_removed", {"filled_from": []})
+            return self._with_context(row, row, context, "gold_removed", {"filled_from": []})
         start = len(parts.head) + len(parts.joint)
         spans = [
             self._without_heading(parts.context, span, start)
@@ -152,21 +160,30 @@ class ControlBuilder:
                 titled,
             )
         else:
-            pool_text = PoolText(self._own_stretches(parts, spans, start), rng, None)
+            pool_text = PoolText(
+                _own_stretches(parts.context, spans, start), rng, None, count=self.tokenizer.count
+            )
         refilled = refill_spans(
-            self.tokenizer, self.count, record["prompt"], spans, pool_text, self._budget_of(record)
+            self.tokenizer,
+            lambda edits: self._count_edited(record, edits),
+            record["prompt"],
+            spans,
+            pool_text,
+            self._budget_of(record),
         )
         if refilled is None:
             return None
         fill = [{"source": document.source, "id": document.id} for document in pool_text.drawn]
         return _control_record(record, "gold_removed", *refilled, {"filled_from": fill})
 
-    def _padding_like(self, record: dict) -> list[Document]:
+    def _padding_like(self, record: dict) -> list[PoolEntry]:
         """The pool entries of the sources the record's own padding came from (all of the pool when
         it names none there): a fill from a source the prompt shows nowhere else would stand out as
         the one passage unlike the others, and so point at the gold's place."""
         sources = {distractor["source"] for distractor in record.get("distractors") or ()}
-        same = [document for document in self.pool if document.source in sources]
+        same: list[PoolEntry] = [
+            entry for entry in self.pool if entry[2] is not None and entry[2].source in sources
+        ]
         return same or self.pool
 
     def context_swapped(self, rows: list[_Row], index: int) -> dict | None:
@@ -180,22 +197,54 @@ class ControlBuilder:
             (row for row in others if row.record["answers"] != own.record["answers"]), others[0]
         )
         return self._with_context(
-            own, other.parts.context, "context_swapped", {"context_of": other.record["id"]}
+            own, other, other.parts.context, "context_swapped", {"context_of": other.record["id"]}
         )
 
-    def _with_context(self, row: _Row, context: str, kind: str, extra: dict) -> dict | None:
-        """``row``'s record as a ``kind`` twin holding ``context`` between its instruction and
-        question, the context's end cut off until the prompt fits the row's own budget."""
+    def _with_context(
+        self, row: _Row, base: _Row, context: str, kind: str, extra: dict
+    ) -> dict | None:
+        """``row``'s record as a ``kind`` twin holding ``context`` (``base``'s context, or an
+        opening of it, or a text in its place) between its instruction and question, the context's
+        end cut off until the prompt fits the row's own budget."""
         budget = self._budget_of(row.record)
+        start = len(base.parts.head) + len(base.parts.joint)
         for _ in range(MAX_REPAIRS):
-            prompt = row.parts.head + row.parts.joint + context + row.parts.tail
-            tokens = self.count(prompt)
+            opening = base.parts.context.startswith(context)
+            middle = (start + len(context), "") if opening else (start, context)
+            around = [
+                (0, start, row.parts.head + row.parts.joint),
+                (middle[0], len(base.record["prompt"]), middle[1] + row.parts.tail),
+            ]
+            tokens = self._count_edited(base.record, around)
             if tokens <= budget:
+                prompt = apply_edits(base.record["prompt"], around)
                 return _control_record(row.record, kind, prompt, tokens, extra)
-            context = opening_of(
-                self.tokenizer, context, self.tokenizer.count(context) - (tokens - budget) - 1
+            context_tokens = (
+                self._tokens_between(base.record, start, start + len(context))
+                if opening
+                else self.tokenizer.count(context)
             )
+            context = opening_of(self.tokenizer, context, context_tokens - (tokens - budget) - 1)
         return None
+
+    def _count_edited(self, record: dict, edits: Sequence[Edit]) -> int:
+        """The token count of ``record``'s prompt with ``edits`` made: from its stored count and the
+        stretches around the edits where the tokenizer allows (a sole tokenizer counting by
+        segments, whose count the record stores), else the edited prompt counted whole."""
+        stored = record.get("prompt_tokens")
+        if self.spliced and isinstance(stored, int):
+            known = count_edited(self.tokenizer, record["prompt"], stored, edits)
+            if known is not None:
+                return known
+        return self.count(apply_edits(record["prompt"], edits))
+
+    def _tokens_between(self, record: dict, start: int, end: int) -> int:
+        """The token count (:meth:`Tokenizer.count`'s) of ``record``'s prompt's characters
+        ``start:end``: from its stored count where :meth:`_count_edited` can, else counted."""
+        prompt = record["prompt"]
+        if self.spliced:
+            return self._count_edited(record, [(0, start, ""), (end, len(prompt), "")])
+        return self.tokenizer.count(prompt[start:end])
 
     def _budget_of(self, record: dict) -> int:
         """The tokens the record's prompt may use: the task's budget, less what the record's own
@@ -211,13 +260,6 @@ class ControlBuilder:
         question's passage numbers still point somewhere)."""
         heading = _HEADING.match(context, span[0])
         return (start + (heading.end() if heading else span[0]), start + span[1])
-
-    def _own_stretches(self, parts: PromptParts, spans: list[Span], start: int) -> list[Stretch]:
-        """The stretches of the context around the gold spans, as pool entries (for tasks with no
-        sources)."""
-        cuts = [0, *(offset - start for span in spans for offset in span), len(parts.context)]
-        texts = [parts.context[a:b].strip() for a, b in zip(cuts[::2], cuts[1::2], strict=True)]
-        return [(text, self.tokenizer.count(text)) for text in texts if text]
 
 
 def write_controls(out: Path, task: str, label: str, controls: ControlBuilder) -> ControlsResult:
@@ -246,6 +288,14 @@ def read_controls_result(out: Path, task: str, label: str) -> ControlsResult:
     return ControlsResult(rows, file_sha256(path))
 
 
+def _own_stretches(context: str, spans: list[Span], start: int) -> list[tuple[str, None, None]]:
+    """The stretches of the context around the gold spans (offsets into the prompt, whose context
+    starts at ``start``), as pool entries to count when drawn (for tasks with no sources)."""
+    cuts = [0, *(offset - start for span in spans for offset in span), len(context)]
+    texts = [context[a:b].strip() for a, b in zip(cuts[::2], cuts[1::2], strict=True)]
+    return [(text, None, None) for text in texts if text]
+
+
 def _title_start(prompt: str, at: int) -> int | None:
     """Where the title of the titled document whose body starts at ``at`` begins (its
     ``(Title: T): ``, which goes with the body: titles are often the answer); ``None`` when the
@@ -255,19 +305,14 @@ def _title_start(prompt: str, at: int) -> int | None:
     return line_start + line.index("(Title: ") if _TITLED.fullmatch(line) else None
 
 
-def _titled(pool: list[Document]) -> list[Document]:
-    """The pool's titled documents, each as a titled document is shown, title with body (counted as
-    its document is)."""
+def _titled(
+    pool: list[PoolEntry],
+) -> list[PoolEntry]:
+    """The pool's titled documents, each as a titled document is shown, title with body."""
     return [
-        Document(
-            document.id,
-            document.source,
-            f"(Title: {document.title}): {passage_body(document)}",
-            document.title,
-            document.tokens,
-        )
-        for document in pool
-        if document.title
+        (f"(Title: {document.title}): {passage_body(document)}", tokens, document)
+        for _, tokens, document in pool
+        if document is not None and document.title
     ]
 
 

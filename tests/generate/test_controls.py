@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -18,14 +19,18 @@ from longbench100.analysis.prompt_parts import (
 from longbench100.baselines.check import CONTROL_MARGIN, REAL, run_baselines
 from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
 from longbench100.catalog.task_info import reserved_output
-from longbench100.fitting.refill import PoolText, refill_spans
+from longbench100.fitting.packing import cut_prefix
+from longbench100.fitting.refill import PoolText, opening_of, refill_spans
 from longbench100.generate.controls import ControlBuilder
 from longbench100.generate.options import GenerateOptions
 from longbench100.generate.run import run_generate
+from longbench100.text.edited_count import Edit, apply_edits
 from longbench100.text.tokenization import load_tokenizer
 from tests.support.generate_helpers import generate_annotated
 from tests.support.openai_stub import OpenAIStub
 from tests.tasks.test_one_document import annotator
+from tests.text.test_segment_count import real_sentences
+from tests.text.test_spliced_count import known_text
 
 PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks
 SYNTHETIC = ("json_kv", "niah_multikey_2", "variable_tracking", "common_words", "frequent_words")
@@ -280,9 +285,13 @@ def test_refill_replaces_each_span_by_pool_text_within_the_budget() -> None:
         )
     ]
     budget = tokenizer.count(prompt)
+
+    def count(edits: Sequence[Edit]) -> int:
+        return tokenizer.count(apply_edits(prompt, edits))
+
     refilled = refill_spans(
         tokenizer,
-        tokenizer.count,
+        count,
         prompt,
         [(start, start + len(gold))],
         PoolText(pool, random.Random(1), None),
@@ -299,7 +308,7 @@ def test_refill_replaces_each_span_by_pool_text_within_the_budget() -> None:
     assert (
         refill_spans(
             tokenizer,
-            tokenizer.count,
+            count,
             prompt,
             [(start, start + len(gold))],
             PoolText([], random.Random(1), None),
@@ -307,6 +316,62 @@ def test_refill_replaces_each_span_by_pool_text_within_the_budget() -> None:
         )
         is None
     )
+
+
+class _CountedWhole(ControlBuilder):
+    """A control builder that counts every twin whole, as twins were counted before their stored
+    counts were used."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.spliced = False
+
+
+@pytest.mark.parametrize(
+    "fixture, tasks",
+    [
+        ("generated", ("single_doc_qa", "passage_retrieval", "counting_stars", "kv_retrieval")),
+        ("generated", ("json_kv", "niah_multikey_2", "common_words")),
+        ("helmet_generated", HELMET_TASKS),
+    ],
+)
+def test_twins_counted_from_stored_counts_equal_twins_counted_whole(
+    mirror: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    fixture: str,
+    tasks: tuple[str, ...],
+) -> None:
+    generated = request.getfixturevalue(fixture)
+    monkeypatch.setattr("longbench100.generate.run.ControlBuilder", _CountedWhole)
+    out = tmp_path / "out"
+    run_generate(_options(mirror, out, tasks), echo=lambda _: None, progress=False)
+    for task in tasks:
+        for label, _ in LENGTHS:
+            path = Path("controls") / task / f"{label}.jsonl"
+            assert (out / path).read_bytes() == (generated / path).read_bytes(), path
+
+
+def _opening_of_whole_text(tokenizer, text: str, tokens: int) -> str:
+    """:func:`opening_of` as it was, reading all of ``text``."""
+    cut = cut_prefix(tokenizer, text, tokens)
+    if cut is not None and cut[1] >= tokens - max(8, tokens // 20):
+        return cut[0]
+    ids = tokenizer.encode(text[: max(1, tokens) * 8])[: max(0, tokens)]
+    opening = tokenizer.decode(ids).rstrip("\ufffd")
+    return opening if text.startswith(opening) else opening[:-1]
+
+
+def test_an_opening_read_from_the_part_it_can_reach_equals_one_read_from_the_whole_text() -> None:
+    tokenizer = load_tokenizer("cl100k_base")
+    sentences = real_sentences()
+    rng = random.Random("opening-of")
+    for _ in range(40):
+        text = known_text(rng, sentences) * 3
+        for tokens in (1, 5, 20, rng.randint(1, 400), rng.randint(1, 2000)):
+            expected = _opening_of_whole_text(tokenizer, text, tokens)
+            assert opening_of(tokenizer, text, tokens) == expected, (tokens, text[:100])
 
 
 def test_every_twin_leaves_its_rows_own_answer_room_within_the_length(
