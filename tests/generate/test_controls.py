@@ -278,7 +278,7 @@ def test_refill_replaces_each_span_by_pool_text_within_the_budget() -> None:
     )
     start = prompt.index(gold)
     pool = [
-        (text, tokenizer.count(text))
+        (text, tokenizer.count(text), None)
         for text in (
             "Rivers carry sediment to the sea. Deltas form where they slow down.",
             "Bees visit many flowers each day.",
