@@ -88,7 +88,7 @@ class ControlBuilder:
         """``pool``: what fills the gold's room (the task builder's ``control_pool``)."""
         self.tokenizer = tokenizer
         self.count: Callable[[str], int] = (
-            tokenizer.count_rendered if chat else tokenizer.count_whole
+            tokenizer.count_rendered if chat else tokenizer.count
         )
         self.budget = budget
         self.seed = seed
