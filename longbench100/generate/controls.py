@@ -87,9 +87,7 @@ class ControlBuilder:
     ) -> None:
         """``pool``: what fills the gold's room (the task builder's ``control_pool``)."""
         self.tokenizer = tokenizer
-        self.count: Callable[[str], int] = (
-            tokenizer.count_rendered if chat else tokenizer.count
-        )
+        self.count: Callable[[str], int] = tokenizer.count_rendered if chat else tokenizer.count
         self.budget = budget
         self.seed = seed
         self.pool: list[tuple[str, int, Document | None]] = [
