@@ -14,13 +14,16 @@ answer and its size no clue:
   holds at least two passages. A gold filling most of the prompt beside a short cut filler made the
   longest passage the answer in 70% of the 8k rows (chance 35%); the gold is now the longest about
   as often as any passage is (docs/suites.md).
+
+Both decisions are kept in the cache (``tasks/ambiguity_cache.py``): a warm run fits no TF-IDF and
+imports no scikit-learn for them.
 """
 
 from __future__ import annotations
 
 import random
-
-import numpy as np
+from functools import cached_property, partial
+from typing import TYPE_CHECKING
 
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.templates import PromptTemplates
@@ -28,8 +31,11 @@ from longbench100.sources.corpus import Corpus
 from longbench100.sources.records import Document, Item
 from longbench100.text.tokenization import Tokenizer
 
-from ..baselines.lexical import cosine_similarities, query_similarities, tfidf_vectorizer
+from .ambiguity_cache import cached_ambiguity, cached_exclusions, pool_key
 from .base import Candidate, GoldAmongDistractors, Sample
+
+if TYPE_CHECKING:
+    import numpy as np
 
 AMBIGUITY_SHARE = 0.8
 """A padding document whose similarity to the summary reaches this share of the gold's is left
@@ -43,16 +49,26 @@ DRAWS = 8
 """Padding draws a sample may take before its row is given up at that length."""
 
 
+RULE = (AMBIGUITY_SHARE, NGRAMS)
+"""The rule's constants, part of every cached decision's key."""
+
+
 class PoolMatcher:
     """TF-IDF vectors of one padding pool (fitted on it once), to compare a summary with each
     document."""
 
     def __init__(self, documents: list[Document]) -> None:
+        from ..baselines.lexical import tfidf_vectorizer  # scikit-learn, only when comparing
+
         self.vectorizer = tfidf_vectorizer(NGRAMS)
         self.matrix = self.vectorizer.fit_transform([document.text for document in documents])
 
     def similarities(self, summary: str, texts: list[str]) -> np.ndarray:
         """Cosine similarity of ``summary`` to each of ``texts``, then to each pool document."""
+        import numpy as np
+
+        from ..baselines.lexical import cosine_similarities  # scikit-learn, only when comparing
+
         query = self.vectorizer.transform([summary])
         return np.concatenate(
             [
@@ -70,12 +86,17 @@ class PassageRetrieval(GoldAmongDistractors):
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
-        self._matchers: dict[str, PoolMatcher] = {}  # by source
+        self._matchers: dict[str, PoolMatcher] = {}  # by source, fitted when first needed
+
+    @cached_property
+    def pool_keys(self) -> dict[str, str]:
+        """Each padding pool's content digest, the key of its cached decisions."""
+        return {name: pool_key(self.corpus, name, pool) for name, pool in self.source_pools.items()}
 
     def prepare(self, tokenizer: Tokenizer, prompt_tokens: int) -> None:
-        """Each padding source's TF-IDF vectors, fitted once before the worker processes fork."""
-        for name, pool in self.source_pools.items():
-            self._matchers[name] = PoolMatcher(pool)
+        """The padding pools' digests, worked out once before the worker processes fork (each
+        pool's TF-IDF is fitted only where a drawn item's decision is not cached)."""
+        self.pool_keys  # noqa: B018  (computed here, inherited by the workers)
 
     def accepts(self, item: Item) -> bool:
         """Reference summaries of exactly one document."""
@@ -106,13 +127,29 @@ class PassageRetrieval(GoldAmongDistractors):
         own = self.source_pools.get(item.source, [])
         if sum(document.tokens for document in own) < 2 * budget:
             return self.noisy_pool
+        gold_text = self.gold_documents(item)[0].text
+        excluded = cached_exclusions(
+            self.pool_keys[item.source],
+            item,
+            gold_text,
+            RULE,
+            lambda: self._exclusions(item, own, gold_text),
+        )
+        return [document for document in own if document.id not in excluded]
+
+    def _exclusions(self, item: Item, own: list[Document], gold_text: str) -> list[str]:
+        """The ids of the documents of ``own`` (``item``'s source's pool) that ``item``'s summary
+        fits at least :data:`AMBIGUITY_SHARE` as well as ``gold_text`` (TF-IDF fitted on the
+        pool)."""
         if item.source not in self._matchers:
             self._matchers[item.source] = PoolMatcher(own)
         assert item.summary is not None, "passage_retrieval's items are summaries"
-        gold, *padding = self._matchers[item.source].similarities(
-            item.summary, [self.gold_documents(item)[0].text]
-        )
-        return [document for document, score in zip(own, padding) if score < AMBIGUITY_SHARE * gold]
+        gold, *padding = self._matchers[item.source].similarities(item.summary, [gold_text])
+        return [
+            document.id
+            for document, score in zip(own, padding)
+            if not score < AMBIGUITY_SHARE * gold
+        ]
 
     def build(
         self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
@@ -129,7 +166,10 @@ class PassageRetrieval(GoldAmongDistractors):
             if sample is None:
                 return None
             texts = [piece.text for piece in sample.fitted.pieces if piece.is_passage]
-            if len(texts) >= 2 and not ambiguous(summary, texts, sample.gold["passages"][0] - 1):
+            gold = sample.gold["passages"][0] - 1
+            if len(texts) >= 2 and not cached_ambiguity(
+                summary, texts, gold, RULE, partial(ambiguous, summary, texts, gold)
+            ):
                 sample.answers = [str(sample.gold["passages"][0])]
                 sample.question = summary
                 return sample
@@ -139,6 +179,8 @@ class PassageRetrieval(GoldAmongDistractors):
 def ambiguous(summary: str, texts: list[str], gold: int) -> bool:
     """Whether a passage besides ``texts[gold]`` fits ``summary`` at least :data:`AMBIGUITY_SHARE`
     as well as the gold does (TF-IDF cosine of words and two-word runs, fitted on ``texts``)."""
+    from ..baselines.lexical import query_similarities  # scikit-learn, only when comparing
+
     scores = query_similarities(summary, texts, NGRAMS)
     return any(
         score >= AMBIGUITY_SHARE * scores[gold]

@@ -62,8 +62,7 @@ class JointTokenizer:
         return max(member.count(text) for member in self.members)
 
     def count_whole(self, text: str) -> int:
-        """The largest member count of ``text``, each member tokenizing it in one go (how
-        ``--verify-counts`` recounts)."""
+        """The largest member count of ``text``, each member tokenizing it in one go."""
         return max(member.count_whole(text) for member in self.members)
 
     def counts(self, text: str) -> dict[str, int]:

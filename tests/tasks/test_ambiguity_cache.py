@@ -1,0 +1,193 @@
+"""passage_retrieval's ambiguity decisions come from the cache on a warm run: no TF-IDF is fitted
+and scikit-learn is never imported; a changed source works them out again; and the cached
+decisions are the ones the TF-IDF rule makes."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from longbench100.baselines.lexical import tfidf_vectorizer
+from longbench100.fitting.templates import PromptTemplates
+from longbench100.sources.corpus import Corpus, load_corpus
+from longbench100.sources.locations import resolve_location
+from longbench100.sources.records import Document, Item
+from longbench100.tasks.ambiguity_cache import FORMAT, cached_ambiguity, pool_key
+from longbench100.tasks.passage_retrieval import (
+    AMBIGUITY_SHARE,
+    NGRAMS,
+    RULE,
+    PassageRetrieval,
+    PoolMatcher,
+    ambiguous,
+)
+from longbench100.text.tokenization import load_tokenizer
+
+REPO = Path(__file__).resolve().parents[2]
+
+_CHILD = """
+import sys
+from longbench100.cli import main
+try:
+    main.main(sys.argv[1:], prog_name="longbench100")
+except SystemExit as exit:
+    assert not exit.code, exit.code
+print("sklearn imported" if "sklearn" in sys.modules else "sklearn not imported")
+"""
+"""Runs the command line on its arguments, then says whether scikit-learn was imported."""
+
+
+def _generate(sources: Path, out: Path, cache: Path) -> bool:
+    """Generate passage_retrieval at 2k x 4 rows in a fresh process with cache folder ``cache``;
+    return whether it imported scikit-learn. Without controls: their chance levels come from the
+    baselines, which import it for their own comparisons."""
+    python_path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": python_path, "LONGBENCH100_CACHE": str(cache)}
+    args = ["generate", "--tasks", "passage_retrieval", "--lengths", "2k", "--rows", "4"]
+    args += ["--sources", str(sources), "--out", str(out), "--workers", "1", "--quiet"]
+    args.append("--no-controls")
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().endswith("sklearn imported")
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """Every file below ``folder`` by relative path, with its bytes."""
+    return {
+        path.relative_to(folder).as_posix(): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def _entries(cache: Path) -> set[str]:
+    """The cached decisions' file names, both kinds."""
+    folders = [cache / "passage_pool_exclusions", cache / "passage_ambiguity"]
+    return {path.name for folder in folders if folder.exists() for path in folder.iterdir()}
+
+
+def test_a_warm_run_reads_the_decisions_and_imports_no_sklearn(mirror: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    assert _generate(mirror, tmp_path / "cold", cache)  # worked out: TF-IDF fitted
+    assert (cache / "passage_pool_exclusions").is_dir()  # the own-source pool was drawn
+    assert (cache / "passage_ambiguity").is_dir()
+    assert not _generate(mirror, tmp_path / "warm", cache)
+    assert _files(tmp_path / "warm") == _files(tmp_path / "cold")
+
+
+def _edit_leval_documents(sources: Path) -> None:
+    """Add a sentence to every document of the mirror's L-Eval files (five of the task's sources)."""
+    for path in sorted((sources / "L4NLP" / "LEval").rglob("*.jsonl")):
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        for row in rows:
+            row["input"] += " The harbor council met again at dawn."
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+
+def test_a_changed_source_works_its_decisions_out_again(mirror: Path, tmp_path: Path):
+    sources = tmp_path / "sources"
+    shutil.copytree(mirror, sources)
+    cache = tmp_path / "cache"
+    _generate(sources, tmp_path / "first", cache)
+    before = _entries(cache)
+    _edit_leval_documents(sources)
+    assert _generate(sources, tmp_path / "edited", cache)  # new texts: TF-IDF fitted again
+    added = _entries(cache) - before
+    assert {name for name in added if (cache / "passage_pool_exclusions" / name).exists()}
+    assert not _generate(sources, tmp_path / "again", cache)
+
+
+@pytest.fixture(scope="module")
+def builder(mirror: Path) -> PassageRetrieval:
+    """passage_retrieval's builder over the synthetic mirror."""
+    corpus = load_corpus(resolve_location(str(mirror)), load_tokenizer(), progress=False)
+    return PassageRetrieval(corpus, PromptTemplates())
+
+
+def _uncached_pool(builder: PassageRetrieval, item: Item) -> list[Document]:
+    """The pool the rule leaves ``item``, worked out afresh (TF-IDF fitted on the whole pool)."""
+    own = builder.source_pools[item.source]
+    assert item.summary is not None
+    gold, *padding = PoolMatcher(own).similarities(
+        item.summary, [builder.gold_documents(item)[0].text]
+    )
+    return [document for document, score in zip(own, padding) if score < AMBIGUITY_SHARE * gold]
+
+
+def test_cached_pools_are_the_rules_own(builder: PassageRetrieval, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
+    items = [item for item in builder.items if item.source in builder.source_pools]
+    assert len({item.source for item in items}) > 1
+    excluded = 0
+    for item in items:
+        expected = _uncached_pool(builder, item)
+        assert builder.distractor_pool(item, 1) == expected  # worked out, then stored
+        assert builder.distractor_pool(item, 1) == expected  # read back
+        excluded += len(builder.source_pools[item.source]) - len(expected)
+    assert excluded  # some summary fits a padding document nearly as well as its gold
+    damaged = next((tmp_path / "cache" / "passage_pool_exclusions").iterdir())
+    damaged.write_text('{"value": [1, 2]}', encoding="utf-8")
+    assert all(builder.distractor_pool(item, 1) == _uncached_pool(builder, item) for item in items)
+
+
+def test_cached_prompt_checks_are_the_rules_own(
+    builder: PassageRetrieval, tmp_path: Path, monkeypatch
+):
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
+    rng = random.Random(5)
+    documents = [document.text for pool in builder.source_pools.values() for document in pool]
+    decisions = []
+    for item in builder.items[:40]:
+        assert item.summary is not None
+        texts = [builder.gold_documents(item)[0].text, *rng.sample(documents, rng.randint(1, 4))]
+        rng.shuffle(texts)
+        gold = texts.index(builder.gold_documents(item)[0].text)
+        expected = ambiguous(item.summary, texts, gold)
+        for _ in range(2):  # worked out, then read back
+            decided = cached_ambiguity(
+                item.summary, texts, gold, RULE, partial(ambiguous, item.summary, texts, gold)
+            )
+            assert decided == expected
+        stored = cached_ambiguity(item.summary, texts, gold, RULE, partial(bool, not expected))
+        assert stored == expected  # read back, not worked out again
+        decisions.append(expected)
+    assert set(decisions) == {True, False}
+
+
+def test_the_tfidf_settings_are_those_the_cache_format_holds():
+    # the cached decisions' key holds the rule's constants, not the vectorizer's settings: a change
+    # here must bump ambiguity_cache.FORMAT (and this snapshot)
+    settings = tfidf_vectorizer(NGRAMS).get_params()
+    assert (FORMAT, settings["stop_words"], settings["sublinear_tf"]) == (1, "english", True)
+    assert (settings["token_pattern"], settings["ngram_range"]) == (r"(?u)\b\w\w+\b", (1, 2))
+
+
+def test_the_pool_key_follows_the_pools_files_entry_and_documents(builder: PassageRetrieval):
+    corpus = builder.corpus
+    name, pool = next(iter(builder.source_pools.items()))
+    data, entry = corpus.sources[name], corpus.entries[name]
+    key = pool_key(corpus, name, pool)
+    assert pool_key(Corpus(corpus.entries, dict(corpus.sources)), name, pool) == key
+    files = {**data.files, next(iter(data.files)): "0" * 64}
+    changed_file = Corpus(corpus.entries, {**corpus.sources, name: replace(data, files=files)})
+    changed_entry = Corpus(
+        {**corpus.entries, name: replace(entry, revision="other")}, corpus.sources
+    )
+    assert pool_key(changed_file, name, pool) != key
+    assert pool_key(changed_entry, name, pool) != key
+    assert pool_key(corpus, name, pool[1:]) != key
