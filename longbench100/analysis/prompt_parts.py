@@ -199,9 +199,8 @@ def window_prompt(parts: PromptParts, units: list[Span], start: int, size: int) 
 def gold_block_spans(task: str, gold: dict, blocks: tuple[Block, ...]) -> list[Span]:
     """The context spans holding the gold material of a record, from its ``gold`` provenance.
 
-    Numbered gold passages for the passage tasks and counting_stars; every record of the asked chain
-    for kv_retrieval and kv_retrieval_chain (a chain left shorter than the decoys, all of one shape,
-    would point at the answer); every paragraph for passage_count (counting needs them
+    Numbered gold passages for the passage tasks and counting_stars; the records looked up for
+    kv_retrieval and kv_retrieval_chain; every paragraph for passage_count (counting needs them
     all); the gold blocks of a context split by its recorded spans.
     """
     if any(block.gold for block in blocks):
@@ -209,7 +208,8 @@ def gold_block_spans(task: str, gold: dict, blocks: tuple[Block, ...]) -> list[S
     if task == "passage_count":
         return [block.span for block in blocks if block.number is not None]
     if task in ("kv_retrieval", "kv_retrieval_chain"):
-        keys = set(gold.get("chain", [])[:-1])
+        chain = gold.get("chain", [])
+        keys = set(chain[: gold.get("lookups", len(chain) - 1)])
         return [block.span for block in blocks if block.key in keys]
     numbers = set(gold.get("passages", []))
     return [block.span for block in blocks if block.number in numbers]

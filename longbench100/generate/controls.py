@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from longbench100.analysis.prompt_parts import (
+    Block,
     PromptParts,
     gold_block_spans,
     options_in_question,
@@ -140,7 +141,7 @@ class ControlBuilder:
         start = len(parts.head) + len(parts.joint)
         spans = [
             self._without_heading(parts.context, span, start)
-            for span in gold_block_spans(record["task"], record["gold"], parts.blocks)
+            for span in _removed_spans(record["task"], record["gold"], parts.blocks)
         ]
         titles = [_title_start(record["prompt"], a) for a, _ in spans]
         titled = any(title is not None for title in titles)
@@ -294,6 +295,16 @@ def _own_stretches(context: str, spans: list[Span], start: int) -> list[tuple[st
     cuts = [0, *(offset - start for span in spans for offset in span), len(context)]
     texts = [context[a:b].strip() for a, b in zip(cuts[::2], cuts[1::2], strict=True)]
     return [(text, None, None) for text in texts if text]
+
+
+def _removed_spans(task: str, gold: dict, blocks: tuple[Block, ...]) -> list[Span]:
+    """The spans a gold-removed twin takes out: the gold blocks (:func:`gold_block_spans`), and for
+    kv_retrieval and kv_retrieval_chain every record of the asked chain, not only those looked up (a
+    chain left shorter than the decoys, all of one shape, would point at the answer)."""
+    if task in ("kv_retrieval", "kv_retrieval_chain"):
+        keys = set(gold.get("chain", [])[:-1])
+        return [block.span for block in blocks if block.key in keys]
+    return gold_block_spans(task, gold, blocks)
 
 
 def _title_start(prompt: str, at: int) -> int | None:

@@ -61,6 +61,11 @@ class JointTokenizer:
         """The largest member count of ``text``."""
         return max(member.count(text) for member in self.members)
 
+    def learned_piece_counts(self, text: str) -> Sequence[int] | None:
+        """Always ``None``: a joint count is the largest member count, never one member's learned
+        pieces (see :meth:`Tokenizer.learned_piece_counts`)."""
+        return None
+
     def count_whole(self, text: str) -> int:
         """The largest member count of ``text``, each member tokenizing it in one go."""
         return max(member.count_whole(text) for member in self.members)

@@ -115,6 +115,7 @@ def test_records_follow_the_schema(generated: Path) -> None:
     assert manifest["sources"]["hotpotqa"]["answerable"] == [
         "question_standalone",
         "answer_grounded",
+        "answer_not_in_question",
     ]
     assert all(isinstance(facts["unanswerable"], dict) for facts in manifest["sources"].values())
 
