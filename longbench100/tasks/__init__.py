@@ -11,19 +11,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator, Mapping
 
+from longbench100.catalog.task_info import NIAH_TASKS
+
 from .base import TaskBuilder, registered_builder
 
 _FAMILIES = {
-    "niah": (
-        "niah_single_1",
-        "niah_single_2",
-        "niah_single_3",
-        "niah_multikey_1",
-        "niah_multikey_2",
-        "niah_multikey_3",
-        "niah_multivalue",
-        "niah_multiquery",
-    ),
+    "niah": NIAH_TASKS,
     "icl": ("icl_trec_coarse", "icl_trec_fine", "icl_banking77", "icl_clinc150"),
     "sections": ("document_summarizing", "document_organizing"),
 }
