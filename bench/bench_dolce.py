@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_dolce.py [--problems 1000] [--probes 300] [--data DIR ...] [--seed 0]
 
-The oracle rows read data folders made with ``longbench100 generate --sources ../shared/sources
+The oracle rows read data folders made with ``longbench100 generate --sources MIRROR
 --tasks passage_retrieval,single_doc_qa,passage_count,kv_retrieval --rows 30 --lengths 4k --out
 /tmp/h-data`` (and ``--lengths 16k --out /tmp/h16-data``), the default ``--data``.
 

@@ -1,6 +1,6 @@
 """Time ``generate`` against one tokenization pass over the prompts it emits.
 
-Usage: python bench/bench_generate.py [--sources ../shared/sources] [--tasks all] [--rows 20] [--lengths 2k,4k,6k,8k,32k,128k] [--workers 2] [--repeat 3]
+Usage: python bench/bench_generate.py [--sources MIRROR] [--tasks all] [--rows 20] [--lengths 2k,4k,6k,8k,32k,128k] [--workers 2] [--repeat 3]
 
 Runs the generator in fresh subprocesses: once cold (empty token-count and record caches), then warm
 (caches filled by the cold run) ``--repeat`` times, measuring wall time, CPU time (with the worker

@@ -1,7 +1,7 @@
 """The choices and claims behind rag_hard / rerank: BM25 library speed and determinism, and how much harder
 BM25 negatives are than random ones.
 
-Usage: python bench/bench_retrieval.py [--sources ../shared/sources] [--rows 10] [--lengths 8k,16k,32k,64k]
+Usage: python bench/bench_retrieval.py [--sources MIRROR] [--rows 10] [--lengths 8k,16k,32k,64k]
 Needs the candidate besides the chosen one: pip install rank-bm25
 
 Libraries: index time and per-query time over the rag-mini-bioasq corpus for its first 200 questions,

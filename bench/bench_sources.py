@@ -1,6 +1,6 @@
 """Time ``sources verify`` cold and warm, and raw tokenizer throughput on one and two threads.
 
-Usage: python bench/bench_sources.py [--sources ../shared/sources] [--tokenizer cl100k_base]
+Usage: python bench/bench_sources.py [--sources MIRROR] [--tokenizer cl100k_base]
 
 Cold: an empty cache folder (every source parsed and tokenized). Warm: the same command again, which
 reads the record and token-count caches. Each run is a fresh subprocess, timed end to end.

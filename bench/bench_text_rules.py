@@ -1,6 +1,6 @@
 """Compare sentence segmenters and near-duplicate finders on the real sources (the choices behind text/sentences.py and near_duplicates.py).
 
-Usage: python bench/bench_text_rules.py [--sources ../shared/sources] [--per-source 10]
+Usage: python bench/bench_text_rules.py [--sources MIRROR] [--per-source 10]
 Needs the candidates besides the chosen ones: pip install pysbd syntok blingfire datasketch
 
 Segmenters: CPU chars/s over ``--per-source`` random documents of every source, and sentence
