@@ -67,7 +67,7 @@ from longbench100.sources.locations import (
     resolve_location,
     stand_in_notes,
 )
-from longbench100.sources.records import Document
+from longbench100.sources.records import Document, Item
 from longbench100.tasks import BUILDERS
 from longbench100.tasks.base import TaskBuilder
 from longbench100.tasks.one_document import OneDocumentTask
@@ -284,8 +284,6 @@ def _generate(
                 for label, plan in plans[task].items()
             }
 
-    for builder in builders.values():
-        builder.prepare(tokenizer, _prompt_tokens(options))
     results: dict[str, dict[str, LengthResult]] = {}
     cells = [(task, label, budget) for task in options.tasks for label, budget in options.lengths]
     controls: dict[str, dict[str, ControlsResult | None]] = {}
@@ -294,6 +292,10 @@ def _generate(
         (task, label): _pending_rows(options, task, label, budget, plans[task][label])
         for task, label, budget in cells
     }
+    for task, builder in builders.items():
+        builder.prepare(
+            tokenizer, _prompt_tokens(options), _drawn_items(options, tokenizer, task, pending)
+        )
     with _executor(_row_workers(options), WorkerState(options, tokenizer, builders)) as executor:
         # one stream of rows over every task and length, so no worker waits for a file's last row before the next file's
         lines = executor.map(
@@ -666,6 +668,23 @@ def _pending_rows(
         written,
         [(task, label, budget, row_plan) for row_plan in plan.rows if row_plan.row >= start],
     )
+
+
+def _drawn_items(
+    options: GenerateOptions,
+    tokenizer: Tokenizer,
+    task: str,
+    pending: dict[tuple[str, str], PendingRows | None],
+) -> list[tuple[Item, int]]:
+    """The item each of ``task``'s ``pending`` rows asks about, with the budget its prompt is
+    built at (its build context's, as :func:`_build_line` makes it)."""
+    return [
+        (row_plan.candidate.item, _context(options, tokenizer, task, label, budget).budget)
+        for (row_task, label), rows in pending.items()
+        if row_task == task and rows
+        for _, _, budget, row_plan in rows.jobs
+        if row_plan.candidate is not None
+    ]
 
 
 def _write_length(

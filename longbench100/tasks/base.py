@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, ClassVar
+from typing import Callable, ClassVar, Sequence
 
 from longbench100.fitting.fit import BuildContext, Fitted, fit_prompt, minimum_tokens
 from longbench100.fitting.pieces import Piece, gold_piece
@@ -79,10 +79,14 @@ class TaskBuilder:
         """Ground-truth candidates, or ``None`` for synthetic tasks whose rows need no real item."""
         return None
 
-    def prepare(self, tokenizer: Tokenizer, prompt_tokens: int) -> None:
+    def prepare(
+        self, tokenizer: Tokenizer, prompt_tokens: int, drawn: Sequence[tuple[Item, int]]
+    ) -> None:
         """Work every row shares, done once before the rows are built (in this process, so worker
         processes inherit it); ``prompt_tokens``: the most the run's prompts of this task hold
-        together (rows times the budgets of its lengths). Nothing by default."""
+        together (rows times the budgets of its lengths); ``drawn``: the item each row still to
+        build asks about, with the budget its prompt is built at (none for a synthetic task).
+        Nothing by default."""
 
     def finish(self, tokenizer: Tokenizer) -> None:
         """Work once the run's rows are built (in this process): nothing by default."""

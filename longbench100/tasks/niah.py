@@ -14,11 +14,12 @@ import random
 import uuid
 from dataclasses import dataclass
 from functools import cached_property
-from typing import ClassVar
+from typing import ClassVar, Sequence
 
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.rng import derive_rng, distinct_draws
 from longbench100.fitting.spans import embedded_spans
+from longbench100.sources.records import Item
 from longbench100.text.tokenization import Tokenizer
 
 from .base import Candidate, Sample, TaskBuilder
@@ -122,7 +123,9 @@ class NeedleTask(TaskBuilder):
         if cls.spec.haystack == "essay":
             cls.required_roles = ("noisy",)
 
-    def prepare(self, tokenizer: Tokenizer, prompt_tokens: int) -> None:
+    def prepare(
+        self, tokenizer: Tokenizer, prompt_tokens: int, drawn: Sequence[tuple[Item, int]]
+    ) -> None:
         """An essay haystack's pool split into sentences and its pieces counted, once (cached on
         disk), unless the run draws only a small part of it (:func:`prepare_pool`); the word-key
         lists read, once (before the workers fork, not in each)."""

@@ -16,14 +16,16 @@ answer and its size no clue:
   as often as any passage is (docs/suites.md).
 
 Both decisions are kept in the cache (``tasks/ambiguity_cache.py``): a warm run fits no TF-IDF and
-imports no scikit-learn for them.
+imports no scikit-learn for them. The pool decisions of the rows a run will build are worked out in
+:meth:`PassageRetrieval.prepare`, before the worker processes fork, so no two workers fit the same
+pool's TF-IDF.
 """
 
 from __future__ import annotations
 
 import random
 from functools import cached_property, partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.templates import PromptTemplates
@@ -87,16 +89,22 @@ class PassageRetrieval(GoldAmongDistractors):
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
         self._matchers: dict[str, PoolMatcher] = {}  # by source, fitted when first needed
+        self._excluded: dict[str, frozenset[str]] = {}  # by item id, once worked out or read
 
     @cached_property
     def pool_keys(self) -> dict[str, str]:
         """Each padding pool's content digest, the key of its cached decisions."""
         return {name: pool_key(self.corpus, name, pool) for name, pool in self.source_pools.items()}
 
-    def prepare(self, tokenizer: Tokenizer, prompt_tokens: int) -> None:
-        """The padding pools' digests, worked out once before the worker processes fork (each
-        pool's TF-IDF is fitted only where a drawn item's decision is not cached)."""
-        self.pool_keys  # noqa: B018  (computed here, inherited by the workers)
+    def prepare(
+        self, tokenizer: Tokenizer, prompt_tokens: int, drawn: Sequence[tuple[Item, int]]
+    ) -> None:
+        """The padding pools the ``drawn`` items take, each worked out (or read from the cache)
+        here, before the worker processes fork, so each pool's TF-IDF is fitted at most once in the
+        run and the workers inherit every decision; the pools' TF-IDF is then let go."""
+        for item, budget in drawn:
+            self.distractor_pool(item, budget)
+        self._matchers.clear()
 
     def accepts(self, item: Item) -> bool:
         """Reference summaries of exactly one document."""
@@ -127,14 +135,16 @@ class PassageRetrieval(GoldAmongDistractors):
         own = self.source_pools.get(item.source, [])
         if sum(document.tokens for document in own) < 2 * budget:
             return self.noisy_pool
-        gold_text = self.gold_documents(item)[0].text
-        excluded = cached_exclusions(
-            self.pool_keys[item.source],
-            item,
-            gold_text,
-            RULE,
-            lambda: self._exclusions(item, own, gold_text),
-        )
+        if item.id not in self._excluded:
+            gold_text = self.gold_documents(item)[0].text
+            self._excluded[item.id] = cached_exclusions(
+                self.pool_keys[item.source],
+                item,
+                gold_text,
+                RULE,
+                lambda: self._exclusions(item, own, gold_text),
+            )
+        excluded = self._excluded[item.id]
         return [document for document in own if document.id not in excluded]
 
     def _exclusions(self, item: Item, own: list[Document], gold_text: str) -> list[str]:

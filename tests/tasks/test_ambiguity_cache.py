@@ -18,6 +18,9 @@ import pytest
 
 from longbench100.baselines.lexical import tfidf_vectorizer
 from longbench100.fitting.templates import PromptTemplates
+from longbench100.generate import run as run_module
+from longbench100.generate.options import GenerateOptions
+from longbench100.generate.run import run_generate
 from longbench100.sources.corpus import Corpus, load_corpus
 from longbench100.sources.locations import resolve_location
 from longbench100.sources.records import Document, Item
@@ -136,13 +139,52 @@ def test_cached_pools_are_the_rules_own(builder: PassageRetrieval, tmp_path: Pat
     excluded = 0
     for item in items:
         expected = _uncached_pool(builder, item)
-        assert builder.distractor_pool(item, 1) == expected  # worked out, then stored
-        assert builder.distractor_pool(item, 1) == expected  # read back
+        assert _fresh(builder).distractor_pool(item, 1) == expected  # worked out, then stored
+        assert _fresh(builder).distractor_pool(item, 1) == expected  # read back
         excluded += len(builder.source_pools[item.source]) - len(expected)
     assert excluded  # some summary fits a padding document nearly as well as its gold
     damaged = next((tmp_path / "cache" / "passage_pool_exclusions").iterdir())
     damaged.write_text('{"value": [1, 2]}', encoding="utf-8")
-    assert all(builder.distractor_pool(item, 1) == _uncached_pool(builder, item) for item in items)
+    fresh = _fresh(builder)
+    assert all(fresh.distractor_pool(item, 1) == _uncached_pool(builder, item) for item in items)
+
+
+def _fresh(builder: PassageRetrieval) -> PassageRetrieval:
+    """A builder over ``builder``'s corpus that has worked nothing out yet (reads the cache)."""
+    return PassageRetrieval(builder.corpus, PromptTemplates())
+
+
+def test_the_parent_fits_each_drawn_pool_once_before_the_workers_fork(
+    mirror: Path, tmp_path: Path, monkeypatch
+):
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(run_module, "SERIAL_BELOW", 0)  # two processes, however small the run
+    fits = tmp_path / "fits.txt"  # one line per TF-IDF fit of a pool: process id, pool's source
+    fit = PoolMatcher.__init__
+
+    def logged_fit(matcher: PoolMatcher, documents: list[Document]) -> None:
+        with fits.open("a", encoding="utf-8") as log:
+            log.write(f"{os.getpid()} {documents[0].source}\n")
+        fit(matcher, documents)
+
+    monkeypatch.setattr(PoolMatcher, "__init__", logged_fit)  # forked workers inherit it
+    options = GenerateOptions(
+        tasks=("passage_retrieval",),
+        lengths=(("2k", 2048), ("3000", 3000)),
+        rows=4,
+        seed=11,
+        tokenizer="cl100k_base",
+        out=tmp_path / "out",
+        sources=str(mirror),
+        workers=2,
+        controls=False,
+    )
+    run_generate(options, echo=lambda _: None, progress=False)
+    lines = fits.read_text(encoding="utf-8").splitlines()
+    assert lines  # the rows drew their own source's pool
+    assert {line.split()[0] for line in lines} == {str(os.getpid())}  # in this process only
+    sources = [line.split()[1] for line in lines]
+    assert len(sources) == len(set(sources))  # each pool once
 
 
 def test_cached_prompt_checks_are_the_rules_own(
