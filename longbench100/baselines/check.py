@@ -18,6 +18,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from statistics import fmean, stdev
 
@@ -25,11 +26,13 @@ from longbench100.catalog.shortcut_limits import ShortcutLimit, limit_from_recor
 from longbench100.folders.data_records import (
     DataRecord,
     load_data_with_prompts,
-    task_records_with_prompts,
+    records_with_prompts,
+    task_files,
 )
-from longbench100.folders.layout import controls_folder, read_folder_manifest
+from longbench100.folders.layout import DataFileRef, controls_folder, read_folder_manifest
 
 from ..scoring.reply_scores import classic_scores
+from .chance_cache import CellChances, cached_task_chances
 from .prompt_view import PromptView, read_prompt
 from .strategies import Attempt, Baseline, baselines_for, chance_answers
 
@@ -187,10 +190,22 @@ def cell_chances(data_dir: Path, families: dict[str, str] | None) -> dict[str, d
     (``families``: the suite's metric per task). Read while ``generate`` still writes the folder,
     one task at a time (a task's chance rests on its own rows only)."""
     chances: dict[str, dict[str, float]] = {}
-    for loaded in task_records_with_prompts(data_dir, unfinished=True):
-        for (task, label), chance in _task_chances(loaded, families).items():
+    seen: dict[str, str] = {}
+    for files in task_files(data_dir, unfinished=True):
+        task = files[0].task
+        compute = partial(_files_chances, files, seen, families)
+        family = (families or {}).get(task)
+        for label, chance in cached_task_chances(task, files, family, compute):
             chances.setdefault(task, {})[label] = chance
     return chances
+
+
+def _files_chances(
+    files: list[DataFileRef], seen: dict[str, str], families: dict[str, str] | None
+) -> CellChances:
+    """The chance level of each length of one task's data ``files`` (:func:`_task_chances`)."""
+    loaded = records_with_prompts(files, seen)
+    return [(label, chance) for (_, label), chance in _task_chances(loaded, families).items()]
 
 
 def _task_chances(

@@ -9,7 +9,13 @@ from pathlib import Path
 from longbench100.catalog.task_info import TASKS
 from longbench100.core.digests import prompt_sha256
 from longbench100.core.errors import UserError
-from longbench100.folders.layout import MANIFEST, check_record, open_data_folder, read_file_records
+from longbench100.folders.layout import (
+    MANIFEST,
+    DataFileRef,
+    check_record,
+    open_data_folder,
+    read_file_records,
+)
 
 
 @dataclass(frozen=True)
@@ -151,13 +157,27 @@ def task_records_with_prompts(
     a reader that needs only one task at once holds only that task's prompts; ids are unique
     across the folder."""
     seen: dict[str, str] = {}
+    for refs in task_files(data_dir, unfinished=unfinished):
+        yield records_with_prompts(refs, seen)
+
+
+def task_files(data_dir: Path, *, unfinished: bool = False) -> Iterator[list[DataFileRef]]:
+    """The data files of a data folder, one task (all its lengths) at a time, in task order."""
     files = open_data_folder(data_dir, unfinished=unfinished).files  # in task order
     for _, refs in itertools.groupby(files, key=lambda ref: ref.task):
-        yield [
-            (parse_record(value, where), value.get("prompt") or "")
-            for ref in refs
-            for where, value in read_file_records(ref, seen)
-        ]
+        yield list(refs)
+
+
+def records_with_prompts(
+    files: list[DataFileRef], seen: dict[str, str]
+) -> list[tuple[DataRecord, str]]:
+    """The records of ``files`` with their prompts; ``seen`` maps each id read so far (across
+    calls) to where it was, so an id given twice is refused."""
+    return [
+        (parse_record(value, where), value.get("prompt") or "")
+        for ref in files
+        for where, value in read_file_records(ref, seen)
+    ]
 
 
 def manifest_sha256(data_dir: Path) -> str | None:

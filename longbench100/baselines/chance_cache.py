@@ -1,0 +1,95 @@
+"""Each task's chance levels (:func:`~longbench100.baselines.check.cell_chances`), kept on disk.
+
+A task's chance rests only on its own records (every length) and the suite's metric for it, yet
+working it out re-reads every prompt and grades every row's chance answers with the task's metric
+(ROUGE-L over other rows' answers for the summary tasks), which a warm ``generate`` would otherwise
+redo at each run. The cache key holds everything the figures depend on: the sha256 of each of the
+task's data files, the metric family, and the source of the packages that read, view and grade the
+records (:data:`CHANCE_CODE`), so edited data or changed code is never read back from an older
+entry. A damaged or foreign entry is worked out again; files are written atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+from longbench100.core.atomic import write_json_atomic
+from longbench100.core.digests import file_sha256
+from longbench100.core.paths import cache_dir
+from longbench100.folders.layout import DataFileRef
+
+CHANCE_CACHE_VERSION = 1
+"""Bumped when the stored form of an entry changes."""
+CHANCE_CODE = ("baselines", "scoring", "folders", "catalog", "text", "core")
+"""The packages whose code a chance level depends on (record reading, prompt views, candidate
+answers and the classic metrics with their text normalisation)."""
+PACKAGE = Path(__file__).resolve().parents[1]
+
+CellChances = list[tuple[str, float]]
+"""A task's chance level per length label, in the order its cells were first seen."""
+
+
+@lru_cache(maxsize=1)
+def chance_code_digest() -> str:
+    """The sha256 of the Python files of :data:`CHANCE_CODE` (a changed rule makes new figures)."""
+    digest = hashlib.sha256()
+    for package in CHANCE_CODE:
+        for path in sorted((PACKAGE / package).rglob("*.py")):
+            digest.update(path.relative_to(PACKAGE).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def chance_cache_path(task: str, files: list[DataFileRef], family: str | None) -> Path:
+    """Where the chance levels of ``task`` (data ``files``, every length; metric ``family``) are
+    kept: a digest of everything they depend on."""
+    parts = [
+        CHANCE_CACHE_VERSION,
+        chance_code_digest(),
+        task,
+        family,
+        sorted((ref.label, file_sha256(ref.path)) for ref in files),
+    ]
+    key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
+    return cache_dir() / "chances" / f"{task}-{key}.json"
+
+
+def cached_task_chances(
+    task: str,
+    files: list[DataFileRef],
+    family: str | None,
+    compute: Callable[[], CellChances],
+) -> CellChances:
+    """``compute()``'s chance levels of ``task``, read back from the cache when they were worked out
+    before from the same data files, metric and code."""
+    path = chance_cache_path(task, files, family)
+    stored = _read(path)
+    if stored is not None:
+        return stored
+    chances = compute()
+    try:
+        write_json_atomic(path, [[label, chance] for label, chance in chances])
+    except OSError:
+        pass  # a read-only cache: worked out again next time
+    return chances
+
+
+def _read(path: Path) -> CellChances | None:
+    """The stored chance levels, or ``None`` when absent, unreadable or not of the stored form."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stored, list) or not all(
+        isinstance(entry, list)
+        and len(entry) == 2
+        and isinstance(entry[0], str)
+        and isinstance(entry[1], float)
+        for entry in stored
+    ):
+        return None
+    return [(label, chance) for label, chance in stored]
