@@ -17,7 +17,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from longbench100.core.atomic import write_json_atomic
+from longbench100.core.cache_entries import cached_json, python_sources_digest
 from longbench100.core.digests import file_sha256
 from longbench100.core.paths import cache_dir
 from longbench100.folders.layout import DataFileRef
@@ -36,12 +36,7 @@ CellChances = list[tuple[str, float]]
 @lru_cache(maxsize=1)
 def chance_code_digest() -> str:
     """The sha256 of the Python files of :data:`CHANCE_CODE` (a changed rule makes new figures)."""
-    digest = hashlib.sha256()
-    for package in CHANCE_CODE:
-        for path in sorted((PACKAGE / package).rglob("*.py")):
-            digest.update(path.relative_to(PACKAGE).as_posix().encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return python_sources_digest(PACKAGE, CHANCE_CODE)
 
 
 def chance_cache_path(task: str, files: list[DataFileRef], family: str | None) -> Path:
@@ -66,24 +61,16 @@ def cached_task_chances(
 ) -> CellChances:
     """``compute()``'s chance levels of ``task``, read back from the cache when they were worked out
     before from the same data files, metric and code."""
-    path = chance_cache_path(task, files, family)
-    stored = _read(path)
-    if stored is not None:
-        return stored
-    chances = compute()
-    try:
-        write_json_atomic(path, [[label, chance] for label, chance in chances])
-    except OSError:
-        pass  # a read-only cache: worked out again next time
-    return chances
+    return cached_json(
+        chance_cache_path(task, files, family),
+        compute,
+        lambda chances: [[label, chance] for label, chance in chances],
+        _decode,
+    )
 
 
-def _read(path: Path) -> CellChances | None:
-    """The stored chance levels, or ``None`` when absent, unreadable or not of the stored form."""
-    try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+def _decode(stored: object) -> CellChances:
+    """The stored chance levels (a ``ValueError`` when not of the stored form)."""
     if not isinstance(stored, list) or not all(
         isinstance(entry, list)
         and len(entry) == 2
@@ -91,5 +78,5 @@ def _read(path: Path) -> CellChances | None:
         and isinstance(entry[1], float)
         for entry in stored
     ):
-        return None
+        raise ValueError("not a list of [label, chance] pairs")
     return [(label, chance) for label, chance in stored]

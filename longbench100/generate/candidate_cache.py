@@ -14,9 +14,9 @@ import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Callable, cast
 
-from longbench100.core.atomic import write_json_atomic
+from longbench100.core.cache_entries import cached_json, python_sources_digest
 from longbench100.core.paths import cache_dir
 from longbench100.fitting.fit import BuildContext
 from longbench100.sources.corpus import Corpus
@@ -29,11 +29,7 @@ PACKAGE = Path(__file__).resolve().parents[1]
 @lru_cache(maxsize=1)
 def code_digest() -> str:
     """The sha256 of the package's Python files (a changed builder or counting rule makes new candidates)."""
-    digest = hashlib.sha256()
-    for path in sorted(PACKAGE.rglob("*.py")):
-        digest.update(path.relative_to(PACKAGE).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return python_sources_digest(PACKAGE)
 
 
 def cache_key(builder: TaskBuilder, ctx: BuildContext, corpus: Corpus, template_sha256: str) -> str:
@@ -68,21 +64,18 @@ def cached_candidates(
         / f"{builder.name}-{cache_key(builder, ctx, corpus, template_sha256)}.json"
     )
     items = {item.id: item for item in getattr(builder, "items", [])}
-    try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
+
+    def decode(stored: object) -> list[Candidate] | None:
+        """The stored candidates (a ``KeyError`` for an item the corpus lacks)."""
         if stored is None:
             return None
-        return [Candidate(items[item_id], low, high) for item_id, low, high in stored]
-    except (OSError, ValueError, TypeError, KeyError):
-        pass  # absent, damaged, or naming an item the corpus lacks: work them out again
-    candidates = compute(ctx)
-    stored = (
-        None
-        if candidates is None
-        else [[c.item.id, c.min_tokens, c.max_tokens] for c in candidates]
-    )
-    try:
-        write_json_atomic(path, stored)
-    except OSError:
-        pass  # a read-only cache: worked out again next time
-    return candidates
+        rows = cast(list[list], stored)
+        return [Candidate(items[item_id], low, high) for item_id, low, high in rows]
+
+    def encode(candidates: list[Candidate] | None) -> object:
+        """The candidates as kept: item id and token bounds."""
+        if candidates is None:
+            return None
+        return [[c.item.id, c.min_tokens, c.max_tokens] for c in candidates]
+
+    return cached_json(path, lambda: compute(ctx), encode, decode)

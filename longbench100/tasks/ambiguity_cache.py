@@ -24,7 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable, cast
 
-from longbench100.core.atomic import write_json_atomic
+from longbench100.core.cache_entries import cached_json
 from longbench100.core.paths import cache_dir
 from longbench100.sources.corpus import Corpus
 from longbench100.sources.loader import RECORDS_FORMAT
@@ -113,15 +113,11 @@ def _is_id_list(value: object) -> bool:
 def _cached(path: Path, compute: Callable[[], object], valid: Callable[[object], bool]) -> object:
     """The value stored at ``path`` (``{"value": ...}``) when ``valid``, else ``compute()``'s,
     stored there."""
-    try:
-        stored = json.loads(path.read_text(encoding="utf-8"))["value"]
-        if valid(stored):
-            return stored
-    except (OSError, ValueError, TypeError, KeyError):
-        pass  # absent or damaged: work it out again
-    value = compute()
-    try:
-        write_json_atomic(path, {"value": value})
-    except OSError:
-        pass  # a read-only cache: worked out again next time
-    return value
+
+    def decode(stored: object) -> object:
+        value = cast(dict, stored)["value"]
+        if not valid(value):
+            raise ValueError("not a stored decision")
+        return value
+
+    return cached_json(path, compute, lambda value: {"value": value}, decode)
