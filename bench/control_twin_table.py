@@ -37,9 +37,10 @@ def table(cells: list[dict]) -> list[str]:
     by_cell: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
     for cell in cells:
         by_cell[(cell["task"], cell["label"])][cell["on"]] = cell
+    task_order = {task: number for number, (task, _) in reversed(list(enumerate(by_cell)))}
     lines = []
     for (task, label), kinds in sorted(
-        by_cell.items(), key=lambda item: (list(by_cell).index(item[0]), LENGTH_ORDER[item[0][1]])
+        by_cell.items(), key=lambda item: (task_order[item[0][0]], LENGTH_ORDER[item[0][1]])
     ):
         real = kinds["real"]
         names = list(real["baselines"])
