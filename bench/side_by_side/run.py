@@ -19,9 +19,9 @@ Workloads (what each side generates):
   or one length without the base, so per length paper_driver.py runs the script's per-length loop
   for one length; there is no per-cell figure for the paper.
 
-Variants of ours: cold (a fresh, empty LONGBENCH100_CACHE for each run), warm (a cache filled once
-before the timed runs), each with the control twins on (the default) and off (--no-controls, the
-like-for-like figure: the anchors write no twins). Each rep runs every selected item's variants
+Variants of ours: cold (a fresh, empty LONGBENCH100_CACHE for each run), warm (a cache filled
+before the timed runs by running each selected item once), each with the control twins on (the
+default) and off (--no-controls, the like-for-like figure: the anchors write no twins). Each rep runs every selected item's variants
 back to back, the order reversed on even reps. CPU is user+sys of the whole process tree (os.wait4
 counts every waited-for descendant: RULER's niah.py subprocess, ours' workers); the machine's load
 average is logged before and after each run, and `uptime` at the start and end. Every output
@@ -306,12 +306,16 @@ def meta_record(setup: Setup, event: str, args: argparse.Namespace) -> dict:
     }  # fmt: skip
 
 
-def prefill_warm_cache(setup: Setup, workloads: list[str], log: Path) -> None:
-    """Fill the warm cache once with each workload's whole run (logged, not compared)."""
+def prefill_warm_cache(setup: Setup, items: list[Item], log: Path) -> None:
+    """Fill the warm cache by running each selected item once, twins on (logged, not compared).
+
+    Every item, not only the whole workload: a one-length run draws other documents for its twins
+    than a run of all lengths does, so a cache filled by the whole run alone leaves a per-length
+    run with twins partly cold.
+    """
     fresh_folder(setup.work / "cache-warm")
-    for workload in workloads:
-        whole = next(i for i in workload_items(workload) if i.scope == "whole")
-        record = run_variant(setup, whole, "ours_warm", 0, log)
+    for item in items:
+        record = run_variant(setup, item, "ours_warm", 0, log)
         record["kind"] = "prefill"
         append(log, record)
         if record["rc"]:
@@ -362,7 +366,7 @@ def main(argv: list[str] | None = None) -> None:
     items = selected_items(args.workloads, args.cells)
     append(args.log, meta_record(setup, "start", args))
     if any(v.startswith("ours_warm") for v in args.variants):
-        prefill_warm_cache(setup, sorted({i.workload for i in items}), args.log)
+        prefill_warm_cache(setup, items, args.log)
     for rep in range(args.first_rep, args.first_rep + args.reps):
         order = args.variants if rep % 2 else args.variants[::-1]
         for item in items:
