@@ -65,9 +65,15 @@ class Fitted:
     tokens: int
     pieces: list[Piece]
     per_passage: int
-    padding_ran_out: bool = False
-    """Every document the padding could draw is in the prompt, and it fills under
-    :data:`USUAL_FILL`."""
+    exhausted_pool: dict[str, int] | None = None
+    """Where every document the padding could draw is in the prompt and it still fills under
+    :data:`USUAL_FILL`: the tokens of distinct text each source of that pool holds (else
+    ``None``)."""
+
+    @property
+    def padding_ran_out(self) -> bool:
+        """Whether the padding ran out before the prompt reached :data:`USUAL_FILL`."""
+        return self.exhausted_pool is not None
 
 
 Render = Callable[[list[Piece]], str]
@@ -142,35 +148,50 @@ def fit_prompt(
         )
         if filler is not None:
             padding.append(filler)
-    ran_out = _padding_ran_out(ctx, pool, padding, room, per_passage, excluded)
+    exhausted = _exhausted_pool(ctx, pool, padding, room, per_passage, excluded, key)
     rng.shuffle(padding)
     pieces = padding
     for piece in list(gold) + list(records):
         pieces.insert(rng.randint(0, len(pieces)), piece)
-    return _verify(ctx, render, pieces, per_passage, ran_out)
+    return _verify(ctx, render, pieces, per_passage, exhausted)
 
 
-def _padding_ran_out(
+def _exhausted_pool(
     ctx: BuildContext,
     pool: Sequence[Document],
     padding: list[Piece],
     room: int,
     per_passage: int,
     excluded: Callable[[Document], bool],
-) -> bool:
-    """Whether ``padding`` leaves more of the budget empty than :data:`USUAL_FILL` allows because no
-    document of ``pool`` is left to add (the pool is only walked when the padding falls short)."""
+    key: Callable[[Document], str],
+) -> dict[str, int] | None:
+    """Where ``padding`` leaves more of the budget empty than :data:`USUAL_FILL` allows because no
+    document of ``pool`` is left to add: the tokens of distinct text (one document per ``key``)
+    each source of ``pool`` holds, in pool order; else ``None``. The pool is only walked when the
+    padding falls short."""
     if room - sum(piece.tokens + per_passage for piece in padding) <= ctx.budget * (1 - USUAL_FILL):
-        return False
+        return None
     placed = {piece.doc.id for piece in padding if piece.doc is not None}
-    return all(document.id in placed or excluded(document) for document in pool)
+    if not all(document.id in placed or excluded(document) for document in pool):
+        return None
+    held: dict[str, int] = {}
+    seen: set[str] = set()
+    for document in pool:
+        if key(document) not in seen:
+            seen.add(key(document))
+            held[document.source] = held.get(document.source, 0) + document.tokens
+    return held
 
 
 def _verify(
-    ctx: BuildContext, render: Render, pieces: list[Piece], per_passage: int, ran_out: bool
+    ctx: BuildContext,
+    render: Render,
+    pieces: list[Piece],
+    per_passage: int,
+    exhausted: dict[str, int] | None,
 ) -> Fitted | None:
     """Count the rendered prompt exactly; while it is over budget, shorten the filler or drop
-    padding (``ran_out``: the padding pool ran out, recorded on the result)."""
+    padding (``exhausted``: what the padding pool held where it ran out, recorded on the result)."""
     for _ in range(MAX_REPAIRS):
         prompt = render(pieces)
         tokens = ctx.count_prompt(
@@ -178,7 +199,7 @@ def _verify(
         )
         excess = tokens - ctx.budget
         if excess <= 0:
-            return Fitted(prompt, tokens, pieces, per_passage, ran_out)
+            return Fitted(prompt, tokens, pieces, per_passage, exhausted)
         if not _shrink(ctx, pieces, excess):
             return None
     return None

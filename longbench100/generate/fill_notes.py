@@ -6,20 +6,28 @@ from __future__ import annotations
 from pathlib import Path
 
 from .manifest import underfilled_entry, underfilled_line
+from .options import RanOutRow
 from .output import LOW_FILL, median_fill
 
 
 def low_fill_note(
-    path: Path, task: str, label: str, budget: int, ran_out_fills: list[float]
+    path: Path,
+    task: str,
+    label: str,
+    budget: int,
+    ran_out: list[RanOutRow],
+    unavailable: list[str],
 ) -> str | None:
     """The one line on a data file whose prompts fill much less than their budget, or ``None``.
 
-    Where rows ran out of padding (``ran_out_fills``: their fills, as the fitter saw them), the
-    fitter's own note, which the manifest keeps as ``underfilled``; otherwise (tasks without
-    padding) the written file's median fill, read back, when it is below :data:`LOW_FILL`.
+    Where rows ran out of padding (``ran_out``, as the fitter saw them; ``unavailable``: the task's
+    padding sources the run could not read), the fitter's own note, which the manifest keeps as
+    ``underfilled``; otherwise (tasks without padding) the written file's median fill, read back,
+    when it is below :data:`LOW_FILL`.
     """
-    if ran_out_fills:
-        return f"underfilled: {underfilled_line(underfilled_entry(task, label, ran_out_fills))}"
+    if ran_out:
+        entry = underfilled_entry(task, label, budget, ran_out, unavailable)
+        return f"underfilled: {underfilled_line(entry)}"
     fill = median_fill(path, budget)
     if fill is None or fill >= LOW_FILL:
         return None

@@ -19,7 +19,7 @@ from .output import holds_rows
 if TYPE_CHECKING:
     from longbench100.fitting.templates import PromptTemplates
     from longbench100.generate.controls import ControlsResult
-    from longbench100.generate.options import GenerateOptions, LengthResult
+    from longbench100.generate.options import GenerateOptions, LengthResult, RanOutRow
     from longbench100.sources.corpus import Corpus
     from longbench100.text.tokenization import Tokenizer
 
@@ -150,8 +150,16 @@ def build_manifest(
                         "reason": shortfall_reason(result, result.eligible != 0),
                     }
                 )
-            if result.ran_out_fills:
-                underfilled.append(underfilled_entry(task, label, result.ran_out_fills))
+            if result.ran_out:
+                underfilled.append(
+                    underfilled_entry(
+                        task,
+                        label,
+                        dict(options.lengths)[label],
+                        result.ran_out,
+                        corpus.unavailable_with_role(task, "noisy"),
+                    )
+                )
     manifest = {
         "tool": "longbench100",
         "version": __version__,
@@ -263,18 +271,43 @@ def shortfall_reason(result: "LengthResult", has_items: bool) -> str:
     return "; ".join(parts)
 
 
-def underfilled_entry(task: str, label: str, fills: list[float]) -> dict:
-    """The manifest's note on a task and length whose rows ran out of padding: how many, their fill
-    (share of the length) and why."""
+def underfilled_entry(
+    task: str, label: str, length: int, rows: list[RanOutRow], unavailable: list[str]
+) -> dict:
+    """The manifest's note on a task and length whose ``rows`` ran out of padding: how many, their
+    fill (share of the ``length``) and why: the tokens of distinct text each source of their pool
+    holds (the most any row's pool held), against the length, and the task's padding sources this
+    run could not read (``unavailable``)."""
+    held: dict[str, int] = {}
+    for row in rows:
+        for source, tokens in row.pool_tokens.items():
+            held[source] = max(held.get(source, 0), tokens)
+    held = dict(sorted(held.items(), key=lambda pair: (-pair[1], pair[0])))
+    fills = [row.fill for row in rows]
     return {
         "task": task,
         "label": label,
-        "rows": len(fills),
+        "rows": len(rows),
         "fill_min": round(min(fills), 4),
         "fill_max": round(max(fills), 4),
-        "reason": "every document its padding draws from is already in the prompt: the sources "
-        "hold too little distinct text for this length",
+        "length": length,
+        "padding_tokens": held,
+        "unavailable_sources": unavailable,
+        "reason": _underfill_reason(length, held, unavailable),
     }
+
+
+def _underfill_reason(length: int, held: dict[str, int], unavailable: list[str]) -> str:
+    """Why rows ran out of padding, with the figures of :func:`underfilled_entry`."""
+    per_source = ", ".join(f"{source} {tokens:,}" for source, tokens in held.items())
+    reason = (
+        "every document its padding draws from is already in the prompt: the sources hold too "
+        f"little distinct text for this length, {sum(held.values()):,} tokens against "
+        f"{length:,} ({per_source})"
+    )
+    if unavailable:
+        reason += f"; not available to this run: {', '.join(unavailable)}"
+    return reason
 
 
 def underfilled_line(entry: dict) -> str:

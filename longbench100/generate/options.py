@@ -94,6 +94,15 @@ class GenerateOptions:
         return [task for task in self.tasks if issubclass(BUILDERS[task], OneDocumentTask)]
 
 
+@dataclass(frozen=True)
+class RanOutRow:
+    """A written row whose padding ran out: its fill (prompt tokens / length) and the tokens of
+    distinct text each source of the pool it drew from holds (``Fitted.exhausted_pool``)."""
+
+    fill: float
+    pool_tokens: dict[str, int]
+
+
 @dataclass
 class LengthResult:
     """What was written for one task and length."""
@@ -109,7 +118,7 @@ class LengthResult:
     unlabelled_rows: list[int] = field(
         default_factory=list
     )  # of failed_rows: those that needed a chunk left without a label
-    ran_out_fills: list[float] = field(default_factory=list)  # fills of rows whose padding ran out
+    ran_out: list[RanOutRow] = field(default_factory=list)  # rows whose padding ran out
     sha256: str | None = (
         None  # of the data file, when this run wrote it (else the manifest reads it)
     )

@@ -48,7 +48,7 @@ from longbench100.generate.manifest import (
     record_shortcut_check,
     shortfall_reason,
 )
-from longbench100.generate.options import GenerateOptions, LengthResult
+from longbench100.generate.options import GenerateOptions, LengthResult, RanOutRow
 from longbench100.generate.output import (
     LineAppender,
     completed_rows,
@@ -323,7 +323,8 @@ def _generate(
                 task,
                 label,
                 budget,
-                results[task][label].ran_out_fills,
+                results[task][label].ran_out,
+                corpus.unavailable_with_role(task, "noisy"),
             )
             if fill_note is not None:
                 echo(fill_note)
@@ -705,14 +706,14 @@ def _write_length(
     if pending is None:
         digest = check_finished_file(options.out, task, label)
         written = set(written_rows(final))
-        ran_out_fills: list[float] = []
+        ran_out: list[RanOutRow] = []
     else:
         partial = partial_file(final)
         written, jobs = (
             pending.written,
             pending.jobs,
         )  # this run's rows are added to the resumed run's as they are written
-        ran_out_fills = []
+        ran_out = []
         appender = LineAppender(partial)
         bar = progress_bar(
             len(plan.rows),
@@ -731,11 +732,11 @@ def _write_length(
                 ):  # (a JSON record never equals it; workers return a copy, so not `is`)
                     log_unlabelled_row(options.out, task, label, job[3].row)
                 elif line is not None:
-                    line, ran_out_fill = line
+                    line, ran_out_row = line
                     appender.write(line)
                     written.add(job[3].row)
-                    if ran_out_fill is not None:
-                        ran_out_fills.append(ran_out_fill)
+                    if ran_out_row is not None:
+                        ran_out.append(ran_out_row)
                 bar.update(1)
         except BaseException:
             appender.close()
@@ -761,7 +762,7 @@ def _write_length(
         failed,
         sources,
         sorted(logged_unlabelled_rows(options.out, task, label) & set(failed)),
-        ran_out_fills,
+        ran_out,
         digest,
         fills,
     )
@@ -771,10 +772,11 @@ UNLABELLED = "unlabelled"
 """What :func:`_build_line` returns for a row that needs a chunk the annotator gave no label (``--allow-unlabelled``)."""
 
 
-def _build_line(job: Job) -> tuple[bytes | str, float | None] | str | None:
+def _build_line(job: Job) -> tuple[bytes | str, RanOutRow | None] | str | None:
     """Build one sample and serialise it as a JSON line in UTF-8 (runs in a worker process when
-    ``--workers`` > 1), with its fill when its padding ran out (else ``None``); ``None`` for a row
-    that cannot be built, :data:`UNLABELLED` for one that needs a chunk left without a label."""
+    ``--workers`` > 1), with its fill and pool when its padding ran out (else ``None``); ``None``
+    for a row that cannot be built, :data:`UNLABELLED` for one that needs a chunk left without a
+    label."""
     task, label, budget, row_plan = job
     state = _current_worker_state()
     options, builder = state.options, state.builders[task]
@@ -819,8 +821,9 @@ def _build_line(job: Job) -> tuple[bytes | str, float | None] | str | None:
         ],
         "seed": options.seed,
     }
-    ran_out_fill = sample.fitted.tokens / budget if sample.fitted.padding_ran_out else None
-    return json_line(record), ran_out_fill
+    exhausted = sample.fitted.exhausted_pool
+    ran_out = None if exhausted is None else RanOutRow(sample.fitted.tokens / budget, exhausted)
+    return json_line(record), ran_out
 
 
 def _prompt_counts(tokenizer: Tokenizer | JointTokenizer, prompt: str, fitted_tokens: int) -> dict:

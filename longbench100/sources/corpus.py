@@ -49,6 +49,11 @@ class Corpus:
             if self.entries[name].has_role(task, kind) and name not in excluded
         ]
 
+    def unavailable_with_role(self, task: str, kind: str) -> list[str]:
+        """Names of the registry's sources that play ``kind`` in ``task`` but this run could not
+        load (``missing``), in registry order."""
+        return [name for name in self.missing if self.entries[name].has_role(task, kind)]
+
     @cached_property
     def near_duplicates(self) -> NearDuplicates:
         """Near-duplicate groups over every loaded document, computed once (and cached on disk)."""

@@ -15,12 +15,17 @@ from click.testing import CliRunner
 from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
 from longbench100.catalog.task_info import TASKS
 from longbench100.cli import main
+from longbench100.core.paths import packaged_dir
 from longbench100.generate import run as run_module
 from longbench100.generate.manifest import FINISHED_LOG
 from longbench100.generate.options import GenerateOptions, LengthResult
 from longbench100.generate.planner import LengthPlan
 from longbench100.generate.run import _report_shortfall, run_generate
+from longbench100.sources.corpus import load_corpus
+from longbench100.sources.locations import resolve_location
+from longbench100.sources.registry import load_registry
 from longbench100.text.tokenization import load_tokenizer
+from tests.support.fixture_mirror import write_mirror
 from tests.support.generate_helpers import reseal
 
 PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks  # the eight tasks of the paper
@@ -650,7 +655,9 @@ def test_resume_with_other_options_names_them_as_the_user_gave_them(
     )
 
 
-def test_a_length_the_padding_cannot_fill_says_where_and_why(mirror: Path, tmp_path: Path) -> None:
+def test_a_length_the_padding_cannot_fill_says_where_and_why(tmp_path: Path) -> None:
+    registered = set(load_registry(packaged_dir("sources")))
+    mirror = write_mirror(tmp_path / "mirror", only=registered - {"narrativeqa"})
     out = tmp_path / "big"
     messages: list[str] = []
     lengths = (("2k", 2048), ("64k", 65536))  # the mirror's distractors: far under 64k
@@ -661,21 +668,38 @@ def test_a_length_the_padding_cannot_fill_says_where_and_why(mirror: Path, tmp_p
     )
     fills = [row["prompt_tokens"] / row["length"] for row in _records(out, "single_doc_qa", "64k")]
     assert max(fills) < 0.99
+    corpus = load_corpus(resolve_location(str(mirror)), load_tokenizer("cl100k_base"))
+    held: list[dict[str, int]] = []
     for row in _records(out, "single_doc_qa", "64k"):  # far more documents than at 2k, none twice
         placed = [piece["id"] for piece in row["distractors"]]
         small = _records(out, "single_doc_qa", "2k")[row["row"]]
         assert len(set(placed)) == len(placed) > 4 * len(small["distractors"])
+        tokens: dict[str, int] = {}
+        for doc_id in placed + row["gold"]["doc_ids"]:  # the whole pool is in the prompt
+            document = corpus.documents[doc_id]
+            tokens[document.source] = tokens.get(document.source, 0) + document.tokens
+        held.append(tokens)
     manifest = json.loads((out / "manifest.json").read_text())
     [entry] = manifest["underfilled"]
+    assert held[0] == held[1] == entry["padding_tokens"]
+    assert list(entry["padding_tokens"].values()) == sorted(held[0].values(), reverse=True)
     assert entry == {
         "task": "single_doc_qa",
         "label": "64k",
         "rows": 2,
         "fill_min": round(min(fills), 4),
         "fill_max": round(max(fills), 4),
+        "length": 65536,
+        "padding_tokens": entry["padding_tokens"],
+        "unavailable_sources": ["narrativeqa"],
         "reason": entry["reason"],
     }
-    assert "too little distinct text" in entry["reason"]
+    pool = sum(held[0].values())
+    assert (
+        f"too little distinct text for this length, {pool:,} tokens against 65,536 ("
+        in (entry["reason"])
+    )
+    assert entry["reason"].endswith("; not available to this run: narrativeqa")
     [shown] = [message for message in messages if message.startswith("underfilled: ")]
     fill = f"{100 * entry['fill_min']:.1f}%"
     assert shown.startswith(f"underfilled: single_doc_qa 64k: 2 rows fill only {fill}")

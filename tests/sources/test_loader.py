@@ -26,6 +26,27 @@ def test_packaged_registry_has_the_twenty_sources_of_the_spec() -> None:
     assert registry["leval_news_summ"].stand_in_for == "multi_news_e"
 
 
+@pytest.mark.parametrize("task", ["single_doc_qa", "multi_doc_qa"])
+def test_question_answering_is_padded_by_the_eight_qa_sources_of_the_spec_alone(task: str) -> None:
+    """The spec's noisy sources 1-8, as the paper's generate_dataset_single_doc_qa and
+    generate_dataset_multi_doc_qa draw them: no news (CNN/DailyMail, 9) and no stand-in, so a
+    short mirror says so (``underfilled``) rather than padding with text of another kind."""
+    registry = load_registry(packaged_dir("sources"))
+    padding = {
+        entry.name: entry.number for entry in registry.values() if entry.has_role(task, "noisy")
+    }
+    assert padding == {
+        "qasper": 1,
+        "multifieldqa_en": 2,
+        "narrativeqa": 3,
+        "multidoc_qa": 4,
+        "legal_contract_qa": 5,
+        "financial_qa": 6,
+        "natural_question": 7,
+        "scientific_qa": 8,
+    }
+
+
 def test_mapping_reads_every_layout(mirror: Path) -> None:
     location = resolve_location(str(mirror))
     registry = location.registry()
