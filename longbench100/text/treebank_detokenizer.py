@@ -222,13 +222,13 @@ class _SpacedPlan(NamedTuple):
 
 @lru_cache(maxsize=4096)
 def _spaced_plan(held: frozenset[str]) -> _SpacedPlan:
-    """The plan for a spaced text that holds the marks ``held`` (texts share a few hundred sets of marks)."""
+    """The plan for a spaced text that holds the marks ``held`` (texts share some thousands of sets of marks)."""
 
     def kept(rules: tuple[_Rule, ...]) -> tuple[_Rule, ...]:
         plan = []
         for rule in rules:
-            needs = tuple(need for need in rule.spaced_needs if marks(need) <= held)
-            swaps = tuple(swap for swap in rule.spaced_swaps if marks(swap[0]) <= held)
+            needs = tuple(need for need in rule.spaced_needs if _literal_marks(need) <= held)
+            swaps = tuple(swap for swap in rule.spaced_swaps if _literal_marks(swap[0]) <= held)
             if swaps or (needs and not rule.spaced_swaps):
                 plan.append(rule._replace(spaced_needs=needs, spaced_swaps=swaps))
         return tuple(plan)
@@ -236,9 +236,15 @@ def _spaced_plan(held: frozenset[str]) -> _SpacedPlan:
     contractions = tuple(
         (pattern, words)
         for pattern, words in zip(CONTRACTIONS, CONTRACTION_WORDS)
-        if marks(words) <= held
+        if _literal_marks(words) <= held
     )
     return _SpacedPlan(contractions, kept(ENDING_QUOTES), kept(_AFTER_STRIP))
+
+
+@lru_cache(maxsize=None)
+def _literal_marks(literal: str) -> frozenset[str]:
+    """:func:`marks` of one of the rules' literals, worked out once."""
+    return marks(literal)
 
 
 def _join_split_contractions(text: str) -> str:
