@@ -1,13 +1,13 @@
-"""Every cleaned record of a source mirror, read by this checkout and by a reference commit: identical, and the
-CPU each spends reading and cleaning.
+"""Every cleaned record of a source mirror, read by this checkout and by a reference commit:
+identical, and the CPU each spends reading and cleaning.
 
 Usage: python bench/check_cleaning_identity.py --sources MIRROR [--reference REV]
 
-The reference (default ``main``) is taken out of git into a temporary folder. Each side then reads every
-active source of the mirror in a fresh process with an empty cache folder (so every text is parsed and cleaned)
-and reports, per source, a digest of each document (id, text, title) and one of everything else the load
-produced (items, the counts of dropped items, the texts each cleaning step changed). Exits 1 when any source
-differs, naming the sources and the first documents that differ.
+The reference (default ``main``) is taken out of git into a temporary folder. Each side then reads
+every active source of the mirror in a fresh process with an empty cache folder (so every text is
+parsed and cleaned) and reports, per source, a digest of each document (id, text, title) and one of
+everything else the load produced (items, the counts of dropped items, the texts each cleaning step
+changed). Exits 1 when any source differs, naming the sources and the first documents that differ.
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ def digest(text: str) -> str:
 
 
 def read_sources(sources: str) -> dict[str, dict]:
-    """Per active source: its documents' digests, the digest of the rest of its records and the CPU seconds its
-    load took (run in the child, with the checkout under test first on the import path)."""
+    """Per active source: its documents' digests, the digest of the rest of its records and the CPU
+    seconds its load took (run in the child, with the checkout under test first on the import
+    path)."""
     from longbench100.sources.loader import load_source
     from longbench100.sources.locations import active_entries, resolve_location
 
@@ -64,7 +65,7 @@ def read_sources(sources: str) -> dict[str, dict]:
 
 
 def run_side(package_root: Path, sources: str) -> dict[str, dict]:
-    """:func:`read_sources` in a fresh process that imports ``longbench100`` from ``package_root``."""
+    """:func:`read_sources` in a fresh process importing ``longbench100`` from ``package_root``."""
     with tempfile.TemporaryDirectory(prefix="lb100-clean-check-") as cache:
         environment = {**os.environ, "PYTHONPATH": str(package_root), "LONGBENCH100_CACHE": cache}
         completed = subprocess.run(
@@ -124,9 +125,8 @@ def main() -> int:
         reference = run_side(Path(folder), args.sources)
     ours = run_side(ROOT, args.sources)
     documents = sum(len(report["documents"]) for report in ours.values())
-    print(
-        f"{len(ours)} sources, {documents} documents; CPU seconds to read and clean (reference -> ours):"
-    )
+    print(f"{len(ours)} sources, {documents} documents; CPU seconds to read and clean", end="")
+    print(" (reference -> ours):")
     for name in sorted(ours, key=lambda name: -reference.get(name, {}).get("seconds", 0.0)):
         before = reference.get(name, {}).get("seconds", float("nan"))
         print(f"  {name:28s} {before:6.2f} -> {ours[name]['seconds']:6.2f}")

@@ -306,12 +306,13 @@ def detokenize(text: str) -> str:
 def detokenizer_acts_on(line: str) -> bool:
     """Whether ``line`` holds something the Treebank detokenizer acts on besides its outer spaces.
 
-    The marks are looked for one kind at a time (one regex of every kind tries each alternative at each
-    character), a mark without a blank before it only where the line holds a character it needs (finding a
-    character is far quicker than trying a pattern at each), and a split contraction, a case-blind search, only
-    where it could start: in an ASCII line, its first word and a blank, looked for in lower case (for ASCII, lower
-    case is what a case-blind match compares; beyond it, case-blind matching pairs letters such as the dotless i
-    with i, so other lines are searched whole).
+    The marks are looked for one kind at a time (one regex of every kind tries each alternative at
+    each character), a mark without a blank before it only where the line holds a character it needs
+    (finding a character is far quicker than trying a pattern at each place), and a split
+    contraction, a case-blind search, only where it could start: in an ASCII line, its first word
+    and a blank, looked for in lower case (for ASCII, lower case is what a case-blind match
+    compares; beyond it, case-blind matching pairs letters such as the dotless i with i, so other
+    lines are searched whole).
     """
     if _SPACE_BEFORE.search(line):
         return True

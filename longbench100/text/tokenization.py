@@ -376,11 +376,13 @@ def _parsed_ranks(contents: bytes, digest: str) -> dict[bytes, int]:
 
 
 def _ranks_of(contents: bytes) -> dict[bytes, int]:
-    """The token -> rank table of a ranks file (a line "<base64 token> <rank>" per token), as tiktoken reads it.
+    """The token -> rank table of a ranks file (a line "<base64 token> <rank>" per token), as
+    tiktoken reads it.
 
-    A file with two words per line and only digits for ranks, as tiktoken's files are (their sha256 is checked
-    before they are read), is decoded in one pass over its words (tokens at even places, ranks at odd ones), about
-    twice as fast as line by line; any other file is read line by line, which raises where tiktoken's reader does.
+    A file with two words per line and only digits for ranks, as tiktoken's files are (their sha256
+    is checked before they are read), is decoded in one pass over its words (tokens at even places,
+    ranks at odd ones), faster than line by line; any other file is read line by line, which raises
+    where tiktoken's reader does.
     """
     words = contents.split()
     tokens, ranks = words[0::2], words[1::2]

@@ -18,8 +18,8 @@ the line stays spaced to the end. On such a line:
 - a rule that only drops the space before or after one character ("\s([:,])"), and a rule whose
   pattern is plain text ("''"), is done with ``str.replace``, which finds the same places;
 - a contraction rule runs only where the line, in lower case, holds its two words with the space
-  between them ("can not"), provided the line holds none of the four letters that ``(?i)`` pairs with
-  an ASCII letter ("ſ" with "s", the Kelvin sign with "k", dotted and dotless I with "i");
+  between them ("can not"), provided the line holds none of the four letters that ``(?i)`` pairs
+  with an ASCII letter ("ſ" with "s", the Kelvin sign with "k", dotted and dotless I with "i");
 - a literal is looked for only where the line held its *marks* at the start (a space next to
   punctuation, such as " ." or "( ", and the characters ' and `): the marks are found in two scans,
   and the rules never bring in a mark, so most literals of most lines are never looked for. The
@@ -94,19 +94,20 @@ def _space_dropping_rule(
     )
 
 
-# A mark is a space next to one of these characters (" ." or "( "), or a ' or ` anywhere. On a spaced text the
-# rules bring in no mark: they delete spaces (a space next to a character once the spaces between them are gone
-# was next to it before), replace '' and `` by a plain quote, or move a plain quote past a ' (a plain quote is no
-# mark). So a spaced line holds at every step no mark it did not hold at the start, and a literal with a mark the
-# line did not hold at the start is never in it: its rules need not look for it (:func:`_spaced_plan`).
+# A mark is a space next to one of these characters (" ." or "( "), or a ' or ` anywhere. On a
+# spaced text the rules bring in no mark: they delete spaces (a space next to a character once the
+# spaces between them are gone was next to it before), replace '' and `` by a plain quote, or move a
+# plain quote past a ' (a plain quote is no mark). So a spaced line holds at no step a mark it did
+# not hold at the start, and a literal with a mark the line did not hold at the start is never in
+# it: its rules need not look for it (:func:`_spaced_plan`).
 _MARKED = "'`-.,;:?!%#$()[]{}<>"
 _SPACE_BEFORE_MARKED = re.compile(" [" + re.escape(_MARKED) + "]")
 _SPACE_AFTER_MARKED = re.compile("[" + re.escape(_MARKED) + "] ")
 
 
 def marks(text: str) -> frozenset[str]:
-    """The marks ``text`` holds: each space next to a character of :data:`_MARKED`, with that character, and the
-    characters ' and ` it holds."""
+    """The marks ``text`` holds: each space next to a character of :data:`_MARKED`, with that
+    character, and the characters ' and ` it holds."""
     held = {*_SPACE_BEFORE_MARKED.findall(text), *_SPACE_AFTER_MARKED.findall(text)}
     held.update(quote for quote in "'`" if quote in text)
     return frozenset(held)
@@ -132,12 +133,12 @@ CONTRACTIONS = tuple(
     )
 )
 CONTRACTION_REPLACEMENT = r"\1\2"
-# the characters other than ASCII letters that the engine's case-blind matching pairs with an ASCII letter (dotted
-# and dotless I, long s, Kelvin sign); the test finds them among every code point
+# the characters other than ASCII letters that the engine's case-blind matching pairs with an ASCII
+# letter (dotted and dotless I, long s, Kelvin sign); the test finds them among every code point
 PAIRED_WITH_ASCII_LETTERS = "\u0130\u0131\u017f\u212a"
-# each contraction rule's two words with the one blank between them, in lower case: on a spaced text without a
-# character of PAIRED_WITH_ASCII_LETTERS the rule cannot match unless the text in lower case holds this (its
-# ``(?i)`` letters then match their ASCII cases only)
+# each contraction rule's two words with the one blank between them, in lower case: on a spaced text
+# without a character of PAIRED_WITH_ASCII_LETTERS the rule cannot match unless the text in lower
+# case holds this (its ``(?i)`` letters then match their ASCII cases only)
 CONTRACTION_WORDS = (
     " 't is",
     " 't was",
@@ -211,9 +212,9 @@ def detokenize_line(line: str) -> str:
 
 
 class _SpacedPlan(NamedTuple):
-    """What a spaced text with a given set of marks is looked at for: the contraction rules with their words, and
-    the rules of each group, each with only those of its literals and swaps whose marks the text holds (a rule left
-    with none is left out)."""
+    """What a spaced text with a given set of marks is looked at for: the contraction rules with
+    their words, and the rules of each group, each with only those of its literals and swaps whose
+    marks the text holds (a rule left with none is left out)."""
 
     contractions: tuple[tuple[regex.Pattern, str], ...]
     ending_quotes: tuple[_Rule, ...]
@@ -222,7 +223,7 @@ class _SpacedPlan(NamedTuple):
 
 @lru_cache(maxsize=4096)
 def _spaced_plan(held: frozenset[str]) -> _SpacedPlan:
-    """The plan for a spaced text that holds the marks ``held`` (texts share some thousands of sets of marks)."""
+    """The plan for a spaced text holding the marks ``held`` (texts share a few thousand sets)."""
 
     def kept(rules: tuple[_Rule, ...]) -> tuple[_Rule, ...]:
         plan = []
@@ -258,8 +259,9 @@ def _join_split_contractions(text: str) -> str:
 def _join_spaced_split_contractions(
     text: str, contractions: tuple[tuple[regex.Pattern, str], ...]
 ) -> str:
-    """:func:`_join_split_contractions` for a spaced text, given the contraction rules its plan keeps: unless the
-    text holds a character of :data:`PAIRED_WITH_ASCII_LETTERS`, each runs only where the text holds its words."""
+    """:func:`_join_split_contractions` for a spaced text, given the contraction rules its plan
+    keeps: unless the text holds a character of :data:`PAIRED_WITH_ASCII_LETTERS`, each runs only
+    where the text holds its words."""
     if not text.isascii() and any(paired in text for paired in PAIRED_WITH_ASCII_LETTERS):
         return _join_split_contractions(text)
     lower = text.lower()
@@ -272,7 +274,8 @@ def _join_spaced_split_contractions(
 
 
 def _apply(text: str, rules: tuple[_Rule, ...]) -> str:
-    """``text`` after each rule in turn, skipping a rule when none of the literals it needs is in the text."""
+    """``text`` after each rule in turn, skipping a rule when none of the literals it needs is in
+    the text."""
     for rule in rules:
         # a plain loop: any() over a generator costs a sixth of the whole here
         for need in rule.needs:
@@ -283,8 +286,8 @@ def _apply(text: str, rules: tuple[_Rule, ...]) -> str:
 
 
 def _apply_spaced(text: str, rules: tuple[_Rule, ...]) -> str:
-    """:func:`_apply` for a spaced text: a rule with swaps does them instead of its pattern, any other looks for its
-    spaced literals."""
+    """:func:`_apply` for a spaced text: a rule with swaps does them instead of its pattern, any
+    other looks for its spaced literals."""
     for pattern, replacement, _, spaced_needs, spaced_swaps in rules:
         if spaced_swaps:
             for literal, swapped in spaced_swaps:

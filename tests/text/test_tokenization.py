@@ -176,7 +176,7 @@ def test_the_ranks_file_is_read_in_one_pass_as_tiktoken_reads_it_line_by_line():
 
     contents = gzip.decompress(_bundled_file("cl100k_base.tiktoken").read_bytes())
     assert list(_ranks_of(contents).items()) == list(_ranks_line_by_line(contents).items())
-    small = b"IQ== 0\nIg== 1\nIQ== 7\n"  # a token listed twice keeps its last rank, as tiktoken's dict does
+    small = b"IQ== 0\nIg== 1\nIQ== 7\n"  # a token listed twice keeps its last rank, as in tiktoken
     assert list(_ranks_of(small).items()) == list(_ranks_line_by_line(small).items())
 
 

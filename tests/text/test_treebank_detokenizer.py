@@ -242,8 +242,9 @@ def test_in_a_spaced_text_a_rule_matches_only_where_a_spaced_literal_is_present(
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_spaced_text_never_gains_a_mark_while_the_rules_run(seed: int) -> None:
-    """Walk spaced lines through every rule (each run, as NLTK runs them): the marks of the text at each step are
-    among those it held at the start, so a literal with a mark it did not hold can be left unlooked-for."""
+    """Walk spaced lines through every rule (each run, as NLTK runs them): the marks of the text at
+    each step are among those it held at the start, so a literal with a mark it did not hold can be
+    left unlooked-for."""
     lines = random_lines(6000, seed=40 + seed) + random_lines(
         2000, seed=50 + seed, vocabulary=CONTRACTION_VOCABULARY
     )
@@ -274,7 +275,7 @@ def test_marks_are_the_spaces_beside_marked_characters_and_the_quotes() -> None:
 
 
 def test_the_characters_paired_with_ascii_letters_are_all_there_are() -> None:
-    """Every character other than an ASCII letter that a case-blind match of the rules' engine pairs with one."""
+    """Every character but an ASCII letter that the rules' engine pairs with one, case-blind."""
     everything = "".join(
         chr(code) for code in range(0x80, 0x110000) if not 0xD800 <= code <= 0xDFFF
     )
