@@ -118,7 +118,7 @@ _ACRONYM_POSSESSIVE = re.compile(r"\b([A-Z]{2,}) s\b(?=\s)")
 # space after an opening bracket or $ #; `` and '' and escaped brackets; split contractions ("can not", "gon na")
 _SPACE_BEFORE = re.compile(r"\s(?:[,.;:?!%)\]}>'\"]|n't\b|'t\s+(?:is|was)\b)")
 _SPACE_AFTER = re.compile(r"[(\[{<$#]\s")
-_TREEBANK_MARKS = re.compile(r"``|''|-[LR][RSC]B-")
+_ESCAPED_BRACKET = re.compile(r"-[LR][RSC]B-")
 _SPLIT_CONTRACTION = re.compile(
     r"(?i:\b(?:can\s+not|gon\s+na|got\s+ta|lem\s+me|wan\s+na|gim\s+me|more\s+'n|d'\s+ye)\b)"
 )
@@ -306,12 +306,23 @@ def detokenize(text: str) -> str:
 def detokenizer_acts_on(line: str) -> bool:
     """Whether ``line`` holds something the Treebank detokenizer acts on besides its outer spaces.
 
-    The marks are looked for one kind at a time (one regex of every kind tries each alternative at each
-    character), and a split contraction, a case-blind search, only where it could start: in an ASCII line, its
-    first word and a blank, looked for in lower case (for ASCII, lower case is what a case-blind match compares;
-    beyond it, case-blind matching pairs letters such as the dotless i with i, so other lines are searched whole).
+    The marks are looked for one kind at a time (one regex of every kind tries each alternative at
+    each character), a mark without a blank before it only where the line holds a character it needs
+    (finding a character is far quicker than trying a pattern at each place), and a split
+    contraction, a case-blind search, only where it could start: in an ASCII line, its first word
+    and a blank, looked for in lower case (for ASCII, lower case is what a case-blind match
+    compares; beyond it, case-blind matching pairs letters such as the dotless i with i, so other
+    lines are searched whole).
     """
-    if _SPACE_BEFORE.search(line) or _SPACE_AFTER.search(line) or _TREEBANK_MARKS.search(line):
+    if _SPACE_BEFORE.search(line):
+        return True
+    if (
+        "(" in line or "[" in line or "{" in line or "<" in line or "$" in line or "#" in line
+    ) and _SPACE_AFTER.search(line):
+        return True
+    if ("`" in line and "``" in line) or ("'" in line and "''" in line):
+        return True
+    if "B-" in line and _ESCAPED_BRACKET.search(line):
         return True
     if line.isascii() and not _CONTRACTION_OPENING.search(line.lower()):
         return False

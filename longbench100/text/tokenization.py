@@ -14,6 +14,7 @@ Accepted ``--tokenizer`` forms:
 from __future__ import annotations
 
 import base64
+import binascii
 import functools
 import gzip
 import hashlib
@@ -366,13 +367,29 @@ def _parsed_ranks(contents: bytes, digest: str) -> dict[bytes, int]:
     ranks = read_marshal(cached)
     if isinstance(ranks, dict) and len(ranks) == contents.count(b"\n"):
         return ranks
-    pairs = (line.split() for line in contents.splitlines() if line)
-    ranks = {base64.b64decode(token): int(rank) for token, rank in pairs}
+    ranks = _ranks_of(contents)
     try:
         write_marshal(cached, ranks)
     except OSError:
         pass  # an unwritable cache only costs the parse next time
     return ranks
+
+
+def _ranks_of(contents: bytes) -> dict[bytes, int]:
+    """The token -> rank table of a ranks file (a line "<base64 token> <rank>" per token), as
+    tiktoken reads it.
+
+    A file with two words per line and only digits for ranks, as tiktoken's files are (their sha256
+    is checked before they are read), is decoded in one pass over its words (tokens at even places,
+    ranks at odd ones), faster than line by line; any other file is read line by line, which raises
+    where tiktoken's reader does.
+    """
+    words = contents.split()
+    tokens, ranks = words[0::2], words[1::2]
+    if len(words) == 2 * contents.count(b"\n") and b"".join(ranks).isdigit():
+        return dict(zip(map(binascii.a2b_base64, tokens), map(int, ranks)))
+    pairs = (line.split() for line in contents.splitlines() if line)
+    return {base64.b64decode(token): int(rank) for token, rank in pairs}
 
 
 def _not_bundled(*args: object, **kwargs: object) -> dict[bytes, int]:

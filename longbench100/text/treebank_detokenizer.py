@@ -18,9 +18,14 @@ the line stays spaced to the end. On such a line:
 - a rule that only drops the space before or after one character ("\s([:,])"), and a rule whose
   pattern is plain text ("''"), is done with ``str.replace``, which finds the same places;
 - a contraction rule runs only where the line, in lower case, holds its two words with the space
-  between them ("can not"), provided the line is ASCII (``(?i)`` also pairs "ſ" with "s").
+  between them ("can not"), provided the line holds none of the four letters that ``(?i)`` pairs
+  with an ASCII letter ("ſ" with "s", the Kelvin sign with "k", dotted and dotless I with "i");
+- a literal is looked for only where the line held its *marks* at the start (a space next to
+  punctuation, such as " ." or "( ", and the characters ' and `): the marks are found in two scans,
+  and the rules never bring in a mark, so most literals of most lines are never looked for. The
+  literals kept for a set of marks are worked out once per set (:func:`_spaced_plan`).
 
-``tests/test_treebank_detokenizer.py`` holds this table to NLTK's own (patterns, replacements,
+``tests/text/test_treebank_detokenizer.py`` holds this table to NLTK's own (patterns, replacements,
 flags, order) and the output to NLTK's on thousands of random token lines built from every literal
 the rules name; ``bench/bench_detokenizer.py`` compares them on every line of a source mirror. An
 adversarial review fuzzed about a million lines (odd blanks, Unicode case folds such as the Kelvin
@@ -31,6 +36,7 @@ sign, long s and dotted I, combining marks) and checked the contraction gate exh
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 import regex
@@ -88,6 +94,25 @@ def _space_dropping_rule(
     )
 
 
+# A mark is a space next to one of these characters (" ." or "( "), or a ' or ` anywhere. On a
+# spaced text the rules bring in no mark: they delete spaces (a space next to a character once the
+# spaces between them are gone was next to it before), replace '' and `` by a plain quote, or move a
+# plain quote past a ' (a plain quote is no mark). So a spaced line holds at no step a mark it did
+# not hold at the start, and a literal with a mark the line did not hold at the start is never in
+# it: its rules need not look for it (:func:`_spaced_plan`).
+_MARKED = "'`-.,;:?!%#$()[]{}<>"
+_SPACE_BEFORE_MARKED = re.compile(" [" + re.escape(_MARKED) + "]")
+_SPACE_AFTER_MARKED = re.compile("[" + re.escape(_MARKED) + "] ")
+
+
+def marks(text: str) -> frozenset[str]:
+    """The marks ``text`` holds: each space next to a character of :data:`_MARKED`, with that
+    character, and the characters ' and ` it holds."""
+    held = {*_SPACE_BEFORE_MARKED.findall(text), *_SPACE_AFTER_MARKED.findall(text)}
+    held.update(quote for quote in "'`" if quote in text)
+    return frozenset(held)
+
+
 # split contractions ("can not", "gon na", "'t is"): NLTK's CONTRACTIONS3 then CONTRACTIONS2, each
 # replaced by r"\1\2"; the gate matches wherever any of them does (each needs a blank and then its
 # second part, ending at a word boundary)
@@ -108,8 +133,12 @@ CONTRACTIONS = tuple(
     )
 )
 CONTRACTION_REPLACEMENT = r"\1\2"
-# each contraction rule's two words with the one blank between them, in lower case: on a spaced ASCII text the rule
-# cannot match unless the text in lower case holds this (its ``(?i)`` letters match their ASCII cases only)
+# the characters other than ASCII letters that the engine's case-blind matching pairs with an ASCII
+# letter (dotted and dotless I, long s, Kelvin sign); the test finds them among every code point
+PAIRED_WITH_ASCII_LETTERS = "\u0130\u0131\u017f\u212a"
+# each contraction rule's two words with the one blank between them, in lower case: on a spaced text
+# without a character of PAIRED_WITH_ASCII_LETTERS the rule cannot match unless the text in lower
+# case holds this (its ``(?i)`` letters then match their ASCII cases only)
 CONTRACTION_WORDS = (
     " 't is",
     " 't was",
@@ -171,24 +200,72 @@ def detokenize_line(line: str) -> str:
     tens of millions of characters, or a very busy machine); this has no such limit and returns.
     """
     text = f" {line} "
-    spaced = (
-        _OTHER_BLANK.search(text) is None
-    )  # the rules only take blanks away: a spaced text stays spaced
-    text = _join_split_contractions(text, spaced)
-    text = _apply(text, ENDING_QUOTES, spaced).strip()
-    return _apply(text, _AFTER_STRIP, spaced).strip()
+    if _OTHER_BLANK.search(text) is not None:
+        text = _join_split_contractions(text)
+        text = _apply(text, ENDING_QUOTES).strip()
+        return _apply(text, _AFTER_STRIP).strip()
+    # spaced: the rules only take blanks away, so the text stays spaced
+    contractions, ending_quotes, after_strip = _spaced_plan(marks(text))
+    text = _join_spaced_split_contractions(text, contractions)
+    text = _apply_spaced(text, ending_quotes).strip()
+    return _apply_spaced(text, after_strip).strip()
 
 
-def _join_split_contractions(text: str, spaced: bool) -> str:
-    """``text`` after the contraction rules, in their order: on a spaced ASCII text each runs only where the text holds
-    its words (:data:`CONTRACTION_WORDS`), on any other text all run where the gate matches."""
-    if not (spaced and text.isascii()):
-        if CONTRACTION_GATE.search(text):
-            for pattern in CONTRACTIONS:
-                text = pattern.sub(CONTRACTION_REPLACEMENT, text)
-        return text
+class _SpacedPlan(NamedTuple):
+    """What a spaced text with a given set of marks is looked at for: the contraction rules with
+    their words, and the rules of each group, each with only those of its literals and swaps whose
+    marks the text holds (a rule left with none is left out)."""
+
+    contractions: tuple[tuple[regex.Pattern, str], ...]
+    ending_quotes: tuple[_Rule, ...]
+    after_strip: tuple[_Rule, ...]
+
+
+@lru_cache(maxsize=4096)
+def _spaced_plan(held: frozenset[str]) -> _SpacedPlan:
+    """The plan for a spaced text holding the marks ``held`` (texts share a few thousand sets)."""
+
+    def kept(rules: tuple[_Rule, ...]) -> tuple[_Rule, ...]:
+        plan = []
+        for rule in rules:
+            needs = tuple(need for need in rule.spaced_needs if _literal_marks(need) <= held)
+            swaps = tuple(swap for swap in rule.spaced_swaps if _literal_marks(swap[0]) <= held)
+            if swaps or (needs and not rule.spaced_swaps):
+                plan.append(rule._replace(spaced_needs=needs, spaced_swaps=swaps))
+        return tuple(plan)
+
+    contractions = tuple(
+        (pattern, words)
+        for pattern, words in zip(CONTRACTIONS, CONTRACTION_WORDS)
+        if _literal_marks(words) <= held
+    )
+    return _SpacedPlan(contractions, kept(ENDING_QUOTES), kept(_AFTER_STRIP))
+
+
+@lru_cache(maxsize=None)
+def _literal_marks(literal: str) -> frozenset[str]:
+    """:func:`marks` of one of the rules' literals, worked out once."""
+    return marks(literal)
+
+
+def _join_split_contractions(text: str) -> str:
+    """``text`` after the contraction rules, in their order, where the gate matches."""
+    if CONTRACTION_GATE.search(text):
+        for pattern in CONTRACTIONS:
+            text = pattern.sub(CONTRACTION_REPLACEMENT, text)
+    return text
+
+
+def _join_spaced_split_contractions(
+    text: str, contractions: tuple[tuple[regex.Pattern, str], ...]
+) -> str:
+    """:func:`_join_split_contractions` for a spaced text, given the contraction rules its plan
+    keeps: unless the text holds a character of :data:`PAIRED_WITH_ASCII_LETTERS`, each runs only
+    where the text holds its words."""
+    if not text.isascii() and any(paired in text for paired in PAIRED_WITH_ASCII_LETTERS):
+        return _join_split_contractions(text)
     lower = text.lower()
-    for pattern, words in zip(CONTRACTIONS, CONTRACTION_WORDS):
+    for pattern, words in contractions:
         if words in lower:
             joined = pattern.sub(CONTRACTION_REPLACEMENT, text)
             if joined != text:
@@ -196,17 +273,27 @@ def _join_split_contractions(text: str, spaced: bool) -> str:
     return text
 
 
-def _apply(text: str, rules: tuple[_Rule, ...], spaced: bool) -> str:
-    """``text`` after each rule in turn, skipping a rule when none of the literals it needs is in the text
-    (``spaced``: the text's only blank is the space)."""
-    for pattern, replacement, needs, spaced_needs, spaced_swaps in rules:
-        if spaced and spaced_swaps:
+def _apply(text: str, rules: tuple[_Rule, ...]) -> str:
+    """``text`` after each rule in turn, skipping a rule when none of the literals it needs is in
+    the text."""
+    for rule in rules:
+        # a plain loop: any() over a generator costs a sixth of the whole here
+        for need in rule.needs:
+            if need in text:
+                text = rule.pattern.sub(rule.replacement, text)
+                break
+    return text
+
+
+def _apply_spaced(text: str, rules: tuple[_Rule, ...]) -> str:
+    """:func:`_apply` for a spaced text: a rule with swaps does them instead of its pattern, any
+    other looks for its spaced literals."""
+    for pattern, replacement, _, spaced_needs, spaced_swaps in rules:
+        if spaced_swaps:
             for literal, swapped in spaced_swaps:
                 text = text.replace(literal, swapped)
             continue
-        for need in (
-            spaced_needs if spaced else needs
-        ):  # a plain loop: any() over a generator costs a sixth of the whole here
+        for need in spaced_needs:
             if need in text:
                 text = pattern.sub(replacement, text)
                 break

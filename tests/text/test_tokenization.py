@@ -159,3 +159,40 @@ def test_parsed_ranks_are_kept_in_the_cache_and_a_damaged_copy_is_replaced(tmp_p
         "The committee met again in the spring."
     )
     assert cached[0].stat().st_size > 1_000_000  # parsed again and written back whole
+
+
+def _ranks_line_by_line(contents: bytes) -> dict[bytes, int]:
+    """How tiktoken's own reader parses a ranks file."""
+    import base64
+
+    pairs = (line.split() for line in contents.splitlines() if line)
+    return {base64.b64decode(token): int(rank) for token, rank in pairs}
+
+
+def test_the_ranks_file_is_read_in_one_pass_as_tiktoken_reads_it_line_by_line():
+    import gzip
+
+    from longbench100.text.tokenization import _bundled_file, _ranks_of
+
+    contents = gzip.decompress(_bundled_file("cl100k_base.tiktoken").read_bytes())
+    assert list(_ranks_of(contents).items()) == list(_ranks_line_by_line(contents).items())
+    small = b"IQ== 0\nIg== 1\nIQ== 7\n"  # a token listed twice keeps its last rank, as in tiktoken
+    assert list(_ranks_of(small).items()) == list(_ranks_line_by_line(small).items())
+
+
+@pytest.mark.parametrize(
+    "contents",
+    [b"IQ== 0\nIg== +1\n", b"IQ== 0\n\nIg== 1\n", b"IQ== 0\nIg== 1", b"IQ== 0 Iw==\nIg==\n"],
+)
+def test_a_ranks_file_of_another_shape_is_read_line_by_line(contents):
+    from longbench100.text.tokenization import _ranks_of
+
+    try:
+        expected: object = _ranks_line_by_line(contents)
+    except ValueError as error:
+        expected = type(error)
+    try:
+        found: object = _ranks_of(contents)
+    except ValueError as error:
+        found = type(error)
+    assert found == expected
