@@ -225,7 +225,9 @@ class ControlBuilder:
                 if opening
                 else self.tokenizer.count(context)
             )
-            context = opening_of(self.tokenizer, context, context_tokens - (tokens - budget) - 1)
+            context = opening_of(
+                self.tokenizer, context, context_tokens - (tokens - budget) - 1, context_tokens
+            )
         return None
 
     def _count_edited(self, record: dict, edits: Sequence[Edit]) -> int:
