@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 from longbench100.fitting.packing import cut_prefix, longest_opening_at_an_end
 from longbench100.sources.records import Document
-from longbench100.text.edited_count import Edit, apply_edits, count_edited
+from longbench100.text.edited_count import Edit, Known, apply_edits, count_edited
 from longbench100.text.sentences import READS_PAST_LIMIT
 from longbench100.text.tokenization import Tokenizer
 from longbench100.text.units import Span
@@ -126,6 +126,14 @@ def opening_of(tokenizer: Tokenizer, text: str, tokens: int, text_tokens: int | 
     so a short opening of it is cheap; a source document's counted pieces are used whole. Given
     ``text_tokens``, the count of all of ``text``, the same opening is worked out from the text's
     end where it can be (:func:`_cut_from_end`), so cutting a few tokens off a long text is cheap."""
+    return counted_opening(tokenizer, text, tokens, text_tokens)[0]
+
+
+def counted_opening(
+    tokenizer: Tokenizer, text: str, tokens: int, text_tokens: int | None = None
+) -> tuple[str, int | None]:
+    """:func:`opening_of` and its token count where the cut counted it (``None`` where it did not:
+    an opening after a whole token)."""
     if tokenizer.learned_piece_counts(text) is None and len(text) > reach_of(tokens):
         text, text_tokens = text[: reach_of(tokens)], None
     cut = (
@@ -134,10 +142,10 @@ def opening_of(tokenizer: Tokenizer, text: str, tokens: int, text_tokens: int | 
         else cut_prefix(tokenizer, text, tokens)
     )
     if cut is not None and cut[1] >= tokens - max(8, tokens // 20):
-        return cut[0]
+        return cut
     ids = tokenizer.encode(text[: max(1, tokens) * 8])[: max(0, tokens)]
     opening = tokenizer.decode(ids).rstrip("\ufffd")
-    return opening if text.startswith(opening) else opening[:-1]
+    return (opening if text.startswith(opening) else opening[:-1]), None
 
 
 def _cut_from_end(
@@ -171,7 +179,7 @@ def reach_of(tokens: int) -> int:
 
 def refill_spans(
     tokenizer: Tokenizer,
-    count: Callable[[Sequence[Edit]], int],
+    count: Callable[[Sequence[Edit], Sequence[Known]], int],
     prompt: str,
     spans: Sequence[Span],
     pool_text: PoolText,
@@ -179,31 +187,34 @@ def refill_spans(
 ) -> tuple[str, int] | None:
     """``prompt`` with the text of every span (offsets into ``prompt``, in order, not overlapping)
     replaced by pool text of at most as many tokens, and its token count by ``count`` (the count of
-    ``prompt`` with the edits it is given made); ``None`` when the pool holds no text or the prompt
-    cannot be brought within ``budget``."""
+    ``prompt`` with the edits it is given made, told the counts of each edit's old and new text
+    where they are known); ``None`` when the pool holds no text or the prompt cannot be brought
+    within ``budget``."""
     if not spans:
         return None
     sizes = [_count(tokenizer, prompt[start:end]) for start, end in spans]
-    openings = []
+    span_tokens = list(sizes)
+    openings: list[tuple[str, int | None]] = []
     for size in sizes:
         source = pool_text.source_text(size)
         if not source:
             return None
         for text in pool_text.take_new_texts():
             tokenizer.recall_pieces(text)
-        openings.append(opening_of(tokenizer, source, size))
-        pool_text.consume(openings[-1])
+        openings.append(counted_opening(tokenizer, source, size))
+        pool_text.consume(openings[-1][0])
     for _ in range(MAX_REPAIRS):
         edits = [
-            (start, end, opening) for (start, end), opening in zip(spans, openings, strict=True)
+            (start, end, opening)
+            for (start, end), (opening, _) in zip(spans, openings, strict=True)
         ]
-        tokens = count(edits)
+        tokens = count(edits, list(zip(span_tokens, (tokens for _, tokens in openings))))
         if tokens <= budget:
             return apply_edits(prompt, edits), tokens
         sizes[-1] -= tokens - budget + 1
         if sizes[-1] <= 0:
             return None
-        openings[-1] = opening_of(tokenizer, source, sizes[-1])
+        openings[-1] = counted_opening(tokenizer, source, sizes[-1])
     return None
 
 
