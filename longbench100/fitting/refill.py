@@ -143,8 +143,11 @@ def counted_opening(
     )
     if cut is not None and cut[1] >= tokens - max(8, tokens // 20):
         return cut
-    ids = tokenizer.encode(text[: max(1, tokens) * 8])[: max(0, tokens)]
-    opening = tokenizer.decode(ids).rstrip("\ufffd")
+    width, first = max(1, tokens) * 8, max(0, tokens)
+    whole_tokens = tokenizer.opening_tokens(text, width, first)  # read off the cut's index
+    if whole_tokens is None:
+        whole_tokens = tokenizer.decode(tokenizer.encode(text[:width])[:first])
+    opening = whole_tokens.rstrip("\ufffd")
     return (opening if text.startswith(opening) else opening[:-1]), None
 
 
