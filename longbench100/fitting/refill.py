@@ -211,7 +211,7 @@ def refill_spans(
             (start, end, opening)
             for (start, end), (opening, _) in zip(spans, openings, strict=True)
         ]
-        tokens = count(edits, list(zip(span_tokens, (tokens for _, tokens in openings))))
+        tokens = count(edits, [(old, new) for old, (_, new) in zip(span_tokens, openings)])
         if tokens <= budget:
             return apply_edits(prompt, edits), tokens
         sizes[-1] -= tokens - budget + 1

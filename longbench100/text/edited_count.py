@@ -58,7 +58,7 @@ def count_edited(
         local = [(a - start, b - start, new) for (a, b, new), _ in group]
         stretch = text[start:end]
         old_known, new_known, shift = [], [], 0
-        for (a, b, new), (old_tokens, new_tokens) in zip(local, (c for _, c in group), strict=True):
+        for (a, b, new), (_, (old_tokens, new_tokens)) in zip(local, group, strict=True):
             if old_tokens is not None:
                 old_known.append((a, b, old_tokens))
             if new_tokens is not None:

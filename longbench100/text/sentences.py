@@ -103,7 +103,7 @@ def sentence_ends_from_last(text: str, limit: int) -> Iterator[int]:
 def _paragraph_windows(text: str, stop: int) -> Iterator[tuple[int, int]]:
     """``text[:stop]`` as consecutive stretches from its end back, each starting where a paragraph
     starts (:func:`_paragraph_start_before`) about :data:`_WINDOW` characters before the stretch
-    after it ends, the first at 0. The segmenter splits a text at its paragraph breaks first and
+    after it ends, the last at 0. The segmenter splits a text at its paragraph breaks first and
     reads each paragraph alone, so a stretch from a paragraph start on has the sentences the whole
     text has there."""
     end = stop
