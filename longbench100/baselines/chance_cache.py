@@ -31,6 +31,8 @@ PACKAGE = Path(__file__).resolve().parents[1]
 
 CellChances = list[tuple[str, float]]
 """A task's chance level per length label, in the order its cells were first seen."""
+FileDigests = dict[tuple[str, str], str]
+"""The sha256 of data files, by task and length label."""
 
 
 @lru_cache(maxsize=1)
@@ -39,15 +41,21 @@ def chance_code_digest() -> str:
     return python_sources_digest(PACKAGE, CHANCE_CODE)
 
 
-def chance_cache_path(task: str, files: list[DataFileRef], family: str | None) -> Path:
+def chance_cache_path(
+    task: str, files: list[DataFileRef], family: str | None, digests: FileDigests | None = None
+) -> Path:
     """Where the chance levels of ``task`` (data ``files``, every length; metric ``family``) are
-    kept: a digest of everything they depend on."""
+    kept: a digest of everything they depend on. A file's sha256 is taken from ``digests`` where
+    it is there (``generate`` has just worked it out as it wrote the file), else read."""
+    known = digests or {}
     parts = [
         CHANCE_CACHE_VERSION,
         chance_code_digest(),
         task,
         family,
-        sorted((ref.label, file_sha256(ref.path)) for ref in files),
+        sorted(
+            (ref.label, known.get((ref.task, ref.label)) or file_sha256(ref.path)) for ref in files
+        ),
     ]
     key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
     return cache_dir() / "chances" / f"{task}-{key}.json"
@@ -58,11 +66,12 @@ def cached_task_chances(
     files: list[DataFileRef],
     family: str | None,
     compute: Callable[[], CellChances],
+    digests: FileDigests | None = None,
 ) -> CellChances:
     """``compute()``'s chance levels of ``task``, read back from the cache when they were worked out
-    before from the same data files, metric and code."""
+    before from the same data files (whose sha256 ``digests`` may give), metric and code."""
     return cached_json(
-        chance_cache_path(task, files, family),
+        chance_cache_path(task, files, family, digests),
         compute,
         lambda chances: [[label, chance] for label, chance in chances],
         _decode,

@@ -32,7 +32,7 @@ from longbench100.folders.data_records import (
 from longbench100.folders.layout import DataFileRef, controls_folder, read_folder_manifest
 
 from ..scoring.reply_scores import classic_scores
-from .chance_cache import CellChances, cached_task_chances
+from .chance_cache import CellChances, FileDigests, cached_task_chances
 from .prompt_view import PromptView, read_prompt
 from .strategies import Attempt, Baseline, baselines_for, chance_answers
 
@@ -184,18 +184,21 @@ def run_baselines(
     return _verdicts(data_dir, records, jobs, scores, chances, limits)
 
 
-def cell_chances(data_dir: Path, families: dict[str, str] | None) -> dict[str, dict[str, float]]:
+def cell_chances(
+    data_dir: Path, families: dict[str, str] | None, digests: FileDigests | None = None
+) -> dict[str, dict[str, float]]:
     """Each task and length's chance level (as :func:`run_baselines` computes it, no baseline run):
     the mean over its samples of the expected classic score of a uniformly random possible answer
     (``families``: the suite's metric per task). Read while ``generate`` still writes the folder,
-    one task at a time (a task's chance rests on its own rows only)."""
+    one task at a time (a task's chance rests on its own rows only); ``digests``: the sha256 of
+    data files where the caller knows them (:func:`cached_task_chances`)."""
     chances: dict[str, dict[str, float]] = {}
     seen: dict[str, str] = {}
     for files in task_files(data_dir, unfinished=True):
         task = files[0].task
         compute = partial(_files_chances, files, seen, families)
         family = (families or {}).get(task)
-        for label, chance in cached_task_chances(task, files, family, compute):
+        for label, chance in cached_task_chances(task, files, family, compute, digests):
             chances.setdefault(task, {})[label] = chance
     return chances
 

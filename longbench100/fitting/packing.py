@@ -66,6 +66,21 @@ def cut_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, i
         return None
     width = min(len(text), max_tokens * 8)
     opening = tokenizer.opening_length(text, width, max_tokens)  # the first max_tokens tokens
+    return longest_opening_at_an_end(
+        text,
+        width,
+        opening,
+        max_tokens,
+        lambda prefix: tokenizer.count_known(prefix, [(text, len(prefix))]),
+    )
+
+
+def longest_opening_at_an_end(
+    text: str, width: int, opening: int | None, max_tokens: int, count: Callable[[str], int]
+) -> tuple[str, int] | None:
+    """:func:`cut_prefix`'s choice, given where the first ``max_tokens`` tokens of ``text[:width]``
+    end (``opening``; ``None`` when it holds no more) and ``count``, which counts an opening of
+    ``text``: the last sentence end before that whose opening fits."""
     fits = opening is None
     ends = sentence_ends_from_last(text, width if opening is None else opening)
     if width == len(text) and fits:  # the whole text first, then its sentence ends before its end
@@ -74,7 +89,7 @@ def cut_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, i
         prefix = text[:end].rstrip()
         if len(prefix) < MIN_FILLER_CHARS:
             return None
-        tokens = tokenizer.count_known(prefix, [(text, len(prefix))])
+        tokens = count(prefix)
         if tokens <= max_tokens:
             return prefix, tokens
     return None

@@ -13,9 +13,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from longbench100.fitting.packing import cut_prefix
+from longbench100.fitting.packing import cut_prefix, longest_opening_at_an_end
 from longbench100.sources.records import Document
-from longbench100.text.edited_count import Edit, apply_edits
+from longbench100.text.edited_count import Edit, Known, apply_edits, count_edited
 from longbench100.text.sentences import READS_PAST_LIMIT
 from longbench100.text.tokenization import Tokenizer
 from longbench100.text.units import Span
@@ -59,6 +59,7 @@ class PoolText:
         self.pool = pool
         self.shown = shown
         self.drawn: list[Document] = []
+        self.new_texts: list[str] = []
         self.rest, self.rest_tokens = "", 0
         self.source, self.source_tokens = "", 0
         self._shuffle()
@@ -77,9 +78,15 @@ class PoolText:
             if document is not None:
                 self.drawn.append(document)
             texts.append(text)
+            self.new_texts.append(text)
             held += self._tokens(index)
         self.source, self.source_tokens = SEPARATOR.join(texts), held
         return self.source
+
+    def take_new_texts(self) -> list[str]:
+        """The pool texts drawn since the last call."""
+        new, self.new_texts = self.new_texts, []
+        return new
 
     def consume(self, used: str) -> None:
         """Keep what follows ``used``, the opening of the last source, for the next span."""
@@ -112,19 +119,57 @@ class PoolText:
         return bool(self.order)
 
 
-def opening_of(tokenizer: Tokenizer, text: str, tokens: int) -> str:
+def opening_of(tokenizer: Tokenizer, text: str, tokens: int, text_tokens: int | None = None) -> str:
     """The opening of ``text`` with at most ``tokens`` tokens: cut at a sentence end where one is
     near, else after a whole token. Of a long text whose pieces the tokenizer has not counted
     before (a context's own stretches) only the part the cut can reach is read (:func:`reach_of`),
-    so a short opening of it is cheap; a source document's counted pieces are used whole."""
-    if tokenizer.learned_piece_counts(text) is None:
-        text = text[: reach_of(tokens)]
-    cut = cut_prefix(tokenizer, text, tokens)
+    so a short opening of it is cheap; a source document's counted pieces are used whole. Given
+    ``text_tokens``, the count of all of ``text``, the same opening is worked out from the text's
+    end where it can be (:func:`_cut_from_end`), so cutting a few tokens off a long text is cheap."""
+    return counted_opening(tokenizer, text, tokens, text_tokens)[0]
+
+
+def counted_opening(
+    tokenizer: Tokenizer, text: str, tokens: int, text_tokens: int | None = None
+) -> tuple[str, int | None]:
+    """:func:`opening_of` and its token count where the cut counted it (``None`` where it did not:
+    an opening after a whole token)."""
+    if tokenizer.learned_piece_counts(text) is None and len(text) > reach_of(tokens):
+        text, text_tokens = text[: reach_of(tokens)], None
+    cut = (
+        _cut_from_end(tokenizer, text, tokens, text_tokens)
+        if text_tokens is not None and tokenizer.reads_openings_off and 0 < tokens
+        else cut_prefix(tokenizer, text, tokens)
+    )
     if cut is not None and cut[1] >= tokens - max(8, tokens // 20):
-        return cut[0]
-    ids = tokenizer.encode(text[: max(1, tokens) * 8])[: max(0, tokens)]
-    opening = tokenizer.decode(ids).rstrip("\ufffd")
-    return opening if text.startswith(opening) else opening[:-1]
+        return cut
+    width, first = max(1, tokens) * 8, max(0, tokens)
+    whole_tokens = tokenizer.opening_tokens(text, width, first)  # read off the cut's index
+    if whole_tokens is None:
+        whole_tokens = tokenizer.decode(tokenizer.encode(text[:width])[:first])
+    opening = whole_tokens.rstrip("\ufffd")
+    return (opening if text.startswith(opening) else opening[:-1]), None
+
+
+def _cut_from_end(
+    tokenizer: Tokenizer, text: str, tokens: int, text_tokens: int
+) -> tuple[str, int] | None:
+    """:func:`cut_prefix` of ``text``, whose count is ``text_tokens``, read from its end where the
+    cut may look at all of it (``tokens`` tokens reach past its end at 8 characters each): the
+    first ``tokens`` tokens from the counts of the pieces after them
+    (:meth:`Tokenizer.opening_length_from_end`), sentence ends from the last back, and each
+    opening counted from ``text_tokens`` and the stretch its cut touches
+    (:func:`~longbench100.text.edited_count.count_edited`)."""
+    if tokens * 8 < len(text):
+        return cut_prefix(tokenizer, text, tokens)
+    opening = tokenizer.opening_length_from_end(text, text_tokens, tokens)
+
+    def count(prefix: str) -> int:
+        counted = count_edited(tokenizer, text, text_tokens, [(len(prefix), len(text), "")])
+        assert counted is not None, "a tokenizer that reads openings off counts by segments"
+        return counted
+
+    return longest_opening_at_an_end(text, len(text), opening, tokens, count)
 
 
 def reach_of(tokens: int) -> int:
@@ -137,7 +182,7 @@ def reach_of(tokens: int) -> int:
 
 def refill_spans(
     tokenizer: Tokenizer,
-    count: Callable[[Sequence[Edit]], int],
+    count: Callable[[Sequence[Edit], Sequence[Known]], int],
     prompt: str,
     spans: Sequence[Span],
     pool_text: PoolText,
@@ -145,27 +190,39 @@ def refill_spans(
 ) -> tuple[str, int] | None:
     """``prompt`` with the text of every span (offsets into ``prompt``, in order, not overlapping)
     replaced by pool text of at most as many tokens, and its token count by ``count`` (the count of
-    ``prompt`` with the edits it is given made); ``None`` when the pool holds no text or the prompt
-    cannot be brought within ``budget``."""
+    ``prompt`` with the edits it is given made, told the counts of each edit's old and new text
+    where they are known); ``None`` when the pool holds no text or the prompt cannot be brought
+    within ``budget``."""
     if not spans:
         return None
-    sizes = [tokenizer.count(prompt[start:end]) for start, end in spans]
-    openings = []
+    sizes = [_count(tokenizer, prompt[start:end]) for start, end in spans]
+    span_tokens = list(sizes)
+    openings: list[tuple[str, int | None]] = []
     for size in sizes:
         source = pool_text.source_text(size)
         if not source:
             return None
-        openings.append(opening_of(tokenizer, source, size))
-        pool_text.consume(openings[-1])
+        for text in pool_text.take_new_texts():
+            tokenizer.recall_pieces(text)
+        openings.append(counted_opening(tokenizer, source, size))
+        pool_text.consume(openings[-1][0])
     for _ in range(MAX_REPAIRS):
         edits = [
-            (start, end, opening) for (start, end), opening in zip(spans, openings, strict=True)
+            (start, end, opening)
+            for (start, end), (opening, _) in zip(spans, openings, strict=True)
         ]
-        tokens = count(edits)
+        tokens = count(edits, [(old, new) for old, (_, new) in zip(span_tokens, openings)])
         if tokens <= budget:
             return apply_edits(prompt, edits), tokens
         sizes[-1] -= tokens - budget + 1
         if sizes[-1] <= 0:
             return None
-        openings[-1] = opening_of(tokenizer, source, sizes[-1])
+        openings[-1] = counted_opening(tokenizer, source, sizes[-1])
     return None
+
+
+def _count(tokenizer: Tokenizer, text: str) -> int:
+    """The tokens of ``text``: a source document's from its learned piece counts (which the
+    tokenizer then also knows one by one, for the recount of the prompt around it), else counted."""
+    recalled = tokenizer.recall_pieces(text)
+    return tokenizer.count(text) if recalled is None else recalled

@@ -30,6 +30,7 @@ the same bytes."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -53,7 +54,7 @@ from longbench100.generate.json_lines import json_line
 from longbench100.sources.records import Document
 from longbench100.tasks.icl import relabelled_demonstrations
 from longbench100.tasks.negatives import passage_body
-from longbench100.text.edited_count import Edit, apply_edits, count_edited
+from longbench100.text.edited_count import Edit, Known, apply_edits, count_edited
 from longbench100.text.tokenization import Tokenizer
 from longbench100.text.units import Span
 
@@ -166,7 +167,7 @@ class ControlBuilder:
             )
         refilled = refill_spans(
             self.tokenizer,
-            lambda edits: self._count_edited(record, edits),
+            lambda edits, known: self._count_edited(record, edits, known),
             record["prompt"],
             spans,
             pool_text,
@@ -225,18 +226,23 @@ class ControlBuilder:
                 if opening
                 else self.tokenizer.count(context)
             )
-            context = opening_of(self.tokenizer, context, context_tokens - (tokens - budget) - 1)
+            context = opening_of(
+                self.tokenizer, context, context_tokens - (tokens - budget) - 1, context_tokens
+            )
         return None
 
-    def _count_edited(self, record: dict, edits: Sequence[Edit]) -> int:
+    def _count_edited(
+        self, record: dict, edits: Sequence[Edit], known: Sequence[Known] | None = None
+    ) -> int:
         """The token count of ``record``'s prompt with ``edits`` made: from its stored count and the
-        stretches around the edits where the tokenizer allows (a sole tokenizer counting by
-        segments, whose count the record stores), else the edited prompt counted whole."""
+        stretches around the edits (``known``: the counts of their old and new texts, where known)
+        where the tokenizer allows (a sole tokenizer counting by segments, whose count the record
+        stores), else the edited prompt counted whole."""
         stored = record.get("prompt_tokens")
         if self.spliced and isinstance(stored, int):
-            known = count_edited(self.tokenizer, record["prompt"], stored, edits)
-            if known is not None:
-                return known
+            counted = count_edited(self.tokenizer, record["prompt"], stored, edits, known)
+            if counted is not None:
+                return counted
         return self.count(apply_edits(record["prompt"], edits))
 
     def _tokens_between(self, record: dict, start: int, end: int) -> int:
@@ -271,9 +277,10 @@ def write_controls(out: Path, task: str, label: str, controls: ControlBuilder) -
     made = controls.records(records, str(data))
     path = controls_file_path(out, task, label)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(path, b"".join(json_line(record) for record in made))
+    written = b"".join(json_line(record) for record in made)
+    write_bytes_atomic(path, written)
     rows = {kind: sum(record["control"] == kind for record in made) for kind in CONTROL_KINDS}
-    return ControlsResult(rows, file_sha256(path))
+    return ControlsResult(rows, hashlib.sha256(written).hexdigest())
 
 
 def read_controls_result(out: Path, task: str, label: str) -> ControlsResult:

@@ -360,7 +360,7 @@ def _generate(
         echo(f"verified {checked} prompt token counts: each equals a whole recount")
     for line in _fill_lines(results):
         echo(line)
-    chances = _chances(options.out, options.suite) if options.controls else None
+    chances = _chances(options.out, options.suite, results) if options.controls else None
     manifest = build_manifest(
         options,
         tokenizer,
@@ -539,12 +539,21 @@ def _dry_run(
     }
 
 
-def _chances(out: Path, suite: Suite) -> dict[str, dict[str, float]]:
+def _chances(
+    out: Path, suite: Suite, results: dict[str, dict[str, LengthResult]]
+) -> dict[str, dict[str, float]]:
     """Each task and length's chance level, kept with the controls so ``score --controls`` can flag
-    a model's control score above it (``baselines/check.py``)."""
+    a model's control score above it (``baselines/check.py``); the data files' sha256, worked out
+    as they were written, key its cache."""
     from longbench100.baselines.check import cell_chances
 
-    return cell_chances(out, suite.metrics)
+    digests = {
+        (task, label): result.sha256
+        for task, by_label in results.items()
+        for label, result in by_label.items()
+        if result.sha256
+    }
+    return cell_chances(out, suite.metrics, digests)
 
 
 def _check_shortcuts(out: Path, manifest: dict, echo: Callable[[str], None]) -> dict:

@@ -24,6 +24,8 @@ BOUNDARY_WINDOW = 512  # characters searched back for a boundary first
 
 Edit = tuple[int, int, str]
 """``(start, end, text)``: ``text`` takes the place of the known text's characters ``start:end``."""
+Known = tuple[int | None, int | None]
+"""The token counts of an edit's replaced text and of its new text, each ``None`` where unknown."""
 
 
 def apply_edits(text: str, edits: Sequence[Edit]) -> str:
@@ -35,19 +37,61 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> str:
     return "".join(pieces) + text[position:]
 
 
-def count_edited(tokenizer: Tokenizer, text: str, tokens: int, edits: Sequence[Edit]) -> int | None:
+def count_edited(
+    tokenizer: Tokenizer,
+    text: str,
+    tokens: int,
+    edits: Sequence[Edit],
+    known: Sequence[Known] | None = None,
+) -> int | None:
     """The exact token count of ``apply_edits(text, edits)``, given ``tokens``, the exact count of
     ``text`` by ``tokenizer``; ``None`` when the tokenizer does not count by segments (its pieces
-    may then depend on text far away)."""
+    may then depend on text far away). ``known`` gives, edit by edit, the counts of the text it
+    replaces and of its new text where they are known: a long one is then counted only near its
+    ends (:func:`_count_around`)."""
     if tokenizer.counting != "segments":
         return None
-    changes = [edit for edit in edits if text[edit[0] : edit[1]] != edit[2]]
+    counted = zip(edits, known or [(None, None)] * len(edits), strict=True)
+    changes = [(edit, counts) for edit, counts in counted if text[edit[0] : edit[1]] != edit[2]]
     total = tokens
     for start, end, group in _touched_stretches(text, changes):
-        local = [(a - start, b - start, new) for a, b, new in group]
+        local = [(a - start, b - start, new) for (a, b, new), _ in group]
         stretch = text[start:end]
-        total += tokenizer.count(apply_edits(stretch, local)) - tokenizer.count(stretch)
+        old_known, new_known, shift = [], [], 0
+        for (a, b, new), (_, (old_tokens, new_tokens)) in zip(local, group, strict=True):
+            if old_tokens is not None:
+                old_known.append((a, b, old_tokens))
+            if new_tokens is not None:
+                new_known.append((a + shift, a + shift + len(new), new_tokens))
+            shift += len(new) - (b - a)
+        total += _count_around(tokenizer, apply_edits(stretch, local), new_known)
+        total -= _count_around(tokenizer, stretch, old_known)
     return total
+
+
+def _count_around(tokenizer: Tokenizer, text: str, known: Sequence[tuple[int, int, int]]) -> int:
+    """The exact token count of ``text``, whose stretches ``start:end`` of ``known`` (in order, not
+    overlapping) hold the given counts: each is counted only up to its first boundary and from its
+    last (boundaries strictly inside it are boundaries of ``text`` too), the rest whole."""
+    total, position = 0, 0
+    for start, end, tokens in known:
+        first = _first_boundary(text, start + 1, end - 2)
+        if first is None:
+            continue
+        last = max(first, _boundary_before(text, end - 2))
+        inner = tokens - tokenizer.count(text[start:first]) - tokenizer.count(text[last:end])
+        total += tokenizer.count(text[position:first]) + inner
+        position = last
+    return total + tokenizer.count(text[position:])
+
+
+def _first_boundary(text: str, low: int, high: int) -> int | None:
+    """The first boundary of ``text`` from ``low`` to ``high`` whose three characters lie from
+    ``low - 1`` to ``high + 1``, or ``None``."""
+    cut = CUT.search(text, low - 1, high + 2)
+    newline = NEWLINE_BOUNDARY.search(text, low - 1, high + 1)
+    found = [*([cut.start() + 1] if cut else []), *([newline.end()] if newline else [])]
+    return min(found, default=None)
 
 
 def _boundary_before(text: str, limit: int) -> int:
@@ -75,18 +119,21 @@ def _boundary_after(text: str, limit: int) -> int:
     )
 
 
-def _touched_stretches(text: str, edits: Sequence[Edit]) -> list[tuple[int, int, list[Edit]]]:
+def _touched_stretches(
+    text: str, edits: Sequence[tuple[Edit, Known]]
+) -> list[tuple[int, int, list[tuple[Edit, Known]]]]:
     """The stretches between untouched boundaries (or the text's ends) that hold the edits, each
-    with its edits: an edit's stretch runs from the last boundary at least two characters before it
-    to the first at least one after it, and stretches that meet are joined."""
-    stretches: list[tuple[int, int, list[Edit]]] = []
-    for edit in edits:
-        start, end, _ = edit
+    with its edits (and their known counts): an edit's stretch runs from the last boundary at least
+    two characters before it to the first at least one after it, and stretches that meet are
+    joined."""
+    stretches: list[tuple[int, int, list[tuple[Edit, Known]]]] = []
+    for item in edits:
+        start, end, _ = item[0]
         left = _boundary_before(text, start - 2) if start >= 2 else 0
         right = _boundary_after(text, end + 1)
         if stretches and left < stretches[-1][1]:
             previous = stretches.pop()
-            stretches.append((previous[0], max(right, previous[1]), [*previous[2], edit]))
+            stretches.append((previous[0], max(right, previous[1]), [*previous[2], item]))
         else:
-            stretches.append((left, right, [edit]))
+            stretches.append((left, right, [item]))
     return stretches

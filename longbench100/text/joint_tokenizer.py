@@ -66,6 +66,21 @@ class JointTokenizer:
         pieces (see :meth:`Tokenizer.learned_piece_counts`)."""
         return None
 
+    def recall_pieces(self, text: str) -> int | None:
+        """Always ``None``: no member's learned pieces give the joint count (see
+        :meth:`Tokenizer.recall_pieces`); ``text`` is counted."""
+        return None
+
+    @property
+    def reads_openings_off(self) -> bool:
+        """``False``: an opening is cut by every member (see :attr:`Tokenizer.reads_openings_off`)."""
+        return False
+
+    def opening_tokens(self, text: str, width: int, max_tokens: int) -> str | None:
+        """Always ``None``: an opening after a whole token is the first member's, encoded (see
+        :meth:`Tokenizer.opening_tokens`)."""
+        return None
+
     def count_whole(self, text: str) -> int:
         """The largest member count of ``text``, each member tokenizing it in one go."""
         return max(member.count_whole(text) for member in self.members)

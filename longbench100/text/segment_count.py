@@ -30,7 +30,7 @@ ones, chat templates) are counted whole; ``generate --verify-counts`` recounts e
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 SEGMENTED_ENCODINGS = frozenset({"cl100k_base", "o200k_base"})
 """tiktoken encodings whose pre-tokenizer is proven to cut at :data:`CUT`."""
@@ -100,6 +100,16 @@ def _added_token_spans_a_boundary(token: dict) -> bool:
 def cut_places(text: str) -> list[int]:
     """Where :data:`CUT` cuts ``text``: the offset of each cut's space, in order."""
     return [match.start() + 1 for match in CUT.finditer(text)]
+
+
+def cut_places_from_last(text: str, window: int = 4096) -> Iterator[int]:
+    """:func:`cut_places` of ``text`` from the last back, the text searched ``window`` characters at a
+    time from its end (a cut depends only on the mark, the space and the character after it)."""
+    high = len(text)
+    while high > 0:
+        low = max(0, high - window)
+        yield from reversed([match.start() + 1 for match in CUT.finditer(text, low, high + 2)])
+        high = low
 
 
 def split_at(text: str, cuts: list[int]) -> list[str]:

@@ -35,6 +35,7 @@ cut this far past the limit has the same sentence ends there."""
 # sentencex reads a quotation whole, as far as its closing quote, so where one runs past the margin the ends found in
 # the opening can differ from the whole text's (at 4 limits in each of 789 real documents: 3,882 ends only in the
 # opening, mostly inside quoted speech, and 668 only in the whole text); each is a sentence end by the rules below
+_WINDOW = 8192  # characters of a long text segmented at a time, from its end back
 _WORD_CHARACTER = re.compile(r"\w")
 _TERMINALS = ".!?…"
 _CLOSERS = "\"'”’)]"  # closing quotes and brackets a terminal mark may be followed by
@@ -84,15 +85,45 @@ def sentence_ends_from_last(text: str, limit: int) -> Iterator[int]:
     """The sentence ends of ``text`` at or before ``limit``, from the last back, each checked against the rules only
     when it is reached: a filler cut takes the last end whose opening fits, which is most often the last or the one
     before. Only the opening of the text is segmented (plus :data:`_MARGIN`), so cutting a short filler from a long
-    document stays cheap."""
-    if limit + _MARGIN >= len(text):
+    document stays cheap; and a long opening is segmented from its end back, a few paragraphs at a time
+    (:func:`_paragraph_windows`), so the last ends of a long text cost as little as a short text's."""
+    stop = len(text) if limit + _MARGIN >= len(text) else limit + _MARGIN
+    if stop <= 2 * _WINDOW and stop == len(text):
         ends = _all_ends(text)
         yield from reversed(ends[: bisect.bisect_right(ends, limit)])
         return
-    for span in reversed(sentencex.get_sentence_boundaries(LANGUAGE, text[: limit + _MARGIN])):
-        end = _checked_end(text, span)
-        if end is not None and end <= limit:
-            yield end
+    for start, end in _paragraph_windows(text, stop):
+        spans = sentencex.get_sentence_boundaries(LANGUAGE, text[start:end])
+        for span in reversed(spans):
+            found = _checked_end(text, span, start)
+            if found is not None and found <= limit:
+                yield found
+
+
+def _paragraph_windows(text: str, stop: int) -> Iterator[tuple[int, int]]:
+    """``text[:stop]`` as consecutive stretches from its end back, each starting where a paragraph
+    starts (:func:`_paragraph_start_before`) about :data:`_WINDOW` characters before the stretch
+    after it ends, the last at 0. The segmenter splits a text at its paragraph breaks first and
+    reads each paragraph alone, so a stretch from a paragraph start on has the sentences the whole
+    text has there."""
+    end = stop
+    while end > 0:
+        start = _paragraph_start_before(text, end - _WINDOW) if end > 2 * _WINDOW else 0
+        yield start, end
+        end = start
+
+
+def _paragraph_start_before(text: str, at: int) -> int:
+    """The last place at or before ``at`` where a paragraph starts as the segmenter reads ``text``
+    (0 when there is none): just after exactly two newlines, with no newline or carriage return
+    before or after them, so no paragraph break that the segmenter finds runs across it."""
+    found = text.rfind("\n\n", 0, max(0, at))
+    while found > 0:
+        start = found + 2
+        if text[found - 1] not in "\n\r" and text[start : start + 1] not in ("\n", "\r", ""):
+            return start
+        found = text.rfind("\n\n", 0, found + 1)
+    return 0
 
 
 def is_sentence_end(sentence: str) -> bool:
@@ -127,11 +158,11 @@ def _all_ends(text: str) -> tuple[int, ...]:
     return tuple(end for end in ends if end is not None)
 
 
-def _checked_end(text: str, span: dict) -> int | None:
-    """Where the segmenter's sentence ``span`` of ``text`` ends, trailing blanks left out, if that is a sentence end
-    by the module rules; else ``None``."""
+def _checked_end(text: str, span: dict, offset: int = 0) -> int | None:
+    """Where the segmenter's sentence ``span`` of ``text[offset:]`` (or a stretch of it from there) ends in
+    ``text``, trailing blanks left out, if that is a sentence end by the module rules; else ``None``."""
     sentence = span["text"].rstrip()
-    end = span["start_index"] + len(sentence)
+    end = offset + span["start_index"] + len(sentence)
     if sentence and _next_sentence_may_start(text, end) and is_sentence_end(sentence):
         return end
     return None

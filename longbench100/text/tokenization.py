@@ -32,6 +32,7 @@ from longbench100.core.paths import cache_dir
 from longbench100.text.segment_count import (
     SEGMENTED_ENCODINGS,
     SegmentCounter,
+    cut_places_from_last,
     segmentable_tokenizer_json,
 )
 from longbench100.text.spliced_count import (
@@ -76,6 +77,7 @@ class Tokenizer:
         self._indexes: dict[str, TextIndex] = {}
         self._piece_counts: dict[str, Sequence[int]] = {}
         self._cuts: dict[str, list[int]] = {}
+        self._recalled: dict[str, int] = {}
 
     @property
     def members(self) -> tuple[Tokenizer, ...]:
@@ -173,8 +175,30 @@ class Tokenizer:
             if len(ids) <= max_tokens:
                 return None
             opening = self.decode(ids[:max_tokens])
-        opening = opening.rstrip("\ufffd")
-        return len(opening) if text.startswith(opening) else len(opening[:-1])
+        return _opening_length(text, opening)
+
+    @property
+    def reads_openings_off(self) -> bool:
+        """Whether an opening's tokens are those of the pieces before its last cut, decoded apart
+        (:meth:`opening_tokens`): a tiktoken encoding counted by segments."""
+        return self._segments is not None and self._kind == "tiktoken"
+
+    def opening_length_from_end(self, text: str, text_tokens: int, max_tokens: int) -> int | None:
+        """:meth:`opening_length` of the whole ``text`` (``width`` its length), whose count is
+        ``text_tokens``, worked out from its end: the pieces after the one that holds token
+        ``max_tokens`` are counted, none before it, so an opening just short of a long text's end
+        is cheap. Only where :attr:`reads_openings_off`."""
+        if text_tokens <= max_tokens:
+            return None
+        end, after = len(text), 0
+        for cut in cut_places_from_last(text):
+            after += self.count(text[cut:end])
+            before = text_tokens - after
+            if before < max_tokens:
+                ids = self.encode(text[cut:end])[: max_tokens - before]
+                return _opening_length(text, text[:cut] + self.decode(ids))
+            end = cut
+        return _opening_length(text, self.decode(self.encode(text[:end])[:max_tokens]))
 
     def joined_index(self, texts: Sequence[str], separator: str) -> TextIndex | JoinedIndex:
         """``separator.join(texts)`` indexed from each text's own (kept) index, for texts that recur joined in
@@ -213,6 +237,26 @@ class Tokenizer:
             self._piece_counts.update(zip(texts, piece_counts))
             if cuts is not None:
                 self._cuts.update(zip(texts, cuts))
+
+    def recall_pieces(self, text: str) -> int | None:
+        """The count of ``text`` from the piece counts learned for it (:meth:`learn_texts`), its
+        pieces put in the piece cache on the way (once), so a new text that holds them (an edited
+        prompt, an opening of ``text``) counts them without tokenizing; ``None`` when none were
+        learned."""
+        recalled = self._recalled.get(text)
+        if recalled is not None:
+            return recalled
+        counts = self._piece_counts.get(text)
+        if counts is None or self._segments is None:
+            return None
+        pieces = self._segments.pieces(text)
+        if len(pieces) != len(counts):  # not this text's pieces: never trusted (as in TextIndex)
+            return None
+        self._segments.learn(pieces, counts)
+        if len(self._recalled) >= INDEX_LIMIT:
+            self._recalled.clear()
+        self._recalled[text] = sum(counts)
+        return self._recalled[text]
 
     def learned_piece_counts(self, text: str) -> Sequence[int] | None:
         """The counts of the pieces of ``text`` taken by :meth:`learn_texts`, or ``None`` when not learned."""
@@ -294,6 +338,13 @@ class Tokenizer:
                 self._backend.encode(text, add_special_tokens=False, split_special_tokens=False)
             )
         return self.count(text)
+
+
+def _opening_length(text: str, opening: str) -> int:
+    """The length of ``opening`` (decoded tokens of ``text``'s opening) in ``text``'s characters,
+    less a character its last token ends inside."""
+    opening = opening.rstrip("\ufffd")
+    return len(opening) if text.startswith(opening) else len(opening[:-1])
 
 
 def load_tokenizer(spec: str = DEFAULT_TOKENIZER, *, chat: bool = False) -> Tokenizer:

@@ -138,3 +138,32 @@ def test_a_damaged_entry_is_worked_out_again(
     worked_out.clear()
     assert check.cell_chances(folder, families) == first
     assert len(worked_out) == 2
+
+
+def test_the_data_files_digests_given_key_the_cache_as_the_files_read(
+    generated: Path, folder: Path, worked_out: list[str], monkeypatch
+) -> None:
+    families = _families(generated)
+    manifest = read_folder_manifest(generated)
+    assert manifest is not None
+    digests = {
+        tuple(path.removesuffix(".jsonl").split("/")): entry["sha256"]
+        for path, entry in manifest["files"].items()
+    }
+    assert len(digests) == 6
+    first = check.cell_chances(folder, families, digests)
+    assert len(worked_out) == 3
+    read: list[Path] = []
+    original = chance_cache.file_sha256
+
+    def reading(path: Path) -> str:
+        read.append(path)
+        return original(path)
+
+    monkeypatch.setattr(chance_cache, "file_sha256", reading)
+    assert check.cell_chances(folder, families) == first  # read back under the files' own digests
+    assert len(worked_out) == 3 and len(read) == 6
+    assert check.cell_chances(folder, families, digests) == first and len(read) == 6
+    wrong = {cell: "0" * 64 for cell in digests}
+    check.cell_chances(folder, families, wrong)
+    assert len(worked_out) == 6  # other digests, another entry

@@ -24,7 +24,7 @@ from longbench100.fitting.refill import PoolText, opening_of, refill_spans
 from longbench100.generate.controls import ControlBuilder
 from longbench100.generate.options import GenerateOptions
 from longbench100.generate.run import run_generate
-from longbench100.text.edited_count import Edit, apply_edits
+from longbench100.text.edited_count import Edit, Known, apply_edits
 from longbench100.text.tokenization import load_tokenizer
 from tests.support.generate_helpers import generate_annotated
 from tests.support.openai_stub import OpenAIStub
@@ -286,7 +286,10 @@ def test_refill_replaces_each_span_by_pool_text_within_the_budget() -> None:
     ]
     budget = tokenizer.count(prompt)
 
-    def count(edits: Sequence[Edit]) -> int:
+    def count(edits: Sequence[Edit], known: Sequence[Known]) -> int:
+        for (start, end, new), (old_tokens, new_tokens) in zip(edits, known, strict=True):
+            assert old_tokens in (None, tokenizer.count(prompt[start:end]))
+            assert new_tokens in (None, tokenizer.count(new))
         return tokenizer.count(apply_edits(prompt, edits))
 
     refilled = refill_spans(

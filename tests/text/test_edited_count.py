@@ -61,6 +61,31 @@ def test_edited_counts_equal_whole_counts(encoding: str) -> None:
     assert local > 100  # many edits touched less than half of the text
 
 
+@pytest.mark.parametrize("encoding", SEGMENTED_TOKENIZERS)
+def test_edited_counts_from_known_counts_of_old_and_new_texts_equal_whole_counts(
+    encoding: str,
+) -> None:
+    tokenizer = load_segmented(encoding)
+    sentences = real_sentences()
+    rng = random.Random(f"edited-known-{encoding}")
+    texts = [known_text(rng, sentences) for _ in range(12)]
+    for _ in range(600):
+        text, other = rng.sample(texts, 2)
+        edits = _random_edits(rng, text, tokenizer.index(text).cuts, other)
+        if rng.random() < 0.5:  # whole passages of another text, as a refill puts them
+            a, b = random_span(rng, other, tokenizer.index(other).cuts)
+            edits = [(start, end, other[a:b]) for start, end, _ in edits]
+        known = [
+            (
+                tokenizer.count_whole(text[start:end]) if rng.random() < 0.8 else None,
+                tokenizer.count_whole(new) if rng.random() < 0.8 else None,
+            )
+            for start, end, new in edits
+        ]
+        count = count_edited(tokenizer, text, tokenizer.count_whole(text), edits, known)
+        assert count == tokenizer.count_whole(apply_edits(text, edits)), (edits, known)
+
+
 def test_apply_edits_replaces_each_span_in_order() -> None:
     assert apply_edits("abcdefgh", [(0, 1, "X"), (3, 5, ""), (7, 8, "YZ")]) == "XbcfgYZ"
     assert apply_edits("abc", []) == "abc"

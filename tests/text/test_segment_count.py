@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 
 from longbench100.core.paths import DEMO_DIR
-from longbench100.text.segment_count import CUT, SegmentCounter, segmentable_tokenizer_json
+from longbench100.text.segment_count import (
+    CUT,
+    SegmentCounter,
+    cut_places,
+    cut_places_from_last,
+    segmentable_tokenizer_json,
+)
 from longbench100.text.tokenization import load_tokenizer
 from tests.conftest import SEGMENTED_TOKENIZERS, SHARED_SOURCES, load_segmented, qwen_tokenizer_json
 
@@ -242,3 +248,15 @@ def test_generate_verify_counts_catches_a_wrong_count(
         match="--verify-counts: .* records .* prompt tokens, but tokenizing it whole gives",
     ):
         _generate(tmp_path / "wrong", True)
+
+
+def test_cut_places_from_the_last_are_the_cut_places_reversed() -> None:
+    rng = random.Random(4)
+    sentences = real_sentences()
+    for _ in range(200):
+        text = "".join(
+            rng.choice(sentences) + rng.choice([". ", "! ", "?  ", ".\n", " ", ".", "? x"])
+            for _ in range(rng.randint(0, 40))
+        )
+        window = rng.choice([3, 7, 64, 4096])
+        assert list(cut_places_from_last(text, window)) == cut_places(text)[::-1]

@@ -16,6 +16,7 @@ from longbench100.text.sentences import (
     LANGUAGE,
     MIN_FILLER_CHARS,
     _checked_end,
+    _paragraph_start_before,
     sentence_ends,
     sentence_ends_from_last,
 )
@@ -205,3 +206,37 @@ def test_the_end_checks_read_little_of_a_sentence_yet_agree_with_whole_searches(
             assert sentences._next_sentence_may_start(case, end) == (
                 case[end].isspace() and not following[:1].islower()
             )
+
+
+def _long_text(rng: random.Random, sentences: list[str]) -> str:
+    """Tens of thousands of characters of sentences, with paragraph breaks of every kind the
+    segmenter reads (one, two or three newlines, carriage returns, blank lines with a space) and
+    quotations or brackets left open across them."""
+    joins = [". ", " ", '." ', "? ", "\n\n", "\n\n\n", "\r\n\n", "\n \n", '\n\n"', "(\n\n", "! "]
+    text = ""
+    while len(text) < 40_000:
+        text += rng.choice(sentences) + rng.choice(joins)
+    return text
+
+
+def test_long_texts_segmented_from_the_end_have_the_whole_texts_ends() -> None:
+    from tests.text.test_segment_count import real_sentences
+
+    rng = random.Random(11)
+    sentences = [*real_sentences(), *SENTENCES, 'He said "wait.', "(see below."]
+    for _ in range(12):
+        text = _long_text(rng, sentences)
+        whole = sentence_ends(text)
+        for limit in (len(text), len(text) - 300, rng.randint(17_000, len(text)), 20_000):
+            ends = list(sentence_ends_from_last(text, limit))
+            assert ends == _every_end_up_to(text, limit)[::-1]
+            if limit + _MARGIN >= len(text):
+                assert ends == [end for end in whole if end <= limit][::-1]
+
+
+def test_a_window_starts_only_where_the_segmenter_starts_a_paragraph() -> None:
+    text = "One. Two.\n\n\nThree.\r\n\nFour.\n\n Five.\n\nSix."
+    assert _paragraph_start_before(text, len(text)) == text.index("Six.")
+    assert _paragraph_start_before(text, text.index("Six.") - 1) == text.index(" Five.")
+    assert _paragraph_start_before(text, text.index(" Five.") - 1) == 0  # runs of 3, or after \r
+    assert _paragraph_start_before("no breaks at all. None.", 20) == 0

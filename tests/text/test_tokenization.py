@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from longbench100.core.errors import UserError
-from longbench100.text.tokenization import _tiktoken_backend, load_tokenizer
+from longbench100.text.tokenization import Tokenizer, _tiktoken_backend, load_tokenizer
 
 
 def test_default_tokenizer_works_offline() -> None:
@@ -196,3 +196,51 @@ def test_a_ranks_file_of_another_shape_is_read_line_by_line(contents):
     except ValueError as error:
         found = type(error)
     assert found == expected
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+def test_an_opening_worked_out_from_the_end_is_the_opening_from_the_start(encoding: str) -> None:
+    import random
+
+    from tests.text.test_segment_count import real_sentences
+    from tests.text.test_spliced_count import known_text
+
+    tokenizer = load_tokenizer(encoding)
+    assert tokenizer.reads_openings_off
+    rng = random.Random(f"from-end-{encoding}")
+    sentences = real_sentences()
+    for _ in range(60):
+        text = known_text(rng, sentences) + rng.choice(["", " é", "—ü"])
+        total = tokenizer.count_whole(text)
+        for max_tokens in {1, total // 2, total - 40, total - 3, total - 1, total, total + 5}:
+            if max_tokens > 0:
+                assert tokenizer.opening_length_from_end(
+                    text, total, max_tokens
+                ) == tokenizer.opening_length(text, len(text), max_tokens), max_tokens
+
+
+class _Spy(Tokenizer):
+    """A tokenizer that notes every text it tokenizes to count it."""
+
+    encoded: list[str]
+
+    def count_whole(self, text: str) -> int:
+        self.encoded.append(text)
+        return super().count_whole(text)
+
+
+def test_recalled_pieces_give_the_learned_count_and_are_counted_from_the_cache() -> None:
+    base = load_tokenizer("cl100k_base")
+    tokenizer = _Spy("cl100k_base", "test:spy", "tiktoken", base._load, segmented=True)
+    text = "First sentence here. Second one follows! And a third? " * 20 + "The end."
+    pieces = tokenizer.pieces(text)
+    assert pieces is not None
+    assert tokenizer.recall_pieces(text) is None  # nothing learned yet
+    tokenizer.learn_texts([text], [[base.count_whole(piece) for piece in pieces]])
+    tokenizer.encoded = []
+    assert tokenizer.recall_pieces(text) == base.count_whole(text)
+    assert tokenizer.count("Intro.\n" + text) == base.count_whole("Intro.\n" + text)
+    assert tokenizer.encoded == ["Intro.\n"]  # the rest from the recalled pieces
+    other = "Not the learned text. " * 30
+    tokenizer.learn_texts([other], [[5]])  # counts that do not fit its pieces
+    assert tokenizer.recall_pieces(other) is None
