@@ -34,6 +34,7 @@ class Corpus:
     commits: dict[str, str | None] = field(
         default_factory=dict
     )  # source -> its files' upstream commit
+    draws_little: bool = False  # the run draws little of the sources: counted when read
 
     def __post_init__(self) -> None:
         for data in self.sources.values():
@@ -107,7 +108,7 @@ def load_corpus(
         for name, entry in chosen.items():
             attach_token_counts(tokenizer, entry, sources[name], when_read)
     commits = {name: location.commit(entry) for name, entry in chosen.items()}
-    return Corpus(registry, sources, missing, commits=commits)
+    return Corpus(registry, sources, missing, commits=commits, draws_little=when_read)
 
 
 @contextmanager
