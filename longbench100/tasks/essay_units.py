@@ -284,7 +284,19 @@ def _learn_drawn(pool: list[Document], tokenizer: Tokenizer) -> None:
 
 def _text_key(text: str) -> str:
     """A document text's key among the kept drawn documents."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return _text_digest(text).hex()[:32]
+
+
+_DIGESTS: dict[str, bytes] = {}
+
+
+def _text_digest(text: str) -> bytes:
+    """The sha256 of a document's text, kept in memory: a run keys its pool's caches by them
+    several times."""
+    digest = _DIGESTS.get(text)
+    if digest is None:
+        digest = _DIGESTS[text] = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return digest
 
 
 def _drawn_path(pool: list[Document], tokenizer: Tokenizer) -> Path:
@@ -349,7 +361,7 @@ def _cache_path(pool: list[Document], tokenizer: Tokenizer) -> Path:
         ).encode()
     )
     for document in pool:
-        digest.update(hashlib.sha256(document.text.encode("utf-8", "surrogatepass")).digest())
+        digest.update(_text_digest(document.text))
     return cache_dir() / "essay_units" / f"{digest.hexdigest()[:24]}.marshal"
 
 
