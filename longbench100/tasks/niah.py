@@ -127,13 +127,13 @@ class NeedleTask(TaskBuilder):
         self, tokenizer: Tokenizer, prompt_tokens: int, drawn: Sequence[tuple[Item, int]]
     ) -> None:
         """An essay haystack's pool split into sentences and its pieces counted, once (cached on
-        disk), unless the run draws only a small part of it (the corpus counts its documents when
-        read, or its rows draw little of the pool: :func:`prepare_pool`); the word-key lists read,
-        once (before the workers fork, not in each)."""
+        disk), unless the run draws little of it (:func:`prepare_pool`: as the corpus estimated
+        for the run's rows, or where it did not, for this task's); the word-key lists read, once
+        (before the workers fork, not in each)."""
         if self.spec.haystack == "essay":
-            lazy = self.corpus.draws_little or draws_little_of(
-                essay_tokens(prompt_tokens), self.noisy_pool
-            )
+            lazy = self.corpus.draws_little
+            if lazy is None:
+                lazy = draws_little_of(essay_tokens(prompt_tokens), self.noisy_pool)
             self._splits_when_drawn = not prepare_pool(self.noisy_pool, tokenizer, lazy) and lazy
         if self.spec.key_kind == "words":
             key_words()
