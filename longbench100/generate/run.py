@@ -449,7 +449,8 @@ and more wall time too)."""
 
 def _row_workers(options: GenerateOptions, builders: Iterable[TaskBuilder]) -> int:
     """How many processes build the rows: ``--workers``, or one for a run too small to gain or
-    whose rows work out what they draw as they draw it (:meth:`TaskBuilder.rows_in_this_process`)."""
+    whose rows work out what they draw as they draw it
+    (:meth:`TaskBuilder.rows_in_this_process`)."""
     if _prompt_tokens(options) * len(options.tasks) < SERIAL_BELOW:
         return 1
     if any(builder.rows_in_this_process() for builder in builders):

@@ -280,7 +280,7 @@ def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
 def _sorted_pairs(hashes: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``hashes`` and ``owners`` (ascending) reordered by (hash, owner), as a stable sort by hash
     orders them: sorted by hash with numpy's fast unstable sort, then the owners of each run of
-    equal hashes (a shingle repeated, or shared by texts: a small part) put back in ascending order."""
+    equal hashes (a shingle repeated, or shared by texts: a small part) put back in order."""
     import numpy as np
 
     order = np.argsort(hashes)

@@ -86,10 +86,11 @@ def prepare_pool(pool: list[Document], tokenizer: Tokenizer, lazy: bool) -> bool
     """:func:`prepare_pool_for` each tokenizer a prompt must fit in (``tokenizer.members``); whether
     the cache had them all.
 
-    ``lazy``, for a run whose rows draw little of ``pool`` (:func:`~longbench100.sources.records.draws_little_of`): the pool is
-    read from the cache only when a run before prepared it, and otherwise each document is split
-    and counted when a row first draws it (:func:`prepare_drawn`); the haystacks are the same
-    either way, and a short run does not split and count a large pool."""
+    ``lazy``, for a run whose rows draw little of ``pool``
+    (:func:`~longbench100.sources.records.draws_little_of`): the pool is read from the cache only
+    when a run before prepared it, and otherwise each document is split and counted when a row
+    first draws it (:func:`prepare_drawn`); the haystacks are the same either way, and a short run
+    does not split and count a large pool."""
     return all([prepare_pool_for(pool, member, lazy) for member in tokenizer.members])
 
 
@@ -111,15 +112,12 @@ def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer, lazy: bool = Fa
     if stored is not None:
         _COLUMNS.update(zip((document.text for document in pool), stored["columns"]))
         _PLACED.update(zip((document.text for document in pool), stored["placed"]))
-    hit = stored is not None and (
-        tokenizer.counting != "segments"
-        or all(len(stored.get(key) or ()) == len(pool) for key in _COUNTED)
-    )
-    if hit:
-        assert stored is not None
-        _learn_placed(tokenizer, stored["placed"], stored.get("cuts"), stored.get("pieces"))
-        _learn_tails(tokenizer, stored["placed"], stored.get("cuts"), stored.get("tails"))
-        return True
+        if tokenizer.counting != "segments" or all(
+            len(stored.get(key) or ()) == len(pool) for key in _COUNTED
+        ):
+            _learn_placed(tokenizer, stored["placed"], stored.get("cuts"), stored.get("pieces"))
+            _learn_tails(tokenizer, stored["placed"], stored.get("cuts"), stored.get("tails"))
+            return True
     placed = [placed_document(document.text) for document in pool]
     cached: dict[str, Any] = {
         "columns": [document_columns(document.text) for document in pool],
@@ -131,7 +129,7 @@ def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer, lazy: bool = Fa
 
 
 _COUNTED = ("cuts", "pieces", "tails")
-"""What a pool's cache keeps of its placed documents' counts, where the tokenizer counts by segments."""
+"""What a pool's cache keeps of its placed documents' counts (a tokenizer counting by segments)."""
 
 
 def _counted_placed(documents: Sequence[Document], tokenizer: Tokenizer) -> dict[str, list]:
@@ -147,7 +145,7 @@ def _counted_placed(documents: Sequence[Document], tokenizer: Tokenizer) -> dict
     for group, group_counts in zip(pieces, counts):
         tokenizer.learn(group, group_counts)
     _learn_placed(tokenizer, placed, cuts, counts)
-    [tails] = tokenizer.count_groups(  # in this thread: a row's few tails are not worth a pool
+    [tails] = tokenizer.count_groups(  # in this thread: a row's few tails need no thread pool
         [[last_piece_before_break(text, text_cuts) for text, text_cuts in zip(placed, cuts)]]
     )
     _learn_tails(tokenizer, placed, cuts, tails)
