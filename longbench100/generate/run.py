@@ -425,7 +425,7 @@ def _load_builders(
         progress=progress,
         workers=options.workers,
         tokens_drawn=_prompt_tokens(options) * len(tasks) if drawn_only else None,
-    )
+    )  # the tasks' rows together: they may all draw from the same sources
     corpus.left_out = {task: frozenset(names) for task, names in (left_out or {}).items()}
     _check_pools(corpus, tasks, location)
     return tokenizer, corpus, {task: BUILDERS[task](corpus, templates) for task in tasks}

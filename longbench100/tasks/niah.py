@@ -117,6 +117,7 @@ class NeedleTask(TaskBuilder):
     spec: ClassVar[NeedleSpec]
     required_roles: ClassVar[tuple[str, ...]] = ()
     reads_drawn_counts_only: ClassVar[bool] = True  # an essay reads the documents it places
+    _splits_when_drawn = False  # set by :meth:`prepare`: rows split and count what they draw
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -137,8 +138,6 @@ class NeedleTask(TaskBuilder):
             self._splits_when_drawn = not prepare_pool(self.noisy_pool, tokenizer, lazy) and lazy
         if self.spec.key_kind == "words":
             key_words()
-
-    _splits_when_drawn = False  # set by :meth:`prepare`: rows split and count what they draw
 
     def rows_in_this_process(self) -> bool:
         """Whether rows split and count the essay documents they draw (a pool the run draws little
