@@ -2,6 +2,7 @@
 
 Usage: python bench/bench_cold_cells.py --sources DIR [--tree DIR ...]
        [--cells suite:task:length ...] [--rows 25] [--reps 3] [--tokenizer cl100k_base]
+       [--option=--no-controls ...]
 
 Each run is a fresh ``python -m longbench100 generate --suite S --tasks T --lengths L`` process with
 the run's options; its cost is the user + system CPU of it and every process it started
@@ -55,7 +56,7 @@ def run_cell(tree: Path, cell: str, cache: Path, out: Path, options: argparse.Na
     shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-m", "longbench100", "generate", "--suite", suite, "--tasks", task]
     command += ["--lengths", length, "--rows", str(options.rows), "--tokenizer", options.tokenizer]
-    command += ["--sources", str(options.sources), "--out", str(out), "--quiet"]
+    command += ["--sources", str(options.sources), "--out", str(out), "--quiet", *options.option]
     environment = {**os.environ, "PYTHONPATH": str(tree), "LONGBENCH100_CACHE": str(cache)}
     log = out.with_suffix(".log")
     with log.open("wb") as messages:
@@ -92,6 +93,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=25)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--tokenizer", default="cl100k_base")
+    parser.add_argument(
+        "--option", action="append", default=[], help="a further generate option (repeatable)"
+    )
     options = parser.parse_args()
     trees = [tree.resolve() for tree in options.tree] or [HERE.parent]
     costs: dict[tuple[str, Path, str], list[Cost]] = {}

@@ -7,7 +7,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from longbench100.annotation.labels import UnlabelledChunk
 from longbench100.catalog.suites import Suite
@@ -296,7 +296,8 @@ def _generate(
         builder.prepare(
             tokenizer, _prompt_tokens(options), _drawn_items(options, tokenizer, task, pending)
         )
-    with _executor(_row_workers(options), WorkerState(options, tokenizer, builders)) as executor:
+    workers = _row_workers(options, builders.values())
+    with _executor(workers, WorkerState(options, tokenizer, builders)) as executor:
         # one stream of rows over every task and length, so no worker waits for a file's last row before the next file's
         lines = executor.map(
             _build_line,
@@ -424,8 +425,8 @@ def _load_builders(
         only=needed,
         progress=progress,
         workers=options.workers,
-        tokens_drawn=_prompt_tokens(options) if drawn_only else None,
-    )
+        tokens_drawn=_prompt_tokens(options) * len(tasks) if drawn_only else None,
+    )  # the tasks' rows together: they may all draw from the same sources
     corpus.left_out = {task: frozenset(names) for task, names in (left_out or {}).items()}
     _check_pools(corpus, tasks, location)
     return tokenizer, corpus, {task: BUILDERS[task](corpus, templates) for task in tasks}
@@ -447,9 +448,13 @@ processes would cost more to start than they save (one task at 4k x 25 rows: 0.0
 and more wall time too)."""
 
 
-def _row_workers(options: GenerateOptions) -> int:
-    """How many processes build the rows: ``--workers``, or one for a run too small to gain."""
+def _row_workers(options: GenerateOptions, builders: Iterable[TaskBuilder]) -> int:
+    """How many processes build the rows: ``--workers``, or one for a run too small to gain or
+    whose rows work out what they draw as they draw it
+    (:meth:`TaskBuilder.rows_in_this_process`)."""
     if _prompt_tokens(options) * len(options.tasks) < SERIAL_BELOW:
+        return 1
+    if any(builder.rows_in_this_process() for builder in builders):
         return 1
     return options.workers
 

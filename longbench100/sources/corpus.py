@@ -34,6 +34,8 @@ class Corpus:
     commits: dict[str, str | None] = field(
         default_factory=dict
     )  # source -> its files' upstream commit
+    draws_little: bool | None = None  # the rows draw little of the sources (counted when read);
+    # None: not estimated (the run's tasks read whole pools' counts)
 
     def __post_init__(self) -> None:
         for data in self.sources.values():
@@ -85,7 +87,8 @@ def load_corpus(
 
     ``tokens_drawn``, for a run whose rows read the token counts of the documents they draw only (at
     most this many tokens): where that is a small part of the sources (:func:`draws_little_of`) and
-    their counts are not cached, each document is counted when its count is first read.
+    their counts are not cached, each document is counted when its count is first read; the
+    corpus's ``draws_little`` keeps what was estimated.
     """
     registry = location.registry()
     active = active_entries(location, registry)
@@ -112,7 +115,8 @@ def load_corpus(
         for name, entry in chosen.items():
             attach_token_counts(tokenizer, entry, sources[name], when_read)
     commits = {name: location.commit(entry) for name, entry in chosen.items()}
-    return Corpus(registry, sources, missing, commits=commits)
+    draws_little = None if tokens_drawn is None else when_read
+    return Corpus(registry, sources, missing, commits=commits, draws_little=draws_little)
 
 
 @contextmanager

@@ -41,6 +41,7 @@ SHINGLED_CHARS = (
 )
 _WORD = re.compile(r"\w+")
 _WORD_CHARACTER = re.compile(r"\w")
+_NON_WORD_RUN = re.compile(r"\W+")
 _MULTIPLIER = 0x9E3779B97F4A7C15  # combines the word hashes of a shingle (as a numpy uint64)
 _VERSION = 5  # bump when the rule changes, so cached results are recomputed
 PASSAGES_KEPT = (
@@ -269,15 +270,26 @@ def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         hashes *= np.uint64(_MULTIPLIER)
         hashes += words[offset : offset + count]
     within = word_owners[:count] == word_owners[SHINGLE_WORDS - 1 : SHINGLE_WORDS - 1 + count]
-    hashes, owners = hashes[within], word_owners[:count][within]
-    order = np.argsort(
-        hashes, kind="stable"
-    )  # the owners already ascend, so this sorts by (hash, owner)
-    hashes, owners = hashes[order], owners[order]
+    hashes, owners = _sorted_pairs(hashes[within], word_owners[:count][within])
     if hashes.size == 0:  # every text is shorter than one shingle
         return hashes, owners
     first = np.r_[True, (hashes[1:] != hashes[:-1]) | (owners[1:] != owners[:-1])]
     return hashes[first], owners[first]
+
+
+def _sorted_pairs(hashes: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``hashes`` and ``owners`` (ascending) reordered by (hash, owner), as a stable sort by hash
+    orders them: sorted by hash with numpy's fast unstable sort, then the owners of each run of
+    equal hashes (a shingle repeated, or shared by texts: a small part) put back in order."""
+    import numpy as np
+
+    order = np.argsort(hashes)
+    hashes, owners = hashes[order], owners[order]
+    equal = hashes[1:] == hashes[:-1]
+    tied = np.flatnonzero(np.r_[equal, False] | np.r_[False, equal])  # whole runs, in order
+    if tied.size:
+        owners[tied] = owners[tied][np.lexsort((owners[tied], hashes[tied]))]
+    return hashes, owners
 
 
 WORD_HASH_CHARS = 1 << 21
@@ -363,7 +375,8 @@ def _word_character_table() -> np.ndarray:
 
     table = np.zeros(0x10000, dtype=bool)
     plane = "".join(map(chr, range(0x10000)))
-    table[[match.start() for match in _WORD_CHARACTER.finditer(plane)]] = True
+    words = _NON_WORD_RUN.sub("", plane)  # the word characters alone, in one pass of ``re``
+    table[np.frombuffer(words.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)] = True
     return table
 
 

@@ -44,17 +44,20 @@ class CountedWhenRead(Document):
 
 CHARACTERS_PER_TOKEN = 4
 """About how many characters of English prose a token holds, for :func:`draws_little_of`."""
-LAZY_SHARE = 4
-"""A run drawing less than a ``1/LAZY_SHARE`` part of a pool's tokens draws little of it."""
+DRAWN_MULTIPLE = 2
+"""Rows that draw fewer tokens than this many times their documents' tokens draw little of them:
+each row draws its own random part, so together they leave about ``exp(-DRAWN_MULTIPLE)`` (a
+seventh) of the documents or more undrawn."""
 
 
 def draws_little_of(tokens_drawn: int, documents: Iterable[Document]) -> bool:
-    """Whether a run whose rows draw at most ``tokens_drawn`` tokens of ``documents`` draws only a
-    small part of them (less than a :data:`LAZY_SHARE` part of their tokens, estimated from their
-    characters without counting): work done ahead for every document is then mostly wasted. Only
-    how much work is done ahead depends on it, never what a run writes."""
+    """Whether a run whose rows draw at most ``tokens_drawn`` tokens of ``documents`` draws little
+    of them (fewer than :data:`DRAWN_MULTIPLE` times their tokens, estimated from their characters
+    without counting): work done ahead for every document is then partly wasted, where working
+    out each document as a row first draws it does none for the documents no row draws. Only how
+    much work is done ahead depends on it, never what a run writes."""
     characters = sum(len(document.text) for document in documents)
-    return tokens_drawn * LAZY_SHARE * CHARACTERS_PER_TOKEN < characters
+    return tokens_drawn * CHARACTERS_PER_TOKEN < DRAWN_MULTIPLE * characters
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,11 @@ class TaskBuilder:
     def finish(self, tokenizer: Tokenizer) -> None:
         """Work once the run's rows are built (in this process): nothing by default."""
 
+    def rows_in_this_process(self) -> bool:
+        """Whether this task's rows must be built in this process (after :meth:`prepare`): they
+        work out and keep what they draw as they draw it. No by default."""
+        return False
+
     def build(
         self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
     ) -> Sample | None:

@@ -26,7 +26,7 @@ import sentencex
 
 from longbench100.core.marshal_cache import read_marshal, write_marshal
 from longbench100.core.paths import cache_dir
-from longbench100.sources.records import Document, draws_little_of
+from longbench100.sources.records import Document
 from longbench100.text import sentences
 from longbench100.text.segment_count import CUT, cut_places, split_at
 from longbench100.text.sentences import sentence_ends
@@ -82,16 +82,15 @@ def joined_units(units: Sequence[str], separators: Sequence[str]) -> str:
     return "".join(itertools.chain.from_iterable(zip(("", *separators[1:]), units)))
 
 
-def prepare_pool(pool: list[Document], tokenizer: Tokenizer, tokens_drawn: int) -> bool:
+def prepare_pool(pool: list[Document], tokenizer: Tokenizer, lazy: bool) -> bool:
     """:func:`prepare_pool_for` each tokenizer a prompt must fit in (``tokenizer.members``); whether
     the cache had them all.
 
-    ``tokens_drawn``, the most the run's rows draw from ``pool``, says whether the whole pool is
-    worth preparing: a run that draws little of it (:func:`draws_little_of`) reads it from the
-    cache only when a run before prepared it, and otherwise leaves each document to be split
-    (:func:`document_columns`) and counted when a row first draws it; the haystacks are the same
-    either way, and a short run does not split and count a large pool."""
-    lazy = draws_little_of(tokens_drawn, pool)
+    ``lazy``, for a run whose rows draw little of ``pool``
+    (:func:`~longbench100.sources.records.draws_little_of`): the pool is read from the cache only
+    when a run before prepared it, and otherwise each document is split and counted when a row
+    first draws it (:func:`prepare_drawn`); the haystacks are the same either way, and a short run
+    does not split and count a large pool."""
     return all([prepare_pool_for(pool, member, lazy) for member in tokenizer.members])
 
 
@@ -110,38 +109,73 @@ def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer, lazy: bool = Fa
     if stored is None and lazy:
         _learn_drawn(pool, tokenizer)
         return False
-    if stored is None:
-        cached: dict[str, Any] = {"columns": [document_columns(document.text) for document in pool]}
-        cached["placed"] = [placed_document(document.text) for document in pool]
-    else:
-        cached = stored
-        _COLUMNS.update(zip((document.text for document in pool), cached["columns"]))
-        _PLACED.update(zip((document.text for document in pool), cached["placed"]))
-    placed = cached["placed"]
+    if stored is not None:
+        _COLUMNS.update(zip((document.text for document in pool), stored["columns"]))
+        _PLACED.update(zip((document.text for document in pool), stored["placed"]))
+        if tokenizer.counting != "segments" or all(
+            len(stored.get(key) or ()) == len(pool) for key in _COUNTED
+        ):
+            _learn_placed(tokenizer, stored["placed"], stored.get("cuts"), stored.get("pieces"))
+            _learn_tails(tokenizer, stored["placed"], stored.get("cuts"), stored.get("tails"))
+            return True
+    placed = [placed_document(document.text) for document in pool]
+    cached: dict[str, Any] = {
+        "columns": [document_columns(document.text) for document in pool],
+        "placed": placed,
+        **_counted_placed(pool, tokenizer),
+    }
+    write_marshal(path, cached)
+    return False
+
+
+_COUNTED = ("cuts", "pieces", "tails")
+"""What a pool's cache keeps of its placed documents' counts (a tokenizer counting by segments)."""
+
+
+def _counted_placed(documents: Sequence[Document], tokenizer: Tokenizer) -> dict[str, list]:
+    """Where the tokenizer counts by segments, the cut places and piece counts of each document's
+    placed text and the count of its last piece before a :data:`DOCUMENT_BREAK` (as :data:`_COUNTED`
+    names them), counted and taught to ``tokenizer``; else nothing."""
     if tokenizer.counting != "segments":
-        hit = stored is not None
-    else:
-        hit = stored is not None and all(
-            len(stored.get(key) or ()) == len(pool) for key in ("cuts", "pieces", "tails")
-        )
-        if not hit:
-            cached["cuts"] = [cut_places(text) for text in placed]
-            pieces = [split_at(text, cuts) for text, cuts in zip(placed, cached["cuts"])]
-            cached["pieces"] = _piece_counts(pool, pieces, tokenizer)
-            for group, counts in zip(pieces, cached["pieces"]):
-                tokenizer.learn(group, counts)
-        tokenizer.learn_texts(placed, cached["pieces"], cached["cuts"])
-        tails = [last_piece_before_break(text, cuts) for text, cuts in zip(placed, cached["cuts"])]
-        if not hit:
-            cached["tails"] = tokenizer.count_batch(tails)
-        tokenizer.learn(tails, cached["tails"])
-    if not hit:
-        write_marshal(path, cached)
-    return hit
+        return {}
+    placed = [placed_document(document.text) for document in documents]
+    cuts = [cut_places(text) for text in placed]
+    pieces = [split_at(text, text_cuts) for text, text_cuts in zip(placed, cuts)]
+    counts = _piece_counts(documents, pieces, tokenizer)
+    for group, group_counts in zip(pieces, counts):
+        tokenizer.learn(group, group_counts)
+    _learn_placed(tokenizer, placed, cuts, counts)
+    [tails] = tokenizer.count_groups(  # in this thread: a row's few tails need no thread pool
+        [[last_piece_before_break(text, text_cuts) for text, text_cuts in zip(placed, cuts)]]
+    )
+    _learn_tails(tokenizer, placed, cuts, tails)
+    return {"cuts": cuts, "pieces": counts, "tails": tails}
+
+
+def _learn_placed(
+    tokenizer: Tokenizer,
+    placed: list[str],
+    cuts: list[list[int]] | None,
+    pieces: list[list[int]] | None,
+) -> None:
+    """Teach ``tokenizer`` the cut places and piece counts of placed documents (where it counts by
+    segments and they were counted)."""
+    if tokenizer.counting == "segments" and cuts is not None and pieces is not None:
+        tokenizer.learn_texts(placed, pieces, cuts)
+
+
+def _learn_tails(
+    tokenizer: Tokenizer, placed: list[str], cuts: list[list[int]] | None, tails: list[int] | None
+) -> None:
+    """Teach ``tokenizer`` the count of each placed document's last piece before a
+    :data:`DOCUMENT_BREAK` (where it counts by segments and they were counted)."""
+    if tokenizer.counting == "segments" and cuts is not None and tails is not None:
+        ends = [last_piece_before_break(text, text_cuts) for text, text_cuts in zip(placed, cuts)]
+        tokenizer.learn(ends, tails)
 
 
 def _piece_counts(
-    pool: list[Document], pieces: list[list[str]], tokenizer: Tokenizer
+    pool: Sequence[Document], pieces: list[list[str]], tokenizer: Tokenizer
 ) -> list[list[int]]:
     """The token counts of each placed document's ``pieces``. A piece that the document's own text
     holds too is read off the piece counts ``tokenizer`` learned for that text when the source was
@@ -157,11 +191,33 @@ def _piece_counts(
     return counts
 
 
+def prepare_drawn(documents: Sequence[Document], tokenizer: Tokenizer) -> None:
+    """Split and count the placed texts of ``documents`` (a row's haystack, its documents' own
+    counts read) that neither the pool's preparation nor an earlier row did, with each tokenizer of
+    ``tokenizer.members``: the pieces a placed text shares with its document's text are read off the
+    text's counts, as :func:`prepare_pool_for` reads them."""
+    for member in tokenizer.members:
+        if member.counting != "segments":
+            continue
+        new = {
+            document.text: document
+            for document in documents
+            if member.learned_piece_counts(placed_document(document.text)) is None
+        }
+        if new:
+            _counted_placed(list(new.values()), member)
+
+
+DRAWN_FORMAT = 2
+"""The form of :func:`keep_drawn`'s entries; bumped when it changes (its file name holds it)."""
+
+
 def keep_drawn(pool: list[Document], tokenizer: Tokenizer) -> None:
     """After a run that split ``pool``'s documents as its rows drew them (:func:`prepare_pool`),
     keep each drawn document's units, placed text, cut places and piece counts in the cache folder
-    (with each tokenizer of ``tokenizer.members``), so that the next such run reads them back
-    instead of splitting and counting again; nothing when the whole pool is cached."""
+    (with each tokenizer of ``tokenizer.members``), and the piece counts of the text of every
+    document whose count was read (by rows or control twins), so that the next such run reads them
+    back instead of splitting and counting again; nothing when the whole pool is cached."""
     for member in tokenizer.members:
         if _cache_path(pool, member).is_file():
             continue
@@ -170,51 +226,81 @@ def keep_drawn(pool: list[Document], tokenizer: Tokenizer) -> None:
         new = {}
         for document in pool:
             key = _text_key(document.text)
-            if document.text in _COLUMNS and key not in kept and key not in new:
+            if key not in new and not _holds(kept.get(key), document.text, member):
                 new[key] = _drawn_entry(document.text, member)
         if new:
             write_marshal(path, {**kept, **new})
 
 
-def _drawn_entry(text: str, tokenizer: Tokenizer) -> list:
-    """What :func:`keep_drawn` keeps of one document: its units and placed text, and where the
-    tokenizer counts by segments, the placed text's cut places, piece counts and the count of its
-    last piece before a :data:`DOCUMENT_BREAK` (as :func:`prepare_pool_for` keeps them)."""
+def _holds(entry: object, text: str, tokenizer: Tokenizer) -> bool:
+    """Whether a kept ``entry`` holds all that :func:`_drawn_entry` would keep of ``text`` now."""
+    if not isinstance(entry, dict):
+        return tokenizer.learned_piece_counts(text) is None and text not in _COLUMNS
+    split = "columns" in entry or text not in _COLUMNS
+    return split and ("text" in entry or tokenizer.learned_piece_counts(text) is None)
+
+
+def _drawn_entry(text: str, tokenizer: Tokenizer) -> dict[str, Any]:
+    """What :func:`keep_drawn` keeps of one document: where the tokenizer counts by segments, the
+    piece counts of its text when they were counted (``text``); when a row split it, its units and
+    placed text, and where the tokenizer counts by segments, the placed text's cut places, piece
+    counts and the count of its last piece before a :data:`DOCUMENT_BREAK` (as
+    :func:`prepare_pool_for` keeps them)."""
+    entry: dict[str, Any] = {}
+    counts = tokenizer.learned_piece_counts(text)
+    if counts is not None:
+        entry["text"] = list(counts)
+    if text not in _COLUMNS:
+        return entry
     placed = placed_document(text)
-    entry: list = [document_columns(text), placed]
+    entry.update(columns=document_columns(text), placed=placed)
     if tokenizer.counting == "segments":
         index = tokenizer.index(placed)
-        pieces = [end - start for start, end in zip(index.totals, index.totals[1:])]
-        tail = tokenizer.count_whole(last_piece_before_break(placed, index.cuts))
-        entry += [index.cuts, pieces, tail]
+        entry["cuts"] = index.cuts
+        entry["pieces"] = [end - start for start, end in zip(index.totals, index.totals[1:])]
+        entry["tail"] = tokenizer.count_whole(last_piece_before_break(placed, index.cuts))
     return entry
 
 
 def _learn_drawn(pool: list[Document], tokenizer: Tokenizer) -> None:
-    """Read back what :func:`keep_drawn` kept of ``pool``'s documents: their units and placed
-    texts, and teach ``tokenizer`` their cut places and piece counts."""
+    """Read back what :func:`keep_drawn` kept of ``pool``'s documents: their texts' piece counts,
+    their units and placed texts, and teach ``tokenizer`` the counts."""
     kept = _read_drawn(_drawn_path(pool, tokenizer))
     for document in pool if kept else ():
         entry = kept.get(_text_key(document.text))
-        if entry is None:
+        if not isinstance(entry, dict):
             continue
-        columns, placed, *counts = entry
-        _COLUMNS[document.text], _PLACED[document.text] = columns, placed
-        if counts:
-            cuts, pieces, tail = counts
-            tokenizer.learn_texts([placed], [pieces], [cuts])
-            tokenizer.learn([last_piece_before_break(placed, cuts)], [tail])
+        if "text" in entry:
+            tokenizer.learn_texts([document.text], [entry["text"]])
+        if "columns" in entry:
+            placed = entry["placed"]
+            _COLUMNS[document.text], _PLACED[document.text] = entry["columns"], placed
+            if "cuts" in entry:
+                _learn_placed(tokenizer, [placed], [entry["cuts"]], [entry["pieces"]])
+                _learn_tails(tokenizer, [placed], [entry["cuts"]], [entry["tail"]])
 
 
 def _text_key(text: str) -> str:
     """A document text's key among the kept drawn documents."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return _text_digest(text).hex()[:32]
+
+
+_DIGESTS: dict[str, bytes] = {}
+
+
+def _text_digest(text: str) -> bytes:
+    """The sha256 of a document's text, kept in memory: a run keys its pool's caches by them
+    several times."""
+    digest = _DIGESTS.get(text)
+    if digest is None:
+        digest = _DIGESTS[text] = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return digest
 
 
 def _drawn_path(pool: list[Document], tokenizer: Tokenizer) -> Path:
     """Where :func:`keep_drawn` keeps the drawn documents of ``pool`` counted with ``tokenizer``."""
     whole = _cache_path(pool, tokenizer)
-    return whole.with_name(f"{whole.stem}-drawn.marshal")
+    return whole.with_name(f"{whole.stem}-drawn{DRAWN_FORMAT}.marshal")
 
 
 def _read_drawn(path: Path) -> dict:
@@ -273,7 +359,7 @@ def _cache_path(pool: list[Document], tokenizer: Tokenizer) -> Path:
         ).encode()
     )
     for document in pool:
-        digest.update(hashlib.sha256(document.text.encode("utf-8", "surrogatepass")).digest())
+        digest.update(_text_digest(document.text))
     return cache_dir() / "essay_units" / f"{digest.hexdigest()[:24]}.marshal"
 
 

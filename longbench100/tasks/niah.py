@@ -19,11 +19,11 @@ from typing import ClassVar, Sequence
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.rng import derive_rng, distinct_draws
 from longbench100.fitting.spans import embedded_spans
-from longbench100.sources.records import Item
+from longbench100.sources.records import Item, draws_little_of
 from longbench100.text.tokenization import Tokenizer
 
 from .base import Candidate, Sample, TaskBuilder
-from .essay_units import keep_drawn, prepare_pool
+from .essay_units import keep_drawn, prepare_drawn, prepare_pool
 from .haystack import Haystack, essay, essay_tokens, fit_haystack, repeated, row_depth
 from .words import distinct_word_keys, key_words, word_key
 
@@ -117,6 +117,7 @@ class NeedleTask(TaskBuilder):
     spec: ClassVar[NeedleSpec]
     required_roles: ClassVar[tuple[str, ...]] = ()
     reads_drawn_counts_only: ClassVar[bool] = True  # an essay reads the documents it places
+    _splits_when_drawn = False  # set by :meth:`prepare`: rows split and count what they draw
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -127,12 +128,22 @@ class NeedleTask(TaskBuilder):
         self, tokenizer: Tokenizer, prompt_tokens: int, drawn: Sequence[tuple[Item, int]]
     ) -> None:
         """An essay haystack's pool split into sentences and its pieces counted, once (cached on
-        disk), unless the run draws only a small part of it (:func:`prepare_pool`); the word-key
-        lists read, once (before the workers fork, not in each)."""
+        disk), unless the run draws little of it (:func:`prepare_pool`: as the corpus estimated
+        for the run's rows, or where it did not, for this task's); the word-key lists read, once
+        (before the workers fork, not in each)."""
         if self.spec.haystack == "essay":
-            prepare_pool(self.noisy_pool, tokenizer, essay_tokens(prompt_tokens))
+            lazy = self.corpus.draws_little
+            if lazy is None:
+                lazy = draws_little_of(essay_tokens(prompt_tokens), self.noisy_pool)
+            self._splits_when_drawn = not prepare_pool(self.noisy_pool, tokenizer, lazy) and lazy
         if self.spec.key_kind == "words":
             key_words()
+
+    def rows_in_this_process(self) -> bool:
+        """Whether rows split and count the essay documents they draw (a pool the run draws little
+        of, not cached whole): only this process's rows leave them for :meth:`finish` to keep, and
+        rows in several processes would each split and count them again."""
+        return self._splits_when_drawn
 
     def finish(self, tokenizer: Tokenizer) -> None:
         """Keep what the rows split and counted of an essay pool they drew little of (:func:`keep_drawn`)."""
@@ -144,7 +155,9 @@ class NeedleTask(TaskBuilder):
         if self.spec.haystack == "noise":
             return self._noise(ctx.budget)
         if self.spec.haystack == "essay":
-            return essay(self.noisy_pool, rng, essay_tokens(ctx.budget))
+            haystack = essay(self.noisy_pool, rng, essay_tokens(ctx.budget))
+            prepare_drawn(haystack.placed, ctx.tokenizer)
+            return haystack
         limit = (
             ctx.budget // 10
         )  # needles are longer than 10 tokens, so this is more than the budget holds

@@ -230,3 +230,24 @@ def test_the_word_character_table_is_res_own() -> None:
     assert [bool(value) for value in table] == [
         re.fullmatch(r"\w", chr(code)) is not None for code in range(0x10000)
     ]
+
+
+def test_shingle_pairs_sort_as_a_stable_sort_by_hash() -> None:
+    """The fast sort of (hash, text) pairs gives what a stable sort by hash gives, ties included:
+    shingles repeated within a text and shared by several."""
+    import numpy as np
+
+    from longbench100.sources.near_duplicates import _sorted_pairs
+
+    rng = np.random.default_rng(3)
+    hashes = rng.choice(rng.integers(0, 2**63, 500, dtype=np.uint64), 20_000)  # many ties
+    owners = np.sort(rng.integers(0, 300, 20_000)).astype(np.int32)
+    order = np.argsort(hashes, kind="stable")
+    fast_hashes, fast_owners = _sorted_pairs(hashes.copy(), owners.copy())
+    assert fast_hashes.tolist() == hashes[order].tolist()
+    assert fast_owners.tolist() == owners[order].tolist()
+    assert len(set(zip(fast_hashes.tolist(), fast_owners.tolist()))) < len(hashes)
+    for empty in (_sorted_pairs(hashes[:0], owners[:0]), _sorted_pairs(hashes[:1], owners[:1])):
+        assert [array.tolist() for array in empty] == [hashes[: empty[0].size].tolist()] + [
+            owners[: empty[0].size].tolist()
+        ]

@@ -8,13 +8,14 @@ import marshal
 import random
 
 from longbench100.fitting.fit import BuildContext
-from longbench100.sources.records import CHARACTERS_PER_TOKEN, LAZY_SHARE, Document
+from longbench100.sources.records import CountedWhenRead, Document
 from longbench100.tasks import essay_units
 from longbench100.tasks.essay_units import (
     _cache_path,
     document_columns,
     keep_drawn,
     placed_document,
+    prepare_drawn,
     prepare_pool,
 )
 from longbench100.tasks.haystack import (
@@ -27,7 +28,7 @@ from longbench100.tasks.haystack import (
     row_depth,
 )
 from longbench100.text.segment_count import cut_places
-from longbench100.text.tokenization import load_tokenizer
+from longbench100.text.tokenization import Tokenizer, load_tokenizer
 from tests.text.test_segment_count import real_sentences
 
 
@@ -146,7 +147,7 @@ def test_essay_pool_units_and_piece_counts_are_cached(monkeypatch, tmp_path):
         )
         for i in range(20)
     ]
-    assert prepare_pool(pool, load_tokenizer("cl100k_base"), 10**6) is False
+    assert prepare_pool(pool, load_tokenizer("cl100k_base"), lazy=False) is False
     cached = marshal.loads(_cache_path(pool, load_tokenizer("cl100k_base")).read_bytes())
     assert (
         len(cached["columns"])
@@ -168,7 +169,7 @@ def test_essay_pool_units_and_piece_counts_are_cached(monkeypatch, tmp_path):
     assert cached["cuts"] == [cut_places(text) for text in placed]
     fresh = load_tokenizer("cl100k_base")
     assert (
-        prepare_pool(pool, fresh, 1) is True
+        prepare_pool(pool, fresh, lazy=True) is True
     )  # a cached pool is read back, however little is drawn
     for text in placed:
         assert fresh.count(text) == fresh.count_whole(text)
@@ -195,52 +196,84 @@ def test_essay_pool_units_and_piece_counts_are_cached(monkeypatch, tmp_path):
     )
 
 
+def counted_when_read(document: Document, tokenizer: Tokenizer) -> CountedWhenRead:
+    """``document`` counted when its count is first read, teaching ``tokenizer`` its text's piece
+    counts, as a source counted when read does (``sources/token_cache.py``)."""
+
+    def count(text: str) -> int:
+        counts = [tokenizer.count_whole(piece) for piece in tokenizer.pieces(text) or []]
+        tokenizer.learn_texts([text], [counts])
+        return sum(counts)
+
+    return CountedWhenRead(document, count)
+
+
 def test_a_run_drawing_little_of_its_pool_prepares_nothing_and_fits_the_same(monkeypatch, tmp_path):
     monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path))
     sentences = real_sentences()
     counter = load_tokenizer("cl100k_base")
     texts = [" ".join(sentences[i * 5 : i * 5 + 5]) + "\nAnd a line." for i in range(30)]
-    pool = [
-        Document(f"e/{i}", "e", text, tokens=counter.count_whole(text))
-        for i, text in enumerate(texts)
-    ]
-    pool_tokens = sum(len(text) for text in texts) // CHARACTERS_PER_TOKEN  # as estimated
-    lazy, ahead = load_tokenizer("cl100k_base"), load_tokenizer("cl100k_base")
-    assert prepare_pool(pool, lazy, pool_tokens // (LAZY_SHARE + 1)) is False
+    pool = [Document(f"e/{i}", "e", text) for i, text in enumerate(texts)]
+    when_drawn, ahead = load_tokenizer("cl100k_base"), load_tokenizer("cl100k_base")
+    drawn_pool = [counted_when_read(document, when_drawn) for document in pool]
+    ahead_pool = [counted_when_read(document, ahead) for document in pool]
+    assert prepare_pool(drawn_pool, when_drawn, lazy=True) is False
     assert not (tmp_path / "essay_units").exists()  # nothing split, counted or cached ahead
-    assert lazy.learned_piece_counts(placed_document(pool[0].text)) is None
-    assert prepare_pool(pool, ahead, pool_tokens) is False  # drawing it all: prepared, cached
+    assert all("tokens" not in vars(document) for document in drawn_pool)
+    assert when_drawn.learned_piece_counts(placed_document(pool[0].text)) is None
+    for document in ahead_pool:  # a source counted ahead
+        assert document.tokens == counter.count_whole(document.text)
+    assert prepare_pool(ahead_pool, ahead, lazy=False) is False  # prepared ahead, cached
     assert len(list((tmp_path / "essay_units").iterdir())) == 1
     assert ahead.learned_piece_counts(placed_document(pool[0].text)) is not None
-    render = lambda context: f"Read this.\n{context}\nWhat is the number?"  # noqa: E731
+    render = lambda context: f"Read this.\nContext: {context}\nWhat is the number?"  # noqa: E731
+    sent: list[str] = []
+    drawn: set[str] = set()
+    count_whole = when_drawn.encode
+    monkeypatch.setattr(when_drawn, "encode", lambda text: sent.append(text) or count_whole(text))
     for seed in range(3):
+        haystacks = [essay(drawn_pool, random.Random(seed), 330)]
+        haystacks.append(essay(ahead_pool, random.Random(seed), 330))
+        sent.clear()
+        prepare_drawn(haystacks[0].placed, when_drawn)  # as a row does, its documents' counts read
+        drawn |= {document.text for document in haystacks[0].placed}
+        own_pieces = {
+            piece
+            for document in haystacks[0].placed
+            for piece in when_drawn.pieces(document.text) or []
+        }
+        assert not own_pieces & set(sent)  # the pieces a placed text shares with its text: read off
+        for document in haystacks[0].placed:
+            placed = placed_document(document.text)
+            assert when_drawn.learned_piece_counts(placed) == [
+                counter.count_whole(piece) for piece in counter.pieces(placed) or []
+            ]
         fits = [
-            fit_haystack(
-                ctx_for(300, tokenizer),
-                essay(pool, random.Random(seed), 330),
-                [(0.5, "The number is 7.")],
-                render,
-            )
-            for tokenizer in (lazy, ahead)
+            fit_haystack(ctx_for(300, tokenizer), haystack, [(0.5, "The number is 7.")], render)
+            for tokenizer, haystack in zip((when_drawn, ahead), haystacks)
         ]
         assert fits[0] is not None and fits[1] is not None
         assert fits[0].fitted.prompt == fits[1].fitted.prompt
         assert fits[0].fitted.tokens == fits[1].fitted.tokens
         assert fits[0].fitted.tokens == counter.count_whole(fits[0].fitted.prompt) <= 300
-    # what the lazy rows split and counted is kept, and a later short run reads it back
-    keep_drawn(pool, lazy)
-    assert not list((tmp_path / "essay_units").glob("*-drawn.marshal"))  # the whole pool is cached
-    _cache_path(pool, lazy).unlink()
-    keep_drawn(pool, lazy)
-    assert len(list((tmp_path / "essay_units").glob("*-drawn.marshal"))) == 1
-    drawn = [document.text for document in pool if document.text in essay_units._COLUMNS]
+    # what the rows split and counted is kept (the texts' counts too), and a later run reads it back
+    keep_drawn(drawn_pool, when_drawn)
+    assert not list((tmp_path / "essay_units").glob("*-drawn*"))  # the whole pool is cached
+    _cache_path(pool, when_drawn).unlink()
+    keep_drawn(drawn_pool, when_drawn)
+    assert len(list((tmp_path / "essay_units").glob("*-drawn*"))) == 1
+    split = [document.text for document in pool if document.text in essay_units._COLUMNS]
+    counted = [document.text for document in drawn_pool if "tokens" in vars(document)]
+    assert drawn and drawn <= set(counted) and drawn <= set(split)
     monkeypatch.setattr(essay_units, "_COLUMNS", {})
     monkeypatch.setattr(essay_units, "_PLACED", {})
     later = load_tokenizer("cl100k_base")
-    assert prepare_pool(pool, later, pool_tokens // (LAZY_SHARE + 1)) is False
-    assert set(essay_units._COLUMNS) == set(drawn)  # read back, not split
-    for text in drawn:
+    assert prepare_pool(pool, later, lazy=True) is False
+    assert set(essay_units._COLUMNS) == set(split)  # read back, not split
+    for text in split:
         assert later.learned_piece_counts(placed_document(text)) is not None
+    for text in counted:  # a document's count is read back, not counted
+        assert later.learned_piece_counts(text) == when_drawn.learned_piece_counts(text)
 
 
 def haystack_documents(haystack: Haystack) -> list[Document]:
