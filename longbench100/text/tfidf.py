@@ -24,6 +24,7 @@ from functools import lru_cache
 from itertools import filterfalse
 from operator import mul
 from pathlib import Path
+from typing import Any
 
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 """A word: two or more word characters (scikit-learn's default pattern, the one we use)."""
@@ -46,9 +47,9 @@ def english_stop_words() -> frozenset[str]:
         from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
         return frozenset(ENGLISH_STOP_WORDS)
-    namespace: dict[str, object] = {}
+    namespace: dict[str, Any] = {}
     exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
-    return frozenset(namespace["ENGLISH_STOP_WORDS"])  # type: ignore[arg-type]
+    return frozenset(namespace["ENGLISH_STOP_WORDS"])
 
 
 def terms(text: str, ngrams: int) -> list[str]:
@@ -81,7 +82,7 @@ class TfidfIndex:
 
     def _length_of(self, counts: Counter[str]) -> float:
         """The length of the TF-IDF vector of one of the index's texts, whose terms are
-        ``counts`` (worked out without a loop in Python: a pool holds a million terms)."""
+        ``counts`` (worked out without a loop in Python: a pool holds half a million terms)."""
         frequencies = map(_FREQUENCY.__getitem__, counts.values())
         return _length(list(map(mul, frequencies, map(self._idf.__getitem__, counts))))
 
