@@ -177,7 +177,11 @@ def run_baselines(
         [record for record, _, _ in jobs], [answer for _, answer, _ in jobs], families
     )
     chances = _record_chances(
-        [(record, views[record.id]) for record in records if record.control is None],
+        [
+            (record, partial(views.__getitem__, record.id))
+            for record in records
+            if record.control is None
+        ],
         priors,
         families,
     )
@@ -217,7 +221,7 @@ def _task_chances(
     """The chance level of each length of one task's records (see :func:`cell_chances`)."""
     records = [record for record, _ in loaded]
     chances = _record_chances(
-        [(record, read_prompt(prompt)) for record, prompt in loaded],
+        [(record, partial(read_prompt, prompt)) for record, prompt in loaded],
         _other_rows_answers(records),
         families,
     )
@@ -228,13 +232,14 @@ def _task_chances(
 
 
 def _record_chances(
-    viewed: list[tuple[DataRecord, PromptView]],
+    viewed: list[tuple[DataRecord, Callable[[], PromptView]]],
     priors: dict[tuple[str, int], Counter],
     families: dict[str, str] | None,
 ) -> dict[str, float]:
     """Each real record's chance, by id: the mean classic score of its :func:`chance_answers`
     (0 for a record with none); ``priors`` are :func:`_other_rows_answers` of its task, narrowed by
-    :func:`_same_source_answers`."""
+    :func:`_same_source_answers`; each record comes with its prompt's view, split only where its
+    chance answers look at the prompt."""
     same_source = _same_source_answers([record for record, _ in viewed], priors)
     jobs = [
         (record, answer)

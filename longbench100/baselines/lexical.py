@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from longbench100.text.tfidf import TOKEN_PATTERN
+
 if (
     TYPE_CHECKING
 ):  # numpy and scikit-learn (a second) load where they are used, not with this module
@@ -22,13 +24,14 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def tfidf_vectorizer(ngrams: int = 1) -> TfidfVectorizer:
     """The TF-IDF settings every lexical comparison uses: English stop words, sublinear term
-    frequency; words, and runs of up to ``ngrams`` words."""
+    frequency; words, and runs of up to ``ngrams`` words (``text/tfidf.py`` computes the same
+    figures without scikit-learn)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(
         stop_words="english",
         sublinear_tf=True,
-        token_pattern=r"(?u)\b\w\w+\b",
+        token_pattern=TOKEN_PATTERN,
         ngram_range=(1, ngrams),
     )
 

@@ -934,37 +934,40 @@ def baselines_for(task: str) -> tuple[Baseline, ...]:
     return BASELINES.get(ANSWER_KINDS.get(task, ""), ())
 
 
-def chance_answers(record: DataRecord, view: PromptView, other_rows_answers: Counter) -> list[str]:
+def chance_answers(
+    record: DataRecord, view: Callable[[], PromptView], other_rows_answers: Counter
+) -> list[str]:
     """Answers whose mean score is the task's chance level for one sample: every *possible*
     candidate where the answer is one of a few (options that hold a list of counts, passages that
     are not the cut-off filler, counts, labels, values), seeded random draws for orders and
     rankings, every passage for a passage set; where the answer is free text, the task's other rows'
     answers (what an answer about something else scores; for section summaries, other rows'
     section summaries, one for each section, :func:`other_sections_answers`). A candidate that can
-    never be right on a real prompt is left out."""
+    never be right on a real prompt is left out. ``view()`` splits the prompt: only the kinds that
+    look at it call it (a free-text answer's chance never reads its prompt)."""
     kind = ANSWER_KINDS.get(record.task, "")
     rng = random.Random(record.row)
     if kind == "option":
-        return [number for number, text in view.options if re.search(r"\d", text)]
+        return [number for number, text in view().options if re.search(r"\d", text)]
     if kind == "passage_number":
         cut = cut_passage_numbers(record)
-        return [passage.label for passage in view.passages if passage.label not in cut]
+        return [passage.label for passage in view().passages if passage.label not in cut]
     if kind == "count":
-        low, high = possible_counts(record, view)
+        low, high = possible_counts(record, view())
         return [str(number) for number in range(low, high + 1)]
     if kind == "record_value":
-        return sorted({value for _, value in view.records})
+        return sorted({value for _, value in view().records})
     if kind == "label":
-        return sorted(set(_LABEL_LINE.findall(view.prompt)))
+        return sorted(set(_LABEL_LINE.findall(view().prompt)))
     if kind in ("order", "section_order"):
-        letters = [letter for letter, _ in view.summaries]
+        letters = [letter for letter, _ in view().summaries]
         return (
             [" > ".join(rng.sample(letters, len(letters))) for _ in range(CHANCE_DRAWS)]
             if letters
             else []
         )
     if kind == "ranking":
-        labels = [passage.label for passage in view.passages]
+        labels = [passage.label for passage in view().passages]
         return (
             [
                 " > ".join(f"[{label}]" for label in rng.sample(labels, len(labels)))
@@ -974,9 +977,10 @@ def chance_answers(record: DataRecord, view: PromptView, other_rows_answers: Cou
             else []
         )
     if kind == "passage_set":
-        return [", ".join(passage.label for passage in view.passages)] if view.passages else []
+        passages = view().passages
+        return [", ".join(passage.label for passage in passages)] if passages else []
     if kind == "section_summaries":
-        return other_sections_answers(len(view.passages), other_rows_answers)
+        return other_sections_answers(len(view().passages), other_rows_answers)
     return sorted(other_rows_answers)[:CHANCE_DRAWS]
 
 

@@ -14,6 +14,7 @@ from longbench100.core.workers import worker_pool
 from longbench100.sources.loader import cached_checksums, load_source, sharing_cleaned_texts
 from longbench100.sources.locations import SourceLocation, active_entries
 from longbench100.sources.near_duplicates import NearDuplicates, find_near_duplicates
+from longbench100.sources.readers import load_readers
 from longbench100.sources.records import Document, Item, SourceData, draws_little_of
 from longbench100.sources.registry import SourceEntry
 from longbench100.sources.token_cache import attach_token_counts, cache_path
@@ -179,6 +180,10 @@ def _fill_caches(
     groups = _uncached(location, tokenizer, entries)
     if len(groups) < 2:
         return
+    # loaded once here, not in each worker: the vocabulary, and the Parquet reader
+    for member in tokenizer.members if tokenizer is not None else ():
+        member.load()
+    load_readers(spec for group in groups for entry in group for spec in entry.files)
     pool_size = min(workers, len(groups))
     with (
         worker_pool(pool_size, "fork", _set_worker_tokenizer, (tokenizer,)) as pool,

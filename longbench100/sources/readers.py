@@ -10,7 +10,7 @@ import io
 import json
 import tarfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -39,6 +39,13 @@ def iter_rows(path: Path, spec: FileSpec) -> Iterator[tuple[int, dict]]:
     except OSError as error:
         raise UserError(f"{where}: cannot read ({error.strerror})") from None
     return _parse(data, spec.format, where)
+
+
+def load_readers(specs: Iterable[FileSpec]) -> None:
+    """Import now the libraries that reading ``specs``' files takes (pyarrow, for Parquet), so that
+    worker processes forked afterwards inherit them rather than each import them again."""
+    if any(spec.format == "parquet" for spec in specs):
+        import pyarrow.parquet  # noqa: F401
 
 
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")

@@ -15,22 +15,25 @@ answer and its size no clue:
   longest passage the answer in 70% of the 8k rows (chance 35%); the gold is now the longest about
   as often as any passage is (docs/suites.md).
 
-Both decisions are kept in the cache (``tasks/ambiguity_cache.py``): a warm run fits no TF-IDF and
-imports no scikit-learn for them. The pool decisions of the rows a run will build are worked out in
-:meth:`PassageRetrieval.prepare`, before the worker processes fork, so no two workers fit the same
-pool's TF-IDF.
+Both decisions are kept in the cache (``tasks/ambiguity_cache.py``): a warm run fits no TF-IDF. The
+pool decisions of the rows a run will build are worked out in :meth:`PassageRetrieval.prepare`,
+before the worker processes fork, so no two workers fit the same pool's TF-IDF. Both are worked out
+with scikit-learn's TF-IDF figures computed in plain Python (``text/tfidf.py``), which decide as
+scikit-learn's own do wherever no similarity lies within a hair of the line; the few that do are
+left to scikit-learn, which is imported only then.
 """
 
 from __future__ import annotations
 
 import random
 from functools import cached_property, partial
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.templates import PromptTemplates
 from longbench100.sources.corpus import Corpus
 from longbench100.sources.records import Document, Item
+from longbench100.text.tfidf import TfidfIndex, clear_of
 from longbench100.text.tokenization import Tokenizer
 
 from .ambiguity_cache import cached_ambiguity, cached_exclusions, pool_key
@@ -56,8 +59,8 @@ RULE = (AMBIGUITY_SHARE, NGRAMS)
 
 
 class PoolMatcher:
-    """TF-IDF vectors of one padding pool (fitted on it once), to compare a summary with each
-    document."""
+    """scikit-learn's TF-IDF vectors of one padding pool (fitted on it once), to compare a summary
+    with each document where the plain figures lie too close to the rule's line to decide."""
 
     def __init__(self, documents: list[Document]) -> None:
         from ..baselines.lexical import tfidf_vectorizer  # scikit-learn, only when comparing
@@ -88,7 +91,8 @@ class PassageRetrieval(GoldAmongDistractors):
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
-        self._matchers: dict[str, PoolMatcher] = {}  # by source, fitted when first needed
+        self._indexes: dict[str, TfidfIndex] = {}  # by source, fitted when first needed
+        self._matchers: dict[str, PoolMatcher] = {}  # by source, for the close calls only
         self._excluded: dict[str, frozenset[str]] = {}  # by item id, once worked out or read
 
     @cached_property
@@ -104,6 +108,7 @@ class PassageRetrieval(GoldAmongDistractors):
         run and the workers inherit every decision; the pools' TF-IDF is then let go."""
         for item, budget in drawn:
             self.distractor_pool(item, budget)
+        self._indexes.clear()
         self._matchers.clear()
 
     def accepts(self, item: Item) -> bool:
@@ -151,15 +156,22 @@ class PassageRetrieval(GoldAmongDistractors):
         """The ids of the documents of ``own`` (``item``'s source's pool) that ``item``'s summary
         fits at least :data:`AMBIGUITY_SHARE` as well as ``gold_text`` (TF-IDF fitted on the
         pool)."""
-        if item.source not in self._matchers:
-            self._matchers[item.source] = PoolMatcher(own)
-        assert item.summary is not None, "passage_retrieval's items are summaries"
-        gold, *padding = self._matchers[item.source].similarities(item.summary, [gold_text])
-        return [
-            document.id
-            for document, score in zip(own, padding)
-            if not score < AMBIGUITY_SHARE * gold
-        ]
+        summary = item.summary
+        assert summary is not None, "passage_retrieval's items are summaries"
+        if item.source not in self._indexes:
+            self._indexes[item.source] = TfidfIndex([document.text for document in own], NGRAMS)
+        index = self._indexes[item.source]
+
+        def by_sklearn() -> tuple[float, list[float]]:
+            if item.source not in self._matchers:
+                self._matchers[item.source] = PoolMatcher(own)
+            gold, *padding = self._matchers[item.source].similarities(summary, [gold_text])
+            return gold, padding
+
+        reached = _reaching_share(
+            index.similarity(summary, gold_text), index.similarities(summary), by_sklearn
+        )
+        return [document.id for document, reach in zip(own, reached) if reach]
 
     def build(
         self, ctx: BuildContext, row: int, candidate: Candidate | None, rng: random.Random
@@ -189,11 +201,26 @@ class PassageRetrieval(GoldAmongDistractors):
 def ambiguous(summary: str, texts: list[str], gold: int) -> bool:
     """Whether a passage besides ``texts[gold]`` fits ``summary`` at least :data:`AMBIGUITY_SHARE`
     as well as the gold does (TF-IDF cosine of words and two-word runs, fitted on ``texts``)."""
-    from ..baselines.lexical import query_similarities  # scikit-learn, only when comparing
 
-    scores = query_similarities(summary, texts, NGRAMS)
-    return any(
-        score >= AMBIGUITY_SHARE * scores[gold]
-        for index, score in enumerate(scores)
-        if index != gold
-    )
+    def gold_and_others(scores: Sequence[float]) -> tuple[float, list[float]]:
+        return scores[gold], [score for index, score in enumerate(scores) if index != gold]
+
+    def by_sklearn() -> tuple[float, list[float]]:
+        from ..baselines.lexical import query_similarities  # scikit-learn, for close calls only
+
+        return gold_and_others(list(query_similarities(summary, texts, NGRAMS)))
+
+    scores = TfidfIndex(texts, NGRAMS).similarities(summary)
+    return any(_reaching_share(*gold_and_others(scores), by_sklearn))
+
+
+def _reaching_share(
+    gold: float, scores: list[float], by_sklearn: Callable[[], tuple[float, list[float]]]
+) -> list[bool]:
+    """Which of ``scores`` (similarities to the summary) reach :data:`AMBIGUITY_SHARE` of the
+    gold's, ``gold``. These come from the plain figures of ``text/tfidf.py``; where one lies too
+    close to the line for them to tell (:func:`~longbench100.text.tfidf.clear_of`),
+    ``by_sklearn()``'s (the gold's similarity and the others', by scikit-learn) decide."""
+    if not clear_of(AMBIGUITY_SHARE * gold, scores):
+        gold, scores = by_sklearn()
+    return [not score < AMBIGUITY_SHARE * gold for score in scores]

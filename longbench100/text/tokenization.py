@@ -96,6 +96,11 @@ class Tokenizer:
             self._loaded = self._loader()
         return self._loaded
 
+    def load(self) -> None:
+        """Load the backend now (before worker processes fork, say, so that they inherit it
+        rather than each load it again)."""
+        self._load()
+
     @property
     def _backend(self) -> Any:
         """The loaded backend object."""

@@ -8,6 +8,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from longbench100.baselines.check import (
     _score,
     run_baselines,
 )
-from longbench100.baselines.prompt_view import read_prompt
+from longbench100.baselines.prompt_view import PromptView, read_prompt
 from longbench100.baselines.strategies import (
     BASELINES,
     ETHIC_ORGANIZING,
@@ -346,7 +347,7 @@ def test_chance_leaves_out_the_option_that_is_never_right():
         "Option 5: The passages do not give enough information to tell."
     )
     record = _record("counting_stars", answers=("2",))
-    assert chance_answers(record, read_prompt(prompt), Counter()) == ["1", "2", "3", "4"]
+    assert chance_answers(record, partial(read_prompt, prompt), Counter()) == ["1", "2", "3", "4"]
 
 
 def test_chance_leaves_out_the_cut_filler_passage():
@@ -360,23 +361,29 @@ def test_chance_leaves_out_the_cut_filler_passage():
         distractors=({"truncated": False}, {"truncated": True}),
     )
     # passage 3 is the cut one
-    assert chance_answers(record, read_prompt(prompt), Counter()) == ["1", "2"]
+    assert chance_answers(record, partial(read_prompt, prompt), Counter()) == ["1", "2"]
     record = _record(
         "passage_retrieval",
         answers=("3",),
         gold={"passages": [3]},
         distractors=({"truncated": True}, {"truncated": False}),
     )
-    assert chance_answers(record, read_prompt(prompt), Counter()) == ["2", "3"]
+    assert chance_answers(record, partial(read_prompt, prompt), Counter()) == ["2", "3"]
 
 
 def test_chance_of_free_text_is_the_score_of_other_rows_answers():
     others = Counter({"Paris": 2, "a red car": 1})
     record = _record("single_doc_qa", answers=("Rome",))
-    assert chance_answers(record, read_prompt("Passage 1:\nText."), others) == [
+    assert chance_answers(record, partial(read_prompt, "Passage 1:\nText."), others) == [
         "Paris",
         "a red car",
     ]
+
+    def unread() -> PromptView:
+        raise AssertionError("a free-text answer's chance read its prompt")
+
+    for task in ("single_doc_qa", "multi_doc_qa", "single_doc_sum", "multi_doc_sum"):
+        assert chance_answers(_record(task), unread, others) == ["Paris", "a red car"]
 
 
 def test_chance_of_section_summaries_answers_every_section_with_other_rows_summaries():
@@ -384,7 +391,7 @@ def test_chance_of_section_summaries_answers_every_section_with_other_rows_summa
         {"Section 1: A storm.\nSection 2: A flood.": 1, "Section 1: A court.\nSection 2: A tax.": 1}
     )
     prompt = "".join(f"Section {n}:\nText {n}.\n\n" for n in (1, 2, 3)) + "Write one summary."
-    answers = chance_answers(_record("document_summarizing"), read_prompt(prompt), others)
+    answers = chance_answers(_record("document_summarizing"), partial(read_prompt, prompt), others)
     # other rows' four summaries, three at a time, each draw going on where the last stopped
     assert answers == [
         "Section 1: A court.\nSection 2: A tax.\nSection 3: A storm.",
@@ -392,7 +399,10 @@ def test_chance_of_section_summaries_answers_every_section_with_other_rows_summa
         "Section 1: A storm.\nSection 2: A flood.\nSection 3: A court.",
         "Section 1: A tax.\nSection 2: A storm.\nSection 3: A flood.",
     ]
-    assert chance_answers(_record("document_summarizing"), read_prompt(prompt), Counter()) == []
+    assert (
+        chance_answers(_record("document_summarizing"), partial(read_prompt, prompt), Counter())
+        == []
+    )
 
 
 def test_frequent_in_opening_reads_the_list_not_the_worked_example(tmp_path: Path):

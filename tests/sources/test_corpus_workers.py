@@ -4,6 +4,7 @@ to the workers, and a broken source still stops the run with one line."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -104,3 +105,26 @@ def test_a_broken_source_read_in_a_worker_stops_with_one_line(mirror, tmp_path, 
         and "Traceback" not in result.output
     )
     assert not (tmp_path / "out" / "single_doc_qa").exists()
+
+
+def _fill_cache_noting_the_vocabulary(location, group):
+    """``corpus._fill_cache``, first noting in the file named by ``$NOTES`` this process's id and
+    whether its tokenizer's vocabulary was loaded before it started work."""
+    tokenizer = corpus_module._worker_tokenizer
+    loaded = tokenizer is not None and all(member.loaded for member in tokenizer.members)
+    with open(os.environ["NOTES"], "a", encoding="utf-8") as notes:
+        notes.write(f"{os.getpid()} {loaded}\n")
+    return _FILL_CACHE(location, group)
+
+
+_FILL_CACHE = corpus_module._fill_cache
+
+
+def test_workers_inherit_the_vocabulary_loaded_once_before_they_fork(mirror, tmp_path, monkeypatch):
+    notes = tmp_path / "notes.txt"
+    monkeypatch.setenv("NOTES", str(notes))
+    monkeypatch.setattr(corpus_module, "_fill_cache", _fill_cache_noting_the_vocabulary)
+    run(tmp_path / "cache", tmp_path / "out", mirror, 2, monkeypatch)
+    lines = [line.split() for line in notes.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) > 1 and {pid for pid, _ in lines} != {str(os.getpid())}  # in the workers
+    assert {loaded for _, loaded in lines} == {"True"}

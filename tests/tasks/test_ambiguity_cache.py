@@ -1,9 +1,11 @@
-"""passage_retrieval's ambiguity decisions come from the cache on a warm run: no TF-IDF is fitted
-and scikit-learn is never imported; a changed source works them out again; and the cached
-decisions are the ones the TF-IDF rule makes."""
+"""passage_retrieval's ambiguity decisions come from the cache on a warm run: no TF-IDF is fitted;
+a changed source works them out again; the decisions are the ones scikit-learn's TF-IDF makes,
+worked out without importing it (``text/tfidf.py``), and left to it where a similarity lies
+within a hair of the rule's line."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from longbench100.baselines.lexical import tfidf_vectorizer
+from longbench100.baselines.lexical import query_similarities, tfidf_vectorizer
 from longbench100.fitting.templates import PromptTemplates
 from longbench100.generate import run as run_module
 from longbench100.generate.options import GenerateOptions
@@ -24,6 +26,7 @@ from longbench100.generate.run import run_generate
 from longbench100.sources.corpus import Corpus, load_corpus
 from longbench100.sources.locations import resolve_location
 from longbench100.sources.records import Document, Item
+from longbench100.tasks import passage_retrieval
 from longbench100.tasks.ambiguity_cache import FORMAT, cached_ambiguity, pool_key
 from longbench100.tasks.passage_retrieval import (
     AMBIGUITY_SHARE,
@@ -33,6 +36,8 @@ from longbench100.tasks.passage_retrieval import (
     PoolMatcher,
     ambiguous,
 )
+from longbench100.text import tfidf
+from longbench100.text.tfidf import TfidfIndex
 from longbench100.text.tokenization import load_tokenizer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,7 +57,7 @@ print("sklearn imported" if "sklearn" in sys.modules else "sklearn not imported"
 def _generate(sources: Path, out: Path, cache: Path) -> bool:
     """Generate passage_retrieval at 2k x 4 rows in a fresh process with cache folder ``cache``;
     return whether it imported scikit-learn. Without controls: their chance levels come from the
-    baselines, which import it for their own comparisons."""
+    baselines, which may import it for their own comparisons."""
     python_path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PYTHONPATH": python_path, "LONGBENCH100_CACHE": str(cache)}
     args = ["generate", "--tasks", "passage_retrieval", "--lengths", "2k", "--rows", "4"]
@@ -84,12 +89,16 @@ def _entries(cache: Path) -> set[str]:
     return {path.name for folder in folders if folder.exists() for path in folder.iterdir()}
 
 
-def test_a_warm_run_reads_the_decisions_and_imports_no_sklearn(mirror: Path, tmp_path: Path):
+def test_decisions_are_worked_out_then_read_back_and_no_run_imports_sklearn(
+    mirror: Path, tmp_path: Path
+):
     cache = tmp_path / "cache"
-    assert _generate(mirror, tmp_path / "cold", cache)  # worked out: TF-IDF fitted
+    assert not _generate(mirror, tmp_path / "cold", cache)  # worked out: TF-IDF fitted
     assert (cache / "passage_pool_exclusions").is_dir()  # the own-source pool was drawn
     assert (cache / "passage_ambiguity").is_dir()
+    entries = _entries(cache)
     assert not _generate(mirror, tmp_path / "warm", cache)
+    assert _entries(cache) == entries  # nothing worked out again
     assert _files(tmp_path / "warm") == _files(tmp_path / "cold")
 
 
@@ -109,10 +118,12 @@ def test_a_changed_source_works_its_decisions_out_again(mirror: Path, tmp_path: 
     _generate(sources, tmp_path / "first", cache)
     before = _entries(cache)
     _edit_leval_documents(sources)
-    assert _generate(sources, tmp_path / "edited", cache)  # new texts: TF-IDF fitted again
+    _generate(sources, tmp_path / "edited", cache)  # new texts: TF-IDF fitted again
     added = _entries(cache) - before
     assert {name for name in added if (cache / "passage_pool_exclusions" / name).exists()}
-    assert not _generate(sources, tmp_path / "again", cache)
+    entries = _entries(cache)
+    _generate(sources, tmp_path / "again", cache)
+    assert _entries(cache) == entries
 
 
 @pytest.fixture(scope="module")
@@ -159,15 +170,16 @@ def test_the_parent_fits_each_drawn_pool_once_before_the_workers_fork(
 ):
     monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(run_module, "SERIAL_BELOW", 0)  # two processes, however small the run
-    fits = tmp_path / "fits.txt"  # one line per TF-IDF fit of a pool: process id, pool's source
-    fit = PoolMatcher.__init__
+    fits = tmp_path / "fits.txt"  # one line per TF-IDF fit: process id, its first text's digest
 
-    def logged_fit(matcher: PoolMatcher, documents: list[Document]) -> None:
-        with fits.open("a", encoding="utf-8") as log:
-            log.write(f"{os.getpid()} {documents[0].source}\n")
-        fit(matcher, documents)
+    class LoggedIndex(TfidfIndex):
+        def __init__(self, texts: list[str], ngrams: int = 1) -> None:
+            with fits.open("a", encoding="utf-8") as log:
+                log.write(f"{os.getpid()} {_digest(texts)}\n")
+            super().__init__(texts, ngrams)
 
-    monkeypatch.setattr(PoolMatcher, "__init__", logged_fit)  # forked workers inherit it
+    # forked workers inherit it; they fit the prompts' passages, which are no pool
+    monkeypatch.setattr(passage_retrieval, "TfidfIndex", LoggedIndex)
     options = GenerateOptions(
         tasks=("passage_retrieval",),
         lengths=(("2k", 2048), ("3000", 3000)),
@@ -180,11 +192,24 @@ def test_the_parent_fits_each_drawn_pool_once_before_the_workers_fork(
         controls=False,
     )
     run_generate(options, echo=lambda _: None, progress=False)
-    lines = fits.read_text(encoding="utf-8").splitlines()
-    assert lines  # the rows drew their own source's pool
-    assert {line.split()[0] for line in lines} == {str(os.getpid())}  # in this process only
-    sources = [line.split()[1] for line in lines]
+    pools = {
+        _digest([document.text for document in pool]): name
+        for name, pool in PassageRetrieval(
+            load_corpus(resolve_location(str(mirror)), load_tokenizer(), progress=False),
+            PromptTemplates(),
+        ).source_pools.items()
+    }
+    lines = [line.split() for line in fits.read_text(encoding="utf-8").splitlines()]
+    pool_fits = [(pid, pools[digest]) for pid, digest in lines if digest in pools]
+    assert pool_fits  # the rows drew their own source's pool
+    assert {pid for pid, _ in pool_fits} == {str(os.getpid())}  # in this process only
+    sources = [source for _, source in pool_fits]
     assert len(sources) == len(set(sources))  # each pool once
+
+
+def _digest(texts: list[str]) -> str:
+    """One digest of ``texts`` in order."""
+    return hashlib.sha256(json.dumps(texts).encode()).hexdigest()
 
 
 def test_cached_prompt_checks_are_the_rules_own(
@@ -199,7 +224,8 @@ def test_cached_prompt_checks_are_the_rules_own(
         texts = [builder.gold_documents(item)[0].text, *rng.sample(documents, rng.randint(1, 4))]
         rng.shuffle(texts)
         gold = texts.index(builder.gold_documents(item)[0].text)
-        expected = ambiguous(item.summary, texts, gold)
+        expected = _ambiguous_by_sklearn(item.summary, texts, gold)
+        assert ambiguous(item.summary, texts, gold) == expected
         for _ in range(2):  # worked out, then read back
             decided = cached_ambiguity(
                 item.summary, texts, gold, RULE, partial(ambiguous, item.summary, texts, gold)
@@ -209,6 +235,40 @@ def test_cached_prompt_checks_are_the_rules_own(
         assert stored == expected  # read back, not worked out again
         decisions.append(expected)
     assert set(decisions) == {True, False}
+
+
+def _ambiguous_by_sklearn(summary: str, texts: list[str], gold: int) -> bool:
+    """The prompt check's decision from scikit-learn's own TF-IDF."""
+    scores = query_similarities(summary, texts, NGRAMS)
+    others = [score for index, score in enumerate(scores) if index != gold]
+    return any(score >= AMBIGUITY_SHARE * scores[gold] for score in others)
+
+
+def test_close_calls_are_left_to_sklearn(builder: PassageRetrieval, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(tfidf, "CLOSE", 10.0)  # every similarity lies within the hair
+    asked = []
+    similarities = PoolMatcher.similarities
+
+    def logged(matcher: PoolMatcher, summary: str, texts: list[str]):
+        asked.append(summary)
+        return similarities(matcher, summary, texts)
+
+    monkeypatch.setattr(PoolMatcher, "similarities", logged)
+    items = [item for item in builder.items if item.source in builder.source_pools]
+    for item in items:
+        assert _fresh(builder).distractor_pool(item, 1) == _uncached_pool(builder, item)
+    assert len(asked) >= 2 * len(items)  # each decided by scikit-learn, then checked by it
+    rng = random.Random(8)
+    documents = [document.text for pool in builder.source_pools.values() for document in pool]
+    for item in builder.items[:20]:
+        assert item.summary is not None
+        gold_text = builder.gold_documents(item)[0].text
+        texts = [gold_text, *rng.sample(documents, 3)]
+        for gold in (0, 2):
+            texts[0], texts[gold] = texts[gold], texts[0]
+            expected = _ambiguous_by_sklearn(item.summary, texts, gold)
+            assert ambiguous(item.summary, texts, gold) == expected
 
 
 def test_the_tfidf_settings_are_those_the_cache_format_holds():

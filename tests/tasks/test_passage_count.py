@@ -8,6 +8,7 @@ import json
 import random
 import statistics
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -81,10 +82,14 @@ def test_chance_counts_only_what_the_row_could_hold() -> None:
         closed_book_prompt=None,
         gold={"distinct": 5, "total": 12, "possible": [2, 9]},
     )
-    assert chance_answers(record, read_prompt(prompt), Counter()) == [str(n) for n in range(2, 10)]
+    assert chance_answers(record, partial(read_prompt, prompt), Counter()) == [
+        str(n) for n in range(2, 10)
+    ]
     # a record written before rows drew their count: 1 to the announced number of paragraphs
     older = dataclasses.replace(record, gold={"distinct": 5, "total": 12})
-    assert chance_answers(older, read_prompt(prompt), Counter()) == [str(n) for n in range(1, 13)]
+    assert chance_answers(older, partial(read_prompt, prompt), Counter()) == [
+        str(n) for n in range(1, 13)
+    ]
 
 
 @pytest.fixture(scope="module")
