@@ -10,17 +10,23 @@ from .output import LOW_FILL, median_fill
 
 
 def low_fill_note(
-    path: Path, task: str, label: str, budget: int, ran_out_fills: list[float]
+    path: Path,
+    task: str,
+    label: str,
+    budget: int,
+    ran_out_fills: list[float],
+    prompt_tokens: list[int] | None = None,
 ) -> str | None:
     """The one line on a data file whose prompts fill much less than their budget, or ``None``.
 
     Where rows ran out of padding (``ran_out_fills``: their fills, as the fitter saw them), the
     fitter's own note, which the manifest keeps as ``underfilled``; otherwise (tasks without
-    padding) the written file's median fill, read back, when it is below :data:`LOW_FILL`.
+    padding) the written file's median fill, when it is below :data:`LOW_FILL`: from
+    ``prompt_tokens``, every line's count, where the caller wrote them all, else read back.
     """
     if ran_out_fills:
         return f"underfilled: {underfilled_line(underfilled_entry(task, label, ran_out_fills))}"
-    fill = median_fill(path, budget)
+    fill = median_fill(path, budget, prompt_tokens)
     if fill is None or fill >= LOW_FILL:
         return None
     return (
