@@ -72,6 +72,7 @@ from longbench100.tasks import BUILDERS
 from longbench100.tasks.base import TaskBuilder
 from longbench100.tasks.one_document import OneDocumentTask
 from longbench100.text.joint_tokenizer import JointTokenizer, load_tokenizers
+from longbench100.text.kept_pieces import keep_piece_counts, recall_piece_counts
 from longbench100.text.tokenization import Tokenizer
 
 
@@ -241,6 +242,7 @@ def _generate(
     tokenizer, corpus, builders = _load_builders(
         options, location, templates, options.tasks, progress, left_out
     )
+    recalled = recall_piece_counts(tokenizer.members)
     _refuse_budgets_too_small(options, templates, tokenizer)
     budgets = _budgets(options)
     template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
@@ -341,6 +343,7 @@ def _generate(
                 )
     for builder in builders.values():
         builder.finish(tokenizer)
+    keep_piece_counts(tokenizer.members, recalled)
     for line in base_length_warnings(
         {
             task: {label: result.rows for label, result in by_label.items()}

@@ -119,11 +119,13 @@ class SegmentCounter:
     def __init__(self, count_whole: Callable[[str], int]) -> None:
         self._count_whole = count_whole
         self._cache: dict[str, int] = {}
+        self.counted: dict[str, int] = {}
+        """The pieces this counter tokenized itself (not learned), by their text."""
 
     def count(self, text: str) -> int:
         """The exact token count of ``text``."""
-        if len(text) <= SHORT:
-            return self._count_whole(text)
+        if len(text) <= SHORT:  # counted whole (cutting it saves nothing), and kept as a piece
+            return self.piece(text)
         return self.count_lines(text)
 
     def count_lines(self, text: str) -> int:
@@ -155,5 +157,6 @@ class SegmentCounter:
         if known is None:
             if len(self._cache) > CACHE_LIMIT:
                 self._cache.clear()
-            known = self._cache[text] = self._count_whole(text)
+                self.counted.clear()
+            known = self._cache[text] = self.counted[text] = self._count_whole(text)
         return known

@@ -228,6 +228,11 @@ class Tokenizer:
         if self._segments is not None:
             self._segments.learn(pieces, counts)
 
+    def counted_pieces(self) -> dict[str, int]:
+        """The pieces counted by tokenizing them since this tokenizer was loaded (none when
+        :attr:`counting` is ``whole``): what ``text/kept_pieces.py`` keeps for the next run."""
+        return self._segments.counted if self._segments is not None else {}
+
     def count_whole(self, text: str) -> int:
         """Return the number of tokens in ``text``, tokenizing it in one go."""
         return len(self.encode(text))

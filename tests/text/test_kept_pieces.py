@@ -1,0 +1,67 @@
+"""Piece counts kept between runs: a second run learns what the first counted and tokenizes
+nothing of it again; a damaged file is ignored; nothing is written where nothing was counted."""
+
+from __future__ import annotations
+
+import marshal
+from pathlib import Path
+
+import pytest
+
+from longbench100.text.kept_pieces import keep_piece_counts, kept_path, recall_piece_counts
+from longbench100.text.tokenization import load_tokenizer
+
+PROMPT = (
+    "You will see several passages.\n\nPassage 1:\nThe river rose in the night. By morning the "
+    "road was gone. Nobody had seen it coming!\n\nPassage 2:\nA second story starts here. It "
+    "ends with a question? Then an answer follows.\n\nQuestion: what rose?\nAnswer:"
+)
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache folder of this test's own."""
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def test_a_second_run_counts_from_what_the_first_kept(cache: Path):
+    first = load_tokenizer("cl100k_base")
+    recalled = recall_piece_counts(first.members)
+    assert recalled == {first.identity: {}}
+    tokens = first.count(PROMPT)
+    assert tokens == first.count_whole(PROMPT)
+    assert first.counted_pieces()  # it tokenized the prompt's pieces itself
+    keep_piece_counts(first.members, recalled)
+    assert kept_path(first).is_file()
+
+    second = load_tokenizer("cl100k_base")
+    recall_piece_counts(second.members)
+    assert second.count(PROMPT) == tokens
+    assert second.counted_pieces() == {}  # every piece was known: nothing tokenized
+
+
+def test_a_damaged_or_foreign_file_is_ignored(cache: Path):
+    tokenizer = load_tokenizer("cl100k_base")
+    path = kept_path(tokenizer)
+    path.parent.mkdir(parents=True)
+    for content in (b"\x00torn", marshal.dumps({"text": "seven"}), marshal.dumps(["a", 1])):
+        path.write_bytes(content)
+        fresh = load_tokenizer("cl100k_base")
+        assert recall_piece_counts(fresh.members) == {fresh.identity: {}}
+        assert fresh.count(PROMPT) == fresh.count_whole(PROMPT)
+
+
+def test_nothing_is_written_where_nothing_was_counted(cache: Path):
+    tokenizer = load_tokenizer("cl100k_base")
+    keep_piece_counts(tokenizer.members, recall_piece_counts(tokenizer.members))
+    assert not kept_path(tokenizer).exists()
+
+
+def test_kept_counts_belong_to_one_tokenizer(cache: Path):
+    cl100k, o200k = load_tokenizer("cl100k_base"), load_tokenizer("o200k_base")
+    assert kept_path(cl100k) != kept_path(o200k)
+    cl100k.count(PROMPT)
+    keep_piece_counts(cl100k.members, {})
+    fresh = load_tokenizer("o200k_base")
+    assert recall_piece_counts(fresh.members) == {fresh.identity: {}}
