@@ -101,9 +101,12 @@ def _added_token_spans_a_boundary(token: dict) -> bool:
     )
 
 
-def cut_places(text: str) -> list[int]:
-    """Where :data:`CUT` cuts ``text``: the offset of each cut's space, in order."""
-    return [match.start() + 1 for match in CUT.finditer(text)]
+def cut_places(text: str, end: int | None = None) -> list[int]:
+    """Where :data:`CUT` cuts ``text`` (or only ``text[:end]``, which holds every cut of ``text`` before
+    ``end - 1``): the offset of each cut's space, in order."""
+    if end is None:
+        return [match.start() + 1 for match in CUT.finditer(text)]
+    return [match.start() + 1 for match in CUT.finditer(text, 0, end)]
 
 
 def split_at(text: str, cuts: list[int]) -> list[str]:

@@ -31,6 +31,7 @@ from longbench100.core.paths import cache_dir
 from longbench100.text.segment_count import (
     SEGMENTED_ENCODINGS,
     SegmentCounter,
+    cut_places,
     segmentable_tokenizer_json,
 )
 from longbench100.text.spliced_count import (
@@ -75,6 +76,7 @@ class Tokenizer:
         self._indexes: dict[str, TextIndex] = {}
         self._piece_counts: dict[str, Sequence[int]] = {}
         self._cuts: dict[str, list[int]] = {}
+        self._last_opening: tuple[str, int, TextIndex] | None = None  # see _opening_index
 
     @property
     def members(self) -> tuple[Tokenizer, ...]:
@@ -154,12 +156,36 @@ class Tokenizer:
         """
         if self._segments is None or self._kind != "tiktoken":
             return None
-        index = self.index(text)
-        found = index.piece_holding(max_tokens, width - 2)
+        found = self._opening_index(text, width).piece_holding(max_tokens, width - 2)
         if found is None:
             return None
         start, end, before = found
         return text[:start] + self.decode(self.encode(text[start:end])[: max_tokens - before])
+
+    def _opening_index(self, text: str, width: int) -> TextIndex:
+        """``text``'s kept index, or for a text not indexed yet, one that holds only its cut places inside
+        ``text[:width]`` (its last piece runs to the end), built from the piece counts learned for the text
+        without searching the rest of it: for spans inside ``text[:width]`` (a filler's opening) it answers
+        :meth:`TextIndex.inner` and :meth:`TextIndex.piece_holding` as the whole index does. It is not kept
+        (the last one is, for the same text's next opening); a text whose piece counts were not learned
+        gets its whole index."""
+        kept = self._indexes.get(text)
+        if kept is not None:
+            return kept
+        last = self._last_opening
+        if last is not None and last[0] is text and last[1] >= width:
+            return last[2]
+        learned = self._piece_counts.get(text)
+        if learned is None:
+            return self.index(text)
+        cuts = cut_places(text, width)
+        if len(cuts) >= len(learned):  # not the counts of this text's pieces: index it whole
+            return self.index(text)
+        index = TextIndex(
+            text, self._segments, [*learned[: len(cuts)], sum(learned[len(cuts) :])], cuts
+        )
+        self._last_opening = (text, width, index)
+        return index
 
     def opening_length(self, text: str, width: int, max_tokens: int) -> int | None:
         """The length in characters of the opening of ``text`` that holds the first ``max_tokens``
@@ -195,7 +221,18 @@ class Tokenizer:
         if self._segments is None:
             return self.count(text)
         return count_parts(
-            locate(text, [(self.index(document), length) for document, length in known]),
+            locate(
+                text,
+                [
+                    (
+                        self.index(document)
+                        if length >= len(document)
+                        else self._opening_index(document, length),
+                        length,
+                    )
+                    for document, length in known
+                ],
+            ),
             self._segments,
         )
 

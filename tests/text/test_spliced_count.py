@@ -97,6 +97,31 @@ def test_known_openings_found_in_a_prompt_count_exactly(encoding: str):
         ) == tokenizer.count_whole(prompt)
 
 
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+def test_openings_of_texts_known_by_learned_piece_counts_alone_count_exactly(encoding: str):
+    """A text whose piece counts were learned (from the token cache) but that was never indexed: its
+    openings are counted, and their first tokens read off, from its cut places inside the opening
+    only, exactly as from its whole index."""
+    tokenizer, counter = load_tokenizer(encoding), load_tokenizer(encoding)
+    rng = random.Random(f"learned-{encoding}")
+    texts = [known_text(rng, real_sentences()) for _ in range(20)]
+    pieces = [counter.pieces(text) or [] for text in texts]
+    tokenizer.learn_texts(texts, [[counter.count_whole(piece) for piece in own] for own in pieces])
+    read_off = 0
+    for _ in range(400):
+        text = rng.choice(texts)
+        length = rng.randint(0, len(text) - 1)
+        prompt = rng.choice(INSERTS) + text[:length] + rng.choice(INSERTS)
+        assert tokenizer.count_known(prompt, [(text, length)]) == tokenizer.count_whole(prompt)
+        width = rng.randint(1, len(text))
+        max_tokens = rng.randint(1, tokenizer.count_whole(text[:width]) + 2)
+        opening = tokenizer.opening_tokens(text, width, max_tokens)
+        if opening is not None:
+            read_off += 1
+            assert opening == tokenizer.decode(tokenizer.encode(text[:width])[:max_tokens])
+    assert read_off > 100
+
+
 @pytest.mark.parametrize("encoding", SEGMENTED_TOKENIZERS)
 def test_the_first_tokens_of_an_opening_read_off_running_totals_equal_decoding_its_encoding(
     encoding: str,
