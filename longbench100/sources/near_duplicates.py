@@ -46,6 +46,7 @@ _VERSION = 5  # bump when the rule changes, so cached results are recomputed
 PASSAGES_KEPT = (
     128  # passages whose shingles stay in memory for the filler check (about 0.2 MB each)
 )
+PASSAGES_LOWERED = 1024  # passages kept lower-cased for the filler check (a few kB each)
 
 
 @dataclass(frozen=True)
@@ -131,12 +132,16 @@ def near_copy_of_any(text: str, others: Iterable[str]) -> bool:
     for other in others:
         if len(other) >= LONGER * len(text):
             sharing = sharing or _SharedWords(shingles)
-            if not sharing.could_share_half(other.lower()):
+            if not sharing.could_share_half(_lowered(other)):
                 continue
         theirs = passage_shingle_hashes(other)
         if theirs and len(own & theirs) >= THRESHOLD * min(len(own), len(theirs)):
             return True
     return False
+
+
+_lowered = lru_cache(maxsize=PASSAGES_LOWERED)(str.lower)
+"""A passage lower-cased, kept for the next filler check (a pool's passages recur across prompts)."""
 
 
 class _SharedWords:
