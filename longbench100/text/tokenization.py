@@ -66,11 +66,13 @@ class Tokenizer:
         kind: str,
         loader: Callable[[], tuple[Any, str]],
         segmented: bool = False,
+        origin_unloaded: Callable[[], str | None] | None = None,
     ) -> None:
         self.spec = spec
         self.identity = identity
         self._kind = kind  # "tiktoken" | "tokenizers" | "transformers"
         self._loader = loader
+        self._origin_unloaded = origin_unloaded  # the origin ``loader`` would report, or None
         self._loaded: tuple[Any, str] | None = None
         self._segments = SegmentCounter(self.count_whole) if segmented else None
         self._indexes: dict[str, TextIndex] = {}
@@ -107,7 +109,13 @@ class Tokenizer:
 
     @property
     def origin(self) -> str:
-        """Where the vocabulary was loaded from (loads the backend if needed)."""
+        """Where the vocabulary was loaded from; before it is loaded, where it will be loaded from
+        when that can be told without loading it (a run whose counts are all cached never loads it),
+        else it is loaded now."""
+        if self._loaded is None and self._origin_unloaded is not None:
+            origin = self._origin_unloaded()
+            if origin is not None:
+                return origin
         return self._load()[1]
 
     def encode(self, text: str) -> list[int]:
@@ -364,6 +372,7 @@ def _load_tiktoken(name: str) -> Tokenizer:
         "tiktoken",
         lambda: _tiktoken_backend(name),
         segmented=name in SEGMENTED_ENCODINGS,
+        origin_unloaded=lambda: _bundled_origin(name),
     )
 
 
@@ -452,22 +461,40 @@ def _replaced(module: Any, **attributes: Any) -> Iterator[None]:
             setattr(module, name, value)
 
 
+def _bundled_file_exists(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
+    """Stand-in ranks loader that only checks a package bundles ``blobpath``'s file (raises
+    :class:`RanksNotBundled` when none does): the constructors only pass the ranks on."""
+    _bundled_file(blobpath)
+    return {}
+
+
 def offline_encodings() -> list[str]:
     """Return the tiktoken encodings whose ranks are bundled, so they load without a network."""
     from tiktoken_ext import openai_public
 
-    def exists(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
-        _bundled_file(blobpath)
-        return {}  # the constructors only pass the ranks on: checking that the file exists is enough
-
     names = []
     for name in openai_public.ENCODING_CONSTRUCTORS:
         try:
-            _with_bundled_ranks(name, exists)
+            _with_bundled_ranks(name, _bundled_file_exists)
         except RanksNotBundled:
             continue
         names.append(name)
     return names
+
+
+BUNDLED_ORIGIN = f"tiktoken ({RANKS_PACKAGE} ranks, no network)"
+"""The origin of an encoding loaded from a package's bundled ranks."""
+
+
+def _bundled_origin(name: str) -> str | None:
+    """:data:`BUNDLED_ORIGIN` when a package bundles ``name``'s ranks, told without reading them:
+    :func:`_tiktoken_backend` then loads them (or stops the run in one line, should they fail
+    tiktoken's checksum); ``None`` when none does."""
+    try:
+        _with_bundled_ranks(name, _bundled_file_exists)
+    except RanksNotBundled:
+        return None
+    return BUNDLED_ORIGIN
 
 
 @functools.cache
@@ -481,7 +508,7 @@ def _tiktoken_backend(name: str) -> tuple[Any, str]:
 
     try:
         encoding = tiktoken.Encoding(**_with_bundled_ranks(name, _bundled_ranks))
-        return encoding, f"tiktoken ({RANKS_PACKAGE} ranks, no network)"
+        return encoding, BUNDLED_ORIGIN
     except RanksNotBundled:
         pass
     try:
