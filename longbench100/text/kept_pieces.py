@@ -1,12 +1,13 @@
-"""Piece counts kept from one run to the next, so a warm run tokenizes almost nothing.
+"""Piece counts and filler openings kept from one run to the next, so a warm run tokenizes nothing.
 
 The documents' own piece counts are kept with their sources (``sources/token_cache.py``); what a run
 counts besides them are the parts where texts meet in a prompt (a passage's last sentence with the
-heading after it, a template's lines, a record), which recur whenever the same rows are built again.
-Each count is a fixed fact of one tokenizer and one piece's text, so the kept counts are keyed by
-the tokenizer's identity and the rule that cuts texts into pieces, and a warm run learns them before
-it builds anything. A torn, foreign or unreadable file is ignored, and a read-only cache only costs
-the tokenizing.
+heading after it, a template's lines, a record), which recur whenever the same rows are built again,
+and what it decodes are the first tokens of the piece a filler is cut in
+(:meth:`~longbench100.text.tokenization.Tokenizer.first_tokens`). Each is a fixed fact of one
+tokenizer and one text, so they are kept under the tokenizer's identity and the rule that cuts texts
+into pieces, and a warm run learns them before it builds anything. A torn, foreign or unreadable
+file is ignored, and a read-only cache only costs the tokenizing.
 """
 
 from __future__ import annotations
@@ -21,13 +22,15 @@ from longbench100.core.paths import cache_dir
 from longbench100.text.segment_count import ANY_BOUNDARY, CUT
 from longbench100.text.tokenization import Tokenizer
 
-FORMAT = 1
+FORMAT = 2
 """Bump when what a kept count means changes in a way the key does not show."""
 KEPT_LIMIT = 300_000
 """Most pieces kept per tokenizer; beyond it the ones counted longest ago are dropped."""
 
-Recalled = dict[str, dict[str, int]]
-"""The kept counts each tokenizer learned, by its identity."""
+Openings = dict[tuple[str, int], "str | None"]
+"""``(text, count)`` -> the text's first ``count`` tokens decoded (``None``: it holds no more)."""
+Recalled = dict[str, tuple[dict[str, int], Openings]]
+"""The kept piece counts and openings each tokenizer learned, by its identity."""
 
 
 def kept_path(tokenizer: Tokenizer) -> Path:
@@ -37,38 +40,60 @@ def kept_path(tokenizer: Tokenizer) -> Path:
 
 
 def recall_piece_counts(members: tuple[Tokenizer, ...]) -> Recalled:
-    """Teach each tokenizer that counts by pieces the counts kept by earlier runs; return them, for
-    :func:`keep_piece_counts`."""
+    """Teach each tokenizer that counts by pieces the counts and openings kept by earlier runs;
+    return them, for :func:`keep_piece_counts`."""
     recalled: Recalled = {}
     for member in members:
         if member.counting != "segments":
             continue
-        kept = _valid(read_marshal(kept_path(member)))
-        member.learn(list(kept), list(kept.values()))
-        recalled[member.identity] = kept
+        counts, openings = _valid(read_marshal(kept_path(member)))
+        member.learn(list(counts), list(counts.values()))
+        member.learn_openings(openings)
+        recalled[member.identity] = counts, openings
     return recalled
 
 
 def keep_piece_counts(members: tuple[Tokenizer, ...], recalled: Recalled) -> None:
-    """Keep, beside what ``recalled`` holds, the pieces each tokenizer counted in this run (nothing
-    is written where it counted none)."""
+    """Keep, beside what ``recalled`` holds, the pieces each tokenizer counted and the openings it
+    decoded in this run (nothing is written where it tokenized nothing)."""
     for member in members:
-        counted = member.counted_pieces()
-        if not counted:
+        counted, decoded = member.counted_pieces(), member.counted_openings()
+        if not counted and not decoded:
             continue
-        kept = {**recalled.get(member.identity, {}), **counted}
-        if len(kept) > KEPT_LIMIT:
-            kept = dict(list(kept.items())[-KEPT_LIMIT:])
+        counts, openings = recalled.get(member.identity, ({}, {}))
+        kept = {
+            "pieces": _newest({**counts, **counted}),
+            "openings": _newest({**openings, **decoded}),
+        }
         try:
             write_marshal(kept_path(member), kept)
         except OSError:
             pass  # a read-only cache: counted again next time
 
 
-def _valid(kept: object) -> dict[str, int]:
-    """``kept`` when it is a mapping of texts to counts, else nothing."""
-    if isinstance(kept, Mapping) and all(
-        type(text) is str and type(count) is int and count >= 0 for text, count in kept.items()
+def _newest(kept: dict) -> dict:
+    """``kept`` less the entries added longest ago beyond :data:`KEPT_LIMIT`."""
+    return dict(list(kept.items())[-KEPT_LIMIT:]) if len(kept) > KEPT_LIMIT else kept
+
+
+def _valid(kept: object) -> tuple[dict[str, int], Openings]:
+    """The piece counts and openings ``kept`` holds when it has their form, else none."""
+    if not isinstance(kept, Mapping):
+        return {}, {}
+    counts, openings = kept.get("pieces"), kept.get("openings")
+    if not (isinstance(counts, Mapping) and isinstance(openings, Mapping)):
+        return {}, {}
+    if not all(
+        type(text) is str and type(count) is int and count >= 0 for text, count in counts.items()
     ):
-        return dict(kept)
-    return {}
+        return {}, {}
+    if not all(
+        type(key) is tuple
+        and len(key) == 2
+        and type(key[0]) is str
+        and type(key[1]) is int
+        and (first is None or type(first) is str)
+        for key, first in openings.items()
+    ):
+        return {}, {}
+    return dict(counts), dict(openings)

@@ -79,6 +79,8 @@ class Tokenizer:
         self._piece_counts: dict[str, Sequence[int]] = {}
         self._cuts: dict[str, list[int]] = {}
         self._last_opening: tuple[str, int, TextIndex] | None = None  # see _opening_index
+        self._openings: dict[tuple[str, int], str | None] = {}  # see first_tokens
+        self._counted_openings: dict[tuple[str, int], str | None] = {}
 
     @property
     def members(self) -> tuple[Tokenizer, ...]:
@@ -168,7 +170,29 @@ class Tokenizer:
         if found is None:
             return None
         start, end, before = found
-        return text[:start] + self.decode(self.encode(text[start:end])[: max_tokens - before])
+        piece = text[start:end]
+        first = self.first_tokens(piece, max_tokens - before)
+        return text[:start] + (piece if first is None else first)
+
+    def first_tokens(self, text: str, count: int) -> str | None:
+        """``decode(encode(text)[:count])``, or ``None`` when ``text`` holds no more than ``count``
+        tokens; kept by ``(text, count)``, with the openings learned from earlier runs
+        (:meth:`learn_openings`), so a filler's cut recurs without tokenizing."""
+        key = (text, count)
+        if key in self._openings:
+            return self._openings[key]
+        ids = self.encode(text)
+        first = None if len(ids) <= count else self.decode(ids[:count])
+        self._openings[key] = self._counted_openings[key] = first
+        return first
+
+    def learn_openings(self, openings: dict[tuple[str, int], str | None]) -> None:
+        """Take ``openings`` as :meth:`first_tokens`' answers (found by an earlier run)."""
+        self._openings.update(openings)
+
+    def counted_openings(self) -> dict[tuple[str, int], str | None]:
+        """The answers of :meth:`first_tokens` this tokenizer worked out by tokenizing (not learned)."""
+        return self._counted_openings
 
     def _opening_index(self, text: str, width: int) -> TextIndex:
         """``text``'s kept index, or for a text not indexed yet, one that holds only its cut places inside
@@ -202,12 +226,22 @@ class Tokenizer:
         :meth:`opening_tokens` can, else encoded and decoded."""
         opening = self.opening_tokens(text, width, max_tokens)
         if opening is None:
-            ids = self.encode(text[:width])
-            if len(ids) <= max_tokens:
+            opening = self._opening_past_cuts(text, width, max_tokens)
+            if opening is None:
                 return None
-            opening = self.decode(ids[:max_tokens])
         opening = opening.rstrip("\ufffd")
         return len(opening) if text.startswith(opening) else len(opening[:-1])
+
+    def _opening_past_cuts(self, text: str, width: int, max_tokens: int) -> str | None:
+        """``decode(encode(text[:width])[:max_tokens])``, or ``None`` when ``text[:width]`` holds no
+        more tokens, where :meth:`opening_tokens` cannot read it off (token ``max_tokens`` lies past
+        the last cut inside the opening): for an encoding it reads off, only the text after that cut is
+        encoded (the tokens before it are its running total, decoded apart as there)."""
+        if self._segments is None or self._kind != "tiktoken":
+            return self.first_tokens(text[:width], max_tokens)
+        start, before = self._opening_index(text, width).last_cut_within(width - 2)
+        first = self.first_tokens(text[start:width], max_tokens - before)
+        return None if first is None else text[:start] + first
 
     def joined_index(self, texts: Sequence[str], separator: str) -> TextIndex | JoinedIndex:
         """``separator.join(texts)`` indexed from each text's own (kept) index, for texts that recur joined in

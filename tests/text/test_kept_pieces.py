@@ -1,5 +1,6 @@
-"""Piece counts kept between runs: a second run learns what the first counted and tokenizes
-nothing of it again; a damaged file is ignored; nothing is written where nothing was counted."""
+"""Piece counts and openings kept between runs: a second run learns what the first counted and
+decoded and tokenizes nothing of it again; a damaged file is ignored; nothing is written where
+nothing was counted."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_second_run_counts_from_what_the_first_kept(cache: Path):
     first = load_tokenizer("cl100k_base")
     recalled = recall_piece_counts(first.members)
-    assert recalled == {first.identity: {}}
+    assert recalled == {first.identity: ({}, {})}
     tokens = first.count(PROMPT)
     assert tokens == first.count_whole(PROMPT)
     assert first.counted_pieces()  # it tokenized the prompt's pieces itself
@@ -45,10 +46,16 @@ def test_a_damaged_or_foreign_file_is_ignored(cache: Path):
     tokenizer = load_tokenizer("cl100k_base")
     path = kept_path(tokenizer)
     path.parent.mkdir(parents=True)
-    for content in (b"\x00torn", marshal.dumps({"text": "seven"}), marshal.dumps(["a", 1])):
+    damaged = [
+        b"\x00torn",
+        marshal.dumps(["a", 1]),
+        marshal.dumps({"pieces": {"text": "seven"}, "openings": {}}),
+        marshal.dumps({"pieces": {}, "openings": {"text": "opening"}}),
+    ]
+    for content in damaged:
         path.write_bytes(content)
         fresh = load_tokenizer("cl100k_base")
-        assert recall_piece_counts(fresh.members) == {fresh.identity: {}}
+        assert recall_piece_counts(fresh.members) == {fresh.identity: ({}, {})}
         assert fresh.count(PROMPT) == fresh.count_whole(PROMPT)
 
 
@@ -64,4 +71,19 @@ def test_kept_counts_belong_to_one_tokenizer(cache: Path):
     cl100k.count(PROMPT)
     keep_piece_counts(cl100k.members, {})
     fresh = load_tokenizer("o200k_base")
-    assert recall_piece_counts(fresh.members) == {fresh.identity: {}}
+    assert recall_piece_counts(fresh.members) == {fresh.identity: ({}, {})}
+
+
+def test_a_fillers_opening_is_cut_again_without_loading_the_tokenizer(cache: Path):
+    text = PROMPT * 40
+    first = load_tokenizer("cl100k_base")
+    recalled = recall_piece_counts(first.members)
+    cuts = [(width, tokens) for width in (300, 1_000, 5_000) for tokens in (7, 60, 400)]
+    lengths = [first.opening_length(text, width, tokens) for width, tokens in cuts]
+    assert first.counted_openings() and any(length is not None for length in lengths)
+    keep_piece_counts(first.members, recalled)
+
+    second = load_tokenizer("cl100k_base")
+    recall_piece_counts(second.members)
+    assert [second.opening_length(text, width, tokens) for width, tokens in cuts] == lengths
+    assert not second.loaded  # every count and opening was kept: its ranks were never read
