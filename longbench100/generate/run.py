@@ -72,7 +72,7 @@ from longbench100.tasks import BUILDERS
 from longbench100.tasks.base import TaskBuilder
 from longbench100.tasks.one_document import OneDocumentTask
 from longbench100.text.joint_tokenizer import JointTokenizer, load_tokenizers
-from longbench100.text.kept_pieces import keep_piece_counts, recall_piece_counts
+from longbench100.text.kept_pieces import keep_piece_counts, not_kept, recall_piece_counts
 from longbench100.text.tokenization import Tokenizer
 
 
@@ -242,7 +242,7 @@ def _generate(
     tokenizer, corpus, builders = _load_builders(
         options, location, templates, options.tasks, progress, left_out
     )
-    recalled = recall_piece_counts(tokenizer.members)
+    recalled = recall_piece_counts(tokenizer.members, options.tasks)
     _refuse_budgets_too_small(options, templates, tokenizer)
     budgets = _budgets(options)
     template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
@@ -343,7 +343,7 @@ def _generate(
                 )
     for builder in builders.values():
         builder.finish(tokenizer)
-    keep_piece_counts(tokenizer.members, recalled)
+    keep_piece_counts(tokenizer.members, recalled, options.tasks)
     for line in base_length_warnings(
         {
             task: {label: result.rows for label, result in by_label.items()}
@@ -580,16 +580,17 @@ def _write_controls(
     if controls_file_path(options.out, task, label).exists():
         return read_controls_result(options.out, task, label)
     ctx = _context(options, tokenizer, task, label, budget)
-    if task not in pools:  # ``builder``'s pool, kept in ``pools`` for the task's other lengths
-        pools[task] = builder.control_pool(ctx.tokenizer)
-    twins = ControlBuilder(
-        pools[task], ctx.tokenizer, options.chat_template, ctx.budget, options.seed
-    )
-    try:
-        return write_controls(options.out, task, label, twins)
-    except UserError as error:
-        echo(f"warning: no control twins for {task} {label}: {error}")
-        return None
+    with not_kept(tokenizer.members):  # the twins' refills: many pieces, read back seldom
+        if task not in pools:  # ``builder``'s pool, kept in ``pools`` for the task's other lengths
+            pools[task] = builder.control_pool(ctx.tokenizer)
+        twins = ControlBuilder(
+            pools[task], ctx.tokenizer, options.chat_template, ctx.budget, options.seed
+        )
+        try:
+            return write_controls(options.out, task, label, twins)
+        except UserError as error:
+            echo(f"warning: no control twins for {task} {label}: {error}")
+            return None
 
 
 def _context(

@@ -6,15 +6,17 @@ heading after it, a template's lines, a record), which recur whenever the same r
 and what it decodes are the first tokens of the piece a filler is cut in
 (:meth:`~longbench100.text.tokenization.Tokenizer.first_tokens`). Each is a fixed fact of one
 tokenizer and one text, so they are kept under the tokenizer's identity and the rule that cuts texts
-into pieces, and a warm run learns them before it builds anything. A torn, foreign or unreadable
-file is ignored, and a read-only cache only costs the tokenizing.
+into pieces, one file per set of tasks (a run reads only what runs of its own tasks counted), and a
+warm run learns them before it builds anything. A torn, foreign or unreadable file is ignored, and a
+read-only cache only costs the tokenizing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from longbench100.core.marshal_cache import read_marshal, write_marshal
@@ -24,8 +26,9 @@ from longbench100.text.tokenization import Tokenizer
 
 FORMAT = 2
 """Bump when what a kept count means changes in a way the key does not show."""
-KEPT_LIMIT = 300_000
-"""Most pieces kept per tokenizer; beyond it the ones counted longest ago are dropped."""
+KEPT_LIMIT = 100_000
+"""Most pieces (and openings) kept per tokenizer and set of tasks; beyond it the ones counted
+longest ago are dropped."""
 
 Openings = dict[tuple[str, int], "str | None"]
 """``(text, count)`` -> the text's first ``count`` tokens decoded (``None``: it holds no more)."""
@@ -33,27 +36,31 @@ Recalled = dict[str, tuple[dict[str, int], Openings]]
 """The kept piece counts and openings each tokenizer learned, by its identity."""
 
 
-def kept_path(tokenizer: Tokenizer) -> Path:
-    """Where ``tokenizer``'s piece counts are kept."""
-    key = json.dumps([FORMAT, tokenizer.identity, CUT.pattern, ANY_BOUNDARY.pattern])
+def kept_path(tokenizer: Tokenizer, tasks: Sequence[str]) -> Path:
+    """Where ``tokenizer``'s piece counts for runs of ``tasks`` are kept."""
+    key = json.dumps(
+        [FORMAT, tokenizer.identity, CUT.pattern, ANY_BOUNDARY.pattern, sorted(set(tasks))]
+    )
     return cache_dir() / "piece_counts" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.marshal"
 
 
-def recall_piece_counts(members: tuple[Tokenizer, ...]) -> Recalled:
+def recall_piece_counts(members: tuple[Tokenizer, ...], tasks: Sequence[str]) -> Recalled:
     """Teach each tokenizer that counts by pieces the counts and openings kept by earlier runs;
     return them, for :func:`keep_piece_counts`."""
     recalled: Recalled = {}
     for member in members:
         if member.counting != "segments":
             continue
-        counts, openings = _valid(read_marshal(kept_path(member)))
+        counts, openings = _valid(read_marshal(kept_path(member, tasks)))
         member.learn(list(counts), list(counts.values()))
         member.learn_openings(openings)
         recalled[member.identity] = counts, openings
     return recalled
 
 
-def keep_piece_counts(members: tuple[Tokenizer, ...], recalled: Recalled) -> None:
+def keep_piece_counts(
+    members: tuple[Tokenizer, ...], recalled: Recalled, tasks: Sequence[str]
+) -> None:
     """Keep, beside what ``recalled`` holds, the pieces each tokenizer counted and the openings it
     decoded in this run (nothing is written where it tokenized nothing)."""
     for member in members:
@@ -66,9 +73,22 @@ def keep_piece_counts(members: tuple[Tokenizer, ...], recalled: Recalled) -> Non
             "openings": _newest({**openings, **decoded}),
         }
         try:
-            write_marshal(kept_path(member), kept)
+            write_marshal(kept_path(member, tasks), kept)
         except OSError:
             pass  # a read-only cache: counted again next time
+
+
+@contextmanager
+def not_kept(members: tuple[Tokenizer, ...]) -> Iterator[None]:
+    """What the tokenizers tokenize inside the block is not kept for the next run (work that is
+    not the rows', whose pieces would only make every run read more)."""
+    for member in members:
+        member.keep_counting(False)
+    try:
+        yield
+    finally:
+        for member in members:
+            member.keep_counting(True)
 
 
 def _newest(kept: dict) -> dict:

@@ -123,7 +123,8 @@ class SegmentCounter:
         self._count_whole = count_whole
         self._cache: dict[str, int] = {}
         self.counted: dict[str, int] = {}
-        """The pieces this counter tokenized itself (not learned), by their text."""
+        """The pieces this counter tokenized itself (not learned) while :attr:`keeping`, by their text."""
+        self.keeping = True
 
     def count(self, text: str) -> int:
         """The exact token count of ``text``."""
@@ -161,5 +162,7 @@ class SegmentCounter:
             if len(self._cache) > CACHE_LIMIT:
                 self._cache.clear()
                 self.counted.clear()
-            known = self._cache[text] = self.counted[text] = self._count_whole(text)
+            known = self._cache[text] = self._count_whole(text)
+            if self.keeping:
+                self.counted[text] = known
         return known

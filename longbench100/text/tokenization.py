@@ -81,6 +81,7 @@ class Tokenizer:
         self._last_opening: tuple[str, int, TextIndex] | None = None  # see _opening_index
         self._openings: dict[tuple[str, int], str | None] = {}  # see first_tokens
         self._counted_openings: dict[tuple[str, int], str | None] = {}
+        self._keeping = True  # see keep_counting
 
     @property
     def members(self) -> tuple[Tokenizer, ...]:
@@ -183,8 +184,17 @@ class Tokenizer:
             return self._openings[key]
         ids = self.encode(text)
         first = None if len(ids) <= count else self.decode(ids[:count])
-        self._openings[key] = self._counted_openings[key] = first
+        self._openings[key] = first
+        if self._keeping:
+            self._counted_openings[key] = first
         return first
+
+    def keep_counting(self, keeping: bool) -> None:
+        """Whether what this tokenizer tokenizes from now on is recorded for the next run
+        (:meth:`counted_pieces`, :meth:`counted_openings`)."""
+        self._keeping = keeping
+        if self._segments is not None:
+            self._segments.keeping = keeping
 
     def learn_openings(self, openings: dict[tuple[str, int], str | None]) -> None:
         """Take ``openings`` as :meth:`first_tokens`' answers (found by an earlier run)."""
