@@ -65,8 +65,8 @@ def keep_piece_counts(
     decoded in this run (nothing is written where it tokenized nothing)."""
     for member in members:
         counted, decoded = member.counted_pieces(), member.counted_openings()
-        if not counted and not decoded:
-            continue
+        if member.counting != "segments" or not (counted or decoded):
+            continue  # (a tokenizer counted whole is never recalled)
         counts, openings = recalled.get(member.identity, ({}, {}))
         kept = {
             "pieces": _newest({**counts, **counted}),
