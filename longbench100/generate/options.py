@@ -123,3 +123,6 @@ class LengthResult:
         None  # of the data file, when this run wrote it (else the manifest reads it)
     )
     fill_by_tokenizer: dict[str, dict] | None = None  # several tokenizers: each one's count_stats
+    prompt_tokens: list[int] | None = (
+        None  # every line's prompt_tokens, when this run wrote every line of the file
+    )

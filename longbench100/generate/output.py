@@ -73,15 +73,16 @@ def written_rows(path: Path) -> list[int]:
     return rows
 
 
-def median_fill(path: Path, budget: int) -> float | None:
+def median_fill(path: Path, budget: int, prompt_tokens: list[int] | None = None) -> float | None:
     """The median of ``prompt_tokens / budget`` over the lines of a data file (``None`` when it has
-    none), read from each line's ``prompt_tokens`` key (prompts are not parsed)."""
-    with open(path, "rb") as handle:
-        fills = sorted(
-            int(match.group(1)) / budget
-            for line in handle
-            if (match := _PROMPT_TOKENS.search(line))
-        )
+    none): over ``prompt_tokens`` when the caller knows every line's count (it wrote them all), else
+    read from each line's ``prompt_tokens`` key (prompts are not parsed)."""
+    if prompt_tokens is None:
+        with open(path, "rb") as handle:
+            prompt_tokens = [
+                int(match.group(1)) for line in handle if (match := _PROMPT_TOKENS.search(line))
+            ]
+    fills = sorted(tokens / budget for tokens in prompt_tokens)
     return fills[len(fills) // 2] if fills else None
 
 

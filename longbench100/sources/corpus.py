@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import Iterator
 from concurrent.futures import as_completed
 from contextlib import contextmanager
@@ -11,7 +12,12 @@ from functools import cached_property
 
 from longbench100.core.progress import progress_bar
 from longbench100.core.workers import worker_pool
-from longbench100.sources.loader import cached_checksums, load_source, sharing_cleaned_texts
+from longbench100.sources.loader import (
+    RECORDS_FORMAT,
+    cached_checksums,
+    load_source,
+    sharing_cleaned_texts,
+)
 from longbench100.sources.locations import SourceLocation, active_entries
 from longbench100.sources.near_duplicates import NearDuplicates, find_near_duplicates
 from longbench100.sources.readers import load_readers
@@ -59,8 +65,28 @@ class Corpus:
 
     @cached_property
     def near_duplicates(self) -> NearDuplicates:
-        """Near-duplicate groups over every loaded document, computed once (and cached on disk)."""
-        return find_near_duplicates(list(self.documents.values()))
+        """Near-duplicate groups over every loaded document, computed once (and cached on disk,
+        keyed by :meth:`content_key` where there is one)."""
+        return find_near_duplicates(list(self.documents.values()), content_key=self.content_key())
+
+    def content_key(self) -> str | None:
+        """What fixes every loaded document's id, source and text, in order: each source's name,
+        registry fingerprint, file checksums and the records' format (a source's mapped records
+        are cached under the same key); ``None`` where a source was not read from files or the
+        corpus holds other documents too."""
+        from_sources = sum(len(data.documents) for data in self.sources.values())
+        if (
+            not self.sources
+            or not all(data.files for data in self.sources.values())
+            or len(self.documents) != from_sources
+        ):
+            return None
+        return json.dumps(
+            [
+                [name, self.entries[name].fingerprint(), sorted(data.files.items()), RECORDS_FORMAT]
+                for name, data in self.sources.items()
+            ]
+        )
 
     def documents_of(self, source_names: list[str]) -> list[Document]:
         """All documents of the named sources, in a stable order."""

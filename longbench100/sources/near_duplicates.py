@@ -47,6 +47,7 @@ _VERSION = 5  # bump when the rule changes, so cached results are recomputed
 PASSAGES_KEPT = (
     128  # passages whose shingles stay in memory for the filler check (about 0.2 MB each)
 )
+PASSAGES_LOWERED = 1024  # passages kept lower-cased for the filler check (a few kB each)
 
 
 @dataclass(frozen=True)
@@ -85,9 +86,15 @@ def identical_text(document: Document) -> str:
     return document.text
 
 
-def find_near_duplicates(documents: Sequence[Document], cache: bool = True) -> NearDuplicates:
-    """Group ``documents`` (in this order) into near-duplicates, reading or writing the on-disk cache."""
-    path = _cache_path(documents) if cache else None
+def find_near_duplicates(
+    documents: Sequence[Document], cache: bool = True, content_key: str | None = None
+) -> NearDuplicates:
+    """Group ``documents`` (in this order) into near-duplicates, reading or writing the on-disk cache.
+
+    ``content_key``, when given, fixes the list of (id, source, text) exactly (the sources' registry
+    fingerprints and file checksums, which fix their records), and keys the cache instead of a hash
+    of every text."""
+    path = _cache_path(documents, content_key) if cache else None
     cached = _read(path) if path else None
     if cached is not None:
         return cached
@@ -126,12 +133,16 @@ def near_copy_of_any(text: str, others: Iterable[str]) -> bool:
     for other in others:
         if len(other) >= LONGER * len(text):
             sharing = sharing or _SharedWords(shingles)
-            if not sharing.could_share_half(other.lower()):
+            if not sharing.could_share_half(_lowered(other)):
                 continue
         theirs = passage_shingle_hashes(other)
         if theirs and len(own & theirs) >= THRESHOLD * min(len(own), len(theirs)):
             return True
     return False
+
+
+_lowered = lru_cache(maxsize=PASSAGES_LOWERED)(str.lower)
+"""A passage lower-cased, kept for the next filler check (a pool's passages recur across prompts)."""
 
 
 class _SharedWords:
@@ -380,11 +391,15 @@ def _word_character_table() -> np.ndarray:
     return table
 
 
-def _cache_path(documents: Sequence[Document]) -> Path:
-    """The cache file for this exact list of (id, source, text), under the rule's settings."""
+def _cache_path(documents: Sequence[Document], content_key: str | None = None) -> Path:
+    """The cache file for this exact list of (id, source, text), under the rule's settings: keyed by
+    ``content_key`` where it fixes the list, else by the documents themselves."""
     digest = hashlib.sha256(
         json.dumps([_VERSION, SHINGLE_WORDS, THRESHOLD, MAX_SHINGLE_TEXTS, SHINGLED_CHARS]).encode()
     )
+    if content_key is not None:
+        digest.update(b"content\0" + content_key.encode())
+        return cache_dir() / "near_duplicates" / f"{digest.hexdigest()[:32]}.json"
     for document in documents:
         digest.update(f"{document.id}\0{document.source}\0".encode())
         digest.update(document.text.encode("utf-8", "surrogatepass"))

@@ -62,9 +62,9 @@ def attach_token_counts(
         }
         return False
     counted = [_member_counts(member, entry, data) for member in tokenizer.members]
+    tokens = _largest([counts for counts, _ in counted])
     data.documents = {
-        doc_id: document.with_tokens(max(_tokens(counts[doc_id]) for counts, _ in counted))
-        for doc_id, document in data.documents.items()
+        doc_id: document.with_tokens(tokens[doc_id]) for doc_id, document in data.documents.items()
     }
     return all(hit for _, hit in counted)
 
@@ -129,6 +129,16 @@ def _count(tokenizer: Tokenizer, texts: dict[str, str]) -> dict[str, int | list[
         doc_id: counted[doc_id] if counts is None else list(counts)
         for doc_id, counts in learned.items()
     }
+
+
+def _largest(member_counts: list[Counts]) -> dict[str, int]:
+    """Each document's tokens: the largest of the tokenizers' counts (one tokenizer: its own)."""
+    first, *others = member_counts
+    largest = {doc_id: _tokens(value) for doc_id, value in first.items()}
+    for counts in others:
+        for doc_id, value in counts.items():
+            largest[doc_id] = max(largest.get(doc_id, 0), _tokens(value))
+    return largest
 
 
 def _tokens(value: int | list[int]) -> int:

@@ -51,6 +51,10 @@ NEWLINE_BOUNDARY = re.compile(r"\n(?=[^\s/])")
 pre-tokenizer too (the argument is in :func:`longbench100.text.spliced_count.opens_after_newline`); the cut is just
 after the newline."""
 
+ANY_BOUNDARY = re.compile(r"[.!?](?= \S)|\n(?=[^\s/])")
+"""A :data:`CUT` or :data:`NEWLINE_BOUNDARY` place, found in one pass: each match ends where its cut is (a
+:data:`CUT` match is its mark alone, so the cut falls just before the space, as there)."""
+
 CACHE_LIMIT = 1_000_000  # pieces kept; the cache starts afresh when full
 SHORT = 256  # texts at most this long are counted whole (cutting them saves nothing)
 
@@ -97,9 +101,12 @@ def _added_token_spans_a_boundary(token: dict) -> bool:
     )
 
 
-def cut_places(text: str) -> list[int]:
-    """Where :data:`CUT` cuts ``text``: the offset of each cut's space, in order."""
-    return [match.start() + 1 for match in CUT.finditer(text)]
+def cut_places(text: str, end: int | None = None) -> list[int]:
+    """Where :data:`CUT` cuts ``text`` (or only ``text[:end]``, which holds every cut of ``text`` before
+    ``end - 1``): the offset of each cut's space, in order."""
+    if end is None:
+        return [match.start() + 1 for match in CUT.finditer(text)]
+    return [match.start() + 1 for match in CUT.finditer(text, 0, end)]
 
 
 def cut_places_from_last(text: str, window: int = 4096) -> Iterator[int]:
@@ -125,11 +132,14 @@ class SegmentCounter:
     def __init__(self, count_whole: Callable[[str], int]) -> None:
         self._count_whole = count_whole
         self._cache: dict[str, int] = {}
+        self.counted: dict[str, int] = {}
+        """The pieces this counter tokenized itself (not learned) while :attr:`keeping`, by their text."""
+        self.keeping = True
 
     def count(self, text: str) -> int:
         """The exact token count of ``text``."""
-        if len(text) <= SHORT:
-            return self._count_whole(text)
+        if len(text) <= SHORT:  # counted whole (cutting it saves nothing), and kept as a piece
+            return self.piece(text)
         return self.count_lines(text)
 
     def count_lines(self, text: str) -> int:
@@ -138,10 +148,14 @@ class SegmentCounter:
         that recur are joined in new ways (records of a row, passages and the headings between them)."""
         total = 0
         start = 0
-        for boundary in NEWLINE_BOUNDARY.finditer(text):
-            total += sum(map(self.piece, self.pieces(text[start : boundary.end()])))
-            start = boundary.end()
-        return total + sum(map(self.piece, self.pieces(text[start:])))
+        piece = self.piece
+        for boundary in ANY_BOUNDARY.finditer(
+            text
+        ):  # the cuts of each line, lines and cuts in one pass
+            end = boundary.end()
+            total += piece(text[start:end])
+            start = end
+        return total + piece(text[start:])
 
     def pieces(self, text: str) -> list[str]:
         """``text`` cut at its :data:`CUT` places: the pieces whose counts :meth:`count` adds up."""
@@ -157,5 +171,8 @@ class SegmentCounter:
         if known is None:
             if len(self._cache) > CACHE_LIMIT:
                 self._cache.clear()
+                self.counted.clear()
             known = self._cache[text] = self._count_whole(text)
+            if self.keeping:
+                self.counted[text] = known
         return known

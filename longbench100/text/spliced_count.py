@@ -56,6 +56,11 @@ class TextIndex:
             return None
         return self.cuts[first], self.cuts[last], self.totals[last + 1] - self.totals[first + 1]
 
+    def last_cut_within(self, last_cut: int) -> tuple[int, int]:
+        """The last cut at or before ``last_cut`` and the tokens before it (``(0, 0)`` when there is none)."""
+        cuts_within = bisect.bisect_right(self.cuts, last_cut)
+        return (self.cuts[cuts_within - 1] if cuts_within else 0), self.totals[cuts_within]
+
     def piece_holding(self, token: int, last_cut: int) -> tuple[int, int, int] | None:
         """The piece that holds the text's token number ``token`` (from 1), as ``(start, end, tokens before start)``,
         when the tokens up to some cut at or before ``last_cut`` reach it; else ``None``."""

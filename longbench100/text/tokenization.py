@@ -32,6 +32,7 @@ from longbench100.core.paths import cache_dir
 from longbench100.text.segment_count import (
     SEGMENTED_ENCODINGS,
     SegmentCounter,
+    cut_places,
     cut_places_from_last,
     segmentable_tokenizer_json,
 )
@@ -67,17 +68,23 @@ class Tokenizer:
         kind: str,
         loader: Callable[[], tuple[Any, str]],
         segmented: bool = False,
+        origin_unloaded: Callable[[], str | None] | None = None,
     ) -> None:
         self.spec = spec
         self.identity = identity
         self._kind = kind  # "tiktoken" | "tokenizers" | "transformers"
         self._loader = loader
+        self._origin_unloaded = origin_unloaded  # the origin ``loader`` would report, or None
         self._loaded: tuple[Any, str] | None = None
         self._segments = SegmentCounter(self.count_whole) if segmented else None
         self._indexes: dict[str, TextIndex] = {}
         self._piece_counts: dict[str, Sequence[int]] = {}
         self._cuts: dict[str, list[int]] = {}
         self._recalled: dict[str, int] = {}
+        self._last_opening: tuple[str, int, TextIndex] | None = None  # see _opening_index
+        self._openings: dict[tuple[str, int], str | None] = {}  # see first_tokens
+        self._counted_openings: dict[tuple[str, int], str | None] = {}
+        self._keeping = True  # see keep_counting
 
     @property
     def members(self) -> tuple[Tokenizer, ...]:
@@ -113,7 +120,13 @@ class Tokenizer:
 
     @property
     def origin(self) -> str:
-        """Where the vocabulary was loaded from (loads the backend if needed)."""
+        """Where the vocabulary was loaded from; before it is loaded, where it will be loaded from
+        when that can be told without loading it (a run whose counts are all cached never loads it),
+        else it is loaded now."""
+        if self._loaded is None and self._origin_unloaded is not None:
+            origin = self._origin_unloaded()
+            if origin is not None:
+                return origin
         return self._load()[1]
 
     def encode(self, text: str) -> list[int]:
@@ -162,12 +175,67 @@ class Tokenizer:
         """
         if self._segments is None or self._kind != "tiktoken":
             return None
-        index = self.index(text)
-        found = index.piece_holding(max_tokens, width - 2)
+        found = self._opening_index(text, width).piece_holding(max_tokens, width - 2)
         if found is None:
             return None
         start, end, before = found
-        return text[:start] + self.decode(self.encode(text[start:end])[: max_tokens - before])
+        piece = text[start:end]
+        first = self.first_tokens(piece, max_tokens - before)
+        return text[:start] + (piece if first is None else first)
+
+    def first_tokens(self, text: str, count: int) -> str | None:
+        """``decode(encode(text)[:count])``, or ``None`` when ``text`` holds no more than ``count``
+        tokens; kept by ``(text, count)``, with the openings learned from earlier runs
+        (:meth:`learn_openings`), so a filler's cut recurs without tokenizing."""
+        key = (text, count)
+        if key in self._openings:
+            return self._openings[key]
+        ids = self.encode(text)
+        first = None if len(ids) <= count else self.decode(ids[:count])
+        self._openings[key] = first
+        if self._keeping:
+            self._counted_openings[key] = first
+        return first
+
+    def keep_counting(self, keeping: bool) -> None:
+        """Whether what this tokenizer tokenizes from now on is recorded for the next run
+        (:meth:`counted_pieces`, :meth:`counted_openings`)."""
+        self._keeping = keeping
+        if self._segments is not None:
+            self._segments.keeping = keeping
+
+    def learn_openings(self, openings: dict[tuple[str, int], str | None]) -> None:
+        """Take ``openings`` as :meth:`first_tokens`' answers (found by an earlier run)."""
+        self._openings.update(openings)
+
+    def counted_openings(self) -> dict[tuple[str, int], str | None]:
+        """The answers of :meth:`first_tokens` this tokenizer worked out by tokenizing (not learned)."""
+        return self._counted_openings
+
+    def _opening_index(self, text: str, width: int) -> TextIndex:
+        """``text``'s kept index, or for a text not indexed yet, one that holds only its cut places inside
+        ``text[:width]`` (its last piece runs to the end), built from the piece counts learned for the text
+        without searching the rest of it: for spans inside ``text[:width]`` (a filler's opening) it answers
+        :meth:`TextIndex.inner` and :meth:`TextIndex.piece_holding` as the whole index does. It is not kept
+        (the last one is, for the same text's next opening); a text whose piece counts were not learned
+        gets its whole index."""
+        kept = self._indexes.get(text)
+        if kept is not None:
+            return kept
+        last = self._last_opening
+        if last is not None and last[0] is text and last[1] >= width:
+            return last[2]
+        learned = self._piece_counts.get(text)
+        if learned is None:
+            return self.index(text)
+        cuts = cut_places(text, width)
+        if len(cuts) >= len(learned):  # not the counts of this text's pieces: index it whole
+            return self.index(text)
+        index = TextIndex(
+            text, self._segments, [*learned[: len(cuts)], sum(learned[len(cuts) :])], cuts
+        )
+        self._last_opening = (text, width, index)
+        return index
 
     def opening_length(self, text: str, width: int, max_tokens: int) -> int | None:
         """The length in characters of the opening of ``text`` that holds the first ``max_tokens``
@@ -176,10 +244,9 @@ class Tokenizer:
         :meth:`opening_tokens` can, else encoded and decoded."""
         opening = self.opening_tokens(text, width, max_tokens)
         if opening is None:
-            ids = self.encode(text[:width])
-            if len(ids) <= max_tokens:
+            opening = self._opening_past_cuts(text, width, max_tokens)
+            if opening is None:
                 return None
-            opening = self.decode(ids[:max_tokens])
         return _opening_length(text, opening)
 
     @property
@@ -205,6 +272,17 @@ class Tokenizer:
             end = cut
         return _opening_length(text, self.decode(self.encode(text[:end])[:max_tokens]))
 
+    def _opening_past_cuts(self, text: str, width: int, max_tokens: int) -> str | None:
+        """``decode(encode(text[:width])[:max_tokens])``, or ``None`` when ``text[:width]`` holds no
+        more tokens, where :meth:`opening_tokens` cannot read it off (token ``max_tokens`` lies past
+        the last cut inside the opening): for an encoding it reads off, only the text after that cut is
+        encoded (the tokens before it are its running total, decoded apart as there)."""
+        if self._segments is None or self._kind != "tiktoken":
+            return self.first_tokens(text[:width], max_tokens)
+        start, before = self._opening_index(text, width).last_cut_within(width - 2)
+        first = self.first_tokens(text[start:width], max_tokens - before)
+        return None if first is None else text[:start] + first
+
     def joined_index(self, texts: Sequence[str], separator: str) -> TextIndex | JoinedIndex:
         """``separator.join(texts)`` indexed from each text's own (kept) index, for texts that recur joined in
         new orders (a haystack's documents); a tokenizer counted whole gets a plain index of the joined text."""
@@ -225,7 +303,18 @@ class Tokenizer:
         if self._segments is None:
             return self.count(text)
         return count_parts(
-            locate(text, [(self.index(document), length) for document, length in known]),
+            locate(
+                text,
+                [
+                    (
+                        self.index(document)
+                        if length >= len(document)
+                        else self._opening_index(document, length),
+                        length,
+                    )
+                    for document, length in known
+                ],
+            ),
             self._segments,
         )
 
@@ -277,6 +366,11 @@ class Tokenizer:
         """Take ``counts`` as the token counts of ``pieces`` from now on (pieces of :meth:`pieces`, counted before)."""
         if self._segments is not None:
             self._segments.learn(pieces, counts)
+
+    def counted_pieces(self) -> dict[str, int]:
+        """The pieces counted by tokenizing them since this tokenizer was loaded (none when
+        :attr:`counting` is ``whole``): what ``text/kept_pieces.py`` keeps for the next run."""
+        return self._segments.counted if self._segments is not None else {}
 
     def count_whole(self, text: str) -> int:
         """Return the number of tokens in ``text``, tokenizing it in one go."""
@@ -379,6 +473,7 @@ def _load_tiktoken(name: str) -> Tokenizer:
         "tiktoken",
         lambda: _tiktoken_backend(name),
         segmented=name in SEGMENTED_ENCODINGS,
+        origin_unloaded=lambda: _bundled_origin(name),
     )
 
 
@@ -483,22 +578,40 @@ def _replaced(module: Any, **attributes: Any) -> Iterator[None]:
             setattr(module, name, value)
 
 
+def _bundled_file_exists(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
+    """Stand-in ranks loader that only checks a package bundles ``blobpath``'s file (raises
+    :class:`RanksNotBundled` when none does): the constructors only pass the ranks on."""
+    _bundled_file(blobpath)
+    return {}
+
+
 def offline_encodings() -> list[str]:
     """Return the tiktoken encodings whose ranks are bundled, so they load without a network."""
     from tiktoken_ext import openai_public
 
-    def exists(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
-        _bundled_file(blobpath)
-        return {}  # the constructors only pass the ranks on: checking that the file exists is enough
-
     names = []
     for name in openai_public.ENCODING_CONSTRUCTORS:
         try:
-            _with_bundled_ranks(name, exists)
+            _with_bundled_ranks(name, _bundled_file_exists)
         except RanksNotBundled:
             continue
         names.append(name)
     return names
+
+
+BUNDLED_ORIGIN = f"tiktoken ({RANKS_PACKAGE} ranks, no network)"
+"""The origin of an encoding loaded from a package's bundled ranks."""
+
+
+def _bundled_origin(name: str) -> str | None:
+    """:data:`BUNDLED_ORIGIN` when a package bundles ``name``'s ranks, told without reading them:
+    :func:`_tiktoken_backend` then loads them (or stops the run in one line, should they fail
+    tiktoken's checksum); ``None`` when none does."""
+    try:
+        _with_bundled_ranks(name, _bundled_file_exists)
+    except RanksNotBundled:
+        return None
+    return BUNDLED_ORIGIN
 
 
 @functools.cache
@@ -512,7 +625,7 @@ def _tiktoken_backend(name: str) -> tuple[Any, str]:
 
     try:
         encoding = tiktoken.Encoding(**_with_bundled_ranks(name, _bundled_ranks))
-        return encoding, f"tiktoken ({RANKS_PACKAGE} ranks, no network)"
+        return encoding, BUNDLED_ORIGIN
     except RanksNotBundled:
         pass
     try:

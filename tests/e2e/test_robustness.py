@@ -164,7 +164,7 @@ def _start_generate(mirror: Path, out: Path) -> subprocess.Popen:
         "--tasks",
         "passage_count",
         "--lengths",
-        "16k",
+        "16k,64k",  # 33 M prompt tokens: past SERIAL_BELOW, so the rows are built by workers
         "--rows",
         "400",
         "--workers",

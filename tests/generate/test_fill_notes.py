@@ -50,3 +50,11 @@ def test_a_file_filled_to_its_budget_gets_no_note(tmp_path):
     assert low_fill_note(path, "single_doc_qa", "1k", 1000, [], []) is None
     empty = _data_file(tmp_path / "empty.jsonl", [])
     assert low_fill_note(empty, "t", "1k", 1000, [], []) is None
+
+
+def test_the_counts_of_every_line_when_given_are_used_without_reading_the_file(tmp_path):
+    absent = tmp_path / "never-written.jsonl"
+    note = low_fill_note(absent, "long_doc_qa", "1k", 1000, [], [], [100, 250, 900])
+    assert note is not None and "the prompts fill 25.00% of the budget (median)" in note
+    assert low_fill_note(absent, "long_doc_qa", "1k", 1000, [], [], [990, 1000, 700]) is None
+    assert low_fill_note(absent, "long_doc_qa", "1k", 1000, [], [], []) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,12 @@ from click.testing import CliRunner
 
 from longbench100.cli import main
 from longbench100.generate.inspection import near_duplicates_line
-from longbench100.sources.near_duplicates import find_near_duplicates
+from longbench100.sources.corpus import Corpus, load_corpus
+from longbench100.sources.locations import resolve_location
+from longbench100.sources.near_duplicates import _cache_path, find_near_duplicates
 from longbench100.sources.records import Document
 from longbench100.tasks.base import distinct_texts
+from longbench100.text.tokenization import load_tokenizer
 from tests.support.fixture_mirror import paragraph, sentence
 
 STORY = (
@@ -251,3 +255,26 @@ def test_shingle_pairs_sort_as_a_stable_sort_by_hash() -> None:
         assert [array.tolist() for array in empty] == [hashes[: empty[0].size].tolist()] + [
             owners[: empty[0].size].tolist()
         ]
+
+
+def test_a_corpus_read_from_files_keys_its_groups_by_its_sources_not_its_texts(mirror: Path):
+    corpus = load_corpus(resolve_location(str(mirror)), load_tokenizer(), progress=False)
+    key = corpus.content_key()
+    assert key is not None
+    documents = list(corpus.documents.values())
+    assert corpus.near_duplicates == find_near_duplicates(documents, cache=False)
+    assert find_near_duplicates(documents, content_key=key) == corpus.near_duplicates
+    assert _cache_path([], key) == _cache_path(documents, key) != _cache_path(documents)
+    name, data = next(iter(corpus.sources.items()))
+    files = {**data.files, next(iter(data.files)): "0" * 64}
+    changed_file = Corpus(corpus.entries, {**corpus.sources, name: replace(data, files=files)})
+    changed_entry = Corpus(
+        {**corpus.entries, name: replace(corpus.entries[name], revision="other")}, corpus.sources
+    )
+    assert len({key, changed_file.content_key(), changed_entry.content_key()}) == 3
+    # documents given besides the sources', or sources not read from files: keyed by the texts
+    extra = Document("extra/1", "extra", STORY)
+    assert Corpus(corpus.entries, corpus.sources, documents={extra.id: extra}).content_key() is None
+    assert Corpus({}, {}, documents={extra.id: extra}).content_key() is None
+    unread = Corpus(corpus.entries, {**corpus.sources, name: replace(data, files={})})
+    assert unread.content_key() is None

@@ -18,10 +18,12 @@ import pytest
 from longbench100.core.paths import DEMO_DIR
 from longbench100.text.segment_count import (
     CUT,
+    NEWLINE_BOUNDARY,
     SegmentCounter,
     cut_places,
     cut_places_from_last,
     segmentable_tokenizer_json,
+    split_at,
 )
 from longbench100.text.tokenization import load_tokenizer
 from tests.conftest import SEGMENTED_TOKENIZERS, SHARED_SOURCES, load_segmented, qwen_tokenizer_json
@@ -142,6 +144,47 @@ def test_pieces_are_counted_once():
     assert counter.count(text) == len(text.split())
     assert counter.count(text) == len(text.split())
     assert len(calls) == len(set(calls)) == 3  # the opening, the repeated middle piece, the ending
+
+
+def test_count_lines_counts_each_line_cut_at_its_sentence_ends_in_one_pass():
+    """One scan finds both kinds of place: the parts counted are each line (cut just after its newline
+    boundary) cut at its own CUT places, as two passes would cut them."""
+    rng = random.Random(7)
+    bits = [
+        "word",
+        ". ",
+        "! ",
+        "?  ",
+        ".\n",
+        "\n\nPassage 3:\n",
+        "\n /x",
+        "\n/x",
+        "\n ",
+        "a.b",
+        " ",
+        "\n",
+    ]
+    for _ in range(2000):
+        text = "".join(rng.choice(bits) for _ in range(rng.randint(0, 30)))
+        counted: list[str] = []
+
+        def length(part: str, counted: list[str] = counted) -> int:
+            counted.append(part)
+            return len(part)
+
+        counter = SegmentCounter(length)
+        lines, start = [], 0
+        for boundary in NEWLINE_BOUNDARY.finditer(text):
+            lines.append(text[start : boundary.end()])
+            start = boundary.end()
+        lines.append(text[start:])
+        expected = [
+            part
+            for line in lines
+            for part in split_at(line, [match.start() + 1 for match in CUT.finditer(line)])
+        ]
+        assert counter.count_lines(text) == len(text)
+        assert counted == list(dict.fromkeys(expected)), repr(text)
 
 
 def test_other_tokenizers_count_whole():

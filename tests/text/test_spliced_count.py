@@ -97,6 +97,64 @@ def test_known_openings_found_in_a_prompt_count_exactly(encoding: str):
         ) == tokenizer.count_whole(prompt)
 
 
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+def test_openings_of_texts_known_by_learned_piece_counts_alone_count_exactly(encoding: str):
+    """A text whose piece counts were learned (from the token cache) but that was never indexed: its
+    openings are counted, and their first tokens read off, from its cut places inside the opening
+    only, exactly as from its whole index."""
+    tokenizer, counter = load_tokenizer(encoding), load_tokenizer(encoding)
+    rng = random.Random(f"learned-{encoding}")
+    texts = [known_text(rng, real_sentences()) for _ in range(20)]
+    pieces = [counter.pieces(text) or [] for text in texts]
+    tokenizer.learn_texts(texts, [[counter.count_whole(piece) for piece in own] for own in pieces])
+    read_off = 0
+    for _ in range(400):
+        text = rng.choice(texts)
+        length = rng.randint(0, len(text) - 1)
+        prompt = rng.choice(INSERTS) + text[:length] + rng.choice(INSERTS)
+        assert tokenizer.count_known(prompt, [(text, length)]) == tokenizer.count_whole(prompt)
+        width = rng.randint(1, len(text))
+        max_tokens = rng.randint(1, tokenizer.count_whole(text[:width]) + 2)
+        opening = tokenizer.opening_tokens(text, width, max_tokens)
+        if opening is not None:
+            read_off += 1
+            assert opening == tokenizer.decode(tokenizer.encode(text[:width])[:max_tokens])
+    assert read_off > 100
+
+
+def _opening_length_by_encoding(tokenizer, text: str, width: int, max_tokens: int) -> int | None:
+    """What ``opening_length`` means, worked out by encoding the whole opening."""
+    ids = tokenizer.encode(text[:width])
+    if len(ids) <= max_tokens:
+        return None
+    opening = tokenizer.decode(ids[:max_tokens]).rstrip("\ufffd")
+    return len(opening) if text.startswith(opening) else len(opening[:-1])
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+def test_an_opening_past_the_last_cut_is_found_by_encoding_what_follows_that_cut(encoding: str):
+    """Where token ``max_tokens`` lies past the last cut inside the opening (few sentence ends, a
+    long run without one), only the text after that cut is encoded: the same length as encoding
+    the whole opening."""
+    tokenizer = load_tokenizer(encoding)
+    rng = random.Random(f"past-cuts-{encoding}")
+    past_cuts = 0
+    for _ in range(150):
+        sentences = known_text(rng, real_sentences()).split(". ")
+        text = "".join(
+            sentence + rng.choice([". ", ", ", "; ", " ", "\n", ".\n"]) for sentence in sentences
+        )
+        for _ in range(8):
+            width = rng.randint(1, len(text))
+            whole = tokenizer.count_whole(text[:width])
+            max_tokens = rng.randint(1, whole + 2)
+            past_cuts += tokenizer.opening_tokens(text, width, max_tokens) is None
+            assert tokenizer.opening_length(text, width, max_tokens) == _opening_length_by_encoding(
+                tokenizer, text, width, max_tokens
+            )
+    assert past_cuts > 200
+
+
 @pytest.mark.parametrize("encoding", SEGMENTED_TOKENIZERS)
 def test_the_first_tokens_of_an_opening_read_off_running_totals_equal_decoding_its_encoding(
     encoding: str,

@@ -18,6 +18,15 @@ def test_default_tokenizer_works_offline() -> None:
     assert "tiktoken" in tokenizer.origin
 
 
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_the_origin_is_told_before_loading_as_loading_would_tell_it(name: str) -> None:
+    tokenizer = load_tokenizer(name)
+    before = tokenizer.origin
+    assert not tokenizer.loaded  # a run whose counts are all cached never loads the ranks
+    tokenizer.encode("load it")
+    assert tokenizer.loaded and tokenizer.origin == before == _tiktoken_backend(name)[1]
+
+
 def test_special_token_text_is_counted_as_plain_text() -> None:
     tokenizer = load_tokenizer()
     assert tokenizer.count("<|endoftext|>") > 1
