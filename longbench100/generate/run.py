@@ -61,6 +61,10 @@ from longbench100.generate.output import (
 from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
 from longbench100.generate.verify_counts import verify_prompt_counts
 from longbench100.sources.corpus import Corpus, load_corpus
+from longbench100.sources.kept_near_copies import (
+    keep_near_copy_answers,
+    recall_near_copy_answers,
+)
 from longbench100.sources.locations import (
     SourceLocation,
     active_entries,
@@ -243,6 +247,7 @@ def _generate(
         options, location, templates, options.tasks, progress, left_out
     )
     recalled = recall_piece_counts(tokenizer.members, options.tasks)
+    recalled_answers = recall_near_copy_answers(options.tasks)
     _refuse_budgets_too_small(options, templates, tokenizer)
     budgets = _budgets(options)
     template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
@@ -346,6 +351,7 @@ def _generate(
     for builder in builders.values():
         builder.finish(tokenizer)
     keep_piece_counts(tokenizer.members, recalled, options.tasks)
+    keep_near_copy_answers(recalled_answers, options.tasks)
     for line in base_length_warnings(
         {
             task: {label: result.rows for label, result in by_label.items()}

@@ -69,8 +69,8 @@ def keep_piece_counts(
             continue  # (a tokenizer counted whole is never recalled)
         counts, openings = recalled.get(member.identity, ({}, {}))
         kept = {
-            "pieces": _newest({**counts, **counted}),
-            "openings": _newest({**openings, **decoded}),
+            "pieces": newest_kept({**counts, **counted}),
+            "openings": newest_kept({**openings, **decoded}),
         }
         try:
             write_marshal(kept_path(member, tasks), kept)
@@ -91,7 +91,7 @@ def not_kept(members: tuple[Tokenizer, ...]) -> Iterator[None]:
             member.keep_counting(True)
 
 
-def _newest(kept: dict) -> dict:
+def newest_kept(kept: dict) -> dict:
     """``kept`` less the entries added longest ago beyond :data:`KEPT_LIMIT`."""
     return dict(list(kept.items())[-KEPT_LIMIT:]) if len(kept) > KEPT_LIMIT else kept
 
