@@ -131,8 +131,8 @@ def near_copy_of_any(text: str, others: Iterable[str]) -> bool:
         return False
     passages = list(others)
     question = hashlib.blake2b(
-        b"".join(map(_text_digest, [text, *passages])), digest_size=16
-    ).digest()
+        _text_digest(text) + b"".join(sorted(set(map(_text_digest, passages)))), digest_size=16
+    ).digest()  # the passages as a set: the answer is whether any of them is copied
     answer = _answers.get(question)
     if answer is None:
         answer = _worked_out_near_copy(text, passages)

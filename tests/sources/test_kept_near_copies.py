@@ -79,6 +79,8 @@ def test_a_kept_answer_is_the_one_worked_out_for_the_same_texts_only(fresh_proce
     assert not near_copy_of_any(text, others[1:])  # other passages: another question
     assert not near_copy_of_any(text + " More words of its own follow here.", others[1:])
     assert len(near_duplicates.worked_out_near_copy_answers()) == len(QUESTIONS) + 2
+    assert near_copy_of_any(text, [*reversed(others), others[0]])  # the same passages, as a set
+    assert len(near_duplicates.worked_out_near_copy_answers()) == len(QUESTIONS) + 2
 
 
 def test_a_damaged_or_foreign_file_is_ignored(fresh_process: Path):
