@@ -1,11 +1,12 @@
 """The filler check's answers kept from one run to the next, so a warm run compares no shingles.
 
 Whether a filler's opening near-copies a passage placed beside it
-(:func:`~longbench100.sources.near_duplicates.near_copy_of_any`) is a fixed fact of those texts, and a
-run asks again exactly the questions an earlier run of the same rows asked. The answers are kept by
-the digest of their texts, under the rule that gives them, one file per set of tasks (like the piece
-counts of :mod:`longbench100.text.kept_pieces`); a warm run learns them before it builds anything. A
-torn, foreign or unreadable file is ignored, and a read-only cache only costs the comparing.
+(:func:`~longbench100.sources.near_duplicates.near_copy_of_any`) is a fixed fact of those texts,
+and a run asks again exactly the questions an earlier run of the same rows asked. The answers are
+kept by the digest of their texts, under the rule that gives them, one file per set of tasks (like
+the piece counts of :mod:`longbench100.text.kept_pieces`); a warm run learns them before it builds
+anything. A torn, foreign or unreadable file is ignored, and a read-only cache only costs the
+comparing.
 """
 
 from __future__ import annotations

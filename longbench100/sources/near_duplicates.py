@@ -124,9 +124,9 @@ def near_copy_of_any(text: str, others: Iterable[str]) -> bool:
     or a passage, that another document of its source holds too (whole documents were told apart on their
     openings); a longer text is ``False`` here (half of it would be thousands of characters shared).
 
-    The answer is a fixed fact of the texts, kept by a digest of them: asked again (a filler tried beside the
-    same passages in this run, or in an earlier one whose answers were learned, :func:`learn_near_copy_answers`),
-    it is not worked out again."""
+    The answer is a fixed fact of the texts, kept by a digest of them: asked again (a filler tried
+    beside the same passages in this run, or in an earlier one whose answers were learned,
+    :func:`learn_near_copy_answers`), it is not worked out again."""
     if len(text) >= CHECKED_CHARS:
         return False
     passages = list(others)
@@ -141,31 +141,34 @@ def near_copy_of_any(text: str, others: Iterable[str]) -> bool:
 
 
 NEAR_COPY_RULE = (SHINGLE_WORDS, THRESHOLD, _WORD.pattern, CHECKED_CHARS, LONGER)
-"""What an answer of :func:`near_copy_of_any` depends on besides its texts (answers are kept under it)."""
+"""What an answer of :func:`near_copy_of_any` depends on besides its texts (answers are kept
+under it)."""
 _answers: dict[bytes, bool] = {}  # near_copy_of_any's answers by the digest of its texts
 _worked_out: dict[bytes, bool] = {}  # those of them this process worked out (not learned)
 
 
 def learn_near_copy_answers(answers: dict[bytes, bool]) -> None:
-    """Take ``answers`` (by the digest of their texts, worked out under :data:`NEAR_COPY_RULE` by an earlier
-    run) as :func:`near_copy_of_any`'s answers."""
+    """Take ``answers`` (by the digest of their texts, worked out under :data:`NEAR_COPY_RULE` by
+    an earlier run) as :func:`near_copy_of_any`'s answers."""
     _answers.update(answers)
 
 
 def worked_out_near_copy_answers() -> dict[bytes, bool]:
-    """The answers :func:`near_copy_of_any` worked out in this process (not learned), by the digest of their
-    texts."""
+    """The answers :func:`near_copy_of_any` worked out in this process (not learned), by the
+    digest of their texts."""
     return dict(_worked_out)
 
 
 @lru_cache(maxsize=PASSAGES_LOWERED)
 def _text_digest(text: str) -> bytes:
-    """A digest of ``text`` that tells texts apart (a placed passage recurs across filler checks)."""
+    """A digest of ``text`` that tells texts apart (a placed passage recurs across filler
+    checks)."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _worked_out_near_copy(text: str, others: list[str]) -> bool:
-    """:func:`near_copy_of_any` worked out: shingles compared, after the cheap test of each long passage's words."""
+    """:func:`near_copy_of_any` worked out: shingles compared, after the cheap test of each long
+    passage's words."""
     shingles = _shingles_of(text)
     if not shingles:
         return False
