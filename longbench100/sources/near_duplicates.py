@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from longbench100.core.atomic import write_json_atomic
+from longbench100.core.cache_entries import stamped, unstamped
 from longbench100.core.paths import cache_dir
 from longbench100.sources.records import Document
 
@@ -102,11 +103,14 @@ def find_near_duplicates(
     if path:
         write_json_atomic(
             path,
-            {
-                "canonical": result.canonical,
-                "dropped": result.dropped,
-                "identical": result.identical,
-            },
+            stamped(
+                path,
+                {
+                    "canonical": result.canonical,
+                    "dropped": result.dropped,
+                    "identical": result.identical,
+                },
+            ),
         )
     return result
 
@@ -408,10 +412,10 @@ def _cache_path(documents: Sequence[Document], content_key: str | None = None) -
 
 
 def _read(path: Path) -> NearDuplicates | None:
-    """The cached result, or ``None`` when the file is absent or unreadable."""
+    """The cached result, or ``None`` when the file is absent, unreadable or foreign."""
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+            data = unstamped(path, json.load(handle))
         return NearDuplicates(
             dict(data["canonical"]), dict(data["dropped"]), dict(data["identical"])
         )
