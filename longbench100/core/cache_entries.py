@@ -3,8 +3,9 @@ reading an entry back or else working it out and keeping it.
 
 An entry is one small JSON file, written atomically, so worker processes may write side by side; an
 absent, damaged or foreign entry is worked out again, and a read-only cache only costs the work. An
-entry names the file it was written to, so one copied or moved under another entry's name (another
-key) is foreign, never read back as that key's value.
+entry names the file it was written to and carries a checksum
+(:mod:`longbench100.core.checked_files`), so one copied or moved under another entry's name (another
+key), or damaged in place, is never read back as that key's value.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from longbench100.core.atomic import write_json_atomic
+from longbench100.core.checked_files import read_checked, write_checked
 
 Value = TypeVar("Value")
 
@@ -32,17 +33,20 @@ def python_sources_digest(root: Path, packages: Sequence[str] = ()) -> str:
     return digest.hexdigest()
 
 
-def stamped(path: Path, value: object) -> dict[str, object]:
-    """``value`` as the entry kept at ``path`` stores it: with the file's name, its key."""
-    return {"entry": path.name, "value": value}
+def read_json_entry(path: Path) -> Any:
+    """The JSON value kept at ``path`` by :func:`write_json_entry` (of any JSON type); raises
+    ``ValueError`` when it is absent, unreadable, foreign or damaged."""
+    content = read_checked(path)
+    if content is None:
+        raise ValueError(f"no entry at {path}")
+    return json.loads(content)
 
 
-def unstamped(path: Path, stored: object) -> Any:
-    """The value of the entry ``stored`` read from ``path``; raises ``KeyError`` when it was written
-    under another name (a foreign entry) or in another form. The value is JSON's, of any type."""
-    if not isinstance(stored, dict) or stored.get("entry") != path.name or "value" not in stored:
-        raise KeyError(path.name)
-    return stored["value"]
+def write_json_entry(path: Path, value: object) -> None:
+    """Keep ``value`` as JSON at ``path``, atomically, with the file's name and a checksum; raises
+    ``OSError`` when the cache cannot be written."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    write_checked(path, text.encode("utf-8"))
 
 
 def cached_json(
@@ -55,12 +59,12 @@ def cached_json(
     ``TypeError`` or ``KeyError`` on a form it does not take), else ``compute()``'s, kept there as
     ``encode`` gives it."""
     try:
-        return decode(unstamped(path, json.loads(path.read_text(encoding="utf-8"))))
+        return decode(read_json_entry(path))
     except (OSError, ValueError, TypeError, KeyError):
         pass  # absent, damaged or foreign: work it out again
     value = compute()
     try:
-        write_json_atomic(path, stamped(path, encode(value)))
+        write_json_entry(path, encode(value))
     except OSError:
         pass  # a read-only cache: worked out again next time
     return value

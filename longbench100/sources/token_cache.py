@@ -14,8 +14,7 @@ import json
 from functools import partial
 from pathlib import Path
 
-from longbench100.core.atomic import write_json_atomic
-from longbench100.core.cache_entries import stamped, unstamped
+from longbench100.core.cache_entries import read_json_entry, write_json_entry
 from longbench100.core.paths import cache_dir
 from longbench100.sources.loader import RECORDS_FORMAT
 from longbench100.sources.records import CountedWhenRead, SourceData
@@ -87,7 +86,7 @@ def _member_counts(
         counts = _count(
             tokenizer, {doc_id: document.text for doc_id, document in data.documents.items()}
         )
-        write_json_atomic(path, stamped(path, counts))
+        write_json_entry(path, counts)
     _learn(
         tokenizer, {doc_id: document.text for doc_id, document in data.documents.items()}, counts
     )
@@ -150,8 +149,7 @@ def _tokens(value: int | list[int]) -> int:
 def _read(path: Path) -> dict[str, int | list[int]] | None:
     """The cached counts, or ``None`` when the file is absent, unreadable or foreign."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            counts = unstamped(path, json.load(handle))
-    except (OSError, ValueError, KeyError):
+        counts = read_json_entry(path)
+    except ValueError:
         return None
     return counts if isinstance(counts, dict) else None

@@ -1,5 +1,6 @@
-"""Cache entries name the file they were written to: one moved or copied under another entry's
-name (another key) is foreign and worked out again, never read back as that key's value."""
+"""Cache entries name the file they were written to and carry a checksum: one moved or copied
+under another entry's name (another key), or damaged in place, is worked out again, never read
+back as that key's value."""
 
 from __future__ import annotations
 
@@ -37,6 +38,13 @@ def test_json_entry_moved_under_another_name_is_worked_out_again(tmp_path: Path)
 
 def test_json_entry_without_its_name_is_worked_out_again(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text("1", encoding="utf-8")
+    assert _keep(tmp_path / "a.json", 2) == 2
+
+
+def test_json_entry_damaged_in_place_is_worked_out_again(tmp_path: Path) -> None:
+    _keep(tmp_path / "a.json", 41)
+    damaged = (tmp_path / "a.json").read_bytes().replace(b"41", b"17")
+    (tmp_path / "a.json").write_bytes(damaged)
     assert _keep(tmp_path / "a.json", 2) == 2
 
 
