@@ -43,10 +43,14 @@ def read_json_entry(path: Path) -> Any:
 
 
 def write_json_entry(path: Path, value: object) -> None:
-    """Keep ``value`` as JSON at ``path``, atomically, with the file's name and a checksum; raises
-    ``OSError`` when the cache cannot be written."""
+    """Keep ``value`` as JSON at ``path``, atomically, with the file's name and a checksum; a cache
+    folder that cannot be written (read-only, another user's) keeps nothing and only costs the
+    work next time."""
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    write_checked(path, text.encode("utf-8"))
+    try:
+        write_checked(path, text.encode("utf-8"))
+    except OSError:
+        pass
 
 
 def cached_json(
@@ -63,8 +67,5 @@ def cached_json(
     except (OSError, ValueError, TypeError, KeyError):
         pass  # absent, damaged or foreign: work it out again
     value = compute()
-    try:
-        write_json_entry(path, encode(value))
-    except OSError:
-        pass  # a read-only cache: worked out again next time
+    write_json_entry(path, encode(value))
     return value

@@ -4,10 +4,14 @@ back as that key's value."""
 
 from __future__ import annotations
 
+import errno
 import shutil
 from pathlib import Path
 
-from longbench100.core.cache_entries import cached_json
+import pytest
+
+from longbench100.core import cache_entries
+from longbench100.core.cache_entries import cached_json, read_json_entry, write_json_entry
 from longbench100.core.marshal_cache import read_marshal, write_marshal
 
 
@@ -57,3 +61,16 @@ def test_marshal_entry_moved_under_another_name_reads_as_absent(tmp_path: Path) 
     write_marshal(tmp_path / "a.marshal", {"x": [1, 2]})
     shutil.copyfile(tmp_path / "a.marshal", tmp_path / "b.marshal")
     assert read_marshal(tmp_path / "b.marshal") is None
+
+
+def test_json_entry_in_a_cache_that_cannot_be_written_is_not_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(path: Path, content: bytes) -> None:
+        raise OSError(errno.EROFS, "Read-only file system", str(path))
+
+    monkeypatch.setattr(cache_entries, "write_checked", refuse)
+    write_json_entry(tmp_path / "a.json", {"counts": [1]})
+    with pytest.raises(ValueError):
+        read_json_entry(tmp_path / "a.json")
+    assert _keep(tmp_path / "a.json", 5) == 5
