@@ -47,10 +47,7 @@ def write_json_entry(path: Path, value: object) -> None:
     folder that cannot be written (read-only, another user's) keeps nothing and only costs the
     work next time."""
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    try:
-        write_checked(path, text.encode("utf-8"))
-    except OSError:
-        pass
+    write_checked(path, text.encode("utf-8"))
 
 
 def cached_json(

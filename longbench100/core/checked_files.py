@@ -15,8 +15,13 @@ from longbench100.core.atomic import write_bytes_atomic
 
 
 def write_checked(path: Path, content: bytes) -> None:
-    """Keep ``content`` in ``path`` atomically, after a line with the file's name and checksum."""
-    write_bytes_atomic(path, _header(path, content) + b"\n" + content)
+    """Keep ``content`` in ``path`` atomically, after a line with the file's name and checksum. A
+    cache that cannot be written there (read-only, another user's, a file where its folder should
+    be) keeps nothing: that only costs the work next time."""
+    try:
+        write_bytes_atomic(path, _header(path, content) + b"\n" + content)
+    except OSError:
+        pass
 
 
 def read_checked(path: Path) -> bytes | None:

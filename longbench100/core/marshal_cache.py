@@ -27,5 +27,6 @@ def read_marshal(path: Path) -> object | None:
 
 
 def write_marshal(path: Path, value: MarshalData) -> None:
-    """Keep ``value`` (plain data only) in ``path``, atomically, with the file's name (its key)."""
+    """Keep ``value`` (plain data only) in ``path``, atomically, with the file's name (its key); an
+    unwritable cache keeps nothing."""
     write_checked(path, marshal.dumps(value))

@@ -121,9 +121,13 @@ def _read(path: Path, source: str, doc_ids: list[str]) -> SourceIndex | None:
 
 
 def _write(index: SourceIndex, path: Path) -> None:
-    """Save ``index`` under a temporary folder next to ``path``, then rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
+    """Save ``index`` under a temporary folder next to ``path``, then rename it into place (a
+    cache folder that cannot be written keeps nothing)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
+    except OSError:
+        return
     try:
         index.retriever.save(str(temporary), show_progress=False)
         (temporary / DOC_IDS_FILE).write_text(json.dumps(index.doc_ids), encoding="utf-8")

@@ -49,13 +49,10 @@ def source_file_sha256(path: Path) -> str:
                 version
             )  # a file changed within the clock's grain could change again unseen: kept in this process only
         else:
-            try:
-                write_marshal(
-                    _digests_path(),
-                    {key: value for key, value in digests.items() if key not in _UNSETTLED},
-                )
-            except OSError:
-                pass  # an unwritable cache only costs the hashing next time
+            write_marshal(  # an unwritable cache only costs the hashing next time
+                _digests_path(),
+                {key: value for key, value in digests.items() if key not in _UNSETTLED},
+            )
     return digests[version]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from longbench100.core import cache_entries
+from longbench100.core import checked_files
 from longbench100.core.cache_entries import cached_json, read_json_entry, write_json_entry
 from longbench100.core.marshal_cache import read_marshal, write_marshal
 
@@ -66,10 +66,10 @@ def test_marshal_entry_moved_under_another_name_reads_as_absent(tmp_path: Path) 
 def test_json_entry_in_a_cache_that_cannot_be_written_is_not_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def refuse(path: Path, content: bytes) -> None:
+    def refuse(path: Path, data: bytes) -> None:
         raise OSError(errno.EROFS, "Read-only file system", str(path))
 
-    monkeypatch.setattr(cache_entries, "write_checked", refuse)
+    monkeypatch.setattr(checked_files, "write_bytes_atomic", refuse)
     write_json_entry(tmp_path / "a.json", {"counts": [1]})
     with pytest.raises(ValueError):
         read_json_entry(tmp_path / "a.json")

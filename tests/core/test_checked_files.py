@@ -40,3 +40,9 @@ def test_damaged_file_reads_as_none(tmp_path: Path, damage) -> None:
     write_checked(path, b'{"count": 42}')
     path.write_bytes(damage(path.read_bytes()))
     assert read_checked(path) is None
+
+
+def test_cache_folder_taken_by_a_file_keeps_nothing(tmp_path: Path) -> None:
+    (tmp_path / "records").write_text("not a folder", encoding="utf-8")
+    write_checked(tmp_path / "records" / "a.bin", b"content")
+    assert read_checked(tmp_path / "records" / "a.bin") is None
