@@ -37,6 +37,16 @@ def read_checked(path: Path) -> bytes | None:
     return content
 
 
+def folder_checksums(folder: Path) -> dict[str, int]:
+    """The CRC-32 of each file directly in ``folder``, by name: kept beside a folder that another
+    library writes, so that a damaged file in it is noticed when read back."""
+    return {
+        path.name: zlib.crc32(path.read_bytes())
+        for path in sorted(folder.iterdir())
+        if path.is_file()
+    }
+
+
 def _header(path: Path, content: bytes) -> bytes:
     """The first line of ``path``'s file when it holds ``content``."""
     return f"{path.name}\t{zlib.crc32(content)}".encode()
