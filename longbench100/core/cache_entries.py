@@ -2,7 +2,10 @@
 reading an entry back or else working it out and keeping it.
 
 An entry is one small JSON file, written atomically, so worker processes may write side by side; an
-absent, damaged or foreign entry is worked out again, and a read-only cache only costs the work.
+absent, damaged or foreign entry is worked out again, and a read-only cache only costs the work. An
+entry names the file it was written to and carries a checksum
+(:mod:`longbench100.core.checked_files`), so one copied or moved under another entry's name (another
+key), or damaged in place, is never read back as that key's value.
 """
 
 from __future__ import annotations
@@ -11,9 +14,9 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from longbench100.core.atomic import write_json_atomic
+from longbench100.core.checked_files import read_checked, write_checked
 
 Value = TypeVar("Value")
 
@@ -30,6 +33,23 @@ def python_sources_digest(root: Path, packages: Sequence[str] = ()) -> str:
     return digest.hexdigest()
 
 
+def read_json_entry(path: Path) -> Any:
+    """The JSON value kept at ``path`` by :func:`write_json_entry` (of any JSON type); raises
+    ``ValueError`` when it is absent, unreadable, foreign or damaged."""
+    content = read_checked(path)
+    if content is None:
+        raise ValueError(f"no entry at {path}")
+    return json.loads(content)
+
+
+def write_json_entry(path: Path, value: object) -> None:
+    """Keep ``value`` as JSON at ``path``, atomically, with the file's name and a checksum; a cache
+    folder that cannot be written (read-only, another user's) keeps nothing and only costs the
+    work next time."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    write_checked(path, text.encode("utf-8"))
+
+
 def cached_json(
     path: Path,
     compute: Callable[[], Value],
@@ -40,12 +60,9 @@ def cached_json(
     ``TypeError`` or ``KeyError`` on a form it does not take), else ``compute()``'s, kept there as
     ``encode`` gives it."""
     try:
-        return decode(json.loads(path.read_text(encoding="utf-8")))
+        return decode(read_json_entry(path))
     except (OSError, ValueError, TypeError, KeyError):
         pass  # absent, damaged or foreign: work it out again
     value = compute()
-    try:
-        write_json_atomic(path, encode(value))
-    except OSError:
-        pass  # a read-only cache: worked out again next time
+    write_json_entry(path, encode(value))
     return value

@@ -23,6 +23,8 @@ from typing import Callable
 import bm25s
 import numpy as np
 
+from longbench100.core.cache_entries import read_json_entry, write_json_entry
+from longbench100.core.checked_files import folder_checksums
 from longbench100.core.paths import cache_dir
 from longbench100.sources.records import SourceData
 from longbench100.sources.registry import SourceEntry
@@ -109,10 +111,11 @@ def _build(source: str, doc_ids: list[str], texts: list[str]) -> SourceIndex:
 
 
 def _read(path: Path, source: str, doc_ids: list[str]) -> SourceIndex | None:
-    """The cached index, or ``None`` when it is absent, unreadable or made for other documents."""
+    """The cached index, or ``None`` when it is absent, unreadable, damaged or made for other
+    documents."""
     try:
-        cached_ids = json.loads((path / DOC_IDS_FILE).read_text(encoding="utf-8"))
-        if cached_ids != doc_ids:
+        kept = read_json_entry(path / DOC_IDS_FILE)
+        if kept != {"doc_ids": doc_ids, "files": _index_checksums(path)}:
             return None
         retriever = bm25s.BM25.load(str(path), show_progress=False)
     except (OSError, ValueError):
@@ -120,13 +123,27 @@ def _read(path: Path, source: str, doc_ids: list[str]) -> SourceIndex | None:
     return SourceIndex(source, doc_ids, retriever, from_cache=True)
 
 
+def _index_checksums(folder: Path) -> dict[str, int]:
+    """The checksums of the index files bm25s saved in ``folder`` (not of the ids file)."""
+    return {
+        name: checksum
+        for name, checksum in folder_checksums(folder).items()
+        if name != DOC_IDS_FILE
+    }
+
+
 def _write(index: SourceIndex, path: Path) -> None:
-    """Save ``index`` under a temporary folder next to ``path``, then rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
+    """Save ``index`` under a temporary folder next to ``path``, then rename it into place (a
+    cache folder that cannot be written keeps nothing)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
+    except OSError:
+        return
     try:
         index.retriever.save(str(temporary), show_progress=False)
-        (temporary / DOC_IDS_FILE).write_text(json.dumps(index.doc_ids), encoding="utf-8")
+        kept = {"doc_ids": index.doc_ids, "files": _index_checksums(temporary)}
+        write_json_entry(temporary / DOC_IDS_FILE, kept)
         os.replace(temporary, path)
     except OSError:
         shutil.rmtree(

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from longbench100.core.atomic import write_bytes_atomic
+from longbench100.core.checked_files import read_checked, write_checked
 from longbench100.core.digests import file_sha256
 from longbench100.core.errors import SourceAbsent, UserError
 from longbench100.core.marshal_cache import read_marshal, write_marshal
@@ -49,13 +49,10 @@ def source_file_sha256(path: Path) -> str:
                 version
             )  # a file changed within the clock's grain could change again unseen: kept in this process only
         else:
-            try:
-                write_marshal(
-                    _digests_path(),
-                    {key: value for key, value in digests.items() if key not in _UNSETTLED},
-                )
-            except OSError:
-                pass  # an unwritable cache only costs the hashing next time
+            write_marshal(  # an unwritable cache only costs the hashing next time
+                _digests_path(),
+                {key: value for key, value in digests.items() if key not in _UNSETTLED},
+            )
     return digests[version]
 
 
@@ -111,7 +108,7 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     _drop_duplicate_items(data)
     _drop_items_failing_source_rules(entry, data)
     _make_item_ids_unique(data)
-    write_bytes_atomic(cached_file, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
+    write_checked(cached_file, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
     return data
 
 
@@ -170,10 +167,12 @@ def _map_file(entry: SourceEntry, spec: FileSpec, path: Path, data: SourceData) 
 
 
 def _read_pickle(path: Path) -> object:
-    """The cached object at ``path``, or ``None`` when it is absent or unreadable."""
+    """The cached object at ``path``, or ``None`` when it is absent, unreadable, foreign or damaged."""
+    content = read_checked(path)
+    if content is None:
+        return None
     try:
-        with open(path, "rb") as handle:
-            return pickle.load(handle)
+        return pickle.loads(content)
     except Exception:  # a damaged or outdated cache file is simply rebuilt
         return None
 

@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
-from longbench100.core.atomic import write_json_atomic
+from longbench100.core.cache_entries import read_json_entry, write_json_entry
 from longbench100.core.paths import cache_dir
 from longbench100.sources.records import Document
 
@@ -100,7 +100,7 @@ def find_near_duplicates(
         return cached
     result = _group(documents)
     if path:
-        write_json_atomic(
+        write_json_entry(
             path,
             {
                 "canonical": result.canonical,
@@ -452,10 +452,9 @@ def _cache_path(documents: Sequence[Document], content_key: str | None = None) -
 
 
 def _read(path: Path) -> NearDuplicates | None:
-    """The cached result, or ``None`` when the file is absent or unreadable."""
+    """The cached result, or ``None`` when the file is absent, unreadable or foreign."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        data = read_json_entry(path)
         return NearDuplicates(
             dict(data["canonical"]), dict(data["dropped"]), dict(data["identical"])
         )

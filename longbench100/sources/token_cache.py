@@ -14,7 +14,7 @@ import json
 from functools import partial
 from pathlib import Path
 
-from longbench100.core.atomic import write_json_atomic
+from longbench100.core.cache_entries import read_json_entry, write_json_entry
 from longbench100.core.paths import cache_dir
 from longbench100.sources.loader import RECORDS_FORMAT
 from longbench100.sources.records import CountedWhenRead, SourceData
@@ -86,7 +86,7 @@ def _member_counts(
         counts = _count(
             tokenizer, {doc_id: document.text for doc_id, document in data.documents.items()}
         )
-        write_json_atomic(path, counts)
+        write_json_entry(path, counts)
     _learn(
         tokenizer, {doc_id: document.text for doc_id, document in data.documents.items()}, counts
     )
@@ -147,10 +147,9 @@ def _tokens(value: int | list[int]) -> int:
 
 
 def _read(path: Path) -> dict[str, int | list[int]] | None:
-    """The cached counts, or ``None`` when the file is absent or unreadable."""
+    """The cached counts, or ``None`` when the file is absent, unreadable or foreign."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            counts = json.load(handle)
-    except (OSError, ValueError):
+        counts = read_json_entry(path)
+    except ValueError:
         return None
     return counts if isinstance(counts, dict) else None

@@ -72,10 +72,7 @@ def keep_piece_counts(
             "pieces": newest_kept({**counts, **counted}),
             "openings": newest_kept({**openings, **decoded}),
         }
-        try:
-            write_marshal(kept_path(member, tasks), kept)
-        except OSError:
-            pass  # a read-only cache: counted again next time
+        write_marshal(kept_path(member, tasks), kept)  # an unwritable cache: counted next time
 
 
 @contextmanager

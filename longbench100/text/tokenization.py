@@ -519,10 +519,7 @@ def _parsed_ranks(contents: bytes, digest: str) -> dict[bytes, int]:
     if isinstance(ranks, dict) and len(ranks) == contents.count(b"\n"):
         return ranks
     ranks = _ranks_of(contents)
-    try:
-        write_marshal(cached, ranks)
-    except OSError:
-        pass  # an unwritable cache only costs the parse next time
+    write_marshal(cached, ranks)  # an unwritable cache only costs the parse next time
     return ranks
 
 

@@ -4,9 +4,9 @@ slow way: the obvious join, a whole count of every rendered prompt, and template
 from __future__ import annotations
 
 import itertools
-import marshal
 import random
 
+from longbench100.core.marshal_cache import read_marshal
 from longbench100.fitting.fit import BuildContext
 from longbench100.sources.records import CountedWhenRead, Document
 from longbench100.tasks import essay_units
@@ -148,7 +148,8 @@ def test_essay_pool_units_and_piece_counts_are_cached(monkeypatch, tmp_path):
         for i in range(20)
     ]
     assert prepare_pool(pool, load_tokenizer("cl100k_base"), lazy=False) is False
-    cached = marshal.loads(_cache_path(pool, load_tokenizer("cl100k_base")).read_bytes())
+    cached = read_marshal(_cache_path(pool, load_tokenizer("cl100k_base")))
+    assert isinstance(cached, dict)
     assert (
         len(cached["columns"])
         == len(cached["placed"])
