@@ -52,10 +52,9 @@ def keep_near_copy_answers(recalled: Answers, tasks: Sequence[str]) -> None:
     worked_out = worked_out_near_copy_answers()
     if not worked_out.keys() - recalled.keys():
         return
-    try:
-        write_marshal(kept_answers_path(tasks), newest_kept({**recalled, **worked_out}))
-    except OSError:
-        pass  # a read-only cache: compared again next time
+    write_marshal(
+        kept_answers_path(tasks), newest_kept({**recalled, **worked_out})
+    )  # an unwritable cache: compared again next time
 
 
 def _valid(kept: object) -> Answers:
