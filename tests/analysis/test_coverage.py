@@ -13,12 +13,11 @@ from click.testing import CliRunner
 
 from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
 from longbench100.cli import main
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
 from longbench100.judge.coverage_rubric import parse_coverage
 from longbench100.judge.setup import PREFLIGHT_PROMPT
 from longbench100.text.chunks import chunk_spans
 from longbench100.text.tokenization import load_tokenizer
+from tests.support.generate_helpers import generate_in_process
 from tests.support.openai_stub import OpenAIStub, prompt_text
 
 PAPER_TASKS = load_suite(DEFAULT_SUITE).tasks  # the eight tasks of the paper
@@ -39,17 +38,7 @@ TAILS = (
 @pytest.fixture(scope="module")
 def data(mirror: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("coverage") / "data"
-    options = GenerateOptions(
-        tasks=PAPER_TASKS,
-        lengths=(("2k", 2048),),
-        rows=2,
-        seed=5,
-        tokenizer="cl100k_base",
-        out=out,
-        sources=str(mirror),
-        workers=1,
-    )
-    run_generate(options, echo=lambda _: None, progress=False)
+    generate_in_process(out, PAPER_TASKS, (("2k", 2048),), 2, sources=str(mirror), seed=5)
     return out
 
 

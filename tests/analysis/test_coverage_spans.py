@@ -15,10 +15,9 @@ from longbench100.analysis.prompt_parts import IDK_INSTRUCTION, split_prompt
 from longbench100.cli import main
 from longbench100.core.errors import UserError
 from longbench100.fitting.spans import embedded_spans
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
 from longbench100.judge.setup import PREFLIGHT_PROMPT
 from longbench100.text.tokenization import load_tokenizer
+from tests.support.generate_helpers import generate_in_process
 from tests.support.openai_stub import OpenAIStub, prompt_text
 
 TASKS = (
@@ -35,17 +34,7 @@ TASKS = (
 @pytest.fixture(scope="module")
 def data(mirror: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("spans") / "data"
-    options = GenerateOptions(
-        tasks=list(TASKS),
-        lengths=(("2k", 2048),),
-        rows=2,
-        seed=9,
-        tokenizer="cl100k_base",
-        out=out,
-        sources=str(mirror),
-        workers=1,
-    )
-    run_generate(options, echo=lambda _: None, progress=False)
+    generate_in_process(out, TASKS, (("2k", 2048),), 2, sources=str(mirror), seed=9)
     return out
 
 

@@ -10,9 +10,8 @@ from click.testing import CliRunner
 
 from longbench100.analysis.prompt_parts import IDK_INSTRUCTION, split_prompt
 from longbench100.cli import main
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
 from tests.conftest import SHARED_SOURCES
+from tests.support.generate_helpers import generate_in_process
 
 TASKS = ("kv_retrieval", "passage_retrieval", "passage_count", "single_doc_qa")
 
@@ -33,17 +32,7 @@ def records(folder: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def data(mirror: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dolce") / "data"
-    options = GenerateOptions(
-        tasks=TASKS,
-        lengths=(("2k", 2048),),
-        rows=4,
-        seed=3,
-        tokenizer="cl100k_base",
-        out=out,
-        sources=str(mirror),
-        workers=1,
-    )
-    run_generate(options, echo=lambda _: None, progress=False)
+    generate_in_process(out, TASKS, (("2k", 2048),), 4, sources=str(mirror), seed=3)
     return out
 
 
@@ -442,20 +431,7 @@ def test_a_model_that_never_answers_is_flagged_and_warned(
 
 def test_one_problem_alone_is_flagged(data: Path, tmp_path: Path):
     one = tmp_path / "one-data"
-    run_generate(
-        GenerateOptions(
-            tasks=("passage_retrieval",),
-            lengths=(("2k", 2048),),
-            rows=1,
-            seed=3,
-            tokenizer="cl100k_base",
-            out=one,
-            sources="demo",
-            workers=1,
-        ),
-        echo=lambda _: None,
-        progress=False,
-    )
+    generate_in_process(one, ("passage_retrieval",), (("2k", 2048),), 1, sources="demo", seed=3)
     assert (
         run("probes", "--data", str(one), "--out", str(tmp_path / "p"), "--windows", "0,1,all")[0]
         == 0
@@ -475,19 +451,13 @@ def test_one_problem_alone_is_flagged(data: Path, tmp_path: Path):
 @pytest.mark.skipif(not SHARED_SOURCES.is_dir(), reason="needs the real sources mirror")
 def test_an_always_idk_model_on_real_probes_is_never_solved(tmp_path: Path):
     data_dir = tmp_path / "real"
-    run_generate(
-        GenerateOptions(
-            tasks=("passage_retrieval", "kv_retrieval"),
-            lengths=(("4k", 4096),),
-            rows=3,
-            seed=1,
-            tokenizer="cl100k_base",
-            out=data_dir,
-            sources=str(SHARED_SOURCES),
-            workers=1,
-        ),
-        echo=lambda _: None,
-        progress=False,
+    generate_in_process(
+        data_dir,
+        ("passage_retrieval", "kv_retrieval"),
+        (("4k", 4096),),
+        3,
+        sources=str(SHARED_SOURCES),
+        seed=1,
     )
     probes = tmp_path / "probes"
     assert (

@@ -24,10 +24,9 @@ import pytest
 from click.testing import CliRunner
 
 from longbench100.cli import main
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
 from longbench100.tasks import counting_stars
 from longbench100.text.tokenization import load_tokenizer
+from tests.support.generate_helpers import generate_in_process
 from tests.support.openai_stub import OpenAIStub, prompt_text
 
 TASKS = ("counting_stars", "passage_retrieval")
@@ -40,17 +39,7 @@ Responder = Callable[[str], str]
 
 
 def _generate(mirror: Path, out: Path) -> Path:
-    options = GenerateOptions(
-        tasks=TASKS,
-        lengths=LENGTHS,
-        rows=ROWS,
-        seed=23,
-        tokenizer="cl100k_base",
-        out=out,
-        sources=str(mirror),
-        workers=1,
-    )
-    run_generate(options, echo=lambda _: None, progress=False)
+    generate_in_process(out, TASKS, LENGTHS, ROWS, sources=str(mirror), seed=23)
     return out
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import signal
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -127,26 +129,43 @@ def reseal(folder: Path) -> None:
     path.write_text(json.dumps(sealed_manifest(manifest), indent=2), encoding="utf-8")
 
 
-def generate_from_demo(
-    out: Path, tasks: tuple[str, ...], lengths: tuple[tuple[str, int], ...], rows: int
+def generate_in_process(
+    out: Path,
+    tasks: Sequence[str],
+    lengths: tuple[tuple[str, int], ...],
+    rows: int,
+    *,
+    sources: str,
+    seed: int,
+    **options: Any,
 ) -> Path:
-    """Generate ``tasks`` at ``lengths`` from the packaged demo sources into ``out``, in this
-    process, on one worker, printing nothing (seed 1, cl100k_base)."""
+    """Generate ``tasks`` at ``lengths`` from ``sources`` into ``out``, in this process, printing
+    nothing (cl100k_base, one worker unless ``options`` say otherwise; ``options``: any further
+    :class:`GenerateOptions` field)."""
+    settings: dict[str, Any] = {"workers": 1, **options}
     run_generate(
         GenerateOptions(
-            tasks=tasks,
+            tasks=tuple(tasks),
             lengths=lengths,
             rows=rows,
-            seed=1,
+            seed=seed,
             tokenizer="cl100k_base",
             out=out,
-            sources="demo",
-            workers=1,
+            sources=sources,
+            **settings,
         ),
         echo=lambda _: None,
         progress=False,
     )
     return out
+
+
+def generate_from_demo(
+    out: Path, tasks: tuple[str, ...], lengths: tuple[tuple[str, int], ...], rows: int
+) -> Path:
+    """Generate ``tasks`` at ``lengths`` from the packaged demo sources into ``out``, in this
+    process, on one worker, printing nothing (seed 1, cl100k_base)."""
+    return generate_in_process(out, tasks, lengths, rows, sources="demo", seed=1)
 
 
 def assert_one_line_error(code: int, output: str, *needles: str) -> None:

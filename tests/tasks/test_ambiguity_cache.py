@@ -21,8 +21,6 @@ import pytest
 from longbench100.baselines.lexical import query_similarities, tfidf_vectorizer
 from longbench100.fitting.templates import PromptTemplates
 from longbench100.generate import run as run_module
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
 from longbench100.sources.corpus import Corpus, load_corpus
 from longbench100.sources.locations import resolve_location
 from longbench100.sources.records import Document, Item
@@ -39,6 +37,7 @@ from longbench100.tasks.passage_retrieval import (
 from longbench100.text import tfidf
 from longbench100.text.tfidf import TfidfIndex
 from longbench100.text.tokenization import load_tokenizer
+from tests.support.generate_helpers import generate_in_process
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -180,18 +179,16 @@ def test_the_parent_fits_each_drawn_pool_once_before_the_workers_fork(
 
     # forked workers inherit it; they fit the prompts' passages, which are no pool
     monkeypatch.setattr(passage_retrieval, "TfidfIndex", LoggedIndex)
-    options = GenerateOptions(
-        tasks=("passage_retrieval",),
-        lengths=(("2k", 2048), ("3000", 3000)),
-        rows=4,
-        seed=11,
-        tokenizer="cl100k_base",
-        out=tmp_path / "out",
+    generate_in_process(
+        tmp_path / "out",
+        ("passage_retrieval",),
+        (("2k", 2048), ("3000", 3000)),
+        4,
         sources=str(mirror),
+        seed=11,
         workers=2,
         controls=False,
     )
-    run_generate(options, echo=lambda _: None, progress=False)
     pools = {
         _digest([document.text for document in pool]): name
         for name, pool in PassageRetrieval(

@@ -12,12 +12,11 @@ from click.testing import CliRunner
 
 from longbench100.cli import main
 from longbench100.folders.data_records import DataRecord
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
 from longbench100.scoring.metrics.passage_ids import id_f1, parse_passage_ids
 from longbench100.text.tokenization import load_tokenizer
 from tests.conftest import SHARED_SOURCES
 from tests.scoring.test_predictions import write_predictions
+from tests.support.generate_helpers import generate_in_process
 
 LENGTHS = (("2k", 2048), ("4k", 4096))
 RESERVED = 128  # attributing keeps its answer room free
@@ -27,17 +26,9 @@ _HEADING = re.compile(r"^Passage (\d+):\n", re.MULTILINE)
 def _generate(
     mirror: Path, out: Path, lengths=LENGTHS, rows: int = 4, sources: str | None = None
 ) -> Path:
-    options = GenerateOptions(
-        tasks=["attributing"],
-        lengths=lengths,
-        rows=rows,
-        seed=11,
-        tokenizer="cl100k_base",
-        out=out,
-        sources=sources or str(mirror),
-        workers=1,
+    generate_in_process(
+        out, ["attributing"], lengths, rows, sources=sources or str(mirror), seed=11
     )
-    run_generate(options, echo=lambda _: None, progress=False)
     return out
 
 

@@ -14,9 +14,8 @@ import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
 from tests.conftest import SHARED_SOURCES
+from tests.support.generate_helpers import generate_in_process
 
 TASKS = (
     "kv_retrieval",
@@ -32,21 +31,7 @@ PASSAGE = re.compile(r"^Passage (\d+):\n", re.MULTILINE)
 
 
 def _generate(sources: str, out: Path, lengths: tuple[tuple[str, int], ...], rows: int) -> Path:
-    run_generate(
-        GenerateOptions(
-            tasks=TASKS,
-            lengths=lengths,
-            rows=rows,
-            seed=46,
-            tokenizer="cl100k_base",
-            out=out,
-            sources=sources,
-            workers=1,
-        ),
-        echo=lambda _: None,
-        progress=False,
-    )
-    return out
+    return generate_in_process(out, TASKS, lengths, rows, sources=sources, seed=46)
 
 
 @pytest.fixture(scope="module")

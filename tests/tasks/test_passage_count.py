@@ -17,10 +17,9 @@ from longbench100.baselines.check import run_baselines
 from longbench100.baselines.prompt_view import read_prompt
 from longbench100.baselines.strategies import chance_answers
 from longbench100.folders.data_records import DataRecord
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
 from longbench100.sources.records import Document
 from longbench100.tasks.passage_count import DistinctTarget
+from tests.support.generate_helpers import generate_in_process
 
 COUNT_SHORTCUTS = ("ratio_of_total", "prior_answer")
 PER_PASSAGE = 6
@@ -95,17 +94,7 @@ def test_chance_counts_only_what_the_row_could_hold() -> None:
 @pytest.fixture(scope="module")
 def generated(mirror: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("passage_count") / "out"
-    options = GenerateOptions(
-        tasks=("passage_count",),
-        lengths=(("8k", 8192),),
-        rows=60,
-        seed=45,
-        tokenizer="cl100k_base",
-        out=out,
-        sources=str(mirror),
-        workers=1,
-    )
-    run_generate(options, echo=lambda _: None, progress=False)
+    generate_in_process(out, ("passage_count",), (("8k", 8192),), 60, sources=str(mirror), seed=45)
     return out
 
 
