@@ -6,9 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from longbench100.cli import main
 from longbench100.generate import run as run_module
 from longbench100.sources import corpus as corpus_module
 from longbench100.sources.loader import load_source
@@ -18,7 +16,7 @@ from longbench100.sources.token_cache import attach_token_counts, cache_path
 from longbench100.tasks import niah
 from longbench100.text.joint_tokenizer import load_tokenizers
 from longbench100.text.tokenization import load_tokenizer
-from tests.support.generate_helpers import tree
+from tests.support.generate_helpers import generate, tree
 
 
 def test_counted_when_read_gives_the_cached_counts_and_writes_nothing(
@@ -63,19 +61,11 @@ def test_several_tokenizers_count_when_read_as_the_largest(
 
 def _generate(cache: Path, out: Path, mirror: Path, workers: str, monkeypatch) -> None:
     monkeypatch.setenv("LONGBENCH100_CACHE", str(cache))
-    result = CliRunner().invoke(
-        main,
-        [
-            "generate",
-            "--quiet",
-            "--sources",
-            str(mirror),
-            "--tasks",
-            "niah_single_2,niah_multikey_1",
-        ]
-        + ["--lengths", "1k,2k", "--rows", "3", "--workers", workers, "--out", str(out)],
+    generate(
+        out,
+        *["--sources", str(mirror), "--tasks", "niah_single_2,niah_multikey_1"],
+        *["--lengths", "1k,2k", "--rows", "3", "--workers", workers],
     )
-    assert result.exit_code == 0, result.output
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
