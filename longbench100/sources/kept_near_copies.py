@@ -11,19 +11,16 @@ comparing.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from longbench100.core.kept_between_runs import kept_file, newest_kept
 from longbench100.core.marshal_cache import read_marshal, write_marshal
-from longbench100.core.paths import cache_dir
 from longbench100.sources.near_duplicates import (
     NEAR_COPY_RULE,
     learn_near_copy_answers,
     worked_out_near_copy_answers,
 )
-from longbench100.text.kept_pieces import newest_kept
 
 FORMAT = 1
 """Bump when what a kept answer means changes in a way the key does not show."""
@@ -34,8 +31,7 @@ Answers = dict[bytes, bool]
 
 def kept_answers_path(tasks: Sequence[str]) -> Path:
     """Where the filler check's answers for runs of ``tasks`` are kept."""
-    key = json.dumps([FORMAT, NEAR_COPY_RULE, sorted(set(tasks))])
-    return cache_dir() / "near_copies" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.marshal"
+    return kept_file("near_copies", [FORMAT, NEAR_COPY_RULE], tasks)
 
 
 def recall_near_copy_answers(tasks: Sequence[str]) -> Answers:

@@ -13,22 +13,17 @@ read-only cache only costs the tokenizing.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from longbench100.core.kept_between_runs import kept_file, newest_kept
 from longbench100.core.marshal_cache import read_marshal, write_marshal
-from longbench100.core.paths import cache_dir
 from longbench100.text.segment_count import ANY_BOUNDARY, CUT
 from longbench100.text.tokenization import Tokenizer
 
 FORMAT = 2
 """Bump when what a kept count means changes in a way the key does not show."""
-KEPT_LIMIT = 100_000
-"""Most pieces (and openings) kept per tokenizer and set of tasks; beyond it the ones counted
-longest ago are dropped."""
 
 Openings = dict[tuple[str, int], "str | None"]
 """``(text, count)`` -> the text's first ``count`` tokens decoded (``None``: it holds no more)."""
@@ -38,10 +33,8 @@ Recalled = dict[str, tuple[dict[str, int], Openings]]
 
 def kept_path(tokenizer: Tokenizer, tasks: Sequence[str]) -> Path:
     """Where ``tokenizer``'s piece counts for runs of ``tasks`` are kept."""
-    key = json.dumps(
-        [FORMAT, tokenizer.identity, CUT.pattern, ANY_BOUNDARY.pattern, sorted(set(tasks))]
-    )
-    return cache_dir() / "piece_counts" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.marshal"
+    key = [FORMAT, tokenizer.identity, CUT.pattern, ANY_BOUNDARY.pattern]
+    return kept_file("piece_counts", key, tasks)
 
 
 def recall_piece_counts(members: tuple[Tokenizer, ...], tasks: Sequence[str]) -> Recalled:
@@ -86,11 +79,6 @@ def not_kept(members: tuple[Tokenizer, ...]) -> Iterator[None]:
     finally:
         for member in members:
             member.keep_counting(True)
-
-
-def newest_kept(kept: dict) -> dict:
-    """``kept`` less the entries added longest ago beyond :data:`KEPT_LIMIT`."""
-    return dict(list(kept.items())[-KEPT_LIMIT:]) if len(kept) > KEPT_LIMIT else kept
 
 
 def _valid(kept: object) -> tuple[dict[str, int], Openings]:
