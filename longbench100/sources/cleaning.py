@@ -129,6 +129,10 @@ _CONTRACTION_OPENING = re.compile(
 # double quotes (it would glue an opening quote to the word before), and the dash and ellipsis that
 # English prose spaces too (it would write "field--only", "work...in")
 _GUARDED = (('"', "\ue000"), ("--", "\ue001"), ("...", "\ue002"))
+# the same stand-ins in ASCII, used for a text that holds none of either set: the detokenizer treats
+# these characters as it treats those (no blank, word character, mark or character a rule names, no
+# case), and a text it is given stays one byte a character, which it goes through quicker
+_ASCII_GUARDED = (('"', "^"), ("--", "~"), ("...", "|"))
 _GUTENBERG_START = re.compile(
     r"^\*{3} ?START OF (?:THIS|THE) PROJECT GUTENBERG EBOOK[^\n]*$", re.MULTILINE | re.IGNORECASE
 )
@@ -296,8 +300,11 @@ def detokenize(text: str) -> str:
         detokenize_line,  # compiled rules: loaded only when a source is cleaned, not on a warm run
     )
 
+    guarded = _stand_ins(text)
     lines = (
-        _unguard(detokenize_line(_guard(line))) if detokenizer_acts_on(line) else line.strip()
+        _unguard(detokenize_line(_guard(line, guarded)), guarded)
+        if detokenizer_acts_on(line)
+        else line.strip()
         for line in text.split("\n")
     )
     return "\n".join(lines)
@@ -329,16 +336,23 @@ def detokenizer_acts_on(line: str) -> bool:
     return _SPLIT_CONTRACTION.search(line) is not None
 
 
-def _guard(line: str) -> str:
-    """``line`` with the :data:`_GUARDED` strings replaced by their stand-ins."""
-    for text, stand_in in _GUARDED:
+def _stand_ins(text: str) -> tuple[tuple[str, str], ...]:
+    """The stand-ins the lines of ``text`` are guarded with: :data:`_ASCII_GUARDED`, unless ``text``
+    holds one of them or of :data:`_GUARDED` (turning those back would change the text)."""
+    held = _ASCII_GUARDED if text.isascii() else _ASCII_GUARDED + _GUARDED
+    return _GUARDED if any(stand_in in text for _, stand_in in held) else _ASCII_GUARDED
+
+
+def _guard(line: str, guarded: tuple[tuple[str, str], ...]) -> str:
+    """``line`` with the ``guarded`` strings replaced by their stand-ins."""
+    for text, stand_in in guarded:
         line = line.replace(text, stand_in)
     return line
 
 
-def _unguard(line: str) -> str:
-    """``line`` with the stand-ins of :data:`_GUARDED` turned back."""
-    for text, stand_in in reversed(_GUARDED):
+def _unguard(line: str, guarded: tuple[tuple[str, str], ...]) -> str:
+    """``line`` with the stand-ins of ``guarded`` turned back."""
+    for text, stand_in in reversed(guarded):
         line = line.replace(stand_in, text)
     return line
 

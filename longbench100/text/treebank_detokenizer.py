@@ -81,16 +81,28 @@ def _literal_rule(literal: str, replacement: str) -> _Rule:
 def _space_dropping_rule(
     pattern: str, replacement: str, characters: str, *, space_after: bool = False
 ) -> _Rule:
-    """A rule that drops the blank before (or after) one of ``characters``: in a spaced text, every such space and
-    character form a match (the character is no blank, so two matches never share a place), and the rule deletes
-    each of those spaces."""
-    spaced = tuple(f"{character} " if space_after else f" {character}" for character in characters)
+    """A rule that drops the blank before (or after) one of ``characters``."""
+    if space_after:
+        return _joining_rule(pattern, replacement, tuple(characters), ("",))
+    return _joining_rule(pattern, replacement, ("",), tuple(characters))
+
+
+def _joining_rule(
+    pattern: str, replacement: str, befores: tuple[str, ...], afters: tuple[str, ...]
+) -> _Rule:
+    """A rule that drops the blank between one of ``befores`` and one of ``afters`` (an empty one
+    stands for no text: the blank after or before the other); it needs one of ``befores``, or of
+    ``afters`` where those are all empty. In a spaced text, every such space with its neighbours
+    forms a match, no two of them share a place (no ``after`` holds the start of a ``before`` or a
+    space), and dropping one space neither makes nor unmakes another, so the literal swaps done in
+    turn delete exactly the spaces the pattern deletes."""
+    spaced = tuple(f"{before} {after}" for before in befores for after in afters)
     return _Rule(
         regex.compile(pattern),
         replacement,
-        tuple(characters),
+        tuple(before for before in befores if before) or afters,
         spaced,
-        tuple((pair, pair.strip(" ")) for pair in spaced),
+        tuple((pair, pair.replace(" ", "")) for pair in spaced),
     )
 
 
@@ -153,7 +165,8 @@ CONTRACTION_WORDS = (
 )
 _CLITICS = ("'ll", "'LL", "'re", "'RE", "'ve", "'VE", "n't", "N'T")
 # a blank other than the space: Python's ``re`` reads ``\s`` as str.isspace, which holds every blank of the rules'
-# engine and four separators more (U+001C-U+001F), so a text this finds nothing in is spaced for the rules
+# engine and four separators more (U+001C-U+001F), so a text this finds nothing in is spaced for the rules;
+# none of these is printable, so a printable text (the most, and a quicker test) is spaced too
 _OTHER_BLANK = re.compile(r"[^\S ]")
 
 ENDING_QUOTES = (
@@ -166,7 +179,7 @@ ENDING_QUOTES = (
     _rule(r"([^' ])\s('[sS]|'[mM]|'[dD]|') ", r"\1\2 ", ("'",), (" '",)),
     _rule(r"([^'\s])\s(\'\')", r"\1\2", ("''",), (" ''",)),
     _rule(r"([,.;:!?'])\s+(\"|\'\')", r"\1\2", ('"', "''"), (' "', " ''")),
-    _rule(r"(\'\')\s([.,:)\]>};%])", r"\1\2", ("''",), ("'' ",)),
+    _joining_rule(r"(\'\')\s([.,:)\]>};%])", r"\1\2", ("''",), tuple(".,:)]>};%")),
     _literal_rule("''", '"'),
     _rule(r'([,.;:!?])"(\')', r"\1\2" '"', ("\"'",)),
 )
@@ -174,7 +187,7 @@ DOUBLE_DASHES = _literal_rule(" -- ", "--")
 PARENS_BRACKETS = (
     _space_dropping_rule(r"([\[\(\{\<])\s", r"\g<1>", "[({<", space_after=True),
     _space_dropping_rule(r"\s([\]\)\}\>])", r"\g<1>", "])}>"),
-    _rule(r"([\]\)\}\>])\s([:;,.])", r"\1\2", tuple("])}>"), ("] ", ") ", "} ", "> ")),
+    _joining_rule(r"([\]\)\}\>])\s([:;,.])", r"\1\2", tuple("])}>"), tuple(":;,.")),
 )
 PUNCTUATION = (
     _rule(r"([^'])\s'\s", r"\1' ", ("'",), (" ' ",)),
@@ -187,7 +200,7 @@ PUNCTUATION = (
 )
 STARTING_QUOTES = (
     _rule(r"([ (\[{<])\s``", r"\1``", ("``",), (" ``",)),
-    _rule(r"(``)\s", r"\1", ("``",), ("`` ",)),
+    _joining_rule(r"(``)\s", r"\1", ("``",), ("",)),
     _literal_rule("``", '"'),
 )
 _AFTER_STRIP = (DOUBLE_DASHES, *PARENS_BRACKETS, *PUNCTUATION, *STARTING_QUOTES)
@@ -200,7 +213,7 @@ def detokenize_line(line: str) -> str:
     tens of millions of characters, or a very busy machine); this has no such limit and returns.
     """
     text = f" {line} "
-    if _OTHER_BLANK.search(text) is not None:
+    if not text.isprintable() and _OTHER_BLANK.search(text) is not None:
         text = _join_split_contractions(text)
         text = _apply(text, ENDING_QUOTES).strip()
         return _apply(text, _AFTER_STRIP).strip()

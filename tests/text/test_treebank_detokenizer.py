@@ -295,7 +295,7 @@ def test_the_plan_of_a_text_keeps_every_literal_whose_marks_it_holds() -> None:
     swapped = {
         swap[0] for rule in plan.ending_quotes + plan.after_strip for swap in rule.spaced_swaps
     }
-    assert {" '", " .", ") "} <= kept and {"( ", " )"} <= swapped
+    assert {" '", " ."} <= kept and {"( ", " )", ") ."} <= swapped
     assert " ?" not in swapped and " ``" not in kept  # marks the text does not hold
     assert ' "' in kept  # a literal without marks is always looked for
 
