@@ -290,7 +290,8 @@ def detokenize(text: str) -> str:
     """Join Penn-Treebank-tokenized text back into ordinary prose, line by line (NLTK's Treebank
     detokenizer, as :mod:`longbench100.text.treebank_detokenizer` runs it).
 
-    Plain double quotes, "--" and "..." are kept out of the detokenizer's reach (:data:`_GUARDED`);
+    Plain double quotes, "--" and "..." are kept out of the detokenizer's reach (:data:`_GUARDED`,
+    in ASCII where the text allows it: :func:`_stand_ins`);
     Treebank text writes its quotes as `` and '', which it turns into plain quotes.
     Only lines with something the detokenizer acts on are passed to it (:func:`detokenizer_acts_on`); it
     would return every other line stripped of its outer spaces and otherwise unchanged (checked on

@@ -10,13 +10,14 @@ rule runs only when the text holds a literal that the rule cannot match without 
 does not match leaves the text as it was, so skipping it is exact). The contraction rules share one
 such gate, a pattern that any of them matching implies.
 
-Almost every line is *spaced*: its only blank is the space. There each ``\s`` of a pattern can only
-be a space, and the rules never bring in another blank (they delete spaces or move matched text), so
-the line stays spaced to the end. On such a line:
+Almost every line is *spaced*: its only blank is the space (a printable line always is). There
+each ``\s`` of a pattern can only be a space, and the rules never bring in another blank (they
+delete spaces or move matched text), so the line stays spaced to the end. On such a line:
 
 - a rule needs its literal with the space beside it (" ," where any text needs a bare ",");
-- a rule that only drops the space before or after one character ("\s([:,])"), and a rule whose
-  pattern is plain text ("''"), is done with ``str.replace``, which finds the same places;
+- a rule that only drops the space between two strings (before or after one character,
+  "\s([:,])", or between a closing bracket and a stop, "([\]\)\}\>])\s([:;,.])"), and a rule
+  whose pattern is plain text ("''"), is done with ``str.replace``, which finds the same places;
 - a contraction rule runs only where the line, in lower case, holds its two words with the space
   between them ("can not"), provided the line holds none of the four letters that ``(?i)`` pairs
   with an ASCII letter ("ſ" with "s", the Kelvin sign with "k", dotted and dotless I with "i");
@@ -164,9 +165,9 @@ CONTRACTION_WORDS = (
     "wan na",
 )
 _CLITICS = ("'ll", "'LL", "'re", "'RE", "'ve", "'VE", "n't", "N'T")
-# a blank other than the space: Python's ``re`` reads ``\s`` as str.isspace, which holds every blank of the rules'
-# engine and four separators more (U+001C-U+001F), so a text this finds nothing in is spaced for the rules;
-# none of these is printable, so a printable text (the most, and a quicker test) is spaced too
+# a blank other than the space: Python's ``re`` reads ``\s`` as str.isspace, which holds every blank
+# of the rules' engine and four separators more (U+001C-U+001F), so a text this finds nothing in is
+# spaced for the rules. None of these is printable, so a printable text (most are) is spaced too
 _OTHER_BLANK = re.compile(r"[^\S ]")
 
 ENDING_QUOTES = (

@@ -239,3 +239,40 @@ def test_what_the_detokenizer_acts_on_is_found_as_one_case_blind_regex_finds_it(
     assert detokenizer_acts_on("I gım me that") and detokenizer_acts_on(
         "We CAN\u2003NOT go"
     )  # case-blind beyond ASCII
+
+
+def test_ascii_stand_ins_give_what_the_private_use_stand_ins_give():
+    """The step guards a text with ASCII stand-ins unless it holds one (or a private-use one): on
+    random token texts, some holding the stand-ins themselves, it gives what guarding every text
+    with the private-use stand-ins gives."""
+    import random
+
+    from longbench100.sources import cleaning
+    from longbench100.text.treebank_detokenizer import detokenize_line
+
+    def with_private_use_stand_ins(text: str) -> str:
+        guarded = cleaning._GUARDED
+        return "\n".join(
+            cleaning._unguard(detokenize_line(cleaning._guard(line, guarded)), guarded)
+            if cleaning.detokenizer_acts_on(line)
+            else line.strip()
+            for line in text.split("\n")
+        )
+
+    tokens = [
+        *('"', "--", "...", "-", "..", "``", "''", "'", "'s", "n't", "can", "not", "gon", "na"),
+        *(".", ",", "?", "(", ")", "[", "$", "%", "word", "It", "\t", "\xa0", "\n", "\n"),
+    ]
+    rng = random.Random(3)
+    kinds = {cleaning._GUARDED: 0, cleaning._ASCII_GUARDED: 0}
+    for _ in range(3000):
+        parts = [rng.choice(tokens) for _ in range(rng.randint(1, 16))]
+        if rng.random() < 0.2:
+            parts.append(rng.choice("^~|\ue000\ue001\ue002"))
+        text = "".join(part + rng.choice([" ", " ", ""]) for part in parts)
+        kinds[cleaning._stand_ins(text)] += 1
+        assert CLEANING_STEPS["detokenize"](text) == with_private_use_stand_ins(text), repr(text)
+    assert min(kinds.values()) > 300  # both kinds of stand-ins were used
+    for stand_in in "^~|":  # held by the text: kept as it is, and the guarded strings come back
+        text = f"x {stand_in} y , `` z '' -- w ... \"v\""
+        assert CLEANING_STEPS["detokenize"](text) == f'x {stand_in} y, "z" -- w ... "v"'

@@ -348,3 +348,38 @@ def test_output_equals_nltks_on_real_tokenized_lines() -> None:
     assert len(questions) > 5000
     for question in questions:
         assert detokenize_line(question) == nltk_detokenize(question), question
+
+
+SWAP_VOCABULARY = [
+    *("''", "'", "'''", "``", "`", '"', "--", "-", "...", "..", "."),
+    *(",", ":", ";", "!", "?", "%", "#", "$", "(", ")", "[", "]", "{", "}", "<", ">"),
+    *("word", "'s", "n't", "x.", ")."),
+]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_each_rule_with_swaps_does_on_a_spaced_text_what_its_pattern_does(seed: int) -> None:
+    """On spaced lines built from the characters the rules with swaps name, each such rule's swaps
+    done in turn give what its pattern gives, and every such rule changes many of the lines."""
+    rng = random.Random(60 + seed)
+    rules = [rule for rule in (*ours.ENDING_QUOTES, *ours._AFTER_STRIP) if rule.spaced_swaps]
+    changed = dict.fromkeys(rules, 0)
+    for _ in range(4000):
+        parts = [rng.choice(SWAP_VOCABULARY) for _ in range(rng.randint(1, 12))]
+        text = " " + "".join(part + rng.choice([" ", " ", "", "  "]) for part in parts) + " "
+        for rule in rules:
+            swapped = text
+            for literal, replacement in rule.spaced_swaps:
+                swapped = swapped.replace(literal, replacement)
+            assert swapped == rule.pattern.sub(rule.replacement, text), (rule.pattern, text)
+            changed[rule] += swapped != text
+    assert min(changed.values()) > 100, {rule.pattern.pattern: n for rule, n in changed.items()}
+
+
+def test_a_printable_text_is_spaced() -> None:
+    """No blank of either engine but the space is printable, so a printable text needs no search
+    for another blank."""
+    everything = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF)
+    blanks = {*ours._OTHER_BLANK.findall(everything), *regex.findall(r"\s", everything)} - {" "}
+    assert len(blanks) > 20
+    assert [blank for blank in blanks if blank.isprintable()] == []
