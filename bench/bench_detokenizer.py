@@ -4,9 +4,9 @@ Usage: python bench/bench_detokenizer.py --sources MIRROR
 
 Loads every active source that declares the ``detokenize`` cleaning step, with an empty cache,
 records each line the step passes to the detokenizer (the lines :func:`longbench100.sources.cleaning.detokenizer_acts_on`
-selects), then runs both detokenizers over the distinct lines, best of two passes each, after the
-same guarding of quotes, dashes and ellipses. Exits 1 on any difference. Also times importing NLTK's
-detokenizer in a fresh process (what each cleaning process paid before).
+selects, with the quotes, dashes and ellipses guarded as the step guards them), then runs both
+detokenizers over the distinct lines, best of two passes each. Exits 1 on any difference. Also
+times importing NLTK's detokenizer in a fresh process (what each cleaning process paid before).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ sys.path.insert(0, str(HERE.parent))
 
 
 def tokenized_lines(sources: str) -> list[str]:
-    """The distinct lines the ``detokenize`` step of the mirror's sources hands to the detokenizer."""
+    """The distinct lines the ``detokenize`` step of the mirror's sources hands to the detokenizer,
+    guarded as it guards them."""
     from longbench100.sources import cleaning
     from longbench100.sources.loader import load_source
     from longbench100.sources.locations import active_entries, resolve_location
@@ -33,7 +34,12 @@ def tokenized_lines(sources: str) -> list[str]:
     step = cleaning.CLEANING_STEPS["detokenize"]
 
     def recording(text: str) -> str:
-        seen.update(line for line in text.split("\n") if cleaning.detokenizer_acts_on(line))
+        stand_ins = cleaning._stand_ins(text)
+        seen.update(
+            cleaning._guard(line, stand_ins)
+            for line in text.split("\n")
+            if cleaning.detokenizer_acts_on(line)
+        )
         return step(text)
 
     cleaning.CLEANING_STEPS["detokenize"] = recording
@@ -74,10 +80,9 @@ def main() -> int:
     os.environ["LONGBENCH100_CACHE"] = tempfile.mkdtemp(prefix="lb100-detok-")
     from nltk.tokenize.treebank import TreebankWordDetokenizer
 
-    from longbench100.sources.cleaning import _guard
     from longbench100.text.treebank_detokenizer import detokenize_line
 
-    lines = [_guard(line) for line in tokenized_lines(args.sources)]
+    lines = tokenized_lines(args.sources)
     nltk = TreebankWordDetokenizer()
     nltk_seconds, expected = best_of_two(lambda line: nltk.detokenize(line.split(" ")), lines)
     our_seconds, ours = best_of_two(detokenize_line, lines)
