@@ -117,6 +117,9 @@ _ACRONYM_POSSESSIVE = re.compile(r"\b([A-Z]{2,}) s\b(?=\s)")
 # looked for in turn (:func:`detokenizer_acts_on`): a space before closing punctuation, quotes or a clitic; a
 # space after an opening bracket or $ #; `` and '' and escaped brackets; split contractions ("can not", "gon na")
 _SPACE_BEFORE = re.compile(r"\s(?:[,.;:?!%)\]}>'\"]|n't\b|'t\s+(?:is|was)\b)")
+# the same with the space for its first blank: a quicker search (it starts with a literal), and the
+# same on a printable line, whose only blank is the space
+_SPACE_BEFORE_A_SPACE = re.compile(_SPACE_BEFORE.pattern.replace(r"\s", " ", 1))
 _SPACE_AFTER = re.compile(r"[(\[{<$#]\s")
 _ESCAPED_BRACKET = re.compile(r"-[LR][RSC]B-")
 _SPLIT_CONTRACTION = re.compile(
@@ -322,7 +325,9 @@ def detokenizer_acts_on(line: str) -> bool:
     compares; beyond it, case-blind matching pairs letters such as the dotless i with i, so other
     lines are searched whole).
     """
-    if _SPACE_BEFORE.search(line):
+    if _SPACE_BEFORE_A_SPACE.search(line) or (
+        not line.isprintable() and _SPACE_BEFORE.search(line)
+    ):
         return True
     if (
         "(" in line or "[" in line or "{" in line or "<" in line or "$" in line or "#" in line

@@ -121,8 +121,11 @@ _SPACE_AFTER_MARKED = re.compile("[" + re.escape(_MARKED) + "] ")
 def marks(text: str) -> frozenset[str]:
     """The marks ``text`` holds: each space next to a character of :data:`_MARKED`, with that
     character, and the characters ' and ` it holds."""
-    held = {*_SPACE_BEFORE_MARKED.findall(text), *_SPACE_AFTER_MARKED.findall(text)}
-    held.update(quote for quote in "'`" if quote in text)
+    held = _SPACE_BEFORE_MARKED.findall(text) + _SPACE_AFTER_MARKED.findall(text)
+    if "'" in text:
+        held.append("'")
+    if "`" in text:
+        held.append("`")
     return frozenset(held)
 
 
@@ -149,6 +152,7 @@ CONTRACTION_REPLACEMENT = r"\1\2"
 # the characters other than ASCII letters that the engine's case-blind matching pairs with an ASCII
 # letter (dotted and dotless I, long s, Kelvin sign); the test finds them among every code point
 PAIRED_WITH_ASCII_LETTERS = "\u0130\u0131\u017f\u212a"
+_PAIRED = re.compile(f"[{PAIRED_WITH_ASCII_LETTERS}]")
 # each contraction rule's two words with the one blank between them, in lower case: on a spaced text
 # without a character of PAIRED_WITH_ASCII_LETTERS the rule cannot match unless the text in lower
 # case holds this (its ``(?i)`` letters then match their ASCII cases only)
@@ -276,7 +280,7 @@ def _join_spaced_split_contractions(
     """:func:`_join_split_contractions` for a spaced text, given the contraction rules its plan
     keeps: unless the text holds a character of :data:`PAIRED_WITH_ASCII_LETTERS`, each runs only
     where the text holds its words."""
-    if not text.isascii() and any(paired in text for paired in PAIRED_WITH_ASCII_LETTERS):
+    if not text.isascii() and _PAIRED.search(text):
         return _join_split_contractions(text)
     lower = text.lower()
     for pattern, words in contractions:
