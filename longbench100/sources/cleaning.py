@@ -300,10 +300,7 @@ def detokenize(text: str) -> str:
     would return every other line stripped of its outer spaces and otherwise unchanged (checked on
     130,000 real source lines), so those are just stripped, which saves most of its cost.
     """
-    from longbench100.text.treebank_detokenizer import (
-        detokenize_line,  # compiled rules: loaded only when a source is cleaned, not on a warm run
-    )
-
+    detokenize_line = _treebank_line_detokenizer()
     guarded = _stand_ins(text)
     lines = (
         _unguard(detokenize_line(_guard(line, guarded)), guarded)
@@ -312,6 +309,15 @@ def detokenize(text: str) -> str:
         for line in text.split("\n")
     )
     return "\n".join(lines)
+
+
+@lru_cache(maxsize=1)
+def _treebank_line_detokenizer() -> Callable[[str], str]:
+    """The Treebank detokenizer's line function, imported on first use: its compiled rules load
+    only when a source is cleaned, not on a warm run (and once, not on each text)."""
+    from longbench100.text.treebank_detokenizer import detokenize_line
+
+    return detokenize_line
 
 
 def detokenizer_acts_on(line: str) -> bool:
