@@ -46,7 +46,8 @@ import regex
 class _Rule(NamedTuple):
     """One substitution of the detokenizer and the literals it needs (it is skipped when none is in the text):
     ``needs`` in any text, ``spaced_needs`` in a text whose only blank is the space. Where ``spaced_swaps`` is not
-    empty, the rule does exactly those literal replacements, in turn, to a spaced text."""
+    empty, the rule does exactly those literal replacements, in turn, to a spaced text (and its
+    ``spaced_needs`` are their literals)."""
 
     pattern: regex.Pattern
     replacement: str
@@ -239,31 +240,42 @@ class _SpacedPlan(NamedTuple):
     after_strip: tuple[_Rule, ...]
 
 
+# :func:`marks` of each literal the rules look for or swap, worked out once (a cold run works out
+# the plans of a thousand sets of marks or more)
+_LITERAL_MARKS = {
+    literal: marks(literal)
+    for literal in (
+        *CONTRACTION_WORDS,
+        *(need for rule in (*ENDING_QUOTES, *_AFTER_STRIP) for need in rule.spaced_needs),
+        *(swap for rule in (*ENDING_QUOTES, *_AFTER_STRIP) for swap, _ in rule.spaced_swaps),
+    )
+}
+
+
 @lru_cache(maxsize=4096)
 def _spaced_plan(held: frozenset[str]) -> _SpacedPlan:
     """The plan for a spaced text holding the marks ``held`` (texts share a few thousand sets)."""
 
     def kept(rules: tuple[_Rule, ...]) -> tuple[_Rule, ...]:
         plan = []
-        for rule in rules:
-            needs = tuple(need for need in rule.spaced_needs if _literal_marks(need) <= held)
-            swaps = tuple(swap for swap in rule.spaced_swaps if _literal_marks(swap[0]) <= held)
-            if swaps or (needs and not rule.spaced_swaps):
-                plan.append(rule._replace(spaced_needs=needs, spaced_swaps=swaps))
+        for pattern, replacement, needs, spaced_needs, spaced_swaps in rules:
+            if spaced_swaps:  # its literals are those of its swaps
+                swaps = tuple([swap for swap in spaced_swaps if _LITERAL_MARKS[swap[0]] <= held])
+                if swaps:
+                    literals = tuple([literal for literal, _ in swaps])
+                    plan.append(_Rule(pattern, replacement, needs, literals, swaps))
+                continue
+            literals = tuple([need for need in spaced_needs if _LITERAL_MARKS[need] <= held])
+            if literals:
+                plan.append(_Rule(pattern, replacement, needs, literals, ()))
         return tuple(plan)
 
     contractions = tuple(
         (pattern, words)
         for pattern, words in zip(CONTRACTIONS, CONTRACTION_WORDS)
-        if _literal_marks(words) <= held
+        if _LITERAL_MARKS[words] <= held
     )
     return _SpacedPlan(contractions, kept(ENDING_QUOTES), kept(_AFTER_STRIP))
-
-
-@lru_cache(maxsize=None)
-def _literal_marks(literal: str) -> frozenset[str]:
-    """:func:`marks` of one of the rules' literals, worked out once."""
-    return marks(literal)
 
 
 def _join_split_contractions(text: str) -> str:

@@ -376,6 +376,17 @@ def test_each_rule_with_swaps_does_on_a_spaced_text_what_its_pattern_does(seed: 
     assert min(changed.values()) > 100, {rule.pattern.pattern: n for rule, n in changed.items()}
 
 
+def test_a_rule_with_swaps_looks_for_the_literals_it_swaps() -> None:
+    """The plan keeps a rule with swaps by its swaps' literals alone."""
+    rules = [rule for rule in (*ours.ENDING_QUOTES, *ours._AFTER_STRIP) if rule.spaced_swaps]
+    assert len(rules) == 12
+    for rule in rules:
+        assert rule.spaced_needs == tuple(literal for literal, _ in rule.spaced_swaps)
+    plan = ours._spaced_plan(ours.marks(" a ( b ) . c "))
+    kept = {swap for rule in plan.after_strip for swap, _ in rule.spaced_swaps}
+    assert {"( ", " )", ") ."} <= kept and " ," not in kept
+
+
 def test_a_printable_text_is_spaced() -> None:
     """No blank of either engine but the space is printable, so a printable text needs no search
     for another blank."""
