@@ -62,7 +62,7 @@ _NON_ASCII_WORD = re.compile(
     r"[^ \t\n\r]*[^\x00-\x7f][^ \t\n\r]*"
 )  # split at ASCII blanks only: "Ã\xa0" is one word
 _TRANSCRIPT_MARKER = re.compile(r"\{[a-z]+\}")
-_SPACE_RUN = re.compile(r"[ \t]+")
+_SPACE_RUN = re.compile(r"\t[ \t]*| [ \t]+")  # a run of spaces and tabs that is not one space
 _BLANK_LINES = re.compile(r"\n{3,}")
 _ENTITY = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
 _WIKI_REF = re.compile(
@@ -70,7 +70,9 @@ _WIKI_REF = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _WIKI_TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
-_WIKI_EDIT = re.compile(r"[ \t]*[(\[] ?edit ?[)\]]", re.IGNORECASE)
+_WIKI_EDIT = re.compile(
+    r"[(\[] ?edit ?[)\]]", re.IGNORECASE
+)  # dropped with the spaces and tabs before it
 _WIKI_MATH = re.compile(
     r" ?\{\\displaystyle (?:[^{}]|\{[^{}]*\})*\}"
 )  # a formula's LaTeX source after its rendering
@@ -80,10 +82,8 @@ _WIKI_LINK = re.compile(
 _WIKI_BROKEN_LINK = re.compile(
     r"\[\[(?=[^\[\]\n]{0,200}(?:$|[^\]\n]\][^\]]|\n))|\[\[(?=[\"'])", re.MULTILINE
 )
-# the permanent link, quoted or in Treebank quotes, and all after it
-_WIKI_RETRIEVED = re.compile(
-    r"[ \t\n]*Retrieved from\s*(?:\"|``)\s*https?://\S*wikipedia.*\Z", re.DOTALL
-)
+# the permanent link, quoted or in Treebank quotes, and all after it (with the blanks before it)
+_WIKI_RETRIEVED = re.compile(r"Retrieved from\s*(?:\"|``)\s*https?://\S*wikipedia.*\Z", re.DOTALL)
 _WIKI_JUMP = re.compile(r"Jump to\s*:\s*navigation\s*,\s*search[ \t]*")
 _WIKI_BROWSER_TITLE = re.compile(
     r"\A(.+) - wikipedia[ \t]*\n\s*(?=\1[ \t]*\n)", re.IGNORECASE
@@ -202,10 +202,12 @@ def drop_wiki_markup(text: str) -> str:
         and "displaystyle" not in text
     ):
         return text
-    text = _WIKI_MATH.sub("", _WIKI_TEMPLATE.sub("", _WIKI_REF.sub("", text)))
+    text = _WIKI_TEMPLATE.sub("", _WIKI_REF.sub("", text))
+    if "{\\displaystyle " in text:  # what _WIKI_MATH starts with, after an optional space
+        text = _WIKI_MATH.sub("", text)
     if "[[" in text:
         text = _WIKI_BROKEN_LINK.sub("", _WIKI_LINK.sub(r"\1", text))
-    return _WIKI_EDIT.sub("", text)
+    return _drop_with_blanks_before(text, _WIKI_EDIT, " \t")
 
 
 def drop_wiki_page_chrome(text: str) -> str:
@@ -219,8 +221,27 @@ def drop_wiki_page_chrome(text: str) -> str:
         and "wikipedia" not in text
     ):
         return text
-    text = _WIKI_BROWSER_TITLE.sub("", _WIKI_JUMP.sub("", _WIKI_RETRIEVED.sub("", text)))
+    text = _drop_with_blanks_before(text, _WIKI_RETRIEVED, " \t\n")
+    text = _WIKI_BROWSER_TITLE.sub("", _WIKI_JUMP.sub("", text))
     return _BLANK_LINES.sub("\n\n", _EMPTY_BULLETS.sub("", text)).strip()
+
+
+def _drop_with_blanks_before(text: str, pattern: re.Pattern, blanks: str) -> str:
+    """``text`` without the matches of ``pattern``, each with the run of ``blanks`` right before it.
+
+    What ``re.sub("[<blanks>]*<pattern>", "", text)`` gives, without trying the run of blanks at
+    every position of the text: a pattern that opens with a run that may be empty has no first
+    character the regular expression engine can skip ahead to, so it is tried at every character.
+    """
+    kept: list[str] = []
+    end = 0
+    for match in pattern.finditer(text):
+        kept.append(text[end : match.start()].rstrip(blanks))
+        end = match.end()
+    if not kept:
+        return text
+    kept.append(text[end:])
+    return "".join(kept)
 
 
 def drop_page_furniture(text: str) -> str:
@@ -435,9 +456,13 @@ def strip_gutenberg_frame(text: str) -> str:
 
 
 def _tidy(text: str) -> str:
-    """One space between words, no spaces at line ends, at most one blank line in a row."""
-    lines = (_SPACE_RUN.sub(" ", line).strip() for line in text.split("\n"))
-    return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
+    """One space between words, no spaces at line ends, at most one blank line in a row.
+
+    Runs of spaces and tabs become one space in the whole text at once (a run never spans a line
+    end), leaving single spaces alone: most of a text's blanks are single spaces already.
+    """
+    lines = _SPACE_RUN.sub(" ", text).split("\n")
+    return _BLANK_LINES.sub("\n\n", "\n".join([line.strip() for line in lines])).strip()
 
 
 CLEANING_STEPS: dict[str, Callable[[str], str]] = {

@@ -355,3 +355,44 @@ def test_load_counts_the_texts_each_step_changed(tmp_path: Path) -> None:
         "transcript_markers": 2,
         "detokenize": 1,
     }  # the marked document and question; one spaced stop
+
+
+def _random_texts(alphabet: list[str], count: int, seed: int) -> list[str]:
+    """``count`` short texts drawn from ``alphabet``'s pieces."""
+    import random
+
+    rng = random.Random(seed)
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(count)]
+
+
+def test_tidy_gives_what_tidying_line_by_line_gives() -> None:
+    import re
+
+    from longbench100.sources.cleaning import _tidy
+
+    def line_by_line(text: str) -> str:  # every run of blanks squeezed and stripped per line
+        lines = (re.sub(r"[ \t]+", " ", line).strip() for line in text.split("\n"))
+        return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+    pieces = ["a", "b c", " ", "  ", "\t", " \t ", "\n", "\n\n\n", "\xa0", "\r", "\u2003", "\x0b"]
+    for text in _random_texts(pieces, 20_000, seed=5):
+        assert _tidy(text) == line_by_line(text), repr(text)
+
+
+def test_wiki_edit_links_and_permanent_link_go_with_the_blanks_before_them() -> None:
+    import re
+
+    from longbench100.sources.cleaning import drop_wiki_markup, drop_wiki_page_chrome
+
+    edit = re.compile(r"[ \t]*[(\[] ?edit ?[)\]]", re.IGNORECASE)  # the rules as one pattern each
+    permanent = re.compile(r"[ \t\n]*Retrieved from\s*(?:\"|``)\s*https?://\S*wikipedia.*\Z", re.S)
+    pieces = ["History", " ", "\t", "\n", "(", "[", " edit", "EDIT", "edit", ")", "]", "( edit )"]
+    for text in _random_texts(pieces, 20_000, seed=7):
+        if "[[" in text:
+            continue  # a link, which the step turns into its text first
+        assert drop_wiki_markup(text) == (edit.sub("", text) if "edit" in text else text)
+    pieces = ["Text", " ", "\t", "\n", "Retrieved from ", '"', "``", "https://", "en.wikipedia"]
+    for text in _random_texts(pieces, 20_000, seed=11):
+        assert drop_wiki_page_chrome("*" + text) == drop_wiki_page_chrome(
+            "*" + permanent.sub("", text)
+        )
