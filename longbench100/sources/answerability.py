@@ -182,21 +182,21 @@ def answer_document_specific(items: Sequence, documents: Sequence[tuple[str, ...
     first gold answer to the same question about another document; ``documents[i]`` holds the texts of item
     ``i``'s documents, so one document listed under two ids is still one document."""
     from longbench100.text.answers import (  # light: regular expressions only
+        bag_f1,
         normalize_answer,
-        token_f1,
     )
 
-    by_question: dict[str, list[tuple[tuple[str, ...], list[str], int]]] = {}
+    by_question: dict[str, list[tuple[tuple[str, ...], Counter[str], int]]] = {}
     for position, (item, texts) in enumerate(zip(items, documents)):
         if item.kind == "qa" and item.question and item.answers:
             by_question.setdefault(" ".join(item.question.split()), []).append(
-                (texts, normalize_answer(item.answers[0]).split(), position)
+                (texts, Counter(normalize_answer(item.answers[0]).split()), position)
             )
     failing: set[int] = set()
     for asked in by_question.values():
         for texts, tokens, position in asked:
             if any(
-                other_texts != texts and token_f1(tokens, other) >= SHARED_ANSWER_F1
+                other_texts != texts and bag_f1(tokens, other) >= SHARED_ANSWER_F1
                 for other_texts, other, _ in asked
             ):
                 failing.add(position)

@@ -266,21 +266,11 @@ def repair_paper_markup(text: str) -> str:
     if "FORM" in text:
         text = _FORMULA.sub("[formula]", text)
     if "$" in text:
-        text = _DISPLAY_LATEX.sub(
-            lambda match: (
-                _latex_converter().latex_to_text(_FONT_MACROS.sub("", match.group(1))).strip()
-            ),
-            text,
-        )
+        text = _DISPLAY_LATEX.sub(lambda match: _latex_text(match.group(1)), text)
         text = _INLINE_LATEX.sub(_latex_to_text, text)
     if "\\(" in text or "\\[" in text:
         text = _PAREN_LATEX.sub(
-            lambda match: (
-                _latex_converter()
-                .latex_to_text(_FONT_MACROS.sub("", match.group(1) or match.group(2) or ""))
-                .strip()
-            ),
-            text,
+            lambda match: _latex_text(match.group(1) or match.group(2) or ""), text
         )
     return text
 
@@ -292,6 +282,13 @@ def _latex_to_text(match: re.Match) -> str:
     opening_space, source = match.group(1), match.group(2)
     if not _LATEX_COMMAND.search(source):
         return match.group(0) if source != source.rstrip() or opening_space else source
+    return _latex_text(source)
+
+
+@lru_cache(maxsize=4096)
+def _latex_text(source: str) -> str:
+    """The plain-text reading of the LaTeX ``source`` of a formula, font macros aside (kept: a paper
+    writes the same formula many times)."""
     return _latex_converter().latex_to_text(_FONT_MACROS.sub("", source)).strip()
 
 
