@@ -107,9 +107,16 @@ _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+|[_^]\{|[_^][A-Za-z0-9]")
 _FONT_MACROS = re.compile(
     r"\\(?:mathbf|mathrm|mathit|mathcal|mathbb|mathsf|mathtt|textbf|textit|textrm|texttt|boldsymbol|bm|operatorname)\s*"
 )
+_NEGATED_VERBS = "do|does|did|is|are|was|were|ca|could|would|should|wo|have|has|had|ai|need|must"
+_CONTRACTED_PRONOUNS = "I|you|we|they|he|she|it|that|there|who|what|let"
+_CONTRACTION_OPENERS = "".join(
+    sorted({word[0].lower() for word in f"{_NEGATED_VERBS}|{_CONTRACTED_PRONOUNS}".split("|")})
+)  # the letters those words start with
+# "don t", "you ll"; that a letter one of the words starts with follows the word boundary is checked
+# first: trying every word at every word boundary costs twice as much
 _LOST_APOSTROPHE = re.compile(
-    r"\b(?:(do|does|did|is|are|was|were|ca|could|would|should|wo|have|has|had|ai|need|must)n t"
-    r"|(I|you|we|they|he|she|it|that|there|who|what|let)\s(ll|re|ve|d|m|s))\b(?=[\s.,;:!?)]|$)",
+    rf"\b(?=[{_CONTRACTION_OPENERS}])"
+    rf"(?:({_NEGATED_VERBS})n t|({_CONTRACTED_PRONOUNS})\s(ll|re|ve|d|m|s))\b(?=[\s.,;:!?)]|$)",
     re.IGNORECASE,
 )
 _ACRONYM_POSSESSIVE = re.compile(r"\b([A-Z]{2,}) s\b(?=\s)")

@@ -396,3 +396,31 @@ def test_wiki_edit_links_and_permanent_link_go_with_the_blanks_before_them() -> 
         assert drop_wiki_page_chrome("*" + text) == drop_wiki_page_chrome(
             "*" + permanent.sub("", text)
         )
+
+
+def test_contractions_look_for_the_words_only_after_a_letter_one_of_them_starts_with() -> None:
+    import re
+
+    from longbench100.sources.cleaning import (
+        _CONTRACTED_PRONOUNS,
+        _NEGATED_VERBS,
+        restore_contractions,
+    )
+
+    every_word = re.compile(  # the rule without the check of the letter after the word boundary
+        rf"\b(?:({_NEGATED_VERBS})n t|({_CONTRACTED_PRONOUNS})\s(ll|re|ve|d|m|s))\b(?=[\s.,;:!?)]|$)",
+        re.IGNORECASE,
+    )
+
+    def reference(text: str) -> str:
+        def apostrophe(match: re.Match) -> str:
+            if match.group(1):
+                return match.group(0)[:-2] + "'t"
+            return f"{match.group(2)}'{match.group(3)}"
+
+        return re.sub(r"\b([A-Z]{2,}) s\b(?=\s)", r"\1's", every_word.sub(apostrophe, text))
+
+    openers = ["Are", "ca", "did", "has", "is", "let", "must", "need", "she", "they", "wo", "you"]
+    pieces = [*openers, "DON", "t", "n t", "İt", "ıt", "ſhe", " ", " ", "\n", "ll", "s", "."]
+    for text in _random_texts(pieces, 20_000, seed=13):
+        assert restore_contractions(text) == reference(text), repr(text)
