@@ -89,10 +89,13 @@ _WIKI_BROWSER_TITLE = re.compile(
     r"\A(.+) - wikipedia[ \t]*\n\s*(?=\1[ \t]*\n)", re.IGNORECASE
 )  # "X - wikipedia", then "X"
 _EMPTY_BULLETS = re.compile(r"^[ \t]*\*[ \t]*\n", re.MULTILINE)
+# a line of page furniture with the line end before it (the text is searched with a line end put in
+# front): a pattern opening with a line end is looked for by that character, one opening with "^"
+# is tried at every character
 _PAGE_FURNITURE = re.compile(
-    r"^[ \t]*(?:Source: [^\n]{1,120}, \d{1,2}/\d{1,2}/\d{4}|Page \d{1,3}(?: of \d{1,3})?|-?[ \t]*\d{1,3}[ \t]*-?"
-    r"|\[\*+\] Certain information on this page has been omitted[^\n]*)[ \t]*$",
-    re.MULTILINE,
+    r"\n[ \t]*(?:Source: [^\n]{1,120}, \d{1,2}/\d{1,2}/\d{4}|Page \d{1,3}(?: of \d{1,3})?"
+    r"|-?[ \t]*\d{1,3}[ \t]*-?|\[\*+\] Certain information on this page has been omitted[^\n]*)"
+    r"[ \t]*(?=\n|\Z)"
 )
 _CITATION_RUN = re.compile(r"BIBREF(\d+)(?:\s*[,;]\s*(?:and\s+)?BIBREF\d+)*")
 _CITATION = re.compile(r"BIBREF(\d+)")
@@ -255,9 +258,10 @@ def drop_page_furniture(text: str) -> str:
     """Remove a filed contract's page furniture, each on a line of its own: the filing's "Source: COMPANY, 10-K,
     1/2/2020" footer, page numbers ("7", "- 7 -", "Page 7 of 20") and the footnote saying what was omitted
     on the page; the blank lines left behind close up."""
-    if not _PAGE_FURNITURE.search(text):
+    lines = f"\n{text}"
+    if not _PAGE_FURNITURE.search(lines):
         return text
-    return _BLANK_LINES.sub("\n\n", _PAGE_FURNITURE.sub("", text)).strip()
+    return _BLANK_LINES.sub("\n\n", _PAGE_FURNITURE.sub("\n", lines)).strip()
 
 
 def repair_paper_markup(text: str) -> str:

@@ -424,3 +424,26 @@ def test_contractions_look_for_the_words_only_after_a_letter_one_of_them_starts_
     pieces = [*openers, "DON", "t", "n t", "İt", "ıt", "ſhe", " ", " ", "\n", "ll", "s", "."]
     for text in _random_texts(pieces, 20_000, seed=13):
         assert restore_contractions(text) == reference(text), repr(text)
+
+
+def test_page_furniture_found_after_line_ends_as_on_lines_of_its_own() -> None:
+    import re
+
+    from longbench100.sources.cleaning import drop_page_furniture
+
+    on_own_line = re.compile(  # the rule as written with "^" and "$" for any line
+        r"^[ \t]*(?:Source: [^\n]{1,120}, \d{1,2}/\d{1,2}/\d{4}|Page \d{1,3}(?: of \d{1,3})?"
+        r"|-?[ \t]*\d{1,3}[ \t]*-?|\[\*+\] Certain information on this page has been omitted[^\n]*)"
+        r"[ \t]*$",
+        re.MULTILINE,
+    )
+
+    def reference(text: str) -> str:
+        if not on_own_line.search(text):
+            return text
+        return re.sub(r"\n{3,}", "\n\n", on_own_line.sub("", text)).strip()
+
+    pieces = ["7", "- 12 -", "Page 3", " of 9", "Source: ACME, 10-K, 1/2/2020", "[*] Certain "]
+    pieces += ["information on this page has been omitted", "Text.", " ", "\t", "\n", "\n\n", "-"]
+    for text in _random_texts(pieces, 20_000, seed=17):
+        assert drop_page_furniture(text) == reference(text), repr(text)
