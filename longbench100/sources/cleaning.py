@@ -51,7 +51,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Callable, Sequence
 
-from longbench100.text.sentences import SOURCE_SENTENCE_END
+from longbench100.text.sentences import SOURCE_SENTENCE_END, split_source_sentences
 
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>")
 _LONE_ANGLE = re.compile(r"<(?!/?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>)")
@@ -152,7 +152,8 @@ _GUTENBERG_CREDITS = re.compile(
 _WRAPPED_LINE = re.compile(r"(?<=\S)[ \t]*\n(?=[ \t]*\S)")
 _TITLE_END = re.compile(r"[.!?:;,]\s*$")
 _FRAGMENT_START = re.compile(r"^[a-z][a-z]*(?=[\s,;:.)-])")
-_SNIPPET_END = re.compile(r"[\s.!?;:,]+$")
+# what a snippet line ends with, besides blanks, that the prefix rule ignores
+_SNIPPET_END_MARKS = ".!?;:,"
 
 
 def fix_mojibake(text: str) -> str:
@@ -404,7 +405,7 @@ def trim_snippet_fragments(text: str) -> str:
     if newline and rest.strip() and len(first) < 300 and not _TITLE_END.search(first):
         body = trim_snippet_fragments(rest.lstrip())
         return f"{first}\n{body}" if body else ""
-    sentences = SOURCE_SENTENCE_END.split(text)
+    sentences = split_source_sentences(text)
     if len(sentences) < 2:
         return text
     seen: set[str] = set()
@@ -444,7 +445,16 @@ def _line_key(line: str) -> str:
     line = line.strip()
     if _FRAGMENT_START.match(line) and (start := SOURCE_SENTENCE_END.search(line)):
         line = line[start.end() :]
-    return _SNIPPET_END.sub("", line).lower()
+    return _without_end_marks(line).lower()
+
+
+def _without_end_marks(line: str) -> str:
+    """``line`` without the run of blanks and :data:`_SNIPPET_END_MARKS` it ends with (a loop over
+    its last characters: a pattern for the run would be tried at every blank of the line)."""
+    end = len(line)
+    while end and (line[end - 1] in _SNIPPET_END_MARKS or line[end - 1].isspace()):
+        end -= 1
+    return line[:end]
 
 
 def strip_gutenberg_frame(text: str) -> str:

@@ -447,3 +447,14 @@ def test_page_furniture_found_after_line_ends_as_on_lines_of_its_own() -> None:
     pieces += ["information on this page has been omitted", "Text.", " ", "\t", "\n", "\n\n", "-"]
     for text in _random_texts(pieces, 20_000, seed=17):
         assert drop_page_furniture(text) == reference(text), repr(text)
+
+
+def test_snippet_lines_compared_without_the_marks_and_blanks_they_end_with() -> None:
+    import re
+
+    from longbench100.sources.cleaning import _without_end_marks
+
+    for text in _random_texts(
+        ["word", " ", "\n", "\xa0", ".", "!", "?", ";", ":", ",", "-"], 20_000, 23
+    ):
+        assert _without_end_marks(text) == re.sub(r"[\s.!?;:,]+$", "", text), repr(text)
