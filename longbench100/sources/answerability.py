@@ -132,16 +132,17 @@ def answer_grounded(question: str, answers: Sequence[str], documents: Sequence[s
     if not words:
         return True
     # the words of documents joined by spaces are the words of each
-    text = _lowered(" ".join(documents))
-    found = {word: _holds_word(text, word) for word in set(words)}
+    text, found = _lowered(" ".join(documents))
+    for word in set(words).difference(found):
+        found[word] = _holds_word(text, word)
     return sum(found[word] for word in words) >= GROUNDED_SHARE * len(words)
 
 
 @lru_cache(maxsize=256)
-def _lowered(text: str) -> str:
-    """``text`` in lower case, kept for the next item about it (a source asks many questions about
-    each document)."""
-    return text.lower()
+def _lowered(text: str) -> tuple[str, dict[str, bool]]:
+    """``text`` in lower case, and whether each word looked up so far stands in it, kept for the
+    next item about it (a source asks many questions about each document, in many of its words)."""
+    return text.lower(), {}
 
 
 def _holds_word(text: str, word: str) -> bool:
