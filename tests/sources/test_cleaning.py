@@ -458,3 +458,15 @@ def test_snippet_lines_compared_without_the_marks_and_blanks_they_end_with() -> 
         ["word", " ", "\n", "\xa0", ".", "!", "?", ";", ":", ",", "-"], 20_000, 23
     ):
         assert _without_end_marks(text) == re.sub(r"[\s.!?;:,]+$", "", text), repr(text)
+
+
+def test_mojibake_fixes_each_word_holding_a_non_ascii_character_whole() -> None:
+    import re
+
+    import ftfy
+
+    word = re.compile(r"[^ \t\n\r]*[^\x00-\x7f][^ \t\n\r]*")  # such a word, as one pattern
+    pieces = ["It", "â€™", "s", "Ã©", "é", "’", "Ã\xa0", "Ñ‚", "Ñ¢", " ", "\t", "\n", "\r", "x"]
+    for text in _random_texts(pieces, 20_000, seed=29):
+        expected = word.sub(lambda match: ftfy.fix_encoding(match.group(0)), text)
+        assert fix_mojibake(text) == expected, repr(text)
