@@ -143,14 +143,20 @@ _GUARDED = (('"', "\ue000"), ("--", "\ue001"), ("...", "\ue002"))
 _GUTENBERG_START = re.compile(
     r"^\*{3} ?START OF (?:THIS|THE) PROJECT GUTENBERG EBOOK[^\n]*$", re.MULTILINE | re.IGNORECASE
 )
+# the END line with the line end before it (the body is searched with a line end put in front): a
+# pattern opening with a line end is looked for by that character, one opening with "^" is tried at
+# every character of the book
 _GUTENBERG_END = re.compile(
-    r"^(?:\*{3} ?END OF (?:THIS|THE) PROJECT GUTENBERG EBOOK|End of (?:the )?Project Gutenberg)",
-    re.MULTILINE | re.IGNORECASE,
+    r"\n(?:\*{3} ?END OF (?:THIS|THE) PROJECT GUTENBERG EBOOK|End of (?:the )?Project Gutenberg)",
+    re.IGNORECASE,
 )
 _GUTENBERG_CREDITS = re.compile(
     r"^(?:Produced by|This (?:e|E)book was produced by)[^\n]*(?:\n[^\n]+)*\n*", re.IGNORECASE
 )
 _WRAPPED_LINE = re.compile(r"(?<=\S)[ \t]*\n(?=[ \t]*\S)")
+# the same where no line ends in a space or tab: a line end right after a non-blank, found by the
+# line end (the pattern above opens with a look-behind, tried at every character)
+_WRAPPED_AT_LINE_END = re.compile(r"\n(?<=\S\n)(?=[ \t]*\S)")
 _TITLE_END = re.compile(r"[.!?:;,]\s*$")
 _FRAGMENT_START = re.compile(r"^[a-z][a-z]*(?=[\s,;:.)-])")
 # what a snippet line ends with, besides blanks, that the prefix rule ignores
@@ -474,13 +480,21 @@ def strip_gutenberg_frame(text: str) -> str:
     """
     start = _GUTENBERG_START.search(text)
     body = text[start.end() :] if start else text
-    end = _GUTENBERG_END.search(body)
+    end = _GUTENBERG_END.search(f"\n{body}")  # its start in the text searched is the line's in body
     body = (body[: end.start()] if end else body).strip()
     body = _GUTENBERG_CREDITS.sub("", body, count=1)
     paragraphs = re.split(r"\n[ \t]*\n", body)
     return "\n\n".join(
-        _WRAPPED_LINE.sub(" ", paragraph.strip()) for paragraph in paragraphs if paragraph.strip()
+        _unwrapped(paragraph.strip()) for paragraph in paragraphs if paragraph.strip()
     )
+
+
+def _unwrapped(paragraph: str) -> str:
+    """``paragraph`` with each line end between two non-blank lines (and the spaces and tabs before
+    it) turned into one space."""
+    if " \n" in paragraph or "\t\n" in paragraph:
+        return _WRAPPED_LINE.sub(" ", paragraph)
+    return _WRAPPED_AT_LINE_END.sub(" ", paragraph)
 
 
 def _tidy(text: str) -> str:

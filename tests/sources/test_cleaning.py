@@ -470,3 +470,35 @@ def test_mojibake_fixes_each_word_holding_a_non_ascii_character_whole() -> None:
     for text in _random_texts(pieces, 20_000, seed=29):
         expected = word.sub(lambda match: ftfy.fix_encoding(match.group(0)), text)
         assert fix_mojibake(text) == expected, repr(text)
+
+
+def test_gutenberg_frame_found_and_lines_unwrapped_as_the_line_patterns_do() -> None:
+    import re
+
+    from longbench100.sources.cleaning import strip_gutenberg_frame
+
+    start = re.compile(
+        r"^\*{3} ?START OF (?:THIS|THE) PROJECT GUTENBERG EBOOK[^\n]*$", re.MULTILINE | re.I
+    )
+    end = re.compile(  # the END line as one pattern with "^" for any line
+        r"^(?:\*{3} ?END OF (?:THIS|THE) PROJECT GUTENBERG EBOOK|End of (?:the )?Project Gutenberg)",
+        re.MULTILINE | re.IGNORECASE,
+    )
+    credits = re.compile(
+        r"^(?:Produced by|This (?:e|E)book was produced by)[^\n]*(?:\n[^\n]+)*\n*", re.I
+    )
+    wrapped = re.compile(r"(?<=\S)[ \t]*\n(?=[ \t]*\S)")  # a line end inside a paragraph
+
+    def reference(text: str) -> str:
+        found = start.search(text)
+        body = text[found.end() :] if found else text
+        last = end.search(body)
+        body = credits.sub("", (body[: last.start()] if last else body).strip(), count=1)
+        paragraphs = re.split(r"\n[ \t]*\n", body)
+        return "\n\n".join(wrapped.sub(" ", p.strip()) for p in paragraphs if p.strip())
+
+    pieces = ["Call me", "Ishmael.", " ", "\t", "\n", "\n\n", "\xa0", "*** START OF THE PROJECT "]
+    pieces += ["GUTENBERG EBOOK X", "*** END OF THIS PROJECT GUTENBERG EBOOK", "End of the "]
+    pieces += ["Project Gutenberg", "end of project gutenberg", "Produced by Jo"]
+    for text in _random_texts(pieces, 20_000, seed=31):
+        assert strip_gutenberg_frame(text) == reference(text), repr(text)
