@@ -125,8 +125,8 @@ def answer_grounded(question: str, answers: Sequence[str], documents: Sequence[s
 
     A word occurs in a document where it stands in its lower-cased text between characters that are
     not letters a-z or digits (the words :data:`_WORD` finds there); each answer word is looked up
-    with ``str.find``, so no document is split into its words (a source's answers hold a few words,
-    its documents thousands).
+    with ``str.find`` (and remembered for the next item about the same documents), so no document
+    is split into its words (a source's answers hold a few words, its documents thousands).
     """
     words = [word for word in _WORD.findall(answers[0].lower()) if word not in _STOPWORDS]
     if not words:

@@ -30,7 +30,7 @@ def token_f1(prediction_tokens: list[str], reference_tokens: list[str]) -> float
 
 
 def bag_f1(prediction: Counter[str], reference: Counter[str]) -> float:
-    """:func:`token_f1` of two token lists given as their bags (counted once, compared many times)."""
+    """:func:`token_f1` of two token lists given as their bags (counted once, compared often)."""
     same = sum((prediction & reference).values())
     if same == 0:
         return 0.0

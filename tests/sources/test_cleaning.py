@@ -408,7 +408,8 @@ def test_contractions_look_for_the_words_only_after_a_letter_one_of_them_starts_
     )
 
     every_word = re.compile(  # the rule without the check of the letter after the word boundary
-        rf"\b(?:({_NEGATED_VERBS})n t|({_CONTRACTED_PRONOUNS})\s(ll|re|ve|d|m|s))\b(?=[\s.,;:!?)]|$)",
+        rf"\b(?:({_NEGATED_VERBS})n t|({_CONTRACTED_PRONOUNS})\s(ll|re|ve|d|m|s))"
+        r"\b(?=[\s.,;:!?)]|$)",
         re.IGNORECASE,
     )
 
@@ -481,7 +482,8 @@ def test_gutenberg_frame_found_and_lines_unwrapped_as_the_line_patterns_do() -> 
         r"^\*{3} ?START OF (?:THIS|THE) PROJECT GUTENBERG EBOOK[^\n]*$", re.MULTILINE | re.I
     )
     end = re.compile(  # the END line as one pattern with "^" for any line
-        r"^(?:\*{3} ?END OF (?:THIS|THE) PROJECT GUTENBERG EBOOK|End of (?:the )?Project Gutenberg)",
+        r"^(?:\*{3} ?END OF (?:THIS|THE) PROJECT GUTENBERG EBOOK"
+        r"|End of (?:the )?Project Gutenberg)",
         re.MULTILINE | re.IGNORECASE,
     )
     credits = re.compile(

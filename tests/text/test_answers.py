@@ -1,4 +1,4 @@
-"""LongBench answer normalisation and the bag-of-tokens F1 the QA metrics and answerability rules use."""
+"""The bag-of-tokens F1 that the QA metrics and the answerability rules use."""
 
 from __future__ import annotations
 
