@@ -48,6 +48,7 @@ SHARED_ANSWER_F1 = (
 QUESTION_ANSWER_F1 = 0.5
 """Token F1 of the question itself against a gold answer from which the answer counts as read off it."""
 _WORD = re.compile(r"[a-z0-9]+")
+_WORD_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # what _WORD matches
 _NORMALISE = re.compile(r"[^a-z0-9]+")
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b(?![-'’])", re.IGNORECASE)
 _REPLY_OPENING = re.compile(
@@ -120,23 +121,42 @@ def answer_extractive(question: str, answers: Sequence[str], documents: Sequence
 
 
 def answer_grounded(question: str, answers: Sequence[str], documents: Sequence[str]) -> bool:
-    """At least 70% of the first gold answer's content words (stopwords aside) occur in the documents."""
+    """At least 70% of the first gold answer's content words (stopwords aside) are in the documents.
+
+    A word occurs in a document where it stands in its lower-cased text between characters that are
+    not letters a-z or digits (the words :data:`_WORD` finds there); each answer word is looked up
+    with ``str.find`` (and remembered for the next item about the same documents), so no document
+    is split into its words (a source's answers hold a few words, its documents thousands).
+    """
     words = [word for word in _WORD.findall(answers[0].lower()) if word not in _STOPWORDS]
     if not words:
         return True
-    vocabulary = (
-        _vocabulary(documents[0])
-        if len(documents) == 1
-        else frozenset().union(*map(_vocabulary, documents))
-    )
-    return sum(word in vocabulary for word in words) >= GROUNDED_SHARE * len(words)
+    # the words of documents joined by spaces are the words of each
+    text, found = _lowered(" ".join(documents))
+    for word in set(words).difference(found):
+        found[word] = _holds_word(text, word)
+    return sum(found[word] for word in words) >= GROUNDED_SHARE * len(words)
 
 
 @lru_cache(maxsize=256)
-def _vocabulary(document: str) -> frozenset[str]:
-    """The words of one document in lower case, kept for the next item about it (a source asks many questions
-    about each document; the words of documents joined by spaces are the words of each)."""
-    return frozenset(_WORD.findall(document.lower()))
+def _lowered(text: str) -> tuple[str, dict[str, bool]]:
+    """``text`` in lower case, and whether each word looked up so far stands in it, kept for the
+    next item about it (a source asks many questions about each document, in many of its words)."""
+    return text.lower(), {}
+
+
+def _holds_word(text: str, word: str) -> bool:
+    """Whether ``word`` (letters a-z and digits) stands in ``text`` as a whole word: with no letter
+    a-z or digit right before or after it."""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if (start == 0 or text[start - 1] not in _WORD_CHARACTERS) and (
+            end == len(text) or text[end] not in _WORD_CHARACTERS
+        ):
+            return True
+        start = text.find(word, start + 1)
+    return False
 
 
 def answer_not_yes_no(question: str, answers: Sequence[str], documents: Sequence[str]) -> bool:
@@ -163,21 +183,21 @@ def answer_document_specific(items: Sequence, documents: Sequence[tuple[str, ...
     first gold answer to the same question about another document; ``documents[i]`` holds the texts of item
     ``i``'s documents, so one document listed under two ids is still one document."""
     from longbench100.text.answers import (  # light: regular expressions only
+        bag_f1,
         normalize_answer,
-        token_f1,
     )
 
-    by_question: dict[str, list[tuple[tuple[str, ...], list[str], int]]] = {}
+    by_question: dict[str, list[tuple[tuple[str, ...], Counter[str], int]]] = {}
     for position, (item, texts) in enumerate(zip(items, documents)):
         if item.kind == "qa" and item.question and item.answers:
             by_question.setdefault(" ".join(item.question.split()), []).append(
-                (texts, normalize_answer(item.answers[0]).split(), position)
+                (texts, Counter(normalize_answer(item.answers[0]).split()), position)
             )
     failing: set[int] = set()
     for asked in by_question.values():
         for texts, tokens, position in asked:
             if any(
-                other_texts != texts and token_f1(tokens, other) >= SHARED_ANSWER_F1
+                other_texts != texts and bag_f1(tokens, other) >= SHARED_ANSWER_F1
                 for other_texts, other, _ in asked
             ):
                 failing.add(position)

@@ -51,18 +51,19 @@ from collections import Counter
 from functools import lru_cache
 from typing import Callable, Sequence
 
-from longbench100.text.sentences import SOURCE_SENTENCE_END
+from longbench100.text.sentences import SOURCE_SENTENCE_END, split_source_sentences
 
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>")
 _LONE_ANGLE = re.compile(r"<(?!/?[A-Za-z][A-Za-z0-9_:-]*(?:\s[^<>]*)?/?>)")
 _UNDERSCORE_ATTRIBUTE = re.compile(
     r"<(/?[A-Za-z][A-Za-z0-9]*)_"
 )  # Natural Questions writes <Td_colspan="2">
-_NON_ASCII_WORD = re.compile(
-    r"[^ \t\n\r]*[^\x00-\x7f][^ \t\n\r]*"
-)  # split at ASCII blanks only: "Ã\xa0" is one word
+# a word's first non-ASCII character and the rest of the word, split at ASCII blanks only ("Ã\xa0"
+# is one word)
+_NON_ASCII_TO_WORD_END = re.compile(r"[^\x00-\x7f][^ \t\n\r]*")
+_ASCII_BLANKS = " \t\n\r"
 _TRANSCRIPT_MARKER = re.compile(r"\{[a-z]+\}")
-_SPACE_RUN = re.compile(r"[ \t]+")
+_SPACE_RUN = re.compile(r"\t[ \t]*| [ \t]+")  # a run of spaces and tabs that is not one space
 _BLANK_LINES = re.compile(r"\n{3,}")
 _ENTITY = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
 _WIKI_REF = re.compile(
@@ -70,7 +71,9 @@ _WIKI_REF = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _WIKI_TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
-_WIKI_EDIT = re.compile(r"[ \t]*[(\[] ?edit ?[)\]]", re.IGNORECASE)
+_WIKI_EDIT = re.compile(
+    r"[(\[] ?edit ?[)\]]", re.IGNORECASE
+)  # dropped with the spaces and tabs before it
 _WIKI_MATH = re.compile(
     r" ?\{\\displaystyle (?:[^{}]|\{[^{}]*\})*\}"
 )  # a formula's LaTeX source after its rendering
@@ -80,19 +83,20 @@ _WIKI_LINK = re.compile(
 _WIKI_BROKEN_LINK = re.compile(
     r"\[\[(?=[^\[\]\n]{0,200}(?:$|[^\]\n]\][^\]]|\n))|\[\[(?=[\"'])", re.MULTILINE
 )
-# the permanent link, quoted or in Treebank quotes, and all after it
-_WIKI_RETRIEVED = re.compile(
-    r"[ \t\n]*Retrieved from\s*(?:\"|``)\s*https?://\S*wikipedia.*\Z", re.DOTALL
-)
+# the permanent link, quoted or in Treebank quotes, and all after it (with the blanks before it)
+_WIKI_RETRIEVED = re.compile(r"Retrieved from\s*(?:\"|``)\s*https?://\S*wikipedia.*\Z", re.DOTALL)
 _WIKI_JUMP = re.compile(r"Jump to\s*:\s*navigation\s*,\s*search[ \t]*")
 _WIKI_BROWSER_TITLE = re.compile(
     r"\A(.+) - wikipedia[ \t]*\n\s*(?=\1[ \t]*\n)", re.IGNORECASE
 )  # "X - wikipedia", then "X"
 _EMPTY_BULLETS = re.compile(r"^[ \t]*\*[ \t]*\n", re.MULTILINE)
+# a line of page furniture with the line end before it (the text is searched with a line end put in
+# front): a pattern opening with a line end is looked for by that character, one opening with "^"
+# is tried at every character
 _PAGE_FURNITURE = re.compile(
-    r"^[ \t]*(?:Source: [^\n]{1,120}, \d{1,2}/\d{1,2}/\d{4}|Page \d{1,3}(?: of \d{1,3})?|-?[ \t]*\d{1,3}[ \t]*-?"
-    r"|\[\*+\] Certain information on this page has been omitted[^\n]*)[ \t]*$",
-    re.MULTILINE,
+    r"\n[ \t]*(?:Source: [^\n]{1,120}, \d{1,2}/\d{1,2}/\d{4}|Page \d{1,3}(?: of \d{1,3})?"
+    r"|-?[ \t]*\d{1,3}[ \t]*-?|\[\*+\] Certain information on this page has been omitted[^\n]*)"
+    r"[ \t]*(?=\n|\Z)"
 )
 _CITATION_RUN = re.compile(r"BIBREF(\d+)(?:\s*[,;]\s*(?:and\s+)?BIBREF\d+)*")
 _CITATION = re.compile(r"BIBREF(\d+)")
@@ -107,9 +111,16 @@ _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+|[_^]\{|[_^][A-Za-z0-9]")
 _FONT_MACROS = re.compile(
     r"\\(?:mathbf|mathrm|mathit|mathcal|mathbb|mathsf|mathtt|textbf|textit|textrm|texttt|boldsymbol|bm|operatorname)\s*"
 )
+_NEGATED_VERBS = "do|does|did|is|are|was|were|ca|could|would|should|wo|have|has|had|ai|need|must"
+_CONTRACTED_PRONOUNS = "I|you|we|they|he|she|it|that|there|who|what|let"
+_CONTRACTION_OPENERS = "".join(
+    sorted({word[0].lower() for word in f"{_NEGATED_VERBS}|{_CONTRACTED_PRONOUNS}".split("|")})
+)  # the letters those words start with
+# "don t", "you ll"; that a letter one of the words starts with follows the word boundary is checked
+# first: trying every word at every word boundary costs twice as much
 _LOST_APOSTROPHE = re.compile(
-    r"\b(?:(do|does|did|is|are|was|were|ca|could|would|should|wo|have|has|had|ai|need|must)n t"
-    r"|(I|you|we|they|he|she|it|that|there|who|what|let)\s(ll|re|ve|d|m|s))\b(?=[\s.,;:!?)]|$)",
+    rf"\b(?=[{_CONTRACTION_OPENERS}])"
+    rf"(?:({_NEGATED_VERBS})n t|({_CONTRACTED_PRONOUNS})\s(ll|re|ve|d|m|s))\b(?=[\s.,;:!?)]|$)",
     re.IGNORECASE,
 )
 _ACRONYM_POSSESSIVE = re.compile(r"\b([A-Z]{2,}) s\b(?=\s)")
@@ -139,17 +150,24 @@ _ASCII_GUARDED = (('"', "^"), ("--", "~"), ("...", "|"))
 _GUTENBERG_START = re.compile(
     r"^\*{3} ?START OF (?:THIS|THE) PROJECT GUTENBERG EBOOK[^\n]*$", re.MULTILINE | re.IGNORECASE
 )
+# the END line with the line end before it (the body is searched with a line end put in front): a
+# pattern opening with a line end is looked for by that character, one opening with "^" is tried at
+# every character of the book
 _GUTENBERG_END = re.compile(
-    r"^(?:\*{3} ?END OF (?:THIS|THE) PROJECT GUTENBERG EBOOK|End of (?:the )?Project Gutenberg)",
-    re.MULTILINE | re.IGNORECASE,
+    r"\n(?:\*{3} ?END OF (?:THIS|THE) PROJECT GUTENBERG EBOOK|End of (?:the )?Project Gutenberg)",
+    re.IGNORECASE,
 )
 _GUTENBERG_CREDITS = re.compile(
     r"^(?:Produced by|This (?:e|E)book was produced by)[^\n]*(?:\n[^\n]+)*\n*", re.IGNORECASE
 )
 _WRAPPED_LINE = re.compile(r"(?<=\S)[ \t]*\n(?=[ \t]*\S)")
+# the same where no line ends in a space or tab: a line end right after a non-blank, found by the
+# line end (the pattern above opens with a look-behind, tried at every character)
+_WRAPPED_AT_LINE_END = re.compile(r"\n(?<=\S\n)(?=[ \t]*\S)")
 _TITLE_END = re.compile(r"[.!?:;,]\s*$")
 _FRAGMENT_START = re.compile(r"^[a-z][a-z]*(?=[\s,;:.)-])")
-_SNIPPET_END = re.compile(r"[\s.!?;:,]+$")
+# what a snippet line ends with, besides blanks, that the prefix rule ignores
+_SNIPPET_END_MARKS = ".!?;:,"
 
 
 def fix_mojibake(text: str) -> str:
@@ -157,13 +175,22 @@ def fix_mojibake(text: str) -> str:
 
     Mojibake is always non-ASCII and local to the word it garbles, so ftfy sees only the runs of
     non-blank characters that hold a non-ASCII one: the same result as fixing the whole text on
-    review_summ, about five times faster on its long, mostly ASCII reviews.
+    review_summ, about five times faster on its long, mostly ASCII reviews. Such a word is found
+    from its first non-ASCII character, then its start looked for back to the blank before it (a
+    pattern for the whole word would be tried at every character of the text).
     """
     if text.isascii():
         return text
     import ftfy
 
-    return _NON_ASCII_WORD.sub(lambda match: ftfy.fix_encoding(match.group(0)), text)
+    pieces: list[str] = []
+    end = 0
+    for match in _NON_ASCII_TO_WORD_END.finditer(text):
+        start = 1 + max(text.rfind(blank, end, match.start()) for blank in _ASCII_BLANKS)
+        pieces += (text[end:start], ftfy.fix_encoding(text[start : match.end()]))
+        end = match.end()
+    pieces.append(text[end:])
+    return "".join(pieces)
 
 
 def html_to_text(text: str) -> str:
@@ -209,10 +236,12 @@ def drop_wiki_markup(text: str) -> str:
         and "displaystyle" not in text
     ):
         return text
-    text = _WIKI_MATH.sub("", _WIKI_TEMPLATE.sub("", _WIKI_REF.sub("", text)))
+    text = _WIKI_TEMPLATE.sub("", _WIKI_REF.sub("", text))
+    if "{\\displaystyle " in text:  # what _WIKI_MATH starts with, after an optional space
+        text = _WIKI_MATH.sub("", text)
     if "[[" in text:
         text = _WIKI_BROKEN_LINK.sub("", _WIKI_LINK.sub(r"\1", text))
-    return _WIKI_EDIT.sub("", text)
+    return _drop_with_blanks_before(text, _WIKI_EDIT, " \t")
 
 
 def drop_wiki_page_chrome(text: str) -> str:
@@ -226,17 +255,37 @@ def drop_wiki_page_chrome(text: str) -> str:
         and "wikipedia" not in text
     ):
         return text
-    text = _WIKI_BROWSER_TITLE.sub("", _WIKI_JUMP.sub("", _WIKI_RETRIEVED.sub("", text)))
+    text = _drop_with_blanks_before(text, _WIKI_RETRIEVED, " \t\n")
+    text = _WIKI_BROWSER_TITLE.sub("", _WIKI_JUMP.sub("", text))
     return _BLANK_LINES.sub("\n\n", _EMPTY_BULLETS.sub("", text)).strip()
+
+
+def _drop_with_blanks_before(text: str, pattern: re.Pattern, blanks: str) -> str:
+    """``text`` without the matches of ``pattern``, each with the run of ``blanks`` right before it.
+
+    What ``re.sub("[<blanks>]*<pattern>", "", text)`` gives, without trying the run of blanks at
+    every position of the text: a pattern that opens with a run that may be empty has no first
+    character the regular expression engine can skip ahead to, so it is tried at every character.
+    """
+    kept: list[str] = []
+    end = 0
+    for match in pattern.finditer(text):
+        kept.append(text[end : match.start()].rstrip(blanks))
+        end = match.end()
+    if not kept:
+        return text
+    kept.append(text[end:])
+    return "".join(kept)
 
 
 def drop_page_furniture(text: str) -> str:
     """Remove a filed contract's page furniture, each on a line of its own: the filing's "Source: COMPANY, 10-K,
     1/2/2020" footer, page numbers ("7", "- 7 -", "Page 7 of 20") and the footnote saying what was omitted
     on the page; the blank lines left behind close up."""
-    if not _PAGE_FURNITURE.search(text):
+    lines = f"\n{text}"
+    if not _PAGE_FURNITURE.search(lines):
         return text
-    return _BLANK_LINES.sub("\n\n", _PAGE_FURNITURE.sub("", text)).strip()
+    return _BLANK_LINES.sub("\n\n", _PAGE_FURNITURE.sub("\n", lines)).strip()
 
 
 def repair_paper_markup(text: str) -> str:
@@ -252,21 +301,11 @@ def repair_paper_markup(text: str) -> str:
     if "FORM" in text:
         text = _FORMULA.sub("[formula]", text)
     if "$" in text:
-        text = _DISPLAY_LATEX.sub(
-            lambda match: (
-                _latex_converter().latex_to_text(_FONT_MACROS.sub("", match.group(1))).strip()
-            ),
-            text,
-        )
+        text = _DISPLAY_LATEX.sub(lambda match: _latex_text(match.group(1)), text)
         text = _INLINE_LATEX.sub(_latex_to_text, text)
     if "\\(" in text or "\\[" in text:
         text = _PAREN_LATEX.sub(
-            lambda match: (
-                _latex_converter()
-                .latex_to_text(_FONT_MACROS.sub("", match.group(1) or match.group(2) or ""))
-                .strip()
-            ),
-            text,
+            lambda match: _latex_text(match.group(1) or match.group(2) or ""), text
         )
     return text
 
@@ -278,6 +317,13 @@ def _latex_to_text(match: re.Match) -> str:
     opening_space, source = match.group(1), match.group(2)
     if not _LATEX_COMMAND.search(source):
         return match.group(0) if source != source.rstrip() or opening_space else source
+    return _latex_text(source)
+
+
+@lru_cache(maxsize=4096)
+def _latex_text(source: str) -> str:
+    """The plain-text reading of the LaTeX ``source`` of a formula, font macros aside (kept: a paper
+    writes the same formula many times)."""
     return _latex_converter().latex_to_text(_FONT_MACROS.sub("", source)).strip()
 
 
@@ -401,7 +447,7 @@ def trim_snippet_fragments(text: str) -> str:
     if newline and rest.strip() and len(first) < 300 and not _TITLE_END.search(first):
         body = trim_snippet_fragments(rest.lstrip())
         return f"{first}\n{body}" if body else ""
-    sentences = SOURCE_SENTENCE_END.split(text)
+    sentences = split_source_sentences(text)
     if len(sentences) < 2:
         return text
     seen: set[str] = set()
@@ -441,7 +487,16 @@ def _line_key(line: str) -> str:
     line = line.strip()
     if _FRAGMENT_START.match(line) and (start := SOURCE_SENTENCE_END.search(line)):
         line = line[start.end() :]
-    return _SNIPPET_END.sub("", line).lower()
+    return _without_end_marks(line).lower()
+
+
+def _without_end_marks(line: str) -> str:
+    """``line`` without the run of blanks and :data:`_SNIPPET_END_MARKS` it ends with (a loop over
+    its last characters: a pattern for the run would be tried at every blank of the line)."""
+    end = len(line)
+    while end and (line[end - 1] in _SNIPPET_END_MARKS or line[end - 1].isspace()):
+        end -= 1
+    return line[:end]
 
 
 def strip_gutenberg_frame(text: str) -> str:
@@ -451,19 +506,31 @@ def strip_gutenberg_frame(text: str) -> str:
     """
     start = _GUTENBERG_START.search(text)
     body = text[start.end() :] if start else text
-    end = _GUTENBERG_END.search(body)
+    end = _GUTENBERG_END.search(f"\n{body}")  # its start in the text searched is the line's in body
     body = (body[: end.start()] if end else body).strip()
     body = _GUTENBERG_CREDITS.sub("", body, count=1)
     paragraphs = re.split(r"\n[ \t]*\n", body)
     return "\n\n".join(
-        _WRAPPED_LINE.sub(" ", paragraph.strip()) for paragraph in paragraphs if paragraph.strip()
+        _unwrapped(paragraph.strip()) for paragraph in paragraphs if paragraph.strip()
     )
 
 
+def _unwrapped(paragraph: str) -> str:
+    """``paragraph`` with each line end between two non-blank lines (and the spaces and tabs before
+    it) turned into one space."""
+    if " \n" in paragraph or "\t\n" in paragraph:
+        return _WRAPPED_LINE.sub(" ", paragraph)
+    return _WRAPPED_AT_LINE_END.sub(" ", paragraph)
+
+
 def _tidy(text: str) -> str:
-    """One space between words, no spaces at line ends, at most one blank line in a row."""
-    lines = (_SPACE_RUN.sub(" ", line).strip() for line in text.split("\n"))
-    return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
+    """One space between words, no spaces at line ends, at most one blank line in a row.
+
+    Runs of spaces and tabs become one space in the whole text at once (a run never spans a line
+    end), leaving single spaces alone: most of a text's blanks are single spaces already.
+    """
+    lines = _SPACE_RUN.sub(" ", text).split("\n")
+    return _BLANK_LINES.sub("\n\n", "\n".join([line.strip() for line in lines])).strip()
 
 
 CLEANING_STEPS: dict[str, Callable[[str], str]] = {

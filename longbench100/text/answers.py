@@ -26,11 +26,16 @@ def normalize_answer(text: str) -> str:
 
 def token_f1(prediction_tokens: list[str], reference_tokens: list[str]) -> float:
     """Bag-of-tokens F1 between two token lists (0 when they share no token)."""
-    same = sum((Counter(prediction_tokens) & Counter(reference_tokens)).values())
+    return bag_f1(Counter(prediction_tokens), Counter(reference_tokens))
+
+
+def bag_f1(prediction: Counter[str], reference: Counter[str]) -> float:
+    """:func:`token_f1` of two token lists given as their bags (counted once, compared often)."""
+    same = sum((prediction & reference).values())
     if same == 0:
         return 0.0
-    precision = same / len(prediction_tokens)
-    recall = same / len(reference_tokens)
+    precision = same / prediction.total()
+    recall = same / reference.total()
     return 2 * precision * recall / (precision + recall)
 
 

@@ -62,9 +62,11 @@ REPLY_ABBREVIATIONS = frozenset(
 """Case-folded words whose full stop does not end a sentence of a reply."""
 TERMINAL_THEN_BLANK = re.compile(r"(?<=[.!?])\s+")
 """The loosest rule: whitespace after ``.``, ``!`` or ``?`` (the no-model baselines' sentences)."""
-SOURCE_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
-"""A sentence end in source text being cleaned: a terminal mark, any closing quotes (straight or
-curly) or brackets, whitespace, then an upper-case letter or a digit after any opening marks."""
+SOURCE_SENTENCE_END = re.compile(r"[.!?]([\"'”’)\]]*\s+)(?=[\"'“‘(\[]?[A-Z0-9])")
+"""A sentence end in source text being cleaned: a terminal mark, then (group 1, the break between
+the sentences) any closing quotes (straight or curly) or brackets and whitespace, then an
+upper-case letter or a digit after any opening marks. The mark is matched, not looked behind for,
+so the search skips ahead to the next mark (:func:`split_source_sentences`)."""
 LABEL_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[\"'“‘(]?[A-Z0-9])")
 """A sentence end in an annotator's chunk summary: as :data:`SOURCE_SENTENCE_END`, with round
 brackets only and at most one opening mark."""
@@ -74,6 +76,18 @@ TITLE_ABBREVIATIONS = frozenset(
     "mr mrs ms mme mlle messrs dr st rev prof capt col gen lt sgt jr sr".split()
 )
 """Case-folded titles whose full stop does not end a sentence inside a person's name ("Mr. Darcy")."""
+
+
+def split_source_sentences(text: str) -> list[str]:
+    """``text`` split at the breaks of :data:`SOURCE_SENTENCE_END` (each sentence keeps its terminal
+    mark; the break itself goes)."""
+    sentences = []
+    start = 0
+    for end in SOURCE_SENTENCE_END.finditer(text):
+        sentences.append(text[start : end.start(1)])
+        start = end.end()
+    sentences.append(text[start:])
+    return sentences
 
 
 def sentence_ends(text: str) -> list[int]:

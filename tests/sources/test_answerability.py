@@ -289,3 +289,14 @@ def test_grounded_reads_each_document_once_and_agrees_with_reading_them_joined()
         results.append(answer_grounded("Q?", [answer], documents))
         assert results[-1] == joined(answer, documents), (answer, documents)
     assert 0 < sum(results) < len(results)
+
+
+def test_grounded_counts_a_word_only_where_it_stands_whole():
+    from longbench100.sources.answerability import answer_grounded
+
+    inside_only = ["Sandstone and islands", "grandson"]  # "sand", "son", "land" only inside words
+    assert not answer_grounded("Q?", ["sand son land"], inside_only)
+    # the whole word comes after occurrences inside longer words, or at either end of a document
+    assert answer_grounded("Q?", ["sand son land"], ["sandstone, sand", "grandson son", "land"])
+    assert answer_grounded("Q?", ["Land 42"], ["x42y then 42", "LAND"])
+    assert not answer_grounded("Q?", ["land 42"], ["island 420"])

@@ -355,3 +355,152 @@ def test_load_counts_the_texts_each_step_changed(tmp_path: Path) -> None:
         "transcript_markers": 2,
         "detokenize": 1,
     }  # the marked document and question; one spaced stop
+
+
+def _random_texts(alphabet: list[str], count: int, seed: int) -> list[str]:
+    """``count`` short texts drawn from ``alphabet``'s pieces."""
+    import random
+
+    rng = random.Random(seed)
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(count)]
+
+
+def test_tidy_gives_what_tidying_line_by_line_gives() -> None:
+    import re
+
+    from longbench100.sources.cleaning import _tidy
+
+    def line_by_line(text: str) -> str:  # every run of blanks squeezed and stripped per line
+        lines = (re.sub(r"[ \t]+", " ", line).strip() for line in text.split("\n"))
+        return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+    pieces = ["a", "b c", " ", "  ", "\t", " \t ", "\n", "\n\n\n", "\xa0", "\r", "\u2003", "\x0b"]
+    for text in _random_texts(pieces, 20_000, seed=5):
+        assert _tidy(text) == line_by_line(text), repr(text)
+
+
+def test_wiki_edit_links_and_permanent_link_go_with_the_blanks_before_them() -> None:
+    import re
+
+    from longbench100.sources.cleaning import drop_wiki_markup, drop_wiki_page_chrome
+
+    edit = re.compile(r"[ \t]*[(\[] ?edit ?[)\]]", re.IGNORECASE)  # the rules as one pattern each
+    permanent = re.compile(r"[ \t\n]*Retrieved from\s*(?:\"|``)\s*https?://\S*wikipedia.*\Z", re.S)
+    pieces = ["History", " ", "\t", "\n", "(", "[", " edit", "EDIT", "edit", ")", "]", "( edit )"]
+    for text in _random_texts(pieces, 20_000, seed=7):
+        if "[[" in text:
+            continue  # a link, which the step turns into its text first
+        assert drop_wiki_markup(text) == (edit.sub("", text) if "edit" in text else text)
+    pieces = ["Text", " ", "\t", "\n", "Retrieved from ", '"', "``", "https://", "en.wikipedia"]
+    for text in _random_texts(pieces, 20_000, seed=11):
+        assert drop_wiki_page_chrome("*" + text) == drop_wiki_page_chrome(
+            "*" + permanent.sub("", text)
+        )
+
+
+def test_contractions_look_for_the_words_only_after_a_letter_one_of_them_starts_with() -> None:
+    import re
+
+    from longbench100.sources.cleaning import (
+        _CONTRACTED_PRONOUNS,
+        _NEGATED_VERBS,
+        restore_contractions,
+    )
+
+    every_word = re.compile(  # the rule without the check of the letter after the word boundary
+        rf"\b(?:({_NEGATED_VERBS})n t|({_CONTRACTED_PRONOUNS})\s(ll|re|ve|d|m|s))"
+        r"\b(?=[\s.,;:!?)]|$)",
+        re.IGNORECASE,
+    )
+
+    def reference(text: str) -> str:
+        def apostrophe(match: re.Match) -> str:
+            if match.group(1):
+                return match.group(0)[:-2] + "'t"
+            return f"{match.group(2)}'{match.group(3)}"
+
+        return re.sub(r"\b([A-Z]{2,}) s\b(?=\s)", r"\1's", every_word.sub(apostrophe, text))
+
+    openers = ["Are", "ca", "did", "has", "is", "let", "must", "need", "she", "they", "wo", "you"]
+    pieces = [*openers, "DON", "t", "n t", "İt", "ıt", "ſhe", " ", " ", "\n", "ll", "s", "."]
+    for text in _random_texts(pieces, 20_000, seed=13):
+        assert restore_contractions(text) == reference(text), repr(text)
+
+
+def test_page_furniture_found_after_line_ends_as_on_lines_of_its_own() -> None:
+    import re
+
+    from longbench100.sources.cleaning import drop_page_furniture
+
+    on_own_line = re.compile(  # the rule as written with "^" and "$" for any line
+        r"^[ \t]*(?:Source: [^\n]{1,120}, \d{1,2}/\d{1,2}/\d{4}|Page \d{1,3}(?: of \d{1,3})?"
+        r"|-?[ \t]*\d{1,3}[ \t]*-?|\[\*+\] Certain information on this page has been omitted[^\n]*)"
+        r"[ \t]*$",
+        re.MULTILINE,
+    )
+
+    def reference(text: str) -> str:
+        if not on_own_line.search(text):
+            return text
+        return re.sub(r"\n{3,}", "\n\n", on_own_line.sub("", text)).strip()
+
+    pieces = ["7", "- 12 -", "Page 3", " of 9", "Source: ACME, 10-K, 1/2/2020", "[*] Certain "]
+    pieces += ["information on this page has been omitted", "Text.", " ", "\t", "\n", "\n\n", "-"]
+    for text in _random_texts(pieces, 20_000, seed=17):
+        assert drop_page_furniture(text) == reference(text), repr(text)
+
+
+def test_snippet_lines_compared_without_the_marks_and_blanks_they_end_with() -> None:
+    import re
+
+    from longbench100.sources.cleaning import _without_end_marks
+
+    for text in _random_texts(
+        ["word", " ", "\n", "\xa0", ".", "!", "?", ";", ":", ",", "-"], 20_000, 23
+    ):
+        assert _without_end_marks(text) == re.sub(r"[\s.!?;:,]+$", "", text), repr(text)
+
+
+def test_mojibake_fixes_each_word_holding_a_non_ascii_character_whole() -> None:
+    import re
+
+    import ftfy
+
+    word = re.compile(r"[^ \t\n\r]*[^\x00-\x7f][^ \t\n\r]*")  # such a word, as one pattern
+    pieces = ["It", "â€™", "s", "Ã©", "é", "’", "Ã\xa0", "Ñ‚", "Ñ¢", " ", "\t", "\n", "\r", "x"]
+    for text in _random_texts(pieces, 20_000, seed=29):
+        expected = word.sub(lambda match: ftfy.fix_encoding(match.group(0)), text)
+        assert fix_mojibake(text) == expected, repr(text)
+
+
+def test_gutenberg_frame_found_and_lines_unwrapped_as_the_line_patterns_do() -> None:
+    import re
+
+    from longbench100.sources.cleaning import strip_gutenberg_frame
+
+    start = re.compile(
+        r"^\*{3} ?START OF (?:THIS|THE) PROJECT GUTENBERG EBOOK[^\n]*$", re.MULTILINE | re.I
+    )
+    end = re.compile(  # the END line as one pattern with "^" for any line
+        r"^(?:\*{3} ?END OF (?:THIS|THE) PROJECT GUTENBERG EBOOK"
+        r"|End of (?:the )?Project Gutenberg)",
+        re.MULTILINE | re.IGNORECASE,
+    )
+    credits = re.compile(
+        r"^(?:Produced by|This (?:e|E)book was produced by)[^\n]*(?:\n[^\n]+)*\n*", re.I
+    )
+    wrapped = re.compile(r"(?<=\S)[ \t]*\n(?=[ \t]*\S)")  # a line end inside a paragraph
+
+    def reference(text: str) -> str:
+        found = start.search(text)
+        body = text[found.end() :] if found else text
+        last = end.search(body)
+        body = credits.sub("", (body[: last.start()] if last else body).strip(), count=1)
+        paragraphs = re.split(r"\n[ \t]*\n", body)
+        return "\n\n".join(wrapped.sub(" ", p.strip()) for p in paragraphs if p.strip())
+
+    pieces = ["Call me", "Ishmael.", " ", "\t", "\n", "\n\n", "\xa0", "*** START OF THE PROJECT "]
+    pieces += ["GUTENBERG EBOOK X", "*** END OF THIS PROJECT GUTENBERG EBOOK", "End of the "]
+    pieces += ["Project Gutenberg", "end of project gutenberg", "Produced by Jo"]
+    for text in _random_texts(pieces, 20_000, seed=31):
+        assert strip_gutenberg_frame(text) == reference(text), repr(text)

@@ -240,3 +240,16 @@ def test_a_window_starts_only_where_the_segmenter_starts_a_paragraph() -> None:
     assert _paragraph_start_before(text, text.index("Six.") - 1) == text.index(" Five.")
     assert _paragraph_start_before(text, text.index(" Five.") - 1) == 0  # runs of 3, or after \r
     assert _paragraph_start_before("no breaks at all. None.", 20) == 0
+
+
+def test_source_sentences_split_where_a_break_after_a_mark_is_looked_behind_for() -> None:
+    from longbench100.text.sentences import SOURCE_SENTENCE_END, split_source_sentences
+
+    looked_behind = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")  # the rule
+    pieces = ["A", "b", "7", ".", "!", "?", "..", '"', "’", ")", "]", "“", "(", " ", "\n", "\t"]
+    rng = random.Random(19)
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        assert split_source_sentences(text) == looked_behind.split(text), repr(text)
+        end, first = SOURCE_SENTENCE_END.search(text), looked_behind.search(text)
+        assert (end and end.end()) == (first and first.end()), repr(text)
