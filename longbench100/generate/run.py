@@ -12,6 +12,7 @@ from typing import Callable, Iterable, Iterator
 from longbench100.annotation.labels import UnlabelledChunk
 from longbench100.catalog.suites import Suite
 from longbench100.catalog.task_info import reserved_output
+from longbench100.core.digests import file_sha256
 from longbench100.core.errors import UserError
 from longbench100.core.interrupts import Interrupted
 from longbench100.core.paths import CACHE_HINT, cache_dir
@@ -59,6 +60,7 @@ from longbench100.generate.output import (
     written_sources,
 )
 from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
+from longbench100.generate.twin_recipes import TwinKey, recipes_path
 from longbench100.generate.verify_counts import verify_prompt_counts
 from longbench100.sources.corpus import Corpus, load_corpus
 from longbench100.sources.kept_near_copies import (
@@ -347,6 +349,7 @@ def _generate(
                     label,
                     budgets[label],
                     echo,
+                    results[task][label].sha256,
                 )
     for builder in builders.values():
         builder.finish(tokenizer)
@@ -594,10 +597,12 @@ def _write_controls(
     label: str,
     budget: int,
     echo: Callable[[str], None],
+    data_sha256: str | None,
 ) -> ControlsResult | None:
-    """Write (or, on a resumed run, read back) the control twins of one task and length; ``None``,
-    said in a warning, when its prompts do not have a layout the controls can split (a --templates
-    template)."""
+    """Write (or, on a resumed run, read back) the control twins of one task and length, spelled
+    from their kept recipes where a run made them from the same data file (``data_sha256``, where
+    this run worked it out) and inputs; ``None``, said in a warning, when its prompts do not have
+    a layout the controls can split (a --templates template)."""
     if controls_file_path(options.out, task, label).exists():
         return read_controls_result(options.out, task, label)
     ctx = _context(options, tokenizer, task, label, budget)
@@ -607,8 +612,19 @@ def _write_controls(
         twins = ControlBuilder(
             pools[task], ctx.tokenizer, options.chat_template, ctx.budget, options.seed
         )
+        key = TwinKey(
+            task,
+            label,
+            ctx.tokenizer,
+            options.chat_template,
+            ctx.budget,
+            options.seed,
+            builder.corpus.content_key(),
+            [document for _, _, document in twins.pool if document is not None],
+        )
+        sha256 = data_sha256 or file_sha256(data_file_path(options.out, task, label))
         try:
-            return write_controls(options.out, task, label, twins)
+            return write_controls(options.out, task, label, twins, recipes_path(key, sha256))
         except UserError as error:
             echo(f"warning: no control twins for {task} {label}: {error}")
             return None

@@ -301,7 +301,7 @@ def test_refill_replaces_each_span_by_pool_text_within_the_budget() -> None:
         budget,
     )
     assert refilled is not None
-    text, tokens = refilled
+    text, tokens = refilled.prompt, refilled.tokens
     assert (
         "4417" not in text
         and text.startswith(prompt[:start])
