@@ -26,14 +26,16 @@ question: both twins keep them as they are
 
 A score above chance on either is a score that does not come from the gold. The main data file is
 never touched; the controls are built from it after it is final, so a resumed run rebuilds them from
-the same bytes."""
+the same bytes. Each twin is also told as segments of the file's prompts and the pool's texts
+(:class:`Twin`), kept as recipes (:mod:`longbench100.generate.twin_recipes`) that a later run of the
+same data file spells its twins from."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +46,7 @@ from longbench100.analysis.prompt_parts import (
     options_in_question,
     split_prompt,
 )
-from longbench100.core.atomic import write_bytes_atomic
+from longbench100.core.atomic import write_lines_atomic
 from longbench100.core.digests import file_sha256
 from longbench100.core.errors import UserError
 from longbench100.fitting.refill import (
@@ -124,6 +126,7 @@ class ControlBuilder:
         self.pool: list[tuple[str, int | None, Document | None]] = [
             (document.text, None, document) for document in pool
         ]
+        self.titled: dict[int, str] = {}  # pool documents as titled documents are shown, by index
 
     def records(self, records: list[dict], where: str) -> list[dict]:
         """The controls of ``records`` (one data file's, in file order): each row's gold-removed
@@ -180,42 +183,53 @@ class ControlBuilder:
             )
         return recipes
 
-    def from_recipes(self, records: list[dict], recipes: list[TwinRecipe]) -> list[dict]:
-        """The controls ``recipes`` spell from ``records`` and the pool (an ``IndexError`` or
-        ``KeyError`` when they name a row, a pool text or a kind that is not there)."""
-        return [
-            _control_record(
+    def fit(self, records: list[dict], recipes: list[TwinRecipe]) -> bool:
+        """Whether every recipe names a row of ``records`` and every segment a stretch that lies
+        inside a prompt of ``records`` or a text of the pool."""
+        for recipe in recipes:
+            if recipe.row >= len(records):
+                return False
+            for segment in recipe.segments:
+                if isinstance(segment, str):
+                    continue
+                kind, reference, start, end = segment
+                if reference >= (len(records) if kind == "prompt" else len(self.pool)):
+                    return False
+                if not start <= end <= len(self._text_of(records, kind, reference)):
+                    return False
+        return True
+
+    def from_recipes(self, records: list[dict], recipes: list[TwinRecipe]) -> Iterator[dict]:
+        """The controls ``recipes`` spell from ``records`` and the pool, one at a time (recipes
+        that :meth:`fit` them)."""
+        for recipe in recipes:
+            yield _control_record(
                 records[recipe.row],
                 recipe.kind,
                 self._spelled(records, recipe.segments),
                 recipe.tokens,
                 recipe.extra,
             )
-            for recipe in recipes
-        ]
 
     def _spelled(self, records: list[dict], segments: list[Segment]) -> str:
         """The text ``segments`` spell from ``records``' prompts and the pool's texts."""
-        titled: dict[int, str] = {}
-
-        def text_of(kind: str, reference: int) -> str:
-            if reference < 0:
-                raise IndexError(f"no {kind} text {reference}")
-            if kind == "prompt":
-                return records[reference]["prompt"]
-            document = self.pool[reference][2]
-            if kind == "pool" or document is None:
-                return self.pool[reference][0]
-            if reference not in titled:
-                titled[reference] = _titled([self.pool[reference]])[0][0]
-            return titled[reference]
-
         return "".join(
             segment
             if isinstance(segment, str)
-            else text_of(segment[0], segment[1])[segment[2] : segment[3]]
+            else self._text_of(records, segment[0], segment[1])[segment[2] : segment[3]]
             for segment in segments
         )
+
+    def _text_of(self, records: list[dict], kind: str, reference: int) -> str:
+        """The text a segment of ``kind`` names by ``reference``: a prompt of ``records``, a pool
+        text, or a pool document as a titled document is shown."""
+        if kind == "prompt":
+            return records[reference]["prompt"]
+        if kind == "pool" or self.pool[reference][2] is None:
+            return self.pool[reference][0]
+        if reference not in self.titled:
+            self.titled[reference] = _titled([self.pool[reference]])[0][0]
+        return self.titled[reference]
 
     def gold_removed(self, row: _Row) -> Twin | None:
         """The twin without the gold: a label-mapping task's demonstrations relabelled at random,
@@ -399,25 +413,28 @@ def write_controls(
     with data.open(encoding="utf-8") as handle:
         records = [json.loads(line) for line in handle]
     made = _made_controls(controls, records, str(data), recipes)
-    path = controls_file_path(out, task, label)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    written = b"".join(json_line(record) for record in made)
-    write_bytes_atomic(path, written)
-    rows = {kind: sum(record["control"] == kind for record in made) for kind in CONTROL_KINDS}
-    return ControlsResult(rows, hashlib.sha256(written).hexdigest())
+    rows = dict.fromkeys(CONTROL_KINDS, 0)
+    digest = hashlib.sha256()
+
+    def lines() -> Iterator[bytes]:
+        for record in made:
+            rows[record["control"]] += 1
+            line = json_line(record)
+            digest.update(line)
+            yield line
+
+    write_lines_atomic(controls_file_path(out, task, label), lines())
+    return ControlsResult(rows, digest.hexdigest())
 
 
 def _made_controls(
     controls: ControlBuilder, records: list[dict], where: str, recipes: Path | None
-) -> list[dict]:
+) -> Iterable[dict]:
     """The controls of ``records``: spelled from the recipes at ``recipes`` where they are there
     and fit these records and pool, else built, their recipes kept there."""
     kept = read_recipes(recipes) if recipes is not None else None
-    if kept is not None:
-        try:
-            return controls.from_recipes(records, kept)
-        except (IndexError, KeyError, TypeError):
-            pass  # recipes that do not fit: build the twins again
+    if kept is not None and controls.fit(records, kept):
+        return controls.from_recipes(records, kept)
     twins = controls.twins(records, where)
     if recipes is not None:
         made = controls.recipes(records, twins)

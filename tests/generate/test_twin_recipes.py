@@ -86,6 +86,7 @@ def test_a_second_run_spells_every_twin_from_the_recipes_the_first_kept(
         [[0, "gold_removed", 5, {}, [["pool", 10**9, 0, 3]]]],  # a pool text the pool lacks
         [[0, "other", 5, {}, []]],  # a kind there is not
         [[0, "gold_removed", 5, {}, [["prompt", 0, -4, 3]]]],  # a negative offset
+        [[0, "gold_removed", 5, {}, [["prompt", 0, 0, 10**9]]]],  # past the prompt's end
         {"not": "a list"},
     ],
 )
