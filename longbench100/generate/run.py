@@ -297,6 +297,7 @@ def _generate(
     cells = [(task, label, budget) for task in options.tasks for label, budget in options.lengths]
     controls: dict[str, dict[str, ControlsResult | None]] = {}
     control_pools: dict[str, list[Document]] = {}  # one pool per task, for all its lengths
+    corpus_key = corpus.content_key() if options.controls else None  # in the twins' recipe keys
     pending = {
         (task, label): _pending_rows(options, task, label, budget, plans[task][label])
         for task, label, budget in cells
@@ -345,6 +346,7 @@ def _generate(
                     tokenizer,
                     builders[task],
                     control_pools,
+                    corpus_key,
                     task,
                     label,
                     budgets[label],
@@ -593,6 +595,7 @@ def _write_controls(
     tokenizer: Tokenizer,
     builder: TaskBuilder,
     pools: dict[str, list[Document]],
+    corpus_key: str | None,
     task: str,
     label: str,
     budget: int,
@@ -601,8 +604,9 @@ def _write_controls(
 ) -> ControlsResult | None:
     """Write (or, on a resumed run, read back) the control twins of one task and length, spelled
     from their kept recipes where a run made them from the same data file (``data_sha256``, where
-    this run worked it out) and inputs; ``None``, said in a warning, when its prompts do not have
-    a layout the controls can split (a --templates template)."""
+    this run worked it out) and inputs (``corpus_key``: the corpus's content key); ``None``, said
+    in a warning, when its prompts do not have a layout the controls can split (a --templates
+    template)."""
     if controls_file_path(options.out, task, label).exists():
         return read_controls_result(options.out, task, label)
     ctx = _context(options, tokenizer, task, label, budget)
@@ -619,7 +623,7 @@ def _write_controls(
             options.chat_template,
             ctx.budget,
             options.seed,
-            builder.corpus.content_key(),
+            corpus_key,
             [document for _, _, document in twins.pool if document is not None],
         )
         sha256 = data_sha256 or file_sha256(data_file_path(options.out, task, label))

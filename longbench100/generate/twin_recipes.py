@@ -92,7 +92,7 @@ def recipes_path(key: TwinKey, data_sha256: str) -> Path | None:
 
 
 def read_recipes(path: Path) -> list[TwinRecipe] | None:
-    """The recipes kept at ``path``; ``None`` when there are none or they are not of the kept form."""
+    """The recipes kept at ``path``; ``None`` when there are none or not of the kept form."""
     try:
         stored = read_json_entry(path)
         return [_decoded(entry) for entry in stored]
