@@ -98,12 +98,14 @@ class _Row:
 
 @dataclass(frozen=True)
 class Twin:
-    """A twin's record and its prompt as segments of the data file's prompts (``("prompt", row,
-    start, end)``) and the pool's texts (``("pool", index, ...)``, ``("titled", index, ...)``);
+    """A twin's record (made by :func:`_control_record` of row ``row``'s record with the fields
+    ``extra``) and its prompt as segments of the data file's prompts (``("prompt", row, start,
+    end)``) and the pool's texts (``("pool", index, ...)``, ``("titled", index, ...)``);
     ``segments`` is ``None`` where a fill's homes are not known."""
 
     record: dict
     row: int
+    extra: dict
     segments: list[Segment] | None
 
 
@@ -169,16 +171,13 @@ class ControlBuilder:
                 or self._spelled(records, twin.segments) != twin.record["prompt"]
             ):
                 return None
-            extra = {
-                key: twin.record[key] for key in ("filled_from", "context_of") if key in twin.record
-            }
             recipes.append(
                 TwinRecipe(
                     twin.row,
                     twin.record["control"],
                     twin.segments,
                     twin.record["prompt_tokens"],
-                    extra,
+                    twin.extra,
                 )
             )
         return recipes
@@ -277,12 +276,11 @@ class ControlBuilder:
         )
         if refilled is None:
             return None
-        fill = [{"source": document.source, "id": document.id} for document in pool_text.drawn]
-        twin = _control_record(
-            record, "gold_removed", refilled.prompt, refilled.tokens, {"filled_from": fill}
-        )
+        extra = {"filled_from": [{"source": d.source, "id": d.id} for d in pool_text.drawn]}
+        twin = _control_record(record, "gold_removed", refilled.prompt, refilled.tokens, extra)
         edits = [(a, b, new) for (a, b), new in zip(spans, refilled.fills, strict=True)]
-        return Twin(twin, row.index, _edited_segments(row.index, len(record["prompt"]), edits))
+        segments = _edited_segments(row.index, len(record["prompt"]), edits)
+        return Twin(twin, row.index, extra, segments)
 
     def _padding_like(self, record: dict, titled: bool) -> tuple[list[PoolEntry], list[Home]]:
         """The pool entries of the sources the record's own padding came from (all of the pool when
@@ -352,9 +350,8 @@ class ControlBuilder:
                         ),
                     ],
                 )
-                return Twin(
-                    _control_record(row.record, kind, prompt, tokens, extra), row.index, segments
-                )
+                twin = _control_record(row.record, kind, prompt, tokens, extra)
+                return Twin(twin, row.index, extra, segments)
             context_tokens = (
                 self._tokens_between(base.record, start, start + len(context))
                 if opening
