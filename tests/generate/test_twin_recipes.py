@@ -11,8 +11,6 @@ import pytest
 from longbench100.core.cache_entries import write_json_entry
 from longbench100.fitting.refill import PoolText, Segment
 from longbench100.generate.controls import ControlBuilder
-from longbench100.generate.options import GenerateOptions
-from longbench100.generate.run import run_generate
 from longbench100.generate.twin_recipes import (
     LITERAL_LIMIT,
     TwinKey,
@@ -23,6 +21,7 @@ from longbench100.generate.twin_recipes import (
 )
 from longbench100.sources.records import Document
 from longbench100.text.tokenization import load_tokenizer
+from tests.support.generate_helpers import generate_in_process
 
 # pool documents (titled ones too), a task's own context around its gold, several spans a row
 TASKS = ("passage_count", "multi_doc_qa", "rag_hard", "json_kv")
@@ -30,17 +29,7 @@ LENGTHS = (("2k", 2048), ("3000", 3000))
 
 
 def _generate(mirror: Path, out: Path) -> None:
-    options = GenerateOptions(
-        tasks=TASKS,
-        lengths=LENGTHS,
-        rows=3,
-        seed=5,
-        tokenizer="cl100k_base",
-        out=out,
-        sources=str(mirror),
-        workers=1,
-    )
-    run_generate(options, echo=lambda _: None, progress=False)
+    generate_in_process(out, TASKS, LENGTHS, 3, sources=str(mirror), seed=5)
 
 
 def _controls(out: Path) -> dict[str, bytes]:
