@@ -9,16 +9,24 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically and durably (fsync before the rename), creating the parent folder when needed."""
+    write_lines_atomic(path, (data,))
+
+
+def write_lines_atomic(path: Path, lines: Iterable[bytes]) -> None:
+    """:func:`write_bytes_atomic` of ``lines`` joined, each written as it comes (a long file is
+    never held whole in memory); nothing is left at ``path`` when ``lines`` raises."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary, handle = _create_temporary(path)
     try:
         with open(handle, "wb") as stream:
-            stream.write(data)
+            for line in lines:
+                stream.write(line)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from typing import NamedTuple, Union
 
 from longbench100.fitting.packing import cut_prefix, longest_opening_at_an_end
 from longbench100.sources.records import Document
@@ -27,6 +28,24 @@ SEPARATOR = "\n\n"
 PoolEntry = tuple[str, int | None, Document | None]
 """A pool text, its tokens (``None``: not counted yet) and the document it comes from (``None``: a
 stretch of a task's own context)."""
+Home = tuple[str, int, int]
+"""Where a pool text lies: ``(kind, reference, offset)``, the text starting at character ``offset``
+of a longer text that ``kind`` and ``reference`` name to whoever spells the segments."""
+Segment = Union[str, tuple[str, int, int, int]]
+"""A stretch of a text: a literal string, or ``(kind, reference, start, end)``, the characters
+``start:end`` of the text ``kind`` and ``reference`` name (as in :data:`Home`)."""
+Parts = list[tuple[int, int]]
+"""A text as the pool entries it joins (by :data:`SEPARATOR`): each entry's index and the character
+of its text it starts from."""
+
+
+class Refilled(NamedTuple):
+    """A refilled prompt, its token count, and each span's fill as segments of the pool texts'
+    homes (``None`` for a fill whose homes are not known)."""
+
+    prompt: str
+    tokens: int
+    fills: list[list[Segment] | None]
 
 
 class PoolText:
@@ -39,7 +58,9 @@ class PoolText:
     each span gets the opening of one text of its own (a titled document keeps its title with its
     own body). An entry whose tokens are ``None`` takes its document's count, read only when it is
     first drawn (a lazily counted source), or without a document is counted by ``count`` then (the
-    stretches of a long context, of which a few short spans draw only one or two)."""
+    stretches of a long context, of which a few short spans draw only one or two). Given ``homes``
+    (one :data:`Home` per pool entry), an opening of the last source can be told as segments of
+    them (:meth:`opening_segments`)."""
 
     def __init__(
         self,
@@ -49,6 +70,7 @@ class PoolText:
         excluded: frozenset[str] = frozenset(),
         whole: bool = False,
         count: Callable[[str], int] | None = None,
+        homes: Sequence[Home] | None = None,
     ) -> None:
         self.rng = rng
         self.count = count
@@ -62,12 +84,16 @@ class PoolText:
         self.new_texts: list[str] = []
         self.rest, self.rest_tokens = "", 0
         self.source, self.source_tokens = "", 0
+        self.homes = homes
+        self.rest_parts: Parts | None = []
+        self.source_parts: Parts | None = []
         self._shuffle()
 
     def source_text(self, tokens: int) -> str:
         """The rest of the last source, then pool texts, joined until they hold at least ``tokens``
         tokens (or the pool runs out)."""
         texts, held = ([self.rest], self.rest_tokens) if self.rest else ([], 0)
+        parts = (None if self.rest_parts is None else list(self.rest_parts)) if self.rest else []
         while held < tokens and not (self.whole and texts) and self._has_next():
             index = self.order.pop()
             text, _, document = self.pool[index]
@@ -78,9 +104,12 @@ class PoolText:
             if document is not None:
                 self.drawn.append(document)
             texts.append(text)
+            if parts is not None:
+                parts.append((index, 0))
             self.new_texts.append(text)
             held += self._tokens(index)
         self.source, self.source_tokens = SEPARATOR.join(texts), held
+        self.source_parts = parts
         return self.source
 
     def take_new_texts(self) -> list[str]:
@@ -93,6 +122,41 @@ class PoolText:
         rest = "" if self.whole else self.source[len(used) :].lstrip()
         self.rest_tokens = round(self.source_tokens * len(rest) / max(1, len(self.source)))
         self.rest = rest
+        self.rest_parts = self._parts_from(len(self.source) - len(rest)) if rest else []
+
+    def opening_segments(self, length: int) -> list[Segment] | None:
+        """The last source's first ``length`` characters as segments of its pool texts' homes;
+        ``None`` without homes."""
+        if self.homes is None or self.source_parts is None:
+            return None
+        segments: list[Segment] = []
+        left = length
+        for number, (index, start) in enumerate(self.source_parts):
+            if number and left > 0:
+                segments.append(SEPARATOR[:left])
+                left -= len(segments[-1])
+            if left <= 0:
+                break
+            kind, reference, offset = self.homes[index]
+            size = min(left, len(self.pool[index][0]) - start)
+            segments.append((kind, reference, offset + start, offset + start + size))
+            left -= size
+        return segments
+
+    def _parts_from(self, position: int) -> Parts | None:
+        """The parts of the last source's characters from ``position`` on (``None`` when the
+        parts are not known, or ``position`` falls inside a separator)."""
+        if self.source_parts is None:
+            return None
+        at = 0
+        for number, (index, start) in enumerate(self.source_parts):
+            end = at + len(self.pool[index][0]) - start
+            if position <= end:
+                return [(index, start + position - at), *self.source_parts[number + 1 :]]
+            at = end + len(SEPARATOR)
+            if position < at:
+                return None
+        return None
 
     def _tokens(self, index: int) -> int:
         """The tokens of pool entry ``index``: as the pool gives them, else its document's (counted
@@ -187,17 +251,18 @@ def refill_spans(
     spans: Sequence[Span],
     pool_text: PoolText,
     budget: int,
-) -> tuple[str, int] | None:
+) -> Refilled | None:
     """``prompt`` with the text of every span (offsets into ``prompt``, in order, not overlapping)
     replaced by pool text of at most as many tokens, and its token count by ``count`` (the count of
     ``prompt`` with the edits it is given made, told the counts of each edit's old and new text
-    where they are known); ``None`` when the pool holds no text or the prompt cannot be brought
-    within ``budget``."""
+    where they are known), each fill told as segments where ``pool_text`` knows its homes; ``None``
+    when the pool holds no text or the prompt cannot be brought within ``budget``."""
     if not spans:
         return None
     sizes = [_count(tokenizer, prompt[start:end]) for start, end in spans]
     span_tokens = list(sizes)
     openings: list[tuple[str, int | None]] = []
+    fills: list[list[Segment] | None] = []
     for size in sizes:
         source = pool_text.source_text(size)
         if not source:
@@ -205,6 +270,7 @@ def refill_spans(
         for text in pool_text.take_new_texts():
             tokenizer.recall_pieces(text)
         openings.append(counted_opening(tokenizer, source, size))
+        fills.append(pool_text.opening_segments(len(openings[-1][0])))
         pool_text.consume(openings[-1][0])
     for _ in range(MAX_REPAIRS):
         edits = [
@@ -213,11 +279,12 @@ def refill_spans(
         ]
         tokens = count(edits, [(old, new) for old, (_, new) in zip(span_tokens, openings)])
         if tokens <= budget:
-            return apply_edits(prompt, edits), tokens
+            return Refilled(apply_edits(prompt, edits), tokens, fills)
         sizes[-1] -= tokens - budget + 1
         if sizes[-1] <= 0:
             return None
         openings[-1] = counted_opening(tokenizer, source, sizes[-1])
+        fills[-1] = pool_text.opening_segments(len(openings[-1][0]))
     return None
 
 

@@ -26,14 +26,16 @@ question: both twins keep them as they are
 
 A score above chance on either is a score that does not come from the gold. The main data file is
 never touched; the controls are built from it after it is final, so a resumed run rebuilds them from
-the same bytes."""
+the same bytes. Each twin is also told as segments of the file's prompts and the pool's texts
+(:class:`Twin`), kept as recipes (:mod:`longbench100.generate.twin_recipes`) that a later run of the
+same data file spells its twins from."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,13 +46,21 @@ from longbench100.analysis.prompt_parts import (
     options_in_question,
     split_prompt,
 )
-from longbench100.core.atomic import write_bytes_atomic
+from longbench100.core.atomic import write_lines_atomic
 from longbench100.core.digests import file_sha256
 from longbench100.core.errors import UserError
-from longbench100.fitting.refill import PoolEntry, PoolText, opening_of, refill_spans
+from longbench100.fitting.refill import (
+    Home,
+    PoolEntry,
+    PoolText,
+    Segment,
+    opening_of,
+    refill_spans,
+)
 from longbench100.fitting.rng import derive_rng
 from longbench100.folders.layout import CONTROL_KINDS, controls_folder, data_file_path
 from longbench100.generate.json_lines import json_line
+from longbench100.generate.twin_recipes import TwinRecipe, keep_recipes, read_recipes
 from longbench100.sources.records import Document
 from longbench100.tasks.icl import relabelled_demonstrations
 from longbench100.tasks.negatives import passage_body
@@ -78,10 +88,25 @@ def controls_file_path(out: Path, task: str, label: str) -> Path:
 
 @dataclass
 class _Row:
-    """One record of the data file with its prompt split into instruction, context and question."""
+    """One record of the data file (its ``index`` there, from 0) with its prompt split into
+    instruction, context and question."""
 
     record: dict
     parts: PromptParts
+    index: int
+
+
+@dataclass(frozen=True)
+class Twin:
+    """A twin's record (made by :func:`_control_record` of row ``row``'s record with the fields
+    ``extra``) and its prompt as segments of the data file's prompts (``("prompt", row, start,
+    end)``) and the pool's texts (``("pool", index, ...)``, ``("titled", index, ...)``);
+    ``segments`` is ``None`` where a fill's homes are not known."""
+
+    record: dict
+    row: int
+    extra: dict
+    segments: list[Segment] | None
 
 
 class ControlBuilder:
@@ -103,11 +128,16 @@ class ControlBuilder:
         self.pool: list[tuple[str, int | None, Document | None]] = [
             (document.text, None, document) for document in pool
         ]
+        self.titled: dict[int, str] = {}  # pool documents as titled documents are shown, by index
 
     def records(self, records: list[dict], where: str) -> list[dict]:
         """The controls of ``records`` (one data file's, in file order): each row's gold-removed
         twin, then its context-swapped one; a twin that cannot be made (nothing to fill the gold's
         room with, no other row) is left out."""
+        return [twin.record for twin in self.twins(records, where)]
+
+    def twins(self, records: list[dict], where: str) -> list[Twin]:
+        """:meth:`records`' controls, each with its prompt's segments."""
         rows = [
             _Row(
                 record,
@@ -117,6 +147,7 @@ class ControlBuilder:
                         record["task"], record["prompt"], f"{where}:{index + 1}", record["gold"]
                     ),
                 ),
+                index,
             )
             for index, record in enumerate(records)
         ]
@@ -130,7 +161,76 @@ class ControlBuilder:
                 controls.append(swapped)
         return controls
 
-    def gold_removed(self, row: _Row) -> dict | None:
+    def recipes(self, records: list[dict], twins: list[Twin]) -> list[TwinRecipe] | None:
+        """The recipes of ``twins`` (of ``records``), or ``None`` when one of them cannot be told
+        as segments that spell its prompt exactly."""
+        recipes = []
+        for twin in twins:
+            if (
+                twin.segments is None
+                or self._spelled(records, twin.segments) != twin.record["prompt"]
+            ):
+                return None
+            recipes.append(
+                TwinRecipe(
+                    twin.row,
+                    twin.record["control"],
+                    twin.segments,
+                    twin.record["prompt_tokens"],
+                    twin.extra,
+                )
+            )
+        return recipes
+
+    def fit(self, records: list[dict], recipes: list[TwinRecipe]) -> bool:
+        """Whether every recipe names a row of ``records`` and every segment a stretch that lies
+        inside a prompt of ``records`` or a text of the pool."""
+        for recipe in recipes:
+            if recipe.row >= len(records):
+                return False
+            for segment in recipe.segments:
+                if isinstance(segment, str):
+                    continue
+                kind, reference, start, end = segment
+                if reference >= (len(records) if kind == "prompt" else len(self.pool)):
+                    return False
+                if not start <= end <= len(self._text_of(records, kind, reference)):
+                    return False
+        return True
+
+    def from_recipes(self, records: list[dict], recipes: list[TwinRecipe]) -> Iterator[dict]:
+        """The controls ``recipes`` spell from ``records`` and the pool, one at a time (recipes
+        that :meth:`fit` them)."""
+        for recipe in recipes:
+            yield _control_record(
+                records[recipe.row],
+                recipe.kind,
+                self._spelled(records, recipe.segments),
+                recipe.tokens,
+                recipe.extra,
+            )
+
+    def _spelled(self, records: list[dict], segments: list[Segment]) -> str:
+        """The text ``segments`` spell from ``records``' prompts and the pool's texts."""
+        return "".join(
+            segment
+            if isinstance(segment, str)
+            else self._text_of(records, segment[0], segment[1])[segment[2] : segment[3]]
+            for segment in segments
+        )
+
+    def _text_of(self, records: list[dict], kind: str, reference: int) -> str:
+        """The text a segment of ``kind`` names by ``reference``: a prompt of ``records``, a pool
+        text, or a pool document as a titled document is shown."""
+        if kind == "prompt":
+            return records[reference]["prompt"]
+        if kind == "pool" or self.pool[reference][2] is None:
+            return self.pool[reference][0]
+        if reference not in self.titled:
+            self.titled[reference] = _titled([self.pool[reference]])[0][0]
+        return self.titled[reference]
+
+    def gold_removed(self, row: _Row) -> Twin | None:
         """The twin without the gold: a label-mapping task's demonstrations relabelled at random,
         any other task's gold spans holding other text of the same sources."""
         record, parts = row.record, row.parts
@@ -153,17 +253,18 @@ class ControlBuilder:
         ]
         if self.pool:
             gold_documents = frozenset(record["gold"].get("doc_ids") or ())
-            pool = self._padding_like(record)
+            entries, homes = self._padding_like(record, titled)
             pool_text = PoolText(
-                (_titled(pool) or pool) if titled else pool,
-                rng,
-                record["prompt"],
-                gold_documents,
-                titled,
+                entries, rng, record["prompt"], gold_documents, titled, homes=homes
             )
         else:
+            stretches = _own_stretches(parts.context, spans, start)
             pool_text = PoolText(
-                _own_stretches(parts.context, spans, start), rng, None, count=self.tokenizer.count
+                [(text, None, None) for text, _ in stretches],
+                rng,
+                None,
+                count=self.tokenizer.count,
+                homes=[("prompt", row.index, offset) for _, offset in stretches],
             )
         refilled = refill_spans(
             self.tokenizer,
@@ -175,20 +276,36 @@ class ControlBuilder:
         )
         if refilled is None:
             return None
-        fill = [{"source": document.source, "id": document.id} for document in pool_text.drawn]
-        return _control_record(record, "gold_removed", *refilled, {"filled_from": fill})
+        extra = {"filled_from": [{"source": d.source, "id": d.id} for d in pool_text.drawn]}
+        twin = _control_record(record, "gold_removed", refilled.prompt, refilled.tokens, extra)
+        edits = [(a, b, new) for (a, b), new in zip(spans, refilled.fills, strict=True)]
+        segments = _edited_segments(row.index, len(record["prompt"]), edits)
+        return Twin(twin, row.index, extra, segments)
 
-    def _padding_like(self, record: dict) -> list[PoolEntry]:
+    def _padding_like(self, record: dict, titled: bool) -> tuple[list[PoolEntry], list[Home]]:
         """The pool entries of the sources the record's own padding came from (all of the pool when
-        it names none there): a fill from a source the prompt shows nowhere else would stand out as
-        the one passage unlike the others, and so point at the gold's place."""
+        it names none there), with their homes: a fill from a source the prompt shows nowhere else
+        would stand out as the one passage unlike the others, and so point at the gold's place.
+        With ``titled``, the titled documents among them as shown (all of them when none is)."""
         sources = {distractor["source"] for distractor in record.get("distractors") or ()}
-        same: list[PoolEntry] = [
-            entry for entry in self.pool if entry[2] is not None and entry[2].source in sources
+        same = [
+            index
+            for index, (_, _, document) in enumerate(self.pool)
+            if document is not None and document.source in sources
         ]
-        return same or self.pool
+        chosen = same or range(len(self.pool))
+        if titled:
+            with_titles = [
+                index
+                for index in chosen
+                if (document := self.pool[index][2]) is not None and document.title
+            ]
+            if with_titles:
+                entries = _titled([self.pool[index] for index in with_titles])
+                return entries, [("titled", index, 0) for index in with_titles]
+        return [self.pool[index] for index in chosen], [("pool", index, 0) for index in chosen]
 
-    def context_swapped(self, rows: list[_Row], index: int) -> dict | None:
+    def context_swapped(self, rows: list[_Row], index: int) -> Twin | None:
         """The twin holding another row's context: the next row whose answers differ, else the next
         row."""
         if len(rows) < 2:
@@ -204,7 +321,7 @@ class ControlBuilder:
 
     def _with_context(
         self, row: _Row, base: _Row, context: str, kind: str, extra: dict
-    ) -> dict | None:
+    ) -> Twin | None:
         """``row``'s record as a ``kind`` twin holding ``context`` (``base``'s context, or an
         opening of it, or a text in its place) between its instruction and question, the context's
         end cut off until the prompt fits the row's own budget."""
@@ -220,7 +337,21 @@ class ControlBuilder:
             tokens = self._count_edited(base.record, around)
             if tokens <= budget:
                 prompt = apply_edits(base.record["prompt"], around)
-                return _control_record(row.record, kind, prompt, tokens, extra)
+                own = len(row.record["prompt"])
+                segments = _edited_segments(
+                    base.index,
+                    len(base.record["prompt"]),
+                    [
+                        (0, start, [("prompt", row.index, 0, len(around[0][2]))]),
+                        (
+                            middle[0],
+                            len(base.record["prompt"]),
+                            [middle[1], ("prompt", row.index, own - len(row.parts.tail), own)],
+                        ),
+                    ],
+                )
+                twin = _control_record(row.record, kind, prompt, tokens, extra)
+                return Twin(twin, row.index, extra, segments)
             context_tokens = (
                 self._tokens_between(base.record, start, start + len(context))
                 if opening
@@ -269,18 +400,44 @@ class ControlBuilder:
         return (start + (heading.end() if heading else span[0]), start + span[1])
 
 
-def write_controls(out: Path, task: str, label: str, controls: ControlBuilder) -> ControlsResult:
-    """Build and write the controls of ``OUT/<task>/<label>.jsonl`` (its final file) atomically."""
+def write_controls(
+    out: Path, task: str, label: str, controls: ControlBuilder, recipes: Path | None = None
+) -> ControlsResult:
+    """Build and write the controls of ``OUT/<task>/<label>.jsonl`` (its final file) atomically;
+    spelled from the recipes kept at ``recipes`` where there are some, else built (and their
+    recipes kept there)."""
     data = data_file_path(out, task, label)
     with data.open(encoding="utf-8") as handle:
         records = [json.loads(line) for line in handle]
-    made = controls.records(records, str(data))
-    path = controls_file_path(out, task, label)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    written = b"".join(json_line(record) for record in made)
-    write_bytes_atomic(path, written)
-    rows = {kind: sum(record["control"] == kind for record in made) for kind in CONTROL_KINDS}
-    return ControlsResult(rows, hashlib.sha256(written).hexdigest())
+    made = _made_controls(controls, records, str(data), recipes)
+    rows = dict.fromkeys(CONTROL_KINDS, 0)
+    digest = hashlib.sha256()
+
+    def lines() -> Iterator[bytes]:
+        for record in made:
+            rows[record["control"]] += 1
+            line = json_line(record)
+            digest.update(line)
+            yield line
+
+    write_lines_atomic(controls_file_path(out, task, label), lines())
+    return ControlsResult(rows, digest.hexdigest())
+
+
+def _made_controls(
+    controls: ControlBuilder, records: list[dict], where: str, recipes: Path | None
+) -> Iterable[dict]:
+    """The controls of ``records``: spelled from the recipes at ``recipes`` where they are there
+    and fit these records and pool, else built, their recipes kept there."""
+    kept = read_recipes(recipes) if recipes is not None else None
+    if kept is not None and controls.fit(records, kept):
+        return controls.from_recipes(records, kept)
+    twins = controls.twins(records, where)
+    if recipes is not None:
+        made = controls.recipes(records, twins)
+        if made is not None:
+            keep_recipes(recipes, made)
+    return [twin.record for twin in twins]
 
 
 def read_controls_result(out: Path, task: str, label: str) -> ControlsResult:
@@ -296,12 +453,38 @@ def read_controls_result(out: Path, task: str, label: str) -> ControlsResult:
     return ControlsResult(rows, file_sha256(path))
 
 
-def _own_stretches(context: str, spans: list[Span], start: int) -> list[tuple[str, None, None]]:
+def _own_stretches(context: str, spans: list[Span], start: int) -> list[tuple[str, int]]:
     """The stretches of the context around the gold spans (offsets into the prompt, whose context
-    starts at ``start``), as pool entries to count when drawn (for tasks with no sources)."""
+    starts at ``start``), stripped, each with its offset in the prompt (for tasks with no
+    sources)."""
     cuts = [0, *(offset - start for span in spans for offset in span), len(context)]
-    texts = [context[a:b].strip() for a, b in zip(cuts[::2], cuts[1::2], strict=True)]
-    return [(text, None, None) for text in texts if text]
+    stretches = []
+    for a, b in zip(cuts[::2], cuts[1::2], strict=True):
+        text = context[a:b].strip()
+        if text:
+            stretches.append((text, start + a + len(context[a:b]) - len(context[a:b].lstrip())))
+    return stretches
+
+
+def _edited_segments(
+    row: int, length: int, edits: Sequence[tuple[int, int, list[Segment] | None]]
+) -> list[Segment] | None:
+    """Row ``row``'s prompt (``length`` characters) with the characters ``start:end`` of each edit
+    (in order, not overlapping) replaced by its segments, as segments (empty ones left out);
+    ``None`` when an edit's are not known."""
+    segments: list[Segment] = []
+    position = 0
+    for start, end, new in edits:
+        if new is None:
+            return None
+        segments += [("prompt", row, position, start), *new]
+        position = end
+    segments.append(("prompt", row, position, length))
+    return [
+        segment
+        for segment in segments
+        if (segment if isinstance(segment, str) else segment[3] > segment[2])
+    ]
 
 
 def _removed_spans(task: str, gold: dict, blocks: tuple[Block, ...]) -> list[Span]:

@@ -12,6 +12,7 @@ from typing import Callable, Iterable, Iterator
 from longbench100.annotation.labels import UnlabelledChunk
 from longbench100.catalog.suites import Suite
 from longbench100.catalog.task_info import reserved_output
+from longbench100.core.digests import file_sha256
 from longbench100.core.errors import UserError
 from longbench100.core.interrupts import Interrupted
 from longbench100.core.paths import CACHE_HINT, cache_dir
@@ -59,6 +60,7 @@ from longbench100.generate.output import (
     written_sources,
 )
 from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
+from longbench100.generate.twin_recipes import TwinKey, recipes_path
 from longbench100.generate.verify_counts import verify_prompt_counts
 from longbench100.sources.corpus import Corpus, load_corpus
 from longbench100.sources.kept_near_copies import (
@@ -295,6 +297,7 @@ def _generate(
     cells = [(task, label, budget) for task in options.tasks for label, budget in options.lengths]
     controls: dict[str, dict[str, ControlsResult | None]] = {}
     control_pools: dict[str, list[Document]] = {}  # one pool per task, for all its lengths
+    corpus_key = corpus.content_key() if options.controls else None  # in the twins' recipe keys
     pending = {
         (task, label): _pending_rows(options, task, label, budget, plans[task][label])
         for task, label, budget in cells
@@ -343,10 +346,12 @@ def _generate(
                     tokenizer,
                     builders[task],
                     control_pools,
+                    corpus_key,
                     task,
                     label,
                     budgets[label],
                     echo,
+                    results[task][label].sha256,
                 )
     for builder in builders.values():
         builder.finish(tokenizer)
@@ -590,13 +595,17 @@ def _write_controls(
     tokenizer: Tokenizer,
     builder: TaskBuilder,
     pools: dict[str, list[Document]],
+    corpus_key: str | None,
     task: str,
     label: str,
     budget: int,
     echo: Callable[[str], None],
+    data_sha256: str | None,
 ) -> ControlsResult | None:
-    """Write (or, on a resumed run, read back) the control twins of one task and length; ``None``,
-    said in a warning, when its prompts do not have a layout the controls can split (a --templates
+    """Write (or, on a resumed run, read back) the control twins of one task and length, spelled
+    from their kept recipes where a run made them from the same data file (``data_sha256``, where
+    this run worked it out) and inputs (``corpus_key``: the corpus's content key); ``None``, said
+    in a warning, when its prompts do not have a layout the controls can split (a --templates
     template)."""
     if controls_file_path(options.out, task, label).exists():
         return read_controls_result(options.out, task, label)
@@ -607,8 +616,19 @@ def _write_controls(
         twins = ControlBuilder(
             pools[task], ctx.tokenizer, options.chat_template, ctx.budget, options.seed
         )
+        key = TwinKey(
+            task,
+            label,
+            ctx.tokenizer,
+            options.chat_template,
+            ctx.budget,
+            options.seed,
+            corpus_key,
+            [document for _, _, document in twins.pool if document is not None],
+        )
+        sha256 = data_sha256 or file_sha256(data_file_path(options.out, task, label))
         try:
-            return write_controls(options.out, task, label, twins)
+            return write_controls(options.out, task, label, twins, recipes_path(key, sha256))
         except UserError as error:
             echo(f"warning: no control twins for {task} {label}: {error}")
             return None

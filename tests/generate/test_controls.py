@@ -301,7 +301,7 @@ def test_refill_replaces_each_span_by_pool_text_within_the_budget() -> None:
         budget,
     )
     assert refilled is not None
-    text, tokens = refilled
+    text, tokens = refilled.prompt, refilled.tokens
     assert (
         "4417" not in text
         and text.startswith(prompt[:start])
@@ -348,6 +348,7 @@ def test_twins_counted_from_stored_counts_equal_twins_counted_whole(
 ) -> None:
     generated = request.getfixturevalue(fixture)
     monkeypatch.setattr("longbench100.generate.run.ControlBuilder", _CountedWhole)
+    monkeypatch.setattr("longbench100.generate.controls.read_recipes", lambda _: None)  # built
     out = tmp_path / "out"
     run_generate(_options(mirror, out, tasks), echo=lambda _: None, progress=False)
     for task in tasks:

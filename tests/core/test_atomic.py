@@ -1,0 +1,32 @@
+"""Atomic writes: a file appears whole under its name, or not at all."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from longbench100.core.atomic import write_bytes_atomic, write_lines_atomic
+
+
+def test_lines_are_written_joined(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "a.jsonl"
+    write_lines_atomic(path, (line for line in (b"one\n", b"", b"two\n")))
+    assert path.read_bytes() == b"one\ntwo\n"
+    write_bytes_atomic(path, b"three\n")
+    assert path.read_bytes() == b"three\n"
+
+
+def test_lines_that_raise_leave_nothing_behind(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b"before\n")
+
+    def failing() -> Iterator[bytes]:
+        yield b"one\n"
+        raise ValueError("cannot make the second line")
+
+    with pytest.raises(ValueError):
+        write_lines_atomic(path, failing())
+    assert path.read_bytes() == b"before\n"
+    assert sorted(file.name for file in tmp_path.iterdir()) == ["a.jsonl"]
