@@ -71,6 +71,21 @@ class ControlsResult:
     sha256: str
 
 
+class DocumentEntries(Sequence[PoolEntry]):
+    """Documents as pool entries, each document's text read only when its entry is (a pool that
+    cleans a document when first read cleans only what the twins draw)."""
+
+    def __init__(self, documents: Sequence[Document]) -> None:
+        self.documents = documents
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    def __getitem__(self, index: int) -> PoolEntry:  # type: ignore[override]  # no slices
+        document = self.documents[index]
+        return document.text, None, document
+
+
 def controls_file_path(out: Path, task: str, label: str) -> Path:
     """``OUT/controls/<task>/<label>.jsonl``."""
     return data_file_path(controls_folder(out), task, label)
@@ -99,10 +114,8 @@ class ControlBuilder:
         self.seed = seed
         # a record's stored count is its prompt's by this counter (a joint tokenizer stores another)
         self.spliced = not chat and tokenizer.counting == "segments"
-        # each document's count is read when a twin first draws it (a short run counts few)
-        self.pool: list[tuple[str, int | None, Document | None]] = [
-            (document.text, None, document) for document in pool
-        ]
+        # each document's text and count are read when a twin first draws it (a short run reads few)
+        self.pool = DocumentEntries(pool)
 
     def records(self, records: list[dict], where: str) -> list[dict]:
         """The controls of ``records`` (one data file's, in file order): each row's gold-removed
@@ -178,15 +191,13 @@ class ControlBuilder:
         fill = [{"source": document.source, "id": document.id} for document in pool_text.drawn]
         return _control_record(record, "gold_removed", *refilled, {"filled_from": fill})
 
-    def _padding_like(self, record: dict) -> list[PoolEntry]:
+    def _padding_like(self, record: dict) -> Sequence[PoolEntry]:
         """The pool entries of the sources the record's own padding came from (all of the pool when
         it names none there): a fill from a source the prompt shows nowhere else would stand out as
         the one passage unlike the others, and so point at the gold's place."""
         sources = {distractor["source"] for distractor in record.get("distractors") or ()}
-        same: list[PoolEntry] = [
-            entry for entry in self.pool if entry[2] is not None and entry[2].source in sources
-        ]
-        return same or self.pool
+        same = [document for document in self.pool.documents if document.source in sources]
+        return DocumentEntries(same) if same else self.pool
 
     def context_swapped(self, rows: list[_Row], index: int) -> dict | None:
         """The twin holding another row's context: the next row whose answers differ, else the next
@@ -324,7 +335,7 @@ def _title_start(prompt: str, at: int) -> int | None:
 
 
 def _titled(
-    pool: list[PoolEntry],
+    pool: Sequence[PoolEntry],
 ) -> list[PoolEntry]:
     """The pool's titled documents, each as a titled document is shown, title with body."""
     return [

@@ -423,11 +423,7 @@ def _load_builders(
     """The run's tokenizer, the sources ``tasks`` use (checked to hold what each task needs) and the tasks' builders;
     ``left_out``: task -> sources that give it no ground truth (stand-ins its suite does not take)."""
     tokenizer = load_tokenizers(options.tokenizer, chat=options.chat_template)
-    needed = {
-        name
-        for name, entry in location.registry().items()
-        if any(role.split(":")[0] in tasks for role in entry.roles)
-    }
+    needed, drawn = _sources_needed(location, tasks)
     drawn_only = all(BUILDERS[task].reads_drawn_counts_only for task in tasks)
     corpus = load_corpus(
         location,
@@ -436,10 +432,24 @@ def _load_builders(
         progress=progress,
         workers=options.workers,
         tokens_drawn=_prompt_tokens(options) * len(tasks) if drawn_only else None,
+        drawn=drawn,
     )  # the tasks' rows together: they may all draw from the same sources
     corpus.left_out = {task: frozenset(names) for task, names in (left_out or {}).items()}
     _check_pools(corpus, tasks, location)
     return tokenizer, corpus, {task: BUILDERS[task](corpus, templates) for task in tasks}
+
+
+def _sources_needed(location: SourceLocation, tasks: tuple[str, ...]) -> tuple[set[str], set[str]]:
+    """The sources ``tasks`` read whole, and those they read only as pools that clean what they
+    draw (a role among the task's ``drawn_roles``)."""
+    whole: set[str] = set()
+    drawn: set[str] = set()
+    for name, entry in location.registry().items():
+        for role in entry.roles:
+            task, _, kind = role.partition(":")
+            if task in tasks:
+                (drawn if kind in BUILDERS[task].drawn_roles else whole).add(name)
+    return whole, drawn
 
 
 def _budgets(options: GenerateOptions) -> dict[str, int]:
@@ -636,7 +646,7 @@ def _check_pools(corpus: Corpus, tasks: tuple[str, ...], location: SourceLocatio
     where = location.describe()
     for task in tasks:
         for kind in BUILDERS[task].required_roles:
-            if not corpus.sources_with_role(task, kind):
+            if not corpus.sources_with_role(task, kind) and not corpus.drawn_with_role(task, kind):
                 wanted = [
                     name for name, entry in corpus.entries.items() if entry.has_role(task, kind)
                 ]

@@ -236,6 +236,72 @@ def passage_shingle_hashes(text: str) -> frozenset[int]:
     return frozenset(map(hash, _shingle_run(text)))
 
 
+SHINGLES_KEPT = 4096  # documents whose opening shingles stay in memory for the next prompt
+
+
+@lru_cache(maxsize=SHINGLES_KEPT)
+def opening_shingles(text: str) -> frozenset[int]:
+    """The distinct 8-word shingles of ``text``'s lowered opening (its first ``SHINGLED_CHARS``
+    characters), as the process-independent hashes the groups compare (:func:`_shingles`)."""
+    hashes, _ = _shingles([text])
+    return frozenset(hashes.tolist())
+
+
+def shares_enough(shared: int, sizes: tuple[int, int]) -> bool:
+    """Whether two texts with ``shared`` shingles in common and ``sizes`` distinct shingles each
+    are near-copies: the shared ones make up at least ``THRESHOLD`` of the smaller one's."""
+    return shared >= THRESHOLD * min(sizes)
+
+
+class DistinctInPrompt:
+    """The texts placed so far in one prompt, to keep out a text identical to one of them or a
+    near-copy of one (shared opening shingles, as the groups decide it)."""
+
+    def __init__(self) -> None:
+        self._texts = ShingleIndex()
+
+    def admit(self, document: Document) -> bool:
+        """Whether ``document``'s text is new to the prompt (it is then counted as placed)."""
+        if self._texts.copies(document.text):
+            return False
+        self._texts.add(document.text)
+        return True
+
+
+class ShingleIndex:
+    """Texts by their opening shingles, to find those a text is identical to or a near-copy of."""
+
+    def __init__(self) -> None:
+        self._first: dict[str, int] = {}  # each distinct text -> its first number
+        self._sizes: list[int] = []
+        self._holders: dict[int, list[int]] = {}
+
+    def copies(self, text: str) -> set[int]:
+        """The numbers (order added) of the texts ``text`` is identical to or a near-copy of."""
+        shingles = opening_shingles(text)
+        shared = Counter(
+            holder for shingle in shingles for holder in self._holders.get(shingle, ())
+        )
+        found = {
+            holder
+            for holder, count in shared.items()
+            if shares_enough(count, (len(shingles), self._sizes[holder]))
+        }
+        if text in self._first:
+            found.add(self._first[text])
+        return found
+
+    def add(self, text: str) -> int:
+        """Index ``text``; its number."""
+        number = len(self._sizes)
+        self._first.setdefault(text, number)
+        shingles = opening_shingles(text)
+        for shingle in shingles:
+            self._holders.setdefault(shingle, []).append(number)
+        self._sizes.append(len(shingles))
+        return number
+
+
 def _group(documents: Sequence[Document]) -> NearDuplicates:
     """The exact computation: identical texts first, then shingle overlap between distinct texts."""
     first_of_text: dict[str, int] = {}
@@ -306,7 +372,7 @@ def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
         return []
     keys, shared = np.unique(np.concatenate(pair_keys), return_counts=True)
     first, second = keys // len(texts), keys % len(texts)
-    similar = shared >= THRESHOLD * np.minimum(sizes[first], sizes[second])
+    similar = shared >= THRESHOLD * np.minimum(sizes[first], sizes[second])  # shares_enough
     return list(zip(first[similar].tolist(), second[similar].tolist()))
 
 
