@@ -257,13 +257,17 @@ def _generate(
             **options.shaping(),
             "tokenizer_identity": tokenizer.identity,
             "template_sha256": template_sha256,
-            "source_files": {name: data.files for name, data in corpus.sources.items()},
+            "source_files": {
+                **{name: data.files for name, data in corpus.sources.items()},
+                **{name: corpus.raw_files[name] for name in corpus.drawn_only()},
+            },
         },
     )
     mark_folder(options.out, "data")
     annotator = _annotate(options, builders, tokenizer, budgets, echo, progress)
     echo(
-        f"tokenizer {tokenizer.spec} ({tokenizer.origin}); sources: {location.describe()} ({len(corpus.sources)} loaded)"
+        f"tokenizer {tokenizer.spec} ({tokenizer.origin}); sources: {location.describe()} "
+        f"({len(corpus.sources)} loaded{_drawn_note(corpus)})"
     )
 
     plans: dict[str, dict[str, LengthPlan]] = {}
@@ -437,6 +441,12 @@ def _load_builders(
     corpus.left_out = {task: frozenset(names) for task, names in (left_out or {}).items()}
     _check_pools(corpus, tasks, location)
     return tokenizer, corpus, {task: BUILDERS[task](corpus, templates) for task in tasks}
+
+
+def _drawn_note(corpus: Corpus) -> str:
+    """How many sources the run reads only as drawn, for the sources line (nothing for none)."""
+    drawn = len(corpus.drawn_only())
+    return f", {drawn} cleaned as their documents are drawn" if drawn else ""
 
 
 def _sources_needed(location: SourceLocation, tasks: tuple[str, ...]) -> tuple[set[str], set[str]]:

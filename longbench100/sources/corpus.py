@@ -72,6 +72,10 @@ class Corpus:
         registry order."""
         return [name for name in self.raw if self.entries[name].has_role(task, kind)]
 
+    def drawn_only(self) -> list[str]:
+        """The sources read before cleaning only (``raw``), not loaded whole, in registry order."""
+        return [name for name in self.raw if name not in self.sources]
+
     def drawn_pool(self, names: list[str]) -> DrawnPool:
         """The pool of the named sources' raw documents, each cleaned when first read (one per
         set of sources: tasks that share it clean a document once)."""
