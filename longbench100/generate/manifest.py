@@ -202,7 +202,6 @@ def build_manifest(
             **{
                 name: {
                     **_source_identity(corpus, name),
-                    "unanswerable": None,
                     "files": corpus.raw_files[name],
                     "documents": None,
                     "items": None,

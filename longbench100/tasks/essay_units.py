@@ -114,8 +114,9 @@ def prepare_pool_for(
     documents earlier such runs drew (:func:`keep_drawn`); ``key``: as :func:`prepare_pool` says."""
     path = _cache_path(pool, tokenizer, key)
     stored = None if lazy and key is not None else _read(path, len(pool))
-    if stored is None and lazy:
+    if key is not None or (stored is None and lazy):
         _learn_drawn(pool, tokenizer, key)
+    if stored is None and lazy:
         return False
     if stored is not None:
         _COLUMNS.update(zip((document.text for document in pool), stored["columns"]))
@@ -225,41 +226,45 @@ def keep_drawn(pool: list[Document], tokenizer: Tokenizer, key: str | None = Non
     keep each drawn document's units, placed text, cut places and piece counts in the cache folder
     (with each tokenizer of ``tokenizer.members``), and the piece counts of the text of every
     document whose count was read (by rows or control twins), so that the next such run reads them
-    back instead of splitting and counting again; nothing when the whole pool is cached (``key``:
-    as :func:`prepare_pool` says; ``pool`` then holds the documents read in the run)."""
+    back instead of splitting and counting again; nothing when the whole pool is cached. With
+    ``key`` (as :func:`prepare_pool` says; ``pool`` then holds the documents read in the run) the
+    texts' piece counts are kept even then: such a pool's texts are counted when read."""
     for member in tokenizer.members:
-        if _cache_path(pool, member, key).is_file():
+        whole = _cache_path(pool, member, key).is_file()
+        if whole and key is None:
             continue
         path = _drawn_path(pool, member, key)
         kept = _read_drawn(path)
         new = {}
         for document in pool:
-            key = _text_key(document.text)
-            if key not in new and not _holds(kept.get(key), document.text, member):
-                new[key] = _drawn_entry(document.text, member)
+            text_key = _text_key(document.text)
+            if text_key not in new and not _holds(kept.get(text_key), document.text, member, whole):
+                new[text_key] = _drawn_entry(document.text, member, not whole)
         if new:
             write_marshal(path, {**kept, **new})
 
 
-def _holds(entry: object, text: str, tokenizer: Tokenizer) -> bool:
-    """Whether a kept ``entry`` holds all that :func:`_drawn_entry` would keep of ``text`` now."""
+def _holds(entry: object, text: str, tokenizer: Tokenizer, whole: bool = False) -> bool:
+    """Whether a kept ``entry`` holds all that :func:`_drawn_entry` would keep of ``text`` now
+    (``whole``: the pool's units are cached whole, so no entry keeps them)."""
+    split = whole or text not in _COLUMNS
     if not isinstance(entry, dict):
-        return tokenizer.learned_piece_counts(text) is None and text not in _COLUMNS
-    split = "columns" in entry or text not in _COLUMNS
+        return tokenizer.learned_piece_counts(text) is None and split
+    split = split or "columns" in entry
     return split and ("text" in entry or tokenizer.learned_piece_counts(text) is None)
 
 
-def _drawn_entry(text: str, tokenizer: Tokenizer) -> dict[str, Any]:
+def _drawn_entry(text: str, tokenizer: Tokenizer, units: bool = True) -> dict[str, Any]:
     """What :func:`keep_drawn` keeps of one document: where the tokenizer counts by segments, the
-    piece counts of its text when they were counted (``text``); when a row split it, its units and
-    placed text, and where the tokenizer counts by segments, the placed text's cut places, piece
-    counts and the count of its last piece before a :data:`DOCUMENT_BREAK` (as
-    :func:`prepare_pool_for` keeps them)."""
+    piece counts of its text when they were counted (``text``); when a row split it (and
+    ``units``), its units and placed text, and where the tokenizer counts by segments, the placed
+    text's cut places, piece counts and the count of its last piece before a
+    :data:`DOCUMENT_BREAK` (as :func:`prepare_pool_for` keeps them)."""
     entry: dict[str, Any] = {}
     counts = tokenizer.learned_piece_counts(text)
     if counts is not None:
         entry["text"] = list(counts)
-    if text not in _COLUMNS:
+    if text not in _COLUMNS or not units:
         return entry
     placed = placed_document(text)
     entry.update(columns=document_columns(text), placed=placed)

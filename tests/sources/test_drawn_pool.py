@@ -14,8 +14,10 @@ from longbench100.sources import drawn_pool
 from longbench100.sources.drawn_pool import DrawnPool
 from longbench100.sources.loader import load_raw_documents, load_source
 from longbench100.sources.locations import SourceLocation, resolve_location
+from longbench100.sources.near_duplicates import DistinctInPrompt
 from longbench100.tasks.haystack import essay
 from longbench100.text.tokenization import load_tokenizer
+from tests.tasks.test_haystack import pool_with_near_copies
 
 
 def _pool(location: SourceLocation, names: list[str]) -> DrawnPool:
@@ -54,7 +56,10 @@ BLOCKS = "Passage 1:\nThe mill stood by the river .\nPassage 2:\n  \nPassage 3:\
         ('text = "text"\nid = "id"\ntitle = "t"', [{"text": "A b .", "id": 7, "t": "On it"}]),
         ('text = "text"\nsplit = "passages"', [{"text": BLOCKS}, {"text": BLOCKS}]),
         ('text = "text"\nsplit = "titled_passages"', [{"text": BLOCKS}]),
-        ('text = "texts"\ntitle = "titles"\nsplit = "lists"', [{"texts": ["x y .", ["p", "q"]], "titles": ["T", None]}]),
+        (
+            'text = "texts"\ntitle = "titles"\nsplit = "lists"',
+            [{"texts": ["x y .", ["p", "q"]], "titles": ["T", None]}],
+        ),
     ],
 )
 def test_each_document_is_the_one_a_whole_load_gives(tmp_path, mapping, rows):
@@ -110,3 +115,17 @@ def test_the_next_run_reads_back_what_was_cleaned(monkeypatch):
     again = essay(second.documents, random.Random(5), 800, second.prompt_guard)
     assert [d.id for d in again.placed] == [d.id for d in made.placed]
     assert again.blocks == made.blocks
+
+
+def test_the_kept_relations_keep_out_what_the_prompt_check_does(tmp_path):
+    texts = [document.text for document in pool_with_near_copies()]
+    location = _entry_location(tmp_path, 'text = "text"', [{"text": text} for text in texts])
+    for seed in range(8):
+        fresh = _pool(location, ["mine"])  # relations worked out as documents are cleaned
+        by_relations = essay(fresh.documents, random.Random(seed), 1500, fresh.prompt_guard)
+        fresh.keep()
+        kept = _pool(location, ["mine"])  # relations read back for what earlier seeds cleaned
+        by_kept = essay(kept.documents, random.Random(seed), 1500, kept.prompt_guard)
+        by_check = essay(fresh.documents, random.Random(seed), 1500, DistinctInPrompt)
+        placed = [d.id for d in by_check.placed]
+        assert [d.id for d in by_relations.placed] == [d.id for d in by_kept.placed] == placed
