@@ -109,8 +109,7 @@ class DrawnPool:
                 if kept_text:
                     self._index.add(kept_text)
                     self._numbers.append(number)
-        copies = frozenset(self._numbers[found] for found in self._index.copies(text))
-        self._index.add(text)
+        copies = frozenset(self._numbers[found] for found in self._index.add(text))
         self._numbers.append(index)
         self._near[index] = copies
         for other in copies:

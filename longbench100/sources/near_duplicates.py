@@ -243,7 +243,7 @@ SHINGLES_KEPT = 4096  # documents whose opening shingles stay in memory for the 
 def opening_shingles(text: str) -> frozenset[int]:
     """The distinct 8-word shingles of ``text``'s lowered opening (its first ``SHINGLED_CHARS``
     characters), as the process-independent hashes the groups compare (:func:`_shingles`)."""
-    hashes, _ = _shingles([text])
+    hashes, _ = _shingle_run_hashes([text])
     return frozenset(hashes.tolist())
 
 
@@ -269,37 +269,52 @@ class DistinctInPrompt:
 
 
 class ShingleIndex:
-    """Texts by their opening shingles, to find those a text is identical to or a near-copy of."""
+    """Texts by their opening shingles, to find those a text is identical to or a near-copy of.
+
+    Most shingles belong to one text: each is kept with its first text only, and the few that
+    several texts share with all of them, so adding and looking up a text are set operations on
+    its shingles, with a count only over those it shares."""
 
     def __init__(self) -> None:
-        self._first: dict[str, int] = {}  # each distinct text -> its first number
+        self._first_number: dict[str, int] = {}  # each distinct text -> its first number
         self._sizes: list[int] = []
-        self._holders: dict[int, list[int]] = {}
+        self._first_holder: dict[int, int] = {}  # shingle -> a text holding it (the one, if one)
+        self._holders: dict[int, list[int]] = {}  # shingle held by several texts -> all of them
 
     def copies(self, text: str) -> set[int]:
         """The numbers (order added) of the texts ``text`` is identical to or a near-copy of."""
         shingles = opening_shingles(text)
+        return self._copies(text, shingles, shingles & self._first_holder.keys())
+
+    def add(self, text: str) -> set[int]:
+        """Index ``text``; the numbers of the texts indexed before that it copies
+        (:meth:`copies`)."""
+        number = len(self._sizes)
+        shingles = opening_shingles(text)
+        held = shingles & self._first_holder.keys()
+        found = self._copies(text, shingles, held)
+        self._first_number.setdefault(text, number)
+        for shingle in held:
+            self._holders.setdefault(shingle, [self._first_holder[shingle]]).append(number)
+        self._first_holder.update(dict.fromkeys(shingles, number))  # held ones: read from _holders
+        self._sizes.append(len(shingles))
+        return found
+
+    def _copies(self, text: str, shingles: frozenset[int], held: set[int]) -> set[int]:
+        """:meth:`copies`, given the text's shingles and those of them indexed already."""
         shared = Counter(
-            holder for shingle in shingles for holder in self._holders.get(shingle, ())
+            holder
+            for shingle in held
+            for holder in self._holders.get(shingle, (self._first_holder[shingle],))
         )
         found = {
             holder
             for holder, count in shared.items()
             if shares_enough(count, (len(shingles), self._sizes[holder]))
         }
-        if text in self._first:
-            found.add(self._first[text])
+        if text in self._first_number:
+            found.add(self._first_number[text])
         return found
-
-    def add(self, text: str) -> int:
-        """Index ``text``; its number."""
-        number = len(self._sizes)
-        self._first.setdefault(text, number)
-        shingles = opening_shingles(text)
-        for shingle in shingles:
-            self._holders.setdefault(shingle, []).append(number)
-        self._sizes.append(len(shingles))
-        return number
 
 
 def _group(documents: Sequence[Document]) -> NearDuplicates:
@@ -384,6 +399,19 @@ def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """
     import numpy as np
 
+    hashes, owners = _sorted_pairs(*_shingle_run_hashes(texts))
+    if hashes.size == 0:  # every text is shorter than one shingle
+        return hashes, owners
+    first = np.r_[True, (hashes[1:] != hashes[:-1]) | (owners[1:] != owners[:-1])]
+    return hashes[first], owners[first]
+
+
+def _shingle_run_hashes(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every 8-word shingle hash of each text's lowered opening, in order (repeats included), with
+    the index of its text: the words' hashes (:func:`word_hashes`) combined 8 at a time in one
+    vectorised pass, runs that span two texts dropped."""
+    import numpy as np
+
     words, word_owners = word_hashes([text[:SHINGLED_CHARS].lower() for text in texts])
     count = max(0, len(words) - SHINGLE_WORDS + 1)
     hashes = words[:count].copy()
@@ -391,11 +419,7 @@ def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         hashes *= np.uint64(_MULTIPLIER)
         hashes += words[offset : offset + count]
     within = word_owners[:count] == word_owners[SHINGLE_WORDS - 1 : SHINGLE_WORDS - 1 + count]
-    hashes, owners = _sorted_pairs(hashes[within], word_owners[:count][within])
-    if hashes.size == 0:  # every text is shorter than one shingle
-        return hashes, owners
-    first = np.r_[True, (hashes[1:] != hashes[:-1]) | (owners[1:] != owners[:-1])]
-    return hashes[first], owners[first]
+    return hashes[within], word_owners[:count][within]
 
 
 def _sorted_pairs(hashes: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
