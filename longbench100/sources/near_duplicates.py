@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Iterable, Iterator, Sequence
 
 from longbench100.core.cache_entries import read_json_entry, write_json_entry
 from longbench100.core.paths import cache_dir
@@ -300,7 +300,7 @@ class ShingleIndex:
         self._sizes.append(len(shingles))
         return found
 
-    def _copies(self, text: str, shingles: frozenset[int], held: set[int]) -> set[int]:
+    def _copies(self, text: str, shingles: frozenset[int], held: AbstractSet[int]) -> set[int]:
         """:meth:`copies`, given the text's shingles and those of them indexed already."""
         shared = Counter(
             holder
