@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -51,7 +51,9 @@ class Corpus:
     )  # source -> its documents before cleaning, for pools that clean what they draw
     raw_files: dict[str, dict[str, str]] = field(default_factory=dict)  # their files' checksums
     count_drawn: Callable[[str], int] | None = None  # counts a drawn pool's document when read
-    _drawn_pools: dict[tuple[str, ...], DrawnPool] = field(default_factory=dict)
+    _drawn_pools: dict[tuple[str, ...], DrawnPool] = field(
+        default_factory=dict, init=False, repr=False
+    )  # made when first asked for (drawn_pool)
 
     def __post_init__(self) -> None:
         for data in self.sources.values():
@@ -134,7 +136,7 @@ def load_corpus(
     progress: bool = True,
     workers: int = 1,
     tokens_drawn: int | None = None,
-    drawn: set[str] = frozenset(),  # type: ignore[assignment]
+    drawn: Collection[str] = (),
 ) -> Corpus:
     """Load the active sources at ``location`` (optionally only those named) and attach token counts.
 

@@ -174,9 +174,8 @@ class DrawnDocument(Document):
     _index: int
 
     def __init__(self, pool: DrawnPool, index: int) -> None:
-        object.__setattr__(self, "source", pool.raw[index].source)
-        object.__setattr__(self, "_pool", pool)
-        object.__setattr__(self, "_index", index)
+        # as Document.with_tokens sets a frozen document's fields: a pool holds a thousand or more
+        self.__dict__.update(source=pool.raw[index].source, _pool=pool, _index=index)
 
     @property
     def index(self) -> int:

@@ -162,7 +162,7 @@ class NeedleTask(TaskBuilder):
                 lazy = draws_little_of(tokens_drawn, self.noisy_pool)
             return not prepare_pool(self.noisy_pool, tokenizer, lazy) and lazy
         lazy = draws_little_of(tokens_drawn, self._drawn.raw)
-        read = self._drawn.read_documents() if lazy else [d for d in self.noisy_pool if d.text]
+        read = self._drawn.read_documents() if lazy else _counted_ahead(self.noisy_pool)
         return not prepare_pool(read, tokenizer, lazy, self._drawn.key) and lazy
 
     def rows_in_this_process(self) -> bool:
@@ -275,6 +275,16 @@ class NeedleTask(TaskBuilder):
         }
         question = f"What {'are all the' if variables['many'] else 'is the'} special magic {variables['what']} for {variables['keys']}?"
         return Sample(fit.fitted, list(needles.values), question, gold)
+
+
+def _counted_ahead(pool: list[Document]) -> list[Document]:
+    """The documents of a pool cleaned when drawn that hold text, every one cleaned and counted
+    now (rows that draw much of a pool read it all; counted here, before any worker forks, each is
+    counted once, and its placed text reuses its pieces' counts)."""
+    documents = [document for document in pool if document.text]
+    for document in documents:
+        document.tokens  # noqa: B018 - read to count it now
+    return documents
 
 
 def needle_task(name: str, spec: NeedleSpec) -> type[NeedleTask]:
