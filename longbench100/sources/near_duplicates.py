@@ -236,10 +236,6 @@ def passage_shingle_hashes(text: str) -> frozenset[int]:
     return frozenset(map(hash, _shingle_run(text)))
 
 
-SHINGLES_KEPT = 4096  # documents whose opening shingles stay in memory for the next prompt
-
-
-@lru_cache(maxsize=SHINGLES_KEPT)
 def opening_shingles(text: str) -> frozenset[int]:
     """The distinct 8-word shingles of ``text``'s lowered opening (its first ``SHINGLED_CHARS``
     characters), as the process-independent hashes the groups compare (:func:`_shingles`)."""
@@ -262,10 +258,7 @@ class DistinctInPrompt:
 
     def admit(self, document: Document) -> bool:
         """Whether ``document``'s text is new to the prompt (it is then counted as placed)."""
-        if self._texts.copies(document.text):
-            return False
-        self._texts.add(document.text)
-        return True
+        return self._texts.add_if_new(document.text)
 
 
 class ShingleIndex:
@@ -281,27 +274,37 @@ class ShingleIndex:
         self._first_holder: dict[int, int] = {}  # shingle -> a text holding it (the one, if one)
         self._holders: dict[int, list[int]] = {}  # shingle held by several texts -> all of them
 
-    def copies(self, text: str) -> set[int]:
-        """The numbers (order added) of the texts ``text`` is identical to or a near-copy of."""
-        shingles = opening_shingles(text)
-        return self._copies(text, shingles, shingles & self._first_holder.keys())
-
     def add(self, text: str) -> set[int]:
-        """Index ``text``; the numbers of the texts indexed before that it copies
-        (:meth:`copies`)."""
-        number = len(self._sizes)
+        """Index ``text``; the numbers (order added) of the texts indexed before that it is
+        identical to or a near-copy of."""
         shingles = opening_shingles(text)
         held = shingles & self._first_holder.keys()
         found = self._copies(text, shingles, held)
+        self._index(text, shingles, held)
+        return found
+
+    def add_if_new(self, text: str) -> bool:
+        """Index ``text`` unless it is identical to or a near-copy of a text indexed before;
+        whether it was new."""
+        shingles = opening_shingles(text)
+        held = shingles & self._first_holder.keys()
+        if self._copies(text, shingles, held):
+            return False
+        self._index(text, shingles, held)
+        return True
+
+    def _index(self, text: str, shingles: frozenset[int], held: AbstractSet[int]) -> None:
+        """Add ``text`` with its ``shingles``, of which ``held`` are indexed already."""
+        number = len(self._sizes)
         self._first_number.setdefault(text, number)
         for shingle in held:
             self._holders.setdefault(shingle, [self._first_holder[shingle]]).append(number)
         self._first_holder.update(dict.fromkeys(shingles, number))  # held ones: read from _holders
         self._sizes.append(len(shingles))
-        return found
 
     def _copies(self, text: str, shingles: frozenset[int], held: AbstractSet[int]) -> set[int]:
-        """:meth:`copies`, given the text's shingles and those of them indexed already."""
+        """The numbers of the texts indexed before that ``text`` is identical to or a near-copy
+        of, given its shingles and those of them indexed already."""
         shared = Counter(
             holder
             for shingle in held
