@@ -20,6 +20,12 @@ from longbench100.text.tokenization import load_tokenizer
 from tests.tasks.test_haystack import pool_with_near_copies
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    """A cache folder of each test's own: what another test cleaned is not read back here."""
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
+
+
 def _pool(location: SourceLocation, names: list[str]) -> DrawnPool:
     registry = location.registry()
     read = {name: load_raw_documents(location, registry[name]) for name in names}
