@@ -134,14 +134,9 @@ def load_raw_documents(
         for path in files[spec.display].values():
             where = f"{path}:{spec.member}" if spec.member else str(path)
             for number, row in iter_rows(path, spec):
-                try:
-                    raws = raw_documents(entry, spec.document, row, f"{where} {unit} {number}")
-                except UnicodeEncodeError:
-                    raise UserError(
-                        f"source {entry.name}: {where} {unit} {number}: text holds an invalid "
-                        "unicode escape (a lone surrogate)"
-                    ) from None
-                documents.update(dict.fromkeys(raws))
+                at = f"{where} {unit} {number}"
+                with _unicode_errors_named(entry, at):
+                    documents.update(dict.fromkeys(raw_documents(entry, spec.document, row, at)))
     kept = list(documents)
     write_checked(cached_file, pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
     return kept, checksums
@@ -222,8 +217,15 @@ def _map_row(
     names: tuple[str, ...] = (),
 ) -> None:
     """Add the documents and items of one row to ``data`` (``names``: the file's class names, for classification labels)."""
-    try:
+    with _unicode_errors_named(entry, where):
         _map_fields(entry, spec, row, where, number, data, names)
+
+
+@contextmanager
+def _unicode_errors_named(entry: SourceEntry, where: str) -> Iterator[None]:
+    """A text of the row at ``where`` that cannot be UTF-8 encoded, as a one-line error."""
+    try:
+        yield
     except UnicodeEncodeError:
         raise UserError(
             f"source {entry.name}: {where}: text holds an invalid unicode escape (a lone surrogate)"

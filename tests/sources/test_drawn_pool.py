@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from longbench100.core.errors import UserError
 from longbench100.sources import drawn_pool
 from longbench100.sources.drawn_pool import DrawnPool
 from longbench100.sources.loader import load_raw_documents, load_source
@@ -135,3 +136,10 @@ def test_the_kept_relations_keep_out_what_the_prompt_check_does(tmp_path):
         by_check = essay(fresh.documents, random.Random(seed), 1500, DistinctInPrompt)
         placed = [d.id for d in by_check.placed]
         assert [d.id for d in by_relations.placed] == [d.id for d in by_kept.placed] == placed
+
+
+def test_a_lone_surrogate_is_one_line_naming_the_row(tmp_path):
+    location = _entry_location(tmp_path, 'text = "text"', [{"text": "Fine ."}, {"text": "\ud800"}])
+    for read in (load_raw_documents, load_source):
+        with pytest.raises(UserError, match=r"rows\.jsonl line 2: text holds an invalid unicode"):
+            read(location, location.registry()["mine"])
