@@ -143,9 +143,11 @@ def _read_kept(path: Path) -> tuple[dict[int, Cleaned], dict[int, frozenset[int]
         kept = pickle.loads(content)
     except Exception:  # a damaged or outdated file is simply rebuilt
         return {}, {}
-    if not isinstance(kept, dict) or not isinstance(kept.get("documents"), dict):
-        return {}, {}
-    return kept["documents"], kept.get("near") or {}
+    if not isinstance(kept, dict) or not all(
+        isinstance(kept.get(part), dict) for part in ("documents", "near")
+    ):
+        return {}, {}  # the cleaned texts are read back only with their near-copies
+    return kept["documents"], kept["near"]
 
 
 class DistinctDrawn:
