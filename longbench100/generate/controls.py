@@ -81,6 +81,21 @@ class ControlsResult:
     sha256: str
 
 
+class DocumentEntries(Sequence[PoolEntry]):
+    """Documents as pool entries, each document's text read only when its entry is (a pool that
+    cleans a document when first read cleans only what the twins draw)."""
+
+    def __init__(self, documents: Sequence[Document]) -> None:
+        self.documents = documents
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    def __getitem__(self, index: int) -> PoolEntry:  # type: ignore[override]  # no slices
+        document = self.documents[index]
+        return document.text, None, document
+
+
 def controls_file_path(out: Path, task: str, label: str) -> Path:
     """``OUT/controls/<task>/<label>.jsonl``."""
     return data_file_path(controls_folder(out), task, label)
@@ -124,10 +139,8 @@ class ControlBuilder:
         self.seed = seed
         # a record's stored count is its prompt's by this counter (a joint tokenizer stores another)
         self.spliced = not chat and tokenizer.counting == "segments"
-        # each document's count is read when a twin first draws it (a short run counts few)
-        self.pool: list[tuple[str, int | None, Document | None]] = [
-            (document.text, None, document) for document in pool
-        ]
+        # each document's text and count are read when a twin first draws it (a short run reads few)
+        self.pool = DocumentEntries(pool)
         self.titled: dict[int, str] = {}  # pool documents as titled documents are shown, by index
 
     def records(self, records: list[dict], where: str) -> list[dict]:
@@ -282,28 +295,22 @@ class ControlBuilder:
         segments = _edited_segments(row.index, len(record["prompt"]), edits)
         return Twin(twin, row.index, extra, segments)
 
-    def _padding_like(self, record: dict, titled: bool) -> tuple[list[PoolEntry], list[Home]]:
+    def _padding_like(self, record: dict, titled: bool) -> tuple[Sequence[PoolEntry], list[Home]]:
         """The pool entries of the sources the record's own padding came from (all of the pool when
         it names none there), with their homes: a fill from a source the prompt shows nowhere else
         would stand out as the one passage unlike the others, and so point at the gold's place.
         With ``titled``, the titled documents among them as shown (all of them when none is)."""
         sources = {distractor["source"] for distractor in record.get("distractors") or ()}
-        same = [
-            index
-            for index, (_, _, document) in enumerate(self.pool)
-            if document is not None and document.source in sources
-        ]
-        chosen = same or range(len(self.pool))
+        documents = self.pool.documents
+        same = [index for index, document in enumerate(documents) if document.source in sources]
+        chosen = same or range(len(documents))
         if titled:
-            with_titles = [
-                index
-                for index in chosen
-                if (document := self.pool[index][2]) is not None and document.title
-            ]
+            with_titles = [index for index in chosen if documents[index].title]
             if with_titles:
-                entries = _titled([self.pool[index] for index in with_titles])
-                return entries, [("titled", index, 0) for index in with_titles]
-        return [self.pool[index] for index in chosen], [("pool", index, 0) for index in chosen]
+                titled_entries = _titled([self.pool[index] for index in with_titles])
+                return titled_entries, [("titled", index, 0) for index in with_titles]
+        entries = DocumentEntries([documents[index] for index in chosen]) if same else self.pool
+        return entries, [("pool", index, 0) for index in chosen]
 
     def context_swapped(self, rows: list[_Row], index: int) -> Twin | None:
         """The twin holding another row's context: the next row whose answers differ, else the next
@@ -507,7 +514,7 @@ def _title_start(prompt: str, at: int) -> int | None:
 
 
 def _titled(
-    pool: list[PoolEntry],
+    pool: Sequence[PoolEntry],
 ) -> list[PoolEntry]:
     """The pool's titled documents, each as a titled document is shown, title with body."""
     return [

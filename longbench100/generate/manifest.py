@@ -189,20 +189,26 @@ def build_manifest(
             ),
         },
         "sources": {
-            name: {
-                "repo_id": corpus.entries[name].repo_id,
-                "revision": corpus.entries[name].revision,
-                "commit": corpus.commits.get(name),
-                "license": corpus.entries[name].license,
-                "stand_in_for": corpus.entries[name].stand_in_for,
-                "clean": list(corpus.entries[name].clean),
-                "answerable": list(corpus.entries[name].answerable),
-                "unanswerable": dict(data.unanswerable),
-                "files": data.files,
-                "documents": len(data.documents),
-                "items": len(data.items),
-            }
-            for name, data in corpus.sources.items()
+            **{
+                name: {
+                    **_source_identity(corpus, name),
+                    "unanswerable": dict(data.unanswerable),
+                    "files": data.files,
+                    "documents": len(data.documents),
+                    "items": len(data.items),
+                }
+                for name, data in corpus.sources.items()
+            },
+            **{
+                name: {
+                    **_source_identity(corpus, name),
+                    "files": corpus.raw_files[name],
+                    "documents": None,
+                    "items": None,
+                    "raw_documents": len(corpus.raw[name]),
+                }
+                for name in corpus.drawn_only()
+            },
         },
         "missing_sources": corpus.missing,
         "near_duplicates": corpus.near_duplicates.settings(),
@@ -218,6 +224,21 @@ def build_manifest(
     manifest = sealed_manifest(manifest)
     write_json_atomic(options.out / MANIFEST, manifest, indent=2)
     return manifest
+
+
+def _source_identity(corpus: "Corpus", name: str) -> dict:
+    """What the manifest says of every source it read: where from, under which terms, and how its
+    text was cleaned and its items checked."""
+    entry = corpus.entries[name]
+    return {
+        "repo_id": entry.repo_id,
+        "revision": entry.revision,
+        "commit": corpus.commits.get(name),
+        "license": entry.license,
+        "stand_in_for": entry.stand_in_for,
+        "clean": list(entry.clean),
+        "answerable": list(entry.answerable),
+    }
 
 
 def _controls_entry(

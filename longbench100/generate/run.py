@@ -259,13 +259,17 @@ def _generate(
             **options.shaping(),
             "tokenizer_identity": tokenizer.identity,
             "template_sha256": template_sha256,
-            "source_files": {name: data.files for name, data in corpus.sources.items()},
+            "source_files": {
+                **{name: data.files for name, data in corpus.sources.items()},
+                **{name: corpus.raw_files[name] for name in corpus.drawn_only()},
+            },
         },
     )
     mark_folder(options.out, "data")
     annotator = _annotate(options, builders, tokenizer, budgets, echo, progress)
     echo(
-        f"tokenizer {tokenizer.spec} ({tokenizer.origin}); sources: {location.describe()} ({len(corpus.sources)} loaded)"
+        f"tokenizer {tokenizer.spec} ({tokenizer.origin}); sources: {location.describe()} "
+        f"({len(corpus.sources)} loaded{_drawn_note(corpus)})"
     )
 
     plans: dict[str, dict[str, LengthPlan]] = {}
@@ -428,11 +432,7 @@ def _load_builders(
     """The run's tokenizer, the sources ``tasks`` use (checked to hold what each task needs) and the tasks' builders;
     ``left_out``: task -> sources that give it no ground truth (stand-ins its suite does not take)."""
     tokenizer = load_tokenizers(options.tokenizer, chat=options.chat_template)
-    needed = {
-        name
-        for name, entry in location.registry().items()
-        if any(role.split(":")[0] in tasks for role in entry.roles)
-    }
+    needed, drawn = _sources_needed(location, tasks)
     drawn_only = all(BUILDERS[task].reads_drawn_counts_only for task in tasks)
     corpus = load_corpus(
         location,
@@ -441,10 +441,30 @@ def _load_builders(
         progress=progress,
         workers=options.workers,
         tokens_drawn=_prompt_tokens(options) * len(tasks) if drawn_only else None,
+        drawn=drawn,
     )  # the tasks' rows together: they may all draw from the same sources
     corpus.left_out = {task: frozenset(names) for task, names in (left_out or {}).items()}
     _check_pools(corpus, tasks, location)
     return tokenizer, corpus, {task: BUILDERS[task](corpus, templates) for task in tasks}
+
+
+def _drawn_note(corpus: Corpus) -> str:
+    """How many sources the run reads only as drawn, for the sources line (nothing for none)."""
+    drawn = len(corpus.drawn_only())
+    return f", {drawn} cleaned as their documents are drawn" if drawn else ""
+
+
+def _sources_needed(location: SourceLocation, tasks: tuple[str, ...]) -> tuple[set[str], set[str]]:
+    """The sources ``tasks`` read whole, and those they read only as pools that clean what they
+    draw (a role among the task's ``drawn_roles``)."""
+    whole: set[str] = set()
+    drawn: set[str] = set()
+    for name, entry in location.registry().items():
+        for role in entry.roles:
+            task, _, kind = role.partition(":")
+            if task in tasks:
+                (drawn if kind in BUILDERS[task].drawn_roles else whole).add(name)
+    return whole, drawn
 
 
 def _budgets(options: GenerateOptions) -> dict[str, int]:
@@ -656,7 +676,7 @@ def _check_pools(corpus: Corpus, tasks: tuple[str, ...], location: SourceLocatio
     where = location.describe()
     for task in tasks:
         for kind in BUILDERS[task].required_roles:
-            if not corpus.sources_with_role(task, kind):
+            if not corpus.sources_with_role(task, kind) and not corpus.drawn_with_role(task, kind):
                 wanted = [
                     name for name, entry in corpus.entries.items() if entry.has_role(task, kind)
                 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -12,9 +12,12 @@ from functools import cached_property
 
 from longbench100.core.progress import progress_bar
 from longbench100.core.workers import worker_pool
+from longbench100.sources.drawn_pool import DrawnPool
 from longbench100.sources.loader import (
     RECORDS_FORMAT,
+    RawDocument,
     cached_checksums,
+    load_raw_documents,
     load_source,
     sharing_cleaned_texts,
 )
@@ -23,7 +26,7 @@ from longbench100.sources.near_duplicates import NearDuplicates, find_near_dupli
 from longbench100.sources.readers import load_readers
 from longbench100.sources.records import Document, Item, SourceData, draws_little_of
 from longbench100.sources.registry import SourceEntry
-from longbench100.sources.token_cache import attach_token_counts, cache_path
+from longbench100.sources.token_cache import attach_token_counts, cache_path, count_when_read
 from longbench100.text.tokenization import Tokenizer
 
 
@@ -43,6 +46,14 @@ class Corpus:
     )  # source -> its files' upstream commit
     draws_little: bool | None = None  # the rows draw little of the sources (counted when read);
     # None: not estimated (the run's tasks read whole pools' counts)
+    raw: dict[str, list[RawDocument]] = field(
+        default_factory=dict
+    )  # source -> its documents before cleaning, for pools that clean what they draw
+    raw_files: dict[str, dict[str, str]] = field(default_factory=dict)  # their files' checksums
+    count_drawn: Callable[[str], int] | None = None  # counts a drawn pool's document when read
+    _drawn_pools: dict[tuple[str, ...], DrawnPool] = field(
+        default_factory=dict, init=False, repr=False
+    )  # made when first asked for (drawn_pool)
 
     def __post_init__(self) -> None:
         for data in self.sources.values():
@@ -57,6 +68,26 @@ class Corpus:
             for name in self.sources
             if self.entries[name].has_role(task, kind) and name not in excluded
         ]
+
+    def drawn_with_role(self, task: str, kind: str) -> list[str]:
+        """Names of the sources read before cleaning (``raw``) that play ``kind`` in ``task``, in
+        registry order."""
+        return [name for name in self.raw if self.entries[name].has_role(task, kind)]
+
+    def drawn_only(self) -> list[str]:
+        """The sources read before cleaning only (``raw``), not loaded whole, in registry order."""
+        return [name for name in self.raw if name not in self.sources]
+
+    def drawn_pool(self, names: list[str]) -> DrawnPool:
+        """The pool of the named sources' raw documents, each cleaned when first read (one per
+        set of sources: tasks that share it clean a document once)."""
+        key = tuple(names)
+        if key not in self._drawn_pools:
+            assert self.count_drawn is not None, "load_corpus sets the counter with raw sources"
+            self._drawn_pools[key] = DrawnPool(
+                [self.entries[name] for name in names], self.raw, self.raw_files, self.count_drawn
+            )
+        return self._drawn_pools[key]
 
     def unavailable_with_role(self, task: str, kind: str) -> list[str]:
         """Names of the registry's sources that play ``kind`` in ``task`` but this run could not
@@ -105,6 +136,7 @@ def load_corpus(
     progress: bool = True,
     workers: int = 1,
     tokens_drawn: int | None = None,
+    drawn: Collection[str] = (),
 ) -> Corpus:
     """Load the active sources at ``location`` (optionally only those named) and attach token counts.
 
@@ -143,7 +175,20 @@ def load_corpus(
             attach_token_counts(tokenizer, entry, sources[name], when_read)
     commits = {name: location.commit(entry) for name, entry in chosen.items()}
     draws_little = None if tokens_drawn is None else when_read
-    return Corpus(registry, sources, missing, commits=commits, draws_little=draws_little)
+    raw = {
+        name: load_raw_documents(location, entry) for name, entry in active.items() if name in drawn
+    }
+    commits.update((name, location.commit(active[name])) for name in raw)
+    return Corpus(
+        registry,
+        sources,
+        missing,
+        commits=commits,
+        draws_little=draws_little,
+        raw={name: documents for name, (documents, _) in raw.items()},
+        raw_files={name: files for name, (_, files) in raw.items()},
+        count_drawn=count_when_read(tokenizer),
+    )
 
 
 @contextmanager

@@ -8,9 +8,9 @@ import pickle
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +112,36 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     return data
 
 
+RAW_FORMAT = 1  # bump when what load_raw_documents keeps changes
+
+
+def load_raw_documents(
+    location: SourceLocation, entry: SourceEntry
+) -> tuple[list[RawDocument], dict[str, str]]:
+    """Every document of ``entry``'s files as its rows give it, before cleaning (each distinct
+    one once, in row order), and the files' checksums. Kept in the cache folder per (entry
+    fingerprint, file checksums), beside the records a whole load keeps."""
+    files, checksums, records_file = _records_cache(location, entry)
+    cached_file = records_file.with_name(f"{records_file.stem}-raw{RAW_FORMAT}.pickle")
+    cached = _read_pickle(cached_file)
+    if isinstance(cached, list):
+        return cached, checksums
+    documents: dict[RawDocument, None] = {}
+    for spec in entry.files:
+        if spec.document is None:
+            continue
+        unit = row_unit(spec)
+        for path in files[spec.display].values():
+            where = f"{path}:{spec.member}" if spec.member else str(path)
+            for number, row in iter_rows(path, spec):
+                at = f"{where} {unit} {number}"
+                with _unicode_errors_named(entry, at):
+                    documents.update(dict.fromkeys(raw_documents(entry, spec.document, row, at)))
+    kept = list(documents)
+    write_checked(cached_file, pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
+    return kept, checksums
+
+
 def _records_cache(
     location: SourceLocation, entry: SourceEntry
 ) -> tuple[dict[str, dict[str, Path]], dict[str, str], Path]:
@@ -187,8 +217,15 @@ def _map_row(
     names: tuple[str, ...] = (),
 ) -> None:
     """Add the documents and items of one row to ``data`` (``names``: the file's class names, for classification labels)."""
-    try:
+    with _unicode_errors_named(entry, where):
         _map_fields(entry, spec, row, where, number, data, names)
+
+
+@contextmanager
+def _unicode_errors_named(entry: SourceEntry, where: str) -> Iterator[None]:
+    """A text of the row at ``where`` that cannot be UTF-8 encoded, as a one-line error."""
+    try:
+        yield
     except UnicodeEncodeError:
         raise UserError(
             f"source {entry.name}: {where}: text holds an invalid unicode escape (a lone surrogate)"
@@ -287,39 +324,73 @@ def _map_fields(
             data.items.append(item)
 
 
+@dataclass(frozen=True)
+class RawDocument:
+    """A document as its source's row gives it, before any cleaning: :func:`document_from_raw`
+    makes it the document a load gives (``form``: ``"whole"``, the row's text field; ``"block"``
+    or ``"titled_block"``, one ``Passage N:`` block of it; ``"titled"``, one element of a list or
+    object list, with its ``title`` above its body)."""
+
+    source: str
+    form: str
+    text: str
+    title: str | None = None
+    local_id: str | None = None
+
+
+Cleaner = Callable[[SourceEntry, str, bool], str]
+"""Cleans a text by an entry's steps (``True``: a document text), as :func:`_clean` does."""
+
+
 def _documents(
     entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str
 ) -> list[Document]:
     """The documents a row yields: one, or one per ``Passage N:`` block when the mapping splits."""
+    documents = (
+        document_from_raw(entry, raw, _clean_cached)
+        for raw in raw_documents(entry, mapping, row, where)
+    )
+    return [document for document in documents if document is not None]
+
+
+def raw_documents(
+    entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str
+) -> list[RawDocument]:
+    """The documents a row yields, before cleaning (a field the mapping names and the row lacks is
+    a one-line error, as in a load)."""
     if mapping.split == "lists":
         return _listed_documents(entry, mapping, row, where)
     if mapping.split == "records":
         return _record_documents(entry, mapping, row, where)
     text = _text(_field(row, mapping.text, entry, where)).strip()
-    title = (
-        _clean(entry, _text(_field(row, mapping.title, entry, where))) if mapping.title else None
-    )
     if mapping.split is None:
-        text = _clean(entry, text, passage=True)
-        local_id = str(_field(row, mapping.id, entry, where)) if mapping.id else _content_id(text)
-        return [Document(f"{entry.name}/{local_id}", entry.name, text, title or None)]
-    documents = []
-    for block in _PASSAGE_HEADING.split(text):
-        block = _clean(entry, block.strip(), passage=True)
-        if not block:
-            continue
-        block_title = (
-            block.split("\n", 1)[0].strip() if mapping.split == "titled_passages" else None
-        )
-        documents.append(
-            Document(f"{entry.name}/{_content_id(block)}", entry.name, block, block_title)
-        )
-    return documents
+        title = _text(_field(row, mapping.title, entry, where)) if mapping.title else None
+        local_id = str(_field(row, mapping.id, entry, where)) if mapping.id else None
+        return [RawDocument(entry.name, "whole", text, title, local_id)]
+    form = "titled_block" if mapping.split == "titled_passages" else "block"
+    return [RawDocument(entry.name, form, block.strip()) for block in _PASSAGE_HEADING.split(text)]
+
+
+def document_from_raw(entry: SourceEntry, raw: RawDocument, clean: Cleaner) -> Document | None:
+    """The document a load makes of ``raw`` with the entry's cleaning steps (``clean``), or
+    ``None`` for a passage block that cleaning leaves empty (a load leaves it out)."""
+    if raw.form == "whole":
+        title = clean(entry, raw.title, False) if raw.title is not None else None
+        text = clean(entry, raw.text, True)
+        local_id = raw.local_id if raw.local_id is not None else _content_id(text)
+        return Document(f"{entry.name}/{local_id}", entry.name, text, title or None)
+    if raw.form == "titled":
+        return _titled_document(entry, raw.title, raw.text, raw.local_id, clean)
+    block = clean(entry, raw.text, True)
+    if not block:
+        return None
+    block_title = block.split("\n", 1)[0].strip() if raw.form == "titled_block" else None
+    return Document(f"{entry.name}/{_content_id(block)}", entry.name, block, block_title)
 
 
 def _listed_documents(
     entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str
-) -> list[Document]:
+) -> list[RawDocument]:
     """One document per element of the parallel ``text`` and ``title`` lists; an element that is itself a
     list (sentences) is joined as written. The id is a hash of title and text, so a paragraph that several
     rows share is one document."""
@@ -337,7 +408,7 @@ def _listed_documents(
             "must be lists of equal length"
         )
     return [
-        _titled_document(
+        _titled_raw(
             entry,
             raw_title,
             "".join(_text(part) for part in raw_text)
@@ -348,13 +419,21 @@ def _listed_documents(
     ]
 
 
-def _titled_document(
+def _titled_raw(
     entry: SourceEntry, raw_title: Any, body: str, local_id: str | None = None
+) -> RawDocument:
+    """A titled document before cleaning (:func:`_titled_document` makes it)."""
+    title = _text(raw_title) if raw_title is not None else None
+    return RawDocument(entry.name, "titled", body, title, local_id)
+
+
+def _titled_document(
+    entry: SourceEntry, title_text: str | None, body: str, local_id: str | None, clean: Cleaner
 ) -> Document:
     """A document whose text is its cleaned title (when it has one) on a line above its body; its id is ``local_id``
     or, without one, a hash of that text."""
-    title = _clean(entry, _text(raw_title)) if raw_title is not None else None
-    text = _clean(entry, f"{title}\n{body.strip()}" if title else body.strip(), passage=True)
+    title = clean(entry, title_text, False) if title_text is not None else None
+    text = clean(entry, f"{title}\n{body.strip()}" if title else body.strip(), True)
     return Document(
         f"{entry.name}/{local_id if local_id is not None else _content_id(text)}",
         entry.name,
@@ -379,7 +458,7 @@ def _record_list(entry: SourceEntry, row: dict, name: str, where: str) -> tuple[
 
 def _record_documents(
     entry: SourceEntry, mapping: DocumentMapping, row: dict, where: str
-) -> list[Document]:
+) -> list[RawDocument]:
     """One document per object of a list of objects (HELMET's ``ctxs``: ``{"id", "title", "text", ...}``). The id
     is the object's ``id`` key when the mapping names one (passage ids shared across rows), else a hash of the text."""
     records, text_key = _record_list(entry, row, mapping.text, where)
@@ -393,7 +472,7 @@ def _record_documents(
             )
         local_id = str(record[id_key]) if id_key and record.get(id_key) is not None else None
         documents.append(
-            _titled_document(
+            _titled_raw(
                 entry,
                 (record.get(title_key) if title_key else None) or None,
                 _text(record[text_key]),
@@ -564,6 +643,17 @@ def _text(value: Any) -> str:
     if not text.isascii():
         text.encode("utf-8")  # raises UnicodeEncodeError on lone surrogates such as "\ud800"
     return text
+
+
+def _clean_cached(entry: SourceEntry, text: str, passage: bool) -> str:
+    """:func:`_clean` as a :data:`Cleaner`."""
+    return _clean(entry, text, passage=passage)
+
+
+def clean_once(entry: SourceEntry, text: str, passage: bool) -> str:
+    """``text`` after the entry's cleaning steps, as :func:`_clean` gives it, with nothing kept or
+    counted (a document cleaned alone, when a row first draws it)."""
+    return clean_text(text, entry.clean, passage=passage).strip()
 
 
 def _clean(entry: SourceEntry, text: str, *, passage: bool = False) -> str:

@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Iterable, Iterator, Sequence
 
 from longbench100.core.cache_entries import read_json_entry, write_json_entry
 from longbench100.core.paths import cache_dir
@@ -236,6 +236,90 @@ def passage_shingle_hashes(text: str) -> frozenset[int]:
     return frozenset(map(hash, _shingle_run(text)))
 
 
+def opening_shingles(text: str) -> frozenset[int]:
+    """The distinct 8-word shingles of ``text``'s lowered opening (its first ``SHINGLED_CHARS``
+    characters), as the process-independent hashes the groups compare (:func:`_shingles`)."""
+    hashes, _ = _shingle_run_hashes([text])
+    return frozenset(hashes.tolist())
+
+
+def shares_enough(shared: int, sizes: tuple[int, int]) -> bool:
+    """Whether two texts with ``shared`` shingles in common and ``sizes`` distinct shingles each
+    are near-copies: the shared ones make up at least ``THRESHOLD`` of the smaller one's."""
+    return shared >= THRESHOLD * min(sizes)
+
+
+class DistinctInPrompt:
+    """The texts placed so far in one prompt, to keep out a text identical to one of them or a
+    near-copy of one (shared opening shingles, as the groups decide it)."""
+
+    def __init__(self) -> None:
+        self._texts = ShingleIndex()
+
+    def admit(self, document: Document) -> bool:
+        """Whether ``document``'s text is new to the prompt (it is then counted as placed)."""
+        return self._texts.add_if_new(document.text)
+
+
+class ShingleIndex:
+    """Texts by their opening shingles, to find those a text is identical to or a near-copy of.
+
+    Most shingles belong to one text: each is kept with its first text only, and the few that
+    several texts share with all of them, so adding and looking up a text are set operations on
+    its shingles, with a count only over those it shares."""
+
+    def __init__(self) -> None:
+        self._first_number: dict[str, int] = {}  # each distinct text -> its first number
+        self._sizes: list[int] = []
+        self._first_holder: dict[int, int] = {}  # shingle -> a text holding it (the one, if one)
+        self._holders: dict[int, list[int]] = {}  # shingle held by several texts -> all of them
+
+    def add(self, text: str) -> set[int]:
+        """Index ``text``; the numbers (order added) of the texts indexed before that it is
+        identical to or a near-copy of."""
+        shingles = opening_shingles(text)
+        held = shingles & self._first_holder.keys()
+        found = self._copies(text, shingles, held)
+        self._index(text, shingles, held)
+        return found
+
+    def add_if_new(self, text: str) -> bool:
+        """Index ``text`` unless it is identical to or a near-copy of a text indexed before;
+        whether it was new."""
+        shingles = opening_shingles(text)
+        held = shingles & self._first_holder.keys()
+        if self._copies(text, shingles, held):
+            return False
+        self._index(text, shingles, held)
+        return True
+
+    def _index(self, text: str, shingles: frozenset[int], held: AbstractSet[int]) -> None:
+        """Add ``text`` with its ``shingles``, of which ``held`` are indexed already."""
+        number = len(self._sizes)
+        self._first_number.setdefault(text, number)
+        for shingle in held:
+            self._holders.setdefault(shingle, [self._first_holder[shingle]]).append(number)
+        self._first_holder.update(dict.fromkeys(shingles, number))  # held ones: read from _holders
+        self._sizes.append(len(shingles))
+
+    def _copies(self, text: str, shingles: frozenset[int], held: AbstractSet[int]) -> set[int]:
+        """The numbers of the texts indexed before that ``text`` is identical to or a near-copy
+        of, given its shingles and those of them indexed already."""
+        shared = Counter(
+            holder
+            for shingle in held
+            for holder in self._holders.get(shingle, (self._first_holder[shingle],))
+        )
+        found = {
+            holder
+            for holder, count in shared.items()
+            if shares_enough(count, (len(shingles), self._sizes[holder]))
+        }
+        if text in self._first_number:
+            found.add(self._first_number[text])
+        return found
+
+
 def _group(documents: Sequence[Document]) -> NearDuplicates:
     """The exact computation: identical texts first, then shingle overlap between distinct texts."""
     first_of_text: dict[str, int] = {}
@@ -306,7 +390,7 @@ def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
         return []
     keys, shared = np.unique(np.concatenate(pair_keys), return_counts=True)
     first, second = keys // len(texts), keys % len(texts)
-    similar = shared >= THRESHOLD * np.minimum(sizes[first], sizes[second])
+    similar = shared >= THRESHOLD * np.minimum(sizes[first], sizes[second])  # shares_enough
     return list(zip(first[similar].tolist(), second[similar].tolist()))
 
 
@@ -318,6 +402,19 @@ def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """
     import numpy as np
 
+    hashes, owners = _sorted_pairs(*_shingle_run_hashes(texts))
+    if hashes.size == 0:  # every text is shorter than one shingle
+        return hashes, owners
+    first = np.r_[True, (hashes[1:] != hashes[:-1]) | (owners[1:] != owners[:-1])]
+    return hashes[first], owners[first]
+
+
+def _shingle_run_hashes(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every 8-word shingle hash of each text's lowered opening, in order (repeats included), with
+    the index of its text: the words' hashes (:func:`word_hashes`) combined 8 at a time in one
+    vectorised pass, runs that span two texts dropped."""
+    import numpy as np
+
     words, word_owners = word_hashes([text[:SHINGLED_CHARS].lower() for text in texts])
     count = max(0, len(words) - SHINGLE_WORDS + 1)
     hashes = words[:count].copy()
@@ -325,11 +422,7 @@ def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         hashes *= np.uint64(_MULTIPLIER)
         hashes += words[offset : offset + count]
     within = word_owners[:count] == word_owners[SHINGLE_WORDS - 1 : SHINGLE_WORDS - 1 + count]
-    hashes, owners = _sorted_pairs(hashes[within], word_owners[:count][within])
-    if hashes.size == 0:  # every text is shorter than one shingle
-        return hashes, owners
-    first = np.r_[True, (hashes[1:] != hashes[:-1]) | (owners[1:] != owners[:-1])]
-    return hashes[first], owners[first]
+    return hashes[within], word_owners[:count][within]
 
 
 def _sorted_pairs(hashes: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -3,6 +3,7 @@
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,14 @@ each row draws its own random part, so together they leave about ``exp(-DRAWN_MU
 seventh) of the documents or more undrawn."""
 
 
-def draws_little_of(tokens_drawn: int, documents: Iterable[Document]) -> bool:
+class Texted(Protocol):
+    """Anything with a text (a document, or one before cleaning)."""
+
+    @property
+    def text(self) -> str: ...
+
+
+def draws_little_of(tokens_drawn: int, documents: Iterable[Texted]) -> bool:
     """Whether a run whose rows draw at most ``tokens_drawn`` tokens of ``documents`` draws little
     of them (fewer than :data:`DRAWN_MULTIPLE` times their tokens, estimated from their characters
     without counting): work done ahead for every document is then partly wasted, where working

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def attach_token_counts(
     if when_read and not all(
         cache_path(member, entry, data.files).is_file() for member in tokenizer.members
     ):
-        count = partial(_count_now, tokenizer)
+        count = count_when_read(tokenizer)
         data.documents = {
             doc_id: CountedWhenRead(document, count) for doc_id, document in data.documents.items()
         }
@@ -91,6 +92,12 @@ def _member_counts(
         tokenizer, {doc_id: document.text for doc_id, document in data.documents.items()}, counts
     )
     return counts, hit
+
+
+def count_when_read(tokenizer: Tokenizer) -> Callable[[str], int]:
+    """What counts a document's text when its count is first read (:class:`CountedWhenRead`), as
+    :func:`attach_token_counts` counts it."""
+    return partial(_count_now, tokenizer)
 
 
 def _count_now(tokenizer: Tokenizer, text: str) -> int:

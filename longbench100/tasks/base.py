@@ -61,6 +61,9 @@ class TaskBuilder:
     reads_drawn_counts_only: ClassVar[bool] = (
         False  # rows read the token counts of the documents they draw only, not of whole pools
     )
+    drawn_roles: ClassVar[
+        tuple[str, ...]
+    ] = ()  # roles whose sources' rows clean each document when they draw it (not read whole)
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -70,9 +73,14 @@ class TaskBuilder:
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         self.corpus = corpus
         self.templates = templates
-        self.noisy_pool = distinct_texts(
-            corpus.documents_of(corpus.sources_with_role(self.name, "noisy")),
-            corpus.near_duplicates,
+        self.noisy_pool = self.padding_pool()
+
+    def padding_pool(self) -> list[Document]:
+        """The documents that pad this task's prompts: those of its ``noisy`` sources, each text
+        once."""
+        return distinct_texts(
+            self.corpus.documents_of(self.corpus.sources_with_role(self.name, "noisy")),
+            self.corpus.near_duplicates,
         )
 
     def candidates(self, ctx: BuildContext) -> list[Candidate] | None:

@@ -82,7 +82,9 @@ def joined_units(units: Sequence[str], separators: Sequence[str]) -> str:
     return "".join(itertools.chain.from_iterable(zip(("", *separators[1:]), units)))
 
 
-def prepare_pool(pool: list[Document], tokenizer: Tokenizer, lazy: bool) -> bool:
+def prepare_pool(
+    pool: list[Document], tokenizer: Tokenizer, lazy: bool, key: str | None = None
+) -> bool:
     """:func:`prepare_pool_for` each tokenizer a prompt must fit in (``tokenizer.members``); whether
     the cache had them all.
 
@@ -90,11 +92,17 @@ def prepare_pool(pool: list[Document], tokenizer: Tokenizer, lazy: bool) -> bool
     (:func:`~longbench100.sources.records.draws_little_of`): the pool is read from the cache only
     when a run before prepared it, and otherwise each document is split and counted when a row
     first draws it (:func:`prepare_drawn`); the haystacks are the same either way, and a short run
-    does not split and count a large pool."""
-    return all([prepare_pool_for(pool, member, lazy) for member in tokenizer.members])
+    does not split and count a large pool.
+
+    ``key``, for a pool whose documents are cleaned when drawn
+    (:class:`~longbench100.sources.drawn_pool.DrawnPool`): what fixes the whole pool's texts, which
+    keys the cache in their place; ``pool`` then holds its documents read so far when ``lazy``."""
+    return all([prepare_pool_for(pool, member, lazy, key) for member in tokenizer.members])
 
 
-def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer, lazy: bool = False) -> bool:
+def prepare_pool_for(
+    pool: list[Document], tokenizer: Tokenizer, lazy: bool = False, key: str | None = None
+) -> bool:
     """Split every document of ``pool`` into units and teach ``tokenizer`` each placed document's cut places
     and piece counts, and the count of each one's last piece before a :data:`DOCUMENT_BREAK`, from the
     cache folder when a run did it before; return whether the cache had them.
@@ -103,11 +111,12 @@ def prepare_pool_for(pool: list[Document], tokenizer: Tokenizer, lazy: bool = Fa
     (:meth:`Tokenizer.learn_texts`), without splitting, cutting or tokenizing any text; the cache is keyed
     by every document's text, the splitting and cutting rules and the tokenizer, so what it holds is what
     computing would give. ``lazy``: when the cache does not hold the pool, read back only the
-    documents earlier such runs drew (:func:`keep_drawn`)."""
-    path = _cache_path(pool, tokenizer)
-    stored = _read(path, len(pool))
+    documents earlier such runs drew (:func:`keep_drawn`); ``key``: as :func:`prepare_pool` says."""
+    path = _cache_path(pool, tokenizer, key)
+    stored = None if lazy and key is not None else _read(path, len(pool))
+    if key is not None or (stored is None and lazy):
+        _learn_drawn(pool, tokenizer, key)
     if stored is None and lazy:
-        _learn_drawn(pool, tokenizer)
         return False
     if stored is not None:
         _COLUMNS.update(zip((document.text for document in pool), stored["columns"]))
@@ -212,45 +221,50 @@ DRAWN_FORMAT = 2
 """The form of :func:`keep_drawn`'s entries; bumped when it changes (its file name holds it)."""
 
 
-def keep_drawn(pool: list[Document], tokenizer: Tokenizer) -> None:
+def keep_drawn(pool: list[Document], tokenizer: Tokenizer, key: str | None = None) -> None:
     """After a run that split ``pool``'s documents as its rows drew them (:func:`prepare_pool`),
     keep each drawn document's units, placed text, cut places and piece counts in the cache folder
     (with each tokenizer of ``tokenizer.members``), and the piece counts of the text of every
     document whose count was read (by rows or control twins), so that the next such run reads them
-    back instead of splitting and counting again; nothing when the whole pool is cached."""
+    back instead of splitting and counting again; nothing when the whole pool is cached. With
+    ``key`` (as :func:`prepare_pool` says; ``pool`` then holds the documents read in the run) the
+    texts' piece counts are kept even then: such a pool's texts are counted when read."""
     for member in tokenizer.members:
-        if _cache_path(pool, member).is_file():
+        whole = _cache_path(pool, member, key).is_file()
+        if whole and key is None:
             continue
-        path = _drawn_path(pool, member)
+        path = _drawn_path(pool, member, key)
         kept = _read_drawn(path)
         new = {}
         for document in pool:
-            key = _text_key(document.text)
-            if key not in new and not _holds(kept.get(key), document.text, member):
-                new[key] = _drawn_entry(document.text, member)
+            text_key = _text_key(document.text)
+            if text_key not in new and not _holds(kept.get(text_key), document.text, member, whole):
+                new[text_key] = _drawn_entry(document.text, member, not whole)
         if new:
             write_marshal(path, {**kept, **new})
 
 
-def _holds(entry: object, text: str, tokenizer: Tokenizer) -> bool:
-    """Whether a kept ``entry`` holds all that :func:`_drawn_entry` would keep of ``text`` now."""
+def _holds(entry: object, text: str, tokenizer: Tokenizer, whole: bool = False) -> bool:
+    """Whether a kept ``entry`` holds all that :func:`_drawn_entry` would keep of ``text`` now
+    (``whole``: the pool's units are cached whole, so no entry keeps them)."""
+    split = whole or text not in _COLUMNS
     if not isinstance(entry, dict):
-        return tokenizer.learned_piece_counts(text) is None and text not in _COLUMNS
-    split = "columns" in entry or text not in _COLUMNS
+        return tokenizer.learned_piece_counts(text) is None and split
+    split = split or "columns" in entry
     return split and ("text" in entry or tokenizer.learned_piece_counts(text) is None)
 
 
-def _drawn_entry(text: str, tokenizer: Tokenizer) -> dict[str, Any]:
+def _drawn_entry(text: str, tokenizer: Tokenizer, units: bool = True) -> dict[str, Any]:
     """What :func:`keep_drawn` keeps of one document: where the tokenizer counts by segments, the
-    piece counts of its text when they were counted (``text``); when a row split it, its units and
-    placed text, and where the tokenizer counts by segments, the placed text's cut places, piece
-    counts and the count of its last piece before a :data:`DOCUMENT_BREAK` (as
-    :func:`prepare_pool_for` keeps them)."""
+    piece counts of its text when they were counted (``text``); when a row split it (and
+    ``units``), its units and placed text, and where the tokenizer counts by segments, the placed
+    text's cut places, piece counts and the count of its last piece before a
+    :data:`DOCUMENT_BREAK` (as :func:`prepare_pool_for` keeps them)."""
     entry: dict[str, Any] = {}
     counts = tokenizer.learned_piece_counts(text)
     if counts is not None:
         entry["text"] = list(counts)
-    if text not in _COLUMNS:
+    if text not in _COLUMNS or not units:
         return entry
     placed = placed_document(text)
     entry.update(columns=document_columns(text), placed=placed)
@@ -262,10 +276,10 @@ def _drawn_entry(text: str, tokenizer: Tokenizer) -> dict[str, Any]:
     return entry
 
 
-def _learn_drawn(pool: list[Document], tokenizer: Tokenizer) -> None:
+def _learn_drawn(pool: list[Document], tokenizer: Tokenizer, key: str | None) -> None:
     """Read back what :func:`keep_drawn` kept of ``pool``'s documents: their texts' piece counts,
     their units and placed texts, and teach ``tokenizer`` the counts."""
-    kept = _read_drawn(_drawn_path(pool, tokenizer))
+    kept = _read_drawn(_drawn_path(pool, tokenizer, key))
     for document in pool if kept else ():
         entry = kept.get(_text_key(document.text))
         if not isinstance(entry, dict):
@@ -297,9 +311,9 @@ def _text_digest(text: str) -> bytes:
     return digest
 
 
-def _drawn_path(pool: list[Document], tokenizer: Tokenizer) -> Path:
+def _drawn_path(pool: list[Document], tokenizer: Tokenizer, key: str | None) -> Path:
     """Where :func:`keep_drawn` keeps the drawn documents of ``pool`` counted with ``tokenizer``."""
-    whole = _cache_path(pool, tokenizer)
+    whole = _cache_path(pool, tokenizer, key)
     return whole.with_name(f"{whole.stem}-drawn{DRAWN_FORMAT}.marshal")
 
 
@@ -344,8 +358,9 @@ def _columns_at(text: str, bounds: list[int]) -> Columns:
     return sentences, separators
 
 
-def _cache_path(pool: list[Document], tokenizer: Tokenizer) -> Path:
-    """The cache file of ``pool``'s units, cut places and piece counts with ``tokenizer``."""
+def _cache_path(pool: list[Document], tokenizer: Tokenizer, key: str | None = None) -> Path:
+    """The cache file of ``pool``'s units, cut places and piece counts with ``tokenizer`` (keyed
+    by ``key`` in place of the pool's texts where given)."""
     digest = hashlib.sha256(
         json.dumps(
             [
@@ -358,8 +373,11 @@ def _cache_path(pool: list[Document], tokenizer: Tokenizer) -> Path:
             ]
         ).encode()
     )
-    for document in pool:
-        digest.update(_text_digest(document.text))
+    if key is not None:
+        digest.update(b"pool\0" + key.encode())
+    else:
+        for document in pool:
+            digest.update(_text_digest(document.text))
     return cache_dir() / "essay_units" / f"{digest.hexdigest()[:24]}.marshal"
 
 

@@ -11,10 +11,12 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol
 
 from longbench100.fitting.fit import BuildContext, Fitted
 from longbench100.fitting.pieces import Piece
 from longbench100.fitting.rng import derive_rng
+from longbench100.sources.near_duplicates import DistinctInPrompt
 from longbench100.sources.records import Document
 from longbench100.text.spliced_count import JoinedIndex, Part, TextIndex, materialize, part_length
 from longbench100.text.tokenization import Tokenizer
@@ -236,22 +238,45 @@ def essay_tokens(budget: int) -> int:
     return budget + budget // 10
 
 
-def essay(pool: list[Document], rng: random.Random, tokens_wanted: int) -> Haystack:
+def essay(
+    pool: list[Document],
+    rng: random.Random,
+    tokens_wanted: int,
+    distinct: Callable[[], PromptGuard] = DistinctInPrompt,
+) -> Haystack:
     """Real prose: whole documents of ``pool`` in a shuffled order, split at sentence ends and line breaks,
-    until their tokens reach ``tokens_wanted``; documents are separated by a blank line. A pool too small
-    for the budget is used again in a new order (``passes`` > 1, recorded by the tasks)."""
+    until their tokens reach ``tokens_wanted``; documents are separated by a blank line. A document is
+    read (its text and tokens) only when the order reaches it, and left out when it is empty or when
+    this pass already placed the same text or a near-copy of it (``distinct`` makes what tells, by
+    default :class:`DistinctInPrompt`). A pool too small for the budget is used again in a new order
+    (``passes`` > 1, recorded by the tasks)."""
     haystack = Haystack([], [])
     total = 0
-    while total < tokens_wanted and any(document.tokens for document in pool):
-        order = list(pool)
+    while total < tokens_wanted and pool:
+        order = list(range(len(pool)))
         rng.shuffle(order)
         haystack.passes += 1
-        for document in order:
+        placed = distinct()
+        before = total
+        for index in order:
             if total >= tokens_wanted:
                 break
+            document = pool[index]
+            if not document.text or not placed.admit(document):
+                continue
             _add_sentences(haystack, document)
             total += document.tokens
+        if total == before:  # a pass that found nothing to place: the pool holds no text
+            break
     return haystack
+
+
+class PromptGuard(Protocol):
+    """What keeps a text out of a prompt that already holds it or a near-copy of it."""
+
+    def admit(self, document: Document) -> bool:
+        """Whether ``document`` is new to the prompt (it is then counted as placed)."""
+        ...
 
 
 def _add_sentences(haystack: Haystack, document: Document) -> None:

@@ -19,7 +19,9 @@ from typing import ClassVar, Sequence
 from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.rng import derive_rng, distinct_draws
 from longbench100.fitting.spans import embedded_spans
-from longbench100.sources.records import Item, draws_little_of
+from longbench100.sources.drawn_pool import DrawnPool
+from longbench100.sources.near_duplicates import DistinctInPrompt
+from longbench100.sources.records import Document, Item, draws_little_of
 from longbench100.text.tokenization import Tokenizer
 
 from .base import Candidate, Sample, TaskBuilder
@@ -118,11 +120,26 @@ class NeedleTask(TaskBuilder):
     required_roles: ClassVar[tuple[str, ...]] = ()
     reads_drawn_counts_only: ClassVar[bool] = True  # an essay reads the documents it places
     _splits_when_drawn = False  # set by :meth:`prepare`: rows split and count what they draw
+    _drawn: DrawnPool | None = None  # an essay's pool, cleaned as drawn (:meth:`padding_pool`)
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if cls.spec.haystack == "essay":
             cls.required_roles = ("noisy",)
+            cls.drawn_roles = ("noisy",)
+
+    def padding_pool(self) -> list[Document]:
+        """An essay's pool: its padding sources' documents as their rows give them, each cleaned
+        when a row first draws it (:class:`DrawnPool`); a corpus that holds them only cleaned (made
+        in memory) gives them as they are. Near-copies are kept out of each prompt as it is drawn
+        (:func:`essay`), not out of the pool."""
+        if self.spec.haystack != "essay":
+            return super().padding_pool()
+        drawn = self.corpus.drawn_with_role(self.name, "noisy")
+        if not drawn:
+            return self.corpus.documents_of(self.corpus.sources_with_role(self.name, "noisy"))
+        self._drawn = self.corpus.drawn_pool(drawn)
+        return self._drawn.documents
 
     def prepare(
         self, tokenizer: Tokenizer, prompt_tokens: int, drawn: Sequence[tuple[Item, int]]
@@ -132,12 +149,21 @@ class NeedleTask(TaskBuilder):
         for the run's rows, or where it did not, for this task's); the word-key lists read, once
         (before the workers fork, not in each)."""
         if self.spec.haystack == "essay":
-            lazy = self.corpus.draws_little
-            if lazy is None:
-                lazy = draws_little_of(essay_tokens(prompt_tokens), self.noisy_pool)
-            self._splits_when_drawn = not prepare_pool(self.noisy_pool, tokenizer, lazy) and lazy
+            self._splits_when_drawn = self._prepare_essay(tokenizer, essay_tokens(prompt_tokens))
         if self.spec.key_kind == "words":
             key_words()
+
+    def _prepare_essay(self, tokenizer: Tokenizer, tokens_drawn: int) -> bool:
+        """Prepare the essay pool (:func:`prepare_pool`); whether rows split and count what they
+        draw. A pool cleaned when drawn is cleaned whole first where the rows draw much of it."""
+        if self._drawn is None:
+            lazy = self.corpus.draws_little
+            if lazy is None:
+                lazy = draws_little_of(tokens_drawn, self.noisy_pool)
+            return not prepare_pool(self.noisy_pool, tokenizer, lazy) and lazy
+        lazy = draws_little_of(tokens_drawn, self._drawn.raw)
+        read = self._drawn.read_documents() if lazy else _counted_ahead(self.noisy_pool)
+        return not prepare_pool(read, tokenizer, lazy, self._drawn.key) and lazy
 
     def rows_in_this_process(self) -> bool:
         """Whether rows split and count the essay documents they draw (a pool the run draws little
@@ -147,15 +173,21 @@ class NeedleTask(TaskBuilder):
 
     def finish(self, tokenizer: Tokenizer) -> None:
         """Keep what the rows split and counted of an essay pool they drew little of (:func:`keep_drawn`)."""
-        if self.spec.haystack == "essay":
+        if self.spec.haystack != "essay":
+            return
+        if self._drawn is None:
             keep_drawn(self.noisy_pool, tokenizer)
+            return
+        keep_drawn(self._drawn.read_documents(), tokenizer, self._drawn.key)
+        self._drawn.keep()
 
     def haystack(self, ctx: BuildContext, needles: RowNeedles, rng: random.Random) -> Haystack:
         """Units enough to fill the budget: repeated noise sentences, real prose, or distractor needles."""
         if self.spec.haystack == "noise":
             return self._noise(ctx.budget)
         if self.spec.haystack == "essay":
-            haystack = essay(self.noisy_pool, rng, essay_tokens(ctx.budget))
+            guard = self._drawn.prompt_guard if self._drawn is not None else DistinctInPrompt
+            haystack = essay(self.noisy_pool, rng, essay_tokens(ctx.budget), guard)
             prepare_drawn(haystack.placed, ctx.tokenizer)
             return haystack
         limit = (
@@ -243,6 +275,16 @@ class NeedleTask(TaskBuilder):
         }
         question = f"What {'are all the' if variables['many'] else 'is the'} special magic {variables['what']} for {variables['keys']}?"
         return Sample(fit.fitted, list(needles.values), question, gold)
+
+
+def _counted_ahead(pool: list[Document]) -> list[Document]:
+    """The documents of a pool cleaned when drawn that hold text, every one cleaned and counted
+    now (rows that draw much of a pool read it all; counted here, before any worker forks, each is
+    counted once, and its placed text reuses its pieces' counts)."""
+    documents = [document for document in pool if document.text]
+    for document in documents:
+        document.tokens  # noqa: B018 - read to count it now
+    return documents
 
 
 def needle_task(name: str, spec: NeedleSpec) -> type[NeedleTask]:

@@ -14,7 +14,7 @@ from longbench100.cli import main
 from longbench100.generate.inspection import near_duplicates_line
 from longbench100.sources.corpus import Corpus, load_corpus
 from longbench100.sources.locations import resolve_location
-from longbench100.sources.near_duplicates import _cache_path, find_near_duplicates
+from longbench100.sources.near_duplicates import ShingleIndex, _cache_path, find_near_duplicates
 from longbench100.sources.records import Document
 from longbench100.tasks.base import distinct_texts
 from longbench100.text.tokenization import load_tokenizer
@@ -278,3 +278,16 @@ def test_a_corpus_read_from_files_keys_its_groups_by_its_sources_not_its_texts(m
     assert Corpus({}, {}, documents={extra.id: extra}).content_key() is None
     unread = Corpus(corpus.entries, {**corpus.sources, name: replace(data, files={})})
     assert unread.content_key() is None
+
+
+def test_a_shingle_index_finds_the_copies_the_groups_find():
+    from tests.tasks.test_haystack import pool_with_near_copies
+
+    documents = pool_with_near_copies()
+    documents += [Document(f"d/{len(documents) + i}", "d", d.text) for i, d in enumerate(documents)]
+    groups = find_near_duplicates(documents, cache=False)
+    index = ShingleIndex()
+    for number, document in enumerate(documents):
+        found = index.add(document.text)
+        earlier = {n for n in range(number) if groups.key(documents[n]) == groups.key(document)}
+        assert found == earlier  # every pair here is a direct copy (no chain through a third)

@@ -8,6 +8,7 @@ import random
 
 from longbench100.core.marshal_cache import read_marshal
 from longbench100.fitting.fit import BuildContext
+from longbench100.sources.near_duplicates import find_near_duplicates
 from longbench100.sources.records import CountedWhenRead, Document
 from longbench100.tasks import essay_units
 from longbench100.tasks.essay_units import (
@@ -328,3 +329,40 @@ def test_row_depths_are_drawn_within_the_rows_stratum_and_cover_it():
         assert max(own) - min(own) > 0.9 / 11 and len(set(own)) >= 85
     sixths = [row_depth(42, "json_kv", row, 6) for row in range(600)]
     assert all(row % 6 / 6 <= depth <= (row % 6 + 1) / 6 for row, depth in enumerate(sixths))
+
+
+def pool_with_near_copies() -> list[Document]:
+    """Documents of made-up prose, with deliberate near-copies (one sentence changed, or a longer
+    version holding the text) and an identical copy under another id."""
+    rng = random.Random(11)
+    words = (
+        "river mill stone bridge market harbor lantern orchard meadow quarry canal signal".split()
+    )
+
+    def prose(sentences: int) -> str:
+        return " ".join(
+            " ".join(rng.choice(words) for _ in range(12)).capitalize() + "."
+            for _ in range(sentences)
+        )
+
+    originals = [prose(12) for _ in range(10)]
+    texts = [
+        *originals,
+        originals[0].replace(".", "!", 1),  # one sentence changed
+        originals[1] + " " + prose(4),  # a longer version
+        originals[2],  # identical, another id
+    ]
+    return [Document(f"d/{i}", "d", text, tokens=150) for i, text in enumerate(texts)]
+
+
+def test_no_pass_of_an_essay_holds_a_near_copy():
+    pool = pool_with_near_copies()
+    groups = find_near_duplicates(pool, cache=False)
+    assert len({groups.key(document) for document in pool}) == 10  # the copies are caught
+    for seed in range(30):
+        haystack = essay(pool, random.Random(seed), 10 * 150)  # one pass at most
+        assert haystack.passes == 1
+        keys = [groups.key(document) for document in haystack.placed]
+        assert len(keys) == len(set(keys)) == 10  # every text once, no copy
+    second = essay(pool, random.Random(1), 14 * 150)  # a second pass may repeat texts
+    assert second.passes == 2 and len(second.placed) == 14

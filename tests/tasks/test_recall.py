@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from longbench100.catalog.suites import load_suite
 from longbench100.cli import main
 from longbench100.folders.data_records import DataRecord
+from longbench100.generate import run as run_module
 from longbench100.scoring.grading import GradeJob, grade_jobs
 from longbench100.scoring.metrics.parsers import string_match_all, substring_match
 from longbench100.text.tokenization import load_tokenizer
@@ -368,3 +369,27 @@ def test_score_grades_the_recall_tasks_with_their_metrics(demo, tmp_path):
     assert by_id["niah_multivalue-4k-0000"] == 1.0 and by_id["niah_multivalue-4k-0001"] == 0.5
     assert by_id["niah_multiquery-8k-0003"] == 0.0 and by_id["niah_single_1-4k-0001"] == 1.0
     assert by_id["json_kv-4k-0002"] == 1.0 and by_id["json_kv-4k-0003"] == 0.0
+
+
+def test_an_essay_task_writes_the_same_cold_warm_alone_or_beside_whole_loads(tmp_path, monkeypatch):
+    """An essay's pool cleans what its rows draw; whether its sources are also loaded whole (by
+    another task of the run, or cached whole by an earlier run), whether the cache is cold or warm
+    and how many processes build the rows, its files are the same."""
+    monkeypatch.setattr(run_module, "SERIAL_BELOW", 0)  # as many processes as asked
+    args = ("--lengths", "4k,8k", "--rows", "4", "--sources", "demo")
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
+    alone = generate(tmp_path / "alone", "--tasks", "niah_single_2", *args)
+    warm = generate(tmp_path / "warm", "--tasks", "niah_single_2", *args, "--workers", "2")
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "whole-cache"))
+    tasks = "kv_retrieval,niah_single_2"  # kv_retrieval loads the essay's sources whole
+    beside = generate(tmp_path / "beside", "--tasks", tasks, *args, "--workers", "2")
+    after = generate(tmp_path / "after", "--tasks", "niah_single_2", *args)  # records cached
+    for folder in (warm, beside, after):
+        for name in ("niah_single_2", "controls/niah_single_2"):
+            for label in ("4k", "8k"):
+                path = f"{name}/{label}.jsonl"
+                assert (folder / path).read_bytes() == (alone / path).read_bytes(), path
+    sources = json.loads((alone / "manifest.json").read_text())["sources"]
+    assert sources["demo_qa"]["documents"] is None and sources["demo_qa"]["raw_documents"] > 0
+    loaded = json.loads((beside / "manifest.json").read_text())["sources"]["demo_qa"]
+    assert loaded["documents"] > 0 and "raw_documents" not in loaded

@@ -1,0 +1,208 @@
+"""A pool of padding documents read as their sources' rows give them, each cleaned when a prompt
+first draws it.
+
+An essay haystack (RULER's niah tasks) draws whole documents from its padding sources in a random
+order until its budget is reached; a short run draws a small part of them. Its pool is therefore
+the sources' documents before cleaning (:func:`~longbench100.sources.loader.load_raw_documents`),
+and a document is cleaned by its source's own steps (as a whole load cleans it, so its text and id
+are the same) and counted when first read. What was cleaned is kept in the cache folder for the
+next run, under a key that fixes the raw pool.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from pathlib import Path
+
+from longbench100.core.checked_files import read_checked, write_checked
+from longbench100.core.paths import cache_dir
+from longbench100.sources.loader import (
+    RAW_FORMAT,
+    RECORDS_FORMAT,
+    RawDocument,
+    clean_once,
+    document_from_raw,
+)
+from longbench100.sources.near_duplicates import ShingleIndex
+from longbench100.sources.records import Document
+from longbench100.sources.registry import SourceEntry
+
+Cleaned = tuple[str, str, str | None]
+"""A cleaned document as kept: its id, text and title."""
+
+
+class DrawnPool:
+    """The raw documents of some sources (registry order, each source's in row order), each
+    cleaned when first read; :attr:`documents` holds one :class:`DrawnDocument` per raw one."""
+
+    def __init__(
+        self,
+        entries: Sequence[SourceEntry],
+        raw: dict[str, list[RawDocument]],
+        files: dict[str, dict[str, str]],
+        count: Callable[[str], int],
+    ) -> None:
+        self._entries = {entry.name: entry for entry in entries}
+        self.raw = [document for entry in entries for document in raw[entry.name]]
+        self.count = count
+        self.key = hashlib.sha256(
+            json.dumps(
+                [
+                    [RECORDS_FORMAT, RAW_FORMAT, entry.name, entry.fingerprint()]
+                    + [sorted(files[entry.name].items())]
+                    for entry in entries
+                ]
+            ).encode()
+        ).hexdigest()[:32]
+        self._kept, self._near = _read_kept(self._path)
+        self._new: dict[int, Cleaned] = {}
+        self._index: ShingleIndex | None = None  # the cleaned texts' shingles, when one is new
+        self._numbers: list[int] = []  # the document of each text of the index
+        self.documents: list[Document] = [
+            DrawnDocument(self, index) for index in range(len(self.raw))
+        ]
+
+    @property
+    def _path(self) -> Path:
+        return cache_dir() / "drawn_documents" / f"{self.key}.pickle"
+
+    def characters(self) -> int:
+        """The characters of the raw texts (for an estimate of how much of the pool rows draw)."""
+        return sum(len(document.text) for document in self.raw)
+
+    def cleaned(self, index: int) -> Cleaned:
+        """Document ``index`` cleaned (kept from an earlier run, or cleaned now): id, text, title;
+        a passage block that cleaning empties has an empty text (no document)."""
+        known = self._kept.get(index) or self._new.get(index)
+        if known is None:
+            raw = self.raw[index]
+            document = document_from_raw(self._entries[raw.source], raw, clean_once)
+            known = self._new[index] = (
+                (document.id, document.text, document.title) if document else ("", "", None)
+            )
+            self._relate(index, known[1])
+        return known
+
+    def near_copies(self, index: int) -> frozenset[int]:
+        """The documents cleaned so far whose text is document ``index``'s (read now) or a
+        near-copy of it (:class:`~longbench100.sources.near_duplicates.ShingleIndex`)."""
+        self.cleaned(index)
+        return self._near.get(index, frozenset())
+
+    def prompt_guard(self) -> DistinctDrawn:
+        """What keeps a document out of a prompt that holds its text or a near-copy of it (as
+        :class:`~longbench100.sources.near_duplicates.DistinctInPrompt` decides, from the
+        relations kept for the pool)."""
+        return DistinctDrawn(self)
+
+    def _relate(self, index: int, text: str) -> None:
+        """Record which cleaned documents document ``index`` (just cleaned) copies, both ways."""
+        if not text:
+            return
+        if self._index is None:
+            self._index = ShingleIndex()
+            for number, (_, kept_text, _) in self._kept.items():
+                if kept_text:
+                    self._index.add(kept_text)
+                    self._numbers.append(number)
+        copies = frozenset(self._numbers[found] for found in self._index.add(text))
+        self._numbers.append(index)
+        self._near[index] = copies
+        for other in copies:
+            self._near[other] = self._near.get(other, frozenset()) | {index}
+
+    def read_documents(self) -> list[Document]:
+        """The documents cleaned so far (kept or read in this run), with text, in pool order."""
+        return [
+            document
+            for index, document in enumerate(self.documents)
+            if (index in self._kept or index in self._new) and document.text
+        ]
+
+    def keep(self) -> None:
+        """Keep the documents cleaned in this run with those kept before (nothing when none is
+        new; an unwritable cache only costs the cleaning next time)."""
+        if self._new:
+            self._kept = {**self._kept, **self._new}
+            self._new = {}
+            kept = {"documents": self._kept, "near": self._near}
+            write_checked(self._path, pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _read_kept(path: Path) -> tuple[dict[int, Cleaned], dict[int, frozenset[int]]]:
+    """The cleaned documents an earlier run kept and which of them copy which (empty when absent
+    or damaged)."""
+    content = read_checked(path)
+    if content is None:
+        return {}, {}
+    try:
+        kept = pickle.loads(content)
+    except Exception:  # a damaged or outdated file is simply rebuilt
+        return {}, {}
+    if not isinstance(kept, dict) or not all(
+        isinstance(kept.get(part), dict) for part in ("documents", "near")
+    ):
+        return {}, {}  # the cleaned texts are read back only with their near-copies
+    return kept["documents"], kept["near"]
+
+
+class DistinctDrawn:
+    """The documents of a :class:`DrawnPool` placed so far in one prompt: a document whose text is
+    one of theirs or a near-copy of one is kept out."""
+
+    def __init__(self, pool: DrawnPool) -> None:
+        self._pool = pool
+        self._placed: set[int] = set()
+
+    def admit(self, document: Document) -> bool:
+        """Whether ``document`` (one of the pool's) is new to the prompt (then counted as placed)."""
+        assert isinstance(document, DrawnDocument), "a drawn pool's prompts place its documents"
+        index = document.index
+        if self._placed & self._pool.near_copies(index):
+            return False
+        self._placed.add(index)
+        return True
+
+
+class DrawnDocument(Document):
+    """Document ``index`` of a :class:`DrawnPool`: its source is known at once, its id, text and
+    title when first read (cleaned then), its tokens when first read (counted then)."""
+
+    _pool: DrawnPool
+    _index: int
+
+    def __init__(self, pool: DrawnPool, index: int) -> None:
+        # as Document.with_tokens sets a frozen document's fields: a pool holds a thousand or more
+        self.__dict__.update(source=pool.raw[index].source, _pool=pool, _index=index)
+
+    @property
+    def index(self) -> int:
+        """The document's place in its pool."""
+        return self._index
+
+    @cached_property
+    def id(self) -> str:
+        """The id a whole load gives the document."""
+        return self._pool.cleaned(self._index)[0]
+
+    @cached_property
+    def text(self) -> str:
+        """The cleaned text (empty: cleaning left nothing, no document)."""
+        return self._pool.cleaned(self._index)[1]
+
+    @cached_property
+    def title(self) -> str | None:
+        """The cleaned title, where the source gives one."""
+        return self._pool.cleaned(self._index)[2]
+
+    @cached_property
+    def tokens(self) -> int:
+        """The tokens of the cleaned text, counted when first read."""
+        return self._pool.count(self.text) if self.text else 0
+
+    def __repr__(self) -> str:
+        return f"DrawnDocument({self.source!r}, {self._index})"
