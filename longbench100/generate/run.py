@@ -644,7 +644,7 @@ def _write_controls(
             ctx.budget,
             options.seed,
             corpus_key,
-            [document for _, _, document in twins.pool if document is not None],
+            list(twins.pool.documents),
         )
         sha256 = data_sha256 or file_sha256(data_file_path(options.out, task, label))
         try:

@@ -9,8 +9,9 @@ exactly as built (checked as it is made), and only for a file whose twins need n
 label-mapping task's relabelled demonstrations are new text: they are built each run).
 
 The cache key holds everything the twins depend on: the data file's sha256, the task and length,
-the tokenizer, the chat template, the budget and seed, every loaded document (the corpus's
-:meth:`~longbench100.sources.corpus.Corpus.content_key`), the pool's documents in order and the
+the tokenizer, the chat template, the budget and seed, the pool's documents in order (a drawn
+pool's key, or every loaded document: the corpus's
+:meth:`~longbench100.sources.corpus.Corpus.content_key`) and the
 package's code. A damaged, foreign or ill-formed entry is built again; files are written atomically.
 """
 
@@ -26,6 +27,7 @@ from longbench100.core.paths import cache_dir
 from longbench100.fitting.refill import Segment
 from longbench100.folders.layout import CONTROL_KINDS
 from longbench100.generate.candidate_cache import code_digest
+from longbench100.sources.drawn_pool import DrawnDocument
 from longbench100.sources.records import Document
 from longbench100.text.tokenization import Tokenizer
 
@@ -68,11 +70,9 @@ class TwinKey:
 def recipes_path(key: TwinKey, data_sha256: str) -> Path | None:
     """Where the recipes of ``key``'s twins of the data file with ``data_sha256`` are kept;
     ``None`` when the pool's documents cannot be told by a key (they are then built each run)."""
-    if key.pool and key.corpus_key is None:
+    pool = _pool_identity(key.pool, key.corpus_key)
+    if pool is None:
         return None
-    pool = hashlib.sha256()
-    for document in key.pool:
-        pool.update(f"{document.id}\0{len(document.text)}\0".encode())
     parts = [
         TWIN_RECIPE_VERSION,
         code_digest(),
@@ -84,11 +84,27 @@ def recipes_path(key: TwinKey, data_sha256: str) -> Path | None:
         key.chat,
         key.budget,
         key.seed,
-        key.corpus_key if key.pool else None,
-        pool.hexdigest(),
+        pool,
     ]
     digest = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
     return cache_dir() / "twin_recipes" / f"{key.task}-{digest}.json"
+
+
+def _pool_identity(pool: list[Document], corpus_key: str | None) -> str | None:
+    """What fixes the pool's documents in order: a drawn pool's key and each document's place in
+    it (no document is cleaned to tell it), else the corpus's content key with each document's id
+    and text length; ``None`` when neither tells them."""
+    digest = hashlib.sha256()
+    drawn = [document for document in pool if isinstance(document, DrawnDocument)]
+    if len(drawn) == len(pool):
+        for document in drawn:
+            digest.update(f"{document.pool_key}\0{document.index}\0".encode())
+        return digest.hexdigest()
+    if corpus_key is None:
+        return None
+    for whole in pool:
+        digest.update(f"{whole.id}\0{len(whole.text)}\0".encode())
+    return f"{corpus_key}\0{digest.hexdigest()}"
 
 
 def read_recipes(path: Path) -> list[TwinRecipe] | None:

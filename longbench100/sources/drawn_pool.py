@@ -184,6 +184,11 @@ class DrawnDocument(Document):
         """The document's place in its pool."""
         return self._index
 
+    @property
+    def pool_key(self) -> str:
+        """The key of its pool, which fixes every raw document of it (read without cleaning)."""
+        return self._pool.key
+
     @cached_property
     def id(self) -> str:
         """The id a whole load gives the document."""

@@ -14,6 +14,7 @@ from longbench100.folders.data_records import DataRecord
 from longbench100.generate import run as run_module
 from longbench100.scoring.grading import GradeJob, grade_jobs
 from longbench100.scoring.metrics.parsers import string_match_all, substring_match
+from longbench100.sources import drawn_pool
 from longbench100.text.tokenization import load_tokenizer
 from tests.support.generate_helpers import assert_prompts_fit, generate, records, tree
 
@@ -393,3 +394,23 @@ def test_an_essay_task_writes_the_same_cold_warm_alone_or_beside_whole_loads(tmp
     assert sources["demo_qa"]["documents"] is None and sources["demo_qa"]["raw_documents"] > 0
     loaded = json.loads((beside / "manifest.json").read_text())["sources"]["demo_qa"]
     assert loaded["documents"] > 0 and "raw_documents" not in loaded
+
+
+def test_an_essay_run_with_its_twins_cleans_only_what_it_draws(tmp_path, monkeypatch):
+    """The control twins read an essay's pool as its rows do: a document is cleaned when a row or a
+    twin draws it, never to tell the pool apart (the twins' recipes are keyed by the pool's key)."""
+    cleaned: list[str] = []
+    clean_once = drawn_pool.clean_once
+
+    def counting(entry, text, passage):
+        cleaned.append(text)
+        return clean_once(entry, text, passage)
+
+    monkeypatch.setattr(drawn_pool, "clean_once", counting)
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
+    args = ("--tasks", "niah_single_2", "--lengths", "4k", "--rows", "1", "--sources", "demo")
+    out = generate(tmp_path / "out", *args)
+    assert (out / "controls" / "niah_single_2" / "4k.jsonl").is_file()
+    sources = json.loads((out / "manifest.json").read_text())["sources"]
+    pool = sum(source["raw_documents"] for source in sources.values())
+    assert 0 < len(cleaned) < pool / 2
