@@ -12,6 +12,7 @@ import random
 from typing import Callable, Iterable, Sequence
 
 from longbench100.fitting.pieces import Piece
+from longbench100.fitting.rng import random_order
 from longbench100.sources.near_duplicates import near_copy_of_any
 from longbench100.sources.records import Document
 from longbench100.text.sentences import MIN_FILLER_CHARS, sentence_ends_from_last
@@ -44,7 +45,7 @@ def first_fit(
         return []
     smallest = min(document.tokens for document in pool) + per_passage
     chosen: list[tuple[Document, int]] = []
-    for index in rng.sample(range(len(pool)), len(pool)):
+    for index in random_order(rng, len(pool)):
         if room < smallest:
             break
         document = pool[index]
@@ -114,7 +115,7 @@ def choose_filler(
     """
     cuts: list[tuple[tuple[str, int], Document]] = []
     tried = 0
-    for index in rng.sample(range(len(pool)), len(pool)):
+    for index in random_order(rng, len(pool)):
         document = pool[index]
         if excluded(document):
             continue
