@@ -11,6 +11,7 @@ import itertools
 import random
 from typing import Callable, Iterable, Sequence
 
+from longbench100.fitting.kept_filler_cuts import known_cut
 from longbench100.fitting.pieces import Piece
 from longbench100.fitting.rng import random_order
 from longbench100.sources.near_duplicates import near_copy_of_any
@@ -76,6 +77,19 @@ def cut_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, i
     )
 
 
+def document_cut(
+    tokenizer: Tokenizer, document: Document, max_tokens: int
+) -> tuple[str, int] | None:
+    """:func:`cut_prefix` of ``document``'s text, known where the run (or the run before it, see
+    :mod:`.kept_filler_cuts`) cut it within ``max_tokens`` already."""
+    return known_cut(
+        tokenizer,
+        document,
+        max_tokens,
+        lambda: cut_prefix(tokenizer, document.text, max_tokens),
+    )
+
+
 def longest_opening_at_an_end(
     text: str, width: int, opening: int | None, max_tokens: int, count: Callable[[str], int]
 ) -> tuple[str, int] | None:
@@ -119,7 +133,7 @@ def choose_filler(
         document = pool[index]
         if excluded(document):
             continue
-        cut = cut_prefix(tokenizer, document.text, max_tokens)
+        cut = document_cut(tokenizer, document, max_tokens)
         tried += 1
         if cut is not None:
             if max_tokens - cut[1] > good_enough:

@@ -18,6 +18,7 @@ from longbench100.core.paths import CACHE_HINT, cache_dir
 from longbench100.core.progress import progress_bar
 from longbench100.core.workers import worker_pool
 from longbench100.fitting.fit import BuildContext
+from longbench100.fitting.kept_filler_cuts import keep_filler_cuts, recall_filler_cuts
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import shifted_spans
 from longbench100.fitting.templates import EXAMPLE_VARIABLES, PromptTemplates
@@ -26,7 +27,7 @@ from longbench100.folders.layout import data_file_path, data_file_ref
 from longbench100.folders.lock import output_lock
 from longbench100.folders.writable import ensure_writable_dir
 from longbench100.generate.base_lengths import base_length_warnings
-from longbench100.generate.candidate_cache import cached_candidates
+from longbench100.generate.candidate_cache import cached_candidates, code_digest
 from longbench100.generate.controls import (
     ControlBuilder,
     ControlsResult,
@@ -248,6 +249,9 @@ def _generate(
     )
     recalled = recall_piece_counts(tokenizer.members, options.tasks)
     recalled_answers = recall_near_copy_answers(options.tasks)
+    recall_filler_cuts(
+        tokenizer, corpus.documents, corpus.content_key(), code_digest(), options.tasks
+    )
     _refuse_budgets_too_small(options, templates, tokenizer)
     budgets = _budgets(options)
     template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
@@ -352,6 +356,7 @@ def _generate(
         builder.finish(tokenizer)
     keep_piece_counts(tokenizer.members, recalled, options.tasks)
     keep_near_copy_answers(recalled_answers, options.tasks)
+    keep_filler_cuts()
     for line in base_length_warnings(
         {
             task: {label: result.rows for label, result in by_label.items()}
