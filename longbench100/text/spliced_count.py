@@ -79,6 +79,8 @@ class TextIndex:
     def first_cut(self) -> int:
         """The text's first cut place (the index has one), found without finding the others."""
         if self._cuts is None:
+            if self._whole is not None:
+                return self._whole[0]
             found = CUT.search(self.text)
             if found is not None:
                 return found.start() + 1
