@@ -7,7 +7,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from longbench100.annotation.labels import UnlabelledChunk
 from longbench100.catalog.suites import Suite
@@ -28,15 +28,7 @@ from longbench100.folders.lock import output_lock
 from longbench100.folders.writable import ensure_writable_dir
 from longbench100.generate.base_lengths import base_length_warnings
 from longbench100.generate.candidate_cache import cached_candidates, code_digest
-from longbench100.generate.controls import (
-    ControlBuilder,
-    ControlsResult,
-    controls_file_path,
-    read_controls_result,
-    write_controls,
-)
 from longbench100.generate.fill_notes import low_fill_note
-from longbench100.generate.inspection import summarise_file
 from longbench100.generate.json_lines import json_line
 from longbench100.generate.manifest import (
     build_manifest,
@@ -79,6 +71,9 @@ from longbench100.tasks.one_document import OneDocumentTask
 from longbench100.text.joint_tokenizer import JointTokenizer, load_tokenizers
 from longbench100.text.kept_pieces import keep_piece_counts, not_kept, recall_piece_counts
 from longbench100.text.tokenization import Tokenizer
+
+if TYPE_CHECKING:
+    from longbench100.generate.controls import ControlsResult
 
 
 @dataclass(frozen=True)
@@ -603,6 +598,13 @@ def _write_controls(
     """Write (or, on a resumed run, read back) the control twins of one task and length; ``None``,
     said in a warning, when its prompts do not have a layout the controls can split (a --templates
     template)."""
+    from longbench100.generate.controls import (  # here: a run without twins needs none of them
+        ControlBuilder,
+        controls_file_path,
+        read_controls_result,
+        write_controls,
+    )
+
     if controls_file_path(options.out, task, label).exists():
         return read_controls_result(options.out, task, label)
     ctx = _context(options, tokenizer, task, label, budget)
@@ -787,11 +789,7 @@ def _write_length(
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
     # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written
     sources = written_sources(final) if chooses_own_items else rows_per_source(plan, built)
-    fills = (
-        summarise_file(data_file_ref(options.out, task, label)).fill_by_tokenizer
-        if several_tokenizers and written
-        else None
-    )
+    fills = _fill_by_tokenizer(options.out, task, label) if several_tokenizers and written else None
     return LengthResult(
         len(written),
         plan.eligible,
@@ -805,6 +803,13 @@ def _write_length(
         fills,
         prompt_tokens,
     )
+
+
+def _fill_by_tokenizer(out: Path, task: str, label: str) -> dict[str, dict] | None:
+    """The fill of a finished data file summarised per tokenizer (a run with several)."""
+    from longbench100.generate.inspection import summarise_file  # here: one tokenizer needs none
+
+    return summarise_file(data_file_ref(out, task, label)).fill_by_tokenizer
 
 
 UNLABELLED = "unlabelled"
