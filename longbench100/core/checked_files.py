@@ -13,6 +13,9 @@ from pathlib import Path
 
 from longbench100.core.atomic import write_bytes_atomic
 
+HEADER_LIMIT = 1024
+"""Bytes that hold a header line: a file name (at most 255 bytes), a tab and a checksum."""
+
 
 def write_checked(path: Path, content: bytes) -> None:
     """Keep ``content`` in ``path`` atomically, after a line with the file's name and checksum. A
@@ -28,11 +31,15 @@ def read_checked(path: Path) -> bytes | None:
     """The content kept in ``path`` by :func:`write_checked`, or ``None`` when the file is absent,
     unreadable, written under another name, or damaged."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb", buffering=0) as handle:  # the content read apart: never copied again
+            header, newline, _ = handle.read(HEADER_LIMIT).partition(b"\n")
+            if not newline:
+                return None
+            handle.seek(len(header) + 1)
+            content = handle.readall()
     except OSError:
         return None
-    header, newline, content = data.partition(b"\n")
-    if not newline or header != _header(path, content):
+    if header != _header(path, content):
         return None
     return content
 

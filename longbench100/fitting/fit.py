@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 from longbench100.fitting.packing import (
     Packer,
     choose_filler,
-    cut_prefix,
+    document_cut,
     first_fit,
     repeats_placed_passage,
 )
@@ -212,7 +212,7 @@ def _shrink(ctx: BuildContext, pieces: list[Piece], excess: int) -> bool:
     """
     for index, piece in enumerate(pieces):
         if piece.role == "filler":
-            cut = cut_prefix(ctx.tokenizer, piece.document.text, piece.tokens - excess - 1)
+            cut = document_cut(ctx.tokenizer, piece.document, piece.tokens - excess - 1)
             if cut is None or repeats_placed_passage(cut[0], piece.document, pieces):
                 del pieces[index]
             else:

@@ -11,7 +11,9 @@ import itertools
 import random
 from typing import Callable, Iterable, Sequence
 
+from longbench100.fitting.kept_filler_cuts import known_cut
 from longbench100.fitting.pieces import Piece
+from longbench100.fitting.rng import random_order
 from longbench100.sources.near_duplicates import near_copy_of_any
 from longbench100.sources.records import Document
 from longbench100.text.sentences import MIN_FILLER_CHARS, sentence_ends_from_last
@@ -44,7 +46,7 @@ def first_fit(
         return []
     smallest = min(document.tokens for document in pool) + per_passage
     chosen: list[tuple[Document, int]] = []
-    for index in rng.sample(range(len(pool)), len(pool)):
+    for index in random_order(rng, len(pool)):
         if room < smallest:
             break
         document = pool[index]
@@ -72,6 +74,19 @@ def cut_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, i
         opening,
         max_tokens,
         lambda prefix: tokenizer.count_known(prefix, [(text, len(prefix))]),
+    )
+
+
+def document_cut(
+    tokenizer: Tokenizer, document: Document, max_tokens: int
+) -> tuple[str, int] | None:
+    """:func:`cut_prefix` of ``document``'s text, known where the run (or the run before it, see
+    :mod:`.kept_filler_cuts`) cut it within ``max_tokens`` already."""
+    return known_cut(
+        tokenizer,
+        document,
+        max_tokens,
+        lambda: cut_prefix(tokenizer, document.text, max_tokens),
     )
 
 
@@ -114,11 +129,11 @@ def choose_filler(
     """
     cuts: list[tuple[tuple[str, int], Document]] = []
     tried = 0
-    for index in rng.sample(range(len(pool)), len(pool)):
+    for index in random_order(rng, len(pool)):
         document = pool[index]
         if excluded(document):
             continue
-        cut = cut_prefix(tokenizer, document.text, max_tokens)
+        cut = document_cut(tokenizer, document, max_tokens)
         tried += 1
         if cut is not None:
             if max_tokens - cut[1] > good_enough:

@@ -238,6 +238,8 @@ class PromptTemplates:
             keep_trailing_newline=False,
         )
         self._cache: dict[str, jinja2.Template] = {}
+        self._trees: dict[str, jinja2.nodes.Template] = {}
+        self._fingerprints: dict[str, dict[str, str]] = {}
 
     def get(self, task: str) -> jinja2.Template:
         """The compiled template for ``task``; a syntax error names the file and line."""
@@ -285,14 +287,13 @@ class PromptTemplates:
     def _refuse_missing_material(self, task: str, template: jinja2.Template) -> None:
         """Refuse a template that never uses the task's context or question (a prompt of the
         template's own words alone, at whatever budget)."""
-        text = _source_file(template).read_text(encoding="utf-8")
-        parsed = self._environment.parse(text)
+        parsed = self._tree(_source_file(template).read_text(encoding="utf-8"))
         used = set(jinja2.meta.find_undeclared_variables(parsed))
         for name in jinja2.meta.find_referenced_templates(parsed):
             if name:  # an included template's variables are the task's too
                 included = _source_file(self._environment.get_template(name))
                 used |= jinja2.meta.find_undeclared_variables(
-                    self._environment.parse(included.read_text(encoding="utf-8"))
+                    self._tree(included.read_text(encoding="utf-8"))
                 )
         given = {key for variables in EXAMPLE_VARIABLES[task] for key in variables}
         missing = sorted(given & MATERIAL_VARIABLES - used)
@@ -302,12 +303,26 @@ class PromptTemplates:
                 "a prompt needs the task's context and question"
             )
 
+    def _tree(self, text: str) -> jinja2.nodes.Template:
+        """The syntax tree of a template's ``text``, parsed once (a run reads it to validate the
+        template and to fingerprint it)."""
+        if text not in self._trees:
+            self._trees[text] = self._environment.parse(text)
+        return self._trees[text]
+
     def fingerprint(self, task: str) -> dict[str, str]:
-        """Where ``task``'s template came from and the sha256 of its text, followed by the text of any template it includes (for the manifest)."""
+        """Where ``task``'s template came from and the sha256 of its text, followed by the text of any
+        template it includes (for the manifest); worked out once, as the template is compiled once."""
+        if task not in self._fingerprints:
+            self._fingerprints[task] = self._fingerprint(task)
+        return dict(self._fingerprints[task])
+
+    def _fingerprint(self, task: str) -> dict[str, str]:
+        """:meth:`fingerprint`, worked out."""
         path = _source_file(self.get(task))
         text = path.read_bytes()
         digest = hashlib.sha256(text)
-        parsed = self._environment.parse(text.decode("utf-8"))
+        parsed = self._tree(text.decode("utf-8"))
         included = jinja2.meta.find_referenced_templates(parsed)  # None: named at render time
         for name in sorted(name for name in included if name):
             # an included template (the niah tasks share one) is part of the prompt too

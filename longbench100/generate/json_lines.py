@@ -41,24 +41,22 @@ def json_line(record: object) -> bytes:
                 value if raw else json.dumps(value, ensure_ascii=False),
             )
         )
-    return (
-        b"{"
-        + b", ".join(
-            key.encode("utf-8") + b": " + (_escaped(text) if raw else text.encode("utf-8"))
-            for key, raw, text in pending
-        )
-        + b"}\n"
-    )
+    parts = [b"{"]
+    for number, (key, raw, text) in enumerate(pending):
+        parts.append((b", " if number else b"") + key.encode("utf-8") + b": ")
+        parts.extend(_escaped(text) if raw else (text.encode("utf-8"),))
+    parts.append(b"}\n")
+    return b"".join(parts)  # one copy of the long strings' bytes, not one per concatenation
 
 
-def _escaped(text: str) -> bytes:
-    """A long string as JSON in UTF-8: escaped as bytes, or by the standard encoder when it holds a rare
-    control character."""
+def _escaped(text: str) -> tuple[bytes, ...]:
+    """A long string as JSON in UTF-8, in parts: escaped as bytes, or by the standard encoder when
+    it holds a rare control character."""
     data = str.encode(
         text, "utf-8"
     )  # str's own method: a subclass's override does not apply, as in json
     if any(control in data for control in _RARE_CONTROLS):
-        return json.dumps(text, ensure_ascii=False).encode("utf-8")
+        return (json.dumps(text, ensure_ascii=False).encode("utf-8"),)
     for raw, escaped in _ESCAPES:
         data = data.replace(raw, escaped)
-    return b'"' + data + b'"'
+    return b'"', data, b'"'

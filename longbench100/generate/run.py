@@ -7,7 +7,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from longbench100.annotation.labels import UnlabelledChunk
 from longbench100.catalog.suites import Suite
@@ -19,6 +19,7 @@ from longbench100.core.paths import CACHE_HINT, cache_dir
 from longbench100.core.progress import progress_bar
 from longbench100.core.workers import worker_pool
 from longbench100.fitting.fit import BuildContext
+from longbench100.fitting.kept_filler_cuts import keep_filler_cuts, recall_filler_cuts
 from longbench100.fitting.rng import derive_rng
 from longbench100.fitting.spans import shifted_spans
 from longbench100.fitting.templates import EXAMPLE_VARIABLES, PromptTemplates
@@ -27,16 +28,8 @@ from longbench100.folders.layout import data_file_path, data_file_ref
 from longbench100.folders.lock import output_lock
 from longbench100.folders.writable import ensure_writable_dir
 from longbench100.generate.base_lengths import base_length_warnings
-from longbench100.generate.candidate_cache import cached_candidates
-from longbench100.generate.controls import (
-    ControlBuilder,
-    ControlsResult,
-    controls_file_path,
-    read_controls_result,
-    write_controls,
-)
+from longbench100.generate.candidate_cache import cached_candidates, code_digest
 from longbench100.generate.fill_notes import low_fill_note
-from longbench100.generate.inspection import summarise_file
 from longbench100.generate.json_lines import json_line
 from longbench100.generate.manifest import (
     build_manifest,
@@ -80,6 +73,9 @@ from longbench100.tasks.one_document import OneDocumentTask
 from longbench100.text.joint_tokenizer import JointTokenizer, load_tokenizers
 from longbench100.text.kept_pieces import keep_piece_counts, not_kept, recall_piece_counts
 from longbench100.text.tokenization import Tokenizer
+
+if TYPE_CHECKING:
+    from longbench100.generate.controls import ControlsResult
 
 
 @dataclass(frozen=True)
@@ -250,6 +246,9 @@ def _generate(
     )
     recalled = recall_piece_counts(tokenizer.members, options.tasks)
     recalled_answers = recall_near_copy_answers(options.tasks)
+    recall_filler_cuts(
+        tokenizer, corpus.documents, corpus.content_key(), code_digest(), options.tasks
+    )
     _refuse_budgets_too_small(options, templates, tokenizer)
     budgets = _budgets(options)
     template_sha256 = {task: templates.fingerprint(task)["sha256"] for task in options.tasks}
@@ -361,6 +360,7 @@ def _generate(
         builder.finish(tokenizer)
     keep_piece_counts(tokenizer.members, recalled, options.tasks)
     keep_near_copy_answers(recalled_answers, options.tasks)
+    keep_filler_cuts()
     for line in base_length_warnings(
         {
             task: {label: result.rows for label, result in by_label.items()}
@@ -627,6 +627,13 @@ def _write_controls(
     this run worked it out) and inputs (``corpus_key``: the corpus's content key); ``None``, said
     in a warning, when its prompts do not have a layout the controls can split (a --templates
     template)."""
+    from longbench100.generate.controls import (  # here: a run without twins needs none of them
+        ControlBuilder,
+        controls_file_path,
+        read_controls_result,
+        write_controls,
+    )
+
     if controls_file_path(options.out, task, label).exists():
         return read_controls_result(options.out, task, label)
     ctx = _context(options, tokenizer, task, label, budget)
@@ -822,11 +829,7 @@ def _write_length(
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
     # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written
     sources = written_sources(final) if chooses_own_items else rows_per_source(plan, built)
-    fills = (
-        summarise_file(data_file_ref(options.out, task, label)).fill_by_tokenizer
-        if several_tokenizers and written
-        else None
-    )
+    fills = _fill_by_tokenizer(options.out, task, label) if several_tokenizers and written else None
     return LengthResult(
         len(written),
         plan.eligible,
@@ -840,6 +843,13 @@ def _write_length(
         fills,
         prompt_tokens,
     )
+
+
+def _fill_by_tokenizer(out: Path, task: str, label: str) -> dict[str, dict] | None:
+    """The fill of a finished data file summarised per tokenizer (a run with several)."""
+    from longbench100.generate.inspection import summarise_file  # here: one tokenizer needs none
+
+    return summarise_file(data_file_ref(out, task, label)).fill_by_tokenizer
 
 
 UNLABELLED = "unlabelled"

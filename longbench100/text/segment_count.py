@@ -51,9 +51,11 @@ NEWLINE_BOUNDARY = re.compile(r"\n(?=[^\s/])")
 pre-tokenizer too (the argument is in :func:`longbench100.text.spliced_count.opens_after_newline`); the cut is just
 after the newline."""
 
-ANY_BOUNDARY = re.compile(r"[.!?](?= \S)|\n(?=[^\s/])")
+ANY_BOUNDARY = re.compile(r"[.!?\n](?:(?<=\n)(?=[^\s/])|(?<!\n)(?= \S))")
 """A :data:`CUT` or :data:`NEWLINE_BOUNDARY` place, found in one pass: each match ends where its cut is (a
-:data:`CUT` match is its mark alone, so the cut falls just before the space, as there)."""
+:data:`CUT` match is its mark alone, so the cut falls just before the space, as there). The same matches as
+``[.!?](?= \\S)|\\n(?=[^\\s/])``, found faster: one character class first, then the look-ahead of the
+character found (the alternation tried both branches at every character)."""
 
 CACHE_LIMIT = 1_000_000  # pieces kept; the cache starts afresh when full
 SHORT = 256  # texts at most this long are counted whole (cutting them saves nothing)

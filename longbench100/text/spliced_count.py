@@ -22,11 +22,24 @@ import itertools
 from collections.abc import Sequence
 from typing import Union
 
-from longbench100.text.segment_count import SegmentCounter, cut_places, split_at
+from longbench100.text.segment_count import (
+    CUT,
+    SegmentCounter,
+    cut_places,
+    cut_places_from_last,
+    split_at,
+)
+
+_LAST_CUT_WINDOW = 512  # characters searched at a time for a text's last cut, from its end
 
 
 class TextIndex:
-    """One known text cut at its :data:`~.segment_count.CUT` places, with the running token totals of its pieces."""
+    """One known text cut at its :data:`~.segment_count.CUT` places, with the running token totals of its pieces.
+
+    Where the pieces' counts are given and the cut places are not, the cut places are found only when a span
+    inside the text asks for them: a text placed whole (a padding document) needs only its first and last
+    cut (:meth:`inner`), found from its two ends, not a search of all of it.
+    """
 
     def __init__(
         self,
@@ -40,21 +53,64 @@ class TextIndex:
         :func:`~.segment_count.cut_places` (found before). Without ``segments`` (a tokenizer counted whole)
         the index only holds the text: no cut is ever used."""
         self.text = text
-        self.cuts = (cut_places(text) if cuts is None else cuts) if segments is not None else []
+        self._segments = segments
+        self._cuts: list[int] | None = cuts
+        # inner(0, len(text)) from the text's two ends, while the cuts are not found:
+        self._whole: tuple[int, int, int] | None = None
         if segments is None:
-            piece_counts = []
-        elif piece_counts is None or len(piece_counts) != len(self.cuts) + 1:
-            piece_counts = list(map(segments.piece, split_at(text, self.cuts)))
+            self._cuts, piece_counts = [], []
+        elif piece_counts is None or (cuts is not None and len(piece_counts) != len(cuts) + 1):
+            self._cuts = cut_places(text) if cuts is None else cuts
+            piece_counts = list(map(segments.piece, split_at(text, self._cuts)))
         self.totals = list(itertools.accumulate(piece_counts, initial=0))
+
+    @property
+    def cuts(self) -> list[int]:
+        """The text's cut places, found on first use; piece counts given for other pieces than
+        these (not this text's) are counted again."""
+        if self._cuts is None:
+            self._cuts = cut_places(self.text)
+            if self._segments is not None and len(self.totals) != len(self._cuts) + 2:
+                counts = map(self._segments.piece, split_at(self.text, self._cuts))
+                self.totals = list(itertools.accumulate(counts, initial=0))
+        return self._cuts
+
+    @property
+    def first_cut(self) -> int:
+        """The text's first cut place (the index has one), found without finding the others."""
+        if self._cuts is None:
+            if self._whole is not None:
+                return self._whole[0]
+            found = CUT.search(self.text)
+            if found is not None:
+                return found.start() + 1
+        return self.cuts[0]
 
     def inner(self, start: int, end: int) -> tuple[int, int, int] | None:
         """The first and last cut strictly inside ``text[start:end]`` (its mark and the character after it
         included) and the tokens between them, or ``None`` when there is no such cut."""
+        if self._cuts is None and start == 0 and end == len(self.text):
+            whole = self._whole_inner()
+            if whole is not None:
+                return whole
         first = bisect.bisect_left(self.cuts, start + 1)
         last = bisect.bisect_right(self.cuts, end - 2) - 1
         if first > last:
             return None
         return self.cuts[first], self.cuts[last], self.totals[last + 1] - self.totals[first + 1]
+
+    def _whole_inner(self) -> tuple[int, int, int] | None:
+        """:meth:`inner` of the whole text from its first and last cut and the given piece counts
+        (every cut lies strictly inside the text: a mark's space with a character after it), found
+        once; ``None`` where the text has no cut."""
+        if self._whole is None:
+            pieces = len(self.totals) - 1
+            opening = CUT.search(self.text)
+            if pieces < 2 or opening is None:
+                return None
+            last = next(cut_places_from_last(self.text, _LAST_CUT_WINDOW))
+            self._whole = opening.start() + 1, last, self.totals[pieces - 1] - self.totals[1]
+        return self._whole
 
     def last_cut_within(self, last_cut: int) -> tuple[int, int]:
         """The last cut at or before ``last_cut`` and the tokens before it (``(0, 0)`` when there is none)."""
@@ -231,7 +287,7 @@ def count_parts(parts: Sequence[Part], segments: SegmentCounter) -> int:
         if (
             start == 0
             and isinstance(index, TextIndex)
-            and first == index.cuts[0]
+            and first == index.first_cut
             and _opens_a_pre_token(before, index.text)
         ):
             total += (

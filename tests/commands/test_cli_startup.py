@@ -162,3 +162,24 @@ def test_generate_of_a_niah_cell_imports_no_heavy_library(task: str, tmp_path: P
     modules = {name.split(".")[0] for name in found["modules"]}
     assert sorted(modules & set(RUN_HEAVY)) == []
     assert "longbench100.tasks.passage_retrieval" not in found["modules"]
+
+
+def test_generate_without_twins_imports_no_twin_code(tmp_path: Path):
+    python_path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+    arguments = ["generate", "--sources", "demo", "--tasks", "niah_single_1", "--lengths", "2k"]
+    arguments += ["--rows", "2", "--workers", "1", "--quiet", "--no-controls"]
+    arguments += ["--out", str(tmp_path / "out")]
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_CHILD, *arguments],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": python_path},
+        check=True,
+        cwd=REPO,
+    )
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert found["code"] == 0, done.stderr
+    assert not (tmp_path / "out" / "controls").exists()
+    assert "longbench100.generate.run" in found["modules"]
+    twin_code = {"longbench100.generate.controls", "longbench100.generate.inspection"}
+    assert sorted(twin_code & set(found["modules"])) == []

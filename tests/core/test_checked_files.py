@@ -15,6 +15,19 @@ def test_content_is_read_back(tmp_path: Path) -> None:
     assert read_checked(tmp_path / "a.bin") == b"\x00one\ntwo"
 
 
+def test_long_content_is_read_back_whole(tmp_path: Path) -> None:
+    content = b"\n".join(b"line %d \x00" % number for number in range(100_000))
+    write_checked(tmp_path / "a.bin", content)
+    assert read_checked(tmp_path / "a.bin") == content
+
+
+def test_a_file_without_a_header_line_or_a_folder_reads_as_none(tmp_path: Path) -> None:
+    (tmp_path / "a.bin").write_bytes(b"x" * 5000 + b"\n" + b"content")
+    (tmp_path / "b.bin").mkdir()
+    assert read_checked(tmp_path / "a.bin") is None
+    assert read_checked(tmp_path / "b.bin") is None
+
+
 def test_absent_file_reads_as_none(tmp_path: Path) -> None:
     assert read_checked(tmp_path / "a.bin") is None
 

@@ -188,3 +188,19 @@ def test_passage_count_does_not_claim_copies_when_every_paragraph_differs() -> N
     prompt = PromptTemplates().render("passage_count", {"blocks": blocks, "gold_numbers": []})
     assert "Below are 2 numbered paragraphs." in prompt
     assert "Some paragraphs are exact copies" not in prompt and "may be exact copies" in prompt
+
+
+def test_a_template_is_parsed_once_to_validate_and_fingerprint_it(monkeypatch) -> None:
+    templates = PromptTemplates()
+    parsed: list[str] = []
+    original = templates._environment.parse
+    monkeypatch.setattr(
+        templates._environment,
+        "parse",
+        lambda source, *rest: parsed.append(source) or original(source, *rest),
+    )
+    templates.validate("single_doc_qa")
+    first = templates.fingerprint("single_doc_qa")
+    first["sha256"] = "changed by the caller"
+    assert templates.fingerprint("single_doc_qa") == PromptTemplates().fingerprint("single_doc_qa")
+    assert len(parsed) == 1

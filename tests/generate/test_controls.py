@@ -347,7 +347,7 @@ def test_twins_counted_from_stored_counts_equal_twins_counted_whole(
     tasks: tuple[str, ...],
 ) -> None:
     generated = request.getfixturevalue(fixture)
-    monkeypatch.setattr("longbench100.generate.run.ControlBuilder", _CountedWhole)
+    monkeypatch.setattr("longbench100.generate.controls.ControlBuilder", _CountedWhole)
     monkeypatch.setattr("longbench100.generate.controls.read_recipes", lambda _: None)  # built
     out = tmp_path / "out"
     run_generate(_options(mirror, out, tasks), echo=lambda _: None, progress=False)

@@ -322,7 +322,9 @@ def test_loading_a_corpus_leaves_the_garbage_collector_as_it_found_it(
             resolve_location(str(mirror)), load_tokenizer(), only={"narrativeqa"}, progress=False
         )
         assert gc.isenabled() is enabled
+        assert gc.get_freeze_count() > 0  # what was loaded is out of the collections' reach
     finally:
+        gc.unfreeze()
         (gc.enable if was else gc.disable)()
     assert states == [False]
 

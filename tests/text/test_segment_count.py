@@ -163,6 +163,12 @@ def test_count_lines_counts_each_line_cut_at_its_sentence_ends_in_one_pass():
         "a.b",
         " ",
         "\n",
+        "\t",
+        "\r\n",
+        "\u00a0",
+        ".\u00a0x",
+        "\n.",
+        "!\n",
     ]
     for _ in range(2000):
         text = "".join(rng.choice(bits) for _ in range(rng.randint(0, 30)))

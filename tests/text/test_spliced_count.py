@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from longbench100.text import spliced_count
 from longbench100.text.segment_count import CUT
 from longbench100.text.spliced_count import TextIndex, locate, materialize
 from longbench100.text.tokenization import load_tokenizer
@@ -120,6 +121,45 @@ def test_openings_of_texts_known_by_learned_piece_counts_alone_count_exactly(enc
             read_off += 1
             assert opening == tokenizer.decode(tokenizer.encode(text[:width])[:max_tokens])
     assert read_off > 100
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+def test_texts_placed_whole_count_from_their_ends_without_finding_every_cut(
+    encoding: str, monkeypatch
+):
+    """A text known by learned piece counts and placed whole (a padding document) is counted from
+    its first and last cut only: its cut places are not all found, and the counts of prompts that
+    hold it whole, or an opening or a span of it, equal whole counts."""
+    tokenizer, counter = load_tokenizer(encoding), load_tokenizer(encoding)
+    rng = random.Random(f"whole-{encoding}")
+    texts = [known_text(rng, real_sentences()) for _ in range(12)]
+    texts.append("No sentence end in this one at all")
+    tokenizer.learn_texts(
+        texts,
+        [[counter.count_whole(piece) for piece in counter.pieces(text) or []] for text in texts],
+    )
+    eager = {text: TextIndex(text, counter._segments) for text in texts}  # every cut found
+    searched: list[str] = []
+    original = spliced_count.cut_places
+    monkeypatch.setattr(
+        spliced_count,
+        "cut_places",
+        lambda text, *end: searched.append(text) or original(text, *end),
+    )
+    for _ in range(60):
+        placed = rng.sample(texts, 3)
+        prompt = "".join(rng.choice(INSERTS) + text for text in placed) + rng.choice(INSERTS)
+        known = [(text, len(text)) for text in placed]
+        assert tokenizer.count_known(prompt, known) == tokenizer.count_whole(prompt)
+    for text in texts:
+        assert tokenizer.index(text).inner(0, len(text)) == eager[text].inner(0, len(text))
+    assert set(searched) == {texts[-1]}  # only the text without a cut was searched through
+    for text in texts:  # spans inside the same texts find their cuts, and count exactly too
+        index = tokenizer.index(text)
+        start, end = random_span(rng, text, [])
+        parts = [rng.choice(INSERTS), (index, start, end), rng.choice(INSERTS)]
+        assert tokenizer.count_parts(parts) == tokenizer.count_whole(materialize(parts))
+        assert (index.cuts, index.totals) == (eager[text].cuts, eager[text].totals)
 
 
 def _opening_length_by_encoding(tokenizer, text: str, width: int, max_tokens: int) -> int | None:
