@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from concurrent.futures import as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,7 +26,7 @@ from longbench100.sources.near_duplicates import NearDuplicates, find_near_dupli
 from longbench100.sources.readers import load_readers
 from longbench100.sources.records import Document, Item, SourceData, draws_little_of
 from longbench100.sources.registry import SourceEntry
-from longbench100.sources.token_cache import attach_token_counts, cache_path, count_when_read
+from longbench100.sources.token_cache import TextCounts, attach_token_counts, cache_path
 from longbench100.text.tokenization import Tokenizer
 
 
@@ -50,7 +50,7 @@ class Corpus:
         default_factory=dict
     )  # source -> its documents before cleaning, for pools that clean what they draw
     raw_files: dict[str, dict[str, str]] = field(default_factory=dict)  # their files' checksums
-    count_drawn: Callable[[str], int] | None = None  # counts a drawn pool's document when read
+    count_drawn: TextCounts | None = None  # counts a drawn pool's document when read
     _drawn_pools: dict[tuple[str, ...], DrawnPool] = field(
         default_factory=dict, init=False, repr=False
     )  # made when first asked for (drawn_pool)
@@ -187,7 +187,7 @@ def load_corpus(
         draws_little=draws_little,
         raw={name: documents for name, (documents, _) in raw.items()},
         raw_files={name: files for name, (_, files) in raw.items()},
-        count_drawn=count_when_read(tokenizer),
+        count_drawn=TextCounts(tokenizer),
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from longbench100.sources.loader import (
 from longbench100.sources.near_duplicates import ShingleIndex
 from longbench100.sources.records import Document
 from longbench100.sources.registry import SourceEntry
+from longbench100.sources.token_cache import MemberCounts, TextCounts
 
 Cleaned = tuple[str, str, str | None]
 """A cleaned document as kept: its id, text and title."""
@@ -44,11 +45,11 @@ class DrawnPool:
         entries: Sequence[SourceEntry],
         raw: dict[str, list[RawDocument]],
         files: dict[str, dict[str, str]],
-        count: Callable[[str], int],
+        counts: TextCounts,
     ) -> None:
         self._entries = {entry.name: entry for entry in entries}
         self.raw = [document for entry in entries for document in raw[entry.name]]
-        self.count = count
+        self._counts = counts
         self.key = hashlib.sha256(
             json.dumps(
                 [
@@ -60,6 +61,7 @@ class DrawnPool:
         ).hexdigest()[:32]
         self._kept, self._near = _read_kept(self._path)
         self._new: dict[int, Cleaned] = {}
+        self._new_counts: dict[int, MemberCounts] = {}
         self._index: ShingleIndex | None = None  # the cleaned texts' shingles, when one is new
         self._numbers: list[int] = []  # the document of each text of the index
         self.documents: list[Document] = [
@@ -69,6 +71,28 @@ class DrawnPool:
     @property
     def _path(self) -> Path:
         return cache_dir() / "drawn_documents" / f"{self.key}.pickle"
+
+    @property
+    def _counts_path(self) -> Path:
+        return cache_dir() / "drawn_documents" / f"{self.key}-counts-{self._counts.key}.pickle"
+
+    @cached_property
+    def _kept_counts(self) -> dict[int, MemberCounts]:
+        """The token counts an earlier run kept, by document (empty when absent or damaged)."""
+        kept = _read_pickled(self._counts_path)
+        return kept if isinstance(kept, dict) else {}
+
+    def tokens(self, index: int) -> int:
+        """The tokens of document ``index``'s cleaned text: recalled where an earlier run kept its
+        counts, else counted now (and kept by :meth:`keep`)."""
+        text = self.cleaned(index)[1]
+        if not text:
+            return 0
+        kept = self._kept_counts.get(index)
+        if kept is not None:
+            return self._counts.recall(text, kept)
+        tokens, self._new_counts[index] = self._counts.count(text)
+        return tokens
 
     def characters(self) -> int:
         """The characters of the raw texts (for an estimate of how much of the pool rows draw)."""
@@ -124,25 +148,35 @@ class DrawnPool:
         ]
 
     def keep(self) -> None:
-        """Keep the documents cleaned in this run with those kept before (nothing when none is
-        new; an unwritable cache only costs the cleaning next time)."""
+        """Keep the documents cleaned and counted in this run with those kept before (nothing when
+        none is new; an unwritable cache only costs the work next time)."""
         if self._new:
             self._kept = {**self._kept, **self._new}
             self._new = {}
             kept = {"documents": self._kept, "near": self._near}
             write_checked(self._path, pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
+        if self._new_counts:
+            self._kept_counts.update(self._new_counts)
+            self._new_counts = {}
+            counts = pickle.dumps(self._kept_counts, protocol=pickle.HIGHEST_PROTOCOL)
+            write_checked(self._counts_path, counts)
+
+
+def _read_pickled(path: Path) -> object:
+    """What an earlier run kept at ``path``; ``None`` when absent or damaged."""
+    content = read_checked(path)
+    if content is None:
+        return None
+    try:
+        return pickle.loads(content)
+    except Exception:  # a damaged or outdated file is simply rebuilt
+        return None
 
 
 def _read_kept(path: Path) -> tuple[dict[int, Cleaned], dict[int, frozenset[int]]]:
     """The cleaned documents an earlier run kept and which of them copy which (empty when absent
     or damaged)."""
-    content = read_checked(path)
-    if content is None:
-        return {}, {}
-    try:
-        kept = pickle.loads(content)
-    except Exception:  # a damaged or outdated file is simply rebuilt
-        return {}, {}
+    kept = _read_pickled(path)
     if not isinstance(kept, dict) or not all(
         isinstance(kept.get(part), dict) for part in ("documents", "near")
     ):
@@ -207,7 +241,7 @@ class DrawnDocument(Document):
     @cached_property
     def tokens(self) -> int:
         """The tokens of the cleaned text, counted when first read."""
-        return self._pool.count(self.text) if self.text else 0
+        return self._pool.tokens(self._index)
 
     def __repr__(self) -> str:
         return f"DrawnDocument({self.source!r}, {self._index})"

@@ -103,12 +103,43 @@ def count_when_read(tokenizer: Tokenizer) -> Callable[[str], int]:
 def _count_now(tokenizer: Tokenizer, text: str) -> int:
     """The tokens of one document's ``text``, counted as :func:`attach_token_counts` counts them
     (the largest count of the tokenizers, each learning the piece counts)."""
-    tokens = []
-    for member in tokenizer.members:
-        counts = _count(member, {"": text})
-        _learn(member, {"": text}, counts)
-        tokens.append(_tokens(counts[""]))
-    return max(tokens)
+    return TextCounts(tokenizer).count(text)[0]
+
+
+MemberCounts = list[int | list[int]]
+"""One text's counts by each tokenizer of a run (a count, or piece counts), in member order."""
+
+
+class TextCounts:
+    """Counts one text at a time as :func:`attach_token_counts` counts a document, and recalls a
+    count kept from an earlier run (the tokenizers learn its piece counts again, nothing is
+    tokenized); :attr:`key` tells the tokenizers and cutting rule the counts hold for."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+
+    @property
+    def key(self) -> str:
+        """What fixes the counts: each tokenizer's identity and counting, and the cutting rule."""
+        members = [[member.identity, member.counting] for member in self.tokenizer.members]
+        return hashlib.sha256(json.dumps([members, CUT.pattern]).encode()).hexdigest()[:24]
+
+    def count(self, text: str) -> tuple[int, MemberCounts]:
+        """The tokens of ``text`` (the largest count of the tokenizers, each learning the piece
+        counts) and each tokenizer's counts, to keep."""
+        kept: MemberCounts = []
+        for member in self.tokenizer.members:
+            counts = _count(member, {"": text})
+            _learn(member, {"": text}, counts)
+            kept.append(counts[""])
+        return max(_tokens(counts) for counts in kept), kept
+
+    def recall(self, text: str, kept: MemberCounts) -> int:
+        """The tokens of ``text`` from the counts :meth:`count` gave for it (the tokenizers
+        learn them again)."""
+        for member, counts in zip(self.tokenizer.members, kept, strict=True):
+            _learn(member, {"": text}, {"": counts})
+        return max(_tokens(counts) for counts in kept)
 
 
 def _learn(tokenizer: Tokenizer, texts: dict[str, str], counts: Counts) -> None:

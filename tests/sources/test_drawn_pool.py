@@ -16,6 +16,7 @@ from longbench100.sources.drawn_pool import DrawnPool
 from longbench100.sources.loader import load_raw_documents, load_source
 from longbench100.sources.locations import SourceLocation, resolve_location
 from longbench100.sources.near_duplicates import DistinctInPrompt
+from longbench100.sources.token_cache import TextCounts
 from longbench100.tasks.haystack import essay
 from longbench100.text.tokenization import load_tokenizer
 from tests.tasks.test_haystack import pool_with_near_copies
@@ -34,7 +35,7 @@ def _pool(location: SourceLocation, names: list[str]) -> DrawnPool:
         [registry[name] for name in names],
         {name: documents for name, (documents, _) in read.items()},
         {name: files for name, (_, files) in read.items()},
-        load_tokenizer("cl100k_base").count,
+        TextCounts(load_tokenizer("cl100k_base")),
     )
 
 
@@ -122,6 +123,26 @@ def test_the_next_run_reads_back_what_was_cleaned(monkeypatch):
     again = essay(second.documents, random.Random(5), 800, second.prompt_guard)
     assert [d.id for d in again.placed] == [d.id for d in made.placed]
     assert again.blocks == made.blocks
+
+
+def test_the_next_run_recalls_the_counts_without_tokenizing(monkeypatch):
+    """Counts kept by one run are recalled by the next: the same tokens, and the tokenizer learns
+    the same piece counts, with no text tokenized again."""
+    location = resolve_location("demo")
+    names = [n for n, e in location.registry().items() if e.has_role("niah_single_2", "noisy")]
+    first = _pool(location, names)
+    counted = [document.tokens for document in first.documents[:6]]
+    first.keep()
+
+    def refuse(self, text):
+        raise AssertionError("tokenized again")
+
+    monkeypatch.setattr(TextCounts, "count", refuse)
+    second = _pool(location, names)
+    assert [document.tokens for document in second.documents[:6]] == counted
+    assert any(counted)
+    with pytest.raises(AssertionError, match="tokenized again"):
+        second.documents[6].tokens  # noqa: B018 - a count not kept is worked out
 
 
 def test_the_kept_relations_keep_out_what_the_prompt_check_does(tmp_path):
