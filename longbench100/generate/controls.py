@@ -453,11 +453,25 @@ def read_controls_result(out: Path, task: str, label: str) -> ControlsResult:
     rows = dict.fromkeys(CONTROL_KINDS, 0)
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
-            kind = json.loads(line).get("control")
+            kind = _json_object(line, f"{path}:{number}").get("control")
             if kind not in rows:
                 raise UserError(f"{path}:{number}: not a control record (no known 'control' kind)")
             rows[kind] += 1
     return ControlsResult(rows, file_sha256(path))
+
+
+def _json_object(line: str, where: str) -> dict:
+    """One line of a controls file read as a JSON object; a one-line error naming ``where`` when it
+    is not one (a file cut or damaged)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        record = None
+    if not isinstance(record, dict):
+        raise UserError(
+            f"{where}: not a JSON record; restore the file, or delete it and resume to build it again"
+        )
+    return record
 
 
 def _own_stretches(context: str, spans: list[Span], start: int) -> list[tuple[str, int]]:

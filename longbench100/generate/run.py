@@ -627,7 +627,9 @@ def _write_controls(
     this run worked it out) and inputs (``corpus_key``: the corpus's content key); ``None``, said
     in a warning, when its prompts do not have a layout the controls can split (a --templates
     template)."""
-    if controls_file_path(options.out, task, label).exists():
+    twins_file = controls_file_path(options.out, task, label)
+    if twins_file.exists():
+        check_finished_file(options.out, twins_file)
         return read_controls_result(options.out, task, label)
     ctx = _context(options, tokenizer, task, label, budget)
     with not_kept(tokenizer.members):  # the twins' refills: many pieces, read back seldom
@@ -648,10 +650,12 @@ def _write_controls(
         )
         sha256 = data_sha256 or file_sha256(data_file_path(options.out, task, label))
         try:
-            return write_controls(options.out, task, label, twins, recipes_path(key, sha256))
+            result = write_controls(options.out, task, label, twins, recipes_path(key, sha256))
         except UserError as error:
             echo(f"warning: no control twins for {task} {label}: {error}")
             return None
+    log_finished_file(options.out, twins_file, result.sha256)
+    return result
 
 
 def _context(
@@ -773,7 +777,7 @@ def _write_length(
     items as they build; ``several_tokenizers``: the fill is summarised per tokenizer."""
     final = data_file_path(options.out, task, label)
     if pending is None:
-        digest = check_finished_file(options.out, task, label)
+        digest = check_finished_file(options.out, final)
         written = set(written_rows(final))
         ran_out: list[RanOutRow] = []
         prompt_tokens: list[int] | None = None
@@ -817,7 +821,7 @@ def _write_length(
         finally:
             bar.close()
         digest = appender.finish(final)
-        log_finished_file(options.out, task, label, digest)
+        log_finished_file(options.out, final, digest)
     built = [row_plan for row_plan in plan.rows if row_plan.row in written]
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
     # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written
