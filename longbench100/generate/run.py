@@ -60,6 +60,7 @@ from longbench100.generate.output import (
     written_sources,
 )
 from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
+from longbench100.generate.prompt_counts import prompt_counts
 from longbench100.generate.twin_recipes import TwinKey, recipes_path
 from longbench100.generate.verify_counts import verify_prompt_counts
 from longbench100.sources.corpus import Corpus, load_corpus
@@ -77,7 +78,7 @@ from longbench100.sources.records import Document, Item
 from longbench100.tasks import BUILDERS
 from longbench100.tasks.base import TaskBuilder
 from longbench100.tasks.one_document import OneDocumentTask
-from longbench100.text.joint_tokenizer import JointTokenizer, load_tokenizers
+from longbench100.text.joint_tokenizer import load_tokenizers
 from longbench100.text.kept_pieces import keep_piece_counts, not_kept, recall_piece_counts
 from longbench100.text.tokenization import Tokenizer
 
@@ -886,7 +887,7 @@ def _build_line(job: Job) -> tuple[bytes, int, RanOutRow | None] | str | None:
         "label": label,
         "row": row_plan.row,
         "prompt": prompt,
-        **_prompt_counts(ctx.tokenizer, prompt, sample.fitted.tokens),
+        **prompt_counts(ctx.tokenizer, prompt, sample.fitted.tokens),
         "answers": sample.answers,
         "closed_book_prompt": closed_book_prompt,
         "metric": options.suite.metric(task),
@@ -902,17 +903,6 @@ def _build_line(job: Job) -> tuple[bytes, int, RanOutRow | None] | str | None:
     exhausted = sample.fitted.exhausted_pool
     ran_out = None if exhausted is None else RanOutRow(sample.fitted.tokens / budget, exhausted)
     return json_line(record), record["prompt_tokens"], ran_out
-
-
-def _prompt_counts(tokenizer: Tokenizer | JointTokenizer, prompt: str, fitted_tokens: int) -> dict:
-    """A record's token counts: ``prompt_tokens``, the count the prompt was fitted by; with several
-    tokenizers (fitted by the largest of their counts), the first one's count, then
-    ``prompt_tokens_by_tokenizer``, each one's count by its name."""
-    if not isinstance(tokenizer, JointTokenizer):
-        return {"prompt_tokens": fitted_tokens}
-    counts = tokenizer.counts(prompt)
-    first = tokenizer.members[0].spec
-    return {"prompt_tokens": counts[first], "prompt_tokens_by_tokenizer": counts}
 
 
 def _fill_lines(results: dict[str, dict[str, LengthResult]]) -> list[str]:
