@@ -477,7 +477,8 @@ def _json_object(line: str, where: str) -> dict:
         record = None
     if not isinstance(record, dict):
         raise UserError(
-            f"{where}: not a JSON record; restore the file, or delete it and resume to build it again"
+            f"{where}: not a JSON record; restore the file, or delete it and resume to build it"
+            " again"
         )
     return record
 
