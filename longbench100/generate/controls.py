@@ -60,6 +60,7 @@ from longbench100.fitting.refill import (
 from longbench100.fitting.rng import derive_rng
 from longbench100.folders.layout import CONTROL_KINDS, controls_folder, data_file_path
 from longbench100.generate.json_lines import json_line
+from longbench100.generate.prompt_counts import prompt_counts
 from longbench100.generate.twin_recipes import TwinRecipe, keep_recipes, read_recipes
 from longbench100.sources.records import Document
 from longbench100.tasks.icl import relabelled_demonstrations
@@ -195,6 +196,13 @@ class ControlBuilder:
             )
         return recipes
 
+    def _record(self, record: dict, kind: str, prompt: str, tokens: int, extra: dict) -> dict:
+        """``record``'s ``kind`` twin with ``prompt`` (counted ``tokens`` when fitted) and the
+        fields ``extra``; its counts are its own prompt's, by each tokenizer where several are."""
+        return _control_record(
+            record, kind, prompt, prompt_counts(self.tokenizer, prompt, tokens), extra
+        )
+
     def fit(self, records: list[dict], recipes: list[TwinRecipe]) -> bool:
         """Whether every recipe names a row of ``records`` and every segment a stretch that lies
         inside a prompt of ``records`` or a text of the pool."""
@@ -215,7 +223,7 @@ class ControlBuilder:
         """The controls ``recipes`` spell from ``records`` and the pool, one at a time (recipes
         that :meth:`fit` them)."""
         for recipe in recipes:
-            yield _control_record(
+            yield self._record(
                 records[recipe.row],
                 recipe.kind,
                 self._spelled(records, recipe.segments),
@@ -290,7 +298,7 @@ class ControlBuilder:
         if refilled is None:
             return None
         extra = {"filled_from": [{"source": d.source, "id": d.id} for d in pool_text.drawn]}
-        twin = _control_record(record, "gold_removed", refilled.prompt, refilled.tokens, extra)
+        twin = self._record(record, "gold_removed", refilled.prompt, refilled.tokens, extra)
         edits = [(a, b, new) for (a, b), new in zip(spans, refilled.fills, strict=True)]
         segments = _edited_segments(row.index, len(record["prompt"]), edits)
         return Twin(twin, row.index, extra, segments)
@@ -357,7 +365,7 @@ class ControlBuilder:
                         ),
                     ],
                 )
-                twin = _control_record(row.record, kind, prompt, tokens, extra)
+                twin = self._record(row.record, kind, prompt, tokens, extra)
                 return Twin(twin, row.index, extra, segments)
             context_tokens = (
                 self._tokens_between(base.record, start, start + len(context))
@@ -453,11 +461,26 @@ def read_controls_result(out: Path, task: str, label: str) -> ControlsResult:
     rows = dict.fromkeys(CONTROL_KINDS, 0)
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
-            kind = json.loads(line).get("control")
+            kind = _json_object(line, f"{path}:{number}").get("control")
             if kind not in rows:
                 raise UserError(f"{path}:{number}: not a control record (no known 'control' kind)")
             rows[kind] += 1
     return ControlsResult(rows, file_sha256(path))
+
+
+def _json_object(line: str, where: str) -> dict:
+    """One line of a controls file read as a JSON object; a one-line error naming ``where`` when it
+    is not one (a file cut or damaged)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        record = None
+    if not isinstance(record, dict):
+        raise UserError(
+            f"{where}: not a JSON record; restore the file, or delete it and resume to build it"
+            " again"
+        )
+    return record
 
 
 def _own_stretches(context: str, spans: list[Span], start: int) -> list[tuple[str, int]]:
@@ -524,10 +547,11 @@ def _titled(
     ]
 
 
-def _control_record(record: dict, kind: str, prompt: str, tokens: int, extra: dict) -> dict:
+def _control_record(record: dict, kind: str, prompt: str, counts: dict, extra: dict) -> dict:
     """``record`` as a control twin: its own id, the kind and the twinned id, the new prompt and
-    count; the gold's recorded spans (which no longer point at gold) are dropped."""
+    its token counts (:func:`~longbench100.generate.prompt_counts.prompt_counts`); the gold's
+    recorded spans (which no longer point at gold) are dropped."""
     gold = {key: value for key, value in record["gold"].items() if key != "spans"}
     twin = {"id": f"{record['id']}-{kind}", "control": kind, "twin_of": record["id"]}
     rest = {key: value for key, value in record.items() if key != "id"}
-    return {**twin, **rest, "prompt": prompt, "prompt_tokens": tokens, "gold": gold, **extra}
+    return {**twin, **rest, "prompt": prompt, **counts, "gold": gold, **extra}

@@ -372,29 +372,30 @@ def logged_unlabelled_rows(out: Path, task: str, label: str) -> set[int]:
     return {entry["row"] for entry in entries if entry["task"] == task and entry["label"] == label}
 
 
-def log_finished_file(out: Path, task: str, label: str, sha256: str) -> None:
-    """Note in ``out`` the sha256 of the data file of ``task`` at ``label`` that this run just
-    finished."""
+def log_finished_file(out: Path, path: Path, sha256: str) -> None:
+    """Note in ``out`` the sha256 of the file at ``path`` (a data file, or its control twins' file)
+    that this run just finished."""
     with open(out / FINISHED_LOG, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"file": f"{task}/{label}.jsonl", "sha256": sha256}) + "\n")
+        handle.write(
+            json.dumps({"file": path.relative_to(out).as_posix(), "sha256": sha256}) + "\n"
+        )
 
 
-def check_finished_file(out: Path, task: str, label: str) -> str:
-    """The sha256 of a data file a previous part of this run finished, refusing (one line) a file
-    edited since: ``--resume`` would otherwise take the edited rows, or count a deleted row as one
+def check_finished_file(out: Path, path: Path) -> str:
+    """The sha256 of the file at ``path`` (a data file, or its control twins' file) that a previous
+    part of this run finished, refusing (one line) a file edited since: ``--resume`` would otherwise
+    take the edited rows (or twins that no longer match their rows), or count a deleted row as one
     that could not be built. A file finished before the run kept this note (an older version) is
     hashed as it is."""
-    relative = f"{task}/{label}.jsonl"
-    actual = file_sha256(data_file_path(out, task, label))
-    path = out / FINISHED_LOG
-    if not path.exists():
+    relative = path.relative_to(out).as_posix()
+    actual = file_sha256(path)
+    log = out / FINISHED_LOG
+    if not log.exists():
         return actual
-    recorded = [
-        entry.get("sha256") for entry in _log_entries(path) if entry.get("file") == relative
-    ]
+    recorded = [entry.get("sha256") for entry in _log_entries(log) if entry.get("file") == relative]
     if recorded and recorded[-1] != actual:
         raise UserError(
-            f"--resume: {out / relative} changed since this run wrote it "
+            f"--resume: {path} changed since this run wrote it "
             f"(sha256 {actual[:12]}..., written {str(recorded[-1])[:12]}...); "
             "restore it, or start again in an empty --out folder"
         )

@@ -53,6 +53,7 @@ from longbench100.generate.output import (
     written_sources,
 )
 from longbench100.generate.planner import LengthPlan, RowPlan, plan_rows, rows_per_source
+from longbench100.generate.prompt_counts import prompt_counts
 from longbench100.generate.twin_recipes import TwinKey, recipes_path
 from longbench100.generate.verify_counts import verify_prompt_counts
 from longbench100.sources.corpus import Corpus, load_corpus
@@ -70,7 +71,7 @@ from longbench100.sources.records import Document, Item
 from longbench100.tasks import BUILDERS
 from longbench100.tasks.base import TaskBuilder
 from longbench100.tasks.one_document import OneDocumentTask
-from longbench100.text.joint_tokenizer import JointTokenizer, load_tokenizers
+from longbench100.text.joint_tokenizer import load_tokenizers
 from longbench100.text.kept_pieces import keep_piece_counts, not_kept, recall_piece_counts
 from longbench100.text.tokenization import Tokenizer
 
@@ -634,7 +635,9 @@ def _write_controls(
         write_controls,
     )
 
-    if controls_file_path(options.out, task, label).exists():
+    twins_file = controls_file_path(options.out, task, label)
+    if twins_file.exists():
+        check_finished_file(options.out, twins_file)
         return read_controls_result(options.out, task, label)
     ctx = _context(options, tokenizer, task, label, budget)
     with not_kept(tokenizer.members):  # the twins' refills: many pieces, read back seldom
@@ -655,10 +658,12 @@ def _write_controls(
         )
         sha256 = data_sha256 or file_sha256(data_file_path(options.out, task, label))
         try:
-            return write_controls(options.out, task, label, twins, recipes_path(key, sha256))
+            result = write_controls(options.out, task, label, twins, recipes_path(key, sha256))
         except UserError as error:
             echo(f"warning: no control twins for {task} {label}: {error}")
             return None
+    log_finished_file(options.out, twins_file, result.sha256)
+    return result
 
 
 def _context(
@@ -780,7 +785,7 @@ def _write_length(
     items as they build; ``several_tokenizers``: the fill is summarised per tokenizer."""
     final = data_file_path(options.out, task, label)
     if pending is None:
-        digest = check_finished_file(options.out, task, label)
+        digest = check_finished_file(options.out, final)
         written = set(written_rows(final))
         ran_out: list[RanOutRow] = []
         prompt_tokens: list[int] | None = None
@@ -824,7 +829,7 @@ def _write_length(
         finally:
             bar.close()
         digest = appender.finish(final)
-        log_finished_file(options.out, task, label, digest)
+        log_finished_file(options.out, final, digest)
     built = [row_plan for row_plan in plan.rows if row_plan.row in written]
     failed = [row_plan.row for row_plan in plan.rows if row_plan.row not in written]
     # rerank, ICL and the one-document tasks choose their items as they build: count them from what was written
@@ -892,7 +897,7 @@ def _build_line(job: Job) -> tuple[bytes, int, RanOutRow | None] | str | None:
         "label": label,
         "row": row_plan.row,
         "prompt": prompt,
-        **_prompt_counts(ctx.tokenizer, prompt, sample.fitted.tokens),
+        **prompt_counts(ctx.tokenizer, prompt, sample.fitted.tokens),
         "answers": sample.answers,
         "closed_book_prompt": closed_book_prompt,
         "metric": options.suite.metric(task),
@@ -908,17 +913,6 @@ def _build_line(job: Job) -> tuple[bytes, int, RanOutRow | None] | str | None:
     exhausted = sample.fitted.exhausted_pool
     ran_out = None if exhausted is None else RanOutRow(sample.fitted.tokens / budget, exhausted)
     return json_line(record), record["prompt_tokens"], ran_out
-
-
-def _prompt_counts(tokenizer: Tokenizer | JointTokenizer, prompt: str, fitted_tokens: int) -> dict:
-    """A record's token counts: ``prompt_tokens``, the count the prompt was fitted by; with several
-    tokenizers (fitted by the largest of their counts), the first one's count, then
-    ``prompt_tokens_by_tokenizer``, each one's count by its name."""
-    if not isinstance(tokenizer, JointTokenizer):
-        return {"prompt_tokens": fitted_tokens}
-    counts = tokenizer.counts(prompt)
-    first = tokenizer.members[0].spec
-    return {"prompt_tokens": counts[first], "prompt_tokens_by_tokenizer": counts}
 
 
 def _fill_lines(results: dict[str, dict[str, LengthResult]]) -> list[str]:

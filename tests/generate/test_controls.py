@@ -499,3 +499,27 @@ def test_rag_hard_gold_removed_twin_takes_the_gold_titles_with_their_bodies(
                 assert f"(Title: {real[number]})" not in twin["prompt"], twin["id"]
             checked += 1
     assert checked
+
+
+def test_twins_fitted_to_several_tokenizers_carry_their_own_counts(
+    mirror: Path, tmp_path: Path
+) -> None:
+    """A twin's ``prompt_tokens_by_tokenizer`` was its data row's, and its ``prompt_tokens`` the
+    largest count rather than the first tokenizer's, as a data row's is."""
+    out = tmp_path / "joint"
+    tasks = ("multi_doc_qa", "passage_count", "niah_multikey_2")
+    run_generate(
+        _options(mirror, out, tasks, tokenizer="o200k_base,cl100k_base"),
+        echo=lambda _: None,
+        progress=False,
+    )
+    members = {name: load_tokenizer(name) for name in ("o200k_base", "cl100k_base")}
+    for task in tasks:
+        for label, _ in LENGTHS:
+            for twin in _lines(out / "controls" / task / f"{label}.jsonl"):
+                recounted = {
+                    name: tokenizer.count_whole(twin["prompt"])
+                    for name, tokenizer in members.items()
+                }
+                assert twin["prompt_tokens_by_tokenizer"] == recounted, twin["id"]
+                assert twin["prompt_tokens"] == recounted["o200k_base"], twin["id"]

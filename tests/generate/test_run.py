@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from longbench100.catalog.suites import DEFAULT_SUITE, load_suite
 from longbench100.catalog.task_info import TASKS
 from longbench100.cli import main
+from longbench100.core.errors import UserError
 from longbench100.core.paths import packaged_dir
 from longbench100.generate import run as run_module
 from longbench100.generate.manifest import FINISHED_LOG
@@ -814,3 +815,34 @@ def test_a_small_run_builds_its_rows_in_one_process(mirror: Path, tmp_path: Path
         progress=False,
     )
     assert pools == [2]
+
+
+def test_resume_refuses_a_control_twins_file_edited_since(
+    generated: Path, mirror: Path, tmp_path: Path
+) -> None:
+    """A twins file edited by hand was taken as it was: its twins no longer matched their data rows,
+    and the manifest recorded the edited file's sha256."""
+    edited = tmp_path / "edited"
+    shutil.copytree(generated, edited)
+    twins = edited / "controls" / "multi_doc_qa" / "3000.jsonl"
+    lines = twins.read_bytes().splitlines(keepends=True)
+    twins.write_bytes(b"".join(lines[1:]))  # one twin deleted
+    before = {path: path.read_bytes() for path in edited.rglob("*") if path.is_file()}
+    changed = r"--resume: .*controls/multi_doc_qa/3000.jsonl changed since this run wrote it"
+    with pytest.raises(Exception, match=changed):
+        run_generate(_options(mirror, edited, resume=True), echo=lambda _: None, progress=False)
+    assert {path: path.read_bytes() for path in edited.rglob("*") if path.is_file()} == before
+
+
+def test_resume_names_a_damaged_control_twins_file_in_one_line(
+    generated: Path, mirror: Path, tmp_path: Path
+) -> None:
+    """A twins file cut mid-record (by a run that kept no note of it) gave a JSON traceback."""
+    damaged = tmp_path / "damaged"
+    shutil.copytree(generated, damaged)
+    (damaged / FINISHED_LOG).unlink()  # as an older version left it: no note of what it wrote
+    twins = damaged / "controls" / "multi_doc_qa" / "3000.jsonl"
+    twins.write_bytes(twins.read_bytes()[:200])
+    damaged_line = r".*controls/multi_doc_qa/3000.jsonl:1: not a JSON record"
+    with pytest.raises(UserError, match=damaged_line):
+        run_generate(_options(mirror, damaged, resume=True), echo=lambda _: None, progress=False)
