@@ -59,9 +59,12 @@ class DrawnPool:
             ).encode()
         ).hexdigest()[:32]
         self._kept, self._near = _read_kept(self._path)
-        self._new: dict[int, Cleaned] = {}
+        self._new: dict[int, Cleaned] = {}  # read in this run, in the order first read
+        self._ahead: dict[int, Cleaned] = {}  # cleaned ahead of being read (:meth:`read_ahead`)
+        self._unrelated: list[int] = []  # cleaned, their near-copies not yet worked out
         self._index: ShingleIndex | None = None  # the cleaned texts' shingles, when one is new
         self._numbers: list[int] = []  # the document of each text of the index
+        self._first_read: dict[str, int] | None = None  # each text's first document read
         self.documents: list[Document] = [
             DrawnDocument(self, index) for index in range(len(self.raw))
         ]
@@ -79,18 +82,32 @@ class DrawnPool:
         a passage block that cleaning empties has an empty text (no document)."""
         known = self._kept.get(index) or self._new.get(index)
         if known is None:
-            raw = self.raw[index]
-            document = document_from_raw(self._entries[raw.source], raw, clean_once)
-            known = self._new[index] = (
-                (document.id, document.text, document.title) if document else ("", "", None)
-            )
-            self._relate(index, known[1])
+            ahead = self._ahead.pop(index, None)
+            known = self._new[index] = ahead or self._clean(index)
+            if known[1]:
+                self._link_identical(index, known[1])
         return known
+
+    def read_ahead(self, order: Sequence[int], tokens_wanted: int) -> None:
+        """Clean and count, in ``order``, the documents an essay's pass in that order reads at
+        least before its placed documents reach ``tokens_wanted`` tokens (those it reads were it to
+        place every one), as they are read then, so that their near-copies are worked out in one
+        pass (:meth:`near_copies`). Nothing is read: each counts as read when a row reads it."""
+        total = 0
+        for index in order:
+            if total >= tokens_wanted:
+                break
+            known = self._kept.get(index) or self._new.get(index) or self._ahead.get(index)
+            if known is None:
+                known = self._ahead[index] = self._clean(index)
+            if known[1]:
+                total += self.count(known[1])
 
     def near_copies(self, index: int) -> frozenset[int]:
         """The documents cleaned so far whose text is document ``index``'s (read now) or a
         near-copy of it (:class:`~longbench100.sources.near_duplicates.ShingleIndex`)."""
         self.cleaned(index)
+        self._relate_cleaned()
         return self._near.get(index, frozenset())
 
     def prompt_guard(self) -> DistinctDrawn:
@@ -99,21 +116,49 @@ class DrawnPool:
         relations kept for the pool)."""
         return DistinctDrawn(self)
 
-    def _relate(self, index: int, text: str) -> None:
-        """Record which cleaned documents document ``index`` (just cleaned) copies, both ways."""
-        if not text:
-            return
-        if self._index is None:
-            self._index = ShingleIndex()
+    def _clean(self, index: int) -> Cleaned:
+        """Document ``index`` cleaned by its source's steps (its near-copies to be worked out)."""
+        raw = self.raw[index]
+        document = document_from_raw(self._entries[raw.source], raw, clean_once)
+        if document is None:
+            return "", "", None
+        self._unrelated.append(index)
+        return document.id, document.text, document.title
+
+    def _link_identical(self, index: int, text: str) -> None:
+        """Relate document ``index`` (read now) to the first document read with its text (the
+        kept ones first, in the order they were read), as a text with no shingle is told."""
+        if self._first_read is None:
+            self._first_read = {}
             for number, (_, kept_text, _) in self._kept.items():
-                if kept_text:
-                    self._index.add(kept_text)
-                    self._numbers.append(number)
-        copies = frozenset(self._numbers[found] for found in self._index.add(text))
-        self._numbers.append(index)
-        self._near[index] = copies
-        for other in copies:
-            self._near[other] = self._near.get(other, frozenset()) | {index}
+                self._first_read.setdefault(kept_text, number)
+        first = self._first_read.setdefault(text, index)
+        if first != index:
+            self._link(index, first)
+
+    def _relate_cleaned(self) -> None:
+        """Work out which cleaned documents copy those cleaned since the last time, both ways:
+        the first time in one vectorised pass over every cleaned text, then one at a time."""
+        if not self._unrelated:
+            return
+        texts = {**self._kept, **self._new, **self._ahead}
+        if self._index is None:
+            self._numbers = [number for number, (_, text, _) in self._kept.items() if text]
+            self._numbers += self._unrelated
+            self._index, pairs = ShingleIndex.of_texts([texts[n][1] for n in self._numbers])
+            for first, second in pairs:
+                self._link(self._numbers[first], self._numbers[second])
+        else:
+            for index in self._unrelated:
+                for found in self._index.add(texts[index][1]):
+                    self._link(index, self._numbers[found])
+                self._numbers.append(index)
+        self._unrelated = []
+
+    def _link(self, index: int, other: int) -> None:
+        """Record that documents ``index`` and ``other`` are near-copies (or identical)."""
+        self._near[index] = self._near.get(index, frozenset()) | {other}
+        self._near[other] = self._near.get(other, frozenset()) | {index}
 
     def read_documents(self) -> list[Document]:
         """The documents cleaned so far (kept or read in this run), with text, in pool order."""
@@ -126,6 +171,7 @@ class DrawnPool:
     def keep(self) -> None:
         """Keep the documents cleaned in this run with those kept before (nothing when none is
         new; an unwritable cache only costs the cleaning next time)."""
+        self._relate_cleaned()
         if self._new:
             self._kept = {**self._kept, **self._new}
             self._new = {}

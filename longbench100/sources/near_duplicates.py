@@ -268,11 +268,31 @@ class ShingleIndex:
     several texts share with all of them, so adding and looking up a text are set operations on
     its shingles, with a count only over those it shares."""
 
-    def __init__(self) -> None:
+    def __init__(self, identical: bool = True) -> None:
+        self._identical = identical  # False: identical texts are found only by their shingles
         self._first_number: dict[str, int] = {}  # each distinct text -> its first number
         self._sizes: list[int] = []
         self._first_holder: dict[int, int] = {}  # shingle -> a text holding it (the one, if one)
         self._holders: dict[int, list[int]] = {}  # shingle held by several texts -> all of them
+
+    @classmethod
+    def of_texts(cls, texts: Sequence[str]) -> tuple[ShingleIndex, list[tuple[int, int]]]:
+        """An index of ``texts`` (numbered in this order) that finds identical texts by their
+        shingles only (``identical=False``), built in one vectorised pass, and the number pairs
+        ``(a, b)``, ``a < b``, of the texts that share at least one shingle and enough of them
+        (:func:`shares_enough`): what :meth:`add` of each text in turn finds, every shingle
+        counted however many texts share it."""
+        import numpy as np
+
+        index = cls(identical=False)
+        shingles, owners = _shingles(list(texts))
+        index._sizes = np.bincount(owners, minlength=len(texts)).tolist()
+        index._first_holder = dict(zip(shingles.tolist(), owners.tolist()))
+        starts = np.flatnonzero(np.r_[True, shingles[1:] != shingles[:-1]])
+        sizes = np.diff(np.r_[starts, len(shingles)])
+        for start, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist()):
+            index._holders[int(shingles[start])] = owners[start : start + size].tolist()
+        return index, _sharing_pairs(shingles, owners, starts, sizes, np.asarray(index._sizes))
 
     def add(self, text: str) -> set[int]:
         """Index ``text``; the numbers (order added) of the texts indexed before that it is
@@ -315,9 +335,36 @@ class ShingleIndex:
             for holder, count in shared.items()
             if shares_enough(count, (len(shingles), self._sizes[holder]))
         }
-        if text in self._first_number:
+        if self._identical and text in self._first_number:
             found.add(self._first_number[text])
         return found
+
+
+def _sharing_pairs(
+    shingles: np.ndarray,
+    owners: np.ndarray,
+    starts: np.ndarray,
+    sizes: np.ndarray,
+    texts: np.ndarray,
+) -> list[tuple[int, int]]:
+    """The owner pairs ``(a, b)``, ``a < b``, that share enough shingles (:func:`shares_enough`),
+    given the distinct (shingle, owner) pairs sorted by (shingle, owner), where each shingle's run
+    starts and how long it is, and each owner's count of shingles (``texts``)."""
+    import numpy as np
+
+    group_ends = np.repeat(starts + sizes, sizes)
+    later = group_ends - np.arange(len(shingles)) - 1  # the owners after each in its shingle's run
+    firsts = np.repeat(np.arange(len(shingles)), later)
+    seconds = firsts + np.arange(len(firsts)) - np.repeat(np.cumsum(later) - later, later) + 1
+    if not len(firsts):
+        return []
+    count = len(texts)
+    keys, shared = np.unique(
+        owners[firsts].astype(np.int64) * count + owners[seconds], return_counts=True
+    )
+    first, second = keys // count, keys % count
+    similar = shared >= THRESHOLD * np.minimum(texts[first], texts[second])  # shares_enough
+    return list(zip(first[similar].tolist(), second[similar].tolist()))
 
 
 def _group(documents: Sequence[Document]) -> NearDuplicates:

@@ -15,8 +15,8 @@ from longbench100.sources import drawn_pool
 from longbench100.sources.drawn_pool import DrawnPool
 from longbench100.sources.loader import load_raw_documents, load_source
 from longbench100.sources.locations import SourceLocation, resolve_location
-from longbench100.sources.near_duplicates import DistinctInPrompt
-from longbench100.tasks.haystack import essay
+from longbench100.sources.near_duplicates import DistinctInPrompt, ShingleIndex
+from longbench100.tasks.haystack import essay, pass_order
 from longbench100.text.tokenization import load_tokenizer
 from tests.tasks.test_haystack import pool_with_near_copies
 
@@ -143,3 +143,31 @@ def test_a_lone_surrogate_is_one_line_naming_the_row(tmp_path):
     for read in (load_raw_documents, load_source):
         with pytest.raises(UserError, match=r"rows\.jsonl line 2: text holds an invalid unicode"):
             read(location, location.registry()["mine"])
+
+
+def test_reading_ahead_places_and_relates_as_reading_one_at_a_time(tmp_path):
+    texts = [document.text for document in pool_with_near_copies()]
+    texts += [texts[1], "Short one.", "Short one.", texts[4] + " " + texts[5], "Short one."]
+    rows = [{"text": text, "id": number} for number, text in enumerate(texts)]
+    location = _entry_location(tmp_path, 'text = "text"\nid = "id"', rows)
+    plain, ahead = _pool(location, ["mine"]), _pool(location, ["mine"])
+    for seed in range(4):
+        ahead.read_ahead(pass_order(len(ahead.raw), random.Random(seed)), 3000)
+    assert ahead._ahead and not ahead._new  # cleaned, none read yet
+    for seed in range(4):
+        made = [
+            essay(pool.documents, random.Random(seed), 3000, pool.prompt_guard)
+            for pool in (plain, ahead)
+        ]
+        assert [d.id for d in made[0].placed] == [d.id for d in made[1].placed]
+    read = list(ahead._new)  # in the order first read
+    assert read == list(plain._new) and len(read) == len(texts)
+    one_at_a_time = ShingleIndex()  # the relation as worked out when each is read
+    expected: dict[int, set[int]] = {index: set() for index in read}
+    for index in read:
+        for found in one_at_a_time.add(texts[index]):
+            expected[index].add(read[found])
+            expected[read[found]].add(index)
+    assert any(expected.values())
+    for pool in (plain, ahead):
+        assert {index: set(pool.near_copies(index)) for index in read} == expected
