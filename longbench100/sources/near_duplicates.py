@@ -274,6 +274,7 @@ class ShingleIndex:
         self._sizes: list[int] = []
         self._first_holder: dict[int, int] = {}  # shingle -> a text holding it (the one, if one)
         self._holders: dict[int, list[int]] = {}  # shingle held by several texts -> all of them
+        self._base: tuple[np.ndarray, np.ndarray] | None = None  # texts indexed in one pass
 
     @classmethod
     def of_texts(cls, texts: Sequence[str]) -> tuple[ShingleIndex, list[tuple[int, int]]]:
@@ -286,12 +287,10 @@ class ShingleIndex:
 
         index = cls(identical=False)
         shingles, owners = _shingles(list(texts))
+        index._base = shingles, owners  # looked up by a search, not put in the dictionaries
         index._sizes = np.bincount(owners, minlength=len(texts)).tolist()
-        index._first_holder = dict(zip(shingles.tolist(), owners.tolist()))
         starts = np.flatnonzero(np.r_[True, shingles[1:] != shingles[:-1]])
         sizes = np.diff(np.r_[starts, len(shingles)])
-        for start, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist()):
-            index._holders[int(shingles[start])] = owners[start : start + size].tolist()
         return index, _sharing_pairs(shingles, owners, starts, sizes, np.asarray(index._sizes))
 
     def add(self, text: str) -> set[int]:
@@ -330,6 +329,8 @@ class ShingleIndex:
             for shingle in held
             for holder in self._holders.get(shingle, (self._first_holder[shingle],))
         )
+        if self._base is not None:
+            shared.update(_holders_in(self._base, shingles))
         found = {
             holder
             for holder, count in shared.items()
@@ -338,6 +339,19 @@ class ShingleIndex:
         if self._identical and text in self._first_number:
             found.add(self._first_number[text])
         return found
+
+
+def _holders_in(base: tuple[np.ndarray, np.ndarray], shingles: frozenset[int]) -> list[int]:
+    """The owner of each (shingle, owner) pair of ``base`` (sorted by shingle) whose shingle is
+    one of ``shingles``."""
+    import numpy as np
+
+    hashes, owners = base
+    wanted = np.fromiter(shingles, dtype=np.uint64, count=len(shingles))
+    low = np.searchsorted(hashes, wanted, "left")
+    counts = np.searchsorted(hashes, wanted, "right") - low
+    places = np.repeat(low - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+    return owners[places].tolist()
 
 
 def _sharing_pairs(
