@@ -7,6 +7,10 @@ the sources' documents before cleaning (:func:`~longbench100.sources.loader.load
 and a document is cleaned by its source's own steps (as a whole load cleans it, so its text and id
 are the same) and counted when first read. What was cleaned is kept in the cache folder for the
 next run, under a key that fixes the raw pool.
+
+Which cleaned documents are near-copies of which is worked out when a prompt first asks, for
+every document cleaned by then: the first time in one vectorised pass, so a run cleans ahead
+what its rows' first passes read at least (:meth:`DrawnPool.read_ahead`).
 """
 
 from __future__ import annotations
@@ -107,7 +111,7 @@ class DrawnPool:
         """The documents cleaned so far whose text is document ``index``'s (read now) or a
         near-copy of it (:class:`~longbench100.sources.near_duplicates.ShingleIndex`)."""
         self.cleaned(index)
-        self._relate_cleaned()
+        self.relate_cleaned()
         return self._near.get(index, frozenset())
 
     def prompt_guard(self) -> DistinctDrawn:
@@ -136,7 +140,7 @@ class DrawnPool:
         if first != index:
             self._link(index, first)
 
-    def _relate_cleaned(self) -> None:
+    def relate_cleaned(self) -> None:
         """Work out which cleaned documents copy those cleaned since the last time, both ways:
         the first time in one vectorised pass over every cleaned text, then one at a time."""
         if not self._unrelated:
@@ -171,7 +175,7 @@ class DrawnPool:
     def keep(self) -> None:
         """Keep the documents cleaned in this run with those kept before (nothing when none is
         new; an unwritable cache only costs the cleaning next time)."""
-        self._relate_cleaned()
+        self.relate_cleaned()
         if self._new:
             self._kept = {**self._kept, **self._new}
             self._new = {}

@@ -266,7 +266,8 @@ class ShingleIndex:
 
     Most shingles belong to one text: each is kept with its first text only, and the few that
     several texts share with all of them, so adding and looking up a text are set operations on
-    its shingles, with a count only over those it shares."""
+    its shingles, with a count only over those it shares. Texts indexed in one pass
+    (:meth:`of_texts`) are kept as sorted arrays instead, searched for a text added after them."""
 
     def __init__(self, identical: bool = True) -> None:
         self._identical = identical  # False: identical texts are found only by their shingles

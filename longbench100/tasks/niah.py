@@ -171,6 +171,8 @@ class NeedleTask(TaskBuilder):
             return not prepare_pool(self.noisy_pool, tokenizer, lazy) and lazy
         lazy = draws_little_of(tokens_drawn, self._drawn.raw)
         read = self._drawn.read_documents() if lazy else _counted_ahead(self.noisy_pool)
+        if not lazy:  # here, in one pass, not in each worker that builds rows
+            self._drawn.relate_cleaned()
         return not prepare_pool(read, tokenizer, lazy, self._drawn.key) and lazy
 
     def read_ahead(self, rows: Sequence[tuple[int, random.Random]]) -> None:
