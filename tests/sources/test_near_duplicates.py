@@ -313,7 +313,10 @@ def _texts_sharing_shingles() -> list[str]:
             for _ in range(sentences)
         )
 
-    boilerplate = "Read more about the river at the harbor office on the main street today."
+    boilerplate = (
+        "Read more about the river at the harbor office on the main street today, or write to"
+        " the editors of this paper, who answer every letter they receive within a week or two."
+    )
     texts = [prose(rng.randint(1, 9)) + " " + boilerplate for _ in range(70)]
     texts += [texts[3].replace(".", "!", 1), texts[4] + " " + prose(3), texts[5], texts[5]]
     return texts + ["Short one.", "Short one.", "Two words", "Short one."]
@@ -330,6 +333,7 @@ def test_an_index_built_in_one_pass_finds_what_one_text_at_a_time_finds():
     index, pairs = ShingleIndex.of_texts(texts)
     assert len(pairs) == len(set(pairs)) and set(pairs) == expected
     assert (3, 70) in expected and (5, 72) in expected and (72, 73) in expected
+    assert len(expected) > 500  # most: texts related by the boilerplate alone
     assert not any(74 in pair or 75 in pair for pair in expected)  # no shingle: none found
     for text in [*texts[60:], "Short one.", texts[0] + " Something else entirely here."]:
         assert index.add(text) == one_at_a_time.add(text)  # it goes on as the other does
