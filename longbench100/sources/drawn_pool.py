@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -92,20 +92,24 @@ class DrawnPool:
                 self._link_identical(index, known[1])
         return known
 
-    def read_ahead(self, order: Sequence[int], tokens_wanted: int) -> None:
-        """Clean and count, in ``order``, the documents an essay's pass in that order reads at
-        least before its placed documents reach ``tokens_wanted`` tokens (those it reads were it to
-        place every one), as they are read then, so that their near-copies are worked out in one
-        pass (:meth:`near_copies`). Nothing is read: each counts as read when a row reads it."""
-        total = 0
-        for index in order:
-            if total >= tokens_wanted:
-                break
-            known = self._kept.get(index) or self._new.get(index) or self._ahead.get(index)
-            if known is None:
-                known = self._ahead[index] = self._clean(index)
-            if known[1]:
-                total += self.count(known[1])
+    def read_ahead(self, passes: Iterable[tuple[Sequence[int], int]]) -> None:
+        """Clean and count, for each essay pass (the order it reads the pool in, and the tokens
+        it wants), the documents it reads at least: those before its placed documents reach the
+        tokens, were it to place every one. Read as a pass reads them, so that their near-copies
+        are worked out in one pass (:meth:`near_copies`); none counts as read until a row reads it.
+        Nothing is done where an earlier run kept what it cleaned (a warm run reads it back)."""
+        if self._kept:
+            return
+        for order, tokens_wanted in passes:
+            total = 0
+            for index in order:
+                if total >= tokens_wanted:
+                    break
+                known = self._new.get(index) or self._ahead.get(index)
+                if known is None:
+                    known = self._ahead[index] = self._clean(index)
+                if known[1]:
+                    total += self.count(known[1])
 
     def near_copies(self, index: int) -> frozenset[int]:
         """The documents cleaned so far whose text is document ``index``'s (read now) or a

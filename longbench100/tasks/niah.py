@@ -181,8 +181,10 @@ class NeedleTask(TaskBuilder):
         are worked out in one pass, not one document at a time."""
         if self.spec.haystack != "essay" or self._drawn is None:
             return
-        for budget, rng in rows:
-            self._drawn.read_ahead(pass_order(len(self._drawn.raw), rng), essay_tokens(budget))
+        size = len(self._drawn.raw)
+        self._drawn.read_ahead(
+            (pass_order(size, rng), essay_tokens(budget)) for budget, rng in rows
+        )
 
     def rows_in_this_process(self) -> bool:
         """Whether rows split and count the essay documents they draw (a pool the run draws little

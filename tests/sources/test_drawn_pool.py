@@ -151,8 +151,7 @@ def test_reading_ahead_places_and_relates_as_reading_one_at_a_time(tmp_path):
     rows = [{"text": text, "id": number} for number, text in enumerate(texts)]
     location = _entry_location(tmp_path, 'text = "text"\nid = "id"', rows)
     plain, ahead = _pool(location, ["mine"]), _pool(location, ["mine"])
-    for seed in range(4):
-        ahead.read_ahead(pass_order(len(ahead.raw), random.Random(seed)), 3000)
+    ahead.read_ahead((pass_order(len(ahead.raw), random.Random(seed)), 3000) for seed in range(4))
     assert ahead._ahead and not ahead._new  # cleaned, none read yet
     for seed in range(4):
         made = [
@@ -171,3 +170,7 @@ def test_reading_ahead_places_and_relates_as_reading_one_at_a_time(tmp_path):
     assert any(expected.values())
     for pool in (plain, ahead):
         assert {index: set(pool.near_copies(index)) for index in read} == expected
+    ahead.keep()
+    warm = _pool(location, ["mine"])
+    warm.read_ahead((pass_order(len(warm.raw), random.Random(seed)), 3000) for seed in range(4))
+    assert not warm._ahead  # what an earlier run kept is read back, not cleaned ahead
