@@ -174,3 +174,36 @@ def test_reading_ahead_places_and_relates_as_reading_one_at_a_time(tmp_path):
     warm = _pool(location, ["mine"])
     warm.read_ahead((pass_order(len(warm.raw), random.Random(seed)), 3000) for seed in range(4))
     assert not warm._ahead  # what an earlier run kept is read back, not cleaned ahead
+
+
+def test_a_parquet_source_is_read_for_its_mapped_columns_only(tmp_path, monkeypatch):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    (registry / "mine.toml").write_text(
+        'name = "mine"\nroles = ["niah_single_2:noisy"]\nclean = ["detokenize"]\n'
+        '[hub]\nrepo_id = "me/data"\n[[files]]\npath = "rows.parquet"\nformat = "parquet"\n'
+        '[files.document]\ntext = "article"\nid = "id"\n'
+    )
+    folder = tmp_path / "mirror" / "me" / "data"
+    folder.mkdir(parents=True)
+    rows = {"article": ["The mill stood by the river .", "It ca n't move ."], "id": ["a", "b"]}
+    pq.write_table(pa.table({**rows, "highlights": ["x", "y"]}), folder / "rows.parquet")
+    location = SourceLocation("mirror", tmp_path / "mirror", registry)
+    read: list[object] = []
+    real = pq.ParquetFile.iter_batches
+
+    def recording(self, *args, **kwargs):
+        read.append(kwargs.get("columns"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", recording)
+    pool = _pool(location, ["mine"])
+    assert read == [["article", "id"]]  # the summaries are not read
+    whole = load_source(location, location.registry()["mine"])
+    assert read[1:] == [None]  # a whole load reads every column
+    assert [(d.id, d.text) for d in pool.documents] == [
+        (d.id, d.text) for d in whole.documents.values()
+    ]
