@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import random
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -310,6 +311,7 @@ def _generate(
         builder.prepare(
             tokenizer, _prompt_tokens(options), _drawn_items(options, tokenizer, task, pending)
         )
+        builder.read_ahead(_row_randoms(options, tokenizer, task, pending))
     workers = _row_workers(options, builders.values())
     with _executor(workers, WorkerState(options, tokenizer, builders)) as executor:
         # one stream of rows over every task and length, so no worker waits for a file's last row before the next file's
@@ -769,6 +771,30 @@ def _drawn_items(
     ]
 
 
+def _row_randoms(
+    options: GenerateOptions,
+    tokenizer: Tokenizer,
+    task: str,
+    pending: dict[tuple[str, str], PendingRows | None],
+) -> list[tuple[int, random.Random]]:
+    """The budget and random generator each of ``task``'s ``pending`` rows is built with (its
+    build context's budget, and a generator of its own, as :func:`_build_line` makes them)."""
+    return [
+        (
+            _context(options, tokenizer, task, label, budget).budget,
+            _row_rng(options, task, budget, row_plan.row),
+        )
+        for (row_task, label), rows in pending.items()
+        if row_task == task and rows
+        for _, _, budget, row_plan in rows.jobs
+    ]
+
+
+def _row_rng(options: GenerateOptions, task: str, budget: int, row: int) -> random.Random:
+    """The random generator row ``row`` of ``task`` at ``budget`` is built with."""
+    return derive_rng(options.seed, task, budget, row)
+
+
 def _write_length(
     options: GenerateOptions,
     task: str,
@@ -870,7 +896,7 @@ def _build_line(job: Job) -> tuple[bytes, int, RanOutRow | None] | str | None:
     state = _current_worker_state()
     options, builder = state.options, state.builders[task]
     ctx = _context(options, state.tokenizer, task, label, budget)
-    rng = derive_rng(options.seed, task, budget, row_plan.row)
+    rng = _row_rng(options, task, budget, row_plan.row)
     try:
         sample = builder.build(ctx, row_plan.row, row_plan.candidate, rng)
     except UnlabelledChunk:

@@ -7,6 +7,10 @@ the sources' documents before cleaning (:func:`~longbench100.sources.loader.load
 and a document is cleaned by its source's own steps (as a whole load cleans it, so its text and id
 are the same) and counted when first read. What was cleaned is kept in the cache folder for the
 next run, under a key that fixes the raw pool.
+
+Which cleaned documents are near-copies of which is worked out when a prompt first asks, for
+every document cleaned by then: the first time in one vectorised pass, so a run cleans ahead
+what its rows' first passes read at least (:meth:`DrawnPool.read_ahead`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -60,10 +64,13 @@ class DrawnPool:
             ).encode()
         ).hexdigest()[:32]
         self._kept, self._near = _read_kept(self._path)
-        self._new: dict[int, Cleaned] = {}
+        self._new: dict[int, Cleaned] = {}  # read in this run, in the order first read
         self._new_counts: dict[int, MemberCounts] = {}
+        self._ahead: dict[int, Cleaned] = {}  # cleaned ahead of being read (:meth:`read_ahead`)
+        self._unrelated: list[int] = []  # cleaned, their near-copies not yet worked out
         self._index: ShingleIndex | None = None  # the cleaned texts' shingles, when one is new
         self._numbers: list[int] = []  # the document of each text of the index
+        self._first_read: dict[str, int] | None = None  # each text's first document read
         self.documents: list[Document] = [
             DrawnDocument(self, index) for index in range(len(self.raw))
         ]
@@ -83,9 +90,12 @@ class DrawnPool:
         return kept if isinstance(kept, dict) else {}
 
     def tokens(self, index: int) -> int:
-        """The tokens of document ``index``'s cleaned text: recalled where an earlier run kept its
-        counts, else counted now (and kept by :meth:`keep`)."""
-        text = self.cleaned(index)[1]
+        """The tokens of document ``index``'s cleaned text (:meth:`_tokens_of`)."""
+        return self._tokens_of(index, self.cleaned(index)[1])
+
+    def _tokens_of(self, index: int, text: str) -> int:
+        """The tokens of document ``index``'s cleaned ``text``: recalled where an earlier run kept
+        its counts, else counted now (and kept by :meth:`keep`)."""
         if not text:
             return 0
         kept = self._kept_counts.get(index)
@@ -103,18 +113,36 @@ class DrawnPool:
         a passage block that cleaning empties has an empty text (no document)."""
         known = self._kept.get(index) or self._new.get(index)
         if known is None:
-            raw = self.raw[index]
-            document = document_from_raw(self._entries[raw.source], raw, clean_once)
-            known = self._new[index] = (
-                (document.id, document.text, document.title) if document else ("", "", None)
-            )
-            self._relate(index, known[1])
+            ahead = self._ahead.pop(index, None)
+            known = self._new[index] = ahead or self._clean(index)
+            if known[1]:
+                self._link_identical(index, known[1])
         return known
+
+    def read_ahead(self, passes: Iterable[tuple[Sequence[int], int]]) -> None:
+        """Clean and count, for each essay pass (the order it reads the pool in, and the tokens
+        it wants), the documents it reads at least: those before its placed documents reach the
+        tokens, were it to place every one. Read as a pass reads them, so that their near-copies
+        are worked out in one pass (:meth:`near_copies`); none counts as read until a row reads it.
+        Nothing is done where an earlier run kept what it cleaned (a warm run reads it back)."""
+        if self._kept:
+            return
+        for order, tokens_wanted in passes:
+            total = 0
+            for index in order:
+                if total >= tokens_wanted:
+                    break
+                known = self._new.get(index) or self._ahead.get(index)
+                if known is None:
+                    known = self._ahead[index] = self._clean(index)
+                if known[1]:
+                    total += self._tokens_of(index, known[1])
 
     def near_copies(self, index: int) -> frozenset[int]:
         """The documents cleaned so far whose text is document ``index``'s (read now) or a
         near-copy of it (:class:`~longbench100.sources.near_duplicates.ShingleIndex`)."""
         self.cleaned(index)
+        self.relate_cleaned()
         return self._near.get(index, frozenset())
 
     def prompt_guard(self) -> DistinctDrawn:
@@ -123,21 +151,49 @@ class DrawnPool:
         relations kept for the pool)."""
         return DistinctDrawn(self)
 
-    def _relate(self, index: int, text: str) -> None:
-        """Record which cleaned documents document ``index`` (just cleaned) copies, both ways."""
-        if not text:
-            return
-        if self._index is None:
-            self._index = ShingleIndex()
+    def _clean(self, index: int) -> Cleaned:
+        """Document ``index`` cleaned by its source's steps (its near-copies to be worked out)."""
+        raw = self.raw[index]
+        document = document_from_raw(self._entries[raw.source], raw, clean_once)
+        if document is None:
+            return "", "", None
+        self._unrelated.append(index)
+        return document.id, document.text, document.title
+
+    def _link_identical(self, index: int, text: str) -> None:
+        """Relate document ``index`` (read now) to the first document read with its text (the
+        kept ones first, in the order they were read), as a text with no shingle is told."""
+        if self._first_read is None:
+            self._first_read = {}
             for number, (_, kept_text, _) in self._kept.items():
-                if kept_text:
-                    self._index.add(kept_text)
-                    self._numbers.append(number)
-        copies = frozenset(self._numbers[found] for found in self._index.add(text))
-        self._numbers.append(index)
-        self._near[index] = copies
-        for other in copies:
-            self._near[other] = self._near.get(other, frozenset()) | {index}
+                self._first_read.setdefault(kept_text, number)
+        first = self._first_read.setdefault(text, index)
+        if first != index:
+            self._link(index, first)
+
+    def relate_cleaned(self) -> None:
+        """Work out which cleaned documents copy those cleaned since the last time, both ways:
+        the first time in one vectorised pass over every cleaned text, then one at a time."""
+        if not self._unrelated:
+            return
+        texts = {**self._kept, **self._new, **self._ahead}
+        if self._index is None:
+            self._numbers = [number for number, (_, text, _) in self._kept.items() if text]
+            self._numbers += self._unrelated
+            self._index, pairs = ShingleIndex.of_texts([texts[n][1] for n in self._numbers])
+            for first, second in pairs:
+                self._link(self._numbers[first], self._numbers[second])
+        else:
+            for index in self._unrelated:
+                for found in self._index.add(texts[index][1]):
+                    self._link(index, self._numbers[found])
+                self._numbers.append(index)
+        self._unrelated = []
+
+    def _link(self, index: int, other: int) -> None:
+        """Record that documents ``index`` and ``other`` are near-copies (or identical)."""
+        self._near[index] = self._near.get(index, frozenset()) | {other}
+        self._near[other] = self._near.get(other, frozenset()) | {index}
 
     def read_documents(self) -> list[Document]:
         """The documents cleaned so far (kept or read in this run), with text, in pool order."""
@@ -150,6 +206,7 @@ class DrawnPool:
     def keep(self) -> None:
         """Keep the documents cleaned and counted in this run with those kept before (nothing when
         none is new; an unwritable cache only costs the work next time)."""
+        self.relate_cleaned()
         if self._new:
             self._kept = {**self._kept, **self._new}
             self._new = {}

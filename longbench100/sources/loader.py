@@ -131,15 +131,23 @@ def load_raw_documents(
         if spec.document is None:
             continue
         unit = row_unit(spec)
+        fields = _mapped_fields(spec.document)
         for path in files[spec.display].values():
             where = f"{path}:{spec.member}" if spec.member else str(path)
-            for number, row in iter_rows(path, spec):
+            for number, row in iter_rows(path, spec, fields):
                 at = f"{where} {unit} {number}"
                 with _unicode_errors_named(entry, at):
                     documents.update(dict.fromkeys(raw_documents(entry, spec.document, row, at)))
     kept = list(documents)
     write_checked(cached_file, pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
     return kept, checksums
+
+
+def _mapped_fields(mapping: DocumentMapping) -> set[str]:
+    """The top-level fields of a row that ``mapping`` reads (a dotted name reads a field of that
+    name, else the field its first part names)."""
+    names = [name for name in (mapping.text, mapping.title, mapping.id) if name]
+    return {*names, *(name.split(".")[0] for name in names)}
 
 
 def _records_cache(

@@ -266,13 +266,33 @@ class ShingleIndex:
 
     Most shingles belong to one text: each is kept with its first text only, and the few that
     several texts share with all of them, so adding and looking up a text are set operations on
-    its shingles, with a count only over those it shares."""
+    its shingles, with a count only over those it shares. Texts indexed in one pass
+    (:meth:`of_texts`) are kept as sorted arrays instead, searched for a text added after them."""
 
-    def __init__(self) -> None:
+    def __init__(self, identical: bool = True) -> None:
+        self._identical = identical  # False: identical texts are found only by their shingles
         self._first_number: dict[str, int] = {}  # each distinct text -> its first number
         self._sizes: list[int] = []
         self._first_holder: dict[int, int] = {}  # shingle -> a text holding it (the one, if one)
         self._holders: dict[int, list[int]] = {}  # shingle held by several texts -> all of them
+        self._base: tuple[np.ndarray, np.ndarray] | None = None  # texts indexed in one pass
+
+    @classmethod
+    def of_texts(cls, texts: Sequence[str]) -> tuple[ShingleIndex, list[tuple[int, int]]]:
+        """An index of ``texts`` (numbered in this order) that finds identical texts by their
+        shingles only (``identical=False``), built in one vectorised pass, and the number pairs
+        ``(a, b)``, ``a < b``, of the texts that share at least one shingle and enough of them
+        (:func:`shares_enough`): what :meth:`add` of each text in turn finds, every shingle
+        counted however many texts share it."""
+        import numpy as np
+
+        index = cls(identical=False)
+        shingles, owners = _shingles(list(texts))
+        index._base = shingles, owners  # looked up by a search, not put in the dictionaries
+        index._sizes = np.bincount(owners, minlength=len(texts)).tolist()
+        starts = np.flatnonzero(np.r_[True, shingles[1:] != shingles[:-1]])
+        sizes = np.diff(np.r_[starts, len(shingles)])
+        return index, _sharing_pairs(shingles, owners, starts, sizes, np.asarray(index._sizes))
 
     def add(self, text: str) -> set[int]:
         """Index ``text``; the numbers (order added) of the texts indexed before that it is
@@ -310,14 +330,56 @@ class ShingleIndex:
             for shingle in held
             for holder in self._holders.get(shingle, (self._first_holder[shingle],))
         )
+        if self._base is not None:
+            shared.update(_holders_in(self._base, shingles))
         found = {
             holder
             for holder, count in shared.items()
             if shares_enough(count, (len(shingles), self._sizes[holder]))
         }
-        if text in self._first_number:
+        if self._identical and text in self._first_number:
             found.add(self._first_number[text])
         return found
+
+
+def _holders_in(base: tuple[np.ndarray, np.ndarray], shingles: frozenset[int]) -> list[int]:
+    """The owner of each (shingle, owner) pair of ``base`` (sorted by shingle) whose shingle is
+    one of ``shingles``."""
+    import numpy as np
+
+    hashes, owners = base
+    wanted = np.fromiter(shingles, dtype=np.uint64, count=len(shingles))
+    low = np.searchsorted(hashes, wanted, "left")
+    counts = np.searchsorted(hashes, wanted, "right") - low
+    places = np.repeat(low - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+    return owners[places].tolist()
+
+
+def _sharing_pairs(
+    shingles: np.ndarray,
+    owners: np.ndarray,
+    starts: np.ndarray,
+    sizes: np.ndarray,
+    texts: np.ndarray,
+) -> list[tuple[int, int]]:
+    """The owner pairs ``(a, b)``, ``a < b``, that share enough shingles (:func:`shares_enough`),
+    given the distinct (shingle, owner) pairs sorted by (shingle, owner), where each shingle's run
+    starts and how long it is, and each owner's count of shingles (``texts``)."""
+    import numpy as np
+
+    group_ends = np.repeat(starts + sizes, sizes)
+    later = group_ends - np.arange(len(shingles)) - 1  # the owners after each in its shingle's run
+    firsts = np.repeat(np.arange(len(shingles)), later)
+    seconds = firsts + np.arange(len(firsts)) - np.repeat(np.cumsum(later) - later, later) + 1
+    if not len(firsts):
+        return []
+    count = len(texts)
+    keys, shared = np.unique(
+        owners[firsts].astype(np.int64) * count + owners[seconds], return_counts=True
+    )
+    first, second = keys // count, keys % count
+    similar = shared >= THRESHOLD * np.minimum(texts[first], texts[second])  # shares_enough
+    return list(zip(first[similar].tolist(), second[similar].tolist()))
 
 
 def _group(documents: Sequence[Document]) -> NearDuplicates:

@@ -10,7 +10,7 @@ import io
 import json
 import tarfile
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -26,14 +26,18 @@ def row_unit(spec: FileSpec) -> str:
     return "line" if spec.format == "jsonl" else "row"
 
 
-def iter_rows(path: Path, spec: FileSpec) -> Iterator[tuple[int, dict]]:
-    """Yield the rows of ``path`` read as ``spec.format`` (inside ``spec.member`` for zip and tar archives)."""
+def iter_rows(
+    path: Path, spec: FileSpec, fields: Collection[str] | None = None
+) -> Iterator[tuple[int, dict]]:
+    """Yield the rows of ``path`` read as ``spec.format`` (inside ``spec.member`` for zip and tar archives).
+    ``fields``: the top-level fields the caller reads, where it reads no other (a Parquet file's
+    other columns are then left unread; its rows hold all of its columns otherwise)."""
     where = f"{path}:{spec.member}" if spec.member else str(path)
     if spec.member:
         reader = _tar_member if is_tar_archive(path) else _zip_member
         return _parse(reader(path, spec.member), spec.format, where)
     if spec.format == "parquet":
-        return _parquet_rows(path, where)
+        return _parquet_rows(path, where, fields)
     try:
         data = path.read_bytes()
     except OSError as error:
@@ -220,8 +224,11 @@ def _json_rows(data: bytes, where: str) -> Iterator[tuple[int, dict]]:
         yield number, row
 
 
-def _parquet_rows(source, where: str) -> Iterator[tuple[int, dict]]:
-    """Rows of a Parquet file, read batch by batch."""
+def _parquet_rows(
+    source, where: str, fields: Collection[str] | None = None
+) -> Iterator[tuple[int, dict]]:
+    """Rows of a Parquet file, read batch by batch: only its columns among ``fields`` where it
+    has any (a file with none of them is read whole, so each row still says what it lacks)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -231,7 +238,8 @@ def _parquet_rows(source, where: str) -> Iterator[tuple[int, dict]]:
         raise UserError(f"{where}: not a readable Parquet file ({error})") from None
     number = 0
     try:
-        for batch in parquet.iter_batches(batch_size=2048):
+        named = [] if fields is None else [n for n in parquet.schema_arrow.names if n in fields]
+        for batch in parquet.iter_batches(batch_size=2048, columns=named or None):
             for row in batch.to_pylist():
                 number += 1
                 yield number, row

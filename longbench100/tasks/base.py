@@ -96,6 +96,12 @@ class TaskBuilder:
         build asks about, with the budget its prompt is built at (none for a synthetic task).
         Nothing by default."""
 
+    def read_ahead(self, rows: Sequence[tuple[int, random.Random]]) -> None:
+        """Read ahead, in this process and before any row is built, what the rows still to build
+        will read first, where working it out for all of them in one pass is cheaper than one row
+        at a time; ``rows``: each row's budget and random generator, as :meth:`build` gets them
+        (this may draw from them). Nothing by default."""
+
     def finish(self, tokenizer: Tokenizer) -> None:
         """Work once the run's rows are built (in this process): nothing by default."""
 

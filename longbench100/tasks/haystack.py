@@ -253,8 +253,7 @@ def essay(
     haystack = Haystack([], [])
     total = 0
     while total < tokens_wanted and pool:
-        order = list(range(len(pool)))
-        rng.shuffle(order)
+        order = pass_order(len(pool), rng)
         haystack.passes += 1
         placed = distinct()
         before = total
@@ -269,6 +268,13 @@ def essay(
         if total == before:  # a pass that found nothing to place: the pool holds no text
             break
     return haystack
+
+
+def pass_order(size: int, rng: random.Random) -> list[int]:
+    """The order in which a pass of :func:`essay` over a pool of ``size`` documents reads them."""
+    order = list(range(size))
+    rng.shuffle(order)
+    return order
 
 
 class PromptGuard(Protocol):

@@ -26,7 +26,15 @@ from longbench100.text.tokenization import Tokenizer
 
 from .base import Candidate, Sample, TaskBuilder
 from .essay_units import keep_drawn, prepare_drawn, prepare_pool
-from .haystack import Haystack, essay, essay_tokens, fit_haystack, repeated, row_depth
+from .haystack import (
+    Haystack,
+    essay,
+    essay_tokens,
+    fit_haystack,
+    pass_order,
+    repeated,
+    row_depth,
+)
 from .words import distinct_word_keys, key_words, word_key
 
 # Our own plain sentences, repeated to make a "noise" haystack.
@@ -163,7 +171,20 @@ class NeedleTask(TaskBuilder):
             return not prepare_pool(self.noisy_pool, tokenizer, lazy) and lazy
         lazy = draws_little_of(tokens_drawn, self._drawn.raw)
         read = self._drawn.read_documents() if lazy else _counted_ahead(self.noisy_pool)
+        if not lazy:  # here, in one pass, not in each worker that builds rows
+            self._drawn.relate_cleaned()
         return not prepare_pool(read, tokenizer, lazy, self._drawn.key) and lazy
+
+    def read_ahead(self, rows: Sequence[tuple[int, random.Random]]) -> None:
+        """For an essay whose pool is cleaned when drawn: clean and count what each row's first
+        pass reads at least (:meth:`DrawnPool.read_ahead`), so that the near-copies among them
+        are worked out in one pass, not one document at a time."""
+        if self.spec.haystack != "essay" or self._drawn is None:
+            return
+        size = len(self._drawn.raw)
+        self._drawn.read_ahead(
+            (pass_order(size, rng), essay_tokens(budget)) for budget, rng in rows
+        )
 
     def rows_in_this_process(self) -> bool:
         """Whether rows split and count the essay documents they draw (a pool the run draws little

@@ -15,9 +15,9 @@ from longbench100.sources import drawn_pool
 from longbench100.sources.drawn_pool import DrawnPool
 from longbench100.sources.loader import load_raw_documents, load_source
 from longbench100.sources.locations import SourceLocation, resolve_location
-from longbench100.sources.near_duplicates import DistinctInPrompt
+from longbench100.sources.near_duplicates import DistinctInPrompt, ShingleIndex
 from longbench100.sources.token_cache import TextCounts
-from longbench100.tasks.haystack import essay
+from longbench100.tasks.haystack import essay, pass_order
 from longbench100.text.tokenization import load_tokenizer
 from tests.tasks.test_haystack import pool_with_near_copies
 
@@ -164,3 +164,67 @@ def test_a_lone_surrogate_is_one_line_naming_the_row(tmp_path):
     for read in (load_raw_documents, load_source):
         with pytest.raises(UserError, match=r"rows\.jsonl line 2: text holds an invalid unicode"):
             read(location, location.registry()["mine"])
+
+
+def test_reading_ahead_places_and_relates_as_reading_one_at_a_time(tmp_path):
+    texts = [document.text for document in pool_with_near_copies()]
+    texts += [texts[1], "Short one.", "Short one.", texts[4] + " " + texts[5], "Short one."]
+    rows = [{"text": text, "id": number} for number, text in enumerate(texts)]
+    location = _entry_location(tmp_path, 'text = "text"\nid = "id"', rows)
+    plain, ahead = _pool(location, ["mine"]), _pool(location, ["mine"])
+    ahead.read_ahead((pass_order(len(ahead.raw), random.Random(seed)), 3000) for seed in range(4))
+    assert ahead._ahead and not ahead._new  # cleaned, none read yet
+    for seed in range(4):
+        made = [
+            essay(pool.documents, random.Random(seed), 3000, pool.prompt_guard)
+            for pool in (plain, ahead)
+        ]
+        assert [d.id for d in made[0].placed] == [d.id for d in made[1].placed]
+    read = list(ahead._new)  # in the order first read
+    assert read == list(plain._new) and len(read) == len(texts)
+    one_at_a_time = ShingleIndex()  # the relation as worked out when each is read
+    expected: dict[int, set[int]] = {index: set() for index in read}
+    for index in read:
+        for found in one_at_a_time.add(texts[index]):
+            expected[index].add(read[found])
+            expected[read[found]].add(index)
+    assert any(expected.values())
+    for pool in (plain, ahead):
+        assert {index: set(pool.near_copies(index)) for index in read} == expected
+    ahead.keep()
+    warm = _pool(location, ["mine"])
+    warm.read_ahead((pass_order(len(warm.raw), random.Random(seed)), 3000) for seed in range(4))
+    assert not warm._ahead  # what an earlier run kept is read back, not cleaned ahead
+
+
+def test_a_parquet_source_is_read_for_its_mapped_columns_only(tmp_path, monkeypatch):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    (registry / "mine.toml").write_text(
+        'name = "mine"\nroles = ["niah_single_2:noisy"]\nclean = ["detokenize"]\n'
+        '[hub]\nrepo_id = "me/data"\n[[files]]\npath = "rows.parquet"\nformat = "parquet"\n'
+        '[files.document]\ntext = "article"\nid = "id"\n'
+    )
+    folder = tmp_path / "mirror" / "me" / "data"
+    folder.mkdir(parents=True)
+    rows = {"article": ["The mill stood by the river .", "It ca n't move ."], "id": ["a", "b"]}
+    pq.write_table(pa.table({**rows, "highlights": ["x", "y"]}), folder / "rows.parquet")
+    location = SourceLocation("mirror", tmp_path / "mirror", registry)
+    read: list[object] = []
+    real = pq.ParquetFile.iter_batches
+
+    def recording(self, *args, **kwargs):
+        read.append(kwargs.get("columns"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", recording)
+    pool = _pool(location, ["mine"])
+    assert read == [["article", "id"]]  # the summaries are not read
+    whole = load_source(location, location.registry()["mine"])
+    assert read[1:] == [None]  # a whole load reads every column
+    assert [(d.id, d.text) for d in pool.documents] == [
+        (d.id, d.text) for d in whole.documents.values()
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +15,13 @@ from longbench100.cli import main
 from longbench100.generate.inspection import near_duplicates_line
 from longbench100.sources.corpus import Corpus, load_corpus
 from longbench100.sources.locations import resolve_location
-from longbench100.sources.near_duplicates import ShingleIndex, _cache_path, find_near_duplicates
+from longbench100.sources.near_duplicates import (
+    MAX_SHINGLE_TEXTS,
+    ShingleIndex,
+    _cache_path,
+    find_near_duplicates,
+    opening_shingles,
+)
 from longbench100.sources.records import Document
 from longbench100.tasks.base import distinct_texts
 from longbench100.text.tokenization import load_tokenizer
@@ -291,3 +298,42 @@ def test_a_shingle_index_finds_the_copies_the_groups_find():
         found = index.add(document.text)
         earlier = {n for n in range(number) if groups.key(documents[n]) == groups.key(document)}
         assert found == earlier  # every pair here is a direct copy (no chain through a third)
+
+
+def _texts_sharing_shingles() -> list[str]:
+    """Made-up texts: near-copies (a sentence changed, a longer version), identical ones, short
+    ones with no shingle, and a boilerplate line that more than ``MAX_SHINGLE_TEXTS`` of them
+    hold (in the short ones, enough of their shingles to make them near-copies of each other)."""
+    rng = random.Random(7)
+    words = "river mill stone bridge market harbor lantern orchard meadow quarry canal".split()
+
+    def prose(sentences: int) -> str:
+        return " ".join(
+            " ".join(rng.choice(words) for _ in range(10)).capitalize() + "."
+            for _ in range(sentences)
+        )
+
+    boilerplate = (
+        "Read more about the river at the harbor office on the main street today, or write to"
+        " the editors of this paper, who answer every letter they receive within a week or two."
+    )
+    texts = [prose(rng.randint(1, 9)) + " " + boilerplate for _ in range(70)]
+    texts += [texts[3].replace(".", "!", 1), texts[4] + " " + prose(3), texts[5], texts[5]]
+    return texts + ["Short one.", "Short one.", "Two words", "Short one."]
+
+
+def test_an_index_built_in_one_pass_finds_what_one_text_at_a_time_finds():
+    texts = _texts_sharing_shingles()
+    shared = Counter(shingle for text in set(texts) for shingle in opening_shingles(text))
+    assert max(shared.values()) > MAX_SHINGLE_TEXTS  # boilerplate held by many texts
+    one_at_a_time = ShingleIndex(identical=False)
+    expected = {
+        (found, number) for number, text in enumerate(texts) for found in one_at_a_time.add(text)
+    }
+    index, pairs = ShingleIndex.of_texts(texts)
+    assert len(pairs) == len(set(pairs)) and set(pairs) == expected
+    assert (3, 70) in expected and (5, 72) in expected and (72, 73) in expected
+    assert len(expected) > 500  # most: texts related by the boilerplate alone
+    assert not any(74 in pair or 75 in pair for pair in expected)  # no shingle: none found
+    for text in [*texts[60:], "Short one.", texts[0] + " Something else entirely here."]:
+        assert index.add(text) == one_at_a_time.add(text)  # it goes on as the other does
