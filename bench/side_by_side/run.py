@@ -189,14 +189,16 @@ def ours_command(
 def folder_digest(folder: Path, include: str) -> str | None:
     """sha256 over (relative path, file sha256) of the folder's files of one kind.
 
-    include: "all" (every file), "data" (ours' data files: no manifest, no twins) or "controls"
-    (ours' control twins). None when there is no such file.
+    include: "all" (every file), "data" (ours' data files: no manifest, no twins, none of the
+    run's own bookkeeping, the files named with a leading dot, which list the twins where a run
+    wrote them) or "controls" (ours' control twins). None when there is no such file.
     """
     entries = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         relative = path.relative_to(folder).as_posix()
         is_twin = relative.startswith("controls/")
-        if include == "data" and (is_twin or relative == "manifest.json"):
+        bookkeeping = relative == "manifest.json" or path.name.startswith(".")
+        if include == "data" and (is_twin or bookkeeping):
             continue
         if include == "controls" and not is_twin:
             continue

@@ -130,7 +130,8 @@ def test_output_digest_leaves_out_the_manifest_and_keeps_twins_apart(
     (tmp_path / "manifest.json").write_text("{}")
     data, twins = runner.folder_digest(tmp_path, "data"), runner.folder_digest(tmp_path, "controls")
     (tmp_path / "manifest.json").write_text('{"created": 1}')
-    assert runner.folder_digest(tmp_path, "data") == data
+    (tmp_path / ".longbench100-finished.jsonl").write_text("controls/kv/8k.jsonl\n")
+    assert runner.folder_digest(tmp_path, "data") == data  # the run's bookkeeping is not data
     (tmp_path / "kv" / "8k.jsonl").write_text("c\n")
     assert runner.folder_digest(tmp_path, "data") != data
     assert runner.folder_digest(tmp_path, "controls") == twins
