@@ -59,7 +59,7 @@ from longbench100.fitting.refill import (
 )
 from longbench100.fitting.rng import derive_rng
 from longbench100.folders.layout import CONTROL_KINDS, controls_folder, data_file_path
-from longbench100.generate.json_lines import json_line
+from longbench100.generate.json_lines import json_line, read_back
 from longbench100.generate.prompt_counts import prompt_counts
 from longbench100.generate.twin_recipes import TwinRecipe, keep_recipes, read_recipes
 from longbench100.sources.records import Document
@@ -416,14 +416,23 @@ class ControlBuilder:
 
 
 def write_controls(
-    out: Path, task: str, label: str, controls: ControlBuilder, recipes: Path | None = None
+    out: Path,
+    task: str,
+    label: str,
+    controls: ControlBuilder,
+    recipes: Path | None = None,
+    built: list[dict] | None = None,
 ) -> ControlsResult:
     """Build and write the controls of ``OUT/<task>/<label>.jsonl`` (its final file) atomically;
     spelled from the recipes kept at ``recipes`` where there are some, else built (and their
-    recipes kept there)."""
+    recipes kept there). ``built``: the file's records as the run built them, in file order (each
+    taken as the file's line reads back, :func:`read_back`), instead of reading the file."""
     data = data_file_path(out, task, label)
-    with data.open(encoding="utf-8") as handle:
-        records = [json.loads(line) for line in handle]
+    if built is not None:
+        records = [read_back(record) for record in built]
+    else:
+        with data.open(encoding="utf-8") as handle:
+            records = [json.loads(line) for line in handle]
     made = _made_controls(controls, records, str(data), recipes)
     rows = dict.fromkeys(CONTROL_KINDS, 0)
     digest = hashlib.sha256()

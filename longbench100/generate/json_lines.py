@@ -60,3 +60,16 @@ def _escaped(text: str) -> tuple[bytes, ...]:
     for raw, escaped in _ESCAPES:
         data = data.replace(raw, escaped)
     return b'"', data, b'"'
+
+
+def read_back(record: dict) -> dict:
+    """``json.loads(json_line(record))`` without escaping and parsing the long strings again: every
+    other value goes through the standard encoder and decoder (tuples become lists, keys strings,
+    as in the file), and a long string (a ``str`` longer than :data:`LONG`, which JSON gives back
+    as it was) is kept as it is, in its place."""
+    long = {key: value for key, value in record.items() if type(value) is str and len(value) > LONG}
+    if not long or not all(isinstance(key, str) for key in record):
+        return json.loads(json_line(record))
+    rest = json.loads(json.dumps({**record, **dict.fromkeys(long, "")}, ensure_ascii=False))
+    rest.update(long)  # keys already in place: the order is the record's
+    return rest

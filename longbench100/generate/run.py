@@ -86,6 +86,9 @@ class WorkerState:
     options: GenerateOptions
     tokenizer: Tokenizer
     builders: dict[str, TaskBuilder]
+    built: dict[tuple[str, str], list[dict]] | None = None
+    """Where rows built in the run's own process leave their records, by task and length, for the
+    control twins (which then need not read the data file back); ``None`` in worker processes."""
 
 
 _worker_state: WorkerState | None = None
@@ -311,7 +314,10 @@ def _generate(
             tokenizer, _prompt_tokens(options), _drawn_items(options, tokenizer, task, pending)
         )
     workers = _row_workers(options, builders.values())
-    with _executor(workers, WorkerState(options, tokenizer, builders)) as executor:
+    built: dict[tuple[str, str], list[dict]] | None = (
+        {} if options.controls and workers <= 1 else None
+    )
+    with _executor(workers, WorkerState(options, tokenizer, builders, built)) as executor:
         # one stream of rows over every task and length, so no worker waits for a file's last row before the next file's
         lines = executor.map(
             _build_line,
@@ -345,6 +351,8 @@ def _generate(
             if fill_note is not None:
                 echo(fill_note)
             if options.controls:
+                records = built.pop((task, label), None) if built is not None else None
+                whole = records is not None and _all_built_here(results[task][label], records)
                 controls.setdefault(task, {})[label] = _write_controls(
                     options,
                     tokenizer,
@@ -356,6 +364,7 @@ def _generate(
                     budgets[label],
                     echo,
                     results[task][label].sha256,
+                    records if whole else None,
                 )
     for builder in builders.values():
         builder.finish(tokenizer)
@@ -611,6 +620,12 @@ def _check_shortcuts(out: Path, manifest: dict, echo: Callable[[str], None]) -> 
     return record_shortcut_check(out, manifest, summary_record(run))
 
 
+def _all_built_here(result: LengthResult, records: list[dict]) -> bool:
+    """Whether ``records`` (those this run built in its own process) are every line of the
+    length's data file: none was resumed from an earlier run's."""
+    return result.prompt_tokens is not None and len(records) == result.rows
+
+
 def _write_controls(
     options: GenerateOptions,
     tokenizer: Tokenizer,
@@ -622,12 +637,13 @@ def _write_controls(
     budget: int,
     echo: Callable[[str], None],
     data_sha256: str | None,
+    records: list[dict] | None = None,
 ) -> ControlsResult | None:
     """Write (or, on a resumed run, read back) the control twins of one task and length, spelled
     from their kept recipes where a run made them from the same data file (``data_sha256``, where
     this run worked it out) and inputs (``corpus_key``: the corpus's content key); ``None``, said
     in a warning, when its prompts do not have a layout the controls can split (a --templates
-    template)."""
+    template). ``records``: the data file's records as this run built them (else read back)."""
     from longbench100.generate.controls import (  # here: a run without twins needs none of them
         ControlBuilder,
         controls_file_path,
@@ -658,7 +674,9 @@ def _write_controls(
         )
         sha256 = data_sha256 or file_sha256(data_file_path(options.out, task, label))
         try:
-            result = write_controls(options.out, task, label, twins, recipes_path(key, sha256))
+            result = write_controls(
+                options.out, task, label, twins, recipes_path(key, sha256), records
+            )
         except UserError as error:
             echo(f"warning: no control twins for {task} {label}: {error}")
             return None
@@ -912,7 +930,10 @@ def _build_line(job: Job) -> tuple[bytes, int, RanOutRow | None] | str | None:
     }
     exhausted = sample.fitted.exhausted_pool
     ran_out = None if exhausted is None else RanOutRow(sample.fitted.tokens / budget, exhausted)
-    return json_line(record), record["prompt_tokens"], ran_out
+    line = json_line(record)
+    if state.built is not None:
+        state.built.setdefault((task, label), []).append(record)
+    return line, record["prompt_tokens"], ran_out
 
 
 def _fill_lines(results: dict[str, dict[str, LengthResult]]) -> list[str]:

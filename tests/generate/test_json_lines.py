@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from longbench100.generate.json_lines import LONG, json_line
+from longbench100.generate.json_lines import LONG, json_line, read_back
 
 ALPHABET = [
     "a",
@@ -136,3 +136,27 @@ def test_a_string_subclass_is_written_as_its_characters():
 
     record = {"prompt": Shouting("quiet " * 1000)}
     assert json_line(record) == expected(record)
+
+
+class _Text(str):
+    """A str subclass: JSON reads it back as a plain str."""
+
+
+def test_a_record_read_back_is_what_json_reads_from_its_line():
+    rng = random.Random("read-back")
+    for round_ in range(200):
+        prompt = random_text(rng, rng.choice([0, LONG, LONG + 1, 9_000]), ALPHABET)
+        record = {
+            "id": f"task-8k-{round_:04d}",
+            "prompt": prompt if round_ % 7 else _Text(prompt),
+            "answers": (random_text(rng, 5, ALPHABET), "b"),  # a tuple: a list when read
+            "gold": {1: [0, 3], "spans": {"context": (0, 3)}, "depth": 0.1 * round_},
+            "closed_book_prompt": random_text(rng, LONG + 3, ALPHABET) if round_ % 2 else None,
+            "seed": 42,
+        }
+        expected_record = json.loads(json_line(record))
+        got = read_back(record)
+        assert got == expected_record
+        assert list(got) == list(expected_record)  # the keys in the file's order
+        assert all(type(value) is type(expected_record[key]) for key, value in got.items())
+        assert type(got["answers"]) is list and type(got["prompt"]) is str
