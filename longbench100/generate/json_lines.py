@@ -12,6 +12,7 @@ return (escaped as ``\\u00XX``) goes through the standard encoder, like every ot
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 LONG = 4096  # characters from which a string is escaped as bytes
 _RARE_CONTROLS = tuple(bytes([code]) for code in range(32) if code not in (9, 10, 13))
@@ -24,6 +25,16 @@ _ESCAPES = (
 )  # backslash first
 
 
+@dataclass(frozen=True)
+class EscapedText:
+    """A string value already in its JSON form, in UTF-8, without its quotes, as ``parts`` to be
+    joined: :func:`json_line` writes them as they are. JSON escapes a string one character at a
+    time, so the form of a text joined from stretches is the join of the stretches' forms
+    (:func:`escaped_body`)."""
+
+    parts: tuple[bytes, ...]
+
+
 def json_line(record: object) -> bytes:
     """``(json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")``, exactly; string values of a
     top-level object longer than :data:`LONG` are escaped as bytes. Like the standard encoder, every value
@@ -33,7 +44,7 @@ def json_line(record: object) -> bytes:
         return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
     pending = []  # (serialised key, whether the value is a long string left raw, the value or its serialisation)
     for key, value in record.items():
-        raw = isinstance(value, str) and len(value) > LONG
+        raw = isinstance(value, EscapedText) or (isinstance(value, str) and len(value) > LONG)
         pending.append(
             (
                 json.dumps(key, ensure_ascii=False),
@@ -44,22 +55,25 @@ def json_line(record: object) -> bytes:
     parts = [b"{"]
     for number, (key, raw, text) in enumerate(pending):
         parts.append((b", " if number else b"") + key.encode("utf-8") + b": ")
-        parts.extend(_escaped(text) if raw else (text.encode("utf-8"),))
+        if isinstance(text, EscapedText):
+            parts.extend((b'"', *text.parts, b'"'))
+        else:
+            parts.extend((b'"', escaped_body(text), b'"') if raw else (text.encode("utf-8"),))
     parts.append(b"}\n")
     return b"".join(parts)  # one copy of the long strings' bytes, not one per concatenation
 
 
-def _escaped(text: str) -> tuple[bytes, ...]:
-    """A long string as JSON in UTF-8, in parts: escaped as bytes, or by the standard encoder when
-    it holds a rare control character."""
+def escaped_body(text: str) -> bytes:
+    """``text`` as JSON writes it with ``ensure_ascii=False``, in UTF-8, without its quotes:
+    escaped as bytes, or by the standard encoder when it holds a rare control character."""
     data = str.encode(
         text, "utf-8"
     )  # str's own method: a subclass's override does not apply, as in json
     if any(control in data for control in _RARE_CONTROLS):
-        return (json.dumps(text, ensure_ascii=False).encode("utf-8"),)
+        return json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8")
     for raw, escaped in _ESCAPES:
         data = data.replace(raw, escaped)
-    return b'"', data, b'"'
+    return data
 
 
 def read_back(record: dict) -> dict:

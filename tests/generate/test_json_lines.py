@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from longbench100.generate.json_lines import LONG, json_line, read_back
+from longbench100.generate.json_lines import LONG, EscapedText, escaped_body, json_line, read_back
 
 ALPHABET = [
     "a",
@@ -160,3 +160,23 @@ def test_a_record_read_back_is_what_json_reads_from_its_line():
         assert list(got) == list(expected_record)  # the keys in the file's order
         assert all(type(value) is type(expected_record[key]) for key, value in got.items())
         assert type(got["answers"]) is list and type(got["prompt"]) is str
+
+
+def test_the_json_form_of_a_joined_text_is_the_join_of_its_stretches_forms():
+    """What lets twins be written from escaped stretches of the data's prompts: a cut anywhere,
+    each side escaped on its own (as bytes or by the standard encoder), joins to the whole's form,
+    and json_line writes an EscapedText as the string it spells."""
+    rng = random.Random("stretches")
+    for round_ in range(300):
+        text = random_text(rng, rng.choice([0, 50, LONG + 1, 9_000]), ALPHABET)
+        cuts = sorted(rng.randint(0, len(text)) for _ in range(rng.randint(0, 5)))
+        bounds = [0, *cuts, len(text)]
+        stretches = [text[start:end] for start, end in zip(bounds, bounds[1:])]
+        forms = tuple(escaped_body(stretch) for stretch in stretches)
+        assert (
+            b"".join(forms)
+            == escaped_body(text)
+            == json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8")
+        )
+        record = {"id": f"x-{round_}", "prompt": text, "prompt_tokens": 3}
+        assert json_line({**record, "prompt": EscapedText(forms)}) == expected(record)
