@@ -7,6 +7,10 @@ the escapes JSON needs with ``ensure_ascii=False`` are the backslash, the quote 
 characters, all single bytes that never occur inside a multi-byte UTF-8 sequence, so ``bytes.replace``
 finds exactly them. A long string holding a control character other than tab, newline and carriage
 return (escaped as ``\\u00XX``) goes through the standard encoder, like every other value.
+
+Since JSON escapes a string one character at a time, the escaped form of a text joined from
+stretches is the join of the stretches' forms: a value made that way (:class:`EscapedText`, the
+control twins spelled from stretches of the data's prompts) is written as it is.
 """
 
 from __future__ import annotations
