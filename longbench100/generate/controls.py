@@ -60,7 +60,7 @@ from longbench100.fitting.refill import (
 )
 from longbench100.fitting.rng import derive_rng
 from longbench100.folders.layout import CONTROL_KINDS, controls_folder, data_file_path
-from longbench100.generate.json_lines import EscapedText, escaped_body, json_line, read_back
+from longbench100.generate.json_lines import EscapedText, escaped_body, json_line_parts, read_back
 from longbench100.generate.prompt_counts import prompt_counts
 from longbench100.generate.twin_recipes import TwinRecipe, keep_recipes, read_recipes
 from longbench100.sources.records import Document
@@ -454,12 +454,12 @@ def write_controls(
     rows = dict.fromkeys(CONTROL_KINDS, 0)
     digest = hashlib.sha256()
 
-    def lines() -> Iterator[bytes]:
+    def lines() -> Iterator[bytes]:  # each line in its parts, written one after another
         for record in made:
             rows[record["control"]] += 1
-            line = json_line(record)
-            digest.update(line)
-            yield line
+            for part in json_line_parts(record):
+                digest.update(part)
+                yield part
 
     write_lines_atomic(controls_file_path(out, task, label), lines())
     return ControlsResult(rows, digest.hexdigest())

@@ -44,8 +44,14 @@ def json_line(record: object) -> bytes:
     top-level object longer than :data:`LONG` are escaped as bytes. Like the standard encoder, every value
     is serialised before anything is encoded, so a record that cannot be serialised fails as it would
     there, not on an unencodable character first."""
+    return b"".join(json_line_parts(record))
+
+
+def json_line_parts(record: object) -> list[bytes]:
+    """:func:`json_line` of ``record`` as the parts it joins, to be written one after another (a
+    long string's bytes are not copied once more to join them)."""
     if not isinstance(record, dict) or not all(isinstance(key, str) for key in record):
-        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        return [(json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")]
     pending = []  # (serialised key, whether the value is a long string left raw, the value or its serialisation)
     for key, value in record.items():
         raw = isinstance(value, EscapedText) or (isinstance(value, str) and len(value) > LONG)
@@ -64,7 +70,7 @@ def json_line(record: object) -> bytes:
         else:
             parts.extend((b'"', escaped_body(text), b'"') if raw else (text.encode("utf-8"),))
     parts.append(b"}\n")
-    return b"".join(parts)  # one copy of the long strings' bytes, not one per concatenation
+    return parts
 
 
 def escaped_body(text: str) -> bytes:

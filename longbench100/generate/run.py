@@ -30,7 +30,7 @@ from longbench100.folders.writable import ensure_writable_dir
 from longbench100.generate.base_lengths import base_length_warnings
 from longbench100.generate.candidate_cache import cached_candidates, code_digest
 from longbench100.generate.fill_notes import low_fill_note
-from longbench100.generate.json_lines import json_line
+from longbench100.generate.json_lines import json_line_parts
 from longbench100.generate.manifest import (
     build_manifest,
     check_finished_file,
@@ -879,11 +879,11 @@ UNLABELLED = "unlabelled"
 """What :func:`_build_line` returns for a row that needs a chunk the annotator gave no label (``--allow-unlabelled``)."""
 
 
-def _build_line(job: Job) -> tuple[bytes, int, RanOutRow | None] | str | None:
-    """Build one sample and serialise it as a JSON line in UTF-8 (runs in a worker process when
-    ``--workers`` > 1), with its ``prompt_tokens`` and, when its padding ran out, its fill and pool
-    (else ``None``); ``None`` for a row that cannot be built, :data:`UNLABELLED` for one that needs
-    a chunk left without a label."""
+def _build_line(job: Job) -> tuple[list[bytes], int, RanOutRow | None] | str | None:
+    """Build one sample and serialise it as a JSON line in UTF-8, in the parts it joins (runs in
+    a worker process when ``--workers`` > 1), with its ``prompt_tokens`` and, when its padding ran
+    out, its fill and pool (else ``None``); ``None`` for a row that cannot be built,
+    :data:`UNLABELLED` for one that needs a chunk left without a label."""
     task, label, budget, row_plan = job
     state = _current_worker_state()
     options, builder = state.options, state.builders[task]
@@ -930,7 +930,7 @@ def _build_line(job: Job) -> tuple[bytes, int, RanOutRow | None] | str | None:
     }
     exhausted = sample.fitted.exhausted_pool
     ran_out = None if exhausted is None else RanOutRow(sample.fitted.tokens / budget, exhausted)
-    line = json_line(record)
+    line = json_line_parts(record)
     if state.built is not None:
         state.built.setdefault((task, label), []).append(record)
     return line, record["prompt_tokens"], ran_out
