@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 LONG = 4096  # characters from which a string is escaped as bytes
 _RARE_CONTROLS = tuple(bytes([code]) for code in range(32) if code not in (9, 10, 13))
+_ALL_BUT_RARE_CONTROLS = bytes(code for code in range(256) if bytes([code]) not in _RARE_CONTROLS)
+_SEARCHED_APART = 1 << 16  # bytes from which each rare control character is searched for apart
 _ESCAPES = (
     (b"\\", b"\\\\"),
     (b'"', b'\\"'),
@@ -79,11 +81,20 @@ def escaped_body(text: str) -> bytes:
     data = str.encode(
         text, "utf-8"
     )  # str's own method: a subclass's override does not apply, as in json
-    if any(control in data for control in _RARE_CONTROLS):
+    if _holds_a_rare_control(data):
         return json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8")
     for raw, escaped in _ESCAPES:
         data = data.replace(raw, escaped)
     return data
+
+
+def _holds_a_rare_control(data: bytes) -> bool:
+    """Whether ``data`` holds a control character JSON writes as ``\\u00XX``: looked for one
+    at a time in a long text (each search runs at memory speed), in one pass that keeps only them
+    in a short one (where 27 searches would cost more in calls than in bytes)."""
+    if len(data) > _SEARCHED_APART:
+        return any(control in data for control in _RARE_CONTROLS)
+    return bool(data.translate(None, _ALL_BUT_RARE_CONTROLS))
 
 
 def read_back(record: dict) -> dict:

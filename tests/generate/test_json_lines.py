@@ -102,10 +102,12 @@ def test_a_lone_surrogate_fails_as_the_standard_encoder_does():
         json_line(record)
 
 
+@pytest.mark.parametrize("size", [LONG, 70_000])  # looked for in one pass, and one at a time
 @pytest.mark.parametrize("code", range(32))
-def test_a_long_string_with_one_control_character_of_any_kind(code: int):
-    record = {"prompt": "x" * LONG + chr(code) + "é" + chr(code)}
+def test_a_long_string_with_one_control_character_of_any_kind(code: int, size: int):
+    record = {"prompt": "x" * size + chr(code) + "é" + chr(code)}
     assert json_line(record) == expected(record)
+    assert escaped_body(record["prompt"]) == expected(record["prompt"])[1:-2]
 
 
 @pytest.mark.parametrize(
