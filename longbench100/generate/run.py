@@ -248,7 +248,8 @@ def _generate(
     tokenizer, corpus, builders = _load_builders(
         options, location, templates, options.tasks, progress, left_out
     )
-    recalled = recall_piece_counts(tokenizer.members, options.tasks)
+    budgets_run = [budget for _, budget in options.lengths]
+    recalled = recall_piece_counts(tokenizer.members, options.tasks, budgets_run)
     recalled_answers = recall_near_copy_answers(options.tasks)
     recall_filler_cuts(
         tokenizer, corpus.documents, corpus.content_key(), code_digest(), options.tasks
@@ -368,7 +369,7 @@ def _generate(
                 )
     for builder in builders.values():
         builder.finish(tokenizer)
-    keep_piece_counts(tokenizer.members, recalled, options.tasks)
+    keep_piece_counts(tokenizer.members, recalled, options.tasks, budgets_run)
     keep_near_copy_answers(recalled_answers, options.tasks)
     keep_filler_cuts()
     for line in base_length_warnings(
