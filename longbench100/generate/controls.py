@@ -32,6 +32,7 @@ same data file spells its twins from."""
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import re
@@ -59,13 +60,14 @@ from longbench100.fitting.refill import (
 )
 from longbench100.fitting.rng import derive_rng
 from longbench100.folders.layout import CONTROL_KINDS, controls_folder, data_file_path
-from longbench100.generate.json_lines import json_line
+from longbench100.generate.json_lines import EscapedText, escaped_body, json_line_parts, read_back
 from longbench100.generate.prompt_counts import prompt_counts
 from longbench100.generate.twin_recipes import TwinRecipe, keep_recipes, read_recipes
 from longbench100.sources.records import Document
 from longbench100.tasks.icl import relabelled_demonstrations
 from longbench100.tasks.negatives import passage_body
 from longbench100.text.edited_count import Edit, Known, apply_edits, count_edited
+from longbench100.text.joint_tokenizer import JointTokenizer
 from longbench100.text.tokenization import Tokenizer
 from longbench100.text.units import Span
 
@@ -143,6 +145,7 @@ class ControlBuilder:
         # each document's text and count are read when a twin first draws it (a short run reads few)
         self.pool = DocumentEntries(pool)
         self.titled: dict[int, str] = {}  # pool documents as titled documents are shown, by index
+        self.several = isinstance(tokenizer, JointTokenizer)  # counts each twin's prompt per member
 
     def records(self, records: list[dict], where: str) -> list[dict]:
         """The controls of ``records`` (one data file's, in file order): each row's gold-removed
@@ -221,15 +224,29 @@ class ControlBuilder:
 
     def from_recipes(self, records: list[dict], recipes: list[TwinRecipe]) -> Iterator[dict]:
         """The controls ``recipes`` spell from ``records`` and the pool, one at a time (recipes
-        that :meth:`fit` them)."""
+        that :meth:`fit` them), each prompt in its JSON form (:class:`EscapedText`, to be written
+        by :func:`json_line`), joined from the forms of its segments: each stretch of a data
+        prompt between two places where a segment starts or ends is escaped once for all twins."""
+        escaped = _EscapedPrompts(records, recipes)
         for recipe in recipes:
-            yield self._record(
-                records[recipe.row],
-                recipe.kind,
-                self._spelled(records, recipe.segments),
+            record = records[recipe.row]
+            counts = prompt_counts(
+                self.tokenizer,
+                self._spelled(records, recipe.segments) if self.several else "",
                 recipe.tokens,
-                recipe.extra,
             )
+            prompt = EscapedText(
+                tuple(
+                    piece
+                    for segment in recipe.segments
+                    for piece in (
+                        escaped.stretch(segment[1], segment[2], segment[3])
+                        if not isinstance(segment, str) and segment[0] == "prompt"
+                        else (escaped_body(self._spelled(records, [segment])),)
+                    )
+                )
+            )
+            yield _control_record(record, recipe.kind, prompt, counts, recipe.extra)
 
     def _spelled(self, records: list[dict], segments: list[Segment]) -> str:
         """The text ``segments`` spell from ``records``' prompts and the pool's texts."""
@@ -416,24 +433,33 @@ class ControlBuilder:
 
 
 def write_controls(
-    out: Path, task: str, label: str, controls: ControlBuilder, recipes: Path | None = None
+    out: Path,
+    task: str,
+    label: str,
+    controls: ControlBuilder,
+    recipes: Path | None = None,
+    built: list[dict] | None = None,
 ) -> ControlsResult:
     """Build and write the controls of ``OUT/<task>/<label>.jsonl`` (its final file) atomically;
     spelled from the recipes kept at ``recipes`` where there are some, else built (and their
-    recipes kept there)."""
+    recipes kept there). ``built``: the file's records as the run built them, in file order (each
+    taken as the file's line reads back, :func:`read_back`), instead of reading the file."""
     data = data_file_path(out, task, label)
-    with data.open(encoding="utf-8") as handle:
-        records = [json.loads(line) for line in handle]
+    if built is not None:
+        records = [read_back(record) for record in built]
+    else:
+        with data.open(encoding="utf-8") as handle:
+            records = [json.loads(line) for line in handle]
     made = _made_controls(controls, records, str(data), recipes)
     rows = dict.fromkeys(CONTROL_KINDS, 0)
     digest = hashlib.sha256()
 
-    def lines() -> Iterator[bytes]:
+    def lines() -> Iterator[bytes]:  # each line in its parts, written one after another
         for record in made:
             rows[record["control"]] += 1
-            line = json_line(record)
-            digest.update(line)
-            yield line
+            for part in json_line_parts(record):
+                digest.update(part)
+                yield part
 
     write_lines_atomic(controls_file_path(out, task, label), lines())
     return ControlsResult(rows, digest.hexdigest())
@@ -453,6 +479,37 @@ def _made_controls(
         if made is not None:
             keep_recipes(recipes, made)
     return [twin.record for twin in twins]
+
+
+class _EscapedPrompts:
+    """The JSON forms (:func:`escaped_body`) of the stretches of a data file's prompts that
+    recipes spell twins from, each stretch between two places where a segment starts or ends
+    escaped once, when first asked for."""
+
+    def __init__(self, records: list[dict], recipes: list[TwinRecipe]) -> None:
+        places: dict[int, set[int]] = {}
+        for recipe in recipes:
+            for segment in recipe.segments:
+                if not isinstance(segment, str) and segment[0] == "prompt":
+                    places.setdefault(segment[1], set()).update(segment[2:])
+        self._records = records
+        self._places = {row: sorted(found) for row, found in places.items()}
+        self._forms: dict[tuple[int, int], bytes] = {}  # (row, start place) -> the stretch's form
+
+    def stretch(self, row: int, start: int, end: int) -> list[bytes]:
+        """The JSON form of row ``row``'s prompt's characters ``start:end`` (a segment of the
+        recipes), as the forms of the stretches it spans."""
+        places = self._places[row]
+        number = bisect.bisect_left(places, start)
+        forms = []
+        while places[number] < end:
+            at, to = places[number], places[number + 1]
+            form = self._forms.get((row, at))
+            if form is None:
+                form = self._forms[row, at] = escaped_body(self._records[row]["prompt"][at:to])
+            forms.append(form)
+            number += 1
+        return forms
 
 
 def read_controls_result(out: Path, task: str, label: str) -> ControlsResult:
@@ -547,7 +604,9 @@ def _titled(
     ]
 
 
-def _control_record(record: dict, kind: str, prompt: str, counts: dict, extra: dict) -> dict:
+def _control_record(
+    record: dict, kind: str, prompt: str | EscapedText, counts: dict, extra: dict
+) -> dict:
     """``record`` as a control twin: its own id, the kind and the twinned id, the new prompt and
     its token counts (:func:`~longbench100.generate.prompt_counts.prompt_counts`); the gold's
     recorded spans (which no longer point at gold) are dropped."""

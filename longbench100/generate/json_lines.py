@@ -7,14 +7,21 @@ the escapes JSON needs with ``ensure_ascii=False`` are the backslash, the quote 
 characters, all single bytes that never occur inside a multi-byte UTF-8 sequence, so ``bytes.replace``
 finds exactly them. A long string holding a control character other than tab, newline and carriage
 return (escaped as ``\\u00XX``) goes through the standard encoder, like every other value.
+
+Since JSON escapes a string one character at a time, the escaped form of a text joined from
+stretches is the join of the stretches' forms: a value made that way (:class:`EscapedText`, the
+control twins spelled from stretches of the data's prompts) is written as it is.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 LONG = 4096  # characters from which a string is escaped as bytes
 _RARE_CONTROLS = tuple(bytes([code]) for code in range(32) if code not in (9, 10, 13))
+_ALL_BUT_RARE_CONTROLS = bytes(code for code in range(256) if bytes([code]) not in _RARE_CONTROLS)
+_SEARCHED_APART = 1 << 16  # bytes from which each rare control character is searched for apart
 _ESCAPES = (
     (b"\\", b"\\\\"),
     (b'"', b'\\"'),
@@ -24,16 +31,32 @@ _ESCAPES = (
 )  # backslash first
 
 
+@dataclass(frozen=True)
+class EscapedText:
+    """A string value already in its JSON form, in UTF-8, without its quotes, as ``parts`` to be
+    joined: :func:`json_line` writes them as they are. JSON escapes a string one character at a
+    time, so the form of a text joined from stretches is the join of the stretches' forms
+    (:func:`escaped_body`)."""
+
+    parts: tuple[bytes, ...]
+
+
 def json_line(record: object) -> bytes:
     """``(json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")``, exactly; string values of a
     top-level object longer than :data:`LONG` are escaped as bytes. Like the standard encoder, every value
     is serialised before anything is encoded, so a record that cannot be serialised fails as it would
     there, not on an unencodable character first."""
+    return b"".join(json_line_parts(record))
+
+
+def json_line_parts(record: object) -> list[bytes]:
+    """:func:`json_line` of ``record`` as the parts it joins, to be written one after another (a
+    long string's bytes are not copied once more to join them)."""
     if not isinstance(record, dict) or not all(isinstance(key, str) for key in record):
-        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        return [(json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")]
     pending = []  # (serialised key, whether the value is a long string left raw, the value or its serialisation)
     for key, value in record.items():
-        raw = isinstance(value, str) and len(value) > LONG
+        raw = isinstance(value, EscapedText) or (isinstance(value, str) and len(value) > LONG)
         pending.append(
             (
                 json.dumps(key, ensure_ascii=False),
@@ -44,19 +67,44 @@ def json_line(record: object) -> bytes:
     parts = [b"{"]
     for number, (key, raw, text) in enumerate(pending):
         parts.append((b", " if number else b"") + key.encode("utf-8") + b": ")
-        parts.extend(_escaped(text) if raw else (text.encode("utf-8"),))
+        if isinstance(text, EscapedText):
+            parts.extend((b'"', *text.parts, b'"'))
+        else:
+            parts.extend((b'"', escaped_body(text), b'"') if raw else (text.encode("utf-8"),))
     parts.append(b"}\n")
-    return b"".join(parts)  # one copy of the long strings' bytes, not one per concatenation
+    return parts
 
 
-def _escaped(text: str) -> tuple[bytes, ...]:
-    """A long string as JSON in UTF-8, in parts: escaped as bytes, or by the standard encoder when
-    it holds a rare control character."""
+def escaped_body(text: str) -> bytes:
+    """``text`` as JSON writes it with ``ensure_ascii=False``, in UTF-8, without its quotes:
+    escaped as bytes, or by the standard encoder when it holds a rare control character."""
     data = str.encode(
         text, "utf-8"
     )  # str's own method: a subclass's override does not apply, as in json
-    if any(control in data for control in _RARE_CONTROLS):
-        return (json.dumps(text, ensure_ascii=False).encode("utf-8"),)
+    if _holds_a_rare_control(data):
+        return json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8")
     for raw, escaped in _ESCAPES:
         data = data.replace(raw, escaped)
-    return b'"', data, b'"'
+    return data
+
+
+def _holds_a_rare_control(data: bytes) -> bool:
+    """Whether ``data`` holds a control character JSON writes as ``\\u00XX``: looked for one
+    at a time in a long text (each search runs at memory speed), in one pass that keeps only them
+    in a short one (where 27 searches would cost more in calls than in bytes)."""
+    if len(data) > _SEARCHED_APART:
+        return any(control in data for control in _RARE_CONTROLS)
+    return bool(data.translate(None, _ALL_BUT_RARE_CONTROLS))
+
+
+def read_back(record: dict) -> dict:
+    """``json.loads(json_line(record))`` without escaping and parsing the long strings again: every
+    other value goes through the standard encoder and decoder (tuples become lists, keys strings,
+    as in the file), and a long string (a ``str`` longer than :data:`LONG`, which JSON gives back
+    as it was) is kept as it is, in its place."""
+    long = {key: value for key, value in record.items() if type(value) is str and len(value) > LONG}
+    if not long or not all(isinstance(key, str) for key in record):
+        return json.loads(json_line(record))
+    rest = json.loads(json.dumps({**record, **dict.fromkeys(long, "")}, ensure_ascii=False))
+    rest.update(long)  # keys already in place: the order is the record's
+    return rest

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from longbench100.core.errors import UserError
@@ -99,6 +100,10 @@ def written_sources(path: Path) -> dict[str, int]:
     return counts
 
 
+_MOST_PARTS = 1024
+"""Most buffers one ``writev`` call takes (the least ``IOV_MAX`` POSIX allows)."""
+
+
 class LineAppender:
     """Appends complete JSON lines to a ``.partial`` file, flushing each one to the operating system, and
     keeps the sha256 of the whole file as it grows (the lines a resumed run found there included), so the
@@ -113,12 +118,20 @@ class LineAppender:
             for chunk in iter(lambda: handle.read(1 << 20), b""):
                 self._digest.update(chunk)
 
-    def write(self, line: bytes) -> None:
-        """Append one line (UTF-8, ending in its newline); a torn line from a crash is cut off on resume."""
-        self._digest.update(line)
-        view = memoryview(line)
-        while view:
-            view = view[os.write(self._fd, view) :]
+    def write(self, line: Sequence[bytes]) -> None:
+        """Append one line (UTF-8, ending in its newline), given as the parts it joins (written
+        together, not joined first); a torn line from a crash is cut off on resume."""
+        views = []
+        for part in line:
+            self._digest.update(part)
+            if part:
+                views.append(memoryview(part))
+        while views:
+            written = os.writev(self._fd, views[:_MOST_PARTS])
+            while views and written >= len(views[0]):
+                written -= len(views.pop(0))
+            if written:
+                views[0] = views[0][written:]
 
     def finish(self, final: Path) -> str:
         """Sync, close and atomically rename the partial file to its final name; return the file's sha256."""

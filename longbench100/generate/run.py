@@ -31,7 +31,7 @@ from longbench100.folders.writable import ensure_writable_dir
 from longbench100.generate.base_lengths import base_length_warnings
 from longbench100.generate.candidate_cache import cached_candidates, code_digest
 from longbench100.generate.fill_notes import low_fill_note
-from longbench100.generate.json_lines import json_line
+from longbench100.generate.json_lines import json_line_parts
 from longbench100.generate.manifest import (
     build_manifest,
     check_finished_file,
@@ -87,6 +87,9 @@ class WorkerState:
     options: GenerateOptions
     tokenizer: Tokenizer
     builders: dict[str, TaskBuilder]
+    built: dict[tuple[str, str], list[dict]] | None = None
+    """Where rows built in the run's own process leave their records, by task and length, for the
+    control twins (which then need not read the data file back); ``None`` in worker processes."""
 
 
 _worker_state: WorkerState | None = None
@@ -246,7 +249,8 @@ def _generate(
     tokenizer, corpus, builders = _load_builders(
         options, location, templates, options.tasks, progress, left_out
     )
-    recalled = recall_piece_counts(tokenizer.members, options.tasks)
+    budgets_run = [budget for _, budget in options.lengths]
+    recalled = recall_piece_counts(tokenizer.members, options.tasks, budgets_run)
     recalled_answers = recall_near_copy_answers(options.tasks)
     recall_filler_cuts(
         tokenizer, corpus.documents, corpus.content_key(), code_digest(), options.tasks
@@ -313,7 +317,10 @@ def _generate(
         )
         builder.read_ahead(_row_randoms(options, tokenizer, task, pending))
     workers = _row_workers(options, builders.values())
-    with _executor(workers, WorkerState(options, tokenizer, builders)) as executor:
+    built: dict[tuple[str, str], list[dict]] | None = (
+        {} if options.controls and workers <= 1 else None
+    )
+    with _executor(workers, WorkerState(options, tokenizer, builders, built)) as executor:
         # one stream of rows over every task and length, so no worker waits for a file's last row before the next file's
         lines = executor.map(
             _build_line,
@@ -347,6 +354,8 @@ def _generate(
             if fill_note is not None:
                 echo(fill_note)
             if options.controls:
+                records = built.pop((task, label), None) if built is not None else None
+                whole = records is not None and _all_built_here(results[task][label], records)
                 controls.setdefault(task, {})[label] = _write_controls(
                     options,
                     tokenizer,
@@ -358,10 +367,11 @@ def _generate(
                     budgets[label],
                     echo,
                     results[task][label].sha256,
+                    records if whole else None,
                 )
     for builder in builders.values():
         builder.finish(tokenizer)
-    keep_piece_counts(tokenizer.members, recalled, options.tasks)
+    keep_piece_counts(tokenizer.members, recalled, options.tasks, budgets_run)
     keep_near_copy_answers(recalled_answers, options.tasks)
     keep_filler_cuts()
     for line in base_length_warnings(
@@ -613,6 +623,12 @@ def _check_shortcuts(out: Path, manifest: dict, echo: Callable[[str], None]) -> 
     return record_shortcut_check(out, manifest, summary_record(run))
 
 
+def _all_built_here(result: LengthResult, records: list[dict]) -> bool:
+    """Whether ``records`` (those this run built in its own process) are every line of the
+    length's data file: none was resumed from an earlier run's."""
+    return result.prompt_tokens is not None and len(records) == result.rows
+
+
 def _write_controls(
     options: GenerateOptions,
     tokenizer: Tokenizer,
@@ -624,12 +640,13 @@ def _write_controls(
     budget: int,
     echo: Callable[[str], None],
     data_sha256: str | None,
+    records: list[dict] | None = None,
 ) -> ControlsResult | None:
     """Write (or, on a resumed run, read back) the control twins of one task and length, spelled
     from their kept recipes where a run made them from the same data file (``data_sha256``, where
     this run worked it out) and inputs (``corpus_key``: the corpus's content key); ``None``, said
     in a warning, when its prompts do not have a layout the controls can split (a --templates
-    template)."""
+    template). ``records``: the data file's records as this run built them (else read back)."""
     from longbench100.generate.controls import (  # here: a run without twins needs none of them
         ControlBuilder,
         controls_file_path,
@@ -660,7 +677,9 @@ def _write_controls(
         )
         sha256 = data_sha256 or file_sha256(data_file_path(options.out, task, label))
         try:
-            result = write_controls(options.out, task, label, twins, recipes_path(key, sha256))
+            result = write_controls(
+                options.out, task, label, twins, recipes_path(key, sha256), records
+            )
         except UserError as error:
             echo(f"warning: no control twins for {task} {label}: {error}")
             return None
@@ -887,11 +906,11 @@ UNLABELLED = "unlabelled"
 """What :func:`_build_line` returns for a row that needs a chunk the annotator gave no label (``--allow-unlabelled``)."""
 
 
-def _build_line(job: Job) -> tuple[bytes, int, RanOutRow | None] | str | None:
-    """Build one sample and serialise it as a JSON line in UTF-8 (runs in a worker process when
-    ``--workers`` > 1), with its ``prompt_tokens`` and, when its padding ran out, its fill and pool
-    (else ``None``); ``None`` for a row that cannot be built, :data:`UNLABELLED` for one that needs
-    a chunk left without a label."""
+def _build_line(job: Job) -> tuple[list[bytes], int, RanOutRow | None] | str | None:
+    """Build one sample and serialise it as a JSON line in UTF-8, in the parts it joins (runs in
+    a worker process when ``--workers`` > 1), with its ``prompt_tokens`` and, when its padding ran
+    out, its fill and pool (else ``None``); ``None`` for a row that cannot be built,
+    :data:`UNLABELLED` for one that needs a chunk left without a label."""
     task, label, budget, row_plan = job
     state = _current_worker_state()
     options, builder = state.options, state.builders[task]
@@ -938,7 +957,10 @@ def _build_line(job: Job) -> tuple[bytes, int, RanOutRow | None] | str | None:
     }
     exhausted = sample.fitted.exhausted_pool
     ran_out = None if exhausted is None else RanOutRow(sample.fitted.tokens / budget, exhausted)
-    return json_line(record), record["prompt_tokens"], ran_out
+    line = json_line_parts(record)
+    if state.built is not None:
+        state.built.setdefault((task, label), []).append(record)
+    return line, record["prompt_tokens"], ran_out
 
 
 def _fill_lines(results: dict[str, dict[str, LengthResult]]) -> list[str]:

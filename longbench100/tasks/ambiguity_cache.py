@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import sys
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import Callable, cast
 
@@ -35,9 +36,26 @@ FORMAT = 1
 settings in ``baselines/lexical.tfidf_vectorizer``)."""
 
 
+_WHEEL_INFO = ("scikit_learn-", ".dist-info")
+"""How a scikit-learn wheel's metadata folder is named, around its version."""
+
+
 @lru_cache(maxsize=1)
 def _sklearn_version() -> str:
-    """scikit-learn's installed version, read without importing it."""
+    """scikit-learn's installed version, read without importing it: from the name of its wheel's
+    ``scikit_learn-<version>.dist-info`` folder, first on the import path (what
+    :func:`importlib.metadata.version` finds there, without the imports that cost a warm run more
+    than its lookups), else from :mod:`importlib.metadata` (an install of another form)."""
+    for folder in sys.path:
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(_WHEEL_INFO[0]) and name.endswith(_WHEEL_INFO[1]):
+                return name[len(_WHEEL_INFO[0]) : -len(_WHEEL_INFO[1])]
+    from importlib import metadata
+
     try:
         return metadata.version("scikit-learn")
     except metadata.PackageNotFoundError:

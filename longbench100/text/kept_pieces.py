@@ -31,20 +31,24 @@ Recalled = dict[str, tuple[dict[str, int], Openings]]
 """The kept piece counts and openings each tokenizer learned, by its identity."""
 
 
-def kept_path(tokenizer: Tokenizer, tasks: Sequence[str]) -> Path:
-    """Where ``tokenizer``'s piece counts for runs of ``tasks`` are kept."""
-    key = [FORMAT, tokenizer.identity, CUT.pattern, ANY_BOUNDARY.pattern]
+def kept_path(tokenizer: Tokenizer, tasks: Sequence[str], lengths: Sequence[int] = ()) -> Path:
+    """Where ``tokenizer``'s piece counts for runs of ``tasks`` at ``lengths`` (their budgets, in
+    any order) are kept: a run reads the windows its own rows counted (each prompt's joins, kept
+    whole), not those of every length its tasks were run at."""
+    key = [FORMAT, tokenizer.identity, CUT.pattern, ANY_BOUNDARY.pattern, sorted(set(lengths))]
     return kept_file("piece_counts", key, tasks)
 
 
-def recall_piece_counts(members: tuple[Tokenizer, ...], tasks: Sequence[str]) -> Recalled:
-    """Teach each tokenizer that counts by pieces the counts and openings kept by earlier runs;
-    return them, for :func:`keep_piece_counts`."""
+def recall_piece_counts(
+    members: tuple[Tokenizer, ...], tasks: Sequence[str], lengths: Sequence[int] = ()
+) -> Recalled:
+    """Teach each tokenizer that counts by pieces the counts and openings kept by earlier runs (of
+    ``tasks`` at ``lengths``); return them, for :func:`keep_piece_counts`."""
     recalled: Recalled = {}
     for member in members:
         if member.counting != "segments":
             continue
-        counts, openings = _valid(read_marshal(kept_path(member, tasks)))
+        counts, openings = _valid(read_marshal(kept_path(member, tasks, lengths)))
         member.learn(list(counts), list(counts.values()))
         member.learn_openings(openings)
         recalled[member.identity] = counts, openings
@@ -52,7 +56,10 @@ def recall_piece_counts(members: tuple[Tokenizer, ...], tasks: Sequence[str]) ->
 
 
 def keep_piece_counts(
-    members: tuple[Tokenizer, ...], recalled: Recalled, tasks: Sequence[str]
+    members: tuple[Tokenizer, ...],
+    recalled: Recalled,
+    tasks: Sequence[str],
+    lengths: Sequence[int] = (),
 ) -> None:
     """Keep, beside what ``recalled`` holds, the pieces each tokenizer counted and the openings it
     decoded in this run (nothing is written where it tokenized nothing)."""
@@ -65,7 +72,9 @@ def keep_piece_counts(
             "pieces": newest_kept({**counts, **counted}),
             "openings": newest_kept({**openings, **decoded}),
         }
-        write_marshal(kept_path(member, tasks), kept)  # an unwritable cache: counted next time
+        write_marshal(
+            kept_path(member, tasks, lengths), kept
+        )  # an unwritable cache: counted next time
 
 
 @contextmanager

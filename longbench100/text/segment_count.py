@@ -159,6 +159,15 @@ class SegmentCounter:
             start = end
         return total + piece(text[start:])
 
+    def count_window(self, text: str) -> int:
+        """:meth:`count_lines` of ``text``, its total cached (and kept, like a piece's) under the whole
+        text: a window where known texts meet in a prompt (a passage's tail, a heading, the next
+        passage's first piece) recurs whole whenever the same rows are built again."""
+        known = self._cache.get(text)
+        if known is None:
+            known = self._remember(text, self.count_lines(text))
+        return known
+
     def pieces(self, text: str) -> list[str]:
         """``text`` cut at its :data:`CUT` places: the pieces whose counts :meth:`count` adds up."""
         return split_at(text, cut_places(text))
@@ -171,10 +180,15 @@ class SegmentCounter:
         """The token count of one piece (a text with no :data:`CUT` place inside), cached by its text."""
         known = self._cache.get(text)
         if known is None:
-            if len(self._cache) > CACHE_LIMIT:
-                self._cache.clear()
-                self.counted.clear()
-            known = self._cache[text] = self._count_whole(text)
-            if self.keeping:
-                self.counted[text] = known
+            known = self._remember(text, self._count_whole(text))
         return known
+
+    def _remember(self, text: str, count: int) -> int:
+        """Cache ``count`` as ``text``'s (kept for the next run while :attr:`keeping`); return it."""
+        if len(self._cache) > CACHE_LIMIT:
+            self._cache.clear()
+            self.counted.clear()
+        self._cache[text] = count
+        if self.keeping:
+            self.counted[text] = count
+        return count

@@ -269,7 +269,9 @@ def count_parts(parts: Sequence[Part], segments: SegmentCounter) -> int:
     A window where spans and inserts meet joins a passage's last piece, a heading between passages and the
     next passage's first piece, new together in each prompt; counted by :meth:`SegmentCounter.count_lines`, cut
     also at the heading's line breaks, its parts recur (a passage's tail with the blank line after it, the
-    heading), and a passage's first piece after such a break is read off its running totals.
+    heading), and a passage's first piece after such a break is read off its running totals. The
+    window's total is kept whole (:meth:`SegmentCounter.count_window`): the same rows built again
+    (a warm run) look each window up once instead of cutting it.
     """
     total = 0
     window: list[str] = []
@@ -291,12 +293,12 @@ def count_parts(parts: Sequence[Part], segments: SegmentCounter) -> int:
             and _opens_a_pre_token(before, index.text)
         ):
             total += (
-                segments.count_lines(before) + index.totals[1] + tokens
+                segments.count_window(before) + index.totals[1] + tokens
             )  # the text's first piece, from its totals
         else:
-            total += segments.count_lines(before + index.text[start:first]) + tokens
+            total += segments.count_window(before + index.text[start:first]) + tokens
         window = [index.text[last:end]]
-    return total + segments.count_lines("".join(window))
+    return total + segments.count_window("".join(window))
 
 
 def _opens_a_pre_token(before: str, text: str) -> bool:
@@ -386,6 +388,16 @@ def _find(text: str, needle: str, start: int) -> int:
     wherever it lies)."""
     opening = needle[:_FIND_BY]
     position = text.find(opening, start)
-    while position >= 0 and not text.startswith(needle, position):
+    while position >= 0 and not _holds_at(text, needle, position):
         position = text.find(opening, position + 1)
     return position
+
+
+def _holds_at(text: str, needle: str, position: int) -> bool:
+    """``text.startswith(needle, position)``, faster for an ASCII needle in a text that is not
+    ASCII (a prompt that holds one wider character): ``startswith`` compares strings of different
+    widths one character at a time, while the slice of ``text`` is stored as narrowly as its own
+    characters allow and then compared with the needle at once."""
+    if needle.isascii() and not text.isascii():
+        return text[position : position + len(needle)] == needle
+    return text.startswith(needle, position)

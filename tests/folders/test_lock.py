@@ -175,12 +175,13 @@ def test_a_full_disk_is_one_line_and_resume_gives_the_same_bytes(
     real_write = output.LineAppender.write
     written = []
 
-    def fills_up(self, line: bytes) -> None:
+    def fills_up(self, parts: list[bytes]) -> None:
+        line = b"".join(parts)
         if len(written) == 4:  # the fifth line: half of it reaches the disk, then it is full
             os.write(self._fd, line[: len(line) // 2])
             raise OSError(errno.ENOSPC, "No space left on device", str(self.path))
         written.append(line)
-        real_write(self, line)
+        real_write(self, parts)
 
     monkeypatch.setattr(output.LineAppender, "write", fills_up)
     out = tmp_path / "full"

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from longbench100.generate.json_lines import LONG, json_line
+from longbench100.generate.json_lines import LONG, EscapedText, escaped_body, json_line, read_back
 
 ALPHABET = [
     "a",
@@ -102,10 +102,12 @@ def test_a_lone_surrogate_fails_as_the_standard_encoder_does():
         json_line(record)
 
 
+@pytest.mark.parametrize("size", [LONG, 70_000])  # looked for in one pass, and one at a time
 @pytest.mark.parametrize("code", range(32))
-def test_a_long_string_with_one_control_character_of_any_kind(code: int):
-    record = {"prompt": "x" * LONG + chr(code) + "é" + chr(code)}
+def test_a_long_string_with_one_control_character_of_any_kind(code: int, size: int):
+    record = {"prompt": "x" * size + chr(code) + "é" + chr(code)}
     assert json_line(record) == expected(record)
+    assert escaped_body(record["prompt"]) == expected(record["prompt"])[1:-2]
 
 
 @pytest.mark.parametrize(
@@ -136,3 +138,47 @@ def test_a_string_subclass_is_written_as_its_characters():
 
     record = {"prompt": Shouting("quiet " * 1000)}
     assert json_line(record) == expected(record)
+
+
+class _Text(str):
+    """A str subclass: JSON reads it back as a plain str."""
+
+
+def test_a_record_read_back_is_what_json_reads_from_its_line():
+    rng = random.Random("read-back")
+    for round_ in range(200):
+        prompt = random_text(rng, rng.choice([0, LONG, LONG + 1, 9_000]), ALPHABET)
+        record = {
+            "id": f"task-8k-{round_:04d}",
+            "prompt": prompt if round_ % 7 else _Text(prompt),
+            "answers": (random_text(rng, 5, ALPHABET), "b"),  # a tuple: a list when read
+            "gold": {1: [0, 3], "spans": {"context": (0, 3)}, "depth": 0.1 * round_},
+            "closed_book_prompt": random_text(rng, LONG + 3, ALPHABET) if round_ % 2 else None,
+            "seed": 42,
+        }
+        expected_record = json.loads(json_line(record))
+        got = read_back(record)
+        assert got == expected_record
+        assert list(got) == list(expected_record)  # the keys in the file's order
+        assert all(type(value) is type(expected_record[key]) for key, value in got.items())
+        assert type(got["answers"]) is list and type(got["prompt"]) is str
+
+
+def test_the_json_form_of_a_joined_text_is_the_join_of_its_stretches_forms():
+    """What lets twins be written from escaped stretches of the data's prompts: a cut anywhere,
+    each side escaped on its own (as bytes or by the standard encoder), joins to the whole's form,
+    and json_line writes an EscapedText as the string it spells."""
+    rng = random.Random("stretches")
+    for round_ in range(300):
+        text = random_text(rng, rng.choice([0, 50, LONG + 1, 9_000]), ALPHABET)
+        cuts = sorted(rng.randint(0, len(text)) for _ in range(rng.randint(0, 5)))
+        bounds = [0, *cuts, len(text)]
+        stretches = [text[start:end] for start, end in zip(bounds, bounds[1:])]
+        forms = tuple(escaped_body(stretch) for stretch in stretches)
+        assert (
+            b"".join(forms)
+            == escaped_body(text)
+            == json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8")
+        )
+        record = {"id": f"x-{round_}", "prompt": text, "prompt_tokens": 3}
+        assert json_line({**record, "prompt": EscapedText(forms)}) == expected(record)

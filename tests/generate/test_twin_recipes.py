@@ -68,6 +68,31 @@ def test_a_second_run_spells_every_twin_from_the_recipes_the_first_kept(
     assert (second / "manifest.json").read_bytes() == (first_run / "manifest.json").read_bytes()
 
 
+def test_twins_made_from_the_rows_this_run_built_equal_twins_from_the_file_read_back(
+    mirror: Path, tmp_path: Path, first_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from longbench100.generate import controls, run
+
+    taken: list[dict] = []
+    read_back = controls.read_back
+    monkeypatch.setattr(
+        controls, "read_back", lambda record: taken.append(record) or read_back(record)
+    )
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "own-cache"))
+    kept_in_memory = tmp_path / "in-memory"
+    _generate(mirror, kept_in_memory)
+    assert taken  # the twins took the rows as built, not the file
+    taken.clear()
+    monkeypatch.setattr(run, "_all_built_here", lambda result, records: False)
+    monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "another-cache"))
+    read_from_file = tmp_path / "from-file"
+    _generate(mirror, read_from_file)
+    assert not taken
+    assert _controls(kept_in_memory) == _controls(read_from_file) == _controls(first_run)
+    manifests = [folder / "manifest.json" for folder in (kept_in_memory, read_from_file, first_run)]
+    assert len({path.read_bytes() for path in manifests}) == 1
+
+
 @pytest.mark.parametrize(
     "stored",
     [

@@ -290,3 +290,23 @@ def test_the_pool_key_follows_the_pools_files_entry_and_documents(builder: Passa
     assert pool_key(changed_file, name, pool) != key
     assert pool_key(changed_entry, name, pool) != key
     assert pool_key(corpus, name, pool[1:]) != key
+
+
+def test_the_keys_scikit_learn_version_is_what_its_metadata_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from importlib import metadata
+
+    from longbench100.tasks import ambiguity_cache
+
+    ambiguity_cache._sklearn_version.cache_clear()
+    try:
+        installed = metadata.version("scikit-learn")
+    except metadata.PackageNotFoundError:
+        installed = "absent"
+    assert ambiguity_cache._sklearn_version() == installed
+    (tmp_path / "scikit_learn-0.0.7.dist-info").mkdir()  # first on the path: found first
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(tmp_path), *sys.path])
+    ambiguity_cache._sklearn_version.cache_clear()
+    assert ambiguity_cache._sklearn_version() == "0.0.7"
+    ambiguity_cache._sklearn_version.cache_clear()

@@ -108,3 +108,17 @@ def test_each_set_of_tasks_keeps_its_own_and_what_is_not_kept_is_left_out(cache:
     other = load_tokenizer("cl100k_base")
     assert recall_piece_counts(other.members, ("niah_single_2",)) == {other.identity: ({}, {})}
     assert recall_piece_counts(other.members, TASKS)[other.identity][0]
+
+
+def test_each_set_of_lengths_keeps_its_own(cache: Path):
+    tokenizer = load_tokenizer("cl100k_base")
+    assert kept_path(tokenizer, TASKS, [8192, 131072]) == kept_path(
+        tokenizer, TASKS, [131072, 8192]
+    )
+    assert kept_path(tokenizer, TASKS, [8192]) != kept_path(tokenizer, TASKS, [131072])
+    recalled = recall_piece_counts(tokenizer.members, TASKS, [131072])
+    tokenizer.count(PROMPT)
+    keep_piece_counts(tokenizer.members, recalled, TASKS, [131072])
+    other = load_tokenizer("cl100k_base")
+    assert recall_piece_counts(other.members, TASKS, [8192]) == {other.identity: ({}, {})}
+    assert recall_piece_counts(other.members, TASKS, [131072])[other.identity][0]

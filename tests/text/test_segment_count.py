@@ -146,6 +146,28 @@ def test_pieces_are_counted_once():
     assert len(calls) == len(set(calls)) == 3  # the opening, the repeated middle piece, the ending
 
 
+def test_a_window_is_counted_once_and_kept_whole():
+    """count_window gives count_lines' total, remembers it under the whole window (a second call
+    cuts and looks up nothing) and keeps it with the pieces while keeping, not otherwise."""
+    calls: list[str] = []
+
+    def whole(text: str) -> int:
+        calls.append(text)
+        return len(text.split())
+
+    counter = SegmentCounter(whole)
+    window = "the tail of a passage. It ends here.\n\nPassage 2:\nThe next one starts."
+    assert counter.count_window(window) == counter.count_lines(window) == len(window.split())
+    assert counter.counted[window] == len(window.split())
+    counter._count_whole = None  # type: ignore[assignment]  # a lookup that cut again would fail
+    counter.piece = None  # type: ignore[method-assign]
+    assert counter.count_window(window) == len(window.split())
+    quiet = SegmentCounter(whole)
+    quiet.keeping = False
+    assert quiet.count_window(window) == len(window.split())
+    assert quiet.counted == {}
+
+
 def test_count_lines_counts_each_line_cut_at_its_sentence_ends_in_one_pass():
     """One scan finds both kinds of place: the parts counted are each line (cut just after its newline
     boundary) cut at its own CUT places, as two passes would cut them."""

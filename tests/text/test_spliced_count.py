@@ -451,6 +451,7 @@ def test_finding_a_long_text_by_its_opening_finds_what_str_find_finds():
         text = "".join(
             rng.choice(
                 [other, needle, needle[:-1], "ab", " ", needle[: rng.randint(0, len(needle))]]
+                + ["\u2019", "é", "😀"]  # a wider text than the needle: compared by slices
             )
             for _ in range(rng.randint(0, 12))
         )
