@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 
-from longbench100.core.checked_files import read_checked, write_checked
+from longbench100.core.checked_files import write_checked
 from longbench100.core.paths import cache_dir
 from longbench100.sources.loader import (
     RAW_FORMAT,
@@ -30,6 +30,7 @@ from longbench100.sources.loader import (
     RawDocument,
     clean_once,
     document_from_raw,
+    read_pickled,
 )
 from longbench100.sources.near_duplicates import ShingleIndex
 from longbench100.sources.records import Document
@@ -86,7 +87,7 @@ class DrawnPool:
     @cached_property
     def _kept_counts(self) -> dict[int, MemberCounts]:
         """The token counts an earlier run kept, by document (empty when absent or damaged)."""
-        kept = _read_pickled(self._counts_path)
+        kept = read_pickled(self._counts_path)
         return kept if isinstance(kept, dict) else {}
 
     def tokens(self, index: int) -> int:
@@ -219,21 +220,10 @@ class DrawnPool:
             write_checked(self._counts_path, counts)
 
 
-def _read_pickled(path: Path) -> object:
-    """What an earlier run kept at ``path``; ``None`` when absent or damaged."""
-    content = read_checked(path)
-    if content is None:
-        return None
-    try:
-        return pickle.loads(content)
-    except Exception:  # a damaged or outdated file is simply rebuilt
-        return None
-
-
 def _read_kept(path: Path) -> tuple[dict[int, Cleaned], dict[int, frozenset[int]]]:
     """The cleaned documents an earlier run kept and which of them copy which (empty when absent
     or damaged)."""
-    kept = _read_pickled(path)
+    kept = read_pickled(path)
     if not isinstance(kept, dict) or not all(
         isinstance(kept.get(part), dict) for part in ("documents", "near")
     ):

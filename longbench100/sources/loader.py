@@ -91,7 +91,7 @@ def load_source(location: SourceLocation, entry: SourceEntry) -> SourceData:
     source is parsed only once; a changed file, mapping or cleaning list is parsed afresh.
     """
     files, checksums, cached_file = _records_cache(location, entry)
-    cached = _read_pickle(cached_file)
+    cached = read_pickled(cached_file)
     if isinstance(cached, SourceData) and cached.files == checksums:
         return cached
     data = SourceData(entry.name, files=checksums)
@@ -123,7 +123,7 @@ def load_raw_documents(
     fingerprint, file checksums), beside the records a whole load keeps."""
     files, checksums, records_file = _records_cache(location, entry)
     cached_file = records_file.with_name(f"{records_file.stem}-raw{RAW_FORMAT}.pickle")
-    cached = _read_pickle(cached_file)
+    cached = read_pickled(cached_file)
     if isinstance(cached, list):
         return cached, checksums
     documents: dict[RawDocument, None] = {}
@@ -204,7 +204,7 @@ def _map_file(entry: SourceEntry, spec: FileSpec, path: Path, data: SourceData) 
         )
 
 
-def _read_pickle(path: Path) -> object:
+def read_pickled(path: Path) -> object:
     """The cached object at ``path``, or ``None`` when it is absent, unreadable, foreign or damaged."""
     content = read_checked(path)
     if content is None:

@@ -143,13 +143,12 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
-@pytest.mark.parametrize("task", ["niah_single_1", "niah_single_2", "niah_multikey_1"])
-def test_generate_of_a_niah_cell_imports_no_heavy_library(task: str, tmp_path: Path):
+def _generate_in_a_child(arguments: list[str]) -> list[str]:
+    """Run ``longbench100 generate`` with ``arguments`` in a fresh interpreter; the modules it
+    imported (it must succeed)."""
     python_path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
-    arguments = ["generate", "--sources", "demo", "--tasks", task, "--lengths", "2k"]
-    arguments += ["--rows", "2", "--workers", "1", "--quiet", "--out", str(tmp_path / "out")]
     done = subprocess.run(
-        [sys.executable, "-c", _RUN_CHILD, *arguments],
+        [sys.executable, "-c", _RUN_CHILD, "generate", *arguments],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": python_path},
@@ -158,28 +157,26 @@ def test_generate_of_a_niah_cell_imports_no_heavy_library(task: str, tmp_path: P
     )
     found = json.loads(done.stdout.splitlines()[-1])
     assert found["code"] == 0, done.stderr
+    return found["modules"]
+
+
+@pytest.mark.parametrize("task", ["niah_single_1", "niah_single_2", "niah_multikey_1"])
+def test_generate_of_a_niah_cell_imports_no_heavy_library(task: str, tmp_path: Path):
+    arguments = ["--sources", "demo", "--tasks", task, "--lengths", "2k"]
+    arguments += ["--rows", "2", "--workers", "1", "--quiet", "--out", str(tmp_path / "out")]
+    imported = _generate_in_a_child(arguments)
     assert (tmp_path / "out" / "controls" / task / "2k.jsonl").is_file()  # the twins ran too
-    modules = {name.split(".")[0] for name in found["modules"]}
+    modules = {name.split(".")[0] for name in imported}
     assert sorted(modules & set(RUN_HEAVY)) == []
-    assert "longbench100.tasks.passage_retrieval" not in found["modules"]
+    assert "longbench100.tasks.passage_retrieval" not in imported
 
 
 def test_generate_without_twins_imports_no_twin_code(tmp_path: Path):
-    python_path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
-    arguments = ["generate", "--sources", "demo", "--tasks", "niah_single_1", "--lengths", "2k"]
+    arguments = ["--sources", "demo", "--tasks", "niah_single_1", "--lengths", "2k"]
     arguments += ["--rows", "2", "--workers", "1", "--quiet", "--no-controls"]
     arguments += ["--out", str(tmp_path / "out")]
-    done = subprocess.run(
-        [sys.executable, "-c", _RUN_CHILD, *arguments],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": python_path},
-        check=True,
-        cwd=REPO,
-    )
-    found = json.loads(done.stdout.splitlines()[-1])
-    assert found["code"] == 0, done.stderr
+    imported = _generate_in_a_child(arguments)
     assert not (tmp_path / "out" / "controls").exists()
-    assert "longbench100.generate.run" in found["modules"]
+    assert "longbench100.generate.run" in imported
     twin_code = {"longbench100.generate.controls", "longbench100.generate.inspection"}
-    assert sorted(twin_code & set(found["modules"])) == []
+    assert sorted(twin_code & set(imported)) == []

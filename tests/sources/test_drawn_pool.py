@@ -19,6 +19,7 @@ from longbench100.sources.near_duplicates import DistinctInPrompt, ShingleIndex
 from longbench100.sources.token_cache import TextCounts
 from longbench100.tasks.haystack import essay, pass_order
 from longbench100.text.tokenization import load_tokenizer
+from tests.support.cleaning_calls import record_cleaning
 from tests.tasks.test_haystack import pool_with_near_copies
 
 
@@ -90,14 +91,7 @@ def test_the_demo_pool_holds_every_document_of_a_whole_load():
 def test_documents_are_cleaned_only_when_read(monkeypatch):
     location = resolve_location("demo")
     names = [n for n, e in location.registry().items() if e.has_role("niah_single_2", "noisy")]
-    cleaned: list[str] = []
-    real_clean = drawn_pool.clean_once
-
-    def counting(entry, text, passage):
-        cleaned.append(text)
-        return real_clean(entry, text, passage)
-
-    monkeypatch.setattr(drawn_pool, "clean_once", counting)
+    cleaned = record_cleaning(monkeypatch)
     pool = _pool(location, names)
     assert len(pool.documents) > 20 and not cleaned  # the pool is made without cleaning
     assert [d.source for d in pool.documents] and not cleaned  # sources are known at once

@@ -14,8 +14,8 @@ from longbench100.folders.data_records import DataRecord
 from longbench100.generate import run as run_module
 from longbench100.scoring.grading import GradeJob, grade_jobs
 from longbench100.scoring.metrics.parsers import string_match_all, substring_match
-from longbench100.sources import drawn_pool
 from longbench100.text.tokenization import load_tokenizer
+from tests.support.cleaning_calls import record_cleaning
 from tests.support.generate_helpers import assert_prompts_fit, generate, records, tree
 
 SHARED_SOURCES = Path(__file__).resolve().parents[3] / "shared" / "sources"
@@ -399,14 +399,7 @@ def test_an_essay_task_writes_the_same_cold_warm_alone_or_beside_whole_loads(tmp
 def test_an_essay_run_with_its_twins_cleans_only_what_it_draws(tmp_path, monkeypatch):
     """The control twins read an essay's pool as its rows do: a document is cleaned when a row or a
     twin draws it, never to tell the pool apart (the twins' recipes are keyed by the pool's key)."""
-    cleaned: list[str] = []
-    clean_once = drawn_pool.clean_once
-
-    def counting(entry, text, passage):
-        cleaned.append(text)
-        return clean_once(entry, text, passage)
-
-    monkeypatch.setattr(drawn_pool, "clean_once", counting)
+    cleaned = record_cleaning(monkeypatch)
     monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
     args = ("--tasks", "niah_single_2", "--lengths", "4k", "--rows", "1", "--sources", "demo")
     out = generate(tmp_path / "out", *args)
