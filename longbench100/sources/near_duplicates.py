@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, AbstractSet, Iterable, Iterator, Sequence
 
-from longbench100.core.cache_entries import read_json_entry, write_json_entry
+from longbench100.core.cache_entries import cached_json
 from longbench100.core.paths import cache_dir
 from longbench100.sources.records import Document
 
@@ -94,21 +94,27 @@ def find_near_duplicates(
     ``content_key``, when given, fixes the list of (id, source, text) exactly (the sources' registry
     fingerprints and file checksums, which fix their records), and keys the cache instead of a hash
     of every text."""
-    path = _cache_path(documents, content_key) if cache else None
-    cached = _read(path) if path else None
-    if cached is not None:
-        return cached
-    result = _group(documents)
-    if path:
-        write_json_entry(
-            path,
-            {
-                "canonical": result.canonical,
-                "dropped": result.dropped,
-                "identical": result.identical,
-            },
-        )
-    return result
+    if not cache:
+        return _group(documents)
+    return cached_json(
+        _cache_path(documents, content_key),
+        lambda: _group(documents),
+        lambda result: {
+            "canonical": result.canonical,
+            "dropped": result.dropped,
+            "identical": result.identical,
+        },
+        _decoded,
+    )
+
+
+def _decoded(stored: object) -> NearDuplicates:
+    """The kept groups (a ``TypeError`` or ``KeyError`` when not of the kept form)."""
+    if not isinstance(stored, dict):
+        raise TypeError("not a JSON object")
+    return NearDuplicates(
+        dict(stored["canonical"]), dict(stored["dropped"]), dict(stored["identical"])
+    )
 
 
 CHECKED_CHARS = 5_000
@@ -374,11 +380,18 @@ def _sharing_pairs(
     if not len(firsts):
         return []
     count = len(texts)
-    keys, shared = np.unique(
-        owners[firsts].astype(np.int64) * count + owners[seconds], return_counts=True
-    )
-    first, second = keys // count, keys % count
-    similar = shared >= THRESHOLD * np.minimum(texts[first], texts[second])  # shares_enough
+    return _pairs_sharing_enough(owners[firsts].astype(np.int64) * count + owners[seconds], texts)
+
+
+def _pairs_sharing_enough(pair_keys: np.ndarray, sizes: np.ndarray) -> list[tuple[int, int]]:
+    """The pairs ``(a, b)`` among ``pair_keys`` (``a * len(sizes) + b``, once per shingle the two
+    texts share) that share enough shingles (:func:`shares_enough`), ``sizes`` being each text's
+    count of distinct shingles."""
+    import numpy as np
+
+    keys, shared = np.unique(pair_keys, return_counts=True)
+    first, second = keys // len(sizes), keys % len(sizes)
+    similar = shared >= THRESHOLD * np.minimum(sizes[first], sizes[second])  # shares_enough
     return list(zip(first[similar].tolist(), second[similar].tolist()))
 
 
@@ -450,10 +463,7 @@ def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
         )
     if not pair_keys:
         return []
-    keys, shared = np.unique(np.concatenate(pair_keys), return_counts=True)
-    first, second = keys // len(texts), keys % len(texts)
-    similar = shared >= THRESHOLD * np.minimum(sizes[first], sizes[second])  # shares_enough
-    return list(zip(first[similar].tolist(), second[similar].tolist()))
+    return _pairs_sharing_enough(np.concatenate(pair_keys), sizes)
 
 
 def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -604,14 +614,3 @@ def _cache_path(documents: Sequence[Document], content_key: str | None = None) -
         digest.update(document.text.encode("utf-8", "surrogatepass"))
         digest.update(b"\0\0")
     return cache_dir() / "near_duplicates" / f"{digest.hexdigest()[:32]}.json"
-
-
-def _read(path: Path) -> NearDuplicates | None:
-    """The cached result, or ``None`` when the file is absent, unreadable or foreign."""
-    try:
-        data = read_json_entry(path)
-        return NearDuplicates(
-            dict(data["canonical"]), dict(data["dropped"]), dict(data["identical"])
-        )
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
