@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from longbench100.core.kept_between_runs import kept_file, newest_kept
-from longbench100.core.marshal_cache import read_marshal, write_marshal
+from longbench100.core.kept_between_runs import keep_new, kept_file
+from longbench100.core.marshal_cache import read_marshal
 from longbench100.sources.records import Document
 from longbench100.text.tokenization import Tokenizer
 
@@ -110,11 +110,8 @@ def keep_filler_cuts() -> None:
     worked none out, or its corpus has no content key)."""
     global _run
     run, _run = _run, None
-    if run is None or run.path is None or not run.worked_out.keys() - run.recalled.keys():
-        return
-    write_marshal(
-        run.path, newest_kept({**run.recalled, **run.worked_out})
-    )  # an unwritable cache: cut again next time
+    if run is not None and run.path is not None:
+        keep_new(run.path, run.recalled, run.worked_out)
 
 
 def _valid(kept: object) -> KeptCuts:

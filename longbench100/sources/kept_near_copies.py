@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from longbench100.core.kept_between_runs import kept_file, newest_kept
-from longbench100.core.marshal_cache import read_marshal, write_marshal
+from longbench100.core.kept_between_runs import keep_new, kept_file
+from longbench100.core.marshal_cache import read_marshal
 from longbench100.sources.near_duplicates import (
     NEAR_COPY_RULE,
     learn_near_copy_answers,
@@ -45,12 +45,7 @@ def recall_near_copy_answers(tasks: Sequence[str]) -> Answers:
 def keep_near_copy_answers(recalled: Answers, tasks: Sequence[str]) -> None:
     """Keep, beside ``recalled``, the answers the filler check worked out in this process (nothing
     is written where it worked none out)."""
-    worked_out = worked_out_near_copy_answers()
-    if not worked_out.keys() - recalled.keys():
-        return
-    write_marshal(
-        kept_answers_path(tasks), newest_kept({**recalled, **worked_out})
-    )  # an unwritable cache: compared again next time
+    keep_new(kept_answers_path(tasks), recalled, worked_out_near_copy_answers())
 
 
 def _valid(kept: object) -> Answers:
