@@ -262,7 +262,7 @@ class ControlBuilder:
         text, or a pool document as a titled document is shown."""
         if kind == "prompt":
             return records[reference]["prompt"]
-        if kind == "pool" or self.pool[reference][2] is None:
+        if kind == "pool":
             return self.pool[reference][0]
         if reference not in self.titled:
             self.titled[reference] = _titled([self.pool[reference]])[0][0]

@@ -105,10 +105,6 @@ class DrawnPool:
         tokens, self._new_counts[index] = self._counts.count(text)
         return tokens
 
-    def characters(self) -> int:
-        """The characters of the raw texts (for an estimate of how much of the pool rows draw)."""
-        return sum(len(document.text) for document in self.raw)
-
     def cleaned(self, index: int) -> Cleaned:
         """Document ``index`` cleaned (kept from an earlier run, or cleaned now): id, text, title;
         a passage block that cleaning empties has an empty text (no document)."""

@@ -355,8 +355,7 @@ def _documents(
 ) -> list[Document]:
     """The documents a row yields: one, or one per ``Passage N:`` block when the mapping splits."""
     documents = (
-        document_from_raw(entry, raw, _clean_cached)
-        for raw in raw_documents(entry, mapping, row, where)
+        document_from_raw(entry, raw, _clean) for raw in raw_documents(entry, mapping, row, where)
     )
     return [document for document in documents if document is not None]
 
@@ -653,18 +652,13 @@ def _text(value: Any) -> str:
     return text
 
 
-def _clean_cached(entry: SourceEntry, text: str, passage: bool) -> str:
-    """:func:`_clean` as a :data:`Cleaner`."""
-    return _clean(entry, text, passage=passage)
-
-
 def clean_once(entry: SourceEntry, text: str, passage: bool) -> str:
     """``text`` after the entry's cleaning steps, as :func:`_clean` gives it, with nothing kept or
     counted (a document cleaned alone, when a row first draws it)."""
     return clean_text(text, entry.clean, passage=passage).strip()
 
 
-def _clean(entry: SourceEntry, text: str, *, passage: bool = False) -> str:
+def _clean(entry: SourceEntry, text: str, passage: bool = False) -> str:
     """``text`` after the entry's declared cleaning steps and entity unescaping (``passage``: a document text).
 
     Sources repeat texts (LongBench's qmsum gives every query its meeting's whole transcript), so a

@@ -153,11 +153,10 @@ def _counted_placed(documents: Sequence[Document], tokenizer: Tokenizer) -> dict
     counts = _piece_counts(documents, pieces, tokenizer)
     for group, group_counts in zip(pieces, counts):
         tokenizer.learn(group, group_counts)
-    _learn_placed(tokenizer, placed, cuts, counts)
-    [tails] = tokenizer.count_groups(  # in this thread: a row's few tails need no thread pool
-        [[last_piece_before_break(text, text_cuts) for text, text_cuts in zip(placed, cuts)]]
-    )
-    _learn_tails(tokenizer, placed, cuts, tails)
+    tokenizer.learn_texts(placed, counts, cuts)
+    ends = [last_piece_before_break(text, text_cuts) for text, text_cuts in zip(placed, cuts)]
+    [tails] = tokenizer.count_groups([ends])  # in this thread: a row's few tails need no pool
+    tokenizer.learn(ends, tails)
     return {"cuts": cuts, "pieces": counts, "tails": tails}
 
 
