@@ -25,6 +25,8 @@ OURS_VARIANTS = {
     "ours_warm": "warm, twins on (default)",
     "ours_cold_nc": "cold, --no-controls",
     "ours_warm_nc": "warm, --no-controls",
+    "ours_prep": "prepared cold, twins on (default)",
+    "ours_prep_nc": "prepared cold, --no-controls",
 }
 SCOPE_TITLES = {
     "cell": "Per cell (one task at one length per run)",

@@ -19,9 +19,13 @@ Workloads (what each side generates):
   or one length without the base, so per length paper_driver.py runs the script's per-length loop
   for one length; there is no per-cell figure for the paper.
 
-Variants of ours: cold (a fresh, empty LONGBENCH100_CACHE for each run), warm (a cache filled
-before the timed runs by running each selected item once), each with the control twins on (the
-default) and off (--no-controls, the like-for-like figure: the anchors write no twins). Each rep runs every selected item's variants
+Variants of ours: cold (a fresh, empty LONGBENCH100_CACHE for each run: the machine's very first
+run), prepared (a cold cell on a machine that has read its sources once: each run gets a fresh copy
+of a cache that only `longbench100 sources verify --tokenizer cl100k_base` has filled, made once,
+untimed, so every source is read, cleaned and counted but nothing of any task or length is
+cached), warm (a cache filled before the timed runs by running each selected item once), each with
+the control twins on (the default) and off (--no-controls, the like-for-like figure: the anchors
+write no twins). Each rep runs every selected item's variants
 back to back, the order reversed on even reps. CPU is user+sys of the whole process tree (os.wait4
 counts every waited-for descendant: RULER's niah.py subprocess, ours' workers); the machine's load
 average is logged before and after each run, and `uptime` at the start and end. Every output
@@ -60,7 +64,15 @@ RULER_ROWS = 25
 PAPER_LENGTHS = {"8k": 8, "32k": 32, "128k": 128}
 PAPER_ROWS = 20
 PAPER_OURS_WHOLE_LENGTHS = ["2k", "8k", "32k", "128k"]
-VARIANTS = ["anchor", "ours_cold", "ours_warm", "ours_cold_nc", "ours_warm_nc"]
+VARIANTS = [
+    "anchor",
+    "ours_cold",
+    "ours_warm",
+    "ours_cold_nc",
+    "ours_warm_nc",
+    "ours_prep",
+    "ours_prep_nc",
+]
 TOKENIZER = "cl100k_base"
 
 
@@ -233,6 +245,37 @@ def timed_run(command: list[str], env: dict[str, str], cwd: Path, stderr_file: P
     }
 
 
+def ours_cache(setup: Setup, variant: str) -> Path:
+    """The cache a run of ours gets: a fresh empty one (cold), a fresh copy of the prepared one
+    (prepared), or the shared filled one (warm)."""
+    if variant.startswith("ours_cold"):
+        return fresh_folder(setup.work / "cache-cold")
+    if variant.startswith("ours_prep"):
+        cache = setup.work / "cache-prep"
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.copytree(setup.work / "cache-prepared", cache)
+        return cache
+    return setup.work / "cache-warm"
+
+
+def prepare_sources_cache(setup: Setup, log: Path) -> None:
+    """Fill the prepared cache with `sources verify` alone (logged, not compared): every source
+    read, cleaned and counted with the workloads' tokenizer, nothing of a task or a length."""
+    cache = fresh_folder(setup.work / "cache-prepared")
+    command = [
+        setup.ours_python, "-m", "longbench100", "sources", "verify", "--sources",
+        str(setup.sources), "--tokenizer", TOKENIZER, "-q",
+    ]  # fmt: skip
+    env = base_env(LONGBENCH100_CACHE=str(cache))
+    if setup.ours_checkout:
+        env["PYTHONPATH"] = str(setup.ours_checkout)
+    record = {"kind": "prepare", "cmd": command}
+    record.update(timed_run(command, env, setup.work, log.with_suffix(".stderr")))
+    append(log, record)
+    if record["rc"]:
+        raise SystemExit(f"error: preparing the sources failed (see {log.with_suffix('.stderr')})")
+
+
 def fresh_folder(path: Path) -> Path:
     """An empty folder at ``path`` (whatever was there is removed)."""
     shutil.rmtree(path, ignore_errors=True)
@@ -249,8 +292,7 @@ def run_variant(setup: Setup, item: Item, variant: str, rep: int, log: Path) -> 
         build = ruler_command if item.workload == "ruler" else paper_command
         command, env, cwd = build(setup, item, out)
     else:
-        cold = variant.startswith("ours_cold")
-        cache = fresh_folder(setup.work / "cache-cold") if cold else setup.work / "cache-warm"
+        cache = ours_cache(setup, variant)
         command, env, cwd = ours_command(setup, item, out, cache, not variant.endswith("_nc"))
     before = load_average()
     record: dict = {
@@ -369,6 +411,8 @@ def main(argv: list[str] | None = None) -> None:
     append(args.log, meta_record(setup, "start", args))
     if any(v.startswith("ours_warm") for v in args.variants):
         prefill_warm_cache(setup, items, args.log)
+    if any(v.startswith("ours_prep") for v in args.variants):
+        prepare_sources_cache(setup, args.log)
     for rep in range(args.first_rep, args.first_rep + args.reps):
         order = args.variants if rep % 2 else args.variants[::-1]
         for item in items:

@@ -136,3 +136,20 @@ def test_output_digest_leaves_out_the_manifest_and_keeps_twins_apart(
     assert runner.folder_digest(tmp_path, "data") != data
     assert runner.folder_digest(tmp_path, "controls") == twins
     assert runner.folder_digest(tmp_path / "kv", "controls") is None
+
+
+def test_each_variant_gets_its_own_cache(runner: ModuleType, tmp_path: Path) -> None:
+    setup = runner.Setup(tmp_path, tmp_path / "mirror", "python", None, False)
+    prepared = tmp_path / "cache-prepared"
+    (prepared / "records").mkdir(parents=True)
+    (prepared / "records" / "a.pickle").write_text("kept")
+    (tmp_path / "cache-cold").mkdir()
+    (tmp_path / "cache-cold" / "left.json").write_text("from the last run")
+    cold = runner.ours_cache(setup, "ours_cold_nc")
+    assert cold == tmp_path / "cache-cold" and not any(cold.iterdir())  # empty every time
+    copy = runner.ours_cache(setup, "ours_prep")
+    assert (copy / "records" / "a.pickle").read_text() == "kept"
+    (copy / "records" / "b.pickle").write_text("written by a timed run")
+    again = runner.ours_cache(setup, "ours_prep_nc")
+    assert sorted(p.name for p in (again / "records").iterdir()) == ["a.pickle"]  # a fresh copy
+    assert runner.ours_cache(setup, "ours_warm") == tmp_path / "cache-warm"  # shared, kept
