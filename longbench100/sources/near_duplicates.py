@@ -11,7 +11,10 @@ licence notes) and is ignored when counting shared shingles, which also keeps th
 Only the first ``SHINGLED_CHARS`` characters of a text are shingled: versions of one text share
 their opening, and this halves the work on the long reports and books (on the real source mirror the
 groups are the same as over whole texts).
-The computation is exact (no sampling), deterministic, and cached on disk per set of texts.
+The computation is exact (no sampling), deterministic, and cached on disk per set of texts; a
+corpus's sources also keep their documents' shingles per source
+(:mod:`~longbench100.sources.source_shingles`), so the groups over a new set of sources only pair
+them.
 docs/benchmarks.md compares it with MinHash LSH from ``datasketch``.
 """
 
