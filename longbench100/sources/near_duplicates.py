@@ -111,8 +111,8 @@ def find_near_duplicates(
     ``content_key``, when given, fixes the list of (id, source, text) exactly (the sources' registry
     fingerprints and file checksums, which fix their records), and keys the cache instead of a hash
     of every text. ``source_shingles``, when given (with the cache), gives the shingles of each
-    source's documents (``documents`` holding every document of each source they name), which the
-    groups then only pair; the groups are the same."""
+    source's documents (``documents`` holding every document of each source they name, listed
+    together), which the groups then only pair; the groups are the same."""
     if not cache:
         return _group(documents)
     return cached_json(
