@@ -25,6 +25,7 @@ from longbench100.sources.locations import (
     resolve_location,
 )
 from longbench100.sources.registry import SourceEntry
+from longbench100.sources.source_shingles import keep_source_shingles
 from longbench100.sources.token_cache import attach_token_counts
 from longbench100.text.tokenization import DEFAULT_TOKENIZER, load_tokenizer
 
@@ -89,7 +90,8 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
     of its cleaning steps changed.
 
     Exits with status 1 when a present source is malformed, or (with --strict) when a registered
-    source is absent. Token counts are cached, so a second run is fast.
+    source is absent. Token counts and the documents' shingles (what near-duplicate groups
+    compare) are cached, so a second run, and a later `generate`, is fast.
     """
     import statistics
 
@@ -123,6 +125,7 @@ def verify_sources(sources_option: str | None, tokenizer_spec: str, strict: bool
         try:
             data = load_source(location, entry)
             hit = attach_token_counts(tokenizer, entry, data)
+            keep_source_shingles(entry, data)  # what a later run's near-duplicate groups read
         except HubUnreachable:
             raise
         except SourceAbsent as error:

@@ -14,11 +14,11 @@ from longbench100.core.progress import progress_bar
 from longbench100.core.workers import worker_pool
 from longbench100.sources.drawn_pool import DrawnPool
 from longbench100.sources.loader import (
-    RECORDS_FORMAT,
     RawDocument,
     cached_checksums,
     load_raw_documents,
     load_source,
+    records_identity,
     sharing_cleaned_texts,
 )
 from longbench100.sources.locations import SourceLocation, active_entries
@@ -26,6 +26,7 @@ from longbench100.sources.near_duplicates import NearDuplicates, find_near_dupli
 from longbench100.sources.readers import load_readers
 from longbench100.sources.records import Document, Item, SourceData, draws_little_of
 from longbench100.sources.registry import SourceEntry
+from longbench100.sources.source_shingles import shingles_by_source, source_key
 from longbench100.sources.token_cache import TextCounts, attach_token_counts, cache_path
 from longbench100.text.tokenization import Tokenizer
 
@@ -97,8 +98,16 @@ class Corpus:
     @cached_property
     def near_duplicates(self) -> NearDuplicates:
         """Near-duplicate groups over every loaded document, computed once (and cached on disk,
-        keyed by :meth:`content_key` where there is one)."""
-        return find_near_duplicates(list(self.documents.values()), content_key=self.content_key())
+        keyed by :meth:`content_key` where there is one, and then with each source's shingles
+        kept per source)."""
+        documents = list(self.documents.values())
+        key = self.content_key()
+        if key is None:
+            return find_near_duplicates(documents)
+        keys = {name: source_key(self.entries[name], data) for name, data in self.sources.items()}
+        return find_near_duplicates(
+            documents, content_key=key, source_shingles=shingles_by_source(keys)
+        )
 
     def content_key(self) -> str | None:
         """What fixes every loaded document's id, source and text, in order: each source's name,
@@ -114,7 +123,7 @@ class Corpus:
             return None
         return json.dumps(
             [
-                [name, self.entries[name].fingerprint(), sorted(data.files.items()), RECORDS_FORMAT]
+                records_identity(self.entries[name], data.files)
                 for name, data in self.sources.items()
             ]
         )

@@ -30,6 +30,13 @@ RECORDS_FORMAT = 12  # bump when the mapping code changes what records it produc
 _PASSAGE_HEADING = re.compile(r"^Passage \d+:[ \t]*\n", re.MULTILINE)
 
 
+def records_identity(entry: SourceEntry, files: dict[str, str]) -> list:
+    """What fixes the documents and items :func:`load_source` maps from ``entry``'s files (their
+    checksums, ``files``): the source's name, registry fingerprint, file checksums and the records'
+    format (the records cache's key holds the same)."""
+    return [entry.name, entry.fingerprint(), sorted(files.items()), RECORDS_FORMAT]
+
+
 def source_file_sha256(path: Path) -> str:
     """:func:`file_sha256` of a source file, read once while the file stays as it was: the digest is kept, in
     this process and in the cache folder, under the file's path, inode, size and modification and change

@@ -11,7 +11,10 @@ licence notes) and is ignored when counting shared shingles, which also keeps th
 Only the first ``SHINGLED_CHARS`` characters of a text are shingled: versions of one text share
 their opening, and this halves the work on the long reports and books (on the real source mirror the
 groups are the same as over whole texts).
-The computation is exact (no sampling), deterministic, and cached on disk per set of texts.
+The computation is exact (no sampling), deterministic, and cached on disk per set of texts; a
+corpus's sources also keep their documents' shingles per source
+(:mod:`~longbench100.sources.source_shingles`), so the groups over a new set of sources only pair
+them.
 docs/benchmarks.md compares it with MinHash LSH from ``datasketch``.
 """
 
@@ -22,9 +25,11 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
+from itertools import groupby
+from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, AbstractSet, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Callable, Iterable, Iterator, Sequence
 
 from longbench100.core.cache_entries import cached_json
 from longbench100.core.paths import cache_dir
@@ -44,6 +49,10 @@ _WORD_CHARACTER = re.compile(r"\w")
 _NON_WORD_RUN = re.compile(r"\W+")
 _MULTIPLIER = 0x9E3779B97F4A7C15  # combines the word hashes of a shingle (as a numpy uint64)
 _VERSION = 5  # bump when the rule changes, so cached results are recomputed
+_WORD_BASE = 0x100000001B3  # the polynomial's base of a word's hash (odd: every power is odd)
+SHINGLE_HASHING = (SHINGLE_WORDS, SHINGLED_CHARS, _WORD.pattern, _MULTIPLIER, _WORD_BASE, 1)
+"""What the shingle hashes of a text (:func:`text_shingles`) depend on besides the text; the last
+number is bumped when the hashing code changes them."""
 PASSAGES_KEPT = (
     128  # passages whose shingles stay in memory for the filler check (about 0.2 MB each)
 )
@@ -86,19 +95,29 @@ def identical_text(document: Document) -> str:
     return document.text
 
 
+SourceShingles = Callable[[str, Sequence[Document]], "tuple[np.ndarray, np.ndarray]"]
+"""The shingles of a source's documents (:func:`text_shingles` of their texts), given the
+source's name and every document of it, in order: what a cache of them per source gives."""
+
+
 def find_near_duplicates(
-    documents: Sequence[Document], cache: bool = True, content_key: str | None = None
+    documents: Sequence[Document],
+    cache: bool = True,
+    content_key: str | None = None,
+    source_shingles: SourceShingles | None = None,
 ) -> NearDuplicates:
     """Group ``documents`` (in this order) into near-duplicates, reading or writing the on-disk cache.
 
     ``content_key``, when given, fixes the list of (id, source, text) exactly (the sources' registry
     fingerprints and file checksums, which fix their records), and keys the cache instead of a hash
-    of every text."""
+    of every text. ``source_shingles``, when given (with the cache), gives the shingles of each
+    source's documents (``documents`` holding every document of each source they name, listed
+    together), which the groups then only pair; the groups are the same."""
     if not cache:
         return _group(documents)
     return cached_json(
         _cache_path(documents, content_key),
-        lambda: _group(documents),
+        lambda: _group(documents, source_shingles),
         lambda result: {
             "canonical": result.canonical,
             "dropped": result.dropped,
@@ -244,7 +263,7 @@ def passage_shingle_hashes(text: str) -> frozenset[int]:
 
 def opening_shingles(text: str) -> frozenset[int]:
     """The distinct 8-word shingles of ``text``'s lowered opening (its first ``SHINGLED_CHARS``
-    characters), as the process-independent hashes the groups compare (:func:`_shingles`)."""
+    characters), as the process-independent hashes the groups compare (:func:`text_shingles`)."""
     hashes, _ = _shingle_run_hashes([text])
     return frozenset(hashes.tolist())
 
@@ -293,7 +312,7 @@ class ShingleIndex:
         import numpy as np
 
         index = cls(identical=False)
-        shingles, owners = _shingles(list(texts))
+        shingles, owners = text_shingles(list(texts))
         index._base = shingles, owners  # looked up by a search, not put in the dictionaries
         index._sizes = np.bincount(owners, minlength=len(texts)).tolist()
         starts = np.flatnonzero(np.r_[True, shingles[1:] != shingles[:-1]])
@@ -395,14 +414,21 @@ def _pairs_sharing_enough(pair_keys: np.ndarray, sizes: np.ndarray) -> list[tupl
     return list(zip(first[similar].tolist(), second[similar].tolist()))
 
 
-def _group(documents: Sequence[Document]) -> NearDuplicates:
-    """The exact computation: identical texts first, then shingle overlap between distinct texts."""
+def _group(
+    documents: Sequence[Document], source_shingles: SourceShingles | None = None
+) -> NearDuplicates:
+    """The exact computation: identical texts first, then shingle overlap between distinct texts
+    (their shingles worked out here, or given per source by ``source_shingles``)."""
     first_of_text: dict[str, int] = {}
     text_of = [
         first_of_text.setdefault(document.text, len(first_of_text)) for document in documents
     ]
     texts = list(first_of_text)
     parent = list(range(len(texts)))
+    if source_shingles is None:
+        shingled = partial(text_shingles, texts)
+    else:
+        shingled = partial(_shingles_from_sources, documents, text_of, source_shingles)
 
     def root(node: int) -> int:
         while parent[node] != node:
@@ -410,7 +436,7 @@ def _group(documents: Sequence[Document]) -> NearDuplicates:
             node = parent[node]
         return node
 
-    for a, b in _similar_pairs(texts):
+    for a, b in _similar_pairs(len(texts), shingled):
         low, high = sorted((root(a), root(b)))
         parent[high] = low
     first_document: dict[int, str] = {}
@@ -438,14 +464,50 @@ def _group(documents: Sequence[Document]) -> NearDuplicates:
     )
 
 
-def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
-    """Index pairs ``(a, b)``, ``a < b``, of texts whose shared shingles reach ``THRESHOLD`` of the smaller one's."""
-    if len(texts) < 2:  # no pair (a task without sources): numpy is not even loaded
+def _shingles_from_sources(
+    documents: Sequence[Document], text_of: list[int], source_shingles: SourceShingles
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`text_shingles` of the distinct texts of ``documents`` (numbered as ``text_of``
+    numbers each document's text, by first occurrence), from the shingles of each source's
+    documents (``source_shingles``): each text's shingles are those of its first document.
+    ``documents`` lists each source's documents together (a ``ValueError`` otherwise)."""
+    import numpy as np
+
+    numbers = np.asarray(text_of, dtype=np.int64)
+    earlier = np.maximum.accumulate(np.r_[-1, numbers[:-1]])  # the highest number before each
+    first_text = np.where(numbers > earlier, numbers, -1)  # -1: its text came before
+    hashes, owners, done = [], [], set()
+    start = 0
+    for source, run in groupby(documents, key=attrgetter("source")):
+        if source in done:
+            raise ValueError(f"the documents of source {source} are not listed together")
+        done.add(source)
+        source_documents = list(run)
+        source_hashes, local = source_shingles(source, source_documents)
+        text_numbers = first_text[start : start + len(source_documents)][local]
+        first = text_numbers >= 0
+        hashes.append(source_hashes[first])
+        owners.append(text_numbers[first])
+        start += len(source_documents)
+    # each source's pairs are sorted by (hash, owner), and its owners come after the earlier
+    # sources' ones: a stable sort by hash orders them all by (hash, owner)
+    shingles = np.concatenate(hashes)
+    order = np.argsort(shingles, kind="stable")
+    return shingles[order], np.concatenate(owners)[order]
+
+
+def _similar_pairs(
+    count: int, shingled: Callable[[], tuple[np.ndarray, np.ndarray]]
+) -> list[tuple[int, int]]:
+    """Index pairs ``(a, b)``, ``a < b``, of ``count`` texts whose shared shingles reach
+    ``THRESHOLD`` of the smaller one's, given their shingles (``shingled()``, as
+    :func:`text_shingles` gives them)."""
+    if count < 2:  # no pair (a task without sources): numpy is not even loaded
         return []
     import numpy as np  # here, not at the top: a run whose groups are cached does not load numpy
 
-    shingles, owners = _shingles(texts)
-    sizes = np.bincount(owners, minlength=len(texts))
+    shingles, owners = shingled()
+    sizes = np.bincount(owners, minlength=count)
     starts = np.flatnonzero(np.r_[True, shingles[1:] != shingles[:-1]])
     group_size = np.diff(np.r_[starts, len(shingles)])
     keep = np.repeat((group_size >= 2) & (group_size <= MAX_SHINGLE_TEXTS), group_size)
@@ -458,7 +520,7 @@ def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
         if not same.any():
             break
         pair_keys.append(
-            owners[:-distance][same].astype(np.int64) * len(texts)
+            owners[:-distance][same].astype(np.int64) * count
             + owners[distance:][same].astype(np.int64)
         )
     if not pair_keys:
@@ -466,7 +528,7 @@ def _similar_pairs(texts: list[str]) -> list[tuple[int, int]]:
     return _pairs_sharing_enough(np.concatenate(pair_keys), sizes)
 
 
-def _shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def text_shingles(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Every distinct 8-word shingle hash of every text with the index of its text, sorted by (hash, text).
 
     The words of each text's lowered opening (:func:`word_hashes`) are combined, 8 at a time, into 64-bit shingle
@@ -572,9 +634,6 @@ def _batch_word_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     text_starts = np.r_[0, np.cumsum([len(text) + 1 for text in texts])[:-1]]
     owners = (np.searchsorted(text_starts, starts, side="right") - 1).astype(np.int32)
     return hashes, owners
-
-
-_WORD_BASE = 0x100000001B3  # the polynomial's base (odd, so every power is odd)
 
 
 def _mix(values: np.ndarray) -> np.ndarray:
