@@ -3,9 +3,9 @@
 Working them out renders and counts a prompt per item (and, for the long-document tasks, searches
 each document for the shortest opening that keeps the answer), which a warm run would otherwise redo
 at every start. The cache key holds everything they depend on: the task, its template, the tokenizer,
-the probe context's options, every loaded source's data (entry fingerprint and file checksums, which also fix
-the near-duplicate groups) and the package's own code; a cached list that names an item the corpus
-does not hold is ignored. Files are written atomically.
+the probe context's options, every loaded source's data (entry fingerprint and file checksums, which
+also fix the near-duplicate groups) and the package's own code; a cached list that names an item the
+corpus does not hold is ignored. Files are written atomically.
 
 A run works its candidates out once, at its first length, for all of its lengths
 (:meth:`~longbench100.tasks.base.TaskBuilder.candidates` does not depend on the length), so the key

@@ -1,6 +1,6 @@
-"""Task candidates are worked out once and read back from the cache: the same files either way, a second run
-(at the same lengths or others) does not work them out again, a changed template or tokenizer works
-them out afresh, and so does a damaged, foreign or outdated cache file."""
+"""Task candidates are worked out once and read back from the cache: the same files either way, a
+second run (at the same lengths or others) does not work them out again, a changed template,
+tokenizer or seed works them out afresh, and so does a damaged, foreign or outdated cache file."""
 
 from __future__ import annotations
 
