@@ -3,9 +3,13 @@
 Working them out renders and counts a prompt per item (and, for the long-document tasks, searches
 each document for the shortest opening that keeps the answer), which a warm run would otherwise redo
 at every start. The cache key holds everything they depend on: the task, its template, the tokenizer,
-the probe context, every loaded source's data (entry fingerprint and file checksums, which also fix
-the near-duplicate groups) and the package's own code; a cached list that names an item the corpus
-does not hold is ignored. Files are written atomically.
+the probe context's options, every loaded source's data (entry fingerprint and file checksums, which
+also fix the near-duplicate groups) and the package's own code; a cached list that names an item the
+corpus does not hold is ignored. Files are written atomically.
+
+A run works its candidates out once, at its first length, for all of its lengths
+(:meth:`~longbench100.tasks.base.TaskBuilder.candidates` does not depend on the length), so the key
+leaves the probe's length and budget out: a run at another length reads them back.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ def cache_key(builder: TaskBuilder, ctx: BuildContext, corpus: Corpus, template_
         template_sha256,
         ctx.tokenizer.identity,
         ctx.tokenizer.counting,
-        [ctx.label, ctx.budget, ctx.seed, ctx.whole_documents, ctx.chat, ctx.negatives],
+        [ctx.seed, ctx.whole_documents, ctx.chat, ctx.negatives],  # not the length: see above
         sorted(
             (name, corpus.entries[name].fingerprint(), sorted(data.files.items()))
             for name, data in corpus.sources.items()

@@ -84,7 +84,10 @@ class TaskBuilder:
         )
 
     def candidates(self, ctx: BuildContext) -> list[Candidate] | None:
-        """Ground-truth candidates, or ``None`` for synthetic tasks whose rows need no real item."""
+        """Ground-truth candidates, or ``None`` for synthetic tasks whose rows need no real item.
+
+        Worked out once, with the run's first length as ``ctx``, for every length: they must not
+        depend on ``ctx.label`` or ``ctx.budget`` (and are kept between runs of other lengths)."""
         return None
 
     def prepare(
