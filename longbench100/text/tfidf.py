@@ -139,24 +139,35 @@ class TermTable:
         numbers = np.fromiter(map(self._words.__getitem__, found), np.int64, len(found))
         if len(self._words) >> self._digit:
             raise OverflowError(f"more distinct words than runs of {self.ngrams} can number")
-        runs = [numbers]
+        return _counted(np.concatenate([numbers, *self._runs(numbers)]))
+
+    def _runs(self, numbers: np.ndarray) -> list[np.ndarray]:
+        """The number of every run of 2 to ``ngrams`` of the words numbered ``numbers``, in order,
+        the runs of two words first."""
+        runs = []
         for size in range(2, self.ngrams + 1):
-            starts = max(0, len(numbers) - size + 1)
-            run = numbers[:starts]
+            found = max(0, len(numbers) - size + 1)
+            run = numbers[:found]
             for offset in range(1, size):
-                run = (run << self._digit) | numbers[offset : offset + starts]
+                run = (run << self._digit) | numbers[offset : offset + found]
             runs.append(run)
-        keys = np.concatenate(runs)
-        by_key = keys.argsort()
-        starts, distinct = _distinct(keys[by_key])
-        counts = np.diff(np.append(starts, len(keys)))
-        top = int(counts.max()) if len(counts) else 0
-        by_count = np.array([0.0, *map(_FREQUENCY.__getitem__, range(1, top + 1))])
-        first = np.zeros(len(keys), bool)  # each term's first occurrence
-        first[np.minimum.reduceat(by_key, starts) if len(keys) else by_key] = True
-        term_at = np.empty(len(keys), np.int64)
-        term_at[by_key] = distinct
-        return TextTerms(keys[by_key][starts], by_count[counts], term_at[first])
+        return runs
+
+
+def _counted(keys: np.ndarray) -> TextTerms:
+    """The distinct terms of a text whose terms are numbered ``keys``, in order."""
+    import numpy as np
+
+    by_key = keys.argsort()
+    starts, distinct = _distinct(keys[by_key])
+    counts = np.diff(np.append(starts, len(keys)))
+    top = int(counts.max()) if len(counts) else 0
+    by_count = np.array([0.0, *map(_FREQUENCY.__getitem__, range(1, top + 1))])
+    first = np.zeros(len(keys), bool)  # each term's first occurrence
+    first[np.minimum.reduceat(by_key, starts) if len(keys) else by_key] = True
+    term_at = np.empty(len(keys), np.int64)
+    term_at[by_key] = distinct
+    return TextTerms(keys[by_key][starts], by_count[counts], term_at[first])
 
 
 class TfidfIndex:

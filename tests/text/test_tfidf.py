@@ -251,7 +251,12 @@ def test_the_index_gives_the_plain_loops_figures_to_the_last_digit(ngrams: int):
 
 def test_a_table_finds_each_texts_terms_once(monkeypatch: pytest.MonkeyPatch):
     read = []
-    monkeypatch.setattr(tfidf, "words", lambda text: read.append(text) or words(text))
+
+    def recorded(text: str) -> list[str]:
+        read.append(text)
+        return words(text)
+
+    monkeypatch.setattr(tfidf, "words", recorded)
     table = TermTable(2)
     texts = ["harbor council met at dawn", "river ship cargo", "harbor council met at dawn"]
     first = TfidfIndex(texts, table).similarities("council met")
