@@ -18,9 +18,11 @@ answer and its size no clue:
 Both decisions are kept in the cache (``tasks/ambiguity_cache.py``): a warm run fits no TF-IDF. The
 pool decisions of the rows a run will build are worked out in :meth:`PassageRetrieval.prepare`,
 before the worker processes fork, so no two workers fit the same pool's TF-IDF. Both are worked out
-with scikit-learn's TF-IDF figures computed in plain Python (``text/tfidf.py``), which decide as
+with scikit-learn's TF-IDF figures computed without it (``text/tfidf.py``), which decide as
 scikit-learn's own do wherever no similarity lies within a hair of the line; the few that do are
-left to scikit-learn, which is imported only then.
+left to scikit-learn, which is imported only then. The builder keeps one term table for both: a
+text's terms are found once in the run, though its pool's documents come back as the passages of
+prompt after prompt (the workers inherit those the parent found while fitting the pools).
 """
 
 from __future__ import annotations
