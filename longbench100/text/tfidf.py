@@ -183,7 +183,8 @@ class TfidfIndex:
         self._ends = np.cumsum([len(each.keys) for each in found], dtype=np.int64)
         keys = np.concatenate([np.empty(0, np.int64), *(each.keys for each in found)])
         self._frequencies = np.concatenate([np.empty(0), *(each.frequencies for each in found)])
-        self._by_key = np.argsort(keys, kind="stable")  # the texts' entries, term by term
+        # the texts' entries, term by term (a stable sort merges the texts' ascending runs)
+        self._by_key = np.argsort(keys, kind="stable")
         ascending = keys[self._by_key]
         self._starts, distinct = _distinct(ascending)  # where each term's entries begin
         self._terms = ascending[self._starts]  # the index's terms, ascending
