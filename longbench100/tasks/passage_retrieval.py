@@ -18,9 +18,11 @@ answer and its size no clue:
 Both decisions are kept in the cache (``tasks/ambiguity_cache.py``): a warm run fits no TF-IDF. The
 pool decisions of the rows a run will build are worked out in :meth:`PassageRetrieval.prepare`,
 before the worker processes fork, so no two workers fit the same pool's TF-IDF. Both are worked out
-with scikit-learn's TF-IDF figures computed in plain Python (``text/tfidf.py``), which decide as
+with scikit-learn's TF-IDF figures computed without it (``text/tfidf.py``), which decide as
 scikit-learn's own do wherever no similarity lies within a hair of the line; the few that do are
-left to scikit-learn, which is imported only then.
+left to scikit-learn, which is imported only then. The builder keeps one term table for both: a
+text's terms are found once in the run, though its pool's documents come back as the passages of
+prompt after prompt (the workers inherit those the parent found while fitting the pools).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from longbench100.fitting.fit import BuildContext
 from longbench100.fitting.templates import PromptTemplates
 from longbench100.sources.corpus import Corpus
 from longbench100.sources.records import Document, Item
-from longbench100.text.tfidf import TfidfIndex, clear_of
+from longbench100.text.tfidf import TermTable, TfidfIndex, clear_of
 from longbench100.text.tokenization import Tokenizer
 
 from .ambiguity_cache import cached_ambiguity, cached_exclusions, pool_key
@@ -91,6 +93,7 @@ class PassageRetrieval(GoldAmongDistractors):
 
     def __init__(self, corpus: Corpus, templates: PromptTemplates) -> None:
         super().__init__(corpus, templates)
+        self._terms = TermTable(NGRAMS)  # the terms of every text compared, each found once
         self._indexes: dict[str, TfidfIndex] = {}  # by source, fitted when first needed
         self._matchers: dict[str, PoolMatcher] = {}  # by source, for the close calls only
         self._excluded: dict[str, frozenset[str]] = {}  # by item id, once worked out or read
@@ -159,7 +162,9 @@ class PassageRetrieval(GoldAmongDistractors):
         summary = item.summary
         assert summary is not None, "passage_retrieval's items are summaries"
         if item.source not in self._indexes:
-            self._indexes[item.source] = TfidfIndex([document.text for document in own], NGRAMS)
+            self._indexes[item.source] = TfidfIndex(
+                [document.text for document in own], self._terms
+            )
         index = self._indexes[item.source]
 
         def by_sklearn() -> tuple[float, list[float]]:
@@ -190,7 +195,7 @@ class PassageRetrieval(GoldAmongDistractors):
             texts = [piece.text for piece in sample.fitted.pieces if piece.is_passage]
             gold = sample.gold["passages"][0] - 1
             if len(texts) >= 2 and not cached_ambiguity(
-                summary, texts, gold, RULE, partial(ambiguous, summary, texts, gold)
+                summary, texts, gold, RULE, partial(ambiguous, summary, texts, gold, self._terms)
             ):
                 sample.answers = [str(sample.gold["passages"][0])]
                 sample.question = summary
@@ -198,9 +203,10 @@ class PassageRetrieval(GoldAmongDistractors):
         return None
 
 
-def ambiguous(summary: str, texts: list[str], gold: int) -> bool:
+def ambiguous(summary: str, texts: list[str], gold: int, table: TermTable) -> bool:
     """Whether a passage besides ``texts[gold]`` fits ``summary`` at least :data:`AMBIGUITY_SHARE`
-    as well as the gold does (TF-IDF cosine of words and two-word runs, fitted on ``texts``)."""
+    as well as the gold does (TF-IDF cosine of words and two-word runs, fitted on ``texts``, whose
+    terms ``table``, made for :data:`NGRAMS`, finds or recalls)."""
 
     def gold_and_others(scores: Sequence[float]) -> tuple[float, list[float]]:
         return scores[gold], [score for index, score in enumerate(scores) if index != gold]
@@ -210,7 +216,7 @@ def ambiguous(summary: str, texts: list[str], gold: int) -> bool:
 
         return gold_and_others(list(query_similarities(summary, texts, NGRAMS)))
 
-    scores = TfidfIndex(texts, NGRAMS).similarities(summary)
+    scores = TfidfIndex(texts, table).similarities(summary)
     return any(_reaching_share(*gold_and_others(scores), by_sklearn))
 
 

@@ -35,7 +35,7 @@ from longbench100.tasks.passage_retrieval import (
     ambiguous,
 )
 from longbench100.text import tfidf
-from longbench100.text.tfidf import TfidfIndex
+from longbench100.text.tfidf import TermTable, TfidfIndex
 from longbench100.text.tokenization import load_tokenizer
 from tests.support.generate_helpers import generate_in_process
 
@@ -172,10 +172,10 @@ def test_the_parent_fits_each_drawn_pool_once_before_the_workers_fork(
     fits = tmp_path / "fits.txt"  # one line per TF-IDF fit: process id, its first text's digest
 
     class LoggedIndex(TfidfIndex):
-        def __init__(self, texts: list[str], ngrams: int = 1) -> None:
+        def __init__(self, texts: list[str], table: TermTable) -> None:
             with fits.open("a", encoding="utf-8") as log:
                 log.write(f"{os.getpid()} {_digest(texts)}\n")
-            super().__init__(texts, ngrams)
+            super().__init__(texts, table)
 
     # forked workers inherit it; they fit the prompts' passages, which are no pool
     monkeypatch.setattr(passage_retrieval, "TfidfIndex", LoggedIndex)
@@ -215,6 +215,7 @@ def test_cached_prompt_checks_are_the_rules_own(
     monkeypatch.setenv("LONGBENCH100_CACHE", str(tmp_path / "cache"))
     rng = random.Random(5)
     documents = [document.text for pool in builder.source_pools.values() for document in pool]
+    table = TermTable(NGRAMS)  # one for every check, as a run's builder keeps one
     decisions = []
     for item in builder.items[:40]:
         assert item.summary is not None
@@ -222,10 +223,14 @@ def test_cached_prompt_checks_are_the_rules_own(
         rng.shuffle(texts)
         gold = texts.index(builder.gold_documents(item)[0].text)
         expected = _ambiguous_by_sklearn(item.summary, texts, gold)
-        assert ambiguous(item.summary, texts, gold) == expected
+        assert ambiguous(item.summary, texts, gold, table) == expected
         for _ in range(2):  # worked out, then read back
             decided = cached_ambiguity(
-                item.summary, texts, gold, RULE, partial(ambiguous, item.summary, texts, gold)
+                item.summary,
+                texts,
+                gold,
+                RULE,
+                partial(ambiguous, item.summary, texts, gold, table),
             )
             assert decided == expected
         stored = cached_ambiguity(item.summary, texts, gold, RULE, partial(bool, not expected))
@@ -258,6 +263,7 @@ def test_close_calls_are_left_to_sklearn(builder: PassageRetrieval, tmp_path: Pa
     assert len(asked) >= 2 * len(items)  # each decided by scikit-learn, then checked by it
     rng = random.Random(8)
     documents = [document.text for pool in builder.source_pools.values() for document in pool]
+    table = TermTable(NGRAMS)
     for item in builder.items[:20]:
         assert item.summary is not None
         gold_text = builder.gold_documents(item)[0].text
@@ -265,7 +271,7 @@ def test_close_calls_are_left_to_sklearn(builder: PassageRetrieval, tmp_path: Pa
         for gold in (0, 2):
             texts[0], texts[gold] = texts[gold], texts[0]
             expected = _ambiguous_by_sklearn(item.summary, texts, gold)
-            assert ambiguous(item.summary, texts, gold) == expected
+            assert ambiguous(item.summary, texts, gold, table) == expected
 
 
 def test_the_tfidf_settings_are_those_the_cache_format_holds():
