@@ -16,7 +16,10 @@ control twins spelled from stretches of the data's prompts) is written as it is.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from longbench100.text.spliced_count import Part
 
 LONG = 4096  # characters from which a string is escaped as bytes
 _RARE_CONTROLS = tuple(bytes([code]) for code in range(32) if code not in (9, 10, 13))
@@ -39,6 +42,63 @@ class EscapedText:
     (:func:`escaped_body`)."""
 
     parts: tuple[bytes, ...]
+
+
+RECURRING = 512
+"""Characters from which a document a prompt places whole has its JSON form kept for the run's
+other prompts (:class:`RecurringForms`)."""
+_HEADING = 256  # characters up to which the text between two placed documents has its form kept
+_KEPT_BYTES = 1 << 27  # most bytes of forms a RecurringForms keeps; it starts afresh when full
+
+
+class RecurringForms:
+    """The JSON forms of the texts a run's prompts hold again and again, each escaped once: the
+    documents they place whole (a long run places most of its pool's documents in several rows)
+    and the short headings between them. A prompt's form is joined from the forms of the parts
+    its exact count found it made of (:meth:`Tokenizer.located`): :func:`escaped_body` of a
+    joined text is the join of its stretches' forms, so the bytes are the prompt's."""
+
+    def __init__(self) -> None:
+        self._forms: dict[str, bytes] = {}
+        self._kept = 0
+
+    def escaped(self, text: str, parts: Sequence[Part] | None) -> EscapedText | str:
+        """``text`` in its JSON form, from ``parts``, which spell it (spans of documents and the
+        literal text between them); ``text`` itself, to be escaped whole, without them."""
+        if parts is None:
+            return text
+        forms: list[bytes] = []
+        between: list[str] = []
+        for part in parts:
+            if isinstance(part, str):
+                between.append(part)
+                continue
+            index, start, end = part
+            if start or end != len(index.text) or end < RECURRING:
+                between.append(index.text[start:end])
+                continue
+            if between:
+                forms.append(self._form("".join(between)))
+                between = []
+            forms.append(self._form(index.text, True))
+        if between or not forms:
+            forms.append(self._form("".join(between)))
+        return EscapedText(tuple(forms))
+
+    def _form(self, text: str, recurs: bool = False) -> bytes:
+        """``escaped_body(text)``, kept for the next prompts where it ``recurs`` or is as short
+        as a heading."""
+        recurs = recurs or len(text) <= _HEADING
+        form = self._forms.get(text) if recurs else None
+        if form is None:
+            form = escaped_body(text)
+            if recurs:
+                if self._kept + len(form) > _KEPT_BYTES:
+                    self._forms.clear()
+                    self._kept = 0
+                self._forms[text] = form
+                self._kept += len(form)
+        return form
 
 
 def json_line(record: object) -> bytes:

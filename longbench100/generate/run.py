@@ -6,7 +6,7 @@ import errno
 import os
 import random
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
@@ -31,7 +31,7 @@ from longbench100.folders.writable import ensure_writable_dir
 from longbench100.generate.base_lengths import base_length_warnings
 from longbench100.generate.candidate_cache import cached_candidates, code_digest
 from longbench100.generate.fill_notes import low_fill_note
-from longbench100.generate.json_lines import json_line_parts
+from longbench100.generate.json_lines import RecurringForms, json_line_parts
 from longbench100.generate.manifest import (
     build_manifest,
     check_finished_file,
@@ -90,6 +90,8 @@ class WorkerState:
     built: dict[tuple[str, str], list[dict]] | None = None
     """Where rows built in the run's own process leave their records, by task and length, for the
     control twins (which then need not read the data file back); ``None`` in worker processes."""
+    forms: RecurringForms = field(default_factory=RecurringForms)
+    """The JSON forms of the documents this process's prompts place, each escaped once."""
 
 
 _worker_state: WorkerState | None = None
@@ -957,7 +959,8 @@ def _build_line(job: Job) -> tuple[list[bytes], int, RanOutRow | None] | str | N
     }
     exhausted = sample.fitted.exhausted_pool
     ran_out = None if exhausted is None else RanOutRow(sample.fitted.tokens / budget, exhausted)
-    line = json_line_parts(record)
+    located = ctx.tokenizer.located(prompt)
+    line = json_line_parts({**record, "prompt": state.forms.escaped(prompt, located)})
     if state.built is not None:
         state.built.setdefault((task, label), []).append(record)
     return line, record["prompt_tokens"], ran_out

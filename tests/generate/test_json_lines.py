@@ -7,7 +7,17 @@ import random
 
 import pytest
 
-from longbench100.generate.json_lines import LONG, EscapedText, escaped_body, json_line, read_back
+from longbench100.generate import json_lines
+from longbench100.generate.json_lines import (
+    LONG,
+    RECURRING,
+    EscapedText,
+    RecurringForms,
+    escaped_body,
+    json_line,
+    read_back,
+)
+from longbench100.text.spliced_count import TextIndex, materialize
 
 ALPHABET = [
     "a",
@@ -182,3 +192,37 @@ def test_the_json_form_of_a_joined_text_is_the_join_of_its_stretches_forms():
         )
         record = {"id": f"x-{round_}", "prompt": text, "prompt_tokens": 3}
         assert json_line({**record, "prompt": EscapedText(forms)}) == expected(record)
+
+
+def test_a_prompt_written_from_the_forms_of_its_recurring_parts_is_the_prompt_s_line(
+    monkeypatch,
+):
+    """Prompts spelled by parts (documents placed whole or in part, text between them) are written
+    from forms kept across prompts exactly as the standard encoder writes them, whatever was kept
+    (a documents' form from an earlier prompt, none after the memory is cleared when full)."""
+    monkeypatch.setattr(json_lines, "_KEPT_BYTES", 40_000)  # cleared now and then
+    rng = random.Random("recurring")
+    documents = [
+        TextIndex(random_text(rng, rng.choice([10, RECURRING, 3_000, 9_000]), ALPHABET), None)
+        for _ in range(12)
+    ]
+    forms = RecurringForms()
+    kept_whole = 0
+    for round_ in range(300):
+        parts: list = []
+        for _ in range(rng.randint(0, 6)):
+            if rng.random() < 0.5:
+                parts.append(random_text(rng, rng.choice([0, 3, 20, 300]), ALPHABET))
+            index = rng.choice(documents)
+            whole = rng.random() < 0.7
+            start = 0 if whole else rng.randint(0, len(index.text))
+            end = len(index.text) if whole else rng.randint(start, len(index.text))
+            parts.append((index, start, end))
+            kept_whole += whole and len(index.text) >= RECURRING
+        prompt = materialize(parts)
+        record = {"id": f"x-{round_}", "prompt": prompt, "prompt_tokens": 3}
+        written = forms.escaped(prompt, parts)
+        assert isinstance(written, EscapedText)
+        assert json_line({**record, "prompt": written}) == expected(record)
+    assert kept_whole > 300
+    assert forms.escaped("a\n", None) == "a\n"  # no parts: the text, escaped as any other
