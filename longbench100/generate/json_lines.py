@@ -15,6 +15,7 @@ control twins spelled from stretches of the data's prompts) is written as it is.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,6 +43,27 @@ class EscapedText:
     (:func:`escaped_body`)."""
 
     parts: tuple[bytes, ...]
+    ends: tuple[int, ...] = ()
+    """Where each part's characters end in the text, when known (:class:`RecurringForms`)."""
+
+    def stretch(self, text: str, start: int, end: int) -> tuple[bytes, ...]:
+        """The JSON form of ``text[start:end]``, where this is ``text``'s form with its
+        :attr:`ends`: the parts it spans whole as they are, the rest escaped."""
+        if not self.ends:
+            return (escaped_body(text[start:end]),)
+        forms: list[bytes] = []
+        number = bisect.bisect_right(self.ends, start)
+        at = start
+        while at < end:
+            part_end = self.ends[number]
+            part_start = self.ends[number - 1] if number else 0
+            if at == part_start and part_end <= end:
+                forms.append(self.parts[number])
+            else:
+                forms.append(escaped_body(text[at : min(part_end, end)]))
+            at = min(part_end, end)
+            number += 1
+        return tuple(forms)
 
 
 RECURRING = 512
@@ -68,7 +90,9 @@ class RecurringForms:
         if parts is None:
             return text
         forms: list[bytes] = []
+        ends: list[int] = []
         between: list[str] = []
+        at = 0
         for part in parts:
             if isinstance(part, str):
                 between.append(part)
@@ -78,12 +102,23 @@ class RecurringForms:
                 between.append(index.text[start:end])
                 continue
             if between:
-                forms.append(self._form("".join(between)))
+                at = self._add("".join(between), False, forms, ends, at)
                 between = []
-            forms.append(self._form(index.text, True))
+            at = self._add(index.text, True, forms, ends, at)
         if between or not forms:
-            forms.append(self._form("".join(between)))
-        return EscapedText(tuple(forms))
+            self._add("".join(between), False, forms, ends, at)
+        return EscapedText(tuple(forms), tuple(ends))
+
+    def form(self, text: str) -> bytes:
+        """``escaped_body(text)`` of a text that recurs, kept for the next calls."""
+        return self._form(text, True)
+
+    def _add(self, text: str, recurs: bool, forms: list[bytes], ends: list[int], at: int) -> int:
+        """Append ``text``'s form to ``forms`` and where it ends to ``ends`` (it starts at
+        ``at``); return its end."""
+        forms.append(self._form(text, recurs))
+        ends.append(at + len(text))
+        return ends[-1]
 
     def _form(self, text: str, recurs: bool = False) -> bytes:
         """``escaped_body(text)``, kept for the next prompts where it ``recurs`` or is as short

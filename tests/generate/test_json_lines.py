@@ -226,3 +226,29 @@ def test_a_prompt_written_from_the_forms_of_its_recurring_parts_is_the_prompt_s_
         assert json_line({**record, "prompt": written}) == expected(record)
     assert kept_whole > 300
     assert forms.escaped("a\n", None) == "a\n"  # no parts: the text, escaped as any other
+
+
+def test_a_stretch_of_a_prompt_is_written_from_the_parts_of_its_form():
+    """What the twins take from a data prompt's form (parts with their ends): any stretch, from
+    the parts it spans whole and its edges escaped, is the stretch's own form."""
+    rng = random.Random("stretch")
+    documents = [TextIndex(random_text(rng, RECURRING + 50, ALPHABET), None) for _ in range(3)]
+    forms = RecurringForms()
+    whole = 0
+    for _ in range(200):
+        parts: list = []
+        for _ in range(rng.randint(1, 5)):
+            parts.append(random_text(rng, rng.choice([0, 7, 40]), ALPHABET))
+            index = rng.choice(documents)
+            parts.append((index, 0, len(index.text)))
+        prompt = materialize(parts)
+        form = forms.escaped(prompt, parts)
+        assert isinstance(form, EscapedText) and form.ends[-1] == len(prompt)
+        for _ in range(10):
+            start = rng.randint(0, len(prompt))
+            end = rng.randint(start, len(prompt))
+            pieces = form.stretch(prompt, start, end)
+            assert b"".join(pieces) == escaped_body(prompt[start:end])
+            whole += any(piece in form.parts and len(piece) > RECURRING for piece in pieces)
+    assert whole > 200  # most stretches took a document's form as it was
+    assert EscapedText((b"x",)).stretch("a\nb", 1, 3) == (b"\\nb",)  # no ends: escaped
