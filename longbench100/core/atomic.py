@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 
@@ -37,10 +36,16 @@ def write_lines_atomic(path: Path, lines: Iterable[bytes]) -> None:
 
 def _create_temporary(path: Path) -> tuple[Path, int]:
     """Create a new hidden file beside ``path`` (mode 0666 less the umask) and return it with its descriptor."""
+    return create_new_file(lambda tag: path.with_name(f".{path.name}.{tag}.tmp"))
+
+
+def create_new_file(named: Callable[[str], Path], mode: int = 0o666) -> tuple[Path, int]:
+    """Create the file ``named(tag)`` for a random ``tag`` (another while one exists) and return
+    it with its descriptor open for writing (``mode`` less the umask)."""
     while True:
-        temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        path = named(os.urandom(6).hex())
         try:
-            return temporary, os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         except FileExistsError:
             continue
 
