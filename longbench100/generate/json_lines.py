@@ -146,28 +146,39 @@ def json_line(record: object) -> bytes:
 
 def json_line_parts(record: object) -> list[bytes]:
     """:func:`json_line` of ``record`` as the parts it joins, to be written one after another (a
-    long string's bytes are not copied once more to join them)."""
+    long string's bytes are not copied once more to join them). The values between two long
+    strings are serialised together, as the object they make (its braces left out), which writes
+    each key and value as it writes them one at a time."""
     if not isinstance(record, dict) or not all(isinstance(key, str) for key in record):
         return [(json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")]
-    pending = []  # (serialised key, whether the value is a long string left raw, the value or its serialisation)
+    pending: list[str | tuple[str, str | EscapedText]] = []  # runs of members, or long strings
+    run: dict[str, object] = {}
     for key, value in record.items():
-        raw = isinstance(value, EscapedText) or (isinstance(value, str) and len(value) > LONG)
-        pending.append(
-            (
-                json.dumps(key, ensure_ascii=False),
-                raw,
-                value if raw else json.dumps(value, ensure_ascii=False),
-            )
-        )
-    parts = [b"{"]
-    for number, (key, raw, text) in enumerate(pending):
-        parts.append((b", " if number else b"") + key.encode("utf-8") + b": ")
-        if isinstance(text, EscapedText):
-            parts.extend((b'"', *text.parts, b'"'))
+        if isinstance(value, EscapedText) or (isinstance(value, str) and len(value) > LONG):
+            if run:
+                pending.append(_ENCODER.encode(run)[1:-1])
+                run = {}
+            pending.append((_ENCODER.encode(key), value))
         else:
-            parts.extend((b'"', escaped_body(text), b'"') if raw else (text.encode("utf-8"),))
+            run[key] = value
+    if run:
+        pending.append(_ENCODER.encode(run)[1:-1])
+    parts = [b"{"]
+    for number, item in enumerate(pending):
+        separator = b", " if number else b""
+        if isinstance(item, str):
+            parts.append(separator + item.encode("utf-8"))
+            continue
+        key, value = item
+        parts.append(separator + key.encode("utf-8") + b': "')
+        parts.extend(value.parts if isinstance(value, EscapedText) else (escaped_body(value),))
+        parts.append(b'"')
     parts.append(b"}\n")
     return parts
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+"""The encoder ``json.dumps(value, ensure_ascii=False)`` makes for each call, made once."""
 
 
 def escaped_body(text: str) -> bytes:

@@ -252,3 +252,21 @@ def test_a_stretch_of_a_prompt_is_written_from_the_parts_of_its_form():
             whole += any(piece in form.parts and len(piece) > RECURRING for piece in pieces)
     assert whole > 200  # most stretches took a document's form as it was
     assert EscapedText((b"x",)).stretch("a\nb", 1, 3) == (b"\\nb",)  # no ends: escaped
+
+
+def test_short_values_written_in_runs_between_long_strings_serialise_identically():
+    """The values between two long strings are serialised together: any order of long and short
+    values (long ones side by side, first or last, none or all) gives the standard line."""
+    rng = random.Random("runs")
+    shorts = [None, True, 0.1, -3, "x", 'é "q"\n', [1, "a"], {"k": [None, 2.5]}, {}, []]
+    for round_ in range(400):
+        record = {}
+        for number in range(rng.randint(0, 8)):
+            key = str(number) + rng.choice(["", "é", '"', "\n"])
+            long = rng.random() < 0.4
+            record[key] = (
+                random_text(rng, LONG + rng.randint(1, 50), ALPHABET)
+                if long
+                else rng.choice(shorts)
+            )
+        assert json_line(record) == expected(record), round_
