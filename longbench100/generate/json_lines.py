@@ -146,9 +146,9 @@ def json_line(record: object) -> bytes:
 
 def json_line_parts(record: object) -> list[bytes]:
     """:func:`json_line` of ``record`` as the parts it joins, to be written one after another (a
-    long string's bytes are not copied once more to join them). The values between two long
-    strings are serialised together, as the object they make (its braces left out), which writes
-    each key and value as it writes them one at a time."""
+    long string's bytes are not copied once more to join them). The members between two long
+    strings are serialised together, as the object they make without its braces: the standard
+    encoder writes an object's members as it writes each key and value alone."""
     if not isinstance(record, dict) or not all(isinstance(key, str) for key in record):
         return [(json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")]
     pending: list[str | tuple[str, str | EscapedText]] = []  # runs of members, or long strings
