@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 
@@ -20,27 +19,58 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 
 def write_lines_atomic(path: Path, lines: Iterable[bytes]) -> None:
     """:func:`write_bytes_atomic` of ``lines`` joined, each written as it comes (a long file is
-    never held whole in memory); nothing is left at ``path`` when ``lines`` raises."""
+    never held whole in memory: up to :data:`MOST_PARTS` of them at a time, in one system call);
+    nothing is left at ``path`` when ``lines`` raises."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary, handle = _create_temporary(path)
     try:
-        with open(handle, "wb") as stream:
+        try:
+            batch: list[bytes] = []
             for line in lines:
-                stream.write(line)
-            stream.flush()
-            os.fsync(stream.fileno())
+                batch.append(line)
+                if len(batch) == MOST_PARTS:
+                    write_parts(handle, batch)
+                    batch = []
+            write_parts(handle, batch)
+            os.fsync(handle)
+        finally:
+            os.close(handle)
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
 
 
+MOST_PARTS = 1024
+"""Most buffers one ``writev`` call takes (the least ``IOV_MAX`` POSIX allows)."""
+
+
+def write_parts(handle: int, parts: Sequence[bytes]) -> None:
+    """Write ``parts`` one after another to the open file descriptor ``handle``, as they are (not
+    joined first), :data:`MOST_PARTS` at a time, until every byte is written."""
+    views = [memoryview(part) for part in parts if part]
+    start = 0
+    while start < len(views):
+        written = os.writev(handle, views[start : start + MOST_PARTS])
+        while start < len(views) and written >= len(views[start]):
+            written -= len(views[start])
+            start += 1
+        if written:
+            views[start] = views[start][written:]
+
+
 def _create_temporary(path: Path) -> tuple[Path, int]:
     """Create a new hidden file beside ``path`` (mode 0666 less the umask) and return it with its descriptor."""
+    return create_new_file(lambda tag: path.with_name(f".{path.name}.{tag}.tmp"))
+
+
+def create_new_file(named: Callable[[str], Path], mode: int = 0o666) -> tuple[Path, int]:
+    """Create the file ``named(tag)`` for a random ``tag`` (another while one exists) and return
+    it with its descriptor open for writing (``mode`` less the umask)."""
     while True:
-        temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        path = named(os.urandom(6).hex())
         try:
-            return temporary, os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         except FileExistsError:
             continue
 

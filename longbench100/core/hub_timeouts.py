@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextvars
 import os
-import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -163,7 +162,7 @@ class _TimedBackend:
         limit = _capped(timeout, wait_limit())
         try:
             stream = self._backend.connect_tcp(host, port, limit, local_address, socket_options)
-        except (httpcore2.ConnectTimeout, socket.timeout):
+        except (httpcore2.ConnectTimeout, TimeoutError):  # socket.timeout is TimeoutError
             raise HubSilent(where, "connect", limit) from None
         return _TimedStream(stream, where)
 

@@ -8,17 +8,17 @@ Ctrl-C, which the terminal sends to the whole process group: the parent alone de
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import multiprocessing
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 _PR_SET_PDEATHSIG = 1
 PARENT_POLL_S = 0.5
@@ -44,6 +44,8 @@ def _kill_me_when_parent_dies() -> bool:
     """Ask Linux to send this process SIGKILL when its parent ends; ``False`` where that is unavailable."""
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes.util  # here: only a worker needs it
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         return libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
@@ -85,6 +87,9 @@ def worker_pool(
     The workers are not killed: one killed while sending its result leaves the pool's result pipe
     torn, and the pool (CPython 3.11) then waits for ever at interpreter exit.
     """
+    import multiprocessing  # here: a run in one process needs none of the pool machinery
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(
         workers,
         mp_context=multiprocessing.get_context(start_method),

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
+from longbench100.core.atomic import create_new_file
 from longbench100.core.errors import UserError
 
 
@@ -40,7 +40,9 @@ def _probe(folder: Path, what: str) -> None:
         )
         if not existing.is_dir():
             raise UserError(f"{what}: cannot create it, {existing} is a file")
-        handle, probe = tempfile.mkstemp(dir=existing, prefix=".longbench100-write-probe-")
+        probe, handle = create_new_file(
+            lambda tag: existing / f".longbench100-write-probe-{tag}", 0o600
+        )
         os.close(handle)
         os.unlink(probe)
     except OSError as error:

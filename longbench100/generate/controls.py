@@ -60,7 +60,13 @@ from longbench100.fitting.refill import (
 )
 from longbench100.fitting.rng import derive_rng
 from longbench100.folders.layout import CONTROL_KINDS, controls_folder, data_file_path
-from longbench100.generate.json_lines import EscapedText, escaped_body, json_line_parts, read_back
+from longbench100.generate.json_lines import (
+    EscapedText,
+    RecurringForms,
+    escaped_body,
+    json_line_parts,
+    read_back,
+)
 from longbench100.generate.prompt_counts import prompt_counts
 from longbench100.generate.twin_recipes import TwinRecipe, keep_recipes, read_recipes
 from longbench100.sources.records import Document
@@ -222,12 +228,19 @@ class ControlBuilder:
                     return False
         return True
 
-    def from_recipes(self, records: list[dict], recipes: list[TwinRecipe]) -> Iterator[dict]:
+    def from_recipes(
+        self,
+        records: list[dict],
+        recipes: list[TwinRecipe],
+        forms: Sequence[EscapedText | str] | None = None,
+    ) -> Iterator[dict]:
         """The controls ``recipes`` spell from ``records`` and the pool, one at a time (recipes
         that :meth:`fit` them), each prompt in its JSON form (:class:`EscapedText`, to be written
         by :func:`json_line`), joined from the forms of its segments: each stretch of a data
-        prompt between two places where a segment starts or ends is escaped once for all twins."""
-        escaped = _EscapedPrompts(records, recipes)
+        prompt between two places where a segment starts or ends is escaped once for all twins,
+        and so is each other text they spell (a pool document, a heading)."""
+        escaped = _EscapedPrompts(records, recipes, forms)
+        recurring = RecurringForms()
         for recipe in recipes:
             record = records[recipe.row]
             counts = prompt_counts(
@@ -242,7 +255,7 @@ class ControlBuilder:
                     for piece in (
                         escaped.stretch(segment[1], segment[2], segment[3])
                         if not isinstance(segment, str) and segment[0] == "prompt"
-                        else (escaped_body(self._spelled(records, [segment])),)
+                        else (recurring.form(self._spelled(records, [segment])),)
                     )
                 )
             )
@@ -439,18 +452,21 @@ def write_controls(
     controls: ControlBuilder,
     recipes: Path | None = None,
     built: list[dict] | None = None,
+    forms: Sequence[EscapedText | str] | None = None,
 ) -> ControlsResult:
     """Build and write the controls of ``OUT/<task>/<label>.jsonl`` (its final file) atomically;
     spelled from the recipes kept at ``recipes`` where there are some, else built (and their
     recipes kept there). ``built``: the file's records as the run built them, in file order (each
-    taken as the file's line reads back, :func:`read_back`), instead of reading the file."""
+    taken as the file's line reads back, :func:`read_back`), instead of reading the file;
+    ``forms``: their prompts' JSON forms as written, whose parts twins spelled from the recipes
+    take as they are."""
     data = data_file_path(out, task, label)
     if built is not None:
         records = [read_back(record) for record in built]
     else:
         with data.open(encoding="utf-8") as handle:
             records = [json.loads(line) for line in handle]
-    made = _made_controls(controls, records, str(data), recipes)
+    made = _made_controls(controls, records, str(data), recipes, forms)
     rows = dict.fromkeys(CONTROL_KINDS, 0)
     digest = hashlib.sha256()
 
@@ -466,13 +482,17 @@ def write_controls(
 
 
 def _made_controls(
-    controls: ControlBuilder, records: list[dict], where: str, recipes: Path | None
+    controls: ControlBuilder,
+    records: list[dict],
+    where: str,
+    recipes: Path | None,
+    forms: Sequence[EscapedText | str] | None = None,
 ) -> Iterable[dict]:
     """The controls of ``records``: spelled from the recipes at ``recipes`` where they are there
     and fit these records and pool, else built, their recipes kept there."""
     kept = read_recipes(recipes) if recipes is not None else None
     if kept is not None and controls.fit(records, kept):
-        return controls.from_recipes(records, kept)
+        return controls.from_recipes(records, kept, forms)
     twins = controls.twins(records, where)
     if recipes is not None:
         made = controls.recipes(records, twins)
@@ -484,9 +504,15 @@ def _made_controls(
 class _EscapedPrompts:
     """The JSON forms (:func:`escaped_body`) of the stretches of a data file's prompts that
     recipes spell twins from, each stretch between two places where a segment starts or ends
-    escaped once, when first asked for."""
+    escaped once, when first asked for: from the parts of the prompt's form as the data file
+    was written, where ``forms`` gives it (:meth:`EscapedText.stretch`)."""
 
-    def __init__(self, records: list[dict], recipes: list[TwinRecipe]) -> None:
+    def __init__(
+        self,
+        records: list[dict],
+        recipes: list[TwinRecipe],
+        forms: Sequence[EscapedText | str] | None = None,
+    ) -> None:
         places: dict[int, set[int]] = {}
         for recipe in recipes:
             for segment in recipe.segments:
@@ -494,22 +520,31 @@ class _EscapedPrompts:
                     places.setdefault(segment[1], set()).update(segment[2:])
         self._records = records
         self._places = {row: sorted(found) for row, found in places.items()}
-        self._forms: dict[tuple[int, int], bytes] = {}  # (row, start place) -> the stretch's form
+        self._written = forms
+        self._forms: dict[tuple[int, int], tuple[bytes, ...]] = {}  # (row, start place) -> form
 
     def stretch(self, row: int, start: int, end: int) -> list[bytes]:
         """The JSON form of row ``row``'s prompt's characters ``start:end`` (a segment of the
         recipes), as the forms of the stretches it spans."""
         places = self._places[row]
         number = bisect.bisect_left(places, start)
-        forms = []
+        forms: list[bytes] = []
         while places[number] < end:
             at, to = places[number], places[number + 1]
             form = self._forms.get((row, at))
             if form is None:
-                form = self._forms[row, at] = escaped_body(self._records[row]["prompt"][at:to])
-            forms.append(form)
+                form = self._forms[row, at] = self._escaped(row, at, to)
+            forms.extend(form)
             number += 1
         return forms
+
+    def _escaped(self, row: int, start: int, end: int) -> tuple[bytes, ...]:
+        """The JSON form of row ``row``'s prompt's characters ``start:end``."""
+        prompt = self._records[row]["prompt"]
+        written = self._written[row] if self._written is not None else None
+        if isinstance(written, EscapedText):
+            return written.stretch(prompt, start, end)
+        return (escaped_body(prompt[start:end]),)
 
 
 def read_controls_result(out: Path, task: str, label: str) -> ControlsResult:

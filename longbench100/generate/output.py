@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from longbench100.core.atomic import write_parts
 from longbench100.core.errors import UserError
 
 _ROW = re.compile(rb'"row": (\d+)')
@@ -100,10 +101,6 @@ def written_sources(path: Path) -> dict[str, int]:
     return counts
 
 
-_MOST_PARTS = 1024
-"""Most buffers one ``writev`` call takes (the least ``IOV_MAX`` POSIX allows)."""
-
-
 class LineAppender:
     """Appends complete JSON lines to a ``.partial`` file, flushing each one to the operating system, and
     keeps the sha256 of the whole file as it grows (the lines a resumed run found there included), so the
@@ -121,17 +118,9 @@ class LineAppender:
     def write(self, line: Sequence[bytes]) -> None:
         """Append one line (UTF-8, ending in its newline), given as the parts it joins (written
         together, not joined first); a torn line from a crash is cut off on resume."""
-        views = []
         for part in line:
             self._digest.update(part)
-            if part:
-                views.append(memoryview(part))
-        while views:
-            written = os.writev(self._fd, views[:_MOST_PARTS])
-            while views and written >= len(views[0]):
-                written -= len(views.pop(0))
-            if written:
-                views[0] = views[0][written:]
+        write_parts(self._fd, line)
 
     def finish(self, final: Path) -> str:
         """Sync, close and atomically rename the partial file to its final name; return the file's sha256."""

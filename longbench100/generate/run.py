@@ -6,7 +6,7 @@ import errno
 import os
 import random
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
@@ -31,7 +31,7 @@ from longbench100.folders.writable import ensure_writable_dir
 from longbench100.generate.base_lengths import base_length_warnings
 from longbench100.generate.candidate_cache import cached_candidates, code_digest
 from longbench100.generate.fill_notes import low_fill_note
-from longbench100.generate.json_lines import json_line_parts
+from longbench100.generate.json_lines import EscapedText, RecurringForms, json_line_parts
 from longbench100.generate.manifest import (
     build_manifest,
     check_finished_file,
@@ -80,6 +80,10 @@ if TYPE_CHECKING:
     from longbench100.generate.controls import ControlsResult
 
 
+BuiltRow = tuple[dict, EscapedText | str]
+"""A record built in the run's own process, with its prompt's JSON form as written."""
+
+
 @dataclass(frozen=True)
 class WorkerState:
     """What every row's build reads: the run's options and tokenizer, and the prepared builders."""
@@ -87,9 +91,12 @@ class WorkerState:
     options: GenerateOptions
     tokenizer: Tokenizer
     builders: dict[str, TaskBuilder]
-    built: dict[tuple[str, str], list[dict]] | None = None
-    """Where rows built in the run's own process leave their records, by task and length, for the
-    control twins (which then need not read the data file back); ``None`` in worker processes."""
+    built: dict[tuple[str, str], list[BuiltRow]] | None = None
+    """Where rows built in the run's own process leave their records and prompt forms, by task
+    and length, for the control twins (which then need not read the data file back, nor escape
+    its prompts' documents again); ``None`` in worker processes."""
+    forms: RecurringForms = field(default_factory=RecurringForms)
+    """The JSON forms of the documents this process's prompts place, each escaped once."""
 
 
 _worker_state: WorkerState | None = None
@@ -317,7 +324,7 @@ def _generate(
         )
         builder.read_ahead(_row_randoms(options, tokenizer, task, pending))
     workers = _row_workers(options, builders.values())
-    built: dict[tuple[str, str], list[dict]] | None = (
+    built: dict[tuple[str, str], list[BuiltRow]] | None = (
         {} if options.controls and workers <= 1 else None
     )
     with _executor(workers, WorkerState(options, tokenizer, builders, built)) as executor:
@@ -354,8 +361,8 @@ def _generate(
             if fill_note is not None:
                 echo(fill_note)
             if options.controls:
-                records = built.pop((task, label), None) if built is not None else None
-                whole = records is not None and _all_built_here(results[task][label], records)
+                rows = built.pop((task, label), None) if built is not None else None
+                whole = rows is not None and _all_built_here(results[task][label], rows)
                 controls.setdefault(task, {})[label] = _write_controls(
                     options,
                     tokenizer,
@@ -367,7 +374,7 @@ def _generate(
                     budgets[label],
                     echo,
                     results[task][label].sha256,
-                    records if whole else None,
+                    rows if whole else None,
                 )
     for builder in builders.values():
         builder.finish(tokenizer)
@@ -623,10 +630,10 @@ def _check_shortcuts(out: Path, manifest: dict, echo: Callable[[str], None]) -> 
     return record_shortcut_check(out, manifest, summary_record(run))
 
 
-def _all_built_here(result: LengthResult, records: list[dict]) -> bool:
-    """Whether ``records`` (those this run built in its own process) are every line of the
+def _all_built_here(result: LengthResult, rows: list[BuiltRow]) -> bool:
+    """Whether ``rows`` (those this run built in its own process) are every line of the
     length's data file: none was resumed from an earlier run's."""
-    return result.prompt_tokens is not None and len(records) == result.rows
+    return result.prompt_tokens is not None and len(rows) == result.rows
 
 
 def _write_controls(
@@ -640,13 +647,14 @@ def _write_controls(
     budget: int,
     echo: Callable[[str], None],
     data_sha256: str | None,
-    records: list[dict] | None = None,
+    rows: list[BuiltRow] | None = None,
 ) -> ControlsResult | None:
     """Write (or, on a resumed run, read back) the control twins of one task and length, spelled
     from their kept recipes where a run made them from the same data file (``data_sha256``, where
     this run worked it out) and inputs (``corpus_key``: the corpus's content key); ``None``, said
     in a warning, when its prompts do not have a layout the controls can split (a --templates
-    template). ``records``: the data file's records as this run built them (else read back)."""
+    template). ``rows``: the data file's records as this run built them, with their prompts'
+    forms (else read back)."""
     from longbench100.generate.controls import (  # here: a run without twins needs none of them
         ControlBuilder,
         controls_file_path,
@@ -678,7 +686,13 @@ def _write_controls(
         sha256 = data_sha256 or file_sha256(data_file_path(options.out, task, label))
         try:
             result = write_controls(
-                options.out, task, label, twins, recipes_path(key, sha256), records
+                options.out,
+                task,
+                label,
+                twins,
+                recipes_path(key, sha256),
+                None if rows is None else [record for record, _ in rows],
+                None if rows is None else [form for _, form in rows],
             )
         except UserError as error:
             echo(f"warning: no control twins for {task} {label}: {error}")
@@ -957,9 +971,10 @@ def _build_line(job: Job) -> tuple[list[bytes], int, RanOutRow | None] | str | N
     }
     exhausted = sample.fitted.exhausted_pool
     ran_out = None if exhausted is None else RanOutRow(sample.fitted.tokens / budget, exhausted)
-    line = json_line_parts(record)
+    form = state.forms.escaped(prompt, ctx.tokenizer.located(prompt))
+    line = json_line_parts({**record, "prompt": form})
     if state.built is not None:
-        state.built.setdefault((task, label), []).append(record)
+        state.built.setdefault((task, label), []).append((record, form))
     return line, record["prompt_tokens"], ran_out
 
 

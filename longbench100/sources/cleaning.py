@@ -45,7 +45,6 @@ doubly escaped); see :func:`clean_text`.
 
 from __future__ import annotations
 
-import html
 import re
 from collections import Counter
 from functools import lru_cache
@@ -217,6 +216,8 @@ def drop_transcript_markers(text: str) -> str:
 
 def unescape_entities(text: str) -> str:
     """Turn HTML character references ("&amp;", "&#39;", "&quot;") into characters, also when escaped twice."""
+    import html  # here: a run whose sources are cleaned already needs none of it
+
     for _ in range(3):
         if not _ENTITY.search(text):
             break

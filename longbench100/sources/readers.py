@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import tarfile
 import zipfile
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
@@ -76,6 +75,8 @@ def _tar_member(path: Path, member: str) -> bytes:
     that stops at the member: a large archive (HELMET's ``data.tar.gz``) is decompressed only up to
     it, never listed, with progress for a large one. An archive without the member is remembered as
     such (:func:`tar_member_verdict`)."""
+    import tarfile  # here: most sources are not tar archives
+
     wanted = {member.lstrip("/"), f"./{member.lstrip('/')}"}
     try:
         with (

@@ -115,6 +115,14 @@ class JointTokenizer:
         """The largest member count of ``text`` (see :meth:`Tokenizer.count_known`)."""
         return max(member.count_known(text, known) for member in self.members)
 
+    def located(self, text: str) -> list[Part] | None:
+        """The parts the first member that counted ``text`` last found it made of
+        (:meth:`Tokenizer.located`), else ``None``."""
+        return next(
+            (parts for member in self.members if (parts := member.located(text)) is not None),
+            None,
+        )
+
     def opening_length(self, text: str, width: int, max_tokens: int) -> int | None:
         """The shortest of the members' :meth:`Tokenizer.opening_length`: an opening no member
         counts much over ``max_tokens``; ``None`` when every member counts ``text[:width]`` within

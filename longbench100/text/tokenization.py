@@ -85,6 +85,7 @@ class Tokenizer:
         self._openings: dict[tuple[str, int], str | None] = {}  # see first_tokens
         self._counted_openings: dict[tuple[str, int], str | None] = {}
         self._keeping = True  # see keep_counting
+        self._located: tuple[str, list[Part]] | None = None  # see located
 
     @property
     def members(self) -> tuple[Tokenizer, ...]:
@@ -302,21 +303,28 @@ class Tokenizer:
         ``(document, length)`` of ``known`` in order (where one is not found, its text is counted as any other)."""
         if self._segments is None:
             return self.count(text)
-        return count_parts(
-            locate(
-                text,
-                [
-                    (
-                        self.index(document)
-                        if length >= len(document)
-                        else self._opening_index(document, length),
-                        length,
-                    )
-                    for document, length in known
-                ],
-            ),
-            self._segments,
+        parts = locate(
+            text,
+            [
+                (
+                    self.index(document)
+                    if length >= len(document)
+                    else self._opening_index(document, length),
+                    length,
+                )
+                for document, length in known
+            ],
         )
+        self._located = (text, parts)
+        return count_parts(parts, self._segments)
+
+    def located(self, text: str) -> list[Part] | None:
+        """The parts (literal text, and spans of the known documents) that the last
+        :meth:`count_known` found ``text`` made of, when it counted this very object (a fitted
+        prompt, counted last as it was accepted); else ``None``."""
+        if self._located is None or self._located[0] is not text:
+            return None
+        return self._located[1]
 
     def learn_texts(
         self,

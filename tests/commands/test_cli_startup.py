@@ -180,3 +180,23 @@ def test_generate_without_twins_imports_no_twin_code(tmp_path: Path):
     assert "longbench100.generate.run" in imported
     twin_code = {"longbench100.generate.controls", "longbench100.generate.inspection"}
     assert sorted(twin_code & set(imported)) == []
+
+
+ONE_PROCESS_UNUSED = (
+    "socket",
+    "secrets",
+    "tarfile",
+    "ctypes",
+    "multiprocessing",
+    "concurrent.futures.process",
+)
+"""What a run in one process from a mirror without tar archives never uses: the network, random
+tokens, worker pools. Each costs the start of every run."""
+
+
+def test_a_run_in_one_process_imports_no_network_log_or_pool_machinery(tmp_path: Path):
+    arguments = ["--sources", "demo", "--tasks", "niah_single_1", "--lengths", "2k"]
+    arguments += ["--rows", "2", "--workers", "1", "--quiet", "--no-controls"]
+    arguments += ["--out", str(tmp_path / "out")]
+    imported = _generate_in_a_child(arguments)
+    assert sorted(set(ONE_PROCESS_UNUSED) & set(imported)) == []

@@ -278,17 +278,16 @@ def test_a_tar_member_is_read_as_a_stream_without_unpacking_the_archive(
     _truncated_tar_gz(path, member, b'{"qid": "1", "query": "q", "ctxs": []}\n')
     spec = FileSpec(path="data.tar.gz", format="jsonl", member=member)
     assert [row for _, row in iter_rows(path, spec)] == [{"qid": "1", "query": "q", "ctxs": []}]
-    from longbench100.sources import readers
     from longbench100.sources.locations import archive_has_member
 
     opened = []
-    real_open = readers.tarfile.open
+    real_open = tarfile.open
 
     def counted_open(*args: object, **options: object) -> tarfile.TarFile:
         opened.append(args)
         return real_open(*args, **options)
 
-    monkeypatch.setattr(readers.tarfile, "open", counted_open)
+    monkeypatch.setattr(tarfile, "open", counted_open)  # the module readers imports
     assert archive_has_member(path, member) and opened == []  # never listed ahead of a read
     assert "reading data.tar.gz" in capsys.readouterr().err  # the read shows its progress
 

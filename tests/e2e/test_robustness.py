@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from longbench100.catalog.task_info import TASKS
 from longbench100.cli import main
 from longbench100.core.atomic import write_json_atomic
 from longbench100.core.errors import UserError
+from longbench100.folders import writable
 from longbench100.folders.layout import read_jsonl
 from longbench100.folders.writable import ensure_writable_dir, ensure_writable_file
 from longbench100.generate import run as runner
@@ -77,7 +77,7 @@ def test_a_read_only_file_system_is_refused(
     def read_only(*args, **kwargs):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
-    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(writable, "create_new_file", read_only)
     with pytest.raises(
         UserError, match=r"^--out .*results.json: cannot write there \(Read-only file system\)$"
     ):

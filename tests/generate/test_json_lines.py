@@ -7,7 +7,17 @@ import random
 
 import pytest
 
-from longbench100.generate.json_lines import LONG, EscapedText, escaped_body, json_line, read_back
+from longbench100.generate import json_lines
+from longbench100.generate.json_lines import (
+    LONG,
+    RECURRING,
+    EscapedText,
+    RecurringForms,
+    escaped_body,
+    json_line,
+    read_back,
+)
+from longbench100.text.spliced_count import TextIndex, materialize
 
 ALPHABET = [
     "a",
@@ -182,3 +192,81 @@ def test_the_json_form_of_a_joined_text_is_the_join_of_its_stretches_forms():
         )
         record = {"id": f"x-{round_}", "prompt": text, "prompt_tokens": 3}
         assert json_line({**record, "prompt": EscapedText(forms)}) == expected(record)
+
+
+def test_a_prompt_written_from_the_forms_of_its_recurring_parts_is_the_prompt_s_line(
+    monkeypatch,
+):
+    """Prompts spelled by parts (documents placed whole or in part, text between them) are written
+    from forms kept across prompts exactly as the standard encoder writes them, whatever was kept
+    (a documents' form from an earlier prompt, none after the memory is cleared when full)."""
+    monkeypatch.setattr(json_lines, "_KEPT_BYTES", 40_000)  # cleared now and then
+    rng = random.Random("recurring")
+    documents = [
+        TextIndex(random_text(rng, rng.choice([10, RECURRING, 3_000, 9_000]), ALPHABET), None)
+        for _ in range(12)
+    ]
+    forms = RecurringForms()
+    kept_whole = 0
+    for round_ in range(300):
+        parts: list = []
+        for _ in range(rng.randint(0, 6)):
+            if rng.random() < 0.5:
+                parts.append(random_text(rng, rng.choice([0, 3, 20, 300]), ALPHABET))
+            index = rng.choice(documents)
+            whole = rng.random() < 0.7
+            start = 0 if whole else rng.randint(0, len(index.text))
+            end = len(index.text) if whole else rng.randint(start, len(index.text))
+            parts.append((index, start, end))
+            kept_whole += whole and len(index.text) >= RECURRING
+        prompt = materialize(parts)
+        record = {"id": f"x-{round_}", "prompt": prompt, "prompt_tokens": 3}
+        written = forms.escaped(prompt, parts)
+        assert isinstance(written, EscapedText)
+        assert json_line({**record, "prompt": written}) == expected(record)
+    assert kept_whole > 300
+    assert forms.escaped("a\n", None) == "a\n"  # no parts: the text, escaped as any other
+
+
+def test_a_stretch_of_a_prompt_is_written_from_the_parts_of_its_form():
+    """What the twins take from a data prompt's form (parts with their ends): any stretch, from
+    the parts it spans whole and its edges escaped, is the stretch's own form."""
+    rng = random.Random("stretch")
+    documents = [TextIndex(random_text(rng, RECURRING + 50, ALPHABET), None) for _ in range(3)]
+    forms = RecurringForms()
+    whole = 0
+    for _ in range(200):
+        parts: list = []
+        for _ in range(rng.randint(1, 5)):
+            parts.append(random_text(rng, rng.choice([0, 7, 40]), ALPHABET))
+            index = rng.choice(documents)
+            parts.append((index, 0, len(index.text)))
+        prompt = materialize(parts)
+        form = forms.escaped(prompt, parts)
+        assert isinstance(form, EscapedText) and form.ends[-1] == len(prompt)
+        for _ in range(10):
+            start = rng.randint(0, len(prompt))
+            end = rng.randint(start, len(prompt))
+            pieces = form.stretch(prompt, start, end)
+            assert b"".join(pieces) == escaped_body(prompt[start:end])
+            whole += any(piece in form.parts and len(piece) > RECURRING for piece in pieces)
+    assert whole > 200  # most stretches took a document's form as it was
+    assert EscapedText((b"x",)).stretch("a\nb", 1, 3) == (b"\\nb",)  # no ends: escaped
+
+
+def test_short_values_written_in_runs_between_long_strings_serialise_identically():
+    """The values between two long strings are serialised together: any order of long and short
+    values (long ones side by side, first or last, none or all) gives the standard line."""
+    rng = random.Random("runs")
+    shorts = [None, True, 0.1, -3, "x", 'é "q"\n', [1, "a"], {"k": [None, 2.5]}, {}, []]
+    for round_ in range(400):
+        record = {}
+        for number in range(rng.randint(0, 8)):
+            key = str(number) + rng.choice(["", "é", '"', "\n"])
+            long = rng.random() < 0.4
+            record[key] = (
+                random_text(rng, LONG + rng.randint(1, 50), ALPHABET)
+                if long
+                else rng.choice(shorts)
+            )
+        assert json_line(record) == expected(record), round_

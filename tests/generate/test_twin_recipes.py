@@ -11,6 +11,7 @@ import pytest
 from longbench100.core.cache_entries import write_json_entry
 from longbench100.fitting.refill import PoolText, Segment
 from longbench100.generate.controls import ControlBuilder
+from longbench100.generate.json_lines import EscapedText
 from longbench100.generate.twin_recipes import (
     LITERAL_LIMIT,
     TwinKey,
@@ -61,8 +62,16 @@ def test_a_second_run_spells_every_twin_from_the_recipes_the_first_kept(
         raise AssertionError("a twin was built again")
 
     monkeypatch.setattr(ControlBuilder, "twins", built)
+    stretched: list[int] = []
+    stretch = EscapedText.stretch
+    monkeypatch.setattr(
+        EscapedText,
+        "stretch",
+        lambda form, *place: stretched.append(len(form.ends)) or stretch(form, *place),
+    )
     second = tmp_path / "second"
     _generate(mirror, second)
+    assert any(stretched)  # spelled from the parts of the data prompts' forms as written
     assert _controls(second) == _controls(first_run)
     assert len(_controls(second)) == len(TASKS) * len(LENGTHS)
     assert (second / "manifest.json").read_bytes() == (first_run / "manifest.json").read_bytes()

@@ -98,6 +98,39 @@ def test_known_openings_found_in_a_prompt_count_exactly(encoding: str):
         ) == tokenizer.count_whole(prompt)
 
 
+def test_the_parts_a_count_found_spell_the_text_it_counted_last():
+    """``located`` gives what the last ``count_known`` found its text made of (the fitted prompt's
+    documents, for writing their JSON forms once): parts that spell that very text, and nothing
+    for an equal text of another object or once another text was counted."""
+    tokenizer = load_segmented("cl100k_base")
+    rng = random.Random("located")
+    sentences = real_sentences()
+    for _ in range(100):
+        documents = [known_text(rng, sentences) for _ in range(rng.randint(1, 4))]
+        openings = [
+            (document, rng.choice([len(document), rng.randint(0, len(document))]))
+            for document in documents
+        ]
+        prompt = "".join(
+            rng.choice(INSERTS) + document[:length] for document, length in openings
+        ) + rng.choice(INSERTS)
+        assert tokenizer.located(prompt) is None
+        tokenizer.count_known(prompt, openings)
+        parts = tokenizer.located(prompt)
+        assert parts is not None and materialize(parts) == prompt
+        whole = [
+            part
+            for part in parts
+            if not isinstance(part, str) and part[1:] == (0, len(part[0].text))
+        ]
+        assert [part[0].text for part in whole] == [
+            document for document, length in openings if length == len(document) and length
+        ]
+        assert tokenizer.located("".join([prompt[:1], prompt[1:]])) is None  # equal, not the same
+        tokenizer.count_known(documents[0], [(documents[0], len(documents[0]))])
+        assert tokenizer.located(prompt) is None
+
+
 @pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
 def test_openings_of_texts_known_by_learned_piece_counts_alone_count_exactly(encoding: str):
     """A text whose piece counts were learned (from the token cache) but that was never indexed: its
