@@ -77,20 +77,29 @@ def test_spliced_counts_equal_whole_counts(encoding: str):
     assert used_totals > 2000  # most spans were counted from running totals, not whole
 
 
+def prompt_of_openings(
+    rng: random.Random, sentences: list[str], most: int
+) -> tuple[list[str], list[tuple[str, int]], str]:
+    """1 to ``most`` known texts, an opening of each (often the whole text), and a prompt that
+    holds those openings in order between random inserts."""
+    documents = [known_text(rng, sentences) for _ in range(rng.randint(1, most))]
+    openings = [
+        (document, rng.choice([len(document), rng.randint(0, len(document))]))
+        for document in documents
+    ]
+    prompt = "".join(
+        rng.choice(INSERTS) + document[:length] for document, length in openings
+    ) + rng.choice(INSERTS)
+    return documents, openings, prompt
+
+
 @pytest.mark.parametrize("encoding", SEGMENTED_TOKENIZERS)
 def test_known_openings_found_in_a_prompt_count_exactly(encoding: str):
     tokenizer = load_segmented(encoding)
     sentences = real_sentences()
     rng = random.Random(f"known-{encoding}")
     for _ in range(300):
-        documents = [known_text(rng, sentences) for _ in range(rng.randint(1, 5))]
-        openings = [
-            (document, rng.choice([len(document), rng.randint(0, len(document))]))
-            for document in documents
-        ]
-        prompt = "".join(
-            rng.choice(INSERTS) + document[:length] for document, length in openings
-        ) + rng.choice(INSERTS)
+        _, openings, prompt = prompt_of_openings(rng, sentences, 5)
         assert tokenizer.count_known(prompt, openings) == tokenizer.count_whole(prompt)
         # a document that is not in the prompt, or listed out of order, is simply counted as text
         assert tokenizer.count_known(
@@ -106,14 +115,7 @@ def test_the_parts_a_count_found_spell_the_text_it_counted_last():
     rng = random.Random("located")
     sentences = real_sentences()
     for _ in range(100):
-        documents = [known_text(rng, sentences) for _ in range(rng.randint(1, 4))]
-        openings = [
-            (document, rng.choice([len(document), rng.randint(0, len(document))]))
-            for document in documents
-        ]
-        prompt = "".join(
-            rng.choice(INSERTS) + document[:length] for document, length in openings
-        ) + rng.choice(INSERTS)
+        documents, openings, prompt = prompt_of_openings(rng, sentences, 4)
         assert tokenizer.located(prompt) is None
         tokenizer.count_known(prompt, openings)
         parts = tokenizer.located(prompt)
