@@ -247,12 +247,17 @@ def _record_chances(
         for answer in chance_answers(record, view, same_source[(record.task, record.row)])
     ]
     scores = classic_scores(
-        [record for record, _ in jobs], [answer for _, answer in jobs], families
+        [record for record, _ in jobs], [answer for _, answer in jobs], families, CHANCE_WORKERS
     )
     per_record: dict[str, list[float]] = defaultdict(list)
     for (record, _), score in zip(jobs, scores):
         per_record[record.id].append(score)
     return {record.id: fmean(per_record.get(record.id, [0.0])) for record, _ in viewed}
+
+
+CHANCE_WORKERS = 1
+"""Processes that score the chance answers: a few hundred ROUGE-L pairs of one task cost less CPU
+in-process than starting worker processes for them (the chance levels of a ``generate`` run)."""
 
 
 SAME_SOURCE_ANSWERS = 5

@@ -17,8 +17,10 @@ _HEADING = re.compile(
 _TRAILER = re.compile(
     r"\n\n(?=Task:|Question:|Summary:|Summaries, shuffled:|Target |How many|Using only|Combine what|Write |Rank |Which |Put the )"
 )
-_OPTION = re.compile(r"^Option (\d+): (.*)$", re.MULTILINE)
-_RECORD = re.compile(r'^Record: the key "([^"]+)" has the value "([^"]+)"\.$', re.MULTILINE)
+_OPTION_MARK = "Option "
+_OPTION = re.compile(rf"^{_OPTION_MARK}(\d+): (.*)$", re.MULTILINE)
+_RECORD_MARK = 'Record: the key "'
+_RECORD = re.compile(rf'^{_RECORD_MARK}([^"]+)" has the value "([^"]+)"\.$', re.MULTILINE)
 _SUMMARY = re.compile(r"^\[([A-Z]{1,2})\] ", re.MULTILINE)
 _NAMED = re.compile(r"Passages? (\d+(?:(?:, | and )\d+)*)")
 _LISTED = re.compile(r"Below are (\d+) numbered")
@@ -108,8 +110,10 @@ def read_prompt(prompt: str) -> PromptView:
     return PromptView(
         prompt=prompt,
         passages=tuple(passages),
-        options=tuple((number, text.strip()) for number, text in _OPTION.findall(tail)),
-        records=tuple(_RECORD.findall(prompt)),
+        options=tuple(
+            (number, text.strip()) for number, text in _found(_OPTION, _OPTION_MARK, tail)
+        ),
+        records=tuple(_found(_RECORD, _RECORD_MARK, prompt)),
         summaries=summaries,
         named=tuple(re.findall(r"\d+", named.group(1))) if named else (),
         listed=int(listed.group(1)) if listed else None,
@@ -124,7 +128,14 @@ def _end_of_last(prompt: str, start: int) -> int:
 
 def _without_records(text: str) -> str:
     """Passage text with kv_retrieval's record lines taken out (records are read separately)."""
-    return _RECORD.sub("", text)
+    return _RECORD.sub("", text) if _RECORD_MARK in text else text
+
+
+def _found(pattern: re.Pattern[str], mark: str, text: str) -> list[tuple[str, str]]:
+    """``pattern.findall(text)``, not searched for where ``text`` does not hold ``mark``, the words
+    every match starts with (a long prompt without options or records is scanned once, by a
+    plain substring search)."""
+    return pattern.findall(text) if mark in text else []
 
 
 def _summaries(tail: str) -> tuple[tuple[str, str], ...]:

@@ -920,13 +920,15 @@ def cut_passage_numbers(record: DataRecord) -> set[str]:
     return cut
 
 
-def possible_counts(record: DataRecord, view: PromptView) -> tuple[int, int]:
+def possible_counts(record: DataRecord, view: Callable[[], PromptView]) -> tuple[int, int]:
     """The counts a counting sample could hold, both ends included: the range its generator drew
-    from (``gold.possible``), else (a record without it) 1 to the announced number of passages."""
+    from (``gold.possible``), else (a record without it) 1 to the announced number of passages
+    (``view()`` splits the prompt only then)."""
     possible = (record.gold or {}).get("possible")
     if isinstance(possible, list) and len(possible) == 2:
         return int(possible[0]), int(possible[1])
-    return 1, view.listed or len(view.passages)
+    shown = view()
+    return 1, shown.listed or len(shown.passages)
 
 
 def baselines_for(task: str) -> tuple[Baseline, ...]:
@@ -953,7 +955,7 @@ def chance_answers(
         cut = cut_passage_numbers(record)
         return [passage.label for passage in view().passages if passage.label not in cut]
     if kind == "count":
-        low, high = possible_counts(record, view())
+        low, high = possible_counts(record, view)
         return [str(number) for number in range(low, high + 1)]
     if kind == "record_value":
         return sorted({value for _, value in view().records})

@@ -133,9 +133,10 @@ def judge_prompts(jobs: list[GradeJob]) -> list[JudgePrompt]:
     return [prompt for prompt in prompts if prompt is not None]
 
 
-def classic_grades(jobs: list[GradeJob]) -> list[float]:
-    """Grade jobs of classic (no-judge) metrics, in order, quietly: each one a 0-1 float score."""
-    scores = grade_jobs(jobs, None, progress=False)
+def classic_grades(jobs: list[GradeJob], workers: int | None = None) -> list[float]:
+    """Grade jobs of classic (no-judge) metrics, in order, quietly: each one a 0-1 float score
+    (ROUGE-L over at most ``workers`` processes, see :func:`grade_jobs`)."""
+    scores = grade_jobs(jobs, None, progress=False, rouge_workers=workers)
     graded = [float(score) for score in scores if score is not None]
     assert len(graded) == len(scores), "only a judge leaves a job ungraded"
     return graded
@@ -147,11 +148,13 @@ def grade_jobs(
     *,
     progress: bool = True,
     rouge_variant: str = DEFAULT_ROUGE_VARIANT,
+    rouge_workers: int | None = None,
 ) -> list[float | None]:
     """Grade every job, in order: 0-1 scores, ``None`` where the judge could not grade.
 
     ROUGE-L jobs (of ``rouge_variant``, see ``classic.ROUGE_VARIANTS``) run as one batch (on
-    several processes when there are many); judge prompts are
+    several processes when there are many: at most ``rouge_workers``, default every available
+    CPU); judge prompts are
     sent as one batch (deduplicated, cached); empty answers to the judge score 0 without a call.
     """
     scores: list[float | None] = [None] * len(jobs)
@@ -174,7 +177,7 @@ def grade_jobs(
             else:
                 pending.append((index, prompt))
     rouge_pairs = [(jobs[i].text, list(jobs[i].record.answers)) for i in rouge]
-    for index, score in zip(rouge, rouge_l_many(rouge_pairs, rouge_variant)):
+    for index, score in zip(rouge, rouge_l_many(rouge_pairs, rouge_variant, workers=rouge_workers)):
         scores[index] = score
     if pending:
         if judge is None:

@@ -18,6 +18,7 @@ from longbench100.baselines.check import (
     CONTROL_LIMIT,
     SAME_SOURCE_ANSWERS,
     _other_rows_answers,
+    _record_chances,
     _same_source_answers,
     _score,
     run_baselines,
@@ -601,3 +602,40 @@ def test_free_text_chance_draws_other_answers_of_the_rows_own_source_when_it_has
     # a source with fewer than SAME_SOURCE_ANSWERS other answers keeps the task's
     assert narrowed[("single_doc_qa", 12)] == priors[("single_doc_qa", 12)]
     assert len(few) < SAME_SOURCE_ANSWERS
+
+
+def test_chance_answers_are_scored_in_process(monkeypatch):
+    from longbench100.scoring import grading
+
+    records = [
+        _record("single_doc_sum", answers=(f"summary number {row} of a text",), row=row)
+        for row in range(3)
+    ]
+    asked: list[int | None] = []
+    original = grading.rouge_l_many
+
+    def spy(pairs, variant, *, workers=None):
+        asked.append(workers)
+        return original(pairs, variant, workers=workers)
+
+    monkeypatch.setattr(grading, "rouge_l_many", spy)
+    priors = _other_rows_answers(records)
+    chances = _record_chances(
+        [(record, lambda: read_prompt("")) for record in records], priors, None
+    )
+    assert asked == [1]
+    assert set(chances) == {record.id for record in records}
+    assert all(0 < chance < 1 for chance in chances.values())
+
+
+def test_count_chance_splits_the_prompt_only_without_the_drawn_range():
+    def unread() -> PromptView:
+        raise AssertionError("the prompt was split")
+
+    drawn = _record("passage_count", answers=("3",), gold={"possible": [2, 4]})
+    assert chance_answers(drawn, unread, Counter()) == ["2", "3", "4"]
+    announced = _record("passage_count", answers=("3",), gold={})
+    prompt = "Below are 3 numbered paragraphs.\n\nParagraph 1:\nA.\n\nParagraph 2:\nB."
+    assert chance_answers(announced, partial(read_prompt, prompt), Counter()) == ["1", "2", "3"]
+    with pytest.raises(AssertionError, match="split"):
+        chance_answers(announced, unread, Counter())

@@ -158,3 +158,25 @@ def test_rouge_l_many_matches_rouge_l_in_and_out_of_process(variant):
     expected = [rouge_l(*pair, variant=variant) for pair in pairs]
     assert rouge_l_many(pairs, variant, workers=1) == expected
     assert rouge_l_many(pairs, variant, workers=2, min_parallel=1) == expected
+
+
+def test_rouge_l_many_scores_a_repeated_pair_once(monkeypatch):
+    from longbench100.scoring.metrics import classic
+
+    pairs = [
+        ("the cat sat", ["the cat sat down"]),
+        ("a dog ran", ["the cat sat down"]),
+        ("the cat sat", ["the cat sat down"]),
+        ("the cat sat", ["the cat sat down", "x"]),
+        ("the cat sat", ["the cat sat down"]),
+    ]
+    expected = [rouge_l(*pair) for pair in pairs]
+    scored: list[tuple[str, list[str]]] = []
+
+    def counting(prediction, answers, variant="longbench"):
+        scored.append((prediction, answers))
+        return rouge_l(prediction, answers, variant)
+
+    monkeypatch.setattr(classic, "rouge_l", counting)
+    assert rouge_l_many(pairs, workers=1) == expected
+    assert scored == [pairs[0], pairs[1], pairs[3]]

@@ -143,9 +143,23 @@ def rouge_l_many(
     Both libraries compute the LCS in pure Python (about 12 ms for two 200-word summaries), so with at
     least ``min_parallel`` pairs the work is spread over ``workers`` processes (default: every
     available CPU). Workers are forked when the caller runs a single thread, else spawned (forking a
-    threaded process is unsafe); if the pool cannot run, the pairs are scored in-process.
+    threaded process is unsafe); if the pool cannot run, the pairs are scored in-process. A pair
+    given more than once (the same answer against the same references) is scored once.
     """
     check_rouge_variant(variant)
+    distinct = list(dict.fromkeys((text, tuple(references)) for text, references in pairs))
+    scored = _rouge_l_distinct(
+        [(text, list(references)) for text, references in distinct], variant, workers, min_parallel
+    )
+    by_pair = dict(zip(distinct, scored, strict=True))
+    return [by_pair[(text, tuple(references))] for text, references in pairs]
+
+
+def _rouge_l_distinct(
+    pairs: list[tuple[str, list[str]]], variant: str, workers: int | None, min_parallel: int
+) -> list[float]:
+    """:func:`rouge_l_many` of pairs that are all different: in-process, or over worker processes
+    when there are many."""
     workers = min(workers or available_cpus(), len(pairs))
     if workers < 2 or len(pairs) < min_parallel:
         return [rouge_l(*pair, variant=variant) for pair in pairs]
