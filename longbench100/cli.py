@@ -6,13 +6,12 @@ libraries. Every error prints as one ``error: ...`` line
 (click's usage errors too, after the usage line); Ctrl-C and SIGTERM print one line and exit 130/143.
 """
 
-import errno
 import importlib
 import sys
 
 import click
 
-from longbench100.core.errors import UserError
+from longbench100.core.errors import UserError, out_of_room
 from longbench100.core.interrupts import (
     interrupt_exit_code,
     interrupt_message,
@@ -146,11 +145,13 @@ class _LazyGroup(click.Group):
             click.echo(f"error: {error}", err=True)
             sys.exit(2)
         except OSError as error:
-            if error.errno != errno.ENOSPC:
+            room = out_of_room(error)
+            if room is None:
                 raise
+            happened, remedy = room
             where = f" while writing {error.filename}" if error.filename else ""
             click.echo(
-                f"error: no space left on the device{where}: free some space, then run the same command again "
+                f"error: {happened}{where}: {remedy}, then run the same command again "
                 "(generate continues with --resume, predict where it stopped)",
                 err=True,
             )

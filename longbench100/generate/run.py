@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import os
 import random
 from contextlib import contextmanager
@@ -14,7 +13,7 @@ from longbench100.annotation.labels import UnlabelledChunk
 from longbench100.catalog.suites import Suite
 from longbench100.catalog.task_info import reserved_output
 from longbench100.core.digests import file_sha256
-from longbench100.core.errors import UserError
+from longbench100.core.errors import UserError, out_of_room
 from longbench100.core.interrupts import Interrupted
 from longbench100.core.paths import CACHE_HINT, cache_dir
 from longbench100.core.progress import progress_bar
@@ -169,11 +168,13 @@ def run_generate(
         except KeyboardInterrupt as stop:
             raise Interrupted(_resume_hint(options.out), stop) from None
         except OSError as error:
-            if error.errno != errno.ENOSPC:
+            room = out_of_room(error)
+            if room is None:
                 raise
+            happened, remedy = room
             raise UserError(
-                f"no space left on the device while writing {options.out} ({written_rows_in(options.out)} rows "
-                f"written so far are kept): free some space, then rerun with --resume to continue"
+                f"{happened} while writing {options.out} ({written_rows_in(options.out)} rows "
+                f"written so far are kept): {remedy}, then rerun with --resume to continue"
             ) from None
 
 

@@ -6,6 +6,7 @@ import errno
 import hashlib
 import json
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -204,6 +205,35 @@ def test_a_full_disk_is_one_line_and_resume_gives_the_same_bytes(
             entry["sha256"] == hashlib.sha256((folder / name).read_bytes()).hexdigest()
             for name, entry in files.items()
         )
+
+
+def test_a_file_size_limit_is_one_line_and_resume_gives_the_same_bytes(tmp_path: Path):
+    """A write past the limit on a file's size (``ulimit -f``: EFBIG, since Python ignores SIGXFSZ)
+    stops a run as a full disk does: one line, exit 2, and ``--resume`` without the limit finishes
+    the same bytes."""
+    clean = tmp_path / "clean"
+    assert cli(*GENERATE, "--out", clean)[0] == 0
+    limit = max(path.stat().st_size for path in clean.glob("*/*.jsonl")) // 2
+
+    def limit_file_size() -> None:
+        hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+
+    out = tmp_path / "limited"
+    limited = subprocess.run(
+        [sys.executable, "-m", "longbench100", *GENERATE, "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        preexec_fn=limit_file_size,
+    )
+    errors = [line for line in limited.stderr.splitlines() if line.startswith("error:")]
+    assert limited.returncode == 2 and "Traceback" not in limited.stderr, limited.stderr
+    assert len(errors) == 1 and "size" in errors[0] and "--resume" in errors[0], errors
+    code, text = cli(*GENERATE, "--out", out, "--resume")
+    assert code == 0, text
+    for path in sorted(clean.glob("*/*.jsonl")):
+        assert (out / path.relative_to(clean)).read_bytes() == path.read_bytes()
 
 
 def test_a_real_full_disk_on_a_small_tmpfs(tmp_path: Path):
