@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from longbench100.core.atomic import write_json_atomic
-from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError
+from longbench100.core.errors import HubUnreachable, SourceAbsent, UserError, out_of_room
 from longbench100.core.hub_timeouts import WAIT_ENV, HubSilent, guarded, install
 
 BUSY_ANSWERS = (
@@ -347,11 +347,13 @@ def hub_error(error: BaseException, where: str, what: str, listing: bool = False
             f"{where}: {what} is not in the local hub cache and HF_HUB_OFFLINE is set: "
             "run `longbench100 sources fetch` online first, or point --sources at a local mirror"
         )
-    if isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT):
+    room = out_of_room(cause) if isinstance(cause, OSError) else None
+    if isinstance(cause, OSError) and room is not None:
+        happened, remedy = room
+        elsewhere = ", or set HF_HOME (or HF_HUB_CACHE) to a folder on a larger disk"
         return UserError(
-            f"{where}: no space left on the device while downloading {what} "
-            f"into {hub_cache_folder()}: "
-            "free some space, or set HF_HOME (or HF_HUB_CACHE) to a folder on a larger disk"
+            f"{where}: {happened} while downloading {what} into {hub_cache_folder()}: "
+            f"{remedy}{'' if cause.errno == errno.EFBIG else elsewhere}"
         )
     if isinstance(cause, OSError) and not _is_network_error(cause):
         return UserError(

@@ -70,7 +70,9 @@ RECURRING = 512
 """Characters from which a document a prompt places whole has its JSON form kept for the run's
 other prompts (:class:`RecurringForms`)."""
 _HEADING = 256  # characters up to which the text between two placed documents has its form kept
-_KEPT_BYTES = 1 << 27  # most bytes of forms a RecurringForms keeps; it starts afresh when full
+_KEPT_BYTES = 1 << 27  # most bytes a RecurringForms keeps (texts, forms and each entry's own
+# cost, :data:`_ENTRY_BYTES`); it starts afresh when full
+_ENTRY_BYTES = 150  # what a kept entry costs besides its text and form: two objects, a dict slot
 
 
 class RecurringForms:
@@ -128,11 +130,12 @@ class RecurringForms:
         if form is None:
             form = escaped_body(text)
             if recurs:
-                if self._kept + len(form) > _KEPT_BYTES:
+                size = len(text) + len(form) + _ENTRY_BYTES
+                if self._kept + size > _KEPT_BYTES:
                     self._forms.clear()
                     self._kept = 0
                 self._forms[text] = form
-                self._kept += len(form)
+                self._kept += size
         return form
 
 

@@ -174,7 +174,7 @@ def _records_cache(
         for matched in files.values()
         for display, path in matched.items()
     }
-    key = json.dumps([RECORDS_FORMAT, entry.name, entry.fingerprint(), sorted(checksums.items())])
+    key = json.dumps(records_identity(entry, checksums))
     return (
         files,
         checksums,

@@ -663,7 +663,7 @@ def _cache_path(documents: Sequence[Document], content_key: str | None = None) -
     """The cache file for this exact list of (id, source, text), under the rule's settings: keyed by
     ``content_key`` where it fixes the list, else by the documents themselves."""
     digest = hashlib.sha256(
-        json.dumps([_VERSION, SHINGLE_WORDS, THRESHOLD, MAX_SHINGLE_TEXTS, SHINGLED_CHARS]).encode()
+        json.dumps([_VERSION, THRESHOLD, MAX_SHINGLE_TEXTS, *SHINGLE_HASHING]).encode()
     )
     if content_key is not None:
         digest.update(b"content\0" + content_key.encode())

@@ -55,6 +55,10 @@ leaving the rest (and every byte of a UTF-8 multi-byte character) as it is."""
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
+KEPT_CHARACTERS = 1 << 26
+"""Most characters of texts a :class:`TermTable` keeps the terms of (their arrays take about as
+many bytes again)."""
+
 
 @lru_cache(maxsize=1)
 def english_stop_words() -> frozenset[str]:
@@ -115,20 +119,27 @@ class TermTable:
 
     A word is numbered from 1 when first met; a run of words (scikit-learn joins them with a space)
     is the number whose digits, in base ``2 ** (63 // ngrams)``, are its words' numbers, so no two
-    terms share a number, whatever their lengths, and no run is ever spelt out."""
+    terms share a number, whatever their lengths, and no run is ever spelt out. The texts' terms
+    are kept up to :data:`KEPT_CHARACTERS` characters of texts (a prompt's cut filler is new in
+    every prompt), then let go and found again as texts come back; the words' numbers stay."""
 
     def __init__(self, ngrams: int) -> None:
         self.ngrams = ngrams
         self._digit = 63 // ngrams  # bits of one word's number in a run's
         self._words: defaultdict[str, int] = defaultdict(count(1).__next__)
         self._texts: dict[str, TextTerms] = {}
+        self._kept = 0  # characters of the texts in ``_texts``
 
     def of(self, text: str) -> TextTerms:
         """``text``'s terms (its :func:`words`, then every run of 2 to ``ngrams`` of them),
-        numbered; worked out the first time only."""
+        numbered; worked out the first time only (while it is kept)."""
         found = self._texts.get(text)
         if found is None:
+            if self._kept + len(text) > KEPT_CHARACTERS:
+                self._texts.clear()
+                self._kept = 0
             found = self._texts[text] = self._terms_of(text)
+            self._kept += len(text)
         return found
 
     def _terms_of(self, text: str) -> TextTerms:

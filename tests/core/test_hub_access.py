@@ -301,6 +301,10 @@ def test_each_failure_names_its_cause_in_one_line(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     full = hub_access.hub_error(OSError(errno.ENOSPC, "No space left on device"), where, what)
     assert "no space left on the device" in str(full) and "HF_HOME" in str(full)
+    quota = hub_access.hub_error(OSError(errno.EDQUOT, "Disk quota exceeded"), where, what)
+    assert "the disk quota is used up" in str(quota) and "raise the quota" in str(quota)
+    limit = hub_access.hub_error(OSError(errno.EFBIG, "File too large"), where, what)
+    assert "ulimit -f" in str(limit) and "HF_HOME" not in str(limit)  # another disk won't help
     proxy = hub_access.hub_error(
         httpx2.ProxyError("407 Proxy Authentication Required"), where, what
     )

@@ -228,6 +228,21 @@ def test_a_prompt_written_from_the_forms_of_its_recurring_parts_is_the_prompt_s_
     assert forms.escaped("a\n", None) == "a\n"  # no parts: the text, escaped as any other
 
 
+def test_the_kept_forms_count_their_texts_and_entries_against_the_limit(monkeypatch):
+    """Short texts (headings that change every row) cost more than their forms' bytes: what is
+    kept, counted with its text and each entry's own cost, stays within the limit."""
+    monkeypatch.setattr(json_lines, "_KEPT_BYTES", 20_000)
+    forms = RecurringForms()
+    for number in range(2_000):
+        heading = f"Passage {number}:\n"
+        assert forms.form(heading) == escaped_body(heading)
+        held = sum(
+            len(text) + len(form) + json_lines._ENTRY_BYTES for text, form in forms._forms.items()
+        )
+        assert held <= 20_000
+    assert 0 < len(forms._forms) < 2_000  # kept, then let go when full
+
+
 def test_a_stretch_of_a_prompt_is_written_from_the_parts_of_its_form():
     """What the twins take from a data prompt's form (parts with their ends): any stretch, from
     the parts it spans whole and its edges escaped, is the stretch's own form."""

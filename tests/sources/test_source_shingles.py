@@ -140,3 +140,14 @@ def test_verify_keeps_each_sources_shingles_and_a_corpus_pairs_them(
     documents = list(corpus.documents.values())
     assert corpus.near_duplicates == find_near_duplicates(documents, cache=False)
     assert calls == []  # every source's shingles read back
+
+
+def test_the_groups_cache_follows_the_shingle_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Groups made from shingles of one hashing are not read back once the hashing (whose number
+    the per-source shingle files are keyed by too) changes."""
+    from longbench100.sources import near_duplicates
+
+    before = near_duplicates._cache_path([], content_key="mirror")
+    changed = (*near_duplicates.SHINGLE_HASHING[:-1], near_duplicates.SHINGLE_HASHING[-1] + 1)
+    monkeypatch.setattr(near_duplicates, "SHINGLE_HASHING", changed)
+    assert near_duplicates._cache_path([], content_key="mirror") != before

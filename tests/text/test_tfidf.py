@@ -265,6 +265,20 @@ def test_a_table_finds_each_texts_terms_once(monkeypatch: pytest.MonkeyPatch):
     assert first[0] == first[2] and second[1] > 0.0
 
 
+def test_a_full_table_lets_texts_go_and_gives_the_same_figures(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(tfidf, "KEPT_CHARACTERS", 200)  # a few texts at a time
+    rng = random.Random("kept")
+    bounded, roomy = TermTable(2), TermTable(2)
+    with monkeypatch.context() as unbounded:
+        unbounded.setattr(tfidf, "KEPT_CHARACTERS", 1 << 40)
+        texts_seen = [[_text(rng) for _ in range(rng.randint(1, 6))] for _ in range(40)]
+        expected = [TfidfIndex(texts, roomy).similarities(texts[0]) for texts in texts_seen]
+    found = [TfidfIndex(texts, bounded).similarities(texts[0]) for texts in texts_seen]
+    assert found == expected
+    kept = sum(map(len, bounded._texts))  # at most the limit, or one text longer than it
+    assert kept <= max(200, *map(len, bounded._texts)) and kept < sum(map(len, roomy._texts))
+
+
 def test_a_table_refuses_more_words_than_its_runs_can_number():
     table = TermTable(63)  # one bit for each word of a run: a single word fits
     table.of("harbor harbor")
