@@ -347,8 +347,7 @@ def hub_error(error: BaseException, where: str, what: str, listing: bool = False
             f"{where}: {what} is not in the local hub cache and HF_HUB_OFFLINE is set: "
             "run `longbench100 sources fetch` online first, or point --sources at a local mirror"
         )
-    room = out_of_room(cause) if isinstance(cause, OSError) else None
-    if isinstance(cause, OSError) and room is not None:
+    if isinstance(cause, OSError) and (room := out_of_room(cause)) is not None:
         happened, remedy = room
         elsewhere = ", or set HF_HOME (or HF_HUB_CACHE) to a folder on a larger disk"
         return UserError(
